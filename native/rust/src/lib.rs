@@ -1,0 +1,4 @@
+//! orchlog for Rust engines.
+
+#[rustfmt::skip]
+pub mod schema_gen;

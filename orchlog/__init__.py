@@ -1,0 +1,5 @@
+"""orchlog: find where two implementations of the same model stop agreeing."""
+from orchlog.schema_gen import LIBRARY_VERSION as __version__
+from orchlog.schema_gen import SCHEMA_VERSION
+
+__all__ = ["SCHEMA_VERSION", "__version__"]

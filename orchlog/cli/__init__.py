@@ -1,0 +1,69 @@
+"""The `orchlog` command: a thin layer of subcommands over the library.
+
+Each subcommand lives in its own module with `register(subparsers)` that
+adds its parser and sets `func`; the function returns the exit code.
+Exit codes: 0 success, 1 the check found a problem (divergence, stale
+files, invalid trace), 2 an error (bad arguments, unreadable input).
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from orchlog import __version__
+from orchlog.errors import OrchlogError
+
+# Subcommand modules, in the order `orchlog --help` lists them.
+COMMANDS = ["codegen"]
+
+EXIT_OK, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but usage errors exit 2 with one line that says what to do."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="orchlog",
+        description="Find where two implementations of the same model stop agreeing.",
+        epilog="example:\n  orchlog compare reference.jsonl ours.jsonl\n\n"
+        "Run `orchlog COMMAND --help` for each command's options and an example.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"orchlog {__version__}")
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
+    for name in COMMANDS:
+        importlib.import_module(f"orchlog.cli.{name}").register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "func"):
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    try:
+        return int(args.func(args))
+    except OrchlogError as exc:
+        print(f"orchlog: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("orchlog: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # Output piped into `head` and the like: stop quietly.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_OK
+    except Exception as exc:  # noqa: BLE001 - the CLI must not print a traceback
+        if os.environ.get("ORCHLOG_DEBUG"):
+            raise
+        print(f"orchlog: internal error: {type(exc).__name__}: {exc} "
+              "(set ORCHLOG_DEBUG=1 for a traceback and report it)", file=sys.stderr)
+        return EXIT_ERROR

@@ -1,0 +1,5 @@
+import sys
+
+from orchlog.cli import main
+
+sys.exit(main())

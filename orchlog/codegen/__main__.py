@@ -1,0 +1,5 @@
+import sys
+
+from orchlog.codegen import main
+
+sys.exit(main())

@@ -1,0 +1,67 @@
+"""Raw tensor bytes <-> exact numbers, per schema dtype.
+
+f16 and bf16 are widened to f32 by bit manipulation, which is exact, and
+keeps NaN payloads bit for bit (shifted left by 13 for f16, 16 for bf16;
+no quiet bit is set). Hardware converters may quiet a signalling NaN, so
+the rule is spelled out here rather than left to them.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from orchlog import schema_gen
+
+_NUMPY = {
+    "f32": np.dtype("<f4"),
+    "f16": np.dtype("<f2"),
+    "bf16": np.dtype("<u2"),
+    "f64": np.dtype("<f8"),
+    "i8": np.dtype("i1"),
+    "u8": np.dtype("u1"),
+    "i32": np.dtype("<i4"),
+    "i64": np.dtype("<i8"),
+}
+assert set(_NUMPY) == set(schema_gen.DTYPE_SIZES), "dtype table out of step with the schema"
+
+
+def storage_dtype(dtype: str) -> np.dtype:
+    """The NumPy dtype whose bytes equal the schema dtype's bytes (bf16 -> <u2)."""
+    return _NUMPY[dtype]
+
+
+def from_bytes(data: bytes, dtype: str) -> np.ndarray:
+    """View raw little-endian bytes as a flat array of the storage dtype."""
+    return np.frombuffer(data, dtype=_NUMPY[dtype])
+
+
+def widen(flat: np.ndarray, dtype: str) -> np.ndarray:
+    """Exact widening used for printing: floats to f32 (f64 stays f64), ints to int64."""
+    if dtype == "bf16":
+        return (flat.astype(np.uint32) << 16).view(np.float32)
+    if dtype == "f16":
+        return _f16_bits_to_f32(flat.view(np.uint16))
+    if dtype in ("f32", "f64"):
+        return flat
+    return flat.astype(np.int64)
+
+
+def _f16_bits_to_f32(bits: np.ndarray) -> np.ndarray:
+    h = bits.astype(np.uint32)
+    sign = (h >> 15) << 31
+    exp = (h >> 10) & 0x1F
+    mant = h & 0x3FF
+    normal = sign | ((exp + 112) << 23) | (mant << 13)
+    special = sign | (0xFF << 23) | (mant << 13)  # Inf and NaN, payload kept
+    out = np.where(exp == 0x1F, special, normal).view(np.float32)
+    # Zeros and subnormals: mant * 2**-24 is exact in f32.
+    tiny = (mant.astype(np.float32) * np.float32(2.0**-24)) * np.where(sign != 0, np.float32(-1), np.float32(1))
+    return np.where(exp == 0, tiny, out).astype(np.float32)
+
+
+def to_f64(flat: np.ndarray, dtype: str) -> np.ndarray:
+    """Values as f64 for stats: exact for every dtype but i64 (round to nearest)."""
+    return widen(flat, dtype).astype(np.float64)
+
+
+def is_float(dtype: str) -> bool:
+    return schema_gen.DTYPE_KINDS[dtype] == "float"

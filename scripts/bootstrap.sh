@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Make a fresh machine ready to build and test orchlog; cheap when it already is.
+#   - Debian packages (compilers, CMake, Ninja, GoogleTest) via apt-get when missing
+#   - Rust's rustfmt/clippy components when rustup is there
+#   - .venv with orchlog installed editable (native extension built by CMake),
+#     reinstalled only when the build inputs change
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+say() { [ -n "${ORCHLOG_QUIET:-}" ] || echo "bootstrap: $*" >&2; }
+
+need_apt=()
+command -v g++ >/dev/null || need_apt+=(g++)
+command -v make >/dev/null || need_apt+=(make)
+command -v jq >/dev/null || need_apt+=(jq)
+command -v cmake >/dev/null || need_apt+=(cmake)
+command -v ninja >/dev/null || need_apt+=(ninja-build)
+[ -f /usr/include/gtest/gtest.h ] || need_apt+=(libgtest-dev)
+python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)
+command -v cargo >/dev/null || [ -x "$HOME/.cargo/bin/cargo" ] || need_apt+=(cargo rustc)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  say "installing Debian packages: ${need_apt[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+export PATH="$HOME/.cargo/bin:$PATH"
+if command -v rustup >/dev/null; then
+  for comp in rustfmt clippy; do
+    rustup component list --installed 2>/dev/null | grep -q "^$comp" || rustup component add "$comp" >/dev/null 2>&1 || true
+  done
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  say "creating .venv"
+  python3 -m venv .venv
+fi
+PY=.venv/bin/python
+
+# Reinstall only when something the build or the dependency list reads has changed.
+stamp_now=$( { cat pyproject.toml CMakeLists.txt; find native/cpp native/python -type f \( -name '*.hpp' -o -name '*.h' -o -name '*.cpp' -o -name '*.txt' -o -name '*.in' \) -print0 2>/dev/null | sort -z | xargs -0 cat; } | sha256sum | cut -d' ' -f1)
+stamp_file=.cache/install.stamp
+if [ "$(cat "$stamp_file" 2>/dev/null)" != "$stamp_now" ] || ! $PY -c 'import orchlog._native' 2>/dev/null; then
+  say "installing orchlog into .venv (builds the native extension)"
+  mkdir -p .cache
+  $PY -m pip install -q --upgrade pip >/dev/null
+  # Build requirements are installed into the venv so that rebuilds are
+  # incremental (no isolated build env) and reuse .cache/skbuild.
+  $PY -m pip install -q "scikit-build-core>=0.10" "pybind11>=2.12" "cmake>=3.18" ninja
+  $PY -m pip install -q --no-build-isolation -e ".[test]"
+  echo "$stamp_now" > "$stamp_file"
+fi

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The whole test suite: codegen freshness, Python (pytest), Rust (cargo), C++ (ctest).
+# Extra arguments go to pytest, e.g. `./scripts/test.sh -m "not slow" -x`.
+# STAGES="codegen python rust cpp" selects stages (all by default).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+./scripts/bootstrap.sh || { echo "test: bootstrap failed" >&2; exit 2; }
+export PATH="$ROOT/.venv/bin:$HOME/.cargo/bin:$PATH"
+export CARGO_TARGET_DIR="$ROOT/.cache/cargo-target"
+STAGES=${STAGES:-"codegen python rust cpp"}
+failed=()
+
+stage() {
+  local name=$1; shift
+  case " $STAGES " in *" $name "*) ;; *) return 0 ;; esac
+  echo "=== $name: $*" >&2
+  "$@"
+  local rc=$?
+  # pytest exits 5 when a selection holds no tests; that is not a failure.
+  if [ "$name" = python ] && [ $rc -eq 5 ]; then rc=0; fi
+  [ $rc -eq 0 ] || failed+=("$name (exit $rc)")
+}
+
+cpp_tests() {
+  cmake -S . -B .cache/cmake-tests -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DORCHLOG_BUILD_TESTS=ON >/dev/null &&
+    cmake --build .cache/cmake-tests &&
+    ctest --test-dir .cache/cmake-tests --output-on-failure
+}
+
+rust_tests() {
+  (cd native/rust && cargo fmt --check && cargo clippy --all-targets -- -D warnings && cargo test)
+}
+
+stage codegen python -m orchlog.codegen --check
+stage python python -m pytest "$@"
+stage rust rust_tests
+stage cpp cpp_tests
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "FAILED: ${failed[*]}" >&2
+  exit 1
+fi
+echo "all test stages passed" >&2

@@ -1,0 +1,69 @@
+"""schema/orchlog.schema.yaml loads, and malformed schemas fail with a clear message."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+import yaml
+
+from orchlog import schema
+
+
+@pytest.fixture()
+def raw(repo_root):
+    return yaml.safe_load((repo_root / "schema" / "orchlog.schema.yaml").read_text(encoding="utf-8"))
+
+
+def test_shipped_schema_loads_with_documented_fields():
+    s = schema.load()
+    assert s.version == 1
+    assert [f.name for f in s.record][:10] == [
+        "checkpoint", "team", "token_idx", "layer", "stage", "step", "rank", "world_size", "seq", "dtype"]
+    assert all(f.doc for f in (*s.record, *s.header, *s.stats, *s.producer))
+    assert {d.name for d in s.dtypes} >= {"f32", "f16", "bf16", "f64", "i8", "u8", "i32", "i64"}
+    assert {k.name for k in s.env} >= {"ORCH_LOG_FILE", "ORCH_LOG_TEAM", "ORCH_LOG_VALUES", "ORCH_LOG_MODE",
+                                        "ORCH_LOG_SELECT", "ORCH_LOG_RANK"}
+    assert s.env_default("ORCH_LOG_VALUES") == "10"
+
+
+def test_data_is_only_in_binary_encodings():
+    s = schema.load()
+    assert "data" not in [f.name for f in s.record_fields("jsonl")]
+    assert [f.name for f in s.record_fields("msgpack")][-1] == "data"
+
+
+def test_missing_key_is_named(raw):
+    del raw["record"]["fields"][0]["doc"]
+    with pytest.raises(schema.SchemaError, match=r"record.fields\[0\]: missing key 'doc'"):
+        schema.parse(raw)
+
+
+def test_unknown_field_type_is_rejected(raw):
+    raw["record"]["fields"][1]["type"] = "string"
+    with pytest.raises(schema.SchemaError, match="unknown type 'string'"):
+        schema.parse(raw)
+
+
+def test_duplicate_field_is_rejected(raw):
+    raw["record"]["fields"].append(copy.deepcopy(raw["record"]["fields"][0]))
+    with pytest.raises(schema.SchemaError, match="duplicate field 'checkpoint'"):
+        schema.parse(raw)
+
+
+def test_header_must_start_with_the_version_marker(raw):
+    raw["header"]["fields"].reverse()
+    with pytest.raises(schema.SchemaError, match="first field must be `orchlog`"):
+        schema.parse(raw)
+
+
+def test_unknown_env_type_is_rejected(raw):
+    raw["env"][0]["type"] = "url"
+    with pytest.raises(schema.SchemaError, match="ORCH_LOG_FILE: unknown type 'url'"):
+        schema.parse(raw)
+
+
+def test_invalid_yaml_names_the_file(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("record: [unclosed\n")
+    with pytest.raises(schema.SchemaError, match="bad.yaml: not valid YAML"):
+        schema.load(bad)

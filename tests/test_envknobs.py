@@ -1,0 +1,29 @@
+"""Env knob parsing and path substitution, checked against the shared env vectors."""
+from __future__ import annotations
+
+import pytest
+
+from orchlog import envknobs
+from tests.conftest import load_vectors
+
+DOC = load_vectors("env.json")
+
+
+@pytest.mark.parametrize("case", DOC["paths"], ids=lambda c: c["template"])
+def test_path_templates_expand_rank_and_pid_only(case):
+    assert envknobs.expand_path(case["template"], case["rank"], case["pid"]) == case["path"]
+
+
+@pytest.mark.parametrize("case", DOC["knobs"], ids=lambda c: f'{c["knob"]}={c["raw"]!r}')
+def test_knobs_parse_or_fall_back_with_a_warning(case):
+    parse = {
+        "ORCH_LOG_VALUES": envknobs.parse_values,
+        "ORCH_LOG_MODE": envknobs.parse_mode,
+        "ORCH_LOG_RANK": lambda raw: envknobs.parse_int("ORCH_LOG_RANK", raw, 0),
+        "ORCH_LOG_WORLD_SIZE": lambda raw: envknobs.parse_int("ORCH_LOG_WORLD_SIZE", raw, 1),
+    }[case["knob"]]
+    parsed = parse(case["raw"])
+    assert parsed.value == case["value"]
+    assert (parsed.warning is not None) == case["warning"]
+    if parsed.warning:
+        assert case["knob"] in parsed.warning
