@@ -1,0 +1,81 @@
+"""Trace formats, found by content, not by file name.
+
+Each format module calls `register(Format(...))` with a `sniff` that looks
+at the first bytes of a file (already decompressed when it is gzip) and an
+`open` that returns a `Trace`. `detect` asks them in priority order.
+"""
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import importlib
+from pathlib import Path
+from typing import Callable
+
+from orchlog.errors import OrchlogError
+from orchlog.trace import Trace
+
+HEAD_BYTES = 64 * 1024
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclasses.dataclass(frozen=True)
+class Format:
+    name: str
+    sniff: Callable[[Path, bytes], bool]  # (path, first bytes, decompressed) -> is it mine?
+    open: Callable[[Path], Trace]
+    priority: int = 50  # lower asks first; specific formats before permissive ones
+
+
+_FORMATS: list[Format] = []
+# Modules that register formats; imported on first use so that `import orchlog` stays light.
+_MODULES = ["orchlog.formats.orchlog_frames", "orchlog.formats.orchlog_jsonl"]
+_loaded = False
+
+
+def register(fmt: Format) -> None:
+    _FORMATS.append(fmt)
+    _FORMATS.sort(key=lambda f: f.priority)
+
+
+def _load() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for name in _MODULES:
+            importlib.import_module(name)
+
+
+def formats() -> list[Format]:
+    _load()
+    return list(_FORMATS)
+
+
+def is_gzip(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == GZIP_MAGIC
+
+
+def open_binary(path: Path):
+    """A binary file object, transparently gunzipped."""
+    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
+
+
+def read_head(path: Path, n: int = HEAD_BYTES) -> bytes:
+    try:
+        with open_binary(path) as f:
+            return f.read(n)
+    except (OSError, EOFError) as exc:
+        raise OrchlogError(f"cannot read {path}: {exc}") from None
+
+
+def detect(path: Path) -> Format:
+    """The format of one file, by content; OrchlogError when nothing claims it."""
+    head = read_head(path)
+    for fmt in formats():
+        if fmt.sniff(path, head):
+            return fmt
+    if not head:
+        raise OrchlogError(f"{path} is empty: nothing to read")
+    raise OrchlogError(f"{path}: not a trace format orchlog knows (orchlog JSONL or binary stream, Parquet, "
+                       "or the legacy checkpoint/trace/logits JSONL)")

@@ -1,0 +1,36 @@
+"""Build small traces for tests with the reference encoder."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from orchlog.encoding.record import HeaderInput, RecordInput, encode_header, encode_record
+
+
+def header(language: str = "python", **kw) -> HeaderInput:
+    return HeaderInput(language=language, created="2026-01-01T00:00:00Z", **kw)
+
+
+def record(checkpoint: str, array: np.ndarray, **kw) -> RecordInput:
+    arr = np.ascontiguousarray(array)
+    dtype = {"float32": "f32", "float16": "f16", "float64": "f64", "int8": "i8", "uint8": "u8",
+             "int32": "i32", "int64": "i64"}[arr.dtype.name]
+    return RecordInput(checkpoint=checkpoint, dtype=dtype, shape=arr.shape, data=arr.astype(arr.dtype.newbyteorder("<")).tobytes(), **kw)
+
+
+def write_jsonl(path: Path, records: Iterable[RecordInput], head: HeaderInput | None = None) -> Path:
+    with open(path, "wb") as f:
+        f.write(encode_header(head or header())[0])
+        for r in records:
+            f.write(encode_record(r).jsonl)
+    return path
+
+
+def write_frames(path: Path, records: Iterable[RecordInput], head: HeaderInput | None = None) -> Path:
+    with open(path, "wb") as f:
+        f.write(encode_header(head or header())[1])
+        for r in records:
+            f.write(encode_record(r).frame)
+    return path
