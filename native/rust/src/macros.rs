@@ -3,7 +3,9 @@
 
 /// Log a tensor at a checkpoint.
 ///
-/// ```ignore
+/// ```
+/// # use orchlog::orch_log;
+/// # let (hidden, x, token_idx, t, l, s, r) = (vec![0.5f32; 896], vec![1.0f32; 896], 5usize, 5u32, 3, 0, 0);
 /// orch_log!("embedding", &hidden);                    // no key parts
 /// orch_log!("embedding", &hidden, token_idx);         // positional token index
 /// orch_log!("attn_norm", &x, token_idx, layer = l, stage = "rope");
