@@ -59,7 +59,12 @@ pub fn install(config: Config) -> bool {
         })
     }));
     if let Ok(logger) = result {
-        let _ = STATE.compare_exchange(UNINITIALISED, if logger.is_on() { ON } else { OFF }, Ordering::Relaxed, Ordering::Relaxed);
+        let _ = STATE.compare_exchange(
+            UNINITIALISED,
+            if logger.is_on() { ON } else { OFF },
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        );
     }
     installed
 }

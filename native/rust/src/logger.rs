@@ -169,7 +169,9 @@ impl Logger {
     fn invalid_call(&self, checkpoint: &str, why: &str) {
         self.errors.fetch_add(1, Ordering::Relaxed);
         if !self.warned_invalid_call.swap(true, Ordering::Relaxed) {
-            warn(&format!("orch_log!({checkpoint:?}, ...) skipped: {why} (further invalid calls are counted, not reported)"));
+            warn(&format!(
+                "orch_log!({checkpoint:?}, ...) skipped: {why} (further invalid calls are counted, not reported)"
+            ));
         }
     }
 
@@ -245,7 +247,7 @@ fn open_outputs(config: &Config, path: std::path::PathBuf) -> Result<(Option<Sin
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
+    use std::path::{Path, PathBuf};
 
     use super::*;
     use crate::config::Mode;
@@ -258,11 +260,11 @@ mod tests {
         dir.join("trace")
     }
 
-    fn config(path: &PathBuf, mode: Mode) -> Config {
-        Config { file: Some(path.clone()), mode, created_at: Some(0), team: "t".into(), ..Config::default() }
+    fn config(path: &Path, mode: Mode) -> Config {
+        Config { file: Some(path.to_owned()), mode, created_at: Some(0), team: "t".into(), ..Config::default() }
     }
 
-    fn lines(path: &PathBuf) -> Vec<String> {
+    fn lines(path: &Path) -> Vec<String> {
         std::fs::read_to_string(path).unwrap().lines().map(str::to_owned).collect()
     }
 
@@ -348,7 +350,11 @@ mod tests {
                 let logger = &logger;
                 scope.spawn(move || {
                     for i in 0..50u32 {
-                        logger.log("t", &vec![thread as f32; 300], Keys::new().token(i).meta(&[meta("thread", thread)]));
+                        logger.log(
+                            "t",
+                            &vec![thread as f32; 300],
+                            Keys::new().token(i).meta(&[meta("thread", thread)]),
+                        );
                     }
                 });
             }

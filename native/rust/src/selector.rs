@@ -76,14 +76,21 @@ impl Selector {
                 Some((key, spec)) if !spec.trim().is_empty() => (key.trim(), spec.trim()),
                 _ => return Err(format!("clause {clause:?} is not key=value")),
             };
-            let field_of = |table: &[(&str, &str)]| table.iter().find(|(k, _)| *k == key).and_then(|(_, f)| Field::named(f));
+            let field_of =
+                |table: &[(&str, &str)]| table.iter().find(|(k, _)| *k == key).and_then(|(_, f)| Field::named(f));
             let (field, test) = if let Some(field) = field_of(&SELECTOR_NUMERIC_KEYS) {
                 let range = parse_range(spec);
-                (field, range.ok_or_else(|| format!("clause {clause:?}: want N, A-B or A- with non-negative integers, A <= B"))?)
+                (
+                    field,
+                    range.ok_or_else(|| {
+                        format!("clause {clause:?}: want N, A-B or A- with non-negative integers, A <= B")
+                    })?,
+                )
             } else if let Some(field) = field_of(&SELECTOR_GLOB_KEYS) {
                 (field, Test::Glob(spec.to_owned()))
             } else {
-                let known: Vec<&str> = SELECTOR_NUMERIC_KEYS.iter().chain(&SELECTOR_GLOB_KEYS).map(|(k, _)| *k).collect();
+                let known: Vec<&str> =
+                    SELECTOR_NUMERIC_KEYS.iter().chain(&SELECTOR_GLOB_KEYS).map(|(k, _)| *k).collect();
                 return Err(format!("clause {clause:?}: unknown key {key:?} (known: {})", known.join(", ")));
             };
             match fields.iter_mut().find(|(f, _)| *f == field) {
@@ -189,7 +196,8 @@ mod tests {
         let keys: Vec<RecordKey<'_>> = doc["keys"].as_array().unwrap().iter().map(key_from).collect();
         for case in doc["valid"].as_array().unwrap() {
             let text = case["selector"].as_str().unwrap();
-            let expected: Vec<bool> = case["matches"].as_array().unwrap().iter().map(|m| m.as_bool().unwrap()).collect();
+            let expected: Vec<bool> =
+                case["matches"].as_array().unwrap().iter().map(|m| m.as_bool().unwrap()).collect();
             // A blank selector is no selector: every record is written.
             let got: Vec<bool> = match text.trim() {
                 "" => vec![true; keys.len()],
@@ -213,7 +221,10 @@ mod tests {
 
     #[test]
     fn the_error_names_the_bad_clause() {
-        assert_eq!(Selector::parse("layer=1, colour=red").unwrap_err(), "clause \"colour=red\": unknown key \"colour\" (known: layer, token, step, rank, checkpoint, stage)");
+        assert_eq!(
+            Selector::parse("layer=1, colour=red").unwrap_err(),
+            "clause \"colour=red\": unknown key \"colour\" (known: layer, token, step, rank, checkpoint, stage)"
+        );
     }
 
     #[test]

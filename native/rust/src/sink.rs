@@ -24,7 +24,8 @@ impl Sink {
     /// Writes `head` then `tail` as one record, with as few system calls as
     /// the kernel allows (one `writev` unless it writes short).
     pub(crate) fn write(&mut self, head: &[u8], tail: &[u8]) -> Result<(), String> {
-        write_all_vectored(&mut self.file, head, tail).map_err(|e| format!("writing {} failed: {e}", self.path.display()))
+        write_all_vectored(&mut self.file, head, tail)
+            .map_err(|e| format!("writing {} failed: {e}", self.path.display()))
     }
 }
 

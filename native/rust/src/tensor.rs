@@ -116,7 +116,11 @@ impl<'a> Tensor<'a> {
     }
 
     #[cfg(feature = "ndarray")]
-    pub(crate) fn from_owned_bytes(dtype: DType, shape: &[usize], bytes: Vec<u8>) -> Result<Tensor<'static>, ShapeError> {
+    pub(crate) fn from_owned_bytes(
+        dtype: DType,
+        shape: &[usize],
+        bytes: Vec<u8>,
+    ) -> Result<Tensor<'static>, ShapeError> {
         Tensor { dtype, shape: Vec::new(), bytes: Cow::Owned(bytes) }.reshaped(shape)
     }
 
@@ -237,7 +241,10 @@ mod tests {
     fn reshaping_keeps_the_bytes_and_checks_the_element_count() {
         let v = [0u8; 6];
         assert_eq!(v.as_tensor().reshaped(&[2, 3]).unwrap().shape(), &[2, 3]);
-        assert_eq!(v.as_tensor().reshaped(&[2, 0, 3]).err().unwrap().to_string(), "shape [2, 0, 3] holds 0 u8 elements (0 bytes) but 6 bytes were given");
+        assert_eq!(
+            v.as_tensor().reshaped(&[2, 0, 3]).err().unwrap().to_string(),
+            "shape [2, 0, 3] holds 0 u8 elements (0 bytes) but 6 bytes were given"
+        );
         assert!(v.as_tensor().reshaped(&[usize::MAX, 2]).is_err());
     }
 

@@ -92,7 +92,16 @@ fn every_element_type_is_accepted_with_its_dtype() {
     orch_log!("dtype_u8", &[255u8]);
     orch_log!("dtype_i32", &[-7i32]);
     orch_log!("dtype_i64", &[i64::MIN]);
-    for (dtype, value) in [("f32", "1.5"), ("f64", "1.5"), ("f16", "1.5"), ("bf16", "1.5"), ("i8", "-1"), ("u8", "255"), ("i32", "-7"), ("i64", "-9223372036854775808")] {
+    for (dtype, value) in [
+        ("f32", "1.5"),
+        ("f64", "1.5"),
+        ("f16", "1.5"),
+        ("bf16", "1.5"),
+        ("i8", "-1"),
+        ("u8", "255"),
+        ("i32", "-7"),
+        ("i64", "-9223372036854775808"),
+    ] {
         let r = only(&format!("dtype_{dtype}"));
         assert_eq!((r["dtype"].as_str(), r["values"][0].to_string()), (Some(dtype), value.to_owned()));
     }
@@ -123,7 +132,13 @@ fn each_argument_is_evaluated_once_when_logging_is_on() {
         EVALUATIONS.fetch_add(1, Ordering::Relaxed);
         v
     }
-    orch_log!(counted("evaluated_once"), counted(&[1.0f32]), counted(1), layer = counted(2), meta = [("k", counted(3))]);
+    orch_log!(
+        counted("evaluated_once"),
+        counted(&[1.0f32]),
+        counted(1),
+        layer = counted(2),
+        meta = [("k", counted(3))]
+    );
     assert_eq!(EVALUATIONS.load(Ordering::Relaxed), 5);
     assert_eq!(records("evaluated_once").len(), 1);
 }

@@ -69,7 +69,8 @@ fn every_record_vector_is_reproduced_byte_for_byte() {
         }
         let data = hex(input["data_hex"].as_str().unwrap());
         let dtype = DType::from_name(input["dtype"].as_str().unwrap()).unwrap();
-        let shape: Vec<usize> = input["shape"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap() as usize).collect();
+        let shape: Vec<usize> =
+            input["shape"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap() as usize).collect();
         let tensor = Tensor::from_bytes(dtype, &shape, &data).unwrap();
         let key = RecordKey {
             checkpoint: input["checkpoint"].as_str().unwrap(),
@@ -110,7 +111,11 @@ fn every_header_vector_is_reproduced_byte_for_byte() {
         let config = canonical_meta(&given_config);
         let header = HeaderView {
             orchlog: SCHEMA_VERSION,
-            producer: Producer { language: input["language"].as_str().unwrap(), name: "orchlog", version: LIBRARY_VERSION },
+            producer: Producer {
+                language: input["language"].as_str().unwrap(),
+                name: "orchlog",
+                version: LIBRARY_VERSION,
+            },
             team: input["team"].as_str().unwrap(),
             model: input["model"].as_str(),
             git_commit: input["git_commit"].as_str(),

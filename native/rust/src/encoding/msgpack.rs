@@ -274,6 +274,12 @@ mod tests {
     #[test]
     fn a_payload_followed_by_more_fields_is_copied_in_place() {
         static DATA: [u8; 3] = [1, 2, 3];
-        assert_eq!(encoded(|w| { w.bytes(&DATA); w.nil() }), [0xc4, 3, 1, 2, 3, 0xc0]);
+        assert_eq!(
+            encoded(|w| {
+                w.bytes(&DATA);
+                w.nil()
+            }),
+            [0xc4, 3, 1, 2, 3, 0xc0]
+        );
     }
 }
