@@ -7,7 +7,7 @@
 //! negative zero as `-0.0` and non-finite values as the strings the schema
 //! names.
 
-use crate::encoding::shortest::{shortest, Precision};
+use crate::encoding::shortest::{shortest_f32, shortest_f64, Shortest};
 use crate::schema_gen::{NAN_TOKEN, NEGATIVE_ZERO_TOKEN, NEG_INF_TOKEN, POS_INF_TOKEN};
 
 /// The f32 bits of an f16 given by its bits, widened exactly.
@@ -37,15 +37,17 @@ pub(crate) fn bf16_to_f32_bits(b: u16) -> u32 {
 
 /// Appends the JSON token of an f32 (also used for widened f16 and bf16).
 pub(crate) fn write_f32(out: &mut Vec<u8>, v: f32) {
-    write_float(out, f64::from(v), Precision::F32);
+    write_float(out, f64::from(v), || shortest_f32(v.abs()));
 }
 
 /// Appends the JSON token of an f64.
 pub(crate) fn write_f64(out: &mut Vec<u8>, v: f64) {
-    write_float(out, v, Precision::F64);
+    write_float(out, v, || shortest_f64(v.abs()));
 }
 
-fn write_float(out: &mut Vec<u8>, v: f64, precision: Precision) {
+/// `v` is the value (widened exactly when it is an f32); `shortest` gives
+/// the digits of its magnitude in the value's own precision.
+fn write_float(out: &mut Vec<u8>, v: f64, shortest: impl FnOnce() -> Shortest) {
     let token = match (v.is_nan(), v.is_infinite(), v.is_sign_negative(), v == 0.0) {
         (true, ..) => NAN_TOKEN,
         (_, true, false, _) => POS_INF_TOKEN,
@@ -56,7 +58,7 @@ fn write_float(out: &mut Vec<u8>, v: f64, precision: Precision) {
             if negative {
                 out.push(b'-');
             }
-            let s = shortest(v.abs(), precision);
+            let s = shortest();
             return ecmascript_layout(out, decimal(s.digits, &mut [0; 20]), s.exponent);
         }
     };

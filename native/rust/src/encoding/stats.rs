@@ -71,6 +71,20 @@ impl Lanes {
         self.nan[lane] += u64::from(v.is_nan());
     }
 
+    /// `add` for eight finite values, one per lane: the common case, without
+    /// the selects that non-finite values need.
+    #[inline(always)]
+    fn add_finite(&mut self, x: &[f64; LANES]) {
+        for (lane, &v) in x.iter().enumerate() {
+            self.sum[lane] += v;
+            self.sum_sq[lane] += v * v;
+            self.min[lane] = if v < self.min[lane] { v } else { self.min[lane] };
+            self.max[lane] = if v > self.max[lane] { v } else { self.max[lane] };
+            self.abs_max[lane] = if v.abs() > self.abs_max[lane] { v.abs() } else { self.abs_max[lane] };
+            self.finite[lane] += 1;
+        }
+    }
+
     fn finish(&self, numel: usize) -> Stats {
         let finite: u64 = self.finite.iter().sum();
         let nan: u64 = self.nan.iter().sum();
@@ -107,12 +121,34 @@ fn plus_zero(v: f64) -> f64 {
     }
 }
 
+/// Dispatches to a copy of the loop compiled for AVX2 where the CPU has it:
+/// four f64 lanes per instruction instead of two. The result is the same
+/// bit for bit, since the lanes and their order do not change.
 fn accumulate<const W: usize>(bytes: &[u8], decode: impl Fn([u8; W]) -> f64) -> Stats {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked just above.
+        return unsafe { accumulate_avx2(bytes, decode) };
+    }
+    accumulate_portable(bytes, decode)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn accumulate_avx2<const W: usize>(bytes: &[u8], decode: impl Fn([u8; W]) -> f64) -> Stats {
+    accumulate_portable(bytes, decode)
+}
+
+#[inline(always)]
+fn accumulate_portable<const W: usize>(bytes: &[u8], decode: impl Fn([u8; W]) -> f64) -> Stats {
     let mut lanes = Lanes::new();
     let mut blocks = bytes.chunks_exact(W * LANES);
     for block in &mut blocks {
-        for lane in 0..LANES {
-            lanes.add(lane, decode(std::array::from_fn(|i| block[lane * W + i])));
+        let x: [f64; LANES] = std::array::from_fn(|lane| decode(std::array::from_fn(|i| block[lane * W + i])));
+        if x.iter().all(|v| v.is_finite()) {
+            lanes.add_finite(&x);
+        } else {
+            (0..LANES).for_each(|lane| lanes.add(lane, x[lane]));
         }
     }
     for (lane, element) in blocks.remainder().chunks_exact(W).enumerate() {
@@ -162,6 +198,31 @@ mod tests {
         let bytes: Vec<u8> = values.iter().flat_map(|v: &f64| v.to_le_bytes()).collect();
         // lane 0: 1e16 + -1e16 = 0; lanes 1, 2: 1 each; (0+1)+(1+0) = 2.
         assert_eq!(compute(DType::F64, &bytes).mean, Some(2.0 / 9.0));
+    }
+
+    #[test]
+    fn the_dispatched_and_portable_loops_agree_bit_for_bit() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let bytes: Vec<u8> = (0..10_007)
+            .flat_map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // Mostly ordinary values, with a NaN or an infinity now and then.
+                let bits = match i % 97 {
+                    0 => x as u32 | 0x7fc0_0000,
+                    1 => (x as u32 & 0x8000_0000) | 0x7f80_0000,
+                    _ => (x as u32 & 0xbfff_ffff) | 0x3000_0000,
+                };
+                bits.to_le_bytes()
+            })
+            .collect();
+        let decode = |b: [u8; 4]| f64::from(f32::from_le_bytes(b));
+        let (dispatched, portable) = (accumulate(&bytes, decode), accumulate_portable(&bytes, decode));
+        let bits = |s: Stats| [s.min, s.max, s.mean, s.rms, s.abs_max].map(|v| v.map(f64::to_bits));
+        assert_eq!(bits(dispatched), bits(portable));
+        assert_eq!((dispatched.nan_count, dispatched.inf_count), (portable.nan_count, portable.inf_count));
+        assert!(dispatched.nan_count > 0 && dispatched.inf_count > 0);
     }
 
     #[test]
