@@ -104,7 +104,7 @@ impl Selector {
     pub(crate) fn matches(&self, key: &RecordKey<'_>) -> bool {
         self.fields.iter().all(|(field, tests)| {
             tests.iter().any(|test| match test {
-                Test::Range(lo, hi) => field.number(key).is_some_and(|v| v >= *lo && hi.map_or(true, |hi| v <= hi)),
+                Test::Range(lo, hi) => field.number(key).is_some_and(|v| v >= *lo && hi.is_none_or(|hi| v <= hi)),
                 Test::Glob(pattern) => field.text(key).is_some_and(|text| glob_matches(pattern, text)),
             })
         })

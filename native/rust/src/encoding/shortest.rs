@@ -54,6 +54,8 @@ mod tests {
         (s.digits, s.exponent)
     }
 
+    // The literals are the exact binary values, digits of a tie included.
+    #[allow(clippy::excessive_precision)]
     #[test]
     fn an_exact_tie_between_two_shortest_candidates_goes_to_the_even_one() {
         // 6.51953125 lies exactly halfway between 6.5195312 and 6.5195313.
