@@ -1,11 +1,8 @@
-//! Canonical number text (FORMAT.md, "Numbers"): integers in plain decimal,
-//! floats in their shortest round-trip digits, and exact half-precision
-//! widening.
-//!
-//! Floats take their shortest round-trip digits in the value's own precision
-//! (see `shortest`), laid out as ECMAScript's `Number::toString` does, with
-//! negative zero as `-0.0` and non-finite values as the strings the schema
-//! names.
+//! Canonical number text (FORMAT.md, "Numbers"), and exact half-precision
+//! widening. Integers are plain decimal. Floats take their shortest
+//! round-trip digits in the value's own precision (see `shortest`), laid out
+//! as ECMAScript's `Number::toString` does, with negative zero as `-0.0` and
+//! non-finite values as the strings the schema names.
 
 use crate::encoding::shortest::{shortest_f32, shortest_f64, Shortest};
 use crate::schema_gen::{NAN_TOKEN, NEGATIVE_ZERO_TOKEN, NEG_INF_TOKEN, POS_INF_TOKEN};
@@ -48,19 +45,26 @@ pub(crate) fn write_f64(out: &mut Vec<u8>, v: f64) {
 /// `v` is the value (widened exactly when it is an f32); `shortest` gives
 /// the digits of its magnitude in the value's own precision.
 fn write_float(out: &mut Vec<u8>, v: f64, shortest: impl FnOnce() -> Shortest) {
-    let token = match (v.is_nan(), v.is_infinite(), v.is_sign_negative(), v == 0.0) {
-        (true, ..) => NAN_TOKEN,
-        (_, true, false, _) => POS_INF_TOKEN,
-        (_, true, true, _) => NEG_INF_TOKEN,
-        (_, _, true, true) => NEGATIVE_ZERO_TOKEN,
-        (_, _, false, true) => "0",
-        (_, _, negative, false) => {
-            if negative {
-                out.push(b'-');
-            }
-            let s = shortest();
-            return ecmascript_layout(out, decimal(s.digits, &mut [0; 20]), s.exponent);
+    let token = if v.is_nan() {
+        NAN_TOKEN
+    } else if v.is_infinite() {
+        if v > 0.0 {
+            POS_INF_TOKEN
+        } else {
+            NEG_INF_TOKEN
         }
+    } else if v == 0.0 {
+        if v.is_sign_negative() {
+            NEGATIVE_ZERO_TOKEN
+        } else {
+            "0"
+        }
+    } else {
+        if v < 0.0 {
+            out.push(b'-');
+        }
+        let s = shortest();
+        return ecmascript_layout(out, decimal(s.digits, &mut [0; 20]), s.exponent);
     };
     out.extend_from_slice(token.as_bytes());
 }
