@@ -41,10 +41,15 @@ fn initialise() -> bool {
 fn global() -> Option<&'static Logger> {
     // Set-up reads the env and opens files; a panic there must not escape.
     let logger = panic::catch_unwind(|| GLOBAL.get_or_init(|| Logger::new(Config::from_env()))).ok();
-    let state = if logger.is_some_and(Logger::is_on) { ON } else { OFF };
-    // Only the first settles it: a later failure may already have said OFF.
-    let _ = STATE.compare_exchange(UNINITIALISED, state, Ordering::Relaxed, Ordering::Relaxed);
+    settle_state(logger);
     logger
+}
+
+/// Tells the fast path whether the newly set logger is on. Only the first
+/// call counts: by a later one, a failure may already have said OFF.
+fn settle_state(logger: Option<&Logger>) {
+    let state = if logger.is_some_and(Logger::is_on) { ON } else { OFF };
+    let _ = STATE.compare_exchange(UNINITIALISED, state, Ordering::Relaxed, Ordering::Relaxed);
 }
 
 /// Sets the process-wide logger from `config` instead of the env knobs.
@@ -58,14 +63,7 @@ pub fn install(config: Config) -> bool {
             Logger::new(config)
         })
     }));
-    if let Ok(logger) = result {
-        let _ = STATE.compare_exchange(
-            UNINITIALISED,
-            if logger.is_on() { ON } else { OFF },
-            Ordering::Relaxed,
-            Ordering::Relaxed,
-        );
-    }
+    settle_state(result.ok());
     installed
 }
 
