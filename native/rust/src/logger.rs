@@ -253,11 +253,25 @@ mod tests {
     use crate::config::Mode;
     use crate::keys::meta;
 
-    fn temp_path(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("orchlog-logger-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        dir.join("trace")
+    /// A directory for one test's files, removed when the test ends.
+    struct Scratch(PathBuf);
+
+    impl Scratch {
+        fn new(name: &str) -> Self {
+            let dir = std::env::temp_dir().join(format!("orchlog-logger-{}-{name}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            Scratch(dir)
+        }
+
+        fn trace(&self) -> PathBuf {
+            self.0.join("trace")
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
     }
 
     fn config(path: &Path, mode: Mode) -> Config {
@@ -278,7 +292,8 @@ mod tests {
 
     #[test]
     fn summary_mode_writes_a_header_line_then_one_line_per_record() {
-        let path = temp_path("summary");
+        let scratch = Scratch::new("summary");
+        let path = scratch.trace();
         let logger = Logger::new(config(&path, Mode::Summary));
         logger.log("embedding", &[1.0f32, 2.0], Keys::new().token(0usize));
         logger.log("logits", &vec![3i32], Keys::new().layer(1u8).meta(&[meta("seed", 42)]));
@@ -291,7 +306,8 @@ mod tests {
 
     #[test]
     fn both_mode_writes_the_binary_stream_beside_the_jsonl() {
-        let path = temp_path("both");
+        let scratch = Scratch::new("both");
+        let path = scratch.trace();
         let logger = Logger::new(config(&path, Mode::Both));
         logger.log("x", &[7u8; 5], Keys::new());
         let frames = std::fs::read(format!("{}.bin", path.display())).unwrap();
@@ -302,7 +318,8 @@ mod tests {
 
     #[test]
     fn a_shape_that_does_not_fit_skips_the_record_and_counts_an_error() {
-        let path = temp_path("shape");
+        let scratch = Scratch::new("shape");
+        let path = scratch.trace();
         let logger = Logger::new(config(&path, Mode::Summary));
         logger.log("x", &[1.0f32; 6], Keys::new().shape(&[4, 2]));
         logger.log("x", &[1.0f32; 6], Keys::new().shape(&[3, 2]));
@@ -313,7 +330,8 @@ mod tests {
 
     #[test]
     fn the_selector_decides_and_seq_counts_only_written_records() {
-        let path = temp_path("select");
+        let scratch = Scratch::new("select");
+        let path = scratch.trace();
         let logger = Logger::new(Config { select: Some("layer=1-".into()), ..config(&path, Mode::Summary) });
         for layer in 0..3u8 {
             logger.log("x", &[0i8], Keys::new().layer(layer));
@@ -326,7 +344,8 @@ mod tests {
 
     #[test]
     fn an_invalid_selector_keeps_logging_off() {
-        let path = temp_path("bad-select");
+        let scratch = Scratch::new("bad-select");
+        let path = scratch.trace();
         let logger = Logger::new(Config { select: Some("colour=red".into()), ..config(&path, Mode::Summary) });
         assert!(!logger.is_on());
         assert_eq!(logger.error_count(), 1);
@@ -343,7 +362,8 @@ mod tests {
 
     #[test]
     fn records_from_many_threads_are_whole_and_numbered_in_file_order() {
-        let path = temp_path("threads");
+        let scratch = Scratch::new("threads");
+        let path = scratch.trace();
         let logger = Logger::new(config(&path, Mode::Summary));
         std::thread::scope(|scope| {
             for thread in 0..4u32 {

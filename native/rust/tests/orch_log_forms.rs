@@ -15,9 +15,7 @@ use serde_json::Value;
 fn trace() -> &'static PathBuf {
     static TRACE: OnceLock<PathBuf> = OnceLock::new();
     TRACE.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("orchlog-forms-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("trace.jsonl");
+        let path = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("orch_log_forms.jsonl");
         assert!(orchlog::install(Config { file: Some(path.clone()), team: "forms".into(), ..Config::default() }));
         path
     })

@@ -8,7 +8,7 @@ use std::sync::Once;
 fn log_to_a_temporary_file() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        let path = std::env::temp_dir().join(format!("orchlog-probe-{}.jsonl", std::process::id()));
+        let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("off_means_off.jsonl");
         std::env::set_var("ORCH_LOG_FILE", path);
     });
 }
