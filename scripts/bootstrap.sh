@@ -17,11 +17,20 @@ command -v cmake >/dev/null || need_apt+=(cmake)
 command -v ninja >/dev/null || need_apt+=(ninja-build)
 [ -f /usr/include/gtest/gtest.h ] || need_apt+=(libgtest-dev)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)
-command -v cargo >/dev/null || [ -x "$HOME/.cargo/bin/cargo" ] || need_apt+=(cargo rustc)
-if [ ${#need_apt[@]} -gt 0 ]; then
-  say "installing Debian packages: ${need_apt[*]}"
+# Rust must be at least the crate's rust-version; Debian bookworm's rustc is
+# older, its rustc-web/cargo-web (kept current for the browsers) are not.
+rust_msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' native/rust/Cargo.toml)
+rust_have=$(PATH="$HOME/.cargo/bin:$PATH" rustc --version 2>/dev/null | cut -d' ' -f2)
+need_rust=false
+[ -n "$rust_have" ] && [ "$(printf '%s\n%s\n' "$rust_msrv" "$rust_have" | sort -V | head -1)" = "$rust_msrv" ] || need_rust=true
+if [ ${#need_apt[@]} -gt 0 ] || $need_rust; then
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
+  if $need_rust; then
+    if apt-cache show rustc-web >/dev/null 2>&1; then need_apt+=(rustc-web cargo-web rust-web-clippy rustfmt)
+    else need_apt+=(rustc cargo rust-clippy rustfmt); fi
+  fi
+  say "installing Debian packages: ${need_apt[*]}"
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 export PATH="$HOME/.cargo/bin:$PATH"

@@ -8,6 +8,7 @@ ROOT=$PWD
 ./scripts/bootstrap.sh || { echo "test: bootstrap failed" >&2; exit 2; }
 export PATH="$ROOT/.venv/bin:$HOME/.cargo/bin:$PATH"
 export CARGO_TARGET_DIR="$ROOT/.cache/cargo-target"
+export CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-2}
 STAGES=${STAGES:-"codegen python rust cpp"}
 failed=()
 
@@ -28,8 +29,16 @@ cpp_tests() {
     ctest --test-dir .cache/cmake-tests --output-on-failure
 }
 
+# The crate is checked and tested twice: without the orch_logging feature
+# (orch_log! must compile to nothing; the feature-probe member proves it)
+# and with every feature.
 rust_tests() {
-  (cd native/rust && cargo fmt --check && cargo clippy --all-targets -- -D warnings && cargo test)
+  (cd native/rust &&
+    cargo fmt --all --check &&
+    cargo clippy --workspace --all-targets --locked -- -D warnings &&
+    cargo clippy --workspace --all-targets --all-features --locked -- -D warnings &&
+    cargo test --workspace --locked &&
+    cargo test --workspace --all-features --locked)
 }
 
 stage codegen python -m orchlog.codegen --check

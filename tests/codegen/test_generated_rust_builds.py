@@ -18,7 +18,7 @@ mod schema_gen;
 use schema_gen::*;
 
 struct Keys { depth: usize }
-impl Visitor for Keys {
+impl Visitor<'_> for Keys {
     fn begin_object(&mut self, _len: usize) { self.depth += 1; }
     fn key(&mut self, key: &'static str) { if self.depth == 1 { println!("{key}"); } }
     fn end_object(&mut self) { self.depth -= 1; }

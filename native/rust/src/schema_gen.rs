@@ -286,7 +286,9 @@ pub enum Encoding {
 }
 
 /// Writers of one encoding implement this; visit_* call it field by field.
-pub trait Visitor {
+/// `'a` is the lifetime of the viewed record, so that a writer may keep the
+/// `bytes` payload (the full tensor) by reference instead of copying it.
+pub trait Visitor<'a> {
     fn begin_object(&mut self, len: usize);
     fn key(&mut self, key: &'static str);
     fn end_object(&mut self);
@@ -303,7 +305,7 @@ pub trait Visitor {
     fn values(&mut self, v: &ValuesView<'_>);
     fn hex256(&mut self, v: &str);
     fn meta(&mut self, v: &[MetaEntry<'_>]);
-    fn bytes(&mut self, v: &[u8]);
+    fn bytes(&mut self, v: &'a [u8]);
 }
 
 pub fn stats_field_count(enc: Encoding) -> usize {
@@ -334,7 +336,7 @@ pub fn header_field_count(enc: Encoding) -> usize {
     }
 }
 
-pub fn visit_stats<V: Visitor>(v: &mut V, s: &Stats, enc: Encoding) {
+pub fn visit_stats<'a, V: Visitor<'a>>(v: &mut V, s: &Stats, enc: Encoding) {
     v.begin_object(stats_field_count(enc));
     v.key("min");
     v.opt_f64(s.min);
@@ -353,7 +355,7 @@ pub fn visit_stats<V: Visitor>(v: &mut V, s: &Stats, enc: Encoding) {
     v.end_object();
 }
 
-pub fn visit_producer<V: Visitor>(v: &mut V, p: &Producer<'_>, enc: Encoding) {
+pub fn visit_producer<'a, V: Visitor<'a>>(v: &mut V, p: &Producer<'_>, enc: Encoding) {
     v.begin_object(producer_field_count(enc));
     v.key("language");
     v.str(p.language);
@@ -364,7 +366,7 @@ pub fn visit_producer<V: Visitor>(v: &mut V, p: &Producer<'_>, enc: Encoding) {
     v.end_object();
 }
 
-pub fn visit_record<V: Visitor>(v: &mut V, r: &RecordView<'_>, enc: Encoding) {
+pub fn visit_record<'a, V: Visitor<'a>>(v: &mut V, r: &RecordView<'a>, enc: Encoding) {
     v.begin_object(record_field_count(enc));
     v.key("checkpoint");
     v.str(r.checkpoint);
@@ -405,7 +407,7 @@ pub fn visit_record<V: Visitor>(v: &mut V, r: &RecordView<'_>, enc: Encoding) {
     v.end_object();
 }
 
-pub fn visit_header<V: Visitor>(v: &mut V, h: &HeaderView<'_>, enc: Encoding) {
+pub fn visit_header<'a, V: Visitor<'a>>(v: &mut V, h: &HeaderView<'a>, enc: Encoding) {
     v.begin_object(header_field_count(enc));
     v.key("orchlog");
     v.i32(h.orchlog);

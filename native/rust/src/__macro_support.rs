@@ -1,0 +1,53 @@
+//! Macro internals: not a stable API.
+//!
+//! `orch_log!` hands its parts to `__orch_log_keys!`, which folds every
+//! `name = value` into one `Keys` expression, the same in every build. Only
+//! `__orch_log_emit!` depends on the `orch_logging` feature. It is defined
+//! twice, with `#[cfg]` on the definitions, because a `#[cfg]` written inside
+//! a macro's expansion would test the *calling* crate's features.
+//! (`#[macro_export]` places these at the crate root; they live in this file
+//! so that the public API stays in `macros.rs`.)
+
+/// Folds `name = value` parts into a `Keys` expression (not a stable API).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __orch_log_keys {
+    (($checkpoint:expr, $values:expr) ($keys:expr) $(,)?) => {
+        $crate::__orch_log_emit!($checkpoint, $values, $keys)
+    };
+    (($checkpoint:expr, $values:expr) ($keys:expr) meta = [$(($key:expr, $value:expr)),* $(,)?] $(, $($rest:tt)*)?) => {
+        $crate::__orch_log_keys!(($checkpoint, $values) ($keys.meta(&[$($crate::meta($key, $value)),*])) $($($rest)*)?)
+    };
+    // Borrowed here so that `shape = [1, 896]` needs no `&`.
+    (($checkpoint:expr, $values:expr) ($keys:expr) shape = $dims:expr $(, $($rest:tt)*)?) => {
+        $crate::__orch_log_keys!(($checkpoint, $values) ($keys.shape(&$dims)) $($($rest)*)?)
+    };
+    (($checkpoint:expr, $values:expr) ($keys:expr) $part:ident = $value:expr $(, $($rest:tt)*)?) => {
+        $crate::__orch_log_keys!(($checkpoint, $values) ($keys.$part($value)) $($($rest)*)?)
+    };
+}
+
+/// Logs when logging is on at run time (not a stable API).
+#[cfg(feature = "orch_logging")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __orch_log_emit {
+    ($checkpoint:expr, $values:expr, $keys:expr) => {
+        if $crate::enabled() {
+            $crate::log(&$checkpoint, &$values, $keys);
+        }
+    };
+}
+
+/// Type-checks the call and does nothing (not a stable API): the branch is
+/// constant-false, so no argument is evaluated and no code is emitted.
+#[cfg(not(feature = "orch_logging"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __orch_log_emit {
+    ($checkpoint:expr, $values:expr, $keys:expr) => {
+        if false {
+            let _ = (&$checkpoint, &$values, $keys);
+        }
+    };
+}

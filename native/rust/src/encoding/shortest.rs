@@ -1,0 +1,79 @@
+//! The shortest decimal digits that round-trip in a value's own precision,
+//! the closest such digits, and of two equally close the even one.
+//!
+//! Ryu (the `ryu` crate) computes exactly these, as NumPy and
+//! `std::to_chars` do. Rust's own `{:e}` is not used: it rounds an exact tie
+//! up (f32 6.51953125 prints as 6.5195313, where the format wants 6.5195312),
+//! and it is four times slower.
+
+/// A positive value as `0.digits × 10^exponent`, with `count` digits and no
+/// trailing zero.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Shortest {
+    pub digits: u64,
+    pub count: u32,
+    pub exponent: i32,
+}
+
+/// The shortest digits of a positive finite f32.
+pub(crate) fn shortest_f32(v: f32) -> Shortest {
+    parse_decimal(ryu::Buffer::new().format_finite(v))
+}
+
+/// The shortest digits of a positive finite f64.
+pub(crate) fn shortest_f64(v: f64) -> Shortest {
+    parse_decimal(ryu::Buffer::new().format_finite(v))
+}
+
+/// Reads `int[.frac][e[-]exp]`, the way Ryu prints, into digits and exponent.
+fn parse_decimal(text: &str) -> Shortest {
+    let (mantissa, exp) = text.split_once(['e', 'E']).unwrap_or((text, "0"));
+    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let mut s = Shortest { digits: 0, count: 0, exponent: int.len() as i32 + exp.parse::<i32>().unwrap_or(0) };
+    for d in int.bytes().chain(frac.bytes()) {
+        if s.count == 0 && d == b'0' {
+            // A leading zero moves the point, not the digits.
+            s.exponent -= 1;
+        } else {
+            s.digits = s.digits * 10 + u64::from(d - b'0');
+            s.count += 1;
+        }
+    }
+    while s.count > 1 && s.digits % 10 == 0 {
+        s.digits /= 10;
+        s.count -= 1;
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn digits(s: Shortest) -> (u64, i32) {
+        (s.digits, s.exponent)
+    }
+
+    // The literals are the exact binary values, digits of a tie included.
+    #[allow(clippy::excessive_precision)]
+    #[test]
+    fn an_exact_tie_between_two_shortest_candidates_goes_to_the_even_one() {
+        // 6.51953125 lies exactly halfway between 6.5195312 and 6.5195313.
+        assert_eq!(digits(shortest_f32(6.51953125)), (65195312, 1));
+        assert_eq!(digits(shortest_f32(3841915.25)), (38419152, 7));
+    }
+
+    #[test]
+    fn every_printed_layout_reads_back_as_digits_and_exponent() {
+        assert_eq!(parse_decimal("0.0001"), Shortest { digits: 1, count: 1, exponent: -3 });
+        assert_eq!(parse_decimal("1.5e20"), Shortest { digits: 15, count: 2, exponent: 21 });
+        assert_eq!(parse_decimal("123.0"), Shortest { digits: 123, count: 3, exponent: 3 });
+        assert_eq!(parse_decimal("5e-324"), Shortest { digits: 5, count: 1, exponent: -323 });
+    }
+
+    #[test]
+    fn values_keep_their_own_precision() {
+        assert_eq!(digits(shortest_f32(0.1)), (1, 0));
+        assert_eq!(digits(shortest_f64(f64::from(0.1f32))), (10000000149011612, 0));
+    }
+}

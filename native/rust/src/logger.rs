@@ -1,0 +1,389 @@
+//! A logger: the files of one run and the rules for writing records to them.
+//!
+//! Nothing here may harm the host. Every call is wrapped in
+//! `catch_unwind`; a file that cannot be created or written gives one
+//! warning, adds to the error count and turns the logger off, and the host
+//! carries on.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use crate::config::{expand_path, Config};
+use crate::created::created;
+use crate::encoding::record::{canonical_meta, record_view, KeepValues, RecordKey, Summary};
+use crate::encoding::{json, msgpack};
+use crate::keys::Keys;
+use crate::schema_gen::{HeaderView, Producer, RecordView, BOTH_MODE_SUFFIX, LIBRARY_VERSION, SCHEMA_VERSION};
+use crate::selector::Selector;
+use crate::sink::Sink;
+use crate::tensor::{AsTensor, Tensor};
+use crate::warn::warn;
+
+/// Buffers that grew past this for one huge record are given back.
+const KEPT_BUFFER_BYTES: usize = 1 << 20;
+
+/// Writes records as one [`Config`] says; usually reached through the
+/// process-wide logger that `orch_log!` uses, but usable on its own.
+pub struct Logger {
+    team: String,
+    keep: KeepValues,
+    rank: i32,
+    world_size: i32,
+    selector: Option<Selector>,
+    /// Whether records go to a binary stream, whose bin holds at most 4 GiB.
+    writes_frames: bool,
+    outputs: Mutex<Outputs>,
+    on: AtomicBool,
+    errors: AtomicU64,
+    warned_invalid_call: AtomicBool,
+}
+
+/// The open files and what is written under the lock.
+struct Outputs {
+    /// The next record's `seq`: the number of records written so far.
+    seq: i64,
+    jsonl: Option<Sink>,
+    frames: Option<Sink>,
+    line: Vec<u8>,
+    frame: Vec<u8>,
+}
+
+/// Why a call wrote nothing.
+enum Failure {
+    /// The call itself was wrong (a shape that does not fit its values):
+    /// that record is skipped, logging goes on.
+    InvalidCall(String),
+    /// A file could not be written: logging turns off.
+    Output(String),
+}
+
+impl Logger {
+    /// Opens the files `config` names and writes their run headers. A
+    /// logger without a file, with an invalid selector, or whose files
+    /// cannot be created is off (with one warning for the latter two).
+    pub fn new(config: Config) -> Logger {
+        let selector = config.select.as_deref().map(Selector::parse).transpose();
+        let mut logger = Logger {
+            team: config.team.clone(),
+            keep: config.values,
+            rank: config.rank,
+            world_size: config.world_size,
+            selector: None,
+            writes_frames: config.mode.writes_frames(),
+            outputs: Mutex::new(Outputs { seq: 0, jsonl: None, frames: None, line: Vec::new(), frame: Vec::new() }),
+            on: AtomicBool::new(false),
+            errors: AtomicU64::new(0),
+            warned_invalid_call: AtomicBool::new(false),
+        };
+        let Some(template) = &config.file else { return logger };
+        match selector {
+            Ok(selector) => logger.selector = selector,
+            Err(why) => {
+                logger.errors.fetch_add(1, Ordering::Relaxed);
+                warn(&format!("ORCH_LOG_SELECT is invalid ({why}); logging is off"));
+                return logger;
+            }
+        }
+        let path = expand_path(template.as_os_str(), config.rank, std::process::id());
+        match open_outputs(&config, path) {
+            Ok((jsonl, frames)) => {
+                let outputs = logger.outputs.get_mut().unwrap_or_else(PoisonError::into_inner);
+                (outputs.jsonl, outputs.frames) = (jsonl, frames);
+                *logger.on.get_mut() = true;
+            }
+            Err(why) => {
+                logger.errors.fetch_add(1, Ordering::Relaxed);
+                warn(&format!("{why}; logging is off"));
+            }
+        }
+        logger
+    }
+
+    /// Whether records are being written.
+    pub fn is_on(&self) -> bool {
+        self.on.load(Ordering::Relaxed)
+    }
+
+    /// Failures so far: files that could not be opened or written, invalid
+    /// calls, internal errors.
+    pub fn error_count(&self) -> u64 {
+        self.errors.load(Ordering::Relaxed)
+    }
+
+    /// Records written so far (the next record's `seq`).
+    pub fn records_written(&self) -> u64 {
+        self.lock_outputs().seq as u64
+    }
+
+    /// Writes one record, if this logger is on and its selector takes it.
+    pub fn log<V: AsTensor + ?Sized>(&self, checkpoint: &str, values: &V, keys: Keys<'_>) {
+        if !self.is_on() {
+            return;
+        }
+        let outcome = panic::catch_unwind(AssertUnwindSafe(|| self.write_record(checkpoint, values.as_tensor(), keys)));
+        match outcome {
+            Ok(Ok(())) => {}
+            Ok(Err(Failure::InvalidCall(why))) => self.invalid_call(checkpoint, &why),
+            Ok(Err(Failure::Output(why))) => self.turn_off(&why),
+            Err(_) => self.turn_off("an internal error occurred while logging (the panic message is above)"),
+        }
+    }
+
+    fn write_record(&self, checkpoint: &str, tensor: Tensor<'_>, keys: Keys<'_>) -> Result<(), Failure> {
+        let key = RecordKey {
+            checkpoint,
+            team: &self.team,
+            token_idx: keys.token_idx,
+            layer: keys.layer,
+            stage: keys.stage,
+            step: keys.step,
+            rank: keys.rank.unwrap_or(self.rank),
+            world_size: self.world_size,
+        };
+        if self.selector.as_ref().is_some_and(|s| !s.matches(&key)) {
+            return Ok(());
+        }
+        let tensor = match keys.shape {
+            Some(shape) => tensor.reshaped(shape).map_err(|e| Failure::InvalidCall(e.to_string()))?,
+            None => tensor,
+        };
+        if self.writes_frames && u32::try_from(tensor.bytes().len()).is_err() {
+            let why = format!("{} bytes do not fit in one msgpack bin (at most 4 GiB)", tensor.bytes().len());
+            return Err(Failure::InvalidCall(why));
+        }
+        let summary = Summary::of(&tensor);
+        let meta = canonical_meta(keys.meta);
+        let mut outputs = self.lock_outputs();
+        let record = record_view(&key, outputs.seq, &tensor, self.keep, &summary, &meta);
+        outputs.write(&record).map_err(Failure::Output)
+    }
+
+    fn lock_outputs(&self) -> MutexGuard<'_, Outputs> {
+        // A panic while the lock was held left whole records only (a record
+        // is written by one call), so the files are still good to append to.
+        self.outputs.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Skips the record; the first invalid call is reported, each is counted.
+    fn invalid_call(&self, checkpoint: &str, why: &str) {
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        if !self.warned_invalid_call.swap(true, Ordering::Relaxed) {
+            warn(&format!(
+                "orch_log!({checkpoint:?}, ...) skipped: {why} (further invalid calls are counted, not reported)"
+            ));
+        }
+    }
+
+    fn turn_off(&self, why: &str) {
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        if self.on.swap(false, Ordering::Relaxed) {
+            warn(&format!("{why}; logging is off"));
+            crate::global::note_turned_off(self);
+        }
+    }
+}
+
+impl Outputs {
+    fn write(&mut self, record: &RecordView<'_>) -> Result<(), String> {
+        if let Some(sink) = &mut self.jsonl {
+            self.line.clear();
+            json::record_line(&mut self.line, record);
+            sink.write(&self.line, &[])?;
+        }
+        if let Some(sink) = &mut self.frames {
+            let frame = msgpack::record_frame(&mut self.frame, record);
+            sink.write(frame.head, frame.tail)?;
+        }
+        self.seq += 1;
+        for buffer in [&mut self.line, &mut self.frame] {
+            if buffer.capacity() > KEPT_BUFFER_BYTES {
+                *buffer = Vec::new();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Creates the files the mode asks for, each starting with its header.
+fn open_outputs(config: &Config, path: std::path::PathBuf) -> Result<(Option<Sink>, Option<Sink>), String> {
+    let created = created(config.created_at);
+    let run_config = config.run_config_entries();
+    let header = HeaderView {
+        orchlog: SCHEMA_VERSION,
+        producer: Producer { language: "rust", name: "orchlog", version: LIBRARY_VERSION },
+        team: &config.team,
+        model: config.model.as_deref(),
+        git_commit: config.git_commit.as_deref(),
+        created: &created,
+        rank: config.rank,
+        world_size: config.world_size,
+        values: config.values.header_value(),
+        select: config.select.as_deref(),
+        config: &canonical_meta(&run_config),
+    };
+    let jsonl = match config.mode.writes_jsonl() {
+        true => {
+            let mut line = Vec::new();
+            json::header_line(&mut line, &header);
+            Some(Sink::create(path.clone(), &line)?)
+        }
+        false => None,
+    };
+    let frames = match config.mode.writes_frames() {
+        true => {
+            let mut frame = Vec::new();
+            msgpack::header_frame(&mut frame, &header);
+            let mut frames_path = path.into_os_string();
+            if jsonl.is_some() {
+                frames_path.push(BOTH_MODE_SUFFIX);
+            }
+            Some(Sink::create(frames_path.into(), &frame)?)
+        }
+        false => None,
+    };
+    Ok((jsonl, frames))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+    use crate::config::Mode;
+    use crate::keys::meta;
+
+    /// A directory for one test's files, removed when the test ends.
+    struct Scratch(PathBuf);
+
+    impl Scratch {
+        fn new(name: &str) -> Self {
+            let dir = std::env::temp_dir().join(format!("orchlog-logger-{}-{name}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            Scratch(dir)
+        }
+
+        fn trace(&self) -> PathBuf {
+            self.0.join("trace")
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    fn config(path: &Path, mode: Mode) -> Config {
+        Config { file: Some(path.to_owned()), mode, created_at: Some(0), team: "t".into(), ..Config::default() }
+    }
+
+    fn lines(path: &Path) -> Vec<String> {
+        std::fs::read_to_string(path).unwrap().lines().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn a_logger_without_a_file_is_off_and_writes_nothing() {
+        let logger = Logger::new(Config::default());
+        logger.log("x", &[1.0f32], Keys::new());
+        assert!(!logger.is_on());
+        assert_eq!((logger.records_written(), logger.error_count()), (0, 0));
+    }
+
+    #[test]
+    fn summary_mode_writes_a_header_line_then_one_line_per_record() {
+        let scratch = Scratch::new("summary");
+        let path = scratch.trace();
+        let logger = Logger::new(config(&path, Mode::Summary));
+        logger.log("embedding", &[1.0f32, 2.0], Keys::new().token(0usize));
+        logger.log("logits", &vec![3i32], Keys::new().layer(1u8).meta(&[meta("seed", 42)]));
+        let lines = lines(&path);
+        assert_eq!(lines.len(), 3);
+        assert!(lines[0].starts_with(r#"{"orchlog":1,"producer":{"language":"rust","#), "{}", lines[0]);
+        assert!(lines[1].starts_with(r#"{"checkpoint":"embedding","team":"t","token_idx":0,"#), "{}", lines[1]);
+        assert!(lines[2].contains(r#""seq":1,"#) && lines[2].ends_with(r#""meta":{"seed":42}}"#), "{}", lines[2]);
+    }
+
+    #[test]
+    fn both_mode_writes_the_binary_stream_beside_the_jsonl() {
+        let scratch = Scratch::new("both");
+        let path = scratch.trace();
+        let logger = Logger::new(config(&path, Mode::Both));
+        logger.log("x", &[7u8; 5], Keys::new());
+        let frames = std::fs::read(format!("{}.bin", path.display())).unwrap();
+        assert_eq!(lines(&path).len(), 2);
+        // The header map (11 fields) comes first and the tensor bytes last.
+        assert_eq!((frames[0], &frames[frames.len() - 7..]), (0x8b, &[0xc4, 5, 7, 7, 7, 7, 7][..]));
+    }
+
+    #[test]
+    fn a_shape_that_does_not_fit_skips_the_record_and_counts_an_error() {
+        let scratch = Scratch::new("shape");
+        let path = scratch.trace();
+        let logger = Logger::new(config(&path, Mode::Summary));
+        logger.log("x", &[1.0f32; 6], Keys::new().shape(&[4, 2]));
+        logger.log("x", &[1.0f32; 6], Keys::new().shape(&[3, 2]));
+        assert!(logger.is_on());
+        assert_eq!((logger.records_written(), logger.error_count()), (1, 1));
+        assert!(lines(&path)[1].contains(r#""shape":[3,2],"numel":6"#));
+    }
+
+    #[test]
+    fn the_selector_decides_and_seq_counts_only_written_records() {
+        let scratch = Scratch::new("select");
+        let path = scratch.trace();
+        let logger = Logger::new(Config { select: Some("layer=1-".into()), ..config(&path, Mode::Summary) });
+        for layer in 0..3u8 {
+            logger.log("x", &[0i8], Keys::new().layer(layer));
+        }
+        let lines = lines(&path);
+        assert_eq!(lines.len(), 3);
+        assert!(lines[1].contains(r#""layer":1,"#) && lines[1].contains(r#""seq":0,"#));
+        assert!(lines[2].contains(r#""layer":2,"#) && lines[2].contains(r#""seq":1,"#));
+    }
+
+    #[test]
+    fn an_invalid_selector_keeps_logging_off() {
+        let scratch = Scratch::new("bad-select");
+        let path = scratch.trace();
+        let logger = Logger::new(Config { select: Some("colour=red".into()), ..config(&path, Mode::Summary) });
+        assert!(!logger.is_on());
+        assert_eq!(logger.error_count(), 1);
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn an_unwritable_path_turns_logging_off_with_an_error_counted() {
+        let logger = Logger::new(config(&PathBuf::from("/proc/orchlog-cannot-exist/trace"), Mode::Full));
+        logger.log("x", &[1.0f32], Keys::new());
+        assert!(!logger.is_on());
+        assert_eq!(logger.error_count(), 1);
+    }
+
+    #[test]
+    fn records_from_many_threads_are_whole_and_numbered_in_file_order() {
+        let scratch = Scratch::new("threads");
+        let path = scratch.trace();
+        let logger = Logger::new(config(&path, Mode::Summary));
+        std::thread::scope(|scope| {
+            for thread in 0..4u32 {
+                let logger = &logger;
+                scope.spawn(move || {
+                    for i in 0..50u32 {
+                        logger.log(
+                            "t",
+                            &vec![thread as f32; 300],
+                            Keys::new().token(i).meta(&[meta("thread", thread)]),
+                        );
+                    }
+                });
+            }
+        });
+        let lines = lines(&path);
+        assert_eq!(lines.len(), 201);
+        for (seq, line) in lines[1..].iter().enumerate() {
+            assert!(line.starts_with('{') && line.ends_with('}'), "a torn line: {line}");
+            assert!(line.contains(&format!(r#""seq":{seq},"#)), "seq out of file order: {line}");
+        }
+    }
+}

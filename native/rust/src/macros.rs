@@ -1,0 +1,40 @@
+//! `orch_log!`, the one macro engines call; its internals are in
+//! `__macro_support`.
+
+/// Log a tensor at a checkpoint.
+///
+/// ```
+/// # use orchlog::orch_log;
+/// # let (hidden, x, token_idx, t, l, s, r) = (vec![0.5f32; 896], vec![1.0f32; 896], 5usize, 5u32, 3, 0, 0);
+/// orch_log!("embedding", &hidden);                    // no key parts
+/// orch_log!("embedding", &hidden, token_idx);         // positional token index
+/// orch_log!("attn_norm", &x, token_idx, layer = l, stage = "rope");
+/// orch_log!("attn_norm", &x, token = t, layer = l, step = s, rank = r,
+///           shape = [1, 896], meta = [("kv_aligned", true), ("seed", 42)]);
+/// ```
+///
+/// The checkpoint is anything that is `AsRef<str>` (a literal, a `String`, a
+/// `format!`); the values are a slice, `Vec`, array or scalar of `f32`, `f64`,
+/// `half::f16`, `half::bf16`, `i8`, `u8`, `i32` or `i64`, an `ndarray` array
+/// (feature `ndarray`) or an `orchlog::Tensor`.
+/// Named parts are `token`, `layer`, `stage`, `step`, `rank`, `shape` and
+/// `meta` (a bracketed list of `(key, value)` pairs, or `&entries` built with
+/// [`orchlog::meta`](crate::meta)), in any order; see [`Keys`](crate::Keys).
+///
+/// Without the `orch_logging` feature the call compiles to nothing and
+/// evaluates none of its arguments (they are still type-checked, so a build
+/// without the feature does not hide mistakes or warn about unused
+/// variables). With it, a call costs one relaxed atomic load while logging
+/// is off at run time, and evaluates its arguments only when it is on.
+#[macro_export]
+macro_rules! orch_log {
+    ($checkpoint:expr, $values:expr $(,)?) => {
+        $crate::__orch_log_emit!($checkpoint, $values, $crate::Keys::new())
+    };
+    ($checkpoint:expr, $values:expr, $part:ident = $($rest:tt)*) => {
+        $crate::__orch_log_keys!(($checkpoint, $values) ($crate::Keys::new()) $part = $($rest)*)
+    };
+    ($checkpoint:expr, $values:expr, $token_idx:expr $(, $($rest:tt)*)?) => {
+        $crate::__orch_log_keys!(($checkpoint, $values) ($crate::Keys::new().token($token_idx)) $($($rest)*)?)
+    };
+}

@@ -1,0 +1,244 @@
+//! `ORCH_LOG_SELECT`: which records a logger writes.
+//!
+//! Comma-separated `key=spec` clauses (schema `selector`). Numeric keys take
+//! `N`, `A-B` (inclusive) or `A-`; glob keys take a pattern where `*` matches
+//! any run of characters and `?` one code point. Clauses on one key are
+//! OR-ed, different keys AND-ed; a null field matches no clause on it.
+
+use crate::encoding::record::RecordKey;
+use crate::schema_gen::{SELECTOR_GLOB_KEYS, SELECTOR_NUMERIC_KEYS};
+
+/// A record field a clause can test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Field {
+    Layer,
+    TokenIdx,
+    Step,
+    Rank,
+    Checkpoint,
+    Stage,
+}
+
+impl Field {
+    /// A record field by its schema name.
+    fn named(field: &str) -> Option<Field> {
+        match field {
+            "layer" => Some(Field::Layer),
+            "token_idx" => Some(Field::TokenIdx),
+            "step" => Some(Field::Step),
+            "rank" => Some(Field::Rank),
+            "checkpoint" => Some(Field::Checkpoint),
+            "stage" => Some(Field::Stage),
+            _ => None,
+        }
+    }
+
+    fn number(self, key: &RecordKey<'_>) -> Option<u64> {
+        let value = match self {
+            Field::Layer => key.layer.map(i64::from),
+            Field::TokenIdx => key.token_idx,
+            Field::Step => key.step.map(i64::from),
+            Field::Rank => Some(i64::from(key.rank)),
+            Field::Checkpoint | Field::Stage => None,
+        };
+        value.and_then(|v| u64::try_from(v).ok())
+    }
+
+    fn text<'k>(self, key: &RecordKey<'k>) -> Option<&'k str> {
+        match self {
+            Field::Checkpoint => Some(key.checkpoint),
+            Field::Stage => key.stage,
+            _ => None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Test {
+    /// Inclusive; `None` has no upper bound.
+    Range(u64, Option<u64>),
+    Glob(String),
+}
+
+/// A parsed selector: for each field, the tests one of which must pass.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Selector {
+    fields: Vec<(Field, Vec<Test>)>,
+}
+
+impl Selector {
+    /// Parses selector text; the error names the first bad clause.
+    pub(crate) fn parse(text: &str) -> Result<Selector, String> {
+        let mut fields: Vec<(Field, Vec<Test>)> = Vec::new();
+        for raw in text.split(',') {
+            let clause = raw.trim();
+            let (key, spec) = match clause.split_once('=') {
+                Some((key, spec)) if !spec.trim().is_empty() => (key.trim(), spec.trim()),
+                _ => return Err(format!("clause {clause:?} is not key=value")),
+            };
+            let field_of =
+                |table: &[(&str, &str)]| table.iter().find(|(k, _)| *k == key).and_then(|(_, f)| Field::named(f));
+            let (field, test) = if let Some(field) = field_of(&SELECTOR_NUMERIC_KEYS) {
+                let range = parse_range(spec);
+                (
+                    field,
+                    range.ok_or_else(|| {
+                        format!("clause {clause:?}: want N, A-B or A- with non-negative integers, A <= B")
+                    })?,
+                )
+            } else if let Some(field) = field_of(&SELECTOR_GLOB_KEYS) {
+                (field, Test::Glob(spec.to_owned()))
+            } else {
+                let known: Vec<&str> =
+                    SELECTOR_NUMERIC_KEYS.iter().chain(&SELECTOR_GLOB_KEYS).map(|(k, _)| *k).collect();
+                return Err(format!("clause {clause:?}: unknown key {key:?} (known: {})", known.join(", ")));
+            };
+            match fields.iter_mut().find(|(f, _)| *f == field) {
+                Some((_, tests)) => tests.push(test),
+                None => fields.push((field, vec![test])),
+            }
+        }
+        Ok(Selector { fields })
+    }
+
+    pub(crate) fn matches(&self, key: &RecordKey<'_>) -> bool {
+        self.fields.iter().all(|(field, tests)| {
+            tests.iter().any(|test| match test {
+                Test::Range(lo, hi) => field.number(key).is_some_and(|v| v >= *lo && hi.is_none_or(|hi| v <= hi)),
+                Test::Glob(pattern) => field.text(key).is_some_and(|text| glob_matches(pattern, text)),
+            })
+        })
+    }
+}
+
+/// `N`, `A-B` or `A-`, ASCII digits only; numbers beyond u64 saturate.
+fn parse_range(spec: &str) -> Option<Test> {
+    let number = |digits: &str| -> Option<u64> {
+        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        Some(digits.bytes().fold(0u64, |n, d| n.saturating_mul(10).saturating_add(u64::from(d - b'0'))))
+    };
+    match spec.split_once('-') {
+        None => number(spec).map(|n| Test::Range(n, Some(n))),
+        Some((lo, "")) => number(lo).map(|lo| Test::Range(lo, None)),
+        Some((lo, hi)) => match (number(lo), number(hi)) {
+            (Some(lo), Some(hi)) if lo <= hi => Some(Test::Range(lo, Some(hi))),
+            _ => None,
+        },
+    }
+}
+
+/// `*` any run of characters, `?` one code point, everything else literal;
+/// the whole text must match.
+fn glob_matches(pattern: &str, text: &str) -> bool {
+    let (p, t) = (pattern.as_bytes(), text.as_bytes());
+    let char_len = |lead: u8| match lead {
+        0xf0.. => 4,
+        0xe0.. => 3,
+        0xc0.. => 2,
+        _ => 1,
+    };
+    // Classic backtracking: remember the last `*` and how much it has eaten.
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        match p.get(pi) {
+            Some(b'*') => {
+                star = Some((pi + 1, ti));
+                pi += 1;
+            }
+            Some(b'?') => {
+                pi += 1;
+                ti += char_len(t[ti]);
+            }
+            // Literal bytes of valid UTF-8 compared from a character boundary
+            // stay on character boundaries.
+            Some(&c) if c == t[ti] => {
+                pi += 1;
+                ti += 1;
+            }
+            _ => match star {
+                Some((after_star, eaten_to)) => {
+                    let next = eaten_to + char_len(t[eaten_to]);
+                    star = Some((after_star, next));
+                    (pi, ti) = (after_star, next);
+                }
+                None => return false,
+            },
+        }
+    }
+    p[pi.min(p.len())..].iter().all(|&c| c == b'*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_vectors;
+
+    fn key_from(doc: &serde_json::Value) -> RecordKey<'_> {
+        let int = |name: &str| doc[name].as_i64();
+        RecordKey {
+            checkpoint: doc["checkpoint"].as_str().unwrap(),
+            team: "",
+            token_idx: int("token_idx"),
+            layer: int("layer").map(|v| v as i32),
+            stage: doc["stage"].as_str(),
+            step: int("step").map(|v| v as i32),
+            rank: int("rank").unwrap() as i32,
+            world_size: 1,
+        }
+    }
+
+    #[test]
+    fn every_valid_selector_vector_matches_exactly_the_listed_keys() {
+        let doc = test_vectors::load("selector.json");
+        let keys: Vec<RecordKey<'_>> = doc["keys"].as_array().unwrap().iter().map(key_from).collect();
+        for case in doc["valid"].as_array().unwrap() {
+            let text = case["selector"].as_str().unwrap();
+            let expected: Vec<bool> =
+                case["matches"].as_array().unwrap().iter().map(|m| m.as_bool().unwrap()).collect();
+            // A blank selector is no selector: every record is written.
+            let got: Vec<bool> = match text.trim() {
+                "" => vec![true; keys.len()],
+                _ => {
+                    let selector = Selector::parse(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));
+                    keys.iter().map(|k| selector.matches(k)).collect()
+                }
+            };
+            assert_eq!(got, expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn every_invalid_selector_vector_is_rejected() {
+        let doc = test_vectors::load("selector.json");
+        for text in doc["invalid"].as_array().unwrap() {
+            let text = text.as_str().unwrap();
+            assert!(Selector::parse(text).is_err(), "{text:?} was accepted");
+        }
+    }
+
+    #[test]
+    fn the_error_names_the_bad_clause() {
+        assert_eq!(
+            Selector::parse("layer=1, colour=red").unwrap_err(),
+            "clause \"colour=red\": unknown key \"colour\" (known: layer, token, step, rank, checkpoint, stage)"
+        );
+    }
+
+    #[test]
+    fn globs_backtrack_over_stars_and_count_code_points() {
+        assert!(glob_matches("a*b*c", "aXbYbZc"));
+        assert!(glob_matches("*", ""));
+        assert!(!glob_matches("a*b", "aXbYc"));
+        assert!(glob_matches("??", "注意"));
+        assert!(!glob_matches("?", "注意"));
+        assert!(glob_matches("注*", "注意力"));
+    }
+
+    #[test]
+    fn huge_numbers_saturate_instead_of_failing() {
+        assert_eq!(parse_range("99999999999999999999999"), Some(Test::Range(u64::MAX, Some(u64::MAX))));
+    }
+}

@@ -1,0 +1,40 @@
+"""Build the Rust crate's example programs once per test session."""
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT
+
+CRATE = ROOT / "native" / "rust"
+
+
+def cargo() -> str | None:
+    home_cargo = Path.home() / ".cargo" / "bin" / "cargo"
+    return shutil.which("cargo") or (str(home_cargo) if home_cargo.exists() else None)
+
+
+def env() -> dict[str, str]:
+    """The environment cargo runs in: the suite's shared, cached target dir."""
+    return dict(os.environ, CARGO_TARGET_DIR=os.environ.get("CARGO_TARGET_DIR", str(ROOT / ".cache" / "cargo-target")),
+                CARGO_BUILD_JOBS=os.environ.get("CARGO_BUILD_JOBS", "2"))
+
+
+@functools.cache
+def _build_examples() -> Path:
+    # --all-features matches the Rust stage's test build, so the two share artifacts.
+    subprocess.run([cargo(), "build", "--quiet", "--locked", "--examples", "--all-features"], cwd=CRATE, env=env(),
+                   check=True)
+    return Path(env()["CARGO_TARGET_DIR"]) / "debug" / "examples"
+
+
+def rust_example(name: str) -> Path:
+    """Path of a built example of native/rust (skips the test when cargo is missing)."""
+    if cargo() is None:
+        pytest.skip("cargo not found; scripts/bootstrap.sh installs it")
+    return _build_examples() / name

@@ -1,0 +1,51 @@
+"""What the cross-language tensors must look like on disk, by the reference encoder.
+
+Given tests/crosslang/tensors.json, the env knobs of a run and the producing
+language, `expected_files` returns the exact bytes each output file must hold:
+the knobs parsed, the selector applied and seq counted the way FORMAT.md says.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+from orchlog import envknobs, schema_gen, selector
+from orchlog.encoding.record import HeaderInput, RecordInput, created_from_epoch, encode_header, encode_record
+from tests.vectors_io import meta_from_json
+
+TENSORS = Path(__file__).with_name("tensors.json")
+
+
+def expected_files(doc: dict[str, Any], knobs: Mapping[str, str], language: str) -> dict[str, bytes]:
+    """{file name relative to ORCH_LOG_FILE's directory: bytes} for one run."""
+    values = envknobs.parse_values(knobs.get("ORCH_LOG_VALUES")).value
+    mode = envknobs.parse_mode(knobs.get("ORCH_LOG_MODE")).value
+    rank = envknobs.parse_int("ORCH_LOG_RANK", knobs.get("ORCH_LOG_RANK"), 0).value
+    world_size = envknobs.parse_int("ORCH_LOG_WORLD_SIZE", knobs.get("ORCH_LOG_WORLD_SIZE"), 1).value
+    team = knobs.get("ORCH_LOG_TEAM", "")
+    select_text = knobs.get("ORCH_LOG_SELECT")
+    chosen = selector.parse(select_text)
+    head_line, head_frame = encode_header(HeaderInput(
+        language=language, created=created_from_epoch(int(knobs["SOURCE_DATE_EPOCH"])), team=team,
+        model=knobs.get("ORCH_LOG_MODEL"), git_commit=knobs.get("ORCH_LOG_GIT_COMMIT"), rank=rank,
+        world_size=world_size, values=values, select=select_text if chosen is not None else None,
+        config=meta_from_json(doc["config"])))
+    lines, frames = [head_line], [head_frame]
+    for t in doc["tensors"]:
+        key = {"checkpoint": t["checkpoint"], "token_idx": t["token_idx"], "layer": t["layer"], "stage": t["stage"],
+               "step": t["step"], "rank": rank}
+        if chosen is not None and not chosen.matches(key):
+            continue
+        encoded = encode_record(RecordInput(
+            checkpoint=t["checkpoint"], dtype=t["dtype"], shape=tuple(t["shape"]), data=bytes.fromhex(t["data_hex"]),
+            team=team, token_idx=t["token_idx"], layer=t["layer"], stage=t["stage"], step=t["step"], rank=rank,
+            world_size=world_size, seq=len(lines) - 1, values=values, meta=meta_from_json(t["meta"])))
+        lines.append(encoded.jsonl)
+        frames.append(encoded.frame)
+    name = Path(knobs["ORCH_LOG_FILE"]).name
+    jsonl, binary = b"".join(lines), b"".join(frames)
+    return {
+        "summary": {name: jsonl},
+        "full": {name: binary},
+        "both": {name: jsonl, name + schema_gen.BOTH_MODE_SUFFIX: binary},
+    }[mode]
