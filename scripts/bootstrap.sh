@@ -47,6 +47,6 @@ if [ "$(cat "$stamp_file" 2>/dev/null)" != "$stamp_now" ] || ! $PY -c 'import or
   # Build requirements are installed into the venv so that rebuilds are
   # incremental (no isolated build env) and reuse .cache/skbuild.
   $PY -m pip install -q "scikit-build-core>=0.10" "pybind11>=2.12" "cmake>=3.18" ninja
-  $PY -m pip install -q --no-build-isolation -e ".[test]"
+  $PY -m pip install -q --no-build-isolation -e ".[test,e2e]"
   echo "$stamp_now" > "$stamp_file"
 fi

@@ -1,0 +1,56 @@
+"""Fixtures of the end-to-end example: the tiny model file, and each engine's
+logits for the default scenario (computed once per session).
+
+Fixtures that import torch or build llama.cpp are used by `slow` tests only.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from examples.numpy_engine.bugs import Bug
+from examples.numpy_engine.engine import NumpyQwen2Engine
+from examples.numpy_engine.model import load_model
+from examples.qwen2_tiny.make_model import make_tiny_model
+from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO
+
+# Engines that compute the same model in float32 must agree this closely on
+# every logit; docs/llama-cpp.md records the measured differences.
+AGREEMENT_ATOL = 1e-5
+
+
+@pytest.fixture(scope="session")
+def tiny_gguf(tmp_path_factory) -> Path:
+    return make_tiny_model(tmp_path_factory.mktemp("model") / "tiny-qwen2.gguf")
+
+
+def run_numpy_engine(gguf_path: Path, bugs: Bug = Bug.NONE, observe=None) -> np.ndarray:
+    return NumpyQwen2Engine(load_model(gguf_path, bugs), bugs, observe).run(DEFAULT_SCENARIO)
+
+
+@pytest.fixture(scope="session")
+def numpy_logits(tiny_gguf) -> np.ndarray:
+    return run_numpy_engine(tiny_gguf)
+
+
+@pytest.fixture(scope="session")
+def hf_logits(tiny_gguf) -> np.ndarray:
+    from examples.qwen2_tiny.run_hf import run_hf
+
+    return run_hf(tiny_gguf)
+
+
+@pytest.fixture(scope="session")
+def run_tokens_program() -> Path:
+    from examples.llama_cpp.run import build_run_tokens
+
+    return build_run_tokens(quiet=True)
+
+
+@pytest.fixture(scope="session")
+def llama_logits(tiny_gguf, run_tokens_program) -> np.ndarray:
+    from examples.llama_cpp.run import run_llama_cpp
+
+    return run_llama_cpp(tiny_gguf, program=run_tokens_program)
