@@ -34,7 +34,7 @@ class NumpyQwen2Engine:
         """One engine call over `call.tokens` at `call.positions`; returns their logits."""
         positions = np.asarray(call.positions)
         x = self._embed(np.asarray(call.tokens))
-        self._emit("inp_embd", None, call, x)
+        self._emit("embd", None, call, x)
         for layer in range(self.hp.n_layer):
             x = self._block(layer, x, positions, call)
         x = self._rms_norm(x, self.w["output_norm.weight"])
@@ -60,7 +60,7 @@ class NumpyQwen2Engine:
         up = h @ w("ffn_up.weight").T
         self._emit("ffn_up", layer, call, up)
         act = _silu(gate) * up
-        self._emit("ffn_gate_par", layer, call, act)
+        self._emit("ffn_swiglu", layer, call, act)
         ffn_out = act @ w("ffn_down.weight").T
         self._emit("ffn_out", layer, call, ffn_out)
         out = ffn_out + ffn_inp

@@ -10,11 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from examples.numpy_engine.bugs import Bug
-from examples.numpy_engine.engine import NumpyQwen2Engine
-from examples.numpy_engine.model import load_model
+from examples.numpy_engine.run import run_numpy_engine
 from examples.qwen2_tiny.make_model import make_tiny_model
-from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO
 
 # Engines that compute the same model in float32 must agree this closely on
 # every logit; docs/llama-cpp.md records the measured differences.
@@ -24,10 +21,6 @@ AGREEMENT_ATOL = 1e-5
 @pytest.fixture(scope="session")
 def tiny_gguf(tmp_path_factory) -> Path:
     return make_tiny_model(tmp_path_factory.mktemp("model") / "tiny-qwen2.gguf")
-
-
-def run_numpy_engine(gguf_path: Path, bugs: Bug = Bug.NONE, observe=None) -> np.ndarray:
-    return NumpyQwen2Engine(load_model(gguf_path, bugs), bugs, observe).run(DEFAULT_SCENARIO)
 
 
 @pytest.fixture(scope="session")

@@ -7,15 +7,11 @@ import numpy as np
 
 from examples.numpy_engine.engine import NumpyQwen2Engine
 from examples.numpy_engine.model import load_model
+from examples.numpy_engine.observe import AFTER_BLOCKS, BEFORE_BLOCKS, PER_BLOCK
 from examples.qwen2_tiny.config import TINY
 from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO, Scenario
-from tests.examples.conftest import run_numpy_engine
+from examples.numpy_engine.run import run_numpy_engine
 
-LAYER_STAGES = [
-    ("attn_norm", None), ("Qcur", "add"), ("Kcur", "add"), ("Vcur", "add"), ("Qcur", "rope"), ("Kcur", "rope"),
-    ("kq_soft_max", None), ("kqv_out", None), ("attn_out", None), ("ffn_inp", None), ("ffn_norm", None),
-    ("ffn_gate", None), ("ffn_up", None), ("ffn_gate_par", None), ("ffn_out", None), ("l_out", None),
-]
 
 
 class Recorder:
@@ -33,7 +29,7 @@ def test_logits_cover_every_position_in_float32(numpy_logits):
 
 def test_cached_decode_steps_match_one_pass_over_all_tokens(tiny_gguf, numpy_logits):
     everything_at_once = Scenario(prompt=DEFAULT_SCENARIO.prompt + DEFAULT_SCENARIO.decode, decode=())
-    np.testing.assert_allclose(run_numpy_engine_on(tiny_gguf, everything_at_once), numpy_logits, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(run_numpy_engine(tiny_gguf, everything_at_once), numpy_logits, rtol=0, atol=1e-5)
 
 
 def test_a_second_run_starts_from_an_empty_cache(tiny_gguf):
@@ -45,20 +41,21 @@ def test_observing_does_not_change_the_result(tiny_gguf, numpy_logits):
     assert np.array_equal(run_numpy_engine(tiny_gguf, observe=Recorder()), numpy_logits)
 
 
-def test_every_stage_of_every_layer_is_reported_once_per_token(tiny_gguf):
+def test_every_declared_stage_is_reported_in_order_once_per_token(tiny_gguf):
     recorder = Recorder()
     run_numpy_engine(tiny_gguf, observe=recorder)
     seen = Counter((checkpoint, stage, layer) for checkpoint, stage, layer, *_ in recorder.records)
-    expected = [("inp_embd", None, None), ("result_norm", None, None), ("result_output", None, None)]
-    expected += [(c, s, layer) for layer in range(TINY.n_layer) for c, s in LAYER_STAGES]
-    assert set(seen) == set(expected)
+    expected = [(c, s, None) for c, s in BEFORE_BLOCKS]
+    expected += [(c, s, layer) for layer in range(TINY.n_layer) for c, s in PER_BLOCK]
+    expected += [(c, s, None) for c, s in AFTER_BLOCKS]
+    assert list(seen) == expected
     assert all(count == DEFAULT_SCENARIO.n_positions for count in seen.values())
 
 
 def test_records_carry_the_position_and_the_step_of_their_token(tiny_gguf):
     recorder = Recorder()
     run_numpy_engine(tiny_gguf, observe=recorder)
-    steps = {token: step for c, _, _, token, step, _ in recorder.records if c == "inp_embd"}
+    steps = {token: step for c, _, _, token, step, _ in recorder.records if c == "embd"}
     n_prompt = len(DEFAULT_SCENARIO.prompt)
     assert steps == {p: 0 if p < n_prompt else p - n_prompt + 1 for p in range(DEFAULT_SCENARIO.n_positions)}
 
@@ -67,7 +64,7 @@ def test_shapes_are_per_token_and_heads_are_split_after_rope(tiny_gguf):
     recorder = Recorder()
     run_numpy_engine(tiny_gguf, observe=recorder)
     arrays = {(c, s): a for c, s, layer, token, _, a in recorder.records if token == 3 and layer in (0, None)}
-    assert arrays[("inp_embd", None)].shape == (TINY.n_embd,)
+    assert arrays[("embd", None)].shape == (TINY.n_embd,)
     assert arrays[("Kcur", "add")].shape == (TINY.n_embd_kv,)
     assert arrays[("Qcur", "rope")].shape == (TINY.n_head, TINY.head_dim)
     assert arrays[("result_output", None)].shape == (TINY.n_vocab,)
@@ -85,6 +82,3 @@ def test_attention_weights_span_the_calls_cache_and_mask_later_positions(tiny_gg
     # A decode step attends to everything cached so far, itself included.
     assert probs[n_prompt].shape == (TINY.n_head, n_prompt + 1)
 
-
-def run_numpy_engine_on(gguf_path, scenario: Scenario) -> np.ndarray:
-    return NumpyQwen2Engine(load_model(gguf_path)).run(scenario)

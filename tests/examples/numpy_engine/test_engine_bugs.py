@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from examples.numpy_engine.bugs import Bug
-from tests.examples.conftest import run_numpy_engine
+from examples.numpy_engine.run import run_numpy_engine
 from tests.examples.numpy_engine.test_engine import Recorder
 
 # (checkpoint, stage, layer, token_idx) of the first record that differs.
 FIRST_DIVERGENCE = {
-    Bug.TRANSPOSED_EMBEDDING: ("inp_embd", None, None, 0),
+    Bug.TRANSPOSED_EMBEDDING: ("embd", None, None, 0),
     Bug.NO_QKV_BIAS: ("Qcur", "add", 0, 0),
     # Position 0 rotates by zero, so token 0 is untouched everywhere.
     Bug.ROPE_K_PER_Q_HEAD: ("Kcur", "rope", 0, 1),
@@ -33,16 +33,16 @@ def _first_divergence(clean: Recorder, buggy: Recorder) -> tuple:
 def test_the_bug_first_shows_where_the_incident_did(tiny_gguf, bug):
     clean, buggy = Recorder(), Recorder()
     run_numpy_engine(tiny_gguf, observe=clean)
-    run_numpy_engine(tiny_gguf, bug, observe=buggy)
+    run_numpy_engine(tiny_gguf, bugs=bug, observe=buggy)
     assert _first_divergence(clean, buggy) == FIRST_DIVERGENCE[bug]
 
 
 @pytest.mark.parametrize("bug", list(FIRST_DIVERGENCE), ids=lambda b: b.name.lower())
 def test_the_bug_moves_the_logits_far_beyond_float32_noise(tiny_gguf, numpy_logits, bug):
-    assert np.abs(run_numpy_engine(tiny_gguf, bug) - numpy_logits).max() > 1e-3
+    assert np.abs(run_numpy_engine(tiny_gguf, bugs=bug) - numpy_logits).max() > 1e-3
 
 
 def test_the_rope_bug_leaves_the_first_position_bit_identical(tiny_gguf, numpy_logits):
-    logits = run_numpy_engine(tiny_gguf, Bug.ROPE_K_PER_Q_HEAD)
+    logits = run_numpy_engine(tiny_gguf, bugs=Bug.ROPE_K_PER_Q_HEAD)
     assert np.array_equal(logits[0], numpy_logits[0])
     assert not np.array_equal(logits[1], numpy_logits[1])
