@@ -2,7 +2,8 @@
 # Make a fresh machine ready to build and test orchlog; cheap when it already is.
 #   - Debian packages (compilers, CMake, Ninja, GoogleTest) via apt-get when missing
 #   - Rust's rustfmt/clippy components when rustup is there
-#   - .venv with orchlog installed editable (native extension built by CMake),
+#   - .venv with orchlog installed editable (native extension built by CMake)
+#     with the test and e2e extras (pytest; torch, transformers, gguf for examples/),
 #     reinstalled only when the build inputs change
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -178,6 +178,15 @@ _NINJA_STEP = re.compile(r"^\[(\d+)/(\d+)\]")
 _MAKE_PERCENT = re.compile(r"^\[\s*(\d+)%\]")
 
 
+def _build_progress(line: str) -> tuple[int, int] | None:
+    """(done, total) from one line of build output, or None when the line has none."""
+    if step := _NINJA_STEP.match(line):
+        return int(step[1]), int(step[2])
+    if percent := _MAKE_PERCENT.match(line):
+        return int(percent[1]), 100
+    return None
+
+
 def _cmake_build(source: Path, work: Path, jobs: int, quiet: bool) -> None:
     build, install, log_path = work / "build", work / "install", work / "build.log"
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []
@@ -187,11 +196,9 @@ def _cmake_build(source: Path, work: Path, jobs: int, quiet: bool) -> None:
                      f"-DCMAKE_INSTALL_PREFIX={install}"], log, log_path)
         with Progress(f"llama.cpp: building with -j{jobs}", quiet=quiet, unit=" steps") as progress:
             def on_line(line: str) -> None:
-                step, percent = _NINJA_STEP.match(line), _MAKE_PERCENT.match(line)
-                done, total = (int(step[1]), int(step[2])) if step else (int(percent[1]), 100) if percent else (0, 0)
-                if total:
-                    progress.total = total
-                    progress.advance(done - progress.done)
+                if found := _build_progress(line):
+                    progress.total = found[1]
+                    progress.advance(found[0] - progress.done)
             _run_logged(["cmake", "--build", str(build), "--parallel", str(jobs)], log, log_path, on_line)
         _run_logged(["cmake", "--install", str(build)], log, log_path)
     _say(quiet, f"installed into {install}")
@@ -208,7 +215,6 @@ def _run_logged(cmd: list[str], log, log_path: Path, on_line=None) -> None:
         if on_line:
             on_line(line)
     if proc.wait() != 0:
-        log.flush()
         tail = "".join(log_path.read_text(errors="replace").splitlines(keepends=True)[-30:])
         raise BuildError(f"`{' '.join(cmd[:3])} ...` failed (exit {proc.returncode}); "
                          f"full log: {log_path}\n{tail}")

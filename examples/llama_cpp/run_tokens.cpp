@@ -37,9 +37,11 @@ struct Options {
 };
 
 // What the eval callback sees: the step being evaluated (0 = the prompt pass,
-// then one per decode call) and where to list the graph's tensors.
+// then one per decode call), the position of the step's first token (token i
+// of a graph tensor is at first_position + i), and where to list the tensors.
 struct EvalState {
     int step = 0;
+    int first_position = 0;
     FILE *graph_names = nullptr;
 };
 
@@ -195,7 +197,8 @@ int main(int argc, char **argv) {
     bool ok = decode(ctx, opt.prompt, 0, n_vocab, logits);
     for (size_t i = 0; ok && i < opt.decode.size(); ++i) {
         state.step = static_cast<int>(i) + 1;
-        ok = decode(ctx, {opt.decode[i]}, static_cast<int>(opt.prompt.size() + i), n_vocab, logits);
+        state.first_position = static_cast<int>(opt.prompt.size() + i);
+        ok = decode(ctx, {opt.decode[i]}, state.first_position, n_vocab, logits);
     }
     if (!ok) std::fprintf(stderr, "run_tokens: llama_decode failed at step %d\n", state.step);
     if (ok && !write_npy(opt.logits_path, logits, n_positions, static_cast<size_t>(n_vocab))) {

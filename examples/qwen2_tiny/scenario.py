@@ -32,6 +32,10 @@ class Scenario:
     def n_positions(self) -> int:
         return len(self.prompt) + len(self.decode)
 
+    def as_one_pass(self) -> "Scenario":
+        """The same tokens in a single prompt pass: what cached decode steps must reproduce."""
+        return Scenario(prompt=self.prompt + self.decode, decode=())
+
     def calls(self) -> Iterator[ForwardCall]:
         yield ForwardCall(step=0, first_position=0, tokens=self.prompt)
         for i, token in enumerate(self.decode):

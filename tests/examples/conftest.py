@@ -11,11 +11,20 @@ import numpy as np
 import pytest
 
 from examples.numpy_engine.run import run_numpy_engine
+from examples.qwen2_tiny.config import TINY
 from examples.qwen2_tiny.make_model import make_tiny_model
+from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO
 
 # Engines that compute the same model in float32 must agree this closely on
 # every logit; docs/llama-cpp.md records the measured differences.
 AGREEMENT_ATOL = 1e-5
+
+
+def assert_logits_of_every_position(logits: np.ndarray) -> None:
+    """What every engine's run returns for the default scenario."""
+    assert logits.shape == (DEFAULT_SCENARIO.n_positions, TINY.n_vocab)
+    assert logits.dtype == np.float32
+    assert np.isfinite(logits).all()
 
 
 @pytest.fixture(scope="session")

@@ -49,3 +49,9 @@ def test_a_finished_build_is_returned_at_once_and_quietly_when_piped(repo_root):
     assert time.monotonic() - started < 10
     assert proc.stdout.strip() == str(prefix)
     assert proc.stderr == ""
+
+
+def test_progress_is_read_from_ninja_and_make_lines_and_nothing_else():
+    assert build._build_progress("[12/83] Building C object ggml/src/ggml.c.o\n") == (12, 83)
+    assert build._build_progress("[ 42%] Building CXX object src/llama.cpp.o\n") == (42, 100)
+    assert build._build_progress("-- Configuring done\n") is None

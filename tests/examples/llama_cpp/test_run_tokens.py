@@ -8,7 +8,8 @@ import pytest
 from examples.llama_cpp.run import read_graph_names, run_llama_cpp
 from examples.numpy_engine.observe import AFTER_BLOCKS, BEFORE_BLOCKS, PER_BLOCK
 from examples.qwen2_tiny.config import TINY
-from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO, Scenario
+from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO
+from tests.examples.conftest import AGREEMENT_ATOL, assert_logits_of_every_position
 
 pytestmark = pytest.mark.slow  # builds llama.cpp (cached)
 
@@ -21,9 +22,7 @@ def graph(tiny_gguf, run_tokens_program, tmp_path_factory):
 
 
 def test_logits_cover_every_position_in_float32(llama_logits):
-    assert llama_logits.shape == (DEFAULT_SCENARIO.n_positions, TINY.n_vocab)
-    assert llama_logits.dtype == np.float32
-    assert np.isfinite(llama_logits).all()
+    assert_logits_of_every_position(llama_logits)
 
 
 def test_two_runs_give_bit_identical_logits(tiny_gguf, run_tokens_program, llama_logits):
@@ -31,9 +30,8 @@ def test_two_runs_give_bit_identical_logits(tiny_gguf, run_tokens_program, llama
 
 
 def test_cached_decode_steps_match_one_pass_over_all_tokens(tiny_gguf, run_tokens_program, llama_logits):
-    everything_at_once = Scenario(prompt=DEFAULT_SCENARIO.prompt + DEFAULT_SCENARIO.decode, decode=())
-    logits = run_llama_cpp(tiny_gguf, everything_at_once, program=run_tokens_program)
-    np.testing.assert_allclose(logits, llama_logits, rtol=0, atol=1e-5)
+    logits = run_llama_cpp(tiny_gguf, DEFAULT_SCENARIO.as_one_pass(), program=run_tokens_program)
+    np.testing.assert_allclose(logits, llama_logits, rtol=0, atol=AGREEMENT_ATOL)
 
 
 def test_the_eval_callback_sees_one_graph_per_step_with_all_tokens_of_the_step(graph):

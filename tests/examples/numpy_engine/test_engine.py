@@ -8,9 +8,10 @@ import numpy as np
 from examples.numpy_engine.engine import NumpyQwen2Engine
 from examples.numpy_engine.model import load_model
 from examples.numpy_engine.observe import AFTER_BLOCKS, BEFORE_BLOCKS, PER_BLOCK
-from examples.qwen2_tiny.config import TINY
-from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO, Scenario
 from examples.numpy_engine.run import run_numpy_engine
+from examples.qwen2_tiny.config import TINY
+from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO
+from tests.examples.conftest import AGREEMENT_ATOL, assert_logits_of_every_position
 
 
 
@@ -23,13 +24,12 @@ class Recorder:
 
 
 def test_logits_cover_every_position_in_float32(numpy_logits):
-    assert numpy_logits.shape == (DEFAULT_SCENARIO.n_positions, TINY.n_vocab)
-    assert numpy_logits.dtype == np.float32
+    assert_logits_of_every_position(numpy_logits)
 
 
 def test_cached_decode_steps_match_one_pass_over_all_tokens(tiny_gguf, numpy_logits):
-    everything_at_once = Scenario(prompt=DEFAULT_SCENARIO.prompt + DEFAULT_SCENARIO.decode, decode=())
-    np.testing.assert_allclose(run_numpy_engine(tiny_gguf, everything_at_once), numpy_logits, rtol=0, atol=1e-5)
+    logits = run_numpy_engine(tiny_gguf, DEFAULT_SCENARIO.as_one_pass())
+    np.testing.assert_allclose(logits, numpy_logits, rtol=0, atol=AGREEMENT_ATOL)
 
 
 def test_a_second_run_starts_from_an_empty_cache(tiny_gguf):

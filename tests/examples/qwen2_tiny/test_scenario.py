@@ -20,3 +20,8 @@ def test_default_tokens_are_distinct_and_within_the_vocabulary():
     assert len(set(tokens)) == len(tokens)
     assert all(0 <= t < TINY.n_vocab for t in tokens)
     assert DEFAULT_SCENARIO.n_positions <= TINY.n_ctx
+
+
+def test_as_one_pass_keeps_the_tokens_and_drops_the_decode_steps():
+    one_pass = Scenario(prompt=(5, 6), decode=(7,)).as_one_pass()
+    assert [call.tokens for call in one_pass.calls()] == [(5, 6, 7)]
