@@ -2,7 +2,8 @@
 # Make a fresh machine ready to build and test orchlog; cheap when it already is.
 #   - Debian packages (compilers, CMake, Ninja, GoogleTest) via apt-get when missing
 #   - Rust's rustfmt/clippy components when rustup is there
-#   - .venv with orchlog installed editable (native extension built by CMake),
+#   - .venv with orchlog installed editable (native extension built by CMake)
+#     with the test and e2e extras (pytest; torch, transformers, gguf for examples/),
 #     reinstalled only when the build inputs change
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,6 +57,6 @@ if [ "$(cat "$stamp_file" 2>/dev/null)" != "$stamp_now" ] || ! $PY -c 'import or
   # Build requirements are installed into the venv so that rebuilds are
   # incremental (no isolated build env) and reuse .cache/skbuild.
   $PY -m pip install -q "scikit-build-core>=0.10" "pybind11>=2.12" "cmake>=3.18" ninja
-  $PY -m pip install -q --no-build-isolation -e ".[test]"
+  $PY -m pip install -q --no-build-isolation -e ".[test,e2e]"
   echo "$stamp_now" > "$stamp_file"
 fi

@@ -1,0 +1,43 @@
+"""Bugs the NumPy engine can be told to have, each one seen in a real Qwen2 port.
+
+They combine as flags (`Bug.NO_QKV_BIAS | Bug.ROPE_K_PER_Q_HEAD`); `Bug.NONE`
+is the clean engine that agrees with llama.cpp and HF transformers.
+"""
+from __future__ import annotations
+
+import enum
+
+
+class Bug(enum.Flag):
+    NONE = 0
+    # The embedding lookup indexes token_embd as if it were stored
+    # [n_embd][n_vocab] (`table[dim * n_vocab + token]`), when GGUF keeps one
+    # row of n_embd values per token. Every embedding is garbage from token 0.
+    TRANSPOSED_EMBEDDING = enum.auto()
+    # attn_q/attn_k/attn_v biases are never added. Qwen2 is one of the few
+    # Llama-like models with QKV biases, and a Llama port does not have them.
+    NO_QKV_BIAS = enum.auto()
+    # RoPE is applied inside the loop over Q heads, rotating the K head that
+    # each Q head shares (grouped-query attention): every K head is rotated
+    # n_head / n_head_kv times. Position 0 rotates by zero, so the first token
+    # is untouched and the damage starts at the second.
+    ROPE_K_PER_Q_HEAD = enum.auto()
+    # The RMSNorm epsilon is read from `llama.attention.layer_norm_rms_epsilon`,
+    # absent from a qwen2 GGUF (its key is `qwen2.attention...`), and silently
+    # defaults to 0.
+    EPS_FROM_WRONG_KEY = enum.auto()
+
+    @classmethod
+    def parse(cls, names: str) -> "Bug":
+        """`"no_qkv_bias,rope_k_per_q_head"` -> the combined flag; `""` or `"none"` -> NONE."""
+        bugs = cls.NONE
+        for name in filter(None, (part.strip() for part in names.split(","))):
+            try:
+                bugs |= cls[name.upper()]
+            except KeyError:
+                known = ", ".join(b.name.lower() for b in cls if b.name != "NONE")
+                raise ValueError(f"unknown bug {name!r}; known: {known}") from None
+        return bugs
+
+
+ALL_BUGS = tuple(bug for bug in Bug if bug is not Bug.NONE)
