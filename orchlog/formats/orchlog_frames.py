@@ -6,7 +6,10 @@ multi-gigabyte trace costs what its metadata costs.
 """
 from __future__ import annotations
 
+import os
 import struct
+import threading
+import weakref
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
@@ -149,21 +152,56 @@ def _find_next_frame(f: BinaryIO, start: int) -> int | None:
         base += len(buf) - len(carry)
 
 
-def _loader(path: str, gz: bool, offset: int, length: int):
-    def load() -> bytes:
-        with open_binary(Path(path)) if gz else open(path, "rb") as f:
-            f.seek(offset)
-            data = f.read(length)
+def _pread(fd: int, offset: int, length: int) -> bytes:
+    """Up to `length` bytes at `offset`; one call returns at most about 2 GiB on Linux."""
+    data = os.pread(fd, length, offset)
+    while 0 < len(data) < length:
+        more = os.pread(fd, length - len(data), offset + len(data))
+        if not more:
+            break
+        data += more
+    return data
+
+
+class _TensorBytes:
+    """Reads tensor bytes out of one stream file through a single handle opened on first use.
+
+    Plain files are read with os.pread, which neither moves a shared file
+    position nor needs a lock, so loaders stay cheap and thread-safe (pack
+    reads every tensor, and opening the file once per record used to cost
+    more than small tensors themselves). A gzip stream can only seek by
+    decompressing, so it keeps one handle and moves forward from where the
+    last read ended: reading tensors in file order costs one decompression.
+    """
+
+    def __init__(self, path: str, gz: bool) -> None:
+        self.path = path
+        self.gz = gz
+        self._file: BinaryIO | None = None
+        self._lock = threading.Lock()
+
+    def read(self, offset: int, length: int) -> bytes:
+        with self._lock:
+            if self._file is None:
+                self._file = open_binary(Path(self.path))
+                weakref.finalize(self, self._file.close)
+            if self.gz:
+                self._file.seek(offset)
+                data = self._file.read(length)
+        if not self.gz:
+            data = _pread(self._file.fileno(), offset, length)
         if len(data) != length:
-            raise OSError(f"{path}: tensor at byte {offset} is cut short ({len(data)} of {length} bytes)")
+            raise OSError(f"{self.path}: tensor at byte {offset} is cut short ({len(data)} of {length} bytes)")
         return data
 
-    return load
+    def loader(self, offset: int, length: int):
+        return lambda: self.read(offset, length)
 
 
 def _records(trace: Trace) -> Iterator[TraceRecord]:
     path = Path(trace.path)
     gz = is_gzip(path)
+    tensors = _TensorBytes(trace.path, gz)
     with open_binary(path) as f:
         dec = _Decoder(f, None if gz else path.stat().st_size)
         while True:
@@ -200,7 +238,7 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
                 continue
             if isinstance(data, tuple):
                 _, offset, length = data
-                rec.loader = _loader(trace.path, gz, offset, length)
+                rec.loader = tensors.loader(offset, length)
             elif isinstance(data, bytes):
                 rec.loader = (lambda b=data: b)
             yield rec
