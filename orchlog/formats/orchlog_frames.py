@@ -101,7 +101,8 @@ class _Decoder:
                     grid = np.frombuffer(raw, dtype=np.uint8).reshape(n, width)
                     if (grid[:, 0] == first[0]).all():
                         body = np.ascontiguousarray(grid[:, 1:])
-                        return body.view(">f4" if width == 5 else ">f8").reshape(n).astype(np.float64)
+                        with np.errstate(invalid="ignore"):  # widening a signalling NaN is not an error
+                            return body.view(">f4" if width == 5 else ">f8").reshape(n).astype(np.float64)
                 self.f.seek(pos)
         return [self.value() for _ in range(n)]
 
@@ -152,15 +153,15 @@ def _find_next_frame(f: BinaryIO, start: int) -> int | None:
         base += len(buf) - len(carry)
 
 
-def _pread(fd: int, offset: int, length: int) -> bytes:
-    """Up to `length` bytes at `offset`; one call returns at most about 2 GiB on Linux."""
-    data = os.pread(fd, length, offset)
-    while 0 < len(data) < length:
-        more = os.pread(fd, length - len(data), offset + len(data))
-        if not more:
+def _preadinto(fd: int, offset: int, buffer: memoryview) -> int:
+    """Fill buffer from offset; one call moves at most about 2 GiB on Linux. Returns the bytes read."""
+    done = 0
+    while done < len(buffer):
+        got = os.preadv(fd, [buffer[done:]], offset + done)
+        if not got:
             break
-        data += more
-    return data
+        done += got
+    return done
 
 
 class _TensorBytes:
@@ -180,22 +181,40 @@ class _TensorBytes:
         self._file: BinaryIO | None = None
         self._lock = threading.Lock()
 
-    def read(self, offset: int, length: int) -> bytes:
+    def read(self, offset: int, length: int) -> memoryview:
+        data = memoryview(bytearray(length))
+        self.readinto(offset, data)
+        return data.toreadonly()
+
+    def readinto(self, offset: int, buffer: memoryview) -> None:
+        """Fill buffer with the bytes at offset; OSError when the file ends first."""
         with self._lock:
             if self._file is None:
                 self._file = open_binary(Path(self.path))
                 weakref.finalize(self, self._file.close)
             if self.gz:
                 self._file.seek(offset)
-                data = self._file.read(length)
+                got = self._file.readinto(buffer)
         if not self.gz:
-            data = _pread(self._file.fileno(), offset, length)
-        if len(data) != length:
-            raise OSError(f"{self.path}: tensor at byte {offset} is cut short ({len(data)} of {length} bytes)")
-        return data
+            got = _preadinto(self._file.fileno(), offset, buffer)
+        if got != len(buffer):
+            raise OSError(f"{self.path}: tensor at byte {offset} is cut short ({got} of {len(buffer)} bytes)")
 
-    def loader(self, offset: int, length: int):
-        return lambda: self.read(offset, length)
+    def loader(self, offset: int, length: int) -> "_TensorLoader":
+        return _TensorLoader(self, offset, length)
+
+
+class _TensorLoader:
+    """A record's loader: call it for the bytes, or `readinto` a buffer of `nbytes` (pack does)."""
+
+    def __init__(self, source: _TensorBytes, offset: int, nbytes: int) -> None:
+        self.source, self.offset, self.nbytes = source, offset, nbytes
+
+    def __call__(self) -> memoryview:
+        return self.source.read(self.offset, self.nbytes)
+
+    def readinto(self, buffer: memoryview) -> None:
+        self.source.readinto(self.offset, buffer)
 
 
 def _records(trace: Trace) -> Iterator[TraceRecord]:

@@ -140,16 +140,16 @@ def _report_new(trace: Trace, seen: int, problem: Callable[[Location | None, str
 
 def _pack_record(rec: TraceRecord, writer: Writer, result: PackResult,
                  problem: Callable[[Location | None, str], None]) -> None:
-    data = None
+    data, reserved = None, False
     if rec.has_data:
         try:
-            data = rec.raw_bytes()
+            data, reserved = _read_tensor(rec, writer)
         except OSError as exc:
             problem(rec.location, f"tensor bytes unreadable ({exc}); row written without them")
-        if data is not None:
-            _verify(rec, data, problem)
+        for message in tensor_problems(rec, data) if data is not None else []:
+            problem(rec.location, f"{message}; written as found")
     try:
-        writer.append(_fields(rec, data))
+        writer.append(_fields(rec, data), reserved=reserved)
     except (ValueError, TypeError, KeyError) as exc:
         problem(rec.location, f"cannot pack this record ({exc}); skipped")
         return
@@ -159,16 +159,27 @@ def _pack_record(rec: TraceRecord, writer: Writer, result: PackResult,
         result.tensor_bytes += len(data)
 
 
-def _verify(rec: TraceRecord, data: Any, problem: Callable[[Location | None, str], None]) -> None:
+def _read_tensor(rec: TraceRecord, writer: Writer) -> tuple[Any, bool]:
+    """The tensor bytes, read straight into the row group when the loader can (binary streams can)."""
+    readinto, nbytes = getattr(rec.loader, "readinto", None), getattr(rec.loader, "nbytes", None)
+    if readinto is None or nbytes is None:
+        return rec.raw_bytes(), False
+    room = writer.reserve(nbytes)
+    readinto(room)
+    return room, True
+
+
+def tensor_problems(rec: TraceRecord, data: Any) -> list[str]:
+    """What is wrong with a record's tensor bytes: a length its shape does not give, a blake3 they do not hash to."""
+    problems = []
     size = schema_gen.DTYPE_SIZES.get(rec.dtype or "")
     if size is not None and rec.numel is not None and len(data) != rec.numel * size:
-        problem(rec.location, f"tensor has {len(data)} bytes, but {rec.numel} {rec.dtype} elements "
-                f"need {rec.numel * size}; written as found")
+        problems.append(f"tensor has {len(data)} bytes, but {rec.numel} {rec.dtype} elements need {rec.numel * size}")
     if rec.blake3 is not None:
         actual = blake3.blake3(data).hexdigest()
         if actual != rec.blake3:
-            problem(rec.location, f"blake3 mismatch: the record says {rec.blake3}, its {len(data)} bytes hash to "
-                    f"{actual}; written as found")
+            problems.append(f"blake3 mismatch: the record says {rec.blake3}, its {len(data)} bytes hash to {actual}")
+    return problems
 
 
 def _fields(rec: TraceRecord, data: Any) -> dict[str, Any]:

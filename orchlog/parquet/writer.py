@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import atexit
 import os
+import queue
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
@@ -39,19 +41,73 @@ _NUMPY_DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float6
 
 
 class RowGroupSink:
-    """pyarrow's ParquetWriter with orchlog's column settings; each table written is one row group."""
+    """pyarrow's ParquetWriter with orchlog's column settings; each table written is one row group.
 
-    def __init__(self, path: str | os.PathLike[str], headers: list[Mapping[str, Any]],
+    A table is compressed and written by a thread while the caller gathers the
+    next one: pyarrow releases the GIL while it writes, so reading, hashing and
+    compressing overlap. One row group at most is in flight, which keeps memory
+    bounded; an error in the thread is raised by the next call. The thread lives
+    as long as the sink (one thread per row group made the allocator keep a heap
+    per thread: tens of MiB more).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], headers: Sequence[Mapping[str, Any]],
                  codec: str = DEFAULT_CODEC, level: int | None = DEFAULT_LEVEL) -> None:
         self.path = Path(path)
         self.headers = list(headers)
         self._written_headers = len(self.headers)
         self._writer = pq.ParquetWriter(str(path), schema_with_headers(self.headers), **writer_options(codec, level))
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._idle = threading.Event()
+        self._idle.set()
+        self._error: BaseException | None = None
+        self.accepted: object = None  # the tag of the last table handed to the thread
 
-    def write(self, table) -> None:
-        self._writer.write_table(table, row_group_size=max(1, table.num_rows))
+    def write(self, table, tag: object = None) -> None:
+        """Hand one row group to the writer thread, after the one in flight is written."""
+        self.wait()
+        if self._thread is None:
+            self._thread = threading.Thread(target=_write_queued, args=(self._queue,), daemon=True,
+                                            name="orchlog-parquet-writer")
+            self._thread.start()
+            weakref.finalize(self, self._queue.put, None)  # a sink dropped unclosed still ends its thread
+        self._idle.clear()
+        # Python raises a pending Ctrl-C only after a call returns, and the put is the last
+        # call here: `accepted` is then never set for a table not handed over, nor left
+        # unset for one that was.
+        self.accepted = tag
+        self._queue.put((self, table))
+
+    def _write_in_background(self, table) -> None:
+        try:
+            self._writer.write_table(table, row_group_size=max(1, table.num_rows))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread by wait()
+            self._error = exc
+        finally:
+            self._idle.set()
+
+    def wait(self) -> None:
+        """Until the row group in flight is written; its error, if any, is raised here."""
+        self._idle.wait()
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
 
     def close(self) -> None:
+        """Finish the row group in flight and write the footer, even through Ctrl-C (then re-raised)."""
+        interrupted = False
+        try:
+            interrupted |= _despite_interrupts(self.wait)
+        finally:
+            interrupted |= _despite_interrupts(self._close_file)
+            if self._thread is not None:
+                self._queue.put(None)
+                interrupted |= _despite_interrupts(self._thread.join)
+        if interrupted:
+            raise KeyboardInterrupt
+
+    def _close_file(self) -> None:
         if not self._writer.is_open:
             return
         if len(self.headers) != self._written_headers:
@@ -59,6 +115,32 @@ class RowGroupSink:
             # still reach the footer; orchlog's reader reads this key from there.
             self._writer.add_key_value_metadata({HEADERS_KEY: headers_json(self.headers)})
         self._writer.close()
+
+
+def _write_queued(jobs: queue.SimpleQueue) -> None:
+    """The writer thread: (sink, table) jobs until None. It keeps no reference between jobs."""
+    while True:
+        job = jobs.get()
+        if job is None:
+            return
+        sink, table = job
+        del job
+        sink._write_in_background(table)
+        del sink, table
+
+
+def _despite_interrupts(step) -> bool:
+    """Run step to completion, starting again after each Ctrl-C; whether there was one.
+
+    A file without its footer is lost, so closing must not stop half-way.
+    """
+    interrupted = False
+    while True:
+        try:
+            step()
+            return interrupted
+        except KeyboardInterrupt:
+            interrupted = True
 
 
 class Writer:
@@ -84,7 +166,7 @@ class Writer:
         self.team, self.rank, self.world_size, self.values = team, rank, world_size, values
         self.row_group_bytes = row_group_bytes
         self.rows = 0  # rows handed to the writer, the next `seq`
-        self._batch = RowBatch()
+        self._batch = RowBatch(capacity=row_group_bytes)
         self._lock = threading.RLock()
         self._sink: RowGroupSink | None = RowGroupSink(path, headers, codec, level)
 
@@ -102,9 +184,9 @@ class Writer:
             raise ValueError(f"cannot log a {arr.dtype} tensor; convert it to one of {', '.join(_NUMPY_DTYPES)}")
         if arr.dtype.byteorder == ">":
             arr = arr.astype(arr.dtype.newbyteorder("<"))
-        # A copy: the caller may reuse its buffer as soon as log returns, and the row waits for its row group.
+        # The row group keeps a copy of the bytes (append makes it), so the caller may reuse its buffer.
         self.write_record(RecordInput(
-            checkpoint=checkpoint, dtype=schema_dtype, shape=arr.shape, data=arr.tobytes(),
+            checkpoint=checkpoint, dtype=schema_dtype, shape=arr.shape, data=memoryview(arr.reshape(-1).view(np.uint8)),
             team=self.team, token_idx=token_idx, layer=layer, stage=stage, step=step, rank=self.rank,
             world_size=self.world_size, values=self.values, meta=dict(meta or {})))
 
@@ -112,18 +194,33 @@ class Writer:
         """Compute a record's fields by the canonical rules and add it as a row; `seq` is the writer's."""
         self.append(record_values(record), assign_seq=True)
 
-    def append(self, fields: Mapping[str, Any], assign_seq: bool = False) -> None:
-        """Add a row whose field values are complete (stats, blake3 and all)."""
+    def append(self, fields: Mapping[str, Any], assign_seq: bool = False, reserved: bool = False) -> None:
+        """Add a row whose field values are complete (stats, blake3 and all).
+
+        `reserved`: the tensor bytes were written into the room `reserve` gave.
+        """
         with self._lock:
             if self._sink is None:
                 raise ValueError(f"{self.path} is closed")
             if assign_seq:
                 # Under the lock, so that seq is also the order of the rows in the file.
                 fields = {**fields, "seq": self.rows}
-            self._batch.append(fields)
+            if not reserved and fields["data"] is not None:
+                self._make_room(memoryview(fields["data"]).nbytes)
+            self._batch.append(fields, reserved)
             self.rows += 1
             if self._batch.nbytes >= self.row_group_bytes or len(self._batch) >= MAX_ROWS_PER_GROUP:
                 self.flush()
+
+    def reserve(self, nbytes: int) -> memoryview:
+        """Room in the row group being gathered for the next row's tensor bytes (saves pack a copy)."""
+        with self._lock:
+            self._make_room(nbytes)
+            return self._batch.reserve(nbytes)
+
+    def _make_room(self, nbytes: int) -> None:
+        if not self._batch.has_room(nbytes):
+            self.flush()
 
     def add_header(self, header: Mapping[str, Any]) -> None:
         """Another run header for the footer (pack meets one per input)."""
@@ -134,8 +231,16 @@ class Writer:
     def flush(self) -> None:
         """Write the buffered rows as a row group now."""
         with self._lock:
-            if self._sink is not None and len(self._batch):
-                self._sink.write(self._batch.take_table())
+            if self._sink is None or not len(self._batch):
+                return
+            # Wait for the row group in flight first: a Ctrl-C while waiting leaves these
+            # rows in the batch, for close to write. One that lands after the sink took
+            # them but before the batch is cleared must not write them twice: the sink
+            # remembers which batch it took.
+            self._sink.wait()
+            if self._sink.accepted != self._batch.generation:
+                self._sink.write(self._batch.table(), self._batch.generation)
+            self._batch.clear()
 
     # ------------------------------------------------------------------ closing
 
@@ -144,7 +249,7 @@ class Writer:
         return self._sink is None
 
     def close(self) -> None:
-        """Write the buffered rows and the footer. Safe to call again; a Ctrl-C meanwhile waits its turn."""
+        """Write the buffered rows and the footer. Safe to call again."""
         with self._lock:
             try:
                 self.flush()
@@ -152,26 +257,13 @@ class Writer:
                 sink, self._sink = self._sink, None
                 if sink is not None:
                     atexit.unregister(self.close)
-                    _close_despite_interrupts(sink)
+                    sink.close()
 
     def __enter__(self) -> "Writer":
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _close_despite_interrupts(sink: RowGroupSink) -> None:
-    """Close the sink even when Ctrl-C arrives during close: a file without its footer is lost."""
-    interrupted = False
-    while True:
-        try:
-            sink.close()
-            break
-        except KeyboardInterrupt:
-            interrupted = True
-    if interrupted:
-        raise KeyboardInterrupt
 
 
 def open_writer(path: str | os.PathLike[str], **options: Any) -> Writer:
