@@ -25,6 +25,7 @@ from orchlog import schema_gen
 from orchlog.encoding import stats as canonical_stats
 from orchlog.encoding.record import numel as shape_numel
 from orchlog.errors import OrchlogError
+from orchlog.parquet import schema
 from orchlog.parquet.schema import DEFAULT_CODEC, DEFAULT_LEVEL, DEFAULT_ROW_GROUP_BYTES
 from orchlog.parquet.writer import Writer
 from orchlog.reader import open_trace
@@ -141,7 +142,11 @@ def _report_new(trace: Trace, seen: int, problem: Callable[[Location | None, str
 def _pack_record(rec: TraceRecord, writer: Writer, result: PackResult,
                  problem: Callable[[Location | None, str], None]) -> None:
     data, reserved = None, False
-    if rec.has_data:
+    nbytes = getattr(rec.loader, "nbytes", None)
+    if nbytes is not None and nbytes > schema.MAX_TENSOR_BYTES:
+        problem(rec.location, f"a tensor of {nbytes:,} bytes is more than one Parquet value can hold; "
+                "row written without it")
+    elif rec.has_data:
         try:
             data, reserved = _read_tensor(rec, writer)
         except OSError as exc:

@@ -17,6 +17,7 @@ import pyarrow as pa
 
 from orchlog.encoding.record import json_scalar
 from orchlog.encoding.text import sort_key
+from orchlog.parquet import schema
 from orchlog.parquet.schema import ARROW_SCHEMA, DATA_COLUMN, STATS_COLUMNS
 
 _NESTED = ("shape", "values", "meta", DATA_COLUMN)
@@ -91,6 +92,9 @@ class RowBatch:
         meta = fields["meta"] or {}
         data = fields[DATA_COLUMN]
         length = 0 if data is None else memoryview(data).nbytes
+        if length > schema.MAX_TENSOR_BYTES:
+            raise ValueError(f"a tensor of {length:,} bytes is more than one Parquet value can hold "
+                             f"({schema.MAX_TENSOR_BYTES:,})")
         if data is not None and not reserved:
             self.reserve(length)[:] = memoryview(data).cast("B")
         self._rows.append(_Row(plain, np.asarray(fields["shape"], dtype=np.int64).reshape(-1), values,

@@ -46,6 +46,8 @@ CODECS = ("zstd", "lz4", "snappy", "gzip", "none")
 DEFAULT_ROW_GROUP_BYTES = 32 << 20
 # Summaries without data are tiny; this bounds a row group of them all the same.
 MAX_ROWS_PER_GROUP = 65536
+# Parquet stores a binary value's length and its page's size as 32-bit signed integers.
+MAX_TENSOR_BYTES = 2**31 - 1 - 64 * 1024
 
 SCHEMA_VERSION_KEY = schema_gen.PARQUET_SCHEMA_VERSION_KEY
 HEADERS_KEY = schema_gen.PARQUET_HEADERS_KEY

@@ -95,3 +95,15 @@ def test_bad_paths_are_refused_before_anything_is_written(tmp_path):
     with pytest.raises(OrchlogError, match="does not exist"):
         pack([tmp_path / "nope.bin"], tmp_path / "out.parquet")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["r0.bin"]
+
+
+def test_parquet_traces_pack_too_so_ranks_packed_apart_can_be_merged(tmp_path):
+    parts = []
+    for r in (0, 1):
+        parts.append(tmp_path / f"r{r}.parquet")
+        pack([write_frames(tmp_path / f"r{r}.bin", _rank_records(r), header(rank=r))], parts[-1])
+    result = pack(parts, tmp_path / "merged.parquet")
+    assert result and result.tensors == 12
+    merged = list(read(tmp_path / "merged.parquet"))
+    assert [r.rank for r in merged] == [0] * 6 + [1] * 6
+    assert all(blake3.blake3(r.raw_bytes()).hexdigest() == r.blake3 for r in merged)

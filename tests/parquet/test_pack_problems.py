@@ -6,7 +6,7 @@ import pytest
 
 from orchlog.encoding.record import encode_record
 from orchlog.errors import OrchlogError
-from orchlog.parquet import pack, read
+from orchlog.parquet import pack, read, schema
 from tests.tracegen import record, write_frames
 
 
@@ -82,3 +82,14 @@ def test_a_previous_output_survives_a_failed_strict_pack(tmp_path):
     with pytest.raises(OrchlogError):
         pack([bad], tmp_path / "out.parquet", strict=True)
     assert (tmp_path / "out.parquet").read_bytes() == before
+
+
+def test_a_tensor_too_large_for_a_parquet_value_is_reported_and_its_row_kept(tmp_path, monkeypatch):
+    monkeypatch.setattr(schema, "MAX_TENSOR_BYTES", 200)  # real limit: 2 GiB, too big for a test
+    stream = write_frames(tmp_path / "t.bin", [record("small", np.ones(8, np.float32)),
+                                                record("big", np.ones(64, np.float32))])
+    result = pack([stream], tmp_path / "out.parquet")
+    assert result.records == 2 and result.tensors == 1
+    assert "more than one Parquet value can hold" in result.problems[0].message
+    small, big = list(read(tmp_path / "out.parquet"))
+    assert small.has_data and not big.has_data and big.stats.max == 1.0
