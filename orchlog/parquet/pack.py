@@ -197,15 +197,16 @@ def _fields(rec: TraceRecord, data: Any) -> dict[str, Any]:
             digest = blake3.blake3(data).hexdigest()
     if stats is None:
         raise ValueError("record has no stats and no tensor to compute them from")
-    shape = rec.shape
+    if rec.shape is None:
+        raise ValueError("record has no shape")
     return {
         "checkpoint": rec.checkpoint, "team": rec.team, "token_idx": rec.token_idx, "layer": rec.layer,
         "stage": rec.stage, "step": rec.step, "rank": rec.rank, "world_size": rec.world_size,
         # Formats without an execution counter get the record's place in its input.
         "seq": rec.seq if rec.seq is not None else rec.order,
         "dtype": rec.dtype,
-        "shape": shape if shape is not None else (),
-        "numel": rec.numel if rec.numel is not None else (shape_numel(shape) if shape is not None else None),
+        "shape": rec.shape,
+        "numel": rec.numel if rec.numel is not None else shape_numel(rec.shape),
         "values": rec.values if rec.values is not None else (),
         "stats": stats, "blake3": digest, "meta": rec.meta, "data": data,
     }

@@ -70,21 +70,21 @@ def _open(root: Path, sel: Selection) -> Trace:
     if not root.exists():
         raise OrchlogError(f"{root} does not exist")
     files: list[_File] = []
-    problems: list[tuple[str, str]] = []
-    for candidate in (_parquet_files(root) if root.is_dir() else [root]):
+    candidates, problems = _parquet_files(root) if root.is_dir() else ([root], [])
+    for candidate in candidates:
         try:
             files.append(_File(candidate))
         except OrchlogError as exc:
             if not root.is_dir():
                 raise
-            problems.append((str(candidate), str(exc)))
+            problems.append((candidate, str(exc)))
     if root.is_dir() and not files:
         raise OrchlogError(f"{root}: no Parquet trace files inside")
     cache = _RowGroupCache()
 
     def records(trace: Trace) -> Iterator[TraceRecord]:
         for f in files:
-            yield from f.records(sel, cache, trace)
+            yield from f.records(sel, cache)
 
     trace = Trace(str(root), FORMAT_NAME, records)
     for f in files:
@@ -93,25 +93,31 @@ def _open(root: Path, sel: Selection) -> Trace:
             trace.report(Location(f.path), f"written with schema {f.schema_version}, newer than this orchlog's "
                          f"{schema_gen.SCHEMA_VERSION}; fields this version does not know are ignored")
     for where, why in problems:
-        trace.report(Location(where), f"not read: {why}")
+        trace.report(Location(str(where)), f"not read: {why}")
     return trace
 
 
-def _parquet_files(root: Path) -> list[Path]:
-    """Parquet files below root in name order, skipping hidden and `_`-prefixed ones as Hive tools do."""
-    found = []
+def _parquet_files(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """Parquet files below root in name order, and the other files with why they are not read.
+
+    Hidden and `_`-prefixed names (`_SUCCESS`, `_metadata`) are skipped, as Hive tools do.
+    """
+    found, others = [], []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
-        for name in sorted(filenames):
-            p = Path(dirpath) / name
-            if not name.startswith((".", "_")) and _is_parquet(p):
-                found.append(p)
-    return found
-
-
-def _is_parquet(path: Path) -> bool:
-    with open(path, "rb") as f:
-        return f.read(4) == MAGIC
+        for name in sorted(n for n in filenames if not n.startswith((".", "_"))):
+            path = Path(dirpath) / name
+            try:
+                with open(path, "rb") as f:
+                    is_parquet = f.read(len(MAGIC)) == MAGIC
+            except OSError as exc:
+                others.append((path, f"cannot read it ({exc.strerror})"))
+                continue
+            if is_parquet:
+                found.append(path)
+            else:
+                others.append((path, "not a Parquet file (open_trace reads every format)"))
+    return found, others
 
 
 def partition_values(path: Path) -> dict[str, Any]:
@@ -172,7 +178,7 @@ class _File:
         stats = self._meta.row_group(rg).column(self._data_chunk).statistics
         return stats.null_count if stats is not None and stats.has_null_count else None
 
-    def records(self, sel: Selection, cache: "_RowGroupCache", trace: Trace) -> Iterator[TraceRecord]:
+    def records(self, sel: Selection, cache: "_RowGroupCache") -> Iterator[TraceRecord]:
         for piece in self.fragment.split_by_row_group(sel.expression, schema=self.schema):
             rg = piece.row_groups[0].id
             table = piece.to_table(schema=self.schema, columns=self.summary_columns)

@@ -1,8 +1,8 @@
 """Write a trace straight to Parquet: `Writer` (a context manager) and `open_writer`.
 
-Rows are buffered until they make one row group (`row_group_bytes`, 32 MiB by
-default), then compressed and written, so memory stays bounded by one row
-group however long the run. Closing writes the footer; `close` runs when the
+Rows are gathered until they make one row group (`row_group_bytes`, 32 MiB by
+default), then compressed and written by a background thread, so memory stays
+at a few row groups however long the run. Closing writes the footer; `close` runs when the
 `with` block ends for any reason, an exception or Ctrl-C included, so a run
 that stops early leaves a valid file holding every record logged before it
 stopped. Only a killed process (SIGKILL, power loss) leaves a file without
@@ -249,15 +249,19 @@ class Writer:
         return self._sink is None
 
     def close(self) -> None:
-        """Write the buffered rows and the footer. Safe to call again."""
+        """Write the gathered rows and the footer, even through a Ctrl-C (re-raised after). Safe to call again."""
         with self._lock:
+            sink = self._sink
+            if sink is None:
+                return
             try:
-                self.flush()
+                interrupted = _despite_interrupts(self.flush)  # flush never writes a batch twice
             finally:
-                sink, self._sink = self._sink, None
-                if sink is not None:
-                    atexit.unregister(self.close)
-                    sink.close()
+                self._sink = None
+                atexit.unregister(self.close)
+                sink.close()
+            if interrupted:
+                raise KeyboardInterrupt
 
     def __enter__(self) -> "Writer":
         return self

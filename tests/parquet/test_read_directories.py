@@ -59,8 +59,9 @@ def test_a_broken_file_in_a_directory_is_reported_and_the_rest_read(tmp_path):
     write_parquet(tmp_path / "rank0.parquet", _rank(0))
     broken = write_parquet(tmp_path / "rank1.parquet", _rank(1))
     broken.write_bytes(broken.read_bytes()[:-50])
-    write_frames(tmp_path / "notes.bin", [])  # not Parquet: left to open_trace, not part of a Parquet read
+    write_frames(tmp_path / "notes.bin", [])  # not Parquet: reported, and left to open_trace
     trace = read(tmp_path)
     assert [r.rank for r in trace] == [0, 0, 0]
-    (diag,) = trace.diagnostics
-    assert "rank1.parquet" in str(diag) and "not a readable Parquet file" in diag.message
+    notes, broken = trace.diagnostics
+    assert "notes.bin" in str(notes) and "not a Parquet file" in notes.message
+    assert "rank1.parquet" in str(broken) and "not a readable Parquet file" in broken.message
