@@ -4,9 +4,11 @@
     .venv/bin/python benchmarks/parquet_bench.py codec      # one part: codec | pack | read
 
 Every speed is a ratio against a baseline measured in the same run, on the
-same bytes, best of --repeat runs (the machine may be shared). Inputs are
+same bytes: the runs take turns --repeat times and the median of the
+per-turn ratios is reported (the machine may be shared); GB/s figures are
+the best turn. Inputs are
 synthetic transformer activations (benchmarks/activations.py). Files go to
---dir (default: a temporary directory) and are deleted afterwards; `read`
+--dir (default: .cache/ in the checkout) and are deleted afterwards; `read`
 writes a 2 GiB trace once.
 """
 from __future__ import annotations
@@ -14,7 +16,9 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,16 +44,42 @@ CODECS = [("none", None), ("snappy", None), ("lz4", None), ("zstd", 1), ("zstd",
 
 # ------------------------------------------------------------------ helpers
 
-def best_time(fn: Callable[[], object], repeat: int, fresh: Path | None = None) -> float:
-    """Best wall time of `repeat` runs; `fresh` is deleted before each (replacing a file costs its unlink)."""
+def best_time(fn: Callable[[], object], repeat: int) -> float:
     times = []
     for _ in range(repeat):
-        if fresh is not None:
-            fresh.unlink(missing_ok=True)
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
     return min(times)
+
+
+def cpu_seconds() -> float:
+    """CPU time of this process, all threads, user and system."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def taking_turns(runs: dict[str, Callable[[], object]], repeat: int,
+                 outputs: dict[str, Path] | None = None) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """(wall times, CPU times) of each run, the runs taking turns `repeat` times so that a busy
+    neighbour on a shared machine slows them alike; `outputs` are deleted before each run
+    (replacing a large file costs its unlink)."""
+    wall: dict[str, list[float]] = {name: [] for name in runs}
+    cpu: dict[str, list[float]] = {name: [] for name in runs}
+    for _ in range(repeat):
+        for name, fn in runs.items():
+            if outputs and name in outputs:
+                outputs[name].unlink(missing_ok=True)
+            start, start_cpu = time.perf_counter(), cpu_seconds()
+            fn()
+            wall[name].append(time.perf_counter() - start)
+            cpu[name].append(cpu_seconds() - start_cpu)
+    return wall, cpu
+
+
+def median_ratio(numerators: list[float], denominators: list[float]) -> float:
+    """The median of the per-turn ratios: robust to a turn slowed by someone else."""
+    return statistics.median(a / b for a, b in zip(numerators, denominators))
 
 
 def bytes_read_by_process() -> int:
@@ -64,7 +94,9 @@ def bytes_read_by_process() -> int:
 def machine() -> str:
     model = subprocess.run("lscpu | grep 'Model name'", shell=True, capture_output=True, text=True).stdout
     model = model.split(":", 1)[-1].strip() or platform.processor()
-    return f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}, pyarrow {pa.__version__}"
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    return (f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}, pyarrow {pa.__version__}; "
+            f"load average at start {load}")
 
 
 def activation_tensors(form: str, prompts: int, tokens: int, layers: int = 8) -> Iterator[tuple[str, int | None, int, str, np.ndarray]]:
@@ -105,13 +137,13 @@ def bench_codec(work: Path, repeat: int) -> None:
             rows.append(record_values(record_input(name, layer, step, dtype, arr, seq)))
             arrays.append(arr.reshape(-1))
         raw = sum(len(r["data"]) for r in rows)
-        cells, base = [], None
-        for codec, level in CODECS:
-            out = work / f"codec-{form}-{codec}.parquet"
-            t = best_time(lambda: write_rows(out, rows, codec, level), repeat, fresh=out)
-            base = base or t
-            cells.append(f"{os.path.getsize(out) / raw:.3f} ({t / base:.1f}x)")
-            out.unlink()
+        outputs = {f"{c}-{l}": work / f"codec-{c}-{l}.parquet" for c, l in CODECS}
+        times, _ = taking_turns({name: (lambda p=path, c=c, l=l: write_rows(p, rows, c, l))
+                                 for (name, path), (c, l) in zip(outputs.items(), CODECS)}, repeat, outputs)
+        cells = []
+        for name, path in outputs.items():
+            cells.append(f"{os.path.getsize(path) / raw:.3f} ({median_ratio(times[name], times['none-None']):.1f}x)")
+            path.unlink()
         cells += [typed_column_size(work, form, arrays, raw, bss) for bss in (False, True)]
         print(f"| {form} | {raw / MiB:.1f} | " + " | ".join(cells) + " |")
     print("\nEach cell: size ratio (write time / write time without compression).")
@@ -146,16 +178,20 @@ def bench_pack(work: Path, repeat: int, mib: int) -> None:
             if raw >= mib * MiB:
                 break
     out, base = work / "packed.parquet", work / "baseline.parquet"
-    table = None
-    print("| codec | pack GB/s | write_table GB/s (same rows, same codec) | ratio |")
-    print("|---|---|---|---|")
+    print("| codec | pack GB/s | write_table GB/s (same rows, same codec) | pack / write_table throughput "
+          "| CPU seconds, write_table / pack |")
+    print("|---|---|---|---|---|")
     for codec, level in ((DEFAULT_CODEC, DEFAULT_LEVEL), ("none", None)):
-        t_pack = best_time(lambda: pack([stream], out, codec=codec, level=level), repeat, fresh=out)
+        pack([stream], out, codec=codec, level=level)
         table = pq.read_table(out)  # the same rows and bytes, in memory
-        t_base = best_time(lambda: pq.write_table(table, base, compression=codec, compression_level=level),
-                           repeat, fresh=base)
+        wall, cpu = taking_turns({
+            "pack": lambda: pack([stream], out, codec=codec, level=level),
+            "write_table": lambda: pq.write_table(table, base, compression=codec, compression_level=level),
+        }, repeat, {"pack": out, "write_table": base})
         name = f"{codec}-{level}" if level else codec
-        print(f"| {name} | {raw / t_pack / 1e9:.2f} | {raw / t_base / 1e9:.2f} | {t_base / t_pack:.2f}x |")
+        print(f"| {name} | {raw / min(wall['pack']) / 1e9:.2f} | {raw / min(wall['write_table']) / 1e9:.2f} "
+              f"| {median_ratio(wall['write_table'], wall['pack']):.2f}x "
+              f"| {median_ratio(cpu['write_table'], cpu['pack']):.2f}x |")
     import blake3
 
     data = table.column("data").to_pylist()
@@ -166,7 +202,7 @@ def bench_pack(work: Path, repeat: int, mib: int) -> None:
         p.unlink()
 
 
-def bench_read(work: Path, repeat: int, gib: float) -> None:
+def bench_read(work: Path, repeat: int, gib: float, row_group_bytes: int) -> None:
     print(f"## Reading one 4 MiB tensor out of a {gib:g} GiB trace\n")
     pool = np.concatenate([x.reshape(-1) for *_, x in activation_tensors("f32", prompts=1, tokens=64)])
     distinct = [pool[i * MiB:(i + 1) * MiB] for i in range(len(pool) // MiB)]  # 1 Mi f32 = 4 MiB each
@@ -175,12 +211,12 @@ def bench_read(work: Path, repeat: int, gib: float) -> None:
     path = work / "big.parquet"
     n = int(gib * 1024 / 4)
     layers = 24
-    with Writer(path) as w:
+    with Writer(path, row_group_bytes=row_group_bytes) as w:
         for i in range(n):
             w.append({**rows[i % len(rows)], "layer": i % layers, "token_idx": i // layers, "seq": i})
     size = os.path.getsize(path)
     meta = pq.ParquetFile(path).metadata
-    picks = [(n // 2) % layers, (n // 2) // layers], [(n - 1) % layers, (n - 1) // layers], [3, 0]
+    picks = [((n // 2) % layers, (n // 2) // layers), ((n - 1) % layers, (n - 1) // layers), (3, 0)]
 
     def read_one(layer: int, token: int) -> int:
         (rec,) = list(read(path, layer=layer, token_idx=token))
@@ -189,13 +225,14 @@ def bench_read(work: Path, repeat: int, gib: float) -> None:
     results = []
     for layer, token in picks:
         before = bytes_read_by_process()
-        t = best_time(lambda: read_one(layer, token), 1)
-        results.append((t, bytes_read_by_process() - before))
+        read_one(layer, token)
+        nbytes = bytes_read_by_process() - before
+        results.append((best_time(lambda: read_one(layer, token), repeat), nbytes))
     full_before = bytes_read_by_process()
     t_full = best_time(lambda: pq.read_table(path, columns=["data"]), 1)
     full_bytes = bytes_read_by_process() - full_before
     print(f"File: {size / 2**30:.2f} GiB, {n} tensors, {meta.num_row_groups} row groups of about "
-          f"{DEFAULT_ROW_GROUP_BYTES // MiB} MiB, footer {meta.serialized_size / 1024:.0f} KiB.\n")
+          f"{row_group_bytes // MiB} MiB of tensors, footer {meta.serialized_size / 1024:.0f} KiB.\n")
     print("| read | time | bytes read | share of the file |")
     print("|---|---|---|---|")
     for (layer, token), (t, nbytes) in zip(picks, results):
@@ -209,21 +246,28 @@ def bench_read(work: Path, repeat: int, gib: float) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("parts", nargs="*", default=["codec", "pack", "read"], choices=["codec", "pack", "read"])
+    parser.add_argument("parts", nargs="*", metavar="PART", help="codec, pack or read (default: all three)")
     parser.add_argument("--repeat", type=int, default=3, help="runs per timing; the best is kept")
     parser.add_argument("--pack-mib", type=int, default=512, help="size of the pack input")
     parser.add_argument("--read-gib", type=float, default=2.0, help="size of the trace for the read test")
-    parser.add_argument("--dir", help="where to write the files (default: a temporary directory)")
+    parser.add_argument("--row-group-mb", type=int, default=DEFAULT_ROW_GROUP_BYTES // MiB,
+                        help="row group size for the read test")
+    parser.add_argument("--dir", help="where to write the files (default: .cache/ in the checkout)")
     args = parser.parse_args()
-    work = Path(tempfile.mkdtemp(prefix="orchlog-bench-", dir=args.dir))
+    parts = args.parts or ["codec", "pack", "read"]
+    if set(parts) - {"codec", "pack", "read"}:
+        parser.error(f"unknown part in {parts}; choose from codec, pack, read")
+    scratch = Path(args.dir) if args.dir else Path(__file__).resolve().parent.parent / ".cache"
+    scratch.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix="parquet-bench-", dir=scratch))
     try:
         print(f"Machine: {machine()}\n")
-        if "codec" in args.parts:
+        if "codec" in parts:
             bench_codec(work, args.repeat)
-        if "pack" in args.parts:
+        if "pack" in parts:
             bench_pack(work, args.repeat, args.pack_mib)
-        if "read" in args.parts:
-            bench_read(work, args.repeat, args.read_gib)
+        if "read" in parts:
+            bench_read(work, args.repeat, args.read_gib, args.row_group_mb * MiB)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -25,9 +25,8 @@ SUMMARY_COLUMNS: tuple[str, ...] = tuple(c for c in COLUMNS if c != DATA_COLUMN)
 # The fields a reader may filter on; their row-group min/max make the filters skip data.
 FILTER_COLUMNS = ("checkpoint", "team", "token_idx", "layer", "stage", "step", "rank", "seq")
 
-# Low-cardinality text repeats in every row; dictionaries make it nearly free. The tensor
-# bytes never repeat within a row group, and hashing megabytes into a dictionary only to
-# give it up would cost more time than anything else the writer does.
+# Low-cardinality text repeats in every row; dictionaries make it nearly free. Tensor bytes
+# never repeat, and trying a dictionary on them (pyarrow's default) made writes a third slower.
 DICTIONARY_COLUMNS = ["checkpoint", "team", "stage", "dtype"]
 # Min/max per row group let DuckDB, Polars and orchlog's reader skip row groups; for lists,
 # maps and hashes they would say nothing useful. The tensor column keeps only its null
@@ -46,7 +45,8 @@ CODECS = ("zstd", "lz4", "snappy", "gzip", "none")
 DEFAULT_ROW_GROUP_BYTES = 32 << 20
 # Summaries without data are tiny; this bounds a row group of them all the same.
 MAX_ROWS_PER_GROUP = 65536
-# Parquet stores a binary value's length and its page's size as 32-bit signed integers.
+# Parquet stores a binary value's length and its page's size as 32-bit signed integers;
+# the margin leaves room for the page's length prefix and levels.
 MAX_TENSOR_BYTES = 2**31 - 1 - 64 * 1024
 
 SCHEMA_VERSION_KEY = schema_gen.PARQUET_SCHEMA_VERSION_KEY
