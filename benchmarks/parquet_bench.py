@@ -77,6 +77,21 @@ def taking_turns(runs: dict[str, Callable[[], object]], repeat: int,
     return wall, cpu
 
 
+PEAK_RSS = "print(next(line.split()[1] for line in open('/proc/self/status') if line.startswith('VmHWM')))"
+
+
+def peak_memory_mib(code: str) -> float:
+    """Peak RSS of a fresh Python running `code`, above one that only imports orchlog's formats.
+
+    VmHWM, not ru_maxrss: a child's ru_maxrss starts at its parent's when that is larger.
+    """
+    def peak(body: str) -> float:
+        script = f"import orchlog.formats, orchlog.parquet; orchlog.formats.formats()\n{body}\n{PEAK_RSS}"
+        return int(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                                  check=True).stdout.split()[-1]) / 1024
+    return peak(code) - peak("")
+
+
 def median_ratio(numerators: list[float], denominators: list[float]) -> float:
     """The median of the per-turn ratios: robust to a turn slowed by someone else."""
     return statistics.median(a / b for a, b in zip(numerators, denominators))
@@ -192,6 +207,13 @@ def bench_pack(work: Path, repeat: int, mib: int) -> None:
         print(f"| {name} | {raw / min(wall['pack']) / 1e9:.2f} | {raw / min(wall['write_table']) / 1e9:.2f} "
               f"| {median_ratio(wall['write_table'], wall['pack']):.2f}x "
               f"| {median_ratio(cpu['write_table'], cpu['pack']):.2f}x |")
+    packed = work / "memory.parquet"
+    pack_mib = peak_memory_mib(f"from orchlog.parquet import pack; pack([{str(stream)!r}], {str(packed)!r})")
+    read_mib = peak_memory_mib(f"from orchlog.parquet import read\nfor rec in read({str(packed)!r}): rec.tensor()")
+    packed.unlink()
+    print(f"\nPeak memory above an idle process, row groups of {DEFAULT_ROW_GROUP_BYTES // MiB} MiB: "
+          f"pack {pack_mib:.0f} MiB, reading every tensor in order {read_mib:.0f} MiB "
+          f"(the trace: {raw / MiB:.0f} MiB).")
     import blake3
 
     data = table.column("data").to_pylist()

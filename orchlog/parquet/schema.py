@@ -40,9 +40,11 @@ STATISTICS_COLUMNS = [*FILTER_COLUMNS, "world_size", "dtype", "numel", *STATS_CO
 DEFAULT_CODEC = "zstd"
 DEFAULT_LEVEL = 1
 CODECS = ("zstd", "lz4", "snappy", "gzip", "none")
-# A row group is the unit of reading: a tensor is read with the rest of its row group,
-# so smaller groups make random access cheaper, larger ones make the footer smaller.
-DEFAULT_ROW_GROUP_BYTES = 32 << 20
+# A row group is the unit of reading: a tensor is read with the rest of its row group, and
+# writing or streaming holds about six row groups (benchmarks/parquet_bench.py and
+# tests/parquet/test_bounded_memory.py measure both). 16 MiB keeps one 4 MiB tensor's read
+# near 15 MiB and memory near 100 MiB; the footer of a 2 GiB trace stays a few hundred KiB.
+DEFAULT_ROW_GROUP_BYTES = 16 << 20
 # Summaries without data are tiny; this bounds a row group of them all the same.
 MAX_ROWS_PER_GROUP = 65536
 # Parquet stores a binary value's length and its page's size as 32-bit signed integers;

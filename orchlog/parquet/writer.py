@@ -1,6 +1,6 @@
 """Write a trace straight to Parquet: `Writer` (a context manager) and `open_writer`.
 
-Rows are gathered until they make one row group (`row_group_bytes`, 32 MiB by
+Rows are gathered until they make one row group (`row_group_bytes`, 16 MiB by
 default), then compressed and written by a background thread, so memory stays
 at a few row groups however long the run. Closing writes the footer; `close` runs when the
 `with` block ends for any reason, an exception or Ctrl-C included, so a run
