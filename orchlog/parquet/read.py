@@ -9,7 +9,7 @@ the row groups whose statistics and partition values can match; a record's
 tensor is read when `raw_bytes()`/`tensor()` is called, together with the
 rest of its row group (the smallest unit Parquet reads), which stays cached
 until a tensor of another row group is asked for, so reading in file order
-reads every row group once and memory stays bounded by one row group.
+reads every row group once and memory scales with the row group, not the trace.
 """
 from __future__ import annotations
 
@@ -172,7 +172,11 @@ class _File:
         self._data_chunk = chunk_paths.index(DATA_COLUMN) if DATA_COLUMN in chunk_paths else None
 
     def data_nulls(self, rg: int) -> int | None:
-        """Null tensors in a row group, from the footer; None when the footer does not say."""
+        """Null tensors in a row group, from the footer; None when the footer does not say.
+
+        orchlog's writers always record it; for files from other writers that do not,
+        telling which rows have tensors means reading the row group's tensors.
+        """
         if self._data_chunk is None:
             return self._meta.row_group(rg).num_rows
         stats = self._meta.row_group(rg).column(self._data_chunk).statistics
