@@ -38,7 +38,8 @@ class Model:
             self.layers.append({
                 "attn_norm": (1 + 0.3 * rng.standard_normal(HIDDEN)).astype(np.float32),
                 "wq": w(HIDDEN, HEADS * HEAD_DIM), "wk": w(HIDDEN, KV_HEADS * HEAD_DIM),
-                "wv": w(HIDDEN, KV_HEADS * HEAD_DIM), "bq": 0.1 * rng.standard_normal(HEADS * HEAD_DIM).astype(np.float32),
+                "wv": w(HIDDEN, KV_HEADS * HEAD_DIM),
+                "bq": 0.1 * rng.standard_normal(HEADS * HEAD_DIM).astype(np.float32),
                 "wo": w(HEADS * HEAD_DIM, HIDDEN, 0.5),
                 "ffn_norm": (1 + 0.3 * rng.standard_normal(HIDDEN)).astype(np.float32),
                 "w_gate": w(HIDDEN, FFN, 2.0), "w_up": w(HIDDEN, FFN), "w_down": w(FFN, HIDDEN, 0.5),

@@ -42,6 +42,10 @@ MiB = 1 << 20
 CODECS = [("none", None), ("snappy", None), ("lz4", None), ("zstd", 1), ("zstd", 3), ("zstd", 9)]
 
 
+def codec_label(codec: str, level: int | None) -> str:
+    return codec if level is None else f"{codec}-{level}"
+
+
 # ------------------------------------------------------------------ helpers
 
 def best_time(fn: Callable[[], object], repeat: int) -> float:
@@ -114,7 +118,10 @@ def machine() -> str:
             f"load average at start {load}")
 
 
-def activation_tensors(form: str, prompts: int, tokens: int, layers: int = 8) -> Iterator[tuple[str, int | None, int, str, np.ndarray]]:
+Tensor = tuple[str, int | None, int, str, np.ndarray]  # checkpoint, layer, prompt, dtype, array
+
+
+def activation_tensors(form: str, prompts: int, tokens: int, layers: int = 8) -> Iterator[Tensor]:
     """(checkpoint, layer, prompt, dtype, array) for `prompts` prompt passes of `tokens` tokens."""
     model = activations.Model(layers=layers)
     for p in range(prompts):
@@ -143,7 +150,7 @@ def pct(x: float) -> str:
 def bench_codec(work: Path, repeat: int) -> None:
     print("## Codec: file size / raw tensor bytes, and write time relative to no compression\n")
     print("Rows of one 64-token prompt pass through 8 layers (all checkpoints), written by orchlog's writer.\n")
-    print("| form | raw MiB | " + " | ".join(f"{c}{'-' + str(l) if l else ''}" for c, l in CODECS)
+    print("| form | raw MiB | " + " | ".join(codec_label(*c) for c in CODECS)
           + " | typed column zstd-1 | typed column + byte_stream_split zstd-1 |")
     print("|---|---|" + "---|" * (len(CODECS) + 2))
     for form in activations.FORMS:
@@ -152,12 +159,13 @@ def bench_codec(work: Path, repeat: int) -> None:
             rows.append(record_values(record_input(name, layer, step, dtype, arr, seq)))
             arrays.append(arr.reshape(-1))
         raw = sum(len(r["data"]) for r in rows)
-        outputs = {f"{c}-{l}": work / f"codec-{c}-{l}.parquet" for c, l in CODECS}
-        times, _ = taking_turns({name: (lambda p=path, c=c, l=l: write_rows(p, rows, c, l))
-                                 for (name, path), (c, l) in zip(outputs.items(), CODECS)}, repeat, outputs)
+        outputs = {codec_label(*c): work / f"codec-{codec_label(*c)}.parquet" for c in CODECS}
+        runs = {codec_label(codec, level): (lambda out=outputs[codec_label(codec, level)], codec=codec, level=level:
+                                            write_rows(out, rows, codec, level)) for codec, level in CODECS}
+        times, _ = taking_turns(runs, repeat, outputs)
         cells = []
         for name, path in outputs.items():
-            cells.append(f"{os.path.getsize(path) / raw:.3f} ({median_ratio(times[name], times['none-None']):.1f}x)")
+            cells.append(f"{os.path.getsize(path) / raw:.3f} ({median_ratio(times[name], times['none']):.1f}x)")
             path.unlink()
         cells += [typed_column_size(work, form, arrays, raw, bss) for bss in (False, True)]
         print(f"| {form} | {raw / MiB:.1f} | " + " | ".join(cells) + " |")
@@ -203,8 +211,8 @@ def bench_pack(work: Path, repeat: int, mib: int) -> None:
             "pack": lambda: pack([stream], out, codec=codec, level=level),
             "write_table": lambda: pq.write_table(table, base, compression=codec, compression_level=level),
         }, repeat, {"pack": out, "write_table": base})
-        name = f"{codec}-{level}" if level else codec
-        print(f"| {name} | {raw / min(wall['pack']) / 1e9:.2f} | {raw / min(wall['write_table']) / 1e9:.2f} "
+        gb_per_s = {name: raw / min(times) / 1e9 for name, times in wall.items()}
+        print(f"| {codec_label(codec, level)} | {gb_per_s['pack']:.2f} | {gb_per_s['write_table']:.2f} "
               f"| {median_ratio(wall['write_table'], wall['pack']):.2f}x "
               f"| {median_ratio(cpu['write_table'], cpu['pack']):.2f}x |")
     packed = work / "memory.parquet"

@@ -24,7 +24,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
-import pyarrow.parquet as pq
 
 from orchlog import schema_gen
 from orchlog.errors import OrchlogError
