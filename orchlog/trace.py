@@ -16,17 +16,20 @@ from orchlog.schema_gen import Stats
 
 @dataclasses.dataclass(frozen=True)
 class Location:
-    """Where a record or problem sits: a file and a 1-based line or a byte offset."""
+    """Where a record or problem sits: a file and a 1-based line, a byte offset or a 0-based row."""
 
     path: str
     line: int | None = None
     offset: int | None = None
+    row: int | None = None  # Parquet: the row number in the file, as DuckDB's file_row_number counts
 
     def __str__(self) -> str:
         if self.line is not None:
             return f"{self.path}:{self.line}"
         if self.offset is not None:
             return f"{self.path}@{self.offset}"
+        if self.row is not None:
+            return f"{self.path}#row{self.row}"
         return self.path
 
 
@@ -64,13 +67,14 @@ class TraceRecord:
     meta: dict[str, Any] = dataclasses.field(default_factory=dict)
     location: Location | None = None
     order: int = 0  # position in the trace's file order, assigned by the reader
-    loader: Callable[[], bytes] | None = dataclasses.field(default=None, repr=False)
+    # Returns the tensor bytes: bytes, or a read-only memoryview where a format can hand them over without a copy.
+    loader: Callable[[], bytes | memoryview] | None = dataclasses.field(default=None, repr=False)
 
     @property
     def has_data(self) -> bool:
         return self.loader is not None
 
-    def raw_bytes(self) -> bytes | None:
+    def raw_bytes(self) -> bytes | memoryview | None:
         """The full tensor bytes as stored (little-endian, own dtype), or None without data."""
         return None if self.loader is None else self.loader()
 

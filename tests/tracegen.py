@@ -6,7 +6,7 @@ from typing import Iterable
 
 import numpy as np
 
-from orchlog.encoding.record import HeaderInput, RecordInput, encode_header, encode_record
+from orchlog.encoding.record import HeaderInput, RecordInput, encode_header, encode_record, header_values, record_values
 
 
 def header(language: str = "python", **kw) -> HeaderInput:
@@ -33,4 +33,14 @@ def write_frames(path: Path, records: Iterable[RecordInput], head: HeaderInput |
         f.write(encode_header(head or header())[1])
         for r in records:
             f.write(encode_record(r).frame)
+    return path
+
+
+def write_parquet(path: Path, records: Iterable[RecordInput], head: HeaderInput | None = None, **options) -> Path:
+    """A Parquet trace through orchlog.parquet.Writer, each record's fields (seq included) as given."""
+    from orchlog.parquet import Writer
+
+    with Writer(path, headers=[header_values(head or header())], **options) as w:
+        for r in records:
+            w.append(record_values(r))
     return path

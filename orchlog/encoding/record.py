@@ -116,19 +116,21 @@ def _check_meta(meta: Mapping[str, Scalar]) -> None:
 # ---------------------------------------------------------------- JSON text
 
 
+def json_scalar(v: Scalar | None) -> str:
+    """Canonical JSON text of one meta or config scalar (also Parquet's `meta` map values)."""
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return floats.format_float(v, "f64")
+    return json_string(v)
+
+
 def _json_meta(meta: Mapping[str, Scalar]) -> str:
-    parts = []
-    for k in sorted(meta, key=sort_key):
-        v = meta[k]
-        if isinstance(v, bool):
-            text = "true" if v else "false"
-        elif isinstance(v, int):
-            text = str(v)
-        elif isinstance(v, float):
-            text = floats.format_float(v, "f64")
-        else:
-            text = json_string(v)
-        parts.append(f"{json_string(k)}:{text}")
+    parts = [f"{json_string(k)}:{json_scalar(meta[k])}" for k in sorted(meta, key=sort_key)]
     return "{" + ",".join(parts) + "}"
 
 

@@ -29,7 +29,7 @@ class Format:
 
 _FORMATS: list[Format] = []
 # Modules that register formats; imported on first use so that `import orchlog` stays light.
-_MODULES = ["orchlog.formats.orchlog_frames", "orchlog.formats.orchlog_jsonl"]
+_MODULES = ["orchlog.formats.orchlog_frames", "orchlog.formats.orchlog_jsonl", "orchlog.formats.parquet"]
 _loaded = False
 
 

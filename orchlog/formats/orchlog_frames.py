@@ -6,7 +6,10 @@ multi-gigabyte trace costs what its metadata costs.
 """
 from __future__ import annotations
 
+import os
 import struct
+import threading
+import weakref
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
@@ -98,7 +101,8 @@ class _Decoder:
                     grid = np.frombuffer(raw, dtype=np.uint8).reshape(n, width)
                     if (grid[:, 0] == first[0]).all():
                         body = np.ascontiguousarray(grid[:, 1:])
-                        return body.view(">f4" if width == 5 else ">f8").reshape(n).astype(np.float64)
+                        with np.errstate(invalid="ignore"):  # widening a signalling NaN is not an error
+                            return body.view(">f4" if width == 5 else ">f8").reshape(n).astype(np.float64)
                 self.f.seek(pos)
         return [self.value() for _ in range(n)]
 
@@ -149,21 +153,74 @@ def _find_next_frame(f: BinaryIO, start: int) -> int | None:
         base += len(buf) - len(carry)
 
 
-def _loader(path: str, gz: bool, offset: int, length: int):
-    def load() -> bytes:
-        with open_binary(Path(path)) if gz else open(path, "rb") as f:
-            f.seek(offset)
-            data = f.read(length)
-        if len(data) != length:
-            raise OSError(f"{path}: tensor at byte {offset} is cut short ({len(data)} of {length} bytes)")
-        return data
+def _preadinto(fd: int, offset: int, buffer: memoryview) -> int:
+    """Fill buffer from offset; one call moves at most about 2 GiB on Linux. Returns the bytes read."""
+    done = 0
+    while done < len(buffer):
+        got = os.preadv(fd, [buffer[done:]], offset + done)
+        if not got:
+            break
+        done += got
+    return done
 
-    return load
+
+class _TensorBytes:
+    """Reads tensor bytes out of one stream file through a single handle opened on first use.
+
+    Plain files are read with os.pread, which neither moves a shared file
+    position nor needs a lock, so loaders stay cheap and thread-safe (pack
+    reads every tensor, and opening the file once per record used to cost
+    more than small tensors themselves). A gzip stream can only seek by
+    decompressing, so it keeps one handle and moves forward from where the
+    last read ended: reading tensors in file order costs one decompression.
+    """
+
+    def __init__(self, path: str, gz: bool) -> None:
+        self.path = path
+        self.gz = gz
+        self._file: BinaryIO | None = None
+        self._lock = threading.Lock()
+
+    def read(self, offset: int, length: int) -> memoryview:
+        data = memoryview(bytearray(length))
+        self.readinto(offset, data)
+        return data.toreadonly()
+
+    def readinto(self, offset: int, buffer: memoryview) -> None:
+        """Fill buffer with the bytes at offset; OSError when the file ends first."""
+        with self._lock:
+            if self._file is None:
+                self._file = open_binary(Path(self.path))
+                weakref.finalize(self, self._file.close)
+            if self.gz:
+                self._file.seek(offset)
+                got = self._file.readinto(buffer)
+        if not self.gz:
+            got = _preadinto(self._file.fileno(), offset, buffer)
+        if got != len(buffer):
+            raise OSError(f"{self.path}: tensor at byte {offset} is cut short ({got} of {len(buffer)} bytes)")
+
+    def loader(self, offset: int, length: int) -> "_TensorLoader":
+        return _TensorLoader(self, offset, length)
+
+
+class _TensorLoader:
+    """A record's loader: call it for the bytes, or `readinto` a buffer of `nbytes` (pack does)."""
+
+    def __init__(self, source: _TensorBytes, offset: int, nbytes: int) -> None:
+        self.source, self.offset, self.nbytes = source, offset, nbytes
+
+    def __call__(self) -> memoryview:
+        return self.source.read(self.offset, self.nbytes)
+
+    def readinto(self, buffer: memoryview) -> None:
+        self.source.readinto(self.offset, buffer)
 
 
 def _records(trace: Trace) -> Iterator[TraceRecord]:
     path = Path(trace.path)
     gz = is_gzip(path)
+    tensors = _TensorBytes(trace.path, gz)
     with open_binary(path) as f:
         dec = _Decoder(f, None if gz else path.stat().st_size)
         while True:
@@ -200,7 +257,7 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
                 continue
             if isinstance(data, tuple):
                 _, offset, length = data
-                rec.loader = _loader(trace.path, gz, offset, length)
+                rec.loader = tensors.loader(offset, length)
             elif isinstance(data, bytes):
                 rec.loader = (lambda b=data: b)
             yield rec

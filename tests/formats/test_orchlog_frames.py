@@ -4,6 +4,7 @@ from __future__ import annotations
 import gzip
 
 import numpy as np
+import pytest
 
 from orchlog.encoding.record import encode_record
 from orchlog.reader import open_trace
@@ -56,3 +57,19 @@ def test_gzipped_streams_read_the_same(tmp_path):
     gz.write_bytes(gzip.compress(path.read_bytes()))
     recs = list(open_trace(gz))
     np.testing.assert_array_equal(recs[1].tensor(), arrays[1])
+
+
+def test_a_loader_can_fill_a_buffer_of_its_size_instead_of_returning_bytes(tmp_path):
+    arrays = _arrays(2)
+    recs = list(open_trace(write_frames(tmp_path / "t.bin", [record(f"c{i}", a) for i, a in enumerate(arrays)])))
+    room = bytearray(recs[1].loader.nbytes)
+    recs[1].loader.readinto(memoryview(room))
+    assert bytes(room) == arrays[1].tobytes() == bytes(recs[1].raw_bytes())
+
+
+def test_a_tensor_cut_short_after_reading_the_frame_is_an_oserror_that_says_where(tmp_path):
+    path = write_frames(tmp_path / "t.bin", [record("c0", _arrays(1)[0])])
+    (rec,) = list(open_trace(path))
+    path.write_bytes(path.read_bytes()[:-8])
+    with pytest.raises(OSError, match=r"tensor at byte \d+ is cut short"):
+        rec.raw_bytes()

@@ -1,0 +1,220 @@
+"""Pack traces into one Parquet file, checking every tensor against its blake3 on the way.
+
+Inputs are anything `orchlog.open_trace` reads: binary streams give rows
+with their tensor bytes, JSONL summaries rows whose `data` is null. Several
+inputs (one per rank, say) become one trace; each row keeps its rank, and
+each input's header goes into the footer.
+
+Nothing is hidden and nothing readable is dropped: a hash that does not
+match, a tensor of the wrong length, a truncated or damaged input are each
+reported with their file and position, and the rows are written as found so
+that `orchlog validate --verify-hashes` still sees the mismatch later.
+`strict=True` makes the first problem fatal instead, and leaves no output.
+The output appears under its name only when packing has finished.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+import blake3
+
+from orchlog import schema_gen
+from orchlog.encoding import stats as canonical_stats
+from orchlog.encoding.record import numel as shape_numel
+from orchlog.errors import OrchlogError
+from orchlog.parquet import schema
+from orchlog.parquet.schema import DEFAULT_CODEC, DEFAULT_LEVEL, DEFAULT_ROW_GROUP_BYTES
+from orchlog.parquet.writer import Writer
+from orchlog.reader import open_trace
+from orchlog.trace import Diagnostic, Location, Trace, TraceRecord
+
+
+@dataclasses.dataclass
+class PackResult:
+    output: Path
+    inputs: list[str]
+    records: int = 0  # rows written
+    tensors: int = 0  # rows with tensor bytes
+    tensor_bytes: int = 0
+    problems: list[Diagnostic] = dataclasses.field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        """True when every input was read whole and every tensor matched its hash."""
+        return not self.problems
+
+    def __str__(self) -> str:
+        text = (f"packed {self.records:,} records ({self.tensors:,} with tensors, {_size(self.tensor_bytes)}) "
+                f"from {len(self.inputs)} input{'s' if len(self.inputs) != 1 else ''} into {self.output}")
+        if self.problems:
+            text += f"; {len(self.problems)} problem{'s' if len(self.problems) != 1 else ''} reported"
+        return text
+
+
+class _Strict(Exception):
+    """The first problem of a strict pack."""
+
+
+def pack(inputs: Iterable[str | os.PathLike[str]], output: str | os.PathLike[str], *, strict: bool = False,
+         codec: str = DEFAULT_CODEC, level: int | None = DEFAULT_LEVEL,
+         row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES,
+         on_problem: Callable[[Diagnostic], None] | None = None,
+         on_record: Callable[[TraceRecord], None] | None = None) -> PackResult:
+    """Write `inputs` into the Parquet file `output`; problems go to `on_problem` as they are found."""
+    paths = [Path(p) for p in inputs]
+    out = Path(output)
+    _check_paths(paths, out)
+    result = PackResult(out, [str(p) for p in paths])
+    traces = [open_trace(p) for p in paths]
+    streams = [_with_headers_known(t) for t in traces]
+    partial = out.with_name(f".{out.name}.partial-{os.getpid()}")
+
+    def problem(where: Location | None, message: str) -> None:
+        diag = Diagnostic(where or Location(str(out)), message)
+        if strict:
+            raise _Strict(str(diag))
+        result.problems.append(diag)
+        if on_problem is not None:
+            on_problem(diag)
+
+    try:
+        writer = Writer(partial, headers=[h for t in traces for h in t.headers], codec=codec, level=level,
+                        row_group_bytes=row_group_bytes)
+        try:
+            for trace, records in zip(traces, streams):
+                headers_seen, diagnostics_seen = len(trace.headers), 0
+                for rec in records:
+                    diagnostics_seen = _report_new(trace, diagnostics_seen, problem)
+                    _pack_record(rec, writer, result, problem)
+                    if on_record is not None:
+                        on_record(rec)
+                _report_new(trace, diagnostics_seen, problem)
+                for header in trace.headers[headers_seen:]:
+                    writer.add_header(header)
+                writer.flush()  # a row group never mixes inputs: tensor-less row groups stay recognisable
+        finally:
+            writer.close()
+        os.replace(partial, out)
+    except _Strict as exc:
+        raise OrchlogError(f"{exc} (--strict: stopped, nothing written)") from None
+    finally:
+        partial.unlink(missing_ok=True)
+    return result
+
+
+def _check_paths(inputs: list[Path], out: Path) -> None:
+    if not inputs:
+        raise OrchlogError("nothing to pack: give at least one input")
+    if not out.parent.is_dir():
+        raise OrchlogError(f"{out.parent} is not a directory: cannot write {out.name} there")
+    if out.is_dir():
+        raise OrchlogError(f"{out} is a directory; give the output file's name")
+    for p in inputs:
+        if p.exists() and out.exists() and os.path.samefile(p, out):
+            raise OrchlogError(f"{out} is also an input; write the Parquet file elsewhere")
+
+
+def _with_headers_known(trace: Trace) -> Iterator[TraceRecord]:
+    """The trace's records, after reading the first so that the header before it is known.
+
+    The file footer's metadata is fixed when writing starts, and every format puts its
+    header first, so one record of read-ahead per input gives pack every header in time.
+    """
+    records = iter(trace)
+    first = next(records, None)
+
+    def chained() -> Iterator[TraceRecord]:
+        if first is not None:
+            yield first
+            yield from records
+
+    return chained()
+
+
+def _report_new(trace: Trace, seen: int, problem: Callable[[Location | None, str], None]) -> int:
+    for diag in trace.diagnostics[seen:]:
+        problem(diag.location, diag.message)
+    return len(trace.diagnostics)
+
+
+def _pack_record(rec: TraceRecord, writer: Writer, result: PackResult,
+                 problem: Callable[[Location | None, str], None]) -> None:
+    data, reserved = None, False
+    nbytes = getattr(rec.loader, "nbytes", None)
+    if nbytes is not None and nbytes > schema.MAX_TENSOR_BYTES:
+        problem(rec.location, f"a tensor of {nbytes:,} bytes is more than one Parquet value can hold; "
+                "row written without it")
+    elif rec.has_data:
+        try:
+            data, reserved = _read_tensor(rec, writer)
+        except OSError as exc:
+            problem(rec.location, f"tensor bytes unreadable ({exc}); row written without them")
+        for message in tensor_problems(rec, data) if data is not None else []:
+            problem(rec.location, f"{message}; written as found")
+    try:
+        writer.append(_fields(rec, data), reserved=reserved)
+    except (ValueError, TypeError, KeyError) as exc:
+        problem(rec.location, f"cannot pack this record ({exc}); skipped")
+        return
+    result.records += 1
+    if data is not None:
+        result.tensors += 1
+        result.tensor_bytes += len(data)
+
+
+def _read_tensor(rec: TraceRecord, writer: Writer) -> tuple[Any, bool]:
+    """The tensor bytes, read straight into the row group when the loader can (binary streams can)."""
+    readinto, nbytes = getattr(rec.loader, "readinto", None), getattr(rec.loader, "nbytes", None)
+    if readinto is None or nbytes is None:
+        return rec.raw_bytes(), False
+    room = writer.reserve(nbytes)
+    readinto(room)
+    return room, True
+
+
+def tensor_problems(rec: TraceRecord, data: Any) -> list[str]:
+    """What is wrong with a record's tensor bytes: a length its shape does not give, a blake3 they do not hash to."""
+    problems = []
+    size = schema_gen.DTYPE_SIZES.get(rec.dtype or "")
+    if size is not None and rec.numel is not None and len(data) != rec.numel * size:
+        problems.append(f"tensor has {len(data)} bytes, but {rec.numel} {rec.dtype} elements need {rec.numel * size}")
+    if rec.blake3 is not None:
+        actual = blake3.blake3(data).hexdigest()
+        if actual != rec.blake3:
+            problems.append(f"blake3 mismatch: the record says {rec.blake3}, its {len(data)} bytes hash to {actual}")
+    return problems
+
+
+def _fields(rec: TraceRecord, data: Any) -> dict[str, Any]:
+    """The row for a record; what a summary lacks but its tensor gives is computed by the canonical rules."""
+    stats, digest = rec.stats, rec.blake3
+    if data is not None and rec.dtype in schema_gen.DTYPE_SIZES:
+        if stats is None:
+            stats = canonical_stats.compute(data, rec.dtype)
+        if digest is None:
+            digest = blake3.blake3(data).hexdigest()
+    if stats is None:
+        raise ValueError("record has no stats and no tensor to compute them from")
+    if rec.shape is None:
+        raise ValueError("record has no shape")
+    return {
+        "checkpoint": rec.checkpoint, "team": rec.team, "token_idx": rec.token_idx, "layer": rec.layer,
+        "stage": rec.stage, "step": rec.step, "rank": rec.rank, "world_size": rec.world_size,
+        # Formats without an execution counter get the record's place in its input.
+        "seq": rec.seq if rec.seq is not None else rec.order,
+        "dtype": rec.dtype,
+        "shape": rec.shape,
+        "numel": rec.numel if rec.numel is not None else shape_numel(rec.shape),
+        "values": rec.values if rec.values is not None else (),
+        "stats": stats, "blake3": digest, "meta": rec.meta, "data": data,
+    }
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"
+        n /= 1024
+    raise AssertionError

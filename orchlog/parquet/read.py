@@ -1,0 +1,306 @@
+"""Read Parquet traces: selections pushed down to row groups, tensors read only when asked.
+
+    trace = orchlog.parquet.read("run.parquet", checkpoint="attn_norm", layer=range(0, 4))
+    for rec in trace:
+        x = rec.tensor()          # reads rec's row group, once; zero-copy where aligned
+
+A scan reads the summary columns only (keys, values, stats, blake3, meta) of
+the row groups whose statistics and partition values can match; a record's
+tensor is read when `raw_bytes()`/`tensor()` is called, together with the
+rest of its row group (the smallest unit Parquet reads), which stays cached
+until a tensor of another row group is asked for, so reading in file order
+reads every row group once and memory scales with the row group, not the trace.
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+import urllib.parse
+from pathlib import Path
+from typing import Any, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pyarrow.fs as pafs
+
+from orchlog import schema_gen
+from orchlog.errors import OrchlogError
+from orchlog.parquet.filters import Selection, selection
+from orchlog.parquet.schema import (
+    ARROW_SCHEMA,
+    DATA_COLUMN,
+    STATS_COLUMNS,
+    SUMMARY_COLUMNS,
+    headers_from,
+    schema_version_of,
+)
+from orchlog.schema_gen import Stats
+from orchlog.trace import Location, Trace, TraceRecord
+
+FORMAT_NAME = "orchlog-parquet"
+MAGIC = b"PAR1"
+# Without these a file is some other table, not a trace.
+_REQUIRED = ("checkpoint", "dtype", "shape", "numel", "blake3")
+_ROW = "__orchlog_row"  # row number within its row group, carried through filtering
+_HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
+_LOCAL = pafs.LocalFileSystem()
+_FORMAT = ds.ParquetFileFormat()
+
+
+def read(path: str | os.PathLike[str], where: str | None = None, *, filter: ds.Expression | None = None,
+         **fields: Any) -> Trace:
+    """Open a Parquet trace (a file, or a directory of them, hive partitions allowed), keeping selected rows.
+
+    `where` is selector text (`layer=0-3,token=5,checkpoint=attn_*`); keywords
+    select on checkpoint, team, token_idx, layer, stage, step, rank or seq with a
+    value, a list, a `range` or a glob; `filter` is any pyarrow dataset expression.
+    """
+    return _open(Path(path), selection(where, filter, **fields))
+
+
+def open_parquet(path: Path) -> Trace:
+    """The format registry's entry: the whole file, every row."""
+    return _open(path, selection())
+
+
+def _open(root: Path, sel: Selection) -> Trace:
+    if not root.exists():
+        raise OrchlogError(f"{root} does not exist")
+    files: list[_File] = []
+    candidates, problems = _parquet_files(root) if root.is_dir() else ([root], [])
+    for candidate in candidates:
+        try:
+            files.append(_File(candidate))
+        except OrchlogError as exc:
+            if not root.is_dir():
+                raise
+            problems.append((candidate, str(exc)))
+    if root.is_dir() and not files:
+        raise OrchlogError(f"{root}: no Parquet trace files inside")
+    cache = _RowGroupCache()
+
+    def records(trace: Trace) -> Iterator[TraceRecord]:
+        for f in files:
+            yield from f.records(sel, cache)
+
+    trace = Trace(str(root), FORMAT_NAME, records)
+    for f in files:
+        trace.headers.extend(f.headers)
+        if f.schema_version is not None and f.schema_version > schema_gen.SCHEMA_VERSION:
+            trace.report(Location(f.path), f"written with schema {f.schema_version}, newer than this orchlog's "
+                         f"{schema_gen.SCHEMA_VERSION}; fields this version does not know are ignored")
+    for where, why in problems:
+        trace.report(Location(str(where)), f"not read: {why}")
+    return trace
+
+
+def _parquet_files(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """Parquet files below root in name order, and the other files with why they are not read.
+
+    Hidden and `_`-prefixed names (`_SUCCESS`, `_metadata`) are skipped, as Hive tools do.
+    """
+    found, others = [], []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "_")))
+        for name in sorted(n for n in filenames if not n.startswith((".", "_"))):
+            path = Path(dirpath) / name
+            try:
+                with open(path, "rb") as f:
+                    is_parquet = f.read(len(MAGIC)) == MAGIC
+            except OSError as exc:
+                others.append((path, f"cannot read it ({exc.strerror})"))
+                continue
+            if is_parquet:
+                found.append(path)
+            else:
+                others.append((path, "not a Parquet file (open_trace reads every format)"))
+    return found, others
+
+
+def partition_values(path: Path) -> dict[str, Any]:
+    """Record fields named by `field=value` directories in a path (hive style), typed by the schema."""
+    values: dict[str, Any] = {}
+    for part in path.resolve().parent.parts:
+        key, eq, raw = part.partition("=")
+        if not eq or key not in ARROW_SCHEMA.names:
+            continue
+        text = urllib.parse.unquote(raw)
+        if text == _HIVE_NULL:
+            values[key] = None
+        elif pa.types.is_integer(ARROW_SCHEMA.field(key).type):
+            try:
+                values[key] = int(text)
+            except ValueError:
+                continue  # not ours: a directory that happens to share a field's name
+        elif pa.types.is_string(ARROW_SCHEMA.field(key).type):
+            values[key] = text
+    return values
+
+
+class _File:
+    """One Parquet file of a trace: its footer, partition values and row groups."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = str(path)
+        try:
+            self.fragment = _FORMAT.make_fragment(self.path, filesystem=_LOCAL)
+            self.fragment.ensure_complete_metadata()
+            meta = self.fragment.metadata
+            file_schema = self.fragment.physical_schema
+        except (pa.ArrowException, OSError) as exc:
+            raise OrchlogError(f"{path}: not a readable Parquet file ({str(exc).splitlines()[0]}); a file whose "
+                               "writer was killed before closing has no footer and cannot be read") from None
+        self.headers = headers_from(meta.metadata)
+        self.schema_version = schema_version_of(meta.metadata)
+        partition = {k: v for k, v in partition_values(path).items() if k not in file_schema.names}
+        self.schema = pa.schema([*file_schema, *(ARROW_SCHEMA.field(k).with_nullable(True) for k in partition)])
+        missing = [c for c in _REQUIRED if c not in self.schema.names]
+        if missing:
+            raise OrchlogError(f"{path}: a Parquet file but not an orchlog trace (no column {', '.join(missing)})")
+        if partition:
+            self.fragment = _FORMAT.make_fragment(self.path, filesystem=_LOCAL,
+                                                  partition_expression=_equals_all(partition))
+        self.summary_columns = [c for c in SUMMARY_COLUMNS if c in self.schema.names]
+        self.row_group_starts = np.concatenate(
+            ([0], np.cumsum([meta.row_group(i).num_rows for i in range(meta.num_row_groups)])))
+        self._meta = meta
+        chunk_paths = [meta.row_group(0).column(i).path_in_schema for i in range(meta.num_columns)] \
+            if meta.num_row_groups else []
+        self._data_chunk = chunk_paths.index(DATA_COLUMN) if DATA_COLUMN in chunk_paths else None
+
+    def data_nulls(self, rg: int) -> int | None:
+        """Null tensors in a row group, from the footer; None when the footer does not say.
+
+        orchlog's writers always record it; for files from other writers that do not,
+        telling which rows have tensors means reading the row group's tensors.
+        """
+        if self._data_chunk is None:
+            return self._meta.row_group(rg).num_rows
+        stats = self._meta.row_group(rg).column(self._data_chunk).statistics
+        return stats.null_count if stats is not None and stats.has_null_count else None
+
+    def records(self, sel: Selection, cache: "_RowGroupCache") -> Iterator[TraceRecord]:
+        for piece in self.fragment.split_by_row_group(sel.expression, schema=self.schema):
+            rg = piece.row_groups[0].id
+            table = piece.to_table(schema=self.schema, columns=self.summary_columns)
+            table = sel.apply(table.append_column(_ROW, pa.array(np.arange(table.num_rows))))
+            yield from self._records_of(table, rg, cache)
+
+    def _records_of(self, table: pa.Table, rg: int, cache: "_RowGroupCache") -> Iterator[TraceRecord]:
+        n = table.num_rows
+        cols = {name: table.column(name).to_pylist() for name in table.column_names if name != "values"}
+        for name in SUMMARY_COLUMNS:
+            cols.setdefault(name, [None] * n)
+        values = _list_rows(table.column("values")) if "values" in table.column_names else [np.empty(0)] * n
+        has_stats = all(c in table.column_names for c in STATS_COLUMNS)
+        nulls = self.data_nulls(rg)
+        first_row = int(self.row_group_starts[rg])
+        group_rows = int(self.row_group_starts[rg + 1]) - first_row
+        for i in range(n):
+            row = cols[_ROW][i]
+            dtype = cols["dtype"][i]
+            has_data = nulls == 0 or (nulls != group_rows and cache.has_tensor(self, rg, row))
+            yield TraceRecord(
+                checkpoint=cols["checkpoint"][i],
+                team=cols["team"][i] or "",
+                token_idx=cols["token_idx"][i],
+                layer=cols["layer"][i],
+                stage=cols["stage"][i],
+                step=cols["step"][i],
+                rank=_or(cols["rank"][i], 0),
+                world_size=_or(cols["world_size"][i], 1),
+                seq=cols["seq"][i],
+                dtype=dtype,
+                shape=tuple(cols["shape"][i]),
+                numel=cols["numel"][i],
+                values=values[i],
+                stats=Stats(*(cols[c][i] for c in STATS_COLUMNS)) if has_stats else None,
+                blake3=cols["blake3"][i],
+                meta=_meta(cols["meta"][i]),
+                location=Location(self.path, row=first_row + row),
+                loader=cache.loader(self, rg, row, schema_gen.DTYPE_SIZES.get(dtype, 1)) if has_data else None,
+            )
+
+    def read_tensors(self, rg: int) -> pa.ChunkedArray:
+        return self.fragment.subset(row_group_ids=[rg]).to_table(columns=[DATA_COLUMN]).column(DATA_COLUMN)
+
+
+def _list_rows(column: pa.ChunkedArray) -> list[np.ndarray]:
+    """Each row of a list<float64> column as a NumPy view, without a Python float per element."""
+    out: list[np.ndarray] = []
+    for chunk in column.chunks:
+        flat = chunk.values.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
+        offsets = chunk.offsets.to_numpy()
+        out.extend(flat[offsets[i]:offsets[i + 1]] for i in range(len(chunk)))
+    return out
+
+
+def _or(value: Any, default: Any) -> Any:
+    return default if value is None else value
+
+
+def _meta(pairs: list[tuple[str, str]] | None) -> dict[str, Any]:
+    """meta values are canonical JSON text; text that is not JSON is kept as it is."""
+    out: dict[str, Any] = {}
+    for key, text in pairs or []:
+        try:
+            out[key] = json.loads(text) if text is not None else None
+        except json.JSONDecodeError:
+            out[key] = text
+    return out
+
+
+def _equals_all(values: dict[str, Any]) -> ds.Expression:
+    expression = None
+    for key, value in values.items():
+        term = ds.field(key).is_null() if value is None else ds.field(key) == value
+        expression = term if expression is None else expression & term
+    return expression
+
+
+class _RowGroupCache:
+    """The tensor column of the row group read last, shared by the records of one trace."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._key: tuple[str, int] | None = None
+        self._chunks: list[pa.Array] = []
+
+    def _column(self, f: _File, rg: int) -> list[pa.Array]:
+        with self._lock:
+            if self._key != (f.path, rg):
+                self._chunks, self._key = [], None  # let the old row group go before reading the next
+                self._chunks = f.read_tensors(rg).chunks
+                self._key = (f.path, rg)
+            return self._chunks
+
+    def _value(self, f: _File, rg: int, row: int) -> tuple[pa.Array, int]:
+        for chunk in self._column(f, rg):
+            if row < len(chunk):
+                return chunk, row
+            row -= len(chunk)
+        raise IndexError(f"{f.path}: row group {rg} has no row {row}")
+
+    def has_tensor(self, f: _File, rg: int, row: int) -> bool:
+        chunk, i = self._value(f, rg, row)
+        return chunk[i].is_valid
+
+    def loader(self, f: _File, rg: int, row: int, itemsize: int):
+        return lambda: self.tensor_bytes(f, rg, row, itemsize)
+
+    def tensor_bytes(self, f: _File, rg: int, row: int, itemsize: int) -> memoryview | None:
+        """The tensor's bytes as a read-only view of the Arrow buffer, copied only to align them."""
+        chunk, i = self._value(f, rg, row)
+        if not chunk[i].is_valid:
+            return None
+        _, offsets_buf, data_buf = chunk.buffers()
+        start, end = np.frombuffer(offsets_buf, dtype=np.int64, count=2, offset=(chunk.offset + i) * 8)
+        if data_buf is None or end == start:
+            return memoryview(b"")
+        view = data_buf.slice(int(start), int(end - start))
+        if view.address % itemsize:
+            # NumPy reads unaligned memory correctly but slowly, and some consumers refuse it.
+            return memoryview(np.frombuffer(view, dtype=np.uint8).copy()).toreadonly()
+        return memoryview(view).cast("B")

@@ -1,0 +1,107 @@
+"""How a trace is laid out in Parquet: the generated Arrow schema and the column settings.
+
+The columns and their types come from the schema file (`schema_gen.arrow_schema`);
+this module adds what the schema does not fix: which columns carry
+statistics and dictionaries, the codec, and the run headers kept in the
+file's key-value metadata.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable, Mapping
+
+import pyarrow as pa
+
+from orchlog import schema_gen
+from orchlog.encoding.record import json_scalar
+from orchlog.encoding.text import json_string
+
+ARROW_SCHEMA: pa.Schema = schema_gen.arrow_schema()
+COLUMNS: tuple[str, ...] = tuple(ARROW_SCHEMA.names)
+STATS_COLUMNS: tuple[str, ...] = tuple(f.name for f in schema_gen.STATS_FIELDS)
+DATA_COLUMN = "data"
+# Everything but the tensor bytes: what a scan reads to find records.
+SUMMARY_COLUMNS: tuple[str, ...] = tuple(c for c in COLUMNS if c != DATA_COLUMN)
+# The fields a reader may filter on; their row-group min/max make the filters skip data.
+FILTER_COLUMNS = ("checkpoint", "team", "token_idx", "layer", "stage", "step", "rank", "seq")
+
+# Low-cardinality text repeats in every row; dictionaries make it nearly free. Tensor bytes
+# never repeat, and trying a dictionary on them (pyarrow's default) made writes a third slower.
+DICTIONARY_COLUMNS = ["checkpoint", "team", "stage", "dtype"]
+# Min/max per row group let DuckDB, Polars and orchlog's reader skip row groups; for lists,
+# maps and hashes they would say nothing useful. The tensor column keeps only its null
+# count (min/max of values over 4 KiB are dropped by the writer): it tells a reader which
+# row groups hold tensors without reading them.
+STATISTICS_COLUMNS = [*FILTER_COLUMNS, "world_size", "dtype", "numel", *STATS_COLUMNS, DATA_COLUMN]
+
+# Chosen by benchmarks/parquet_bench.py on synthetic transformer activations
+# (docs/parquet.md, "Codec"): zstd level 1 is as small as level 3 on float data
+# and much faster; lz4 and snappy find nothing to save in float mantissas.
+DEFAULT_CODEC = "zstd"
+DEFAULT_LEVEL = 1
+CODECS = ("zstd", "lz4", "snappy", "gzip", "none")
+# A row group is the unit of reading: a tensor is read with the rest of its row group, and
+# memory while packing or streaming scales with it (docs/parquet.md, "Performance"). 16 MiB
+# reads one 4 MiB tensor of a 2 GiB trace in 15 MiB, packs in about 220 MiB and streams in
+# about 130 MiB, with a 250 KiB footer.
+DEFAULT_ROW_GROUP_BYTES = 16 << 20
+# Summaries without data are tiny; this bounds a row group of them all the same.
+MAX_ROWS_PER_GROUP = 65536
+# Parquet stores a binary value's length and its page's size as 32-bit signed integers;
+# the margin leaves room for the page's length prefix and levels.
+MAX_TENSOR_BYTES = 2**31 - 1 - 64 * 1024
+
+SCHEMA_VERSION_KEY = schema_gen.PARQUET_SCHEMA_VERSION_KEY
+HEADERS_KEY = schema_gen.PARQUET_HEADERS_KEY
+
+
+def writer_options(codec: str = DEFAULT_CODEC, level: int | None = DEFAULT_LEVEL) -> dict[str, Any]:
+    """Keyword arguments for pyarrow.parquet.ParquetWriter that every orchlog writer uses."""
+    if codec not in CODECS:
+        raise ValueError(f"unknown codec {codec!r}; choose one of {', '.join(CODECS)}")
+    options: dict[str, Any] = {
+        "compression": codec,
+        "use_dictionary": DICTIONARY_COLUMNS,
+        "write_statistics": STATISTICS_COLUMNS,
+    }
+    if level is not None and codec in ("zstd", "gzip"):
+        options["compression_level"] = level
+    return options
+
+
+def schema_with_headers(headers: Iterable[Mapping[str, Any]]) -> pa.Schema:
+    """The Arrow schema with the schema version and the run headers as key-value metadata."""
+    return ARROW_SCHEMA.with_metadata({
+        SCHEMA_VERSION_KEY: str(schema_gen.SCHEMA_VERSION),
+        HEADERS_KEY: headers_json(headers),
+    })
+
+
+def headers_json(headers: Iterable[Mapping[str, Any]]) -> str:
+    """A JSON array of header objects, each field in its own order, numbers by the canonical rule."""
+    return "[" + ",".join(_json(h) for h in headers) + "]"
+
+
+def _json(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "{" + ",".join(f"{json_string(str(k))}:{_json(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_json(v) for v in value) + "]"
+    return json_scalar(value)
+
+
+def headers_from(metadata: Mapping[bytes, bytes] | None) -> list[dict[str, Any]]:
+    """The run headers stored in a file's key-value metadata ([] when there are none)."""
+    raw = (metadata or {}).get(HEADERS_KEY.encode())
+    if not raw:
+        return []
+    headers = json.loads(raw)
+    return [h for h in headers if isinstance(h, dict)] if isinstance(headers, list) else []
+
+
+def schema_version_of(metadata: Mapping[bytes, bytes] | None) -> int | None:
+    raw = (metadata or {}).get(SCHEMA_VERSION_KEY.encode())
+    try:
+        return int(raw) if raw else None
+    except ValueError:
+        return None

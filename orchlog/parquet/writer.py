@@ -1,0 +1,289 @@
+"""Write a trace straight to Parquet: `Writer` (a context manager) and `open_writer`.
+
+Rows are gathered until they make one row group (`row_group_bytes`, 16 MiB by
+default), then compressed and written by a background thread, so memory stays
+at a few row groups however long the run. Closing writes the footer; `close` runs when the
+`with` block ends for any reason, an exception or Ctrl-C included, so a run
+that stops early leaves a valid file holding every record logged before it
+stopped. Only a killed process (SIGKILL, power loss) leaves a file without
+its footer: use the binary stream (ORCH_LOG_MODE=full) and `orchlog pack`
+where that matters.
+"""
+from __future__ import annotations
+
+import atexit
+import os
+import queue
+import threading
+import time
+import weakref
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from orchlog.encoding.record import HeaderInput, RecordInput, created_from_epoch, header_values, record_values
+from orchlog.parquet.rows import RowBatch
+from orchlog.parquet.schema import (
+    DEFAULT_CODEC,
+    DEFAULT_LEVEL,
+    DEFAULT_ROW_GROUP_BYTES,
+    HEADERS_KEY,
+    MAX_ROWS_PER_GROUP,
+    headers_json,
+    schema_with_headers,
+    writer_options,
+)
+
+_NUMPY_DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int8": "i8",
+                 "uint8": "u8", "int32": "i32", "int64": "i64"}
+
+
+class RowGroupSink:
+    """pyarrow's ParquetWriter with orchlog's column settings; each table written is one row group.
+
+    A table is compressed and written by a thread while the caller gathers the
+    next one: pyarrow releases the GIL while it writes, so reading, hashing and
+    compressing overlap. One row group at most is in flight, which keeps memory
+    bounded; an error in the thread is raised by the next call. The thread lives
+    as long as the sink (one thread per row group made the allocator keep a heap
+    per thread: tens of MiB more).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], headers: Sequence[Mapping[str, Any]],
+                 codec: str = DEFAULT_CODEC, level: int | None = DEFAULT_LEVEL) -> None:
+        self.path = Path(path)
+        self.headers = list(headers)
+        self._written_headers = len(self.headers)
+        self._writer = pq.ParquetWriter(str(path), schema_with_headers(self.headers), **writer_options(codec, level))
+        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+        self._idle = threading.Event()
+        self._idle.set()
+        self._error: BaseException | None = None
+        self.accepted: object = None  # the tag of the last table handed to the thread
+
+    def write(self, table, tag: object = None) -> None:
+        """Hand one row group to the writer thread, after the one in flight is written."""
+        self.wait()
+        if self._thread is None:
+            self._thread = threading.Thread(target=_write_queued, args=(self._queue,), daemon=True,
+                                            name="orchlog-parquet-writer")
+            self._thread.start()
+            weakref.finalize(self, self._queue.put, None)  # a sink dropped unclosed still ends its thread
+        self._idle.clear()
+        # Python raises a pending Ctrl-C only after a call returns, and the put is the last
+        # call here: `accepted` is then never set for a table not handed over, nor left
+        # unset for one that was.
+        self.accepted = tag
+        self._queue.put((self, table))
+
+    def _write_in_background(self, table) -> None:
+        try:
+            self._writer.write_table(table, row_group_size=max(1, table.num_rows))
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread by wait()
+            self._error = exc
+        finally:
+            self._idle.set()
+
+    def wait(self) -> None:
+        """Until the row group in flight is written; its error, if any, is raised here."""
+        self._idle.wait()
+        if self._error is not None:
+            error, self._error = self._error, None
+            raise error
+
+    def close(self) -> None:
+        """Finish the row group in flight and write the footer, even through Ctrl-C (then re-raised)."""
+        interrupted = False
+        try:
+            interrupted |= _despite_interrupts(self.wait)
+        finally:
+            interrupted |= _despite_interrupts(self._close_file)
+            if self._thread is not None:
+                self._queue.put(None)
+                interrupted |= _despite_interrupts(self._thread.join)
+        if interrupted:
+            raise KeyboardInterrupt
+
+    def _close_file(self) -> None:
+        if not self._writer.is_open:
+            return
+        if len(self.headers) != self._written_headers:
+            # Headers met after the file was opened (a stream that several runs appended to)
+            # still reach the footer; orchlog's reader reads this key from there.
+            self._writer.add_key_value_metadata({HEADERS_KEY: headers_json(self.headers)})
+        self._writer.close()
+
+
+def _write_queued(jobs: queue.SimpleQueue) -> None:
+    """The writer thread: (sink, table) jobs until None. It keeps no reference between jobs."""
+    while True:
+        job = jobs.get()
+        if job is None:
+            return
+        sink, table = job
+        del job
+        sink._write_in_background(table)
+        del sink, table
+
+
+def _despite_interrupts(step) -> bool:
+    """Run step to completion, starting again after each Ctrl-C; whether there was one.
+
+    A file without its footer is lost, so closing must not stop half-way.
+    """
+    interrupted = False
+    while True:
+        try:
+            step()
+            return interrupted
+        except KeyboardInterrupt:
+            interrupted = True
+
+
+class Writer:
+    """Log tensors from Python into a Parquet trace.
+
+        with orchlog.parquet.Writer("run.parquet", team="mine") as w:
+            w.log("attn_norm", hidden, token_idx=5, layer=3)
+
+    Each row gets the canonical summary (leading values, stats, blake3) the other
+    encodings carry, and the full tensor bytes. Thread-safe; `seq` counts rows.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, team: str = "", rank: int = 0, world_size: int = 1,
+                 values: int = 10, model: str | None = None, git_commit: str | None = None,
+                 select: str | None = None, config: Mapping[str, Any] | None = None,
+                 headers: Sequence[Mapping[str, Any]] | None = None, codec: str = DEFAULT_CODEC,
+                 level: int | None = DEFAULT_LEVEL, row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES) -> None:
+        if headers is None:  # a run of its own; pack passes the headers of its inputs instead
+            headers = [header_values(HeaderInput(
+                language="python", created=created_now(), team=team, model=model, git_commit=git_commit,
+                rank=rank, world_size=world_size, values=values, select=select, config=dict(config or {})))]
+        self.path = Path(path)
+        self.team, self.rank, self.world_size, self.values = team, rank, world_size, values
+        self.row_group_bytes = row_group_bytes
+        self.rows = 0  # rows handed to the writer, the next `seq`
+        self._batch = RowBatch(capacity=row_group_bytes)
+        self._lock = threading.RLock()
+        self._sink: RowGroupSink | None = RowGroupSink(path, headers, codec, level)
+
+    # ------------------------------------------------------------------ logging
+
+    def log(self, checkpoint: str, tensor: Any, *, dtype: str | None = None, token_idx: int | None = None,
+            layer: int | None = None, stage: str | None = None, step: int | None = None,
+            meta: Mapping[str, Any] | None = None) -> None:
+        """Log one tensor (a NumPy array or anything np.asarray takes; pass dtype="bf16" for bf16 bits as uint16)."""
+        arr = np.asarray(tensor)
+        if not arr.flags.c_contiguous:
+            arr = arr.copy(order="C")  # not ascontiguousarray: it turns a 0-d scalar into shape (1,)
+        schema_dtype = dtype or _NUMPY_DTYPES.get(arr.dtype.name)
+        if schema_dtype is None:
+            raise ValueError(f"cannot log a {arr.dtype} tensor; convert it to one of {', '.join(_NUMPY_DTYPES)}")
+        if arr.dtype.byteorder == ">":
+            arr = arr.astype(arr.dtype.newbyteorder("<"))
+        # The row group keeps a copy of the bytes (append makes it), so the caller may reuse its buffer.
+        self.write_record(RecordInput(
+            checkpoint=checkpoint, dtype=schema_dtype, shape=arr.shape, data=memoryview(arr.reshape(-1).view(np.uint8)),
+            team=self.team, token_idx=token_idx, layer=layer, stage=stage, step=step, rank=self.rank,
+            world_size=self.world_size, values=self.values, meta=dict(meta or {})))
+
+    def write_record(self, record: RecordInput) -> None:
+        """Compute a record's fields by the canonical rules and add it as a row; `seq` is the writer's."""
+        self.append(record_values(record), assign_seq=True)
+
+    def append(self, fields: Mapping[str, Any], assign_seq: bool = False, reserved: bool = False) -> None:
+        """Add a row whose field values are complete (stats, blake3 and all).
+
+        `reserved`: the tensor bytes were written into the room `reserve` gave.
+        """
+        with self._lock:
+            if self._sink is None:
+                raise ValueError(f"{self.path} is closed")
+            if assign_seq:
+                # Under the lock, so that seq is also the order of the rows in the file.
+                fields = {**fields, "seq": self.rows}
+            if not reserved and fields["data"] is not None:
+                self._make_room(memoryview(fields["data"]).nbytes)
+            self._batch.append(fields, reserved)
+            self.rows += 1
+            if self._batch.nbytes >= self.row_group_bytes or len(self._batch) >= MAX_ROWS_PER_GROUP:
+                self.flush()
+
+    def reserve(self, nbytes: int) -> memoryview:
+        """Room in the row group being gathered for the next row's tensor bytes (saves pack a copy)."""
+        with self._lock:
+            self._make_room(nbytes)
+            return self._batch.reserve(nbytes)
+
+    def _make_room(self, nbytes: int) -> None:
+        if not self._batch.has_room(nbytes):
+            self.flush()
+
+    def add_header(self, header: Mapping[str, Any]) -> None:
+        """Another run header for the footer (pack meets one per input)."""
+        with self._lock:
+            if self._sink is not None:
+                self._sink.headers.append(header)
+
+    def flush(self) -> None:
+        """Write the buffered rows as a row group now."""
+        with self._lock:
+            if self._sink is None or not len(self._batch):
+                return
+            # Wait for the row group in flight first: a Ctrl-C while waiting leaves these
+            # rows in the batch, for close to write. One that lands after the sink took
+            # them but before the batch is cleared must not write them twice: the sink
+            # remembers which batch it took.
+            self._sink.wait()
+            if self._sink.accepted != self._batch.generation:
+                self._sink.write(self._batch.table(), self._batch.generation)
+            self._batch.clear()
+
+    # ------------------------------------------------------------------ closing
+
+    @property
+    def closed(self) -> bool:
+        return self._sink is None
+
+    def close(self) -> None:
+        """Write the gathered rows and the footer, even through a Ctrl-C (re-raised after). Safe to call again."""
+        with self._lock:
+            sink = self._sink
+            if sink is None:
+                return
+            try:
+                interrupted = _despite_interrupts(self.flush)  # flush never writes a batch twice
+            finally:
+                self._sink = None
+                atexit.unregister(self.close)
+                sink.close()
+            if interrupted:
+                raise KeyboardInterrupt
+
+    def __enter__(self) -> "Writer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def open_writer(path: str | os.PathLike[str], **options: Any) -> Writer:
+    """A Writer that also closes itself at interpreter exit.
+
+    This is what `orchlog.configure(format="parquet", path=...)` hands its records
+    to: an engine that never calls close still gets a readable file when Python exits.
+    """
+    writer = Writer(path, **options)
+    atexit.register(writer.close)
+    return writer
+
+
+def created_now() -> str:
+    """The header's `created`: now, or SOURCE_DATE_EPOCH when set (reproducible files)."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    return created_from_epoch(int(epoch) if epoch.isdigit() else int(time.time()))
+
+

@@ -1,0 +1,71 @@
+"""A run that stops early (exception, Ctrl-C, exit without close) still leaves a valid file with its rows."""
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+
+import blake3
+import numpy as np
+import pytest
+
+from orchlog.parquet import Writer, read
+
+
+def _logged_tensors_are_intact(path) -> int:
+    recs = list(read(path))
+    for i, rec in enumerate(recs):
+        assert rec.seq == i and blake3.blake3(rec.raw_bytes()).hexdigest() == rec.blake3
+    return len(recs)
+
+
+@pytest.mark.parametrize("stop", [RuntimeError("engine failed"), KeyboardInterrupt()])
+def test_rows_logged_before_an_exception_or_interrupt_are_all_in_the_file(tmp_path, stop):
+    path = tmp_path / "t.parquet"
+    with pytest.raises(type(stop)):
+        with Writer(path, row_group_bytes=8 * 1024) as w:
+            for i in range(25):
+                w.log("h", np.full(512, i, np.float32), token_idx=i)  # 2 KiB: several row groups
+            raise stop
+    assert _logged_tensors_are_intact(path) == 25
+
+
+def _python(code: str, **kw) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kw)
+
+
+def test_ctrl_c_in_a_running_process_keeps_every_completed_row(tmp_path):
+    path = tmp_path / "t.parquet"
+    proc = _python(f"""
+        import numpy as np
+        from orchlog.parquet import Writer
+        with Writer({str(path)!r}, row_group_bytes=64 * 1024) as w:
+            i = 0
+            while True:
+                w.log("h", np.full(4096, i, np.float32), token_idx=i)
+                i += 1
+                if i == 50:
+                    print("ready", flush=True)
+    """)
+    assert proc.stdout.readline().strip() == "ready"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode != 0 and "KeyboardInterrupt" in err
+    assert _logged_tensors_are_intact(path) >= 50
+
+
+def test_a_writer_from_open_writer_is_closed_when_python_exits(tmp_path):
+    path = tmp_path / "t.parquet"
+    proc = _python(f"""
+        import numpy as np
+        from orchlog.parquet import open_writer
+        w = open_writer({str(path)!r}, team="never-closed")
+        for i in range(3):
+            w.log("h", np.arange(8, dtype=np.float32) + i)
+    """)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    assert _logged_tensors_are_intact(path) == 3
+    assert read(path).header["team"] == "never-closed"
