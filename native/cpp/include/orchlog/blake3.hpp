@@ -15,7 +15,6 @@
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
-#include <string>
 #include <string_view>
 
 #include "orchlog/detail/blake3_tree.hpp"
@@ -74,8 +73,7 @@ inline Blake3Path blake3_path_from_env() noexcept {
   if (raw == nullptr || *raw == '\0') return blake3_best_path();
   const auto path = blake3_path_from_name(raw);
   if (path && blake3_path_supported(*path)) return *path;
-  print_warning(std::string("ORCHLOG_BLAKE3=") + raw + " is not a kernel this CPU runs; using " +
-                std::string(blake3_path_name(blake3_best_path())));
+  print_warning({"ORCHLOG_BLAKE3=", raw, " is not a kernel this CPU runs; using ", blake3_path_name(blake3_best_path())});
   return blake3_best_path();
 }
 }  // namespace detail

@@ -2,7 +2,7 @@
 // no locale, no exceptions, and a line never interleaves with another thread's.
 #pragma once
 
-#include <string>
+#include <initializer_list>
 #include <string_view>
 
 #include <cerrno>
@@ -11,16 +11,19 @@
 namespace orchlog {
 namespace detail {
 
-inline void print_warning(std::string_view message) noexcept {
+// Prints "orchlog: warning: " + the parts + newline; allocates nothing, so it
+// is safe where memory has run out. Long lines are cut at 1 KiB.
+inline void print_warning(std::initializer_list<std::string_view> parts) noexcept {
   char line[1024];
-  const std::string_view prefix = "orchlog: warning: ";
   std::size_t n = 0;
-  for (std::string_view part : {prefix, message, std::string_view("\n")}) {
-    const std::size_t room = sizeof line - 1 - n;
-    const std::size_t take = part.size() < room ? part.size() : room;
-    for (std::size_t i = 0; i < take; ++i) line[n++] = part[i];
-  }
-  if (line[n - 1] != '\n') line[n++] = '\n';
+  std::initializer_list<std::string_view> framed[] = {{"orchlog: warning: "}, parts};
+  for (const auto& group : framed)
+    for (std::string_view part : group) {
+      const std::size_t room = sizeof line - 1 - n;
+      const std::size_t take = part.size() < room ? part.size() : room;
+      for (std::size_t i = 0; i < take; ++i) line[n++] = part[i];
+    }
+  line[n++] = '\n';
   const int saved_errno = errno;  // the host may be about to look at errno
   std::size_t done = 0;
   while (done < n) {
@@ -35,6 +38,8 @@ inline void print_warning(std::string_view message) noexcept {
   }
   errno = saved_errno;
 }
+
+inline void print_warning(std::string_view message) noexcept { print_warning({message}); }
 
 }  // namespace detail
 }  // namespace orchlog
