@@ -85,12 +85,18 @@ struct Tensor {
   Shape shape;
 };
 
-// Where a record was taken; every field is optional (null in the record).
+// Where a record was taken; every field is optional (null in the record),
+// and negative numbers also mean none. Key{token_idx, layer, stage, step}
+// with trailing fields left out: Key{5}, Key{5, 3}, Key{5, 3, "rope", 0}.
 struct Key {
   std::optional<std::int64_t> token_idx;
   std::optional<std::int32_t> layer;
   std::optional<std::string_view> stage;
   std::optional<std::int32_t> step;
+
+  Key(std::optional<std::int64_t> token_idx_ = std::nullopt, std::optional<std::int32_t> layer_ = std::nullopt,
+      std::optional<std::string_view> stage_ = std::nullopt, std::optional<std::int32_t> step_ = std::nullopt)
+      : token_idx(token_idx_), layer(layer_), stage(stage_), step(step_) {}
 };
 
 // One free-form scalar about a record (or, in Options::config, about a run).

@@ -267,10 +267,14 @@ inline bool configure(const Options& options) noexcept {
 }
 
 // First use without configure(): settings come from the env knobs alone.
-inline void configure_from_env_once() noexcept {
+// `producer` is the language the bindings (C, Python) write in the header.
+inline void configure_from_env_once(std::string_view producer = "cpp") noexcept {
   try {
     std::lock_guard<std::mutex> lock(logger().configure_mutex);
-    if (g_state.load(std::memory_order_relaxed) == kUnconfigured) configure_locked(Options{});
+    if (g_state.load(std::memory_order_relaxed) != kUnconfigured) return;
+    Options options;
+    options.producer = std::string(producer);
+    configure_locked(options);
   } catch (...) {
   }
 }
