@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "orchlog/detail/macro_support.hpp"  // DTypeArg: dtype names as the macros take them
 #include "orchlog/orchlog.hpp"
 
 namespace {

@@ -390,17 +390,22 @@ py::dict status_dict() {
 
 // ------------------------------------------------- canonical encoder (tests)
 
-py::tuple encode_record_bytes(const py::handle& checkpoint, const py::handle& array, const py::object& dtype,
-                        const py::handle& team, const py::handle& token_idx, const py::handle& layer,
-                        const py::handle& stage, const py::handle& step, std::int32_t rank, std::int32_t world_size,
-                        std::int64_t seq, std::int64_t values, const py::handle& meta) {
+py::tuple encode_record_bytes(const py::handle& checkpoint, const py::buffer& data, const std::string& dtype,
+                              const py::iterable& shape, const py::handle& team, const py::handle& token_idx,
+                              const py::handle& layer, const py::handle& stage, const py::handle& step,
+                              std::int32_t rank, std::int32_t world_size, std::int64_t seq, std::int64_t values,
+                              const py::handle& meta) {
   const std::string name = text_of(checkpoint, "checkpoint");
   const std::string team_text = text_of(team, "team");
   std::optional<std::string> stage_text;
   if (!stage.is_none()) stage_text = text_of(stage, "stage");
   MetaArgs meta_args;
   fill_meta(meta, meta_args, "meta");
-  const TensorBytes bytes(array, dtype);
+  const auto dt = orchlog::schema::dtype_from_name(dtype);
+  if (!dt) throw py::value_error("unknown dtype " + dtype);
+  std::vector<std::int64_t> dims;
+  for (const auto& d : shape) dims.push_back(d.cast<std::int64_t>());
+  const py::buffer_info raw = data.request();
   orchlog::RecordInput in;
   in.checkpoint = name;
   in.team = team_text;
@@ -410,10 +415,15 @@ py::tuple encode_record_bytes(const py::handle& checkpoint, const py::handle& ar
   in.rank = rank;
   in.world_size = world_size;
   in.seq = seq;
-  in.tensor = bytes.tensor();
+  in.tensor = {raw.ptr, *dt, orchlog::Shape(dims)};
   in.values = values;
   in.meta = meta_args.items;
   std::string error;
+  const auto size = orchlog::detail::measure(in.tensor, error);
+  if (!size) throw py::value_error(error);
+  if (static_cast<std::uint64_t>(raw.size * raw.itemsize) != size->nbytes)
+    throw py::value_error("data holds " + std::to_string(raw.size * raw.itemsize) + " bytes, the shape wants " +
+                          std::to_string(size->nbytes));
   const auto encoded = orchlog::encode_record(in, &error);
   if (!encoded) throw py::value_error(error);
   return py::make_tuple(py::bytes(encoded->jsonl), py::bytes(encoded->frame));
@@ -489,7 +499,7 @@ void bind_emitter(py::module_& m) {
   m.def("flush", [] { return orchlog::flush(); }, "Ask the kernel to put written records on disk.");
   m.def("close", [] { orchlog::close(); }, "End the run; logging stays off until configure().");
   m.def("status", &status_dict, "enabled, records, errors, path, binary_path.");
-  m.def("encode_record", &encode_record_bytes, arg("checkpoint"), arg("array"), arg("dtype"), arg("team"),
+  m.def("encode_record", &encode_record_bytes, arg("checkpoint"), arg("data"), arg("dtype"), arg("shape"), arg("team"),
         arg("token_idx"), arg("layer"), arg("stage"), arg("step"), arg("rank"), arg("world_size"), arg("seq"),
         arg("values"), arg("meta"), "The canonical (jsonl, frame) bytes of one record, as the logger writes them.");
   m.def("encode_header", &encode_header_bytes, arg("language"), arg("created"), arg("team"), arg("model"),
