@@ -49,7 +49,7 @@ inline bool blake3_path_supported(Blake3Path path) noexcept {
     case Blake3Path::portable: return true;
     case Blake3Path::sse41: return __builtin_cpu_supports("sse4.1");
     case Blake3Path::avx2: return __builtin_cpu_supports("avx2");
-    case Blake3Path::avx512: return __builtin_cpu_supports("avx512f");
+    case Blake3Path::avx512: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
   }
   return false;
 #else

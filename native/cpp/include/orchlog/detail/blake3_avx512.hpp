@@ -1,11 +1,16 @@
-// BLAKE3 hash_many over 16 inputs with AVX-512F (512-bit vectors, native rotates).
+// BLAKE3 hash_many over 16 inputs with AVX-512F (512-bit vectors, native
+// rotates), and over 8 and 4 inputs with the AVX2 and SSE4.1 kernels given
+// AVX-512VL's one-instruction rotates: small tensors (a hidden state is a
+// few chunks) run on those.
 #pragma once
 
+#include "orchlog/detail/blake3_avx2.hpp"
 #include "orchlog/detail/blake3_portable.hpp"
+#include "orchlog/detail/blake3_sse41.hpp"
 #include "orchlog/detail/simd_target.hpp"
 
 #if ORCHLOG_X86_SIMD
-ORCHLOG_TARGET_BEGIN("avx512f")
+ORCHLOG_TARGET_BEGIN("avx512f,avx512vl")
 // GCC 12 warns about its own _mm512_undefined_epi32() inside the intrinsics
 // (GCC bug 105593); nothing here is uninitialised.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -56,8 +61,13 @@ struct Ops {
       r[12 + k] = _mm512_shuffle_i32x4(d1, d3, 0xDD);
     }
   }
-  static void load_message(const std::uint8_t* base, std::size_t stride, std::size_t offset, V m[16]) {
-    for (int l = 0; l < 16; ++l) m[l] = _mm512_loadu_si512(base + l * stride + offset);
+  static void load_message(const std::uint8_t* const inputs[16], std::size_t offset, V m[16]) {
+    for (int l = 0; l < 16; ++l) {
+      // Sixteen inputs a chunk apart are more streams than hardware prefetchers
+      // follow; asking for each input's block four ahead keeps the loads in cache.
+      _mm_prefetch(reinterpret_cast<const char*>(inputs[l] + offset + 4 * kBlockLen), _MM_HINT_T0);
+      m[l] = _mm512_loadu_si512(inputs[l] + offset);
+    }
     transpose16(m);
   }
 };
@@ -65,6 +75,26 @@ struct Ops {
 #include "orchlog/detail/blake3_simd_kernel.inc"
 
 }  // namespace avx512
+
+namespace avx512_ymm {
+struct Ops : avx2::Ops {
+  static V rot16(V x) { return _mm256_ror_epi32(x, 16); }
+  static V rot12(V x) { return _mm256_ror_epi32(x, 12); }
+  static V rot8(V x) { return _mm256_ror_epi32(x, 8); }
+  static V rot7(V x) { return _mm256_ror_epi32(x, 7); }
+};
+#include "orchlog/detail/blake3_simd_kernel.inc"
+}  // namespace avx512_ymm
+
+namespace avx512_xmm {
+struct Ops : sse41::Ops {
+  static V rot16(V x) { return _mm_ror_epi32(x, 16); }
+  static V rot12(V x) { return _mm_ror_epi32(x, 12); }
+  static V rot8(V x) { return _mm_ror_epi32(x, 8); }
+  static V rot7(V x) { return _mm_ror_epi32(x, 7); }
+};
+#include "orchlog/detail/blake3_simd_kernel.inc"
+}  // namespace avx512_xmm
 }  // namespace blake3
 }  // namespace detail
 }  // namespace orchlog

@@ -66,6 +66,21 @@ inline void g(std::uint32_t* v, int a, int b, int c, int d, std::uint32_t mx, st
   v[b] = rotr(v[b] ^ v[c], 7);
 }
 
+// One round; a template so that every message index is a compile-time
+// constant and the state stays in registers.
+template <int R>
+inline void round(std::uint32_t v[16], const std::uint32_t m[16]) noexcept {
+  constexpr const std::uint8_t* s = kSchedule.word[R];
+  g(v, 0, 4, 8, 12, m[s[0]], m[s[1]]);
+  g(v, 1, 5, 9, 13, m[s[2]], m[s[3]]);
+  g(v, 2, 6, 10, 14, m[s[4]], m[s[5]]);
+  g(v, 3, 7, 11, 15, m[s[6]], m[s[7]]);
+  g(v, 0, 5, 10, 15, m[s[8]], m[s[9]]);
+  g(v, 1, 6, 11, 12, m[s[10]], m[s[11]]);
+  g(v, 2, 7, 8, 13, m[s[12]], m[s[13]]);
+  g(v, 3, 4, 9, 14, m[s[14]], m[s[15]]);
+}
+
 // The 16-word state after the seven rounds (before the output xors).
 inline void compress_state(std::uint32_t v[16], const std::uint32_t cv[8], const std::uint8_t block[kBlockLen],
                            std::uint8_t block_len, std::uint64_t counter, std::uint8_t flags) noexcept {
@@ -77,17 +92,13 @@ inline void compress_state(std::uint32_t v[16], const std::uint32_t cv[8], const
   v[13] = static_cast<std::uint32_t>(counter >> 32);
   v[14] = block_len;
   v[15] = flags;
-  for (int r = 0; r < 7; ++r) {
-    const std::uint8_t* s = kSchedule.word[r];
-    g(v, 0, 4, 8, 12, m[s[0]], m[s[1]]);
-    g(v, 1, 5, 9, 13, m[s[2]], m[s[3]]);
-    g(v, 2, 6, 10, 14, m[s[4]], m[s[5]]);
-    g(v, 3, 7, 11, 15, m[s[6]], m[s[7]]);
-    g(v, 0, 5, 10, 15, m[s[8]], m[s[9]]);
-    g(v, 1, 6, 11, 12, m[s[10]], m[s[11]]);
-    g(v, 2, 7, 8, 13, m[s[12]], m[s[13]]);
-    g(v, 3, 4, 9, 14, m[s[14]], m[s[15]]);
-  }
+  round<0>(v, m);
+  round<1>(v, m);
+  round<2>(v, m);
+  round<3>(v, m);
+  round<4>(v, m);
+  round<5>(v, m);
+  round<6>(v, m);
 }
 
 // Chaining-value form: cv <- first half of the compression output.

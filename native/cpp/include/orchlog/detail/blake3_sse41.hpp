@@ -34,10 +34,9 @@ struct Ops {
     r[2] = _mm_unpacklo_epi64(b0, b1);
     r[3] = _mm_unpackhi_epi64(b0, b1);
   }
-  static void load_message(const std::uint8_t* base, std::size_t stride, std::size_t offset, V m[16]) {
+  static void load_message(const std::uint8_t* const inputs[4], std::size_t offset, V m[16]) {
     for (int q = 0; q < 4; ++q) {  // words 4q .. 4q+3 of each input
-      for (int l = 0; l < 4; ++l)
-        m[4 * q + l] = _mm_loadu_si128(reinterpret_cast<const V*>(base + l * stride + offset + 16 * q));
+      for (int l = 0; l < 4; ++l) m[4 * q + l] = _mm_loadu_si128(reinterpret_cast<const V*>(inputs[l] + offset + 16 * q));
       transpose4(m + 4 * q);
     }
   }

@@ -33,18 +33,30 @@ inline void hash_many(Blake3Path path, const std::uint8_t* base, std::size_t str
                       std::size_t blocks, std::uint64_t counter, bool increment_counter, std::uint8_t flags,
                       std::uint8_t flags_start, std::uint8_t flags_end, std::uint8_t* out) noexcept {
 #if ORCHLOG_X86_SIMD
-  const auto run = [&](std::size_t degree, auto kernel) {
-    while (n >= degree) {
-      kernel(base, stride, blocks, counter, increment_counter, flags, flags_start, flags_end, out);
-      base += degree * stride;
-      out += degree * kOutLen;
-      if (increment_counter) counter += degree;
-      n -= degree;
-    }
+  const auto run = [&](auto kernel, std::size_t lanes) {
+    kernel(base, stride, lanes, blocks, counter, increment_counter, flags, flags_start, flags_end, out);
+    base += lanes * stride;
+    out += lanes * kOutLen;
+    if (increment_counter) counter += lanes;
+    n -= lanes;
   };
-  if (path >= Blake3Path::avx512) run(avx512::kDegree, avx512::hash_many);
-  if (path >= Blake3Path::avx2) run(avx2::kDegree, avx2::hash_many);
-  if (path >= Blake3Path::sse41) run(sse41::kDegree, sse41::hash_many);
+  const auto full_batches = [&](std::size_t degree, auto kernel) {
+    while (n >= degree) run(kernel, degree);
+  };
+  // Whole batches at each width, widest first; then two or three leftover
+  // inputs as one partial batch of the narrowest kernel.
+  if (path == Blake3Path::avx512) {
+    full_batches(avx512::kDegree, avx512::hash_many);
+    full_batches(avx512_ymm::kDegree, avx512_ymm::hash_many);
+    full_batches(avx512_xmm::kDegree, avx512_xmm::hash_many);
+    if (n >= 2) run(avx512_xmm::hash_many, n);
+  } else {
+    if (path >= Blake3Path::avx2) full_batches(avx2::kDegree, avx2::hash_many);
+    if (path >= Blake3Path::sse41) {
+      full_batches(sse41::kDegree, sse41::hash_many);
+      if (n >= 2) run(sse41::hash_many, n);
+    }
+  }
 #else
   (void)path;
 #endif
