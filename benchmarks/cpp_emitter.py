@@ -89,7 +89,7 @@ def table(r: dict, mib: int) -> str:
     lines = [f"Machine: {r['machine']}; largest tensor {mib} MiB; files in {r['dir']}.", "",
              "| measure | orchlog | baseline | ratio |", "|---|---|---|---|",
              f"| disabled ORCH_LOG call (ns) | {d['disabled_call_ns']:.2f} | empty loop {d['empty_loop_ns']:.2f} "
-             f"| +{d['disabled_call_ns'] - d['empty_loop_ns']:.2f} ns |",
+             f"| {d['disabled_call_ns'] - d['empty_loop_ns']:+.2f} ns |",
              f"| BLAKE3, {mib} MiB (GB/s) | {b['header_gb_per_s']:.2f} | blake3 package {b['package_gb_per_s']:.2f} "
              f"| {b['header_gb_per_s'] / b['package_gb_per_s']:.2f}x |",
              f"| full-mode write, {w['bytes'] >> 20} MiB (GB/s) | {w['writev_gb_per_s']:.2f} "
