@@ -457,26 +457,18 @@ py::tuple encode_header_bytes(const std::string& language, const std::string& cr
 std::string blake3_hex(const py::buffer& data, const py::object& path) {
   const py::buffer_info info = data.request();
   if (!PyBuffer_IsContiguous(info.view(), 'C')) throw py::value_error("blake3_hex needs contiguous bytes");
-  const auto* bytes = static_cast<const std::uint8_t*>(info.ptr);
-  const std::size_t len = static_cast<std::size_t>(info.size * info.itemsize);
-  std::uint8_t digest[32];
+  orchlog::Blake3Path kernel = orchlog::blake3_path();
+  if (!path.is_none()) {
+    const auto p = orchlog::blake3_path_from_name(path.cast<std::string>());
+    if (!p || !orchlog::blake3_path_supported(*p)) throw py::value_error("this CPU cannot run that BLAKE3 kernel");
+    kernel = *p;
+  }
+  char hex[65];
   {
     py::gil_scoped_release release;
-    if (path.is_none()) {
-      orchlog::blake3_hash(bytes, len, digest);
-    } else {
-      const auto p = orchlog::blake3_path_from_name(path.cast<std::string>());
-      if (!p || !orchlog::blake3_path_supported(*p)) throw py::value_error("this CPU cannot run that BLAKE3 kernel");
-      orchlog::blake3_hash(*p, bytes, len, digest);
-    }
+    orchlog::blake3_hex(kernel, info.ptr, static_cast<std::size_t>(info.size * info.itemsize), hex);
   }
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out(64, '0');
-  for (int i = 0; i < 32; ++i) {
-    out[2 * i] = kHex[digest[i] >> 4];
-    out[2 * i + 1] = kHex[digest[i] & 15];
-  }
-  return out;
+  return std::string(hex, 64);
 }
 
 py::list blake3_paths() {

@@ -2,8 +2,6 @@
 // record, in seq order, whole, from any number of threads.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,19 +19,6 @@ std::vector<float> ramp(std::size_t n, float scale) {
   std::vector<float> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = scale * static_cast<float>(i) - 3.0f;
   return v;
-}
-
-// What the logger must have written for a record with this seq.
-orchlog::EncodedRecord expected(std::string_view checkpoint, const orchlog::Tensor& tensor, const orchlog::Key& key,
-                                std::int64_t seq, std::int64_t values = 10) {
-  orchlog::RecordInput in;
-  in.checkpoint = checkpoint;
-  in.team = "test";
-  in.key = key;
-  in.seq = seq;
-  in.tensor = tensor;
-  in.values = values;
-  return *orchlog::encode_record(in);
 }
 
 }  // namespace
@@ -55,8 +40,8 @@ TEST(Logger, WritesAHeaderThenTheCanonicalLineOfEachRecord) {
   h.team = "test";
   h.select = std::nullopt;
   EXPECT_EQ(lines[0], orchlog::encode_header(h).jsonl);
-  EXPECT_EQ(lines[1], expected("attn_norm", tensor, {5, 3, "rope", 0}, 0).jsonl);
-  EXPECT_EQ(lines[2], expected("logits", tensor, {6}, 1).jsonl);
+  EXPECT_EQ(lines[1], t::expected_record("attn_norm", tensor, {5, 3, "rope", 0}, 0).jsonl);
+  EXPECT_EQ(lines[2], t::expected_record("logits", tensor, {6}, 1).jsonl);
 }
 
 TEST(Logger, FullModeWritesTheHeaderFrameThenWholeRecordFrames) {
@@ -68,7 +53,7 @@ TEST(Logger, FullModeWritesTheHeaderFrameThenWholeRecordFrames) {
   orchlog::close();
 
   const std::string file = t::read_file(dir.file("run.bin"));
-  const std::string frame = expected("ffn_out", tensor, {1, 0}, 0).frame;
+  const std::string frame = t::expected_record("ffn_out", tensor, {1, 0}, 0).frame;
   ASSERT_GT(file.size(), frame.size());
   EXPECT_EQ(file.substr(file.size() - frame.size()), frame);
   EXPECT_EQ(static_cast<unsigned char>(file[0]), 0x8B);  // the header: a map of 11 fields
@@ -83,7 +68,7 @@ TEST(Logger, BothModeWritesJsonlAndTheBinaryStreamBesideIt) {
   const orchlog::Status status = orchlog::status();
   EXPECT_EQ(status.binary_path, dir.file("run.jsonl.bin"));
   orchlog::close();
-  const auto want = expected("embedding", tensor, {}, 0);
+  const auto want = t::expected_record("embedding", tensor, {}, 0);
   EXPECT_EQ(t::lines_of(t::read_file(dir.file("run.jsonl"))).at(1), want.jsonl);
   const std::string frames = t::read_file(dir.file("run.jsonl.bin"));
   EXPECT_EQ(frames.substr(frames.size() - want.frame.size()), want.frame);
@@ -107,8 +92,8 @@ TEST(Logger, TheSelectorSkipsRecordsAndSeqCountsOnlyWrittenOnes) {
   const auto lines = t::lines_of(t::read_file(dir.file("run.jsonl")));
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_NE(lines[0].find("\"select\":\"layer=1-2,checkpoint=attn_*\""), std::string::npos);
-  EXPECT_EQ(lines[1], expected("attn_norm", tensor, {std::nullopt, 1}, 0).jsonl);
-  EXPECT_EQ(lines[2], expected("attn_norm", tensor, {std::nullopt, 2}, 1).jsonl);
+  EXPECT_EQ(lines[1], t::expected_record("attn_norm", tensor, {std::nullopt, 1}, 0).jsonl);
+  EXPECT_EQ(lines[2], t::expected_record("attn_norm", tensor, {std::nullopt, 2}, 1).jsonl);
 }
 
 TEST(Logger, NegativeKeyValuesMeanNone) {
@@ -118,7 +103,7 @@ TEST(Logger, NegativeKeyValuesMeanNone) {
   const orchlog::Tensor tensor{&v, orchlog::DType::f32, {1}};
   EXPECT_TRUE(orchlog::log("logits", tensor, {-1, -1, std::nullopt, -1}));
   orchlog::close();
-  EXPECT_EQ(t::lines_of(t::read_file(dir.file("run.jsonl"))).at(1), expected("logits", tensor, {}, 0).jsonl);
+  EXPECT_EQ(t::lines_of(t::read_file(dir.file("run.jsonl"))).at(1), t::expected_record("logits", tensor, {}, 0).jsonl);
 }
 
 TEST(Logger, RecordsFromManyThreadsNeverInterleaveAndSeqFollowsFileOrder) {
@@ -145,7 +130,7 @@ TEST(Logger, RecordsFromManyThreadsNeverInterleaveAndSeqFollowsFileOrder) {
     const int i = std::stoi(line.substr(at));
     const orchlog::Tensor tensor{data[i].data(), orchlog::DType::f32, {static_cast<std::int64_t>(data[i].size())}};
     // Each thread's records appear in its own order, each line exactly as encoded.
-    ASSERT_EQ(line, expected("thread_" + std::to_string(i), tensor, {next_token[i]++}, static_cast<std::int64_t>(seq)).jsonl);
+    ASSERT_EQ(line, t::expected_record("thread_" + std::to_string(i), tensor, {next_token[i]++}, static_cast<std::int64_t>(seq)).jsonl);
   }
 }
 
@@ -159,7 +144,7 @@ TEST(Logger, ValuesAllKeepsEveryElementAndZeroKeepsNone) {
     ASSERT_TRUE(orchlog::configure(options));
     EXPECT_TRUE(orchlog::log("x", tensor));
     orchlog::close();
-    EXPECT_EQ(t::lines_of(t::read_file(dir.file("run.jsonl"))).at(1), expected("x", tensor, {}, 0, n).jsonl);
+    EXPECT_EQ(t::lines_of(t::read_file(dir.file("run.jsonl"))).at(1), t::expected_record("x", tensor, {}, 0, n).jsonl);
   }
 }
 

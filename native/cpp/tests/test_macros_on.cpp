@@ -21,17 +21,6 @@ const float* would_fail() {
   throw std::logic_error("a disabled ORCH_LOG evaluated its arguments");
 }
 
-std::string expected_line(std::string_view checkpoint, const orchlog::Tensor& tensor, const orchlog::Key& key,
-                          std::int64_t seq) {
-  orchlog::RecordInput in;
-  in.checkpoint = checkpoint;
-  in.team = "test";
-  in.key = key;
-  in.seq = seq;
-  in.tensor = tensor;
-  return orchlog::encode_record(in)->jsonl;
-}
-
 }  // namespace
 
 TEST(MacrosOn, EachFormWritesTheRecordTheApiWould) {
@@ -52,12 +41,12 @@ TEST(MacrosOn, EachFormWritesTheRecordTheApiWould) {
   const orchlog::Tensor two_rows{x.data(), orchlog::DType::f32, {2, 896}};
   const orchlog::Tensor row{x.data(), orchlog::DType::f32, {896}};
   const std::vector<std::string> want = {
-      expected_line("embedding", two_rows, {}, 0),
-      expected_line("attn_norm", row, {4}, 1),
-      expected_line("Qcur", row, {4, 3, "rope", 0}, 2),
-      expected_line("logits", row, {4}, 3),
-      expected_line("host_memory", row, {4}, 4),
-      expected_line("my_checkpoint", row, {4}, 5),
+      t::expected_record("embedding", two_rows, {}, 0).jsonl,
+      t::expected_record("attn_norm", row, {4}, 1).jsonl,
+      t::expected_record("Qcur", row, {4, 3, "rope", 0}, 2).jsonl,
+      t::expected_record("logits", row, {4}, 3).jsonl,
+      t::expected_record("host_memory", row, {4}, 4).jsonl,
+      t::expected_record("my_checkpoint", row, {4}, 5).jsonl,
   };
   const auto lines = t::lines_of(t::read_file(dir.file("run.jsonl")));
   ASSERT_EQ(lines.size(), want.size() + 1);
@@ -73,7 +62,7 @@ TEST(MacrosOn, TheLegacyFormFallsBackToTheCountWhenTheShapeTextDisagrees) {
   orchlog::close();
   EXPECT_EQ(err.warnings().size(), 1u);
   EXPECT_EQ(t::lines_of(t::read_file(dir.file("run.jsonl"))).at(1),
-            expected_line("legacy", {v, orchlog::DType::f32, {10}}, {0}, 0));
+            t::expected_record("legacy", {v, orchlog::DType::f32, {10}}, {0}, 0).jsonl);
 }
 
 TEST(MacrosOn, OffAtRunTimeTheArgumentsAreNotEvaluated) {

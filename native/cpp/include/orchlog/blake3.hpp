@@ -111,15 +111,19 @@ inline void blake3_hash(const void* data, std::size_t len, std::uint8_t* out, st
 }
 
 // The 64 lowercase hex digits of the 32-byte hash, NUL-terminated.
-inline void blake3_hex(const void* data, std::size_t len, char out[65]) noexcept {
+inline void blake3_hex(Blake3Path path, const void* data, std::size_t len, char out[65]) noexcept {
   static constexpr char kHex[] = "0123456789abcdef";
   std::uint8_t digest[32];
-  blake3_hash(data, len, digest);
+  blake3_hash(path, data, len, digest);
   for (int i = 0; i < 32; ++i) {
     out[2 * i] = kHex[digest[i] >> 4];
     out[2 * i + 1] = kHex[digest[i] & 15];
   }
   out[64] = '\0';
+}
+
+inline void blake3_hex(const void* data, std::size_t len, char out[65]) noexcept {
+  blake3_hex(blake3_path(), data, len, out);
 }
 
 }  // namespace orchlog
