@@ -7,7 +7,7 @@ import pytest
 
 import orchlog
 from orchlog import _native, emitter
-from orchlog.encoding.record import encode_header, encode_record
+from orchlog.encoding.record import RecordInput, encode_header, encode_record
 from tests.vectors_io import header_input, meta_from_json, record_input
 
 
@@ -65,3 +65,21 @@ def test_orchlog_log_writes_the_reference_bytes_for_every_vector(record_vectors,
         line, frame = encode_header(head)
         want = line + expected_record.jsonl if mode == "summary" else frame + expected_record.frame
         assert path.read_bytes() == want, case["name"]
+
+
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_every_half_precision_bit_pattern_encodes_like_the_reference(dtype):
+    bits = np.arange(1 << 16, dtype="<u2")
+    data = bits.tobytes()
+    ours = _native.encode_record("all_bits", data, dtype, [1 << 16], "", None, None, None, None, 0, 1, 0, -1, {})
+    want = encode_record(RecordInput(checkpoint="all_bits", dtype=dtype, shape=(1 << 16,), data=data, values=-1))
+    assert ours == (want.jsonl, want.frame)
+
+
+@pytest.mark.parametrize("dtype,storage", [("f32", "<u4"), ("f64", "<u8")])
+def test_random_float_bit_patterns_encode_like_the_reference(dtype, storage):
+    bits = np.random.default_rng(0xF10A7).integers(0, np.iinfo(storage).max, 20000, dtype=storage, endpoint=True)
+    data = bits.tobytes()
+    ours = _native.encode_record("random_bits", data, dtype, [len(bits)], "", None, None, None, None, 0, 1, 0, -1, {})
+    want = encode_record(RecordInput(checkpoint="random_bits", dtype=dtype, shape=(len(bits),), data=data, values=-1))
+    assert ours == (want.jsonl, want.frame)
