@@ -104,7 +104,7 @@ def close() -> None:
 class EmitterStats:
     enabled: bool
     records: int  # written in the current run
-    errors: int  # records not written and failed writes, since the process started
+    errors: int  # problems warned about since the process started: bad knobs, records not written, failed writes
     path: str | None
     binary_path: str | None  # the binary stream in `both` mode
 

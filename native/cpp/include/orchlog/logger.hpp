@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "orchlog/detail/logger_core.hpp"
+#include "orchlog/options.hpp"
 #include "orchlog/types.hpp"
 
 namespace orchlog {

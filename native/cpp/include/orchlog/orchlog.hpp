@@ -13,4 +13,5 @@
 #include "orchlog/encode.hpp"
 #include "orchlog/logger.hpp"
 #include "orchlog/macros.hpp"
+#include "orchlog/options.hpp"
 #include "orchlog/types.hpp"

@@ -9,14 +9,11 @@
 #include <string>
 #include <string_view>
 
+#include "orchlog/options.hpp"
 #include "orchlog/schema_gen.hpp"
 #include "orchlog/types.hpp"
 
 namespace orchlog {
-
-// What a run writes: JSONL summaries, the binary stream with full tensors, or both.
-enum class Mode : std::uint8_t { summary, full, both };
-
 namespace detail {
 
 template <class T>
