@@ -64,7 +64,7 @@ TEST_P(Blake3Path, AgreesWithThePortableKernelOnLongRaggedInputs) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryKernel, Blake3Path, ::testing::ValuesIn(orchlog::kAllBlake3Paths),
-                         [](const auto& info) { return std::string(orchlog::blake3_path_name(info.param)); });
+                         [](const auto& test) { return std::string(orchlog::blake3_path_name(test.param)); });
 
 TEST(Blake3, ForcingAPathTheCpuLacksIsRefused) {
   for (auto path : orchlog::kAllBlake3Paths) {

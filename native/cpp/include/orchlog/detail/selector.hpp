@@ -76,8 +76,8 @@ class Selector {
     std::size_t start = 0;
     for (;;) {
       const std::size_t comma = text.find(',', start);
-      const std::string_view raw = text.substr(start, comma == std::string_view::npos ? text.npos : comma - start);
-      if (!s.add_clause(trim(raw), error)) return std::nullopt;
+      const std::string_view clause = text.substr(start, comma == std::string_view::npos ? text.npos : comma - start);
+      if (!s.add_clause(trim(clause), error)) return std::nullopt;
       if (comma == std::string_view::npos) break;
       start = comma + 1;
     }
