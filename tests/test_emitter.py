@@ -138,6 +138,20 @@ def test_a_bf16_dlpack_tensor_is_logged_as_bf16_without_a_dtype_hint(run):
     assert path.read_bytes().splitlines(keepends=True)[1] == _expected_line("bf16", bits, 0, dtype="bf16")
 
 
+def test_torch_cpu_tensors_are_read_through_dlpack_including_bf16_and_transposed(run):
+    torch = pytest.importorskip("torch", reason="torch is not installed here (the e2e extra brings it)")
+    path = run()
+    t = torch.linspace(-2, 2, 12, dtype=torch.float32).reshape(3, 4)
+    b = t.to(torch.bfloat16)
+    assert orchlog.log("f32", t)
+    assert orchlog.log("bf16", b)
+    assert orchlog.log("bf16_t", b.T)
+    bits = b.view(torch.int16).numpy().view(np.uint16)
+    lines = path.read_bytes().splitlines(keepends=True)[1:]
+    assert lines == [_expected_line("f32", t.numpy(), 0), _expected_line("bf16", bits, 1, dtype="bf16"),
+                     _expected_line("bf16_t", bits.T, 2, dtype="bf16")]
+
+
 def test_dtype_reinterprets_same_sized_elements(run):
     path = run()
     bits = np.array([0x3F80, 0x4000], dtype=np.uint16)
