@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from orchlog import _native
+from tests.conftest import load_vectors
 
 PATHS = ["portable", "sse41", "avx2", "avx512"]
 
@@ -36,3 +37,12 @@ def test_a_multi_megabyte_buffer_hashes_like_the_package_on_the_default_path():
 
 def test_the_portable_path_is_always_available():
     assert "portable" in _native.blake3_paths()
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_the_official_vectors_hash_the_same_through_the_python_binding(path):
+    if path not in _native.blake3_paths():
+        pytest.skip(f"this CPU cannot run the {path} kernel")
+    for case in load_vectors("blake3_official.json")["cases"]:
+        data = bytes(i % 251 for i in range(case["input_len"]))
+        assert _native.blake3_hex(data, path) == case["hash"], case["input_len"]

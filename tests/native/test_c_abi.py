@@ -8,24 +8,11 @@ import sys
 import numpy as np
 import pytest
 
-cffi = pytest.importorskip("cffi")
-
-from orchlog.reader import open_trace  # noqa: E402
-from tests.native import build  # noqa: E402
-from tests.vectors_io import meta_from_json  # noqa: E402
-
-HEADER = build.INCLUDE / "orchlog" / "orchlog.h"
-
-
-@pytest.fixture(scope="module")
-def c():
-    ffi = cffi.FFI()
-    # The real header through the preprocessor, as orchlog.h invites FFI generators to read it.
-    decls = subprocess.run(["gcc", "-E", "-P", "-DORCHLOG_CDEF_ONLY", str(HEADER)], check=True,
-                           capture_output=True, text=True).stdout
-    ffi.cdef(decls)
-    lib = ffi.dlopen(str(build.c_library()))
-    return ffi, lib
+from orchlog.reader import open_trace
+from tests.native import build
+from tests.conftest import load_vectors
+from tests.native.conftest import c_declarations
+from tests.vectors_io import meta_from_json
 
 
 def _meta(ffi, meta: dict, keep: list):
@@ -61,8 +48,8 @@ def _take(ffi, lib, out) -> bytes:
     return data
 
 
-def test_every_record_vector_is_reproduced_byte_for_byte(c, record_vectors):
-    ffi, lib = c
+def test_every_record_vector_is_reproduced_byte_for_byte(c_abi, record_vectors):
+    ffi, lib = c_abi
     for case in record_vectors:
         doc, keep = case["input"], []
         checkpoint = bytes.fromhex(doc["checkpoint_hex"]) if "checkpoint_hex" in doc else doc["checkpoint"].encode()
@@ -87,8 +74,8 @@ def test_every_record_vector_is_reproduced_byte_for_byte(c, record_vectors):
         assert _take(ffi, lib, frame).hex() == case["expected"]["frame_hex"], case["name"]
 
 
-def test_every_header_vector_is_reproduced_byte_for_byte(c, header_vectors):
-    ffi, lib = c
+def test_every_header_vector_is_reproduced_byte_for_byte(c_abi, header_vectors):
+    ffi, lib = c_abi
     for case in header_vectors:
         doc, keep = case["input"], []
         config = meta_from_json(doc["config"])
@@ -103,11 +90,13 @@ def test_every_header_vector_is_reproduced_byte_for_byte(c, header_vectors):
         assert _take(ffi, lib, frame).hex() == case["expected"]["frame_hex"], case["name"]
 
 
-def test_blake3_of_the_c_abi_is_the_standard_hash(c):
-    ffi, lib = c
+def test_blake3_of_the_c_abi_reproduces_the_official_vectors(c_abi):
+    ffi, lib = c_abi
     out = ffi.new("char[65]")
-    lib.orchlog_blake3_hex(b"abc", 3, out)
-    assert ffi.string(out) == b"6437b3ac38465133ffb63b75273a8db548c558465d79db03fd359c6cd5bd9d85"
+    for case in load_vectors("blake3_official.json")["cases"]:
+        data = bytes(i % 251 for i in range(case["input_len"]))
+        lib.orchlog_blake3_hex(data, len(data), out)
+        assert ffi.string(out).decode() == case["hash"], case["input_len"]
 
 
 # Logging changes process-wide state, so it runs in a child process with a C-like host.
@@ -130,12 +119,9 @@ lib.orchlog_close()
 """
 
 
-def test_a_c_host_logs_records_that_read_back_with_a_c_producer(c, tmp_path):
-    ffi, lib = c
-    decls = subprocess.run(["gcc", "-E", "-P", "-DORCHLOG_CDEF_ONLY", str(HEADER)], check=True,
-                           capture_output=True, text=True).stdout
+def test_a_c_host_logs_records_that_read_back_with_a_c_producer(c_abi, tmp_path):
     out = tmp_path / "c.jsonl"
-    proc = subprocess.run([sys.executable, "-c", _LOGGING_CHILD, str(build.c_library()), decls, str(out)],
+    proc = subprocess.run([sys.executable, "-c", _LOGGING_CHILD, str(build.c_library()), c_declarations(), str(out)],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["2", "1"]
