@@ -48,7 +48,7 @@ fi
 PY=.venv/bin/python
 
 # Reinstall only when something the build or the dependency list reads has changed.
-stamp_now=$( { cat pyproject.toml CMakeLists.txt; find native/cpp native/python -type f \( -name '*.hpp' -o -name '*.h' -o -name '*.cpp' -o -name '*.txt' -o -name '*.in' \) -print0 2>/dev/null | sort -z | xargs -0 cat; } | sha256sum | cut -d' ' -f1)
+stamp_now=$( { cat pyproject.toml CMakeLists.txt; find native/cpp native/python -type f \( -name '*.hpp' -o -name '*.h' -o -name '*.cpp' -o -name '*.txt' -o -name '*.in' -o -name '*.inc' \) -print0 2>/dev/null | sort -z | xargs -0 cat; } | sha256sum | cut -d' ' -f1)
 stamp_file=.cache/install.stamp
 if [ "$(cat "$stamp_file" 2>/dev/null)" != "$stamp_now" ] || ! $PY -c 'import orchlog._native' 2>/dev/null; then
   say "installing orchlog into .venv (builds the native extension)"

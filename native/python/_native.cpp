@@ -5,6 +5,8 @@
 
 namespace py = pybind11;
 
+void bind_emitter(py::module_& m);  // emitter_bindings.cpp
+
 PYBIND11_MODULE(_native, m) {
   m.doc() = "orchlog native core (C++ logger bound with pybind11)";
   m.attr("SCHEMA_VERSION") = orchlog::schema::kSchemaVersion;
@@ -17,4 +19,5 @@ PYBIND11_MODULE(_native, m) {
         return py::int_(orchlog::schema::dtype_size(*d));
       },
       "Element size in bytes of a dtype name or alias, or None if unknown.");
+  bind_emitter(m);
 }

@@ -173,6 +173,11 @@ def _record_cases() -> list[tuple[str, str, RecordInput]]:
     add("stats_lane_order", "Sums that depend on the lane order: a wrong order changes the printed mean.",
         checkpoint="cancel", dtype="f64", shape=(17,),
         data=_f64([1e16, 1.0, -1e16, 1.0, 3.0, 1e-3, -3.0, 7.0, 1e16, 2.0, -1e16, 0.5, 0.25, 1e-17, 9.0, -9.0, 1.0]))
+    # Squares of f32/f16/bf16 values are exact in f64, so only f64 data can tell a
+    # rounded square from a fused multiply-add; with these values (found by search,
+    # checked by tests/codegen/test_vectors_detect_fma.py) an FMA changes the printed rms.
+    add("stats_squares_not_fused", "Squares are rounded before they are added: an FMA changes the printed rms.",
+        checkpoint="rms_norm", dtype="f64", shape=(19,), data=_f64(SplitMix64(0x51C8).activations(19)))
     return cases
 
 

@@ -1,0 +1,69 @@
+// The ORCH_LOG* macros. Without ORCH_LOGGING defined they expand to nothing
+// and do not evaluate their arguments; with it, a call costs one relaxed
+// atomic load and a branch while logging is off at run time.
+//
+//   ORCH_LOG(checkpoint, data, dtype, dims...)
+//   ORCH_LOG_TOKEN(checkpoint, token_idx, data, dtype, dims...)
+//   ORCH_LOG_AT(checkpoint, token_idx, layer, stage, step, data, dtype, dims...)
+//   ORCH_LOG_CUDA(checkpoint, token_idx, data, stream, dtype, dims...)   device or host memory
+//   ORCH_LOG_JSON_TOKEN(name, values, count, dtype, shape_text, token_idx)   the legacy form
+//
+// dtype is a name ("f32", "float16", "bf16" ...) or orchlog::DType; dims are
+// integers, outermost first; key fields take integers (negative: none),
+// orchlog::none or std::optional; stage takes a string or nullptr.
+#pragma once
+
+#if defined(ORCH_LOGGING)
+
+#include "orchlog/detail/macro_support.hpp"
+#include "orchlog/cuda.hpp"
+
+// Device pointers are detected only in CUDA builds (nvcc, or ORCHLOG_CUDA).
+#if ORCHLOG_CUDA_ENABLED
+#define ORCHLOG_DETAIL_WRITE(checkpoint, key, data, dtype, shape, stream) \
+  ::orchlog::cuda::detail::macro_log(checkpoint, key, data, dtype, shape, stream)
+#else
+#define ORCHLOG_DETAIL_WRITE(checkpoint, key, data, dtype, shape, stream) \
+  ::orchlog::detail::macro_log(checkpoint, key, data, dtype, shape)
+#endif
+
+#define ORCHLOG_DETAIL_LOG(checkpoint, key, data, dtype, shape, stream)                                          \
+  do {                                                                                                           \
+    if (ORCHLOG_UNLIKELY(::orchlog::detail::may_log()))                                                          \
+      ORCHLOG_DETAIL_WRITE(::orchlog::detail::text_arg(checkpoint), key, (data), (dtype), shape, stream);        \
+  } while (0)
+
+#define ORCHLOG_DETAIL_KEY(token_idx, layer, stage, step) \
+  ::orchlog::detail::make_key((token_idx), (layer), (stage), (step))
+
+#define ORCH_LOG(checkpoint, data, dtype, ...) \
+  ORCHLOG_DETAIL_LOG(checkpoint, ::orchlog::Key{}, data, dtype, ::orchlog::dims(__VA_ARGS__), nullptr)
+
+#define ORCH_LOG_TOKEN(checkpoint, token_idx, data, dtype, ...)                                                  \
+  ORCHLOG_DETAIL_LOG(checkpoint, ORCHLOG_DETAIL_KEY(token_idx, ::orchlog::none, ::orchlog::none, ::orchlog::none), \
+                     data, dtype, ::orchlog::dims(__VA_ARGS__), nullptr)
+
+#define ORCH_LOG_AT(checkpoint, token_idx, layer, stage, step, data, dtype, ...)                              \
+  ORCHLOG_DETAIL_LOG(checkpoint, ORCHLOG_DETAIL_KEY(token_idx, layer, stage, step), data, dtype,               \
+                     ::orchlog::dims(__VA_ARGS__), nullptr)
+
+#define ORCH_LOG_CUDA(checkpoint, token_idx, data, stream, dtype, ...)                                           \
+  ORCHLOG_DETAIL_LOG(checkpoint, ORCHLOG_DETAIL_KEY(token_idx, ::orchlog::none, ::orchlog::none, ::orchlog::none), \
+                     data, dtype, ::orchlog::dims(__VA_ARGS__), (stream))
+
+#define ORCH_LOG_JSON_TOKEN(name, values, count, dtype, shape_text, token_idx)                                   \
+  ORCHLOG_DETAIL_LOG(name, ORCHLOG_DETAIL_KEY(token_idx, ::orchlog::none, ::orchlog::none, ::orchlog::none),      \
+                     values, dtype,                                                                              \
+                     ::orchlog::detail::legacy_shape(::orchlog::detail::text_arg(name), ::orchlog::to_dim(count), \
+                                                     ::orchlog::detail::text_arg(shape_text)),                   \
+                     nullptr)
+
+#else  // logging compiled out: nothing is evaluated
+
+#define ORCH_LOG(...) static_cast<void>(0)
+#define ORCH_LOG_TOKEN(...) static_cast<void>(0)
+#define ORCH_LOG_AT(...) static_cast<void>(0)
+#define ORCH_LOG_CUDA(...) static_cast<void>(0)
+#define ORCH_LOG_JSON_TOKEN(...) static_cast<void>(0)
+
+#endif

@@ -1,0 +1,102 @@
+// Conformance vector inputs turned into the C++ encoder's inputs (tests only).
+#pragma once
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "orchlog/encode.hpp"
+#include "support/json.hpp"
+
+namespace orchlog_test {
+
+inline double f64_from_tag(const std::string& text) {
+  if (text == "NaN") return std::numeric_limits<double>::quiet_NaN();
+  if (text == "Infinity") return std::numeric_limits<double>::infinity();
+  if (text == "-Infinity") return -std::numeric_limits<double>::infinity();
+  return std::stod(text);
+}
+
+// Meta/config items; string_views point into the Json document, which must outlive them.
+inline std::vector<orchlog::MetaItem> meta_items(const Json& meta) {
+  std::vector<orchlog::MetaItem> out;
+  for (const auto& [key, v] : meta.members) {
+    switch (v.type) {
+      case Json::Type::boolean: out.emplace_back(key, v.b); break;
+      case Json::Type::number: out.emplace_back(key, v.i64()); break;
+      case Json::Type::string: out.emplace_back(key, std::string_view(v.text)); break;
+      case Json::Type::object: out.emplace_back(key, f64_from_tag(v["f64"].str())); break;
+      default: throw std::runtime_error("unexpected meta value for " + key);
+    }
+  }
+  return out;
+}
+
+template <class T>
+std::optional<T> opt_int(const Json& v) {
+  if (v.is_null()) return std::nullopt;
+  return static_cast<T>(v.i64());
+}
+
+// A vector case's input with the storage its views point into.
+struct RecordCase {
+  std::string name;
+  std::string checkpoint;
+  std::string data;
+  std::vector<std::int64_t> shape;
+  orchlog::RecordInput input;
+  std::string expected_jsonl;  // without the newline
+  std::string expected_frame;
+  std::string expected_blake3;
+};
+
+inline std::vector<std::unique_ptr<RecordCase>> record_cases(const Json& doc) {
+  std::vector<std::unique_ptr<RecordCase>> out;
+  for (const Json& c : doc["cases"].items) {
+    auto rc = std::make_unique<RecordCase>();
+    const Json& in = c["input"];
+    rc->name = c["name"].str();
+    rc->checkpoint = in.has("checkpoint_hex") ? from_hex(in["checkpoint_hex"].str()) : in["checkpoint"].str();
+    rc->data = from_hex(in["data_hex"].str());
+    for (const Json& d : in["shape"].items) rc->shape.push_back(d.i64());
+    orchlog::RecordInput& r = rc->input;
+    r.checkpoint = rc->checkpoint;
+    r.team = in["team"].str();
+    r.key.token_idx = opt_int<std::int64_t>(in["token_idx"]);
+    r.key.layer = opt_int<std::int32_t>(in["layer"]);
+    if (!in["stage"].is_null()) r.key.stage = std::string_view(in["stage"].str());
+    r.key.step = opt_int<std::int32_t>(in["step"]);
+    r.rank = static_cast<std::int32_t>(in["rank"].i64());
+    r.world_size = static_cast<std::int32_t>(in["world_size"].i64());
+    r.seq = in["seq"].i64();
+    r.tensor.data = rc->data.data();
+    r.tensor.dtype = *orchlog::schema::dtype_from_name(in["dtype"].str());
+    r.tensor.shape = orchlog::Shape(rc->shape);
+    r.values = in["values"].i64();
+    r.meta = meta_items(in["meta"]);
+    rc->expected_jsonl = c["expected"]["jsonl"].str();
+    rc->expected_frame = from_hex(c["expected"]["frame_hex"].str());
+    rc->expected_blake3 = c["expected"]["blake3"].str();
+    out.push_back(std::move(rc));
+  }
+  return out;
+}
+
+inline orchlog::HeaderInput header_input(const Json& in) {
+  orchlog::HeaderInput h;
+  h.language = in["language"].str();
+  h.created = in["created"].str();
+  h.team = in["team"].str();
+  if (!in["model"].is_null()) h.model = std::string_view(in["model"].str());
+  if (!in["git_commit"].is_null()) h.git_commit = std::string_view(in["git_commit"].str());
+  h.rank = static_cast<std::int32_t>(in["rank"].i64());
+  h.world_size = static_cast<std::int32_t>(in["world_size"].i64());
+  h.values = static_cast<std::int32_t>(in["values"].i64());
+  if (!in["select"].is_null()) h.select = std::string_view(in["select"].str());
+  h.config = meta_items(in["config"]);
+  return h;
+}
+
+}  // namespace orchlog_test

@@ -1,0 +1,84 @@
+// BLAKE3 against the official test vectors, on every kernel path the CPU runs.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "orchlog/blake3.hpp"
+#include "support/json.hpp"
+
+namespace t = orchlog_test;
+
+namespace {
+
+// The official vectors' input: bytes 0, 1, ..., 250, 0, 1, ...
+std::vector<std::uint8_t> official_input(std::size_t n) {
+  std::vector<std::uint8_t> in(n);
+  for (std::size_t i = 0; i < n; ++i) in[i] = static_cast<std::uint8_t>(i % 251);
+  return in;
+}
+
+std::string hex(const std::uint8_t* p, std::size_t n) {
+  return t::to_hex(std::string(reinterpret_cast<const char*>(p), n));
+}
+
+class Blake3Path : public ::testing::TestWithParam<orchlog::Blake3Path> {
+ protected:
+  void SetUp() override {
+    if (!orchlog::blake3_path_supported(GetParam()))
+      GTEST_SKIP() << "this CPU cannot run the " << orchlog::blake3_path_name(GetParam()) << " kernel";
+  }
+};
+
+}  // namespace
+
+TEST_P(Blake3Path, ReproducesEveryOfficialHashAndExtendedOutput) {
+  const t::Json doc = t::load_vectors("blake3_official.json");
+  ASSERT_GE(doc["cases"].size(), 20u);
+  for (const t::Json& c : doc["cases"].items) {
+    const auto n = static_cast<std::size_t>(c["input_len"].i64());
+    SCOPED_TRACE(n);
+    const auto in = official_input(n);
+    std::uint8_t out[131];
+    orchlog::blake3_hash(GetParam(), in.data(), n, out, 32);
+    EXPECT_EQ(hex(out, 32), c["hash"].str());
+    orchlog::blake3_hash(GetParam(), in.data(), n, out, sizeof out);
+    EXPECT_EQ(hex(out, sizeof out), c["extended_hash"].str());
+  }
+}
+
+// Inputs long enough for several 64 KiB segments and a ragged tail exercise
+// the segment stack, which the official lengths (at most 100 KiB) barely
+// reach; 3, 19 and 23 chunks leave partial SIMD batches behind.
+TEST_P(Blake3Path, AgreesWithThePortableKernelOnLongRaggedInputs) {
+  for (std::size_t n : {std::size_t{3 * 1024}, std::size_t{19 * 1024}, std::size_t{23 * 1024 + 1}, std::size_t{65536},
+                        std::size_t{65537}, std::size_t{3 * 65536 + 1024}, std::size_t{7 * 65536 + 4095},
+                        std::size_t{(1u << 20) + 17}}) {
+    SCOPED_TRACE(n);
+    const auto in = official_input(n);
+    std::uint8_t want[32], got[32];
+    orchlog::blake3_hash(orchlog::Blake3Path::portable, in.data(), n, want);
+    orchlog::blake3_hash(GetParam(), in.data(), n, got);
+    EXPECT_EQ(hex(got, 32), hex(want, 32));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryKernel, Blake3Path, ::testing::ValuesIn(orchlog::kAllBlake3Paths),
+                         [](const auto& test) { return std::string(orchlog::blake3_path_name(test.param)); });
+
+TEST(Blake3, ForcingAPathTheCpuLacksIsRefused) {
+  for (auto path : orchlog::kAllBlake3Paths) {
+    if (!orchlog::blake3_path_supported(path)) {
+      EXPECT_FALSE(orchlog::blake3_set_path(path));
+    }
+  }
+  EXPECT_TRUE(orchlog::blake3_set_path(orchlog::Blake3Path::portable));
+  EXPECT_EQ(orchlog::blake3_path(), orchlog::Blake3Path::portable);
+  EXPECT_TRUE(orchlog::blake3_set_path(orchlog::blake3_best_path()));
+}
+
+TEST(Blake3, HexOfNoBytesIsTheEmptyHash) {
+  char hex_out[65];
+  orchlog::blake3_hex("", 0, hex_out);
+  EXPECT_STREQ(hex_out, "af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262");
+}

@@ -1,0 +1,56 @@
+// ORCH_LOG_SELECT semantics reproduce selector.json.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+
+#include "orchlog/detail/selector.hpp"
+#include "support/json.hpp"
+
+namespace t = orchlog_test;
+namespace d = orchlog::detail;
+
+namespace {
+std::optional<std::int64_t> opt(const t::Json& v) {
+  return v.is_null() ? std::nullopt : std::optional<std::int64_t>(v.i64());
+}
+}  // namespace
+
+TEST(Selector, EveryValidSelectorMatchesExactlyTheExpectedKeys) {
+  const t::Json doc = t::load_vectors("selector.json");
+  for (const t::Json& c : doc["valid"].items) {
+    const std::string text = c["selector"].str();
+    SCOPED_TRACE(text);
+    std::string error;
+    const auto sel = d::Selector::parse(text, error);
+    const bool select_all = d::trim(text).empty();  // blank: no selector at all
+    ASSERT_TRUE(select_all || sel.has_value()) << error;
+    for (std::size_t i = 0; i < doc["keys"].size(); ++i) {
+      const t::Json& k = doc["keys"][i];
+      d::SelectorCandidate cand;
+      cand.checkpoint = k["checkpoint"].str();
+      if (!k["stage"].is_null()) cand.stage = std::string_view(k["stage"].str());
+      cand.layer = opt(k["layer"]);
+      cand.token_idx = opt(k["token_idx"]);
+      cand.step = opt(k["step"]);
+      cand.rank = k["rank"].i64();
+      EXPECT_EQ(select_all || sel->matches(cand), c["matches"][i].b) << "key " << i;
+    }
+  }
+}
+
+TEST(Selector, EveryInvalidSelectorIsRejectedWithTheClauseNamed) {
+  const t::Json doc = t::load_vectors("selector.json");
+  for (const t::Json& c : doc["invalid"].items) {
+    std::string error;
+    EXPECT_FALSE(d::Selector::parse(c.str(), error).has_value()) << c.str();
+    EXPECT_NE(error.find("clause"), std::string::npos) << c.str();
+  }
+}
+
+TEST(Selector, QuestionMarkMatchesOneCodePointNotOneByte) {
+  EXPECT_TRUE(d::glob_matches("?", "\xC3\xBC"));
+  EXPECT_FALSE(d::glob_matches("??", "\xC3\xBC"));
+  EXPECT_TRUE(d::glob_matches("a*b*c", "aXXbYYc"));
+  EXPECT_FALSE(d::glob_matches("a*b*c", "aXXbYY"));
+}

@@ -1,0 +1,68 @@
+"""Build the C++ programs and the C library that native tests run.
+
+Results are cached under .cache/ by a digest of their inputs (the headers,
+the source, the flags), so only the first run after a change compiles.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+INCLUDE = ROOT / "native" / "cpp" / "include"
+PROGRAMS = Path(__file__).resolve().parent / "programs"
+CACHE = ROOT / ".cache"
+CXX = shutil.which("g++") or shutil.which("c++")
+
+
+def _digest(paths: list[Path], extra: list[str]) -> str:
+    h = hashlib.sha256()
+    for p in sorted(paths):
+        h.update(str(p.relative_to(ROOT)).encode())
+        h.update(p.read_bytes())
+    for e in extra:
+        h.update(e.encode())
+    return h.hexdigest()[:16]
+
+
+def header_files() -> list[Path]:
+    return [p for p in INCLUDE.rglob("*") if p.is_file()]
+
+
+def build_cpp(source: Path, *flags: str, libs: tuple[str, ...] = (), compiler: str | None = None,
+              inputs: list[Path] | None = None) -> Path:
+    """Compile one C++ source that includes orchlog (`libs` go after it); returns the executable."""
+    compiler = compiler or CXX
+    if compiler is None:
+        raise RuntimeError("no C++ compiler on PATH")
+    argv_flags = ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{INCLUDE}", *flags]
+    digest = _digest([source, *header_files(), *(inputs or [])], [compiler, *argv_flags, *libs])
+    out = CACHE / "test-programs" / f"{source.stem}-{digest}"
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_suffix(f".tmp{os.getpid()}")
+        subprocess.run([compiler, *argv_flags, str(source), "-o", str(tmp), *libs, "-pthread"], check=True,
+                       capture_output=True, text=True)
+        tmp.rename(out)
+    return out
+
+
+def program(name: str, *flags: str) -> Path:
+    """A test program from tests/native/programs/, built with ORCH_LOGGING."""
+    return build_cpp(PROGRAMS / name, "-DORCH_LOGGING", *flags)
+
+
+def c_library() -> Path:
+    """liborchlog_c.so, built by the project's own CMake target (incrementally)."""
+    build = CACHE / "c-abi-build"
+    if not (build / "build.ninja").exists():
+        subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+                        "-DORCHLOG_BUILD_C_LIBRARY=ON", "-DORCHLOG_INSTALL=OFF"],
+                       check=True, capture_output=True, text=True)
+    subprocess.run(["cmake", "--build", str(build), "--target", "orchlog_c", "-j", "2"], check=True,
+                   capture_output=True, text=True)
+    (lib,) = [p for p in (build / "native" / "c").glob("liborchlog_c.so*") if not p.is_symlink()]
+    return lib
