@@ -12,7 +12,7 @@ from typing import Any, BinaryIO, Iterator
 
 import numpy as np
 
-from orchlog.formats import Format, is_gzip, open_binary, register
+from orchlog.formats import Format, disk_position, is_gzip, open_binary, register
 from orchlog.formats.orchlog_jsonl import record_from
 from orchlog.trace import Location, Trace, TraceRecord
 
@@ -168,6 +168,7 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
         dec = _Decoder(f, None if gz else path.stat().st_size)
         while True:
             start = f.tell()
+            trace.bytes_read = disk_position(f)
             if not f.read(1):
                 return
             f.seek(start)

@@ -1,0 +1,546 @@
+// orchlog._kernels: the comparer's hot loops, with NumPy fallbacks in orchlog/kernels.py.
+//
+//   pair_metrics(a, b)          one fused pass over two f32/f64 arrays: every
+//                               one-pass difference metric at once
+//   abs_diff_select(a, b, k)    the k-th smallest |a-b| exactly, by radix select
+//                               on the float bits (two passes for f32)
+//   parse_orchlog_jsonl(buf, first_line)
+//                               canonical orchlog JSONL lines -> columns; lines
+//                               it does not recognise are handed back to Python
+//
+// The Python side checks every result against its NumPy twin in the tests.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace {
+
+// ------------------------------------------------------------------ metrics
+
+struct Sums {
+  double sum_abs = 0, sum_d2 = 0, sum_a2 = 0, sum_b2 = 0;
+  double max_abs = 0, max_rel = 0;
+  double min_a = INFINITY, max_a = -INFINITY, min_b = INFINITY, max_b = -INFINITY;
+  double nonfinite = 0;  // stays 0 only when every element of both sides is finite
+
+  void merge(const Sums& o) {
+    sum_abs += o.sum_abs, sum_d2 += o.sum_d2, sum_a2 += o.sum_a2, sum_b2 += o.sum_b2;
+    max_abs = std::max(max_abs, o.max_abs), max_rel = std::max(max_rel, o.max_rel);
+    min_a = std::min(min_a, o.min_a), max_a = std::max(max_a, o.max_a);
+    min_b = std::min(min_b, o.min_b), max_b = std::max(max_b, o.max_b);
+    nonfinite += o.nonfinite;
+  }
+};
+
+// Sums run in the input's own precision over blocks short enough that the
+// rounding error stays near one ulp of the block sum, and blocks add up in
+// f64. That keeps the loop at SIMD width (converting every element to f64
+// halves it) while the cosine, taken from the difference formula below,
+// stays accurate to a few parts in 1e4 of 1-cos even when 1-cos is 1e-7.
+constexpr size_t kBlock = 1024;
+
+template <typename T>
+inline void block_sums(const T* __restrict a, const T* __restrict b, size_t n, Sums& s) {
+  T sum_abs = 0, sum_d2 = 0, sum_a2 = 0, sum_b2 = 0, max_abs = 0, max_rel = 0, bad = 0;
+  T min_a = T(s.min_a), max_a = T(s.max_a), min_b = T(s.min_b), max_b = T(s.max_b);
+  const T tiny = T(1e-8);
+#pragma omp simd reduction(+ : sum_abs, sum_d2, sum_a2, sum_b2, bad) reduction(max : max_abs, max_rel, max_a, max_b) \
+    reduction(min : min_a, min_b)
+  for (size_t i = 0; i < n; ++i) {
+    const T x = a[i], y = b[i];
+    bad += (x - x) + (y - y);  // NaN as soon as either side holds NaN or Inf
+    const T d = x - y, ad = std::fabs(d);
+    T ax = std::fabs(x);
+    ax = ax > tiny ? ax : tiny;
+    const T rel = ad / ax;
+    max_abs = max_abs > ad ? max_abs : ad;
+    max_rel = max_rel > rel ? max_rel : rel;
+    sum_abs += ad, sum_d2 += d * d, sum_a2 += x * x, sum_b2 += y * y;
+    min_a = min_a < x ? min_a : x, max_a = max_a > x ? max_a : x;
+    min_b = min_b < y ? min_b : y, max_b = max_b > y ? max_b : y;
+  }
+  s.sum_abs += sum_abs, s.sum_d2 += sum_d2, s.sum_a2 += sum_a2, s.sum_b2 += sum_b2;
+  s.max_abs = std::max<double>(s.max_abs, max_abs), s.max_rel = std::max<double>(s.max_rel, max_rel);
+  s.min_a = min_a, s.max_a = max_a, s.min_b = min_b, s.max_b = max_b;
+  s.nonfinite += std::isnan(bad) ? 1.0 : 0.0;
+}
+
+// One build runs at the widest vector width the machine has (resolved at load time).
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ORCHLOG_WIDEST __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define ORCHLOG_WIDEST
+#endif
+
+template <typename T>
+ORCHLOG_WIDEST void sums_range(const T* a, const T* b, size_t n,
+                                                                              Sums* out) {
+  for (size_t s = 0; s < n; s += kBlock) block_sums<T>(a + s, b + s, std::min(kBlock, n - s), *out);
+}
+
+// Large arrays are split across the cores: the loop is compute-bound, not
+// memory-bound, so a second core nearly halves the time.
+constexpr size_t kPerThread = size_t(1) << 21;
+
+unsigned worker_count(size_t n) {
+  unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+  return unsigned(std::min<size_t>(hw, std::max<size_t>(1, n / kPerThread)));
+}
+
+template <typename T>
+Sums sums_parallel(const T* a, const T* b, size_t n) {
+  unsigned workers = worker_count(n);
+  std::vector<Sums> parts(workers);
+  std::vector<std::thread> threads;
+  size_t chunk = (n / workers + kBlock - 1) / kBlock * kBlock;
+  for (unsigned w = 1; w < workers; ++w) {
+    size_t lo = std::min(n, w * chunk), hi = std::min(n, (w + 1) * chunk);
+    if (w + 1 == workers) hi = n;
+    threads.emplace_back([=, &parts] { sums_range<T>(a + lo, b + lo, hi - lo, &parts[w]); });
+  }
+  sums_range<T>(a, b, std::min(n, chunk), &parts[0]);
+  for (auto& t : threads) t.join();
+  for (unsigned w = 1; w < workers; ++w) parts[0].merge(parts[w]);
+  return parts[0];
+}
+
+template <typename T>
+py::dict pair_metrics_t(py::array_t<T, py::array::c_style> a, py::array_t<T, py::array::c_style> b) {
+  size_t n = size_t(std::min(a.size(), b.size()));
+  Sums s;
+  {
+    py::gil_scoped_release nogil;
+    s = sums_parallel<T>(a.data(), b.data(), n);
+  }
+  py::dict d;
+  d["n"] = n;
+  d["all_finite"] = s.nonfinite == 0;
+  d["sum_abs"] = s.sum_abs, d["sum_d2"] = s.sum_d2, d["sum_a2"] = s.sum_a2, d["sum_b2"] = s.sum_b2;
+  d["max_abs"] = s.max_abs, d["max_rel"] = s.max_rel;
+  d["min_a"] = s.min_a, d["max_a"] = s.max_a, d["min_b"] = s.min_b, d["max_b"] = s.max_b;
+  return d;
+}
+
+// ------------------------------------------------------------ radix select
+//
+// |a-b| is non-negative, so the bits of the float read as an unsigned
+// integer sort like the value. Pass one counts the top kDigit bits below the
+// sign (the exponent and the leading mantissa bits) of every element and
+// finds the bucket that holds rank k; pass two gathers that bucket's
+// elements and selects within them. Both passes split across the cores.
+
+template <typename T>
+struct Bits;
+template <>
+struct Bits<float> {
+  using U = uint32_t;
+};
+template <>
+struct Bits<double> {
+  using U = uint64_t;
+};
+
+constexpr int kDigit = 14;
+constexpr size_t kBuckets = size_t(1) << kDigit;
+
+template <typename T>
+inline T abs_diff(T x, T y) {
+  return std::fabs(x - y);
+}
+
+template <typename T>
+inline uint32_t bucket_of(T v) {
+  using U = typename Bits<T>::U;
+  U u;
+  std::memcpy(&u, &v, sizeof u);
+  return uint32_t(u >> (sizeof(U) * 8 - 1 - kDigit));
+}
+
+template <typename T>
+void count_buckets(const T* a, const T* b, size_t n, uint64_t* hist) {
+  std::vector<uint32_t> h(kBuckets, 0);
+  for (size_t lo = 0; lo < n; lo += (size_t(1) << 31)) {  // flush before a 32-bit counter could overflow
+    size_t hi = std::min(n, lo + (size_t(1) << 31));
+    for (size_t i = lo; i < hi; ++i) ++h[bucket_of(abs_diff(a[i], b[i]))];
+    for (size_t j = 0; j < kBuckets; ++j) hist[j] += h[j], h[j] = 0;
+  }
+}
+
+template <typename T>
+void gather_bucket(const T* a, const T* b, size_t n, uint32_t bucket, std::vector<T>* out) {
+  for (size_t i = 0; i < n; ++i) {
+    T v = abs_diff(a[i], b[i]);
+    if (bucket_of(v) == bucket) out->push_back(v);
+  }
+}
+
+// Run fn(lo, hi, worker) over [0, n) split across the cores.
+template <typename F>
+void split(size_t n, unsigned workers, F fn) {
+  std::vector<std::thread> threads;
+  size_t chunk = n / workers;
+  for (unsigned w = 1; w < workers; ++w) {
+    size_t lo = w * chunk, hi = (w + 1 == workers) ? n : (w + 1) * chunk;
+    threads.emplace_back([=] { fn(lo, hi, w); });
+  }
+  fn(0, workers > 1 ? chunk : n, 0);
+  for (auto& t : threads) t.join();
+}
+
+template <typename T>
+T select_t(const T* a, const T* b, size_t n, uint64_t k) {
+  unsigned workers = worker_count(n);
+  std::vector<std::vector<uint64_t>> hists(workers, std::vector<uint64_t>(kBuckets, 0));
+  split(n, workers, [&](size_t lo, size_t hi, unsigned w) { count_buckets<T>(a + lo, b + lo, hi - lo, hists[w].data()); });
+  uint64_t seen = 0, in_bucket = 0;
+  uint32_t bucket = 0;
+  for (; bucket < kBuckets; ++bucket) {
+    in_bucket = 0;
+    for (auto& h : hists) in_bucket += h[bucket];
+    if (seen + in_bucket > k) break;
+    seen += in_bucket;
+  }
+  std::vector<std::vector<T>> parts(workers);
+  split(n, workers, [&](size_t lo, size_t hi, unsigned w) {
+    parts[w].reserve(size_t(in_bucket / workers + 16));
+    gather_bucket<T>(a + lo, b + lo, hi - lo, bucket, &parts[w]);
+  });
+  std::vector<T>& all = parts[0];
+  for (unsigned w = 1; w < workers; ++w) all.insert(all.end(), parts[w].begin(), parts[w].end());
+  auto nth = all.begin() + std::ptrdiff_t(k - seen);
+  std::nth_element(all.begin(), nth, all.end());
+  return *nth;
+}
+
+template <typename T>
+double abs_diff_select_t(py::array_t<T, py::array::c_style> a, py::array_t<T, py::array::c_style> b, uint64_t k) {
+  size_t n = size_t(std::min(a.size(), b.size()));
+  if (k >= n) throw py::value_error("rank k is out of range");
+  py::gil_scoped_release nogil;
+  return double(select_t<T>(a.data(), b.data(), n, k));
+}
+
+// ------------------------------------------------------------ JSONL lines
+//
+// Emitters write every record with the same fields in the same order and no
+// spaces (FORMAT.md), so a parser that expects exactly that layout reads
+// almost every line of a real trace without a general JSON parser. Any line
+// it does not recognise (a header, a hand-edited or foreign line, a broken
+// one) is returned untouched for the Python reader to parse or report.
+
+struct Interner {
+  std::unordered_map<std::string, int32_t> ids;
+  std::vector<std::string> names;
+  int32_t id(const std::string& s) {
+    auto it = ids.find(s);
+    if (it != ids.end()) return it->second;
+    int32_t i = int32_t(names.size());
+    ids.emplace(s, i);
+    names.push_back(s);
+    return i;
+  }
+  py::list to_list() const {
+    py::list out;
+    for (auto& s : names) out.append(py::reinterpret_steal<py::str>(PyUnicode_DecodeUTF8(s.data(), Py_ssize_t(s.size()), "replace")));
+    return out;
+  }
+};
+
+struct Columns {
+  std::vector<int64_t> line, token_idx, layer, step, seq, rank, world_size, numel, shape_off{0}, shape, val_off{0};
+  std::vector<int32_t> checkpoint, team, stage, dtype;
+  std::vector<double> values, stats;  // stats: 5 per row (min max mean rms abs_max), NaN for null
+  std::vector<int64_t> counts;        // 2 per row (nan_count inf_count)
+  std::vector<char> blake3;           // 64 per row
+  std::vector<std::pair<int64_t, std::string>> meta;  // rows with a non-empty meta: (row, JSON text)
+  Interner checkpoints, teams, stages, dtypes;
+};
+
+struct Cursor {
+  const char* p;
+  const char* end;
+
+  bool lit(std::string_view s) {
+    if (size_t(end - p) < s.size() || std::memcmp(p, s.data(), s.size()) != 0) return false;
+    p += s.size();
+    return true;
+  }
+
+  static int hex(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  }
+
+  bool u4(uint32_t& cp) {
+    if (end - p < 4) return false;
+    cp = 0;
+    for (int i = 0; i < 4; ++i) {
+      int h = hex(p[i]);
+      if (h < 0) return false;
+      cp = cp * 16 + uint32_t(h);
+    }
+    p += 4;
+    return true;
+  }
+
+  static void utf8(uint32_t cp, std::string& out) {
+    if (cp < 0x80) {
+      out += char(cp);
+    } else if (cp < 0x800) {
+      out += char(0xC0 | (cp >> 6)), out += char(0x80 | (cp & 0x3F));
+    } else if (cp < 0x10000) {
+      out += char(0xE0 | (cp >> 12)), out += char(0x80 | ((cp >> 6) & 0x3F)), out += char(0x80 | (cp & 0x3F));
+    } else {
+      out += char(0xF0 | (cp >> 18)), out += char(0x80 | ((cp >> 12) & 0x3F));
+      out += char(0x80 | ((cp >> 6) & 0x3F)), out += char(0x80 | (cp & 0x3F));
+    }
+  }
+
+  // A JSON string (the opening quote not yet consumed), decoded to UTF-8 bytes.
+  bool str(std::string& out) {
+    if (p >= end || *p != '"') return false;
+    ++p;
+    out.clear();
+    while (p < end) {
+      char c = *p++;
+      if (c == '"') return true;
+      if (c == '\n') return false;
+      if (c != '\\') {
+        out += c;
+        continue;
+      }
+      if (p >= end) return false;
+      char e = *p++;
+      switch (e) {
+        case '"': out += '"'; break;
+        case '\\': out += '\\'; break;
+        case '/': out += '/'; break;
+        case 'b': out += '\b'; break;
+        case 'f': out += '\f'; break;
+        case 'n': out += '\n'; break;
+        case 'r': out += '\r'; break;
+        case 't': out += '\t'; break;
+        case 'u': {
+          uint32_t cp;
+          if (!u4(cp)) return false;
+          if (cp >= 0xD800 && cp < 0xDC00) {  // a surrogate pair, or a lone one (kept as U+FFFD)
+            uint32_t lo;
+            const char* save = p;
+            if (lit("\\u") && u4(lo) && lo >= 0xDC00 && lo < 0xE000) {
+              cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            } else {
+              p = save;
+              cp = 0xFFFD;
+            }
+          } else if (cp >= 0xDC00 && cp < 0xE000) {
+            cp = 0xFFFD;
+          }
+          utf8(cp, out);
+          break;
+        }
+        default: return false;
+      }
+    }
+    return false;
+  }
+
+  bool null() { return lit("null"); }
+
+  bool int64(int64_t& v) {
+    auto r = std::from_chars(p, end, v);
+    if (r.ec != std::errc() || r.ptr == p) return false;
+    p = r.ptr;
+    return true;
+  }
+
+  bool opt_int(int64_t& v) {
+    if (null()) {
+      v = -1;  // every key field is >= 0 in the schema, so -1 cannot be a value
+      return true;
+    }
+    return int64(v) && v >= 0;
+  }
+
+  // A number, or one of the strings the format writes for non-finite values.
+  bool number(double& v) {
+    if (p < end && *p == '"') {
+      if (lit("\"NaN\"")) return v = std::numeric_limits<double>::quiet_NaN(), true;
+      if (lit("\"Infinity\"")) return v = INFINITY, true;
+      if (lit("\"-Infinity\"")) return v = -INFINITY, true;
+      return false;
+    }
+    if (p >= end || !(*p == '-' || (*p >= '0' && *p <= '9'))) return false;  // from_chars also takes "inf"
+    auto r = std::from_chars(p, end, v);
+    if (r.ec != std::errc() || r.ptr == p) return false;
+    p = r.ptr;
+    return true;
+  }
+
+  bool opt_number(double& v) {
+    if (null()) return v = std::numeric_limits<double>::quiet_NaN(), true;
+    return number(v);
+  }
+
+  // The raw text of a JSON object (strings may hold braces).
+  bool object_text(std::string& out) {
+    const char* start = p;
+    if (p >= end || *p != '{') return false;
+    int depth = 0;
+    bool in_str = false;
+    for (; p < end && *p != '\n'; ++p) {
+      char c = *p;
+      if (in_str) {
+        if (c == '\\') ++p;
+        else if (c == '"') in_str = false;
+      } else if (c == '"') {
+        in_str = true;
+      } else if (c == '{') {
+        ++depth;
+      } else if (c == '}' && --depth == 0) {
+        ++p;
+        out.assign(start, p);
+        return true;
+      }
+    }
+    return false;
+  }
+};
+
+// Parse one canonical record line [p, end) into the columns; false leaves them untouched.
+bool parse_line(const char* p, const char* end, int64_t lineno, Columns& c) {
+  Cursor k{p, end};
+  std::string checkpoint, team, stage, dtype, blake3, meta;
+  bool has_stage;
+  int64_t token_idx, layer, step, rank, world_size, seq, numel;
+  size_t shape_mark = c.shape.size(), val_mark = c.values.size();
+  auto undo = [&] {
+    c.shape.resize(shape_mark);
+    c.values.resize(val_mark);
+    return false;
+  };
+  if (!(k.lit("{\"checkpoint\":") && k.str(checkpoint) && k.lit(",\"team\":") && k.str(team) &&
+        k.lit(",\"token_idx\":") && k.opt_int(token_idx) && k.lit(",\"layer\":") && k.opt_int(layer) &&
+        k.lit(",\"stage\":")))
+    return false;
+  has_stage = !k.null();
+  if (has_stage && !k.str(stage)) return false;
+  if (!(k.lit(",\"step\":") && k.opt_int(step) && k.lit(",\"rank\":") && k.int64(rank) && rank >= 0 &&
+        k.lit(",\"world_size\":") && k.int64(world_size) && world_size >= 1 && k.lit(",\"seq\":") &&
+        k.int64(seq) && seq >= 0 && k.lit(",\"dtype\":") && k.str(dtype) && k.lit(",\"shape\":[")))
+    return false;
+  if (!k.lit("]")) {
+    do {
+      int64_t d;
+      if (!k.int64(d) || d < 0) return undo();
+      c.shape.push_back(d);
+    } while (k.lit(","));
+    if (!k.lit("]")) return undo();
+  }
+  if (!(k.lit(",\"numel\":") && k.int64(numel) && numel >= 0 && k.lit(",\"values\":["))) return undo();
+  if (!k.lit("]")) {
+    do {
+      double v;
+      if (!k.number(v)) return undo();
+      c.values.push_back(v);
+    } while (k.lit(","));
+    if (!k.lit("]")) return undo();
+  }
+  double st[5];
+  int64_t nan_count, inf_count;
+  if (!(k.lit(",\"stats\":{\"min\":") && k.opt_number(st[0]) && k.lit(",\"max\":") && k.opt_number(st[1]) &&
+        k.lit(",\"mean\":") && k.opt_number(st[2]) && k.lit(",\"rms\":") && k.opt_number(st[3]) &&
+        k.lit(",\"abs_max\":") && k.opt_number(st[4]) && k.lit(",\"nan_count\":") && k.int64(nan_count) &&
+        k.lit(",\"inf_count\":") && k.int64(inf_count) && k.lit("},\"blake3\":") && k.str(blake3) &&
+        blake3.size() == 64 && k.lit(",\"meta\":") && k.object_text(meta) && k.lit("}") && k.p == end))
+    return undo();
+  c.line.push_back(lineno);
+  c.checkpoint.push_back(c.checkpoints.id(checkpoint));
+  c.team.push_back(c.teams.id(team));
+  c.stage.push_back(has_stage ? c.stages.id(stage) : -1);
+  c.dtype.push_back(c.dtypes.id(dtype));
+  c.token_idx.push_back(token_idx), c.layer.push_back(layer), c.step.push_back(step);
+  c.rank.push_back(rank), c.world_size.push_back(world_size), c.seq.push_back(seq), c.numel.push_back(numel);
+  c.shape_off.push_back(int64_t(c.shape.size()));
+  c.val_off.push_back(int64_t(c.values.size()));
+  c.stats.insert(c.stats.end(), st, st + 5);
+  c.counts.push_back(nan_count), c.counts.push_back(inf_count);
+  c.blake3.insert(c.blake3.end(), blake3.begin(), blake3.end());
+  if (meta != "{}") c.meta.emplace_back(int64_t(c.line.size()) - 1, meta);
+  return true;
+}
+
+template <typename T>
+py::array_t<T> to_array(const std::vector<T>& v) {
+  py::array_t<T> a(py::ssize_t(v.size()));
+  if (!v.empty()) std::memcpy(a.mutable_data(), v.data(), v.size() * sizeof(T));
+  return a;
+}
+
+py::dict parse_orchlog_jsonl(py::buffer buf, int64_t first_line) {
+  py::buffer_info info = buf.request();
+  const char* data = static_cast<const char*>(info.ptr);
+  size_t size = size_t(info.size * info.itemsize);
+  Columns c;
+  std::vector<int64_t> other;  // (line, start, end) triples for Python
+  {
+    py::gil_scoped_release nogil;
+    size_t pos = 0;
+    int64_t lineno = first_line;
+    while (pos < size) {
+      const char* start = data + pos;
+      const char* nl = static_cast<const char*>(std::memchr(start, '\n', size - pos));
+      const char* stop = nl ? nl : data + size;
+      bool blank = std::all_of(start, stop, [](char ch) { return ch == ' ' || ch == '\t' || ch == '\r'; });
+      if (!blank && !parse_line(start, stop, lineno, c)) {
+        other.push_back(lineno), other.push_back(int64_t(pos)), other.push_back(int64_t(stop - data));
+      }
+      pos = size_t(stop - data) + (nl ? 1 : 0);
+      ++lineno;
+    }
+  }
+  py::dict d;
+  d["n"] = c.line.size();
+  d["line"] = to_array(c.line);
+  d["checkpoint"] = to_array(c.checkpoint), d["checkpoint_names"] = c.checkpoints.to_list();
+  d["team"] = to_array(c.team), d["team_names"] = c.teams.to_list();
+  d["stage"] = to_array(c.stage), d["stage_names"] = c.stages.to_list();
+  d["dtype"] = to_array(c.dtype), d["dtype_names"] = c.dtypes.to_list();
+  d["token_idx"] = to_array(c.token_idx), d["layer"] = to_array(c.layer), d["step"] = to_array(c.step);
+  d["rank"] = to_array(c.rank), d["world_size"] = to_array(c.world_size), d["seq"] = to_array(c.seq);
+  d["numel"] = to_array(c.numel);
+  d["shape_off"] = to_array(c.shape_off), d["shape"] = to_array(c.shape);
+  d["val_off"] = to_array(c.val_off), d["values"] = to_array(c.values);
+  d["stats"] = to_array(c.stats), d["counts"] = to_array(c.counts);
+  d["blake3"] = py::bytes(c.blake3.data(), c.blake3.size());
+  py::list meta;
+  for (auto& [row, text] : c.meta) meta.append(py::make_tuple(row, py::bytes(text)));
+  d["meta"] = meta;
+  d["other"] = to_array(other);
+  return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_kernels, m) {
+  m.doc() = "orchlog comparer kernels (see orchlog/kernels.py for the NumPy twins)";
+  m.def("pair_metrics", &pair_metrics_t<float>, py::arg("a"), py::arg("b"));
+  m.def("pair_metrics", &pair_metrics_t<double>, py::arg("a"), py::arg("b"));
+  m.def("abs_diff_select", &abs_diff_select_t<float>, py::arg("a"), py::arg("b"), py::arg("k"));
+  m.def("abs_diff_select", &abs_diff_select_t<double>, py::arg("a"), py::arg("b"), py::arg("k"));
+  m.def("parse_orchlog_jsonl", &parse_orchlog_jsonl, py::arg("buf"), py::arg("first_line"));
+}
