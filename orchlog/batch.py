@@ -21,7 +21,7 @@ STAT_FIELDS = ("min", "max", "mean", "rms", "abs_max")
 
 # Column kinds: one entry per row, or a ragged list (offsets + flat items).
 _ROW = ("checkpoint", "team", "stage", "dtype", "token_idx", "layer", "step", "rank", "world_size", "seq", "numel",
-        "has_shape", "stats", "counts", "blake3", "meta", "path", "line", "offset", "order", "loader")
+        "has_shape", "stats", "counts", "blake3", "meta", "path", "line", "offset", "order", "loader", "renamed_from")
 _RAGGED = (("shape_off", "shape_dims"), ("val_off", "values"))
 
 
@@ -75,6 +75,11 @@ class RecordBatch:
     offset: np.ndarray  # int64, NONE when the location is a line
     order: np.ndarray  # int64: position in the trace's file order
     loader: np.ndarray  # object: Callable[[], bytes] or None
+    renamed_from: np.ndarray | None = None  # object: the checkpoint name before a name map, None when unchanged
+
+    def __post_init__(self) -> None:
+        if self.renamed_from is None:
+            self.renamed_from = np.full(len(self.checkpoint), None, dtype=object)
 
     def __len__(self) -> int:
         return len(self.checkpoint)

@@ -1,0 +1,251 @@
+"""What the walk over all pairs has found: counts, worst offenders, and where the divergence starts.
+
+Findings is fed one round of graded pairs at a time and keeps only what the
+report needs, so its size follows the number of tokens and layers, not the
+number of records:
+  - counts per tier and per basis, and examples of dtype/shape/size mismatches;
+  - the worst N pairs by severity;
+  - per token: the earliest failing pair in execution order, whether the
+    token's logits (or, without logits, its last record) fail, and per layer
+    the worst error, for the growth table;
+  - up to `keep` failing pairs (every pair with `detail`) for the pair list.
+The first diverging token is the first whose logits (else last record)
+fail; when none does but something fails, the first token with a failure.
+"""
+from __future__ import annotations
+
+import dataclasses
+import heapq
+import math
+from typing import Any
+
+import numpy as np
+
+from orchlog.batch import NONE
+from orchlog.compare.grading import FAIL, TIER_NAMES, UNKNOWN_TIER, Grades
+from orchlog.compare.metrics import BASES, PairTable
+from orchlog.compare.pairview import PairView, exec_order, make_view
+from orchlog.compare.tolerances import Tolerances
+
+EXAMPLES = 5
+
+
+@dataclasses.dataclass
+class GrowthRow:
+    """The worst error among one token's pairs in one layer (or one checkpoint outside the layers)."""
+
+    label: str
+    layer: int | None
+    first_order: int
+    pairs: int = 0
+    failed: int = 0
+    max_abs: float = math.nan
+    min_cosine: float = math.nan
+    worst_severity: float = -math.inf
+    worst_checkpoint: str = ""
+    worst_tier: str = "exact"
+
+
+@dataclasses.dataclass
+class _TokenState:
+    first_fail: PairView | None = None
+    logits_seen: bool = False
+    logits_failed: bool = False
+    last_order: int = -1
+    last_failed: bool = False
+    growth: dict[Any, GrowthRow] = dataclasses.field(default_factory=dict)
+
+    @property
+    def decided_fail(self) -> bool:
+        return self.logits_failed if self.logits_seen else self.last_failed
+
+
+@dataclasses.dataclass
+class Tracked:
+    token_idx: int | None
+    checkpoint: str
+    rank_a: int
+    rank_b: int
+
+
+def _run_starts(*columns: np.ndarray) -> np.ndarray:
+    """Indices where a run of equal (sorted) keys begins."""
+    n = len(columns[0])
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    change = np.zeros(n, dtype=bool)
+    change[0] = True
+    for c in columns:
+        change[1:] |= c[1:] != c[:-1]
+    return np.flatnonzero(change)
+
+
+class Findings:
+    def __init__(self, tolerances: Tolerances, top_n: int = 10, keep: int | None = 1000, detail: bool = False) -> None:
+        self.tolerances = tolerances
+        self.top_n = top_n
+        self.keep = keep
+        self.detail = detail
+        self.counts = np.zeros(len(TIER_NAMES), dtype=np.int64)
+        self.bases = np.zeros(len(BASES), dtype=np.int64)
+        self.pairs = 0
+        self.mismatch_counts = {"dtype": 0, "shape": 0, "numel": 0}
+        self.mismatch_examples: dict[str, list[PairView]] = {k: [] for k in self.mismatch_counts}
+        self.unknown_examples: list[PairView] = []
+        self.worst: list[PairView] = []
+        self.tokens: dict[int, _TokenState] = {}
+        self.tracked: list[Tracked] = []
+        self._kept: list[tuple[int, int, PairView]] = []  # max-heap on order: (-order, tie, view)
+        self._tie = 0
+        self.kept_dropped = 0
+
+    # ------------------------------------------------------------ feeding
+
+    def add(self, t: PairTable, g: Grades) -> None:
+        n = len(t)
+        if not n:
+            return
+        order = exec_order(t)
+        self.pairs += n
+        self.counts += np.bincount(g.tier, minlength=len(TIER_NAMES))
+        self.bases += np.bincount(t.basis, minlength=len(BASES))
+        view = lambda p, keep=False: make_view(t, g, int(p), self.tolerances, int(order[p]), keep)  # noqa: E731
+        for kind, flags in (("dtype", t.dtype_mismatch), ("shape", t.shape_mismatch), ("numel", t.numel_mismatch)):
+            hits = np.flatnonzero(flags)
+            self.mismatch_counts[kind] += len(hits)
+            room = EXAMPLES - len(self.mismatch_examples[kind])
+            self.mismatch_examples[kind].extend(view(p) for p in hits[:max(room, 0)])
+        room = EXAMPLES - len(self.unknown_examples)
+        if room > 0:
+            self.unknown_examples.extend(view(p) for p in np.flatnonzero(g.tier == UNKNOWN_TIER)[:room])
+        self._add_worst(g, view)
+        self._add_tokens(t, g, order, view)
+        self._add_kept(g, order, view)
+        self._add_tracked(t)
+
+    def _add_worst(self, g: Grades, view) -> None:
+        sev = np.where(np.isnan(g.severity), -np.inf, g.severity)
+        if self.worst and len(self.worst) >= self.top_n:
+            floor = self.worst[-1].severity
+            candidates = np.flatnonzero(sev > floor)
+        else:
+            candidates = np.arange(len(sev))
+        if len(candidates) > self.top_n:
+            candidates = candidates[np.argpartition(-sev[candidates], self.top_n)[:self.top_n]]
+        merged = self.worst + [view(p) for p in candidates if sev[p] > -np.inf]
+        merged.sort(key=lambda v: (-v.severity, v.order))
+        self.worst = merged[:self.top_n]
+
+    def _add_tokens(self, t: PairTable, g: Grades, order: np.ndarray, view) -> None:
+        tokens = t.a.token_idx[t.ia]
+        failed = g.tier == FAIL
+        # Earliest failing pair per token.
+        rows = np.flatnonzero(failed)
+        if len(rows):
+            rows = rows[np.lexsort((order[rows], tokens[rows]))]
+            for p in rows[_run_starts(tokens[rows])]:
+                state = self.tokens.setdefault(int(tokens[p]), _TokenState())
+                if state.first_fail is None or order[p] < state.first_fail.order:
+                    state.first_fail = view(p, True)
+        # The deciding record per token: its logits, else its last record.
+        by_token = np.lexsort((order, tokens))
+        starts = _run_starts(tokens[by_token])
+        ends = np.r_[starts[1:], len(by_token)] - 1
+        logits_seen = np.add.reduceat(t.is_logits[by_token].astype(np.int64), starts) > 0
+        logits_failed = np.add.reduceat((t.is_logits & failed)[by_token].astype(np.int64), starts) > 0
+        for k, (s, e) in enumerate(zip(starts, ends)):
+            tok, last = int(tokens[by_token[s]]), by_token[e]
+            state = self.tokens.setdefault(tok, _TokenState())
+            state.logits_seen |= bool(logits_seen[k])
+            state.logits_failed |= bool(logits_failed[k])
+            if order[last] > state.last_order:
+                state.last_order, state.last_failed = int(order[last]), bool(failed[last])
+        self._add_growth(t, g, order, tokens, failed)
+
+    def _add_growth(self, t: PairTable, g: Grades, order: np.ndarray, tokens: np.ndarray, failed: np.ndarray) -> None:
+        """Per token and layer (or checkpoint outside the layers), the worst error among the pairs."""
+        layers = t.a.layer[t.ia]
+        names = t.a.checkpoint[t.ia]
+        name_ids = {name: k for k, name in enumerate(set(names))}
+        label = np.where(layers != NONE, layers, -2 - np.fromiter((name_ids[c] for c in names), np.int64, len(names)))
+        sev = np.where(np.isnan(g.severity), -np.inf, g.severity)
+        by = np.lexsort((sev, label, tokens))  # within a group the worst pair comes last
+        starts = _run_starts(tokens[by], label[by])
+        ends = np.r_[starts[1:], len(by)] - 1
+        agg = {
+            "pairs": np.diff(np.r_[starts, len(by)]),
+            "failed": np.add.reduceat(failed[by].astype(np.int64), starts),
+            "first_order": np.minimum.reduceat(order[by], starts),
+            "max_abs": np.fmax.reduceat(t.m["max_abs"][by], starts),
+            "min_cosine": np.fmin.reduceat(t.m["cosine"][by], starts),
+        }
+        for k, (s, e) in enumerate(zip(starts, ends)):
+            p, worst = by[s], by[e]
+            state = self.tokens[int(tokens[p])]
+            layer = int(layers[p])
+            key = layer if layer != NONE else ("name", names[p])
+            row = state.growth.get(key)
+            if row is None:
+                label_text = f"layer {layer}" if layer != NONE else names[p]
+                row = state.growth[key] = GrowthRow(label_text, None if layer == NONE else layer,
+                                                    int(agg["first_order"][k]))
+            row.pairs += int(agg["pairs"][k])
+            row.failed += int(agg["failed"][k])
+            row.first_order = min(row.first_order, int(agg["first_order"][k]))
+            row.max_abs = float(np.fmax(row.max_abs, agg["max_abs"][k]))
+            row.min_cosine = float(np.fmin(row.min_cosine, agg["min_cosine"][k]))
+            if sev[worst] > row.worst_severity:
+                row.worst_severity, row.worst_checkpoint = float(sev[worst]), names[worst]
+                row.worst_tier = TIER_NAMES[int(g.tier[worst])]
+
+    def _add_kept(self, g: Grades, order: np.ndarray, view) -> None:
+        rows = np.arange(len(order)) if self.detail else np.flatnonzero(g.tier == FAIL)
+        if self.keep is not None:
+            if len(self._kept) >= self.keep and len(rows):
+                newest_kept = -self._kept[0][0]
+                rows = rows[order[rows] < newest_kept]
+            if len(rows) > self.keep:
+                self.kept_dropped += len(rows) - self.keep
+                rows = rows[np.argpartition(order[rows], self.keep)[:self.keep]]
+        for p in rows:
+            self._tie += 1
+            heapq.heappush(self._kept, (-int(order[p]), self._tie, view(p)))
+            if self.keep is not None and len(self._kept) > self.keep:
+                heapq.heappop(self._kept)
+                self.kept_dropped += 1
+
+    def take_failing_views(self, t: PairTable, g: Grades) -> list[PairView]:
+        """Views (with records, for dumping) of every failing pair of a round."""
+        order = exec_order(t)
+        return [make_view(t, g, int(p), self.tolerances, int(order[p]), True) for p in np.flatnonzero(g.tier == FAIL)]
+
+    def _add_tracked(self, t: PairTable) -> None:
+        for p in np.flatnonzero(~np.isnan(t.m["rank_a"])):
+            self.tracked.append(Tracked(None if t.a.token_idx[t.ia[p]] == NONE else int(t.a.token_idx[t.ia[p]]),
+                                        t.a.checkpoint[t.ia[p]], int(t.m["rank_a"][p]), int(t.m["rank_b"][p])))
+
+    # ------------------------------------------------------------ results
+
+    @property
+    def failed(self) -> int:
+        return int(self.counts[FAIL])
+
+    def kept_pairs(self) -> list[PairView]:
+        return sorted((v for _, _, v in self._kept), key=lambda v: v.order)
+
+    def diverging_token(self) -> int | None:
+        """The token (NONE for records without a token) where the divergence starts, or None."""
+        if not self.failed:
+            return None
+        ordered = sorted(self.tokens)  # NONE (-1) first: whole-sequence records come before any token
+        decided = [tok for tok in ordered if self.tokens[tok].decided_fail]
+        if decided:
+            return decided[0]
+        return next(tok for tok in ordered if self.tokens[tok].first_fail is not None)
+
+    def first_divergence(self) -> PairView | None:
+        tok = self.diverging_token()
+        return None if tok is None else self.tokens[tok].first_fail
+
+    def growth(self, token: int) -> list[GrowthRow]:
+        return sorted(self.tokens[token].growth.values(), key=lambda r: r.first_order)

@@ -1,0 +1,223 @@
+"""Metrics for every pair a round of alignment found, as columns.
+
+Each pair is measured on the best basis both sides allow:
+  tensor   both whole tensors are at hand (bytes, or every value inline): exact metrics
+  hash     both carry the same blake3 over the same dtype and size: equal, no data read
+  summary  otherwise: the leading values both sides carry, plus whole-tensor stats.
+           max_abs is then a lower bound: the larger of the leading values' max
+           difference and the stats differences (|Δmin|, |Δmax|, |Δmean|, |Δrms|,
+           |Δabs_max| each bound max|a-b| from below when both tensors are finite
+           and the same size); rms_a, rms_b and the ranges come from the stats;
+           mean_abs, max_rel, p99_abs, rms_diff, cosine and l2 cover the leading
+           values only. When the hashes differ and none of that shows a
+           difference, max_abs is unknown (NaN): "differs, magnitude unknown".
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Callable
+
+import numpy as np
+
+from orchlog.batch import NONE, RecordBatch
+from orchlog.compare.logits import kl_divergence, rank_of, top1
+from orchlog.compare.tensor_metrics import P99, TensorDiff, tensor_diff
+from orchlog.compare.tensors import flat_tensor
+from orchlog.kernels import REL_FLOOR
+
+DIFF_COLUMNS = tuple(f.name for f in dataclasses.fields(TensorDiff))
+LOGITS_COLUMNS = ("top1_a", "top1_b", "top1_match", "kl", "rank_a", "rank_b")
+COLUMNS = DIFF_COLUMNS + LOGITS_COLUMNS
+BASES = ("tensor", "hash", "summary")
+TENSOR, HASH, SUMMARY = range(3)
+_SHORT = 256  # pairs with at most this many leading values are measured together as a matrix
+
+
+@dataclasses.dataclass
+class PairTable:
+    """The pairs of one round (rows ia of a, ib of b) and their metrics, one entry per pair."""
+
+    a: RecordBatch
+    b: RecordBatch
+    ia: np.ndarray
+    ib: np.ndarray
+    m: dict[str, np.ndarray]  # COLUMNS -> float64, NaN where not measured
+    basis: np.ndarray  # int8 index into BASES
+    hash_state: np.ndarray  # int8: 1 equal, 0 different, -1 not known
+    dtype_mismatch: np.ndarray
+    shape_mismatch: np.ndarray
+    numel_mismatch: np.ndarray
+    is_logits: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.ia)
+
+
+def _shape_mismatch(a: RecordBatch, b: RecordBatch, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+    len_a, len_b = np.diff(a.shape_off)[ia], np.diff(b.shape_off)[ib]
+    known = a.has_shape[ia] & b.has_shape[ib]
+    same_len = known & (len_a == len_b)
+    differs = known & ~same_len
+    rows = np.flatnonzero(same_len & (len_a > 0))
+    if len(rows):
+        starts_a, starts_b = a.shape_off[ia[rows]], b.shape_off[ib[rows]]
+        lengths = len_a[rows]
+        steps = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+        neq = a.shape_dims[np.repeat(starts_a, lengths) + steps] != b.shape_dims[np.repeat(starts_b, lengths) + steps]
+        per_pair = np.add.reduceat(neq.astype(np.int64), np.cumsum(lengths) - lengths)
+        differs[rows] = per_pair > 0
+    return differs
+
+
+def _nan_columns(n: int) -> dict[str, np.ndarray]:
+    return {c: np.full(n, np.nan) for c in COLUMNS}
+
+
+def _summary_short(a: RecordBatch, b: RecordBatch, ia: np.ndarray, ib: np.ndarray, m: np.ndarray) -> dict:
+    """Metrics over the first m[p] values of pair p, as one matrix computation."""
+    width = max(int(m.max()), 1)
+    cols = np.arange(width)
+    mask = cols < m[:, None]
+
+    def gather(batch: RecordBatch, idx: np.ndarray) -> np.ndarray:
+        if batch.values.size == 0:
+            return np.zeros(mask.shape)
+        pos = np.where(mask, batch.val_off[idx][:, None] + cols, 0)
+        return np.where(mask, batch.values[pos], 0.0)
+
+    va, vb = gather(a, ia), gather(b, ib)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        fa, fb = np.isfinite(va), np.isfinite(vb)
+        both = mask & fa & fb
+        agree = mask & ~fa & ~fb & ((np.isnan(va) & np.isnan(vb)) | (va == vb))
+        mismatch = (mask & ~both & ~agree).sum(axis=1)
+        d = np.where(both, va - vb, 0.0)
+        ad = np.abs(d)
+        count = both.sum(axis=1)
+        sa2 = np.where(both, va * va, 0.0).sum(axis=1)
+        sb2 = np.where(both, vb * vb, 0.0).sum(axis=1)
+        sd2 = (d * d).sum(axis=1)
+        ranked = np.sort(np.where(both, ad, np.inf), axis=1)
+        k = np.clip(np.ceil(P99 * count).astype(np.int64) - 1, 0, width - 1)
+        cos = np.where((sa2 == 0) | (sb2 == 0), np.where(sa2 == sb2, 1.0, 0.0),
+                       (sa2 + sb2 - sd2) / (2.0 * np.sqrt(sa2) * np.sqrt(sb2)))
+        out = {
+            "n": m.astype(np.float64),
+            "max_abs": np.where(mismatch > 0, np.inf, ad.max(axis=1)),
+            "mean_abs": ad.sum(axis=1) / count,
+            "max_rel": np.where(both, ad / np.maximum(np.abs(va), REL_FLOOR), 0.0).max(axis=1),
+            "p99_abs": np.take_along_axis(ranked, k[:, None], axis=1)[:, 0],
+            "rms_a": np.sqrt(sa2 / count), "rms_b": np.sqrt(sb2 / count), "rms_diff": np.sqrt(sd2 / count),
+            "cosine": np.clip(cos, -1.0, 1.0), "l2": np.sqrt(sd2),
+            "min_a": np.where(both, va, np.inf).min(axis=1), "max_a": np.where(both, va, -np.inf).max(axis=1),
+            "min_b": np.where(both, vb, np.inf).min(axis=1), "max_b": np.where(both, vb, -np.inf).max(axis=1),
+            "nonfinite_mismatch": mismatch.astype(np.float64),
+        }
+    empty = count == 0
+    for c, col in out.items():
+        if c not in ("n", "max_abs", "nonfinite_mismatch"):
+            col[empty] = np.nan
+    out["max_abs"][empty & (mismatch == 0)] = np.nan
+    return out
+
+
+def _diff_row(d: TensorDiff) -> dict[str, float]:
+    return {c: float(getattr(d, c)) for c in DIFF_COLUMNS}
+
+
+def _summary(t: PairTable, rows: np.ndarray) -> None:
+    a, b, ia, ib = t.a, t.b, t.ia[rows], t.ib[rows]
+    m = np.minimum(np.diff(a.val_off)[ia], np.diff(b.val_off)[ib])
+    short = m <= _SHORT
+    if short.any():
+        cols = _summary_short(a, b, ia[short], ib[short], m[short])
+        for c, col in cols.items():
+            t.m[c][rows[short]] = col
+    for r, i, j, n in zip(rows[~short], ia[~short], ib[~short], m[~short]):
+        d = tensor_diff(a.row_values(i)[:n], b.row_values(j)[:n])
+        for c, v in _diff_row(d).items():
+            t.m[c][r] = v
+    # Whole-tensor stats: each side's rms and range, and a lower bound on max_abs.
+    sa, sb = a.stats[ia], b.stats[ib]
+    for col, k in (("rms_a", 3), ("min_a", 0), ("max_a", 1)):
+        t.m[col][rows] = np.where(np.isnan(sa[:, k]), t.m[col][rows], sa[:, k])
+    for col, k in (("rms_b", 3), ("min_b", 0), ("max_b", 1)):
+        t.m[col][rows] = np.where(np.isnan(sb[:, k]), t.m[col][rows], sb[:, k])
+    comparable = ((a.counts[ia] == 0).all(axis=1) & (b.counts[ib] == 0).all(axis=1)
+                  & (a.numel[ia] >= 0) & (a.numel[ia] == b.numel[ib]))
+    with np.errstate(invalid="ignore"):
+        gaps = np.abs(sa - sb)
+        gaps[np.isnan(gaps)] = -1.0
+        bound = np.where(comparable, gaps.max(axis=1), -1.0)
+        current = t.m["max_abs"][rows]
+        best = np.fmax(current, np.where(bound >= 0, bound, np.nan))
+        # The hashes say they differ but no figure shows it: the magnitude is unknown.
+        unseen = (t.hash_state[rows] == 0) & (best == 0)
+        t.m["max_abs"][rows] = np.where(unseen, np.nan, best)
+
+
+def _settled(t: PairTable, rows: np.ndarray) -> None:
+    a, ia = t.a, t.ia[rows]
+    stats = a.stats[ia]
+    zeros = np.zeros(len(rows))
+    for c in ("max_abs", "mean_abs", "max_rel", "p99_abs", "rms_diff", "l2", "nonfinite_mismatch"):
+        t.m[c][rows] = zeros
+    t.m["cosine"][rows] = 1.0
+    t.m["n"][rows] = a.numel[ia]
+    for side in "ab":
+        t.m[f"rms_{side}"][rows], t.m[f"min_{side}"][rows], t.m[f"max_{side}"][rows] = stats[:, 3], stats[:, 0], stats[:, 1]
+    logits = t.is_logits[rows]
+    t.m["top1_match"][rows[logits]] = 1.0
+    t.m["kl"][rows[logits]] = 0.0
+
+
+def _tensor_pair(t: PairTable, r: int, track_token: int | None) -> None:
+    i, j = t.ia[r], t.ib[r]
+    ta, tb = flat_tensor(t.a, i), flat_tensor(t.b, j)
+    for c, v in _diff_row(tensor_diff(ta, tb)).items():
+        t.m[c][r] = v
+    if t.is_logits[r]:
+        n = min(ta.size, tb.size)
+        la, lb = ta[:n], tb[:n]
+        t.m["top1_a"][r], t.m["top1_b"][r] = top1(la), top1(lb)
+        t.m["top1_match"][r] = float(t.m["top1_a"][r] == t.m["top1_b"][r])
+        if np.isfinite(la).all() and np.isfinite(lb).all():
+            t.m["kl"][r] = kl_divergence(la, lb)
+        if track_token is not None and 0 <= track_token < n:
+            t.m["rank_a"][r], t.m["rank_b"][r] = rank_of(la, track_token), rank_of(lb, track_token)
+
+
+def measure(a: RecordBatch, b: RecordBatch, ia: np.ndarray, ib: np.ndarray, is_logits: Callable[[str], bool],
+            track_token: int | None = None) -> PairTable:
+    """Metrics for the pairs (ia[p], ib[p]) of two batches."""
+    n = len(ia)
+    dtype_a, dtype_b = a.dtype[ia], b.dtype[ib]
+    numel_a, numel_b = a.numel[ia], b.numel[ib]
+    numel_mismatch = (numel_a >= 0) & (numel_b >= 0) & (numel_a != numel_b)
+    ha, hb = a.blake3[ia], b.blake3[ib]
+    known = (ha != b"") & (hb != b"")
+    hash_state = np.where(known, (ha == hb).astype(np.int8), np.int8(-1)).astype(np.int8)
+    dtype_mismatch = (dtype_a != dtype_b) & (dtype_a != None) & (dtype_b != None)  # noqa: E711 - elementwise
+    names = {name: is_logits(name) for name in set(a.checkpoint[ia])}
+    t = PairTable(a, b, ia, ib, _nan_columns(n), np.full(n, SUMMARY, dtype=np.int8), hash_state,
+                  dtype_mismatch, _shape_mismatch(a, b, ia, ib), numel_mismatch,
+                  np.array([names[c] for c in a.checkpoint[ia]], dtype=bool))
+    settled = (hash_state == 1) & ~dtype_mismatch & ~numel_mismatch
+    full = ~settled & a.has_data()[ia] & b.has_data()[ib]
+    t.basis[settled], t.basis[full] = HASH, TENSOR
+    if settled.any():
+        _settled(t, np.flatnonzero(settled))
+    for r in np.flatnonzero(full):
+        _tensor_pair(t, int(r), track_token)
+    summary = np.flatnonzero(~settled & ~full)
+    if len(summary):
+        _summary(t, summary)
+    return t
+
+
+def nan_to_none(v: float) -> float | None:
+    return None if v is None or math.isnan(v) else float(v)
+
+
+__all__ = ["BASES", "COLUMNS", "PairTable", "measure", "NONE"]

@@ -1,0 +1,152 @@
+"""Name maps: let engines that name stages differently meet on one canonical name and layer.
+
+A map is a TOML file (shipped ones live in orchlog/maps/ and are chosen by
+name, e.g. `--map example`; any other is a path):
+
+    description = "llama.cpp and HF names for the same points"
+
+    [names]                      # pattern = canonical name, tried in order
+    "blk.{layer}.attn_norm" = "attn_norm"
+    "attn_norm-{layer}" = "attn_norm"
+    "model.layers.{layer}.input_layernorm" = "attn_norm"
+    "lm_head" = "result_output"
+
+    [regex]                      # full-match regular expressions, for what patterns cannot say
+    '^layers\\.(?P<layer>\\d+)\\.ffn_(?:out|down)$' = "ffn_out"
+
+In a pattern `{layer}` captures a layer index (digits), `*` matches any
+run of characters and everything else is literal. The captured index
+becomes the record's layer when the record has none. A canonical name may
+itself hold `{layer}`. Names that no pattern matches are left as they are.
+"""
+from __future__ import annotations
+
+import dataclasses
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from orchlog.batch import NONE, RecordBatch
+from orchlog.compare.tomlfile import load_toml
+from orchlog.errors import OrchlogError
+
+_PLACEHOLDER = re.compile(r"\{layer\}|\*")
+
+
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """`blk.{layer}.attn_norm` -> a full-match regex with a `layer` group."""
+    parts, pos, seen_layer = [], 0, False
+    for m in _PLACEHOLDER.finditer(pattern):
+        parts.append(re.escape(pattern[pos:m.start()]))
+        if m[0] == "*":
+            parts.append(".*?")
+        elif seen_layer:
+            parts.append(r"(?P=layer)")
+        else:
+            parts.append(r"(?P<layer>\d+)")
+            seen_layer = True
+        pos = m.end()
+    parts.append(re.escape(pattern[pos:]))
+    return re.compile("".join(parts))
+
+
+@dataclasses.dataclass(frozen=True)
+class NameRule:
+    source: str  # the pattern as written, for messages
+    regex: re.Pattern[str]
+    target: str
+
+
+@dataclasses.dataclass
+class NameMap:
+    """Ordered rules; the first that matches a name decides its canonical name and layer."""
+
+    rules: list[NameRule]
+    sources: list[str]  # where the rules came from, for the report
+
+    def __post_init__(self) -> None:
+        self._cache: dict[str, tuple[str, int | None] | None] = {}
+
+    def lookup(self, name: str) -> tuple[str, int | None] | None:
+        """(canonical name, captured layer or None), or None when no rule matches."""
+        if name in self._cache:
+            return self._cache[name]
+        found = None
+        for rule in self.rules:
+            m = rule.regex.fullmatch(name)
+            if m:
+                layer = m.groupdict().get("layer")
+                layer = None if layer is None else int(layer)
+                target = rule.target.replace("{layer}", str(layer)) if layer is not None else rule.target
+                found = (target, layer)
+                break
+        self._cache[name] = found
+        return found
+
+    def apply(self, batch: RecordBatch) -> RecordBatch:
+        """The batch with mapped checkpoints renamed (original kept in renamed_from) and layers filled in."""
+        if not self.rules or not len(batch):
+            return batch
+        checkpoint = batch.checkpoint.copy()
+        layer = batch.layer.copy()
+        renamed = batch.renamed_from.copy()
+        for name in set(batch.checkpoint):
+            hit = self.lookup(name)
+            if hit is None:
+                continue
+            rows = batch.checkpoint == name
+            target, captured = hit
+            if target != name:
+                checkpoint[rows] = target
+                renamed[rows] = name
+            if captured is not None:
+                layer[rows & (layer == NONE)] = captured
+        return dataclasses.replace(batch, checkpoint=checkpoint, layer=layer, renamed_from=renamed)
+
+
+def shipped_maps() -> list[str]:
+    return sorted(p.name[:-5] for p in resources.files("orchlog.maps").iterdir() if p.name.endswith(".toml"))
+
+
+def _resolve(spec: str) -> tuple[str, bytes]:
+    path = Path(spec)
+    if path.is_file():
+        return str(path), path.read_bytes()
+    shipped = resources.files("orchlog.maps") / f"{spec}.toml"
+    if "/" not in spec and shipped.is_file():
+        return f"{spec} (shipped)", shipped.read_bytes()
+    raise OrchlogError(f"--map {spec}: no such file, and no shipped map of that name "
+                       f"(shipped: {', '.join(shipped_maps()) or 'none'})")
+
+
+def _rules_from(doc: dict[str, Any], where: str) -> list[NameRule]:
+    rules = []
+    unknown = set(doc) - {"description", "names", "regex"}
+    if unknown:
+        raise OrchlogError(f"{where}: unknown section(s) {', '.join(sorted(unknown))}; expected [names] and [regex]")
+    for section, compile_ in (("names", compile_pattern), ("regex", re.compile)):
+        table = doc.get(section, {})
+        if not isinstance(table, dict):
+            raise OrchlogError(f"{where}: [{section}] must be a table of pattern = \"canonical name\"")
+        for pattern, target in table.items():
+            if not isinstance(target, str) or not target:
+                raise OrchlogError(f"{where}: [{section}] {pattern!r} must map to a non-empty name")
+            try:
+                regex = compile_(pattern)
+            except re.error as exc:
+                raise OrchlogError(f"{where}: [{section}] {pattern!r} is not a valid pattern ({exc})") from None
+            rules.append(NameRule(pattern, regex, target))
+    return rules
+
+
+def load_maps(specs: list[str]) -> NameMap:
+    """The rules of every map given (file paths or shipped names), in order."""
+    rules, sources = [], []
+    for spec in specs:
+        where, raw = _resolve(spec)
+        rules.extend(_rules_from(load_toml(raw, where), where))
+        sources.append(where)
+    return NameMap(rules, sources)
