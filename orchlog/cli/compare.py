@@ -8,7 +8,7 @@ from pathlib import Path
 
 from orchlog.errors import OrchlogError
 
-EXAMPLES = """examples:
+EXAMPLES = """example:
   orchlog compare reference.jsonl ours.jsonl
   orchlog compare llama.bin ours.bin --map example --track-token 12095 --dump-raw /tmp/diverged
   orchlog compare ref/ ours/ --key checkpoint,token_idx --tolerances my_tolerances.toml --format json

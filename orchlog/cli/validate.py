@@ -13,7 +13,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Check every record of a trace file or directory against the orchlog schema, report malformed "
                     "input by file and line (or byte offset), and with --verify-hashes recompute each record's BLAKE3 "
                     "from its data wherever the data is present, whatever the format.",
-        epilog="examples:\n  orchlog validate run.jsonl\n  orchlog validate run.bin --verify-hashes --format json\n\n"
+        epilog="example:\n  orchlog validate run.jsonl\n  orchlog validate run.bin --verify-hashes --format json\n\n"
                "exit codes: 0 valid, 1 problems found, 2 unreadable input",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

@@ -157,7 +157,7 @@ def _summary(t: PairTable, rows: np.ndarray) -> None:
         t.m["max_abs"][rows] = np.where(unseen, np.nan, best)
 
 
-def _settled(t: PairTable, rows: np.ndarray) -> None:
+def _settled(t: PairTable, rows: np.ndarray, track_token: int | None) -> None:
     a, ia = t.a, t.ia[rows]
     stats = a.stats[ia]
     zeros = np.zeros(len(rows))
@@ -167,9 +167,16 @@ def _settled(t: PairTable, rows: np.ndarray) -> None:
     t.m["n"][rows] = a.numel[ia]
     for side in "ab":
         t.m[f"rms_{side}"][rows], t.m[f"min_{side}"][rows], t.m[f"max_{side}"][rows] = stats[:, 3], stats[:, 0], stats[:, 1]
-    logits = t.is_logits[rows]
-    t.m["top1_match"][rows[logits]] = 1.0
-    t.m["kl"][rows[logits]] = 0.0
+    logits = rows[t.is_logits[rows]]
+    t.m["top1_match"][logits] = 1.0
+    t.m["kl"][logits] = 0.0
+    if track_token is None:
+        return
+    # Equal logits rank the tracked token equally; read one side only to say where.
+    for r in logits:
+        values = flat_tensor(a, int(t.ia[r]))
+        if values is not None and 0 <= track_token < values.size:
+            t.m["rank_a"][r] = t.m["rank_b"][r] = rank_of(values, track_token)
 
 
 def _tensor_pair(t: PairTable, r: int, track_token: int | None) -> None:
@@ -207,7 +214,7 @@ def measure(a: RecordBatch, b: RecordBatch, ia: np.ndarray, ib: np.ndarray, is_l
     full = ~settled & a.has_data()[ia] & b.has_data()[ib]
     t.basis[settled], t.basis[full] = HASH, TENSOR
     if settled.any():
-        _settled(t, np.flatnonzero(settled))
+        _settled(t, np.flatnonzero(settled), track_token)
     for r in np.flatnonzero(full):
         _tensor_pair(t, int(r), track_token)
     summary = np.flatnonzero(~settled & ~full)
