@@ -14,6 +14,7 @@ from typing import Any, Callable, Iterable, Sequence
 import numpy as np
 
 from orchlog.schema_gen import Stats
+from orchlog.strings import Strings
 from orchlog.trace import Location, TraceRecord
 
 NONE = -1
@@ -48,12 +49,18 @@ def ragged_take(off: np.ndarray, flat: np.ndarray, idx: np.ndarray) -> tuple[np.
     return new_off, flat[gather]
 
 
+def _concat(columns: list) -> Any:
+    if isinstance(columns[0], Strings):
+        return Strings.concat(columns)
+    return np.concatenate(columns)
+
+
 @dataclasses.dataclass
 class RecordBatch:
-    checkpoint: np.ndarray  # object: str
-    team: np.ndarray  # object: str
-    stage: np.ndarray  # object: str or None
-    dtype: np.ndarray  # object: str or None
+    checkpoint: Strings
+    team: Strings
+    stage: Strings  # None where absent
+    dtype: Strings  # None where unknown
     token_idx: np.ndarray  # int64, NONE when absent (as are the next three)
     layer: np.ndarray
     step: np.ndarray
@@ -70,16 +77,16 @@ class RecordBatch:
     counts: np.ndarray  # int64 [n, 2]: nan_count, inf_count; NONE when absent
     blake3: np.ndarray  # S64, b"" when absent
     meta: np.ndarray  # object: dict or None (None for empty)
-    path: np.ndarray  # object: str
+    path: Strings
     line: np.ndarray  # int64, NONE when the location is a byte offset
     offset: np.ndarray  # int64, NONE when the location is a line
     order: np.ndarray  # int64: position in the trace's file order
     loader: np.ndarray  # object: Callable[[], bytes] or None
-    renamed_from: np.ndarray | None = None  # object: the checkpoint name before a name map, None when unchanged
+    renamed_from: Strings | None = None  # the checkpoint name before a name map, None when unchanged
 
     def __post_init__(self) -> None:
         if self.renamed_from is None:
-            self.renamed_from = np.full(len(self.checkpoint), None, dtype=object)
+            self.renamed_from = Strings.repeat(None, len(self.checkpoint))
 
     def __len__(self) -> int:
         return len(self.checkpoint)
@@ -103,7 +110,7 @@ class RecordBatch:
 
     def has_data(self) -> np.ndarray:
         """Rows whose whole tensor is at hand: tensor bytes to load, or every value inline."""
-        return np.array([ld is not None for ld in self.loader], dtype=bool) | self.has_full_values()
+        return (self.loader != None) | self.has_full_values()  # noqa: E711 - elementwise on an object array
 
     def location(self, i: int) -> Location:
         return Location(self.path[i], line=_none_or(self.line[i]), offset=_none_or(self.offset[i]))
@@ -140,7 +147,7 @@ class RecordBatch:
         batches = [b for b in batches if len(b)] or list(batches[:1])
         if len(batches) == 1:
             return batches[0]
-        cols = {name: np.concatenate([getattr(b, name) for b in batches]) for name in _ROW}
+        cols = {name: _concat([getattr(b, name) for b in batches]) for name in _ROW}
         for off, flat in _RAGGED:
             offsets, items, base = [np.zeros(1, dtype=np.int64)], [], 0
             for b in batches:
@@ -179,14 +186,15 @@ class RecordBatch:
         val_off, values = ragged(lambda r: r.values, np.float64)
         locs = [r.location or Location("") for r in records]
         return RecordBatch(
-            checkpoint=_objects(r.checkpoint for r in records), team=_objects(r.team for r in records),
-            stage=_objects(r.stage for r in records), dtype=_objects(r.dtype for r in records),
+            checkpoint=Strings.from_values(r.checkpoint for r in records),
+            team=Strings.from_values(r.team for r in records), stage=Strings.from_values(r.stage for r in records),
+            dtype=Strings.from_values(r.dtype for r in records),
             token_idx=ints(lambda r: r.token_idx), layer=ints(lambda r: r.layer), step=ints(lambda r: r.step),
             seq=ints(lambda r: r.seq), rank=ints(lambda r: r.rank), world_size=ints(lambda r: r.world_size),
             numel=ints(lambda r: r.numel), has_shape=np.array([r.shape is not None for r in records], dtype=bool),
             shape_off=shape_off, shape_dims=shape_dims, val_off=val_off, values=values, stats=stats, counts=counts,
             blake3=np.array([(r.blake3 or "").encode() for r in records], dtype="S64"),
-            meta=_objects(r.meta or None for r in records), path=_objects(loc.path for loc in locs),
+            meta=_objects(r.meta or None for r in records), path=Strings.from_values(loc.path for loc in locs),
             line=ints(lambda r: r.location.line if r.location else None),
             offset=ints(lambda r: r.location.offset if r.location else None),
             order=ints(lambda r: r.order), loader=_objects(r.loader for r in records),

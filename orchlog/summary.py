@@ -96,8 +96,9 @@ def summarize(trace: Trace) -> TraceSummary:
     for batch in trace.batches():
         records += len(batch)
         with_data += int(batch.has_data().sum())
-        checkpoints.update(batch.checkpoint)  # a Counter keeps names in order of first appearance
-        dtypes.update(d or "unknown" for d in batch.dtype)
+        for name, n in batch.checkpoint.counts():  # a Counter keeps names in order of first appearance
+            checkpoints[name] += n
+        dtypes.update(d or "unknown" for d in batch.dtype.values())
         for target, col in ((layers, batch.layer), (tokens, batch.token_idx), (steps, batch.step), (ranks, batch.rank)):
             target.update(int(v) for v in np.unique(col) if v != NONE)
         no_token += int((batch.token_idx == NONE).sum())

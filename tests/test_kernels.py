@@ -45,20 +45,33 @@ def test_diff_sums_uses_the_common_prefix():
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("q", [0.0, 0.5, 0.99, 1.0])
-def test_quantile_is_exact_nearest_rank(dtype, q):
+@pytest.mark.parametrize("n", [100_003, 1_000_003])  # below and above the size where a sample brackets the rank
+def test_quantile_is_exact_nearest_rank(dtype, q, n):
     rng = np.random.default_rng(3)
-    a = rng.standard_normal(100_003).astype(dtype)
+    a = rng.standard_normal(n).astype(dtype)
     b = (a + rng.standard_normal(a.size) * rng.choice([1e-6, 1e-2, 10.0], a.size)).astype(dtype)
     want = np.percentile(np.abs(a - b), q * 100, method="inverted_cdf")
     assert kernels.abs_diff_quantile(a, b, q) == want
     assert kernels.abs_diff_quantile(a, b, q, native=False) == want
 
 
-def test_quantile_handles_many_equal_differences():
-    a = np.zeros(50_000, dtype=np.float32)
-    b = np.where(np.arange(50_000) % 100 == 0, 3.0, 0.5).astype(np.float32)
+@pytest.mark.parametrize("n", [50_000, 2_000_000])
+def test_quantile_handles_many_equal_differences(n):
+    a = np.zeros(n, dtype=np.float32)
+    b = np.where(np.arange(n) % 100 == 0, 3.0, 0.5).astype(np.float32)
     assert kernels.abs_diff_quantile(a, b, 0.99) == 0.5
     assert kernels.abs_diff_quantile(a, b, 0.995) == 3.0
+
+
+def test_quantile_stays_exact_when_the_sample_misleads():
+    # Every element the strided sample looks at agrees; all the others differ. The bracket read
+    # off the sample misses the rank, and the answer must still be exact.
+    n = 1 << 21
+    a = np.zeros(n, dtype=np.float32)
+    b = np.linspace(1.0, 2.0, n, dtype=np.float32)
+    b[:: n >> 16] = 0.0
+    want = np.percentile(np.abs(a - b), 99, method="inverted_cdf")
+    assert kernels.abs_diff_quantile(a, b, 0.99) == want
 
 
 def _vector_lines() -> bytes:

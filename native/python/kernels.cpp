@@ -21,6 +21,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <deque>
 #include <unordered_map>
 #include <vector>
 
@@ -137,10 +138,12 @@ py::dict pair_metrics_t(py::array_t<T, py::array::c_style> a, py::array_t<T, py:
 // ------------------------------------------------------------ radix select
 //
 // |a-b| is non-negative, so the bits of the float read as an unsigned
-// integer sort like the value. Pass one counts the top kDigit bits below the
-// sign (the exponent and the leading mantissa bits) of every element and
-// finds the bucket that holds rank k; pass two gathers that bucket's
-// elements and selects within them. Both passes split across the cores.
+// integer sort like the value. Each pass counts the next kDigit bits of the
+// elements whose higher bits match what earlier passes fixed, and keeps the
+// bucket that holds rank k. As soon as that bucket is small, its elements
+// are gathered and the rank is selected among them; a bucket that stays
+// large (many equal differences) just takes another counting pass, so
+// memory never grows with n. Passes split across the cores.
 
 template <typename T>
 struct Bits;
@@ -154,37 +157,14 @@ struct Bits<double> {
 };
 
 constexpr int kDigit = 14;
-constexpr size_t kBuckets = size_t(1) << kDigit;
+constexpr size_t kGatherLimit = size_t(1) << 20;
 
 template <typename T>
-inline T abs_diff(T x, T y) {
-  return std::fabs(x - y);
-}
-
-template <typename T>
-inline uint32_t bucket_of(T v) {
-  using U = typename Bits<T>::U;
-  U u;
-  std::memcpy(&u, &v, sizeof u);
-  return uint32_t(u >> (sizeof(U) * 8 - 1 - kDigit));
-}
-
-template <typename T>
-void count_buckets(const T* a, const T* b, size_t n, uint64_t* hist) {
-  std::vector<uint32_t> h(kBuckets, 0);
-  for (size_t lo = 0; lo < n; lo += (size_t(1) << 31)) {  // flush before a 32-bit counter could overflow
-    size_t hi = std::min(n, lo + (size_t(1) << 31));
-    for (size_t i = lo; i < hi; ++i) ++h[bucket_of(abs_diff(a[i], b[i]))];
-    for (size_t j = 0; j < kBuckets; ++j) hist[j] += h[j], h[j] = 0;
-  }
-}
-
-template <typename T>
-void gather_bucket(const T* a, const T* b, size_t n, uint32_t bucket, std::vector<T>* out) {
-  for (size_t i = 0; i < n; ++i) {
-    T v = abs_diff(a[i], b[i]);
-    if (bucket_of(v) == bucket) out->push_back(v);
-  }
+inline typename Bits<T>::U abs_diff_bits(T x, T y) {
+  T d = std::fabs(x - y);
+  typename Bits<T>::U u;
+  std::memcpy(&u, &d, sizeof u);
+  return u;
 }
 
 // Run fn(lo, hi, worker) over [0, n) split across the cores.
@@ -201,26 +181,120 @@ void split(size_t n, unsigned workers, F fn) {
 }
 
 template <typename T>
-T select_t(const T* a, const T* b, size_t n, uint64_t k) {
+T radix_select(const T* a, const T* b, size_t n, uint64_t k) {
+  using U = typename Bits<T>::U;
+  constexpr int kValueBits = int(sizeof(U) * 8) - 1;  // the sign bit of |a-b| is always 0
   unsigned workers = worker_count(n);
-  std::vector<std::vector<uint64_t>> hists(workers, std::vector<uint64_t>(kBuckets, 0));
-  split(n, workers, [&](size_t lo, size_t hi, unsigned w) { count_buckets<T>(a + lo, b + lo, hi - lo, hists[w].data()); });
-  uint64_t seen = 0, in_bucket = 0;
-  uint32_t bucket = 0;
-  for (; bucket < kBuckets; ++bucket) {
-    in_bucket = 0;
-    for (auto& h : hists) in_bucket += h[bucket];
-    if (seen + in_bucket > k) break;
-    seen += in_bucket;
+  U prefix = 0;  // the top `known` value bits of the answer
+  int known = 0;
+  uint64_t in_bucket = n;
+  while (known < kValueBits && in_bucket > kGatherLimit) {
+    const int digit = std::min(kDigit, kValueBits - known), shift = kValueBits - known - digit;
+    const size_t buckets = size_t(1) << digit;
+    std::vector<std::vector<uint64_t>> hists(workers, std::vector<uint64_t>(buckets, 0));
+    split(n, workers, [&](size_t lo, size_t hi, unsigned w) {
+      std::vector<uint32_t> h(buckets, 0);
+      uint64_t* out = hists[w].data();
+      for (size_t base = lo; base < hi; base += size_t(1) << 31) {  // flush before a 32-bit count could overflow
+        size_t top = std::min(hi, base + (size_t(1) << 31));
+        if (known == 0) {
+          for (size_t i = base; i < top; ++i) ++h[abs_diff_bits(a[i], b[i]) >> shift];
+        } else {
+          for (size_t i = base; i < top; ++i) {
+            U u = abs_diff_bits(a[i], b[i]);
+            if ((u >> (shift + digit)) == prefix) ++h[(u >> shift) & (buckets - 1)];
+          }
+        }
+        for (size_t j = 0; j < buckets; ++j) out[j] += h[j], h[j] = 0;
+      }
+    });
+    uint64_t seen = 0;
+    size_t bucket = 0;
+    for (; bucket < buckets; ++bucket) {
+      in_bucket = 0;
+      for (auto& h : hists) in_bucket += h[bucket];
+      if (seen + in_bucket > k) break;
+      seen += in_bucket;
+    }
+    k -= seen;
+    prefix = (prefix << digit) | U(bucket);
+    known += digit;
   }
+  if (known == kValueBits) {  // every bit fixed: the answer is the prefix itself
+    T out;
+    std::memcpy(&out, &prefix, sizeof out);
+    return out;
+  }
+  const int rest = kValueBits - known;
   std::vector<std::vector<T>> parts(workers);
   split(n, workers, [&](size_t lo, size_t hi, unsigned w) {
     parts[w].reserve(size_t(in_bucket / workers + 16));
-    gather_bucket<T>(a + lo, b + lo, hi - lo, bucket, &parts[w]);
+    for (size_t i = lo; i < hi; ++i) {
+      U u = abs_diff_bits(a[i], b[i]);
+      if ((u >> rest) == prefix) parts[w].push_back(std::fabs(a[i] - b[i]));
+    }
   });
   std::vector<T>& all = parts[0];
   for (unsigned w = 1; w < workers; ++w) all.insert(all.end(), parts[w].begin(), parts[w].end());
-  auto nth = all.begin() + std::ptrdiff_t(k - seen);
+  auto nth = all.begin() + std::ptrdiff_t(k);
+  std::nth_element(all.begin(), nth, all.end());
+  return *nth;
+}
+
+// The usual way in: bracket rank k between two values read off a sorted
+// sample, then one streaming pass counts the elements below the bracket and
+// gathers those inside it, and the rank is selected among those few. The
+// count is exact, so a bracket that misses (an unlucky sample) only costs
+// a fall back to the radix passes above, never a wrong answer.
+template <typename T>
+T select_t(const T* a, const T* b, size_t n, uint64_t k) {
+  constexpr size_t kSample = size_t(1) << 16;
+  if (n <= 4 * kSample) {
+    std::vector<T> all(n);
+    for (size_t i = 0; i < n; ++i) all[i] = std::fabs(a[i] - b[i]);
+    std::nth_element(all.begin(), all.begin() + std::ptrdiff_t(k), all.end());
+    return all[k];
+  }
+  std::vector<T> sample(kSample);
+  const size_t stride = n / kSample;
+  for (size_t j = 0; j < kSample; ++j) sample[j] = std::fabs(a[j * stride] - b[j * stride]);
+  std::sort(sample.begin(), sample.end());
+  const double q = double(k) / double(n), margin = 4.0 * std::sqrt(std::max(q * (1 - q), 1e-6) / double(kSample));
+  const T lo = sample[size_t(std::max(0.0, q - margin) * double(kSample - 1))];
+  const T hi = sample[size_t(std::min(1.0, q + margin) * double(kSample - 1))];
+  unsigned workers = worker_count(n);
+  std::vector<uint64_t> below(workers, 0), inside(workers, 0);
+  std::vector<std::vector<T>> parts(workers);
+  const size_t cap = kGatherLimit / workers;
+  split(n, workers, [&](size_t start, size_t stop, unsigned w) {
+    constexpr size_t kStep = 64;  // test a short block at once; walk it only when something falls inside
+    uint64_t under = 0, in = 0;
+    for (size_t base = start; base < stop; base += kStep) {
+      size_t top = std::min(stop, base + kStep);
+      unsigned hits = 0;
+      for (size_t i = base; i < top; ++i) {
+        T v = std::fabs(a[i] - b[i]);
+        under += v < lo;
+        hits += (v >= lo) & (v <= hi);
+      }
+      if (!hits) continue;
+      in += hits;
+      if (lo == hi || parts[w].size() >= cap) continue;  // all equal: counting is enough
+      for (size_t i = base; i < top; ++i) {
+        T v = std::fabs(a[i] - b[i]);
+        if (v >= lo && v <= hi) parts[w].push_back(v);
+      }
+    }
+    below[w] = under, inside[w] = in;
+  });
+  uint64_t n_below = 0, n_inside = 0;
+  for (unsigned w = 0; w < workers; ++w) n_below += below[w], n_inside += inside[w];
+  if (k < n_below || k >= n_below + n_inside) return radix_select(a, b, n, k);
+  if (lo == hi) return lo;
+  std::vector<T>& all = parts[0];
+  for (unsigned w = 1; w < workers; ++w) all.insert(all.end(), parts[w].begin(), parts[w].end());
+  if (all.size() != n_inside) return radix_select(a, b, n, k);  // the bracket held more than the cap
+  auto nth = all.begin() + std::ptrdiff_t(k - n_below);
   std::nth_element(all.begin(), nth, all.end());
   return *nth;
 }
@@ -241,15 +315,16 @@ double abs_diff_select_t(py::array_t<T, py::array::c_style> a, py::array_t<T, py
 // it does not recognise (a header, a hand-edited or foreign line, a broken
 // one) is returned untouched for the Python reader to parse or report.
 
+// Names repeat on every line; look them up by view, without building a string.
 struct Interner {
-  std::unordered_map<std::string, int32_t> ids;
-  std::vector<std::string> names;
-  int32_t id(const std::string& s) {
+  std::deque<std::string> names;
+  std::unordered_map<std::string_view, int32_t> ids;
+  int32_t id(std::string_view s) {
     auto it = ids.find(s);
     if (it != ids.end()) return it->second;
-    int32_t i = int32_t(names.size());
-    ids.emplace(s, i);
-    names.push_back(s);
+    names.emplace_back(s);
+    int32_t i = int32_t(names.size()) - 1;
+    ids.emplace(std::string_view(names.back()), i);
     return i;
   }
   py::list to_list() const {
@@ -311,30 +386,40 @@ struct Cursor {
     }
   }
 
-  // A JSON string (the opening quote not yet consumed), decoded to UTF-8 bytes.
-  bool str(std::string& out) {
+  // A JSON string (the opening quote not yet consumed): a view of the line when it
+  // holds no escape, else decoded to UTF-8 in `scratch`.
+  bool str(std::string_view& out, std::string& scratch) {
     if (p >= end || *p != '"') return false;
-    ++p;
-    out.clear();
+    const char* start = ++p;
+    while (p < end && *p != '"' && *p != '\\' && *p != '\n') ++p;
+    if (p < end && *p == '"') {
+      out = std::string_view(start, size_t(p - start));
+      ++p;
+      return true;
+    }
+    scratch.assign(start, p);
     while (p < end) {
       char c = *p++;
-      if (c == '"') return true;
+      if (c == '"') {
+        out = scratch;
+        return true;
+      }
       if (c == '\n') return false;
       if (c != '\\') {
-        out += c;
+        scratch += c;
         continue;
       }
       if (p >= end) return false;
       char e = *p++;
       switch (e) {
-        case '"': out += '"'; break;
-        case '\\': out += '\\'; break;
-        case '/': out += '/'; break;
-        case 'b': out += '\b'; break;
-        case 'f': out += '\f'; break;
-        case 'n': out += '\n'; break;
-        case 'r': out += '\r'; break;
-        case 't': out += '\t'; break;
+        case '"': scratch += '"'; break;
+        case '\\': scratch += '\\'; break;
+        case '/': scratch += '/'; break;
+        case 'b': scratch += '\b'; break;
+        case 'f': scratch += '\f'; break;
+        case 'n': scratch += '\n'; break;
+        case 'r': scratch += '\r'; break;
+        case 't': scratch += '\t'; break;
         case 'u': {
           uint32_t cp;
           if (!u4(cp)) return false;
@@ -350,7 +435,7 @@ struct Cursor {
           } else if (cp >= 0xDC00 && cp < 0xE000) {
             cp = 0xFFFD;
           }
-          utf8(cp, out);
+          utf8(cp, scratch);
           break;
         }
         default: return false;
@@ -397,7 +482,7 @@ struct Cursor {
   }
 
   // The raw text of a JSON object (strings may hold braces).
-  bool object_text(std::string& out) {
+  bool object_text(std::string_view& out) {
     const char* start = p;
     if (p >= end || *p != '{') return false;
     int depth = 0;
@@ -413,7 +498,7 @@ struct Cursor {
         ++depth;
       } else if (c == '}' && --depth == 0) {
         ++p;
-        out.assign(start, p);
+        out = std::string_view(start, size_t(p - start));
         return true;
       }
     }
@@ -424,7 +509,8 @@ struct Cursor {
 // Parse one canonical record line [p, end) into the columns; false leaves them untouched.
 bool parse_line(const char* p, const char* end, int64_t lineno, Columns& c) {
   Cursor k{p, end};
-  std::string checkpoint, team, stage, dtype, blake3, meta;
+  std::string_view checkpoint, team, stage, dtype, blake3, meta;
+  std::string s1, s2, s3, s4, s5;  // only filled for strings with escapes
   bool has_stage;
   int64_t token_idx, layer, step, rank, world_size, seq, numel;
   size_t shape_mark = c.shape.size(), val_mark = c.values.size();
@@ -433,15 +519,15 @@ bool parse_line(const char* p, const char* end, int64_t lineno, Columns& c) {
     c.values.resize(val_mark);
     return false;
   };
-  if (!(k.lit("{\"checkpoint\":") && k.str(checkpoint) && k.lit(",\"team\":") && k.str(team) &&
+  if (!(k.lit("{\"checkpoint\":") && k.str(checkpoint, s1) && k.lit(",\"team\":") && k.str(team, s2) &&
         k.lit(",\"token_idx\":") && k.opt_int(token_idx) && k.lit(",\"layer\":") && k.opt_int(layer) &&
         k.lit(",\"stage\":")))
     return false;
   has_stage = !k.null();
-  if (has_stage && !k.str(stage)) return false;
+  if (has_stage && !k.str(stage, s3)) return false;
   if (!(k.lit(",\"step\":") && k.opt_int(step) && k.lit(",\"rank\":") && k.int64(rank) && rank >= 0 &&
         k.lit(",\"world_size\":") && k.int64(world_size) && world_size >= 1 && k.lit(",\"seq\":") &&
-        k.int64(seq) && seq >= 0 && k.lit(",\"dtype\":") && k.str(dtype) && k.lit(",\"shape\":[")))
+        k.int64(seq) && seq >= 0 && k.lit(",\"dtype\":") && k.str(dtype, s4) && k.lit(",\"shape\":[")))
     return false;
   if (!k.lit("]")) {
     do {
@@ -465,7 +551,7 @@ bool parse_line(const char* p, const char* end, int64_t lineno, Columns& c) {
   if (!(k.lit(",\"stats\":{\"min\":") && k.opt_number(st[0]) && k.lit(",\"max\":") && k.opt_number(st[1]) &&
         k.lit(",\"mean\":") && k.opt_number(st[2]) && k.lit(",\"rms\":") && k.opt_number(st[3]) &&
         k.lit(",\"abs_max\":") && k.opt_number(st[4]) && k.lit(",\"nan_count\":") && k.int64(nan_count) &&
-        k.lit(",\"inf_count\":") && k.int64(inf_count) && k.lit("},\"blake3\":") && k.str(blake3) &&
+        k.lit(",\"inf_count\":") && k.int64(inf_count) && k.lit("},\"blake3\":") && k.str(blake3, s5) &&
         blake3.size() == 64 && k.lit(",\"meta\":") && k.object_text(meta) && k.lit("}") && k.p == end))
     return undo();
   c.line.push_back(lineno);
@@ -480,7 +566,7 @@ bool parse_line(const char* p, const char* end, int64_t lineno, Columns& c) {
   c.stats.insert(c.stats.end(), st, st + 5);
   c.counts.push_back(nan_count), c.counts.push_back(inf_count);
   c.blake3.insert(c.blake3.end(), blake3.begin(), blake3.end());
-  if (meta != "{}") c.meta.emplace_back(int64_t(c.line.size()) - 1, meta);
+  if (meta != "{}") c.meta.emplace_back(int64_t(c.line.size()) - 1, std::string(meta));
   return true;
 }
 
@@ -497,24 +583,25 @@ py::dict parse_orchlog_jsonl(py::buffer buf, int64_t first_line) {
   size_t size = size_t(info.size * info.itemsize);
   Columns c;
   std::vector<int64_t> other;  // (line, start, end) triples for Python
+  int64_t lineno = first_line;
   {
     py::gil_scoped_release nogil;
     size_t pos = 0;
-    int64_t lineno = first_line;
     while (pos < size) {
       const char* start = data + pos;
       const char* nl = static_cast<const char*>(std::memchr(start, '\n', size - pos));
       const char* stop = nl ? nl : data + size;
-      bool blank = std::all_of(start, stop, [](char ch) { return ch == ' ' || ch == '\t' || ch == '\r'; });
+      bool blank = *start != '{' && std::all_of(start, stop, [](char ch) { return ch == ' ' || ch == '\t' || ch == '\r'; });
       if (!blank && !parse_line(start, stop, lineno, c)) {
         other.push_back(lineno), other.push_back(int64_t(pos)), other.push_back(int64_t(stop - data));
       }
       pos = size_t(stop - data) + (nl ? 1 : 0);
-      ++lineno;
+      lineno += nl ? 1 : 0;
     }
   }
   py::dict d;
   d["n"] = c.line.size();
+  d["lines"] = lineno - first_line;  // newlines seen: the next chunk's first line is first_line + lines
   d["line"] = to_array(c.line);
   d["checkpoint"] = to_array(c.checkpoint), d["checkpoint_names"] = c.checkpoints.to_list();
   d["team"] = to_array(c.team), d["team_names"] = c.teams.to_list();

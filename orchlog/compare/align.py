@@ -15,6 +15,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from orchlog.batch import RecordBatch
+from orchlog.prefetch import prefetch
 from orchlog.trace import Trace
 
 _EMPTY = np.zeros(0, dtype=np.int64)
@@ -36,9 +37,16 @@ def match(keys_a: np.ndarray, keys_b: np.ndarray) -> tuple[np.ndarray, np.ndarra
     na, nb = len(keys_a), len(keys_b)
     if na == 0 or nb == 0:
         return _EMPTY, _EMPTY
-    if na == nb and np.array_equal(keys_a, keys_b):  # the common case: both logged the same things in order
-        idx = np.arange(na, dtype=np.int64)
-        return idx, idx
+    # The common case: both sides logged the same things in the same order, at least for a while.
+    # Rows before the first difference pair with each other (every key's occurrences sit at the
+    # same places on both sides, so first-with-first pairs them so); the rest is matched below.
+    m = min(na, nb)
+    differs = np.flatnonzero((keys_a[:m] != keys_b[:m]).any(axis=1))
+    same = int(differs[0]) if len(differs) else m
+    if same:
+        head = np.arange(same, dtype=np.int64)
+        ia, ib = match(keys_a[same:], keys_b[same:]) if same < m or na != nb else (_EMPTY, _EMPTY)
+        return np.concatenate([head, ia + same]), np.concatenate([head, ib + same])
     both = np.concatenate([keys_a, keys_b])
     order = np.lexsort(both.T[::-1]) if both.shape[1] else np.arange(len(both))
     ranked = both[order]
@@ -86,7 +94,7 @@ class Aligner:
     def __init__(self, a: Trace, b: Trace, keys_of: Callable[[RecordBatch], np.ndarray],
                  prepare: Callable[[RecordBatch], RecordBatch] = lambda batch: batch) -> None:
         self.keys_of = keys_of
-        self.sides = [_Side(t, map(prepare, t.batches()), RecordBatch.empty(), keys_of(RecordBatch.empty()))
+        self.sides = [_Side(t, map(prepare, prefetch(t.batches())), RecordBatch.empty(), keys_of(RecordBatch.empty()))
                       for t in (a, b)]
 
     @property
@@ -127,4 +135,5 @@ class Aligner:
                 yield Round(a.pending, b.pending, ia, ib)
                 for s, taken in ((a, ia), (b, ib)):
                     rest = unmatched(len(s.pending), taken)
-                    s.pending, s.keys = s.pending.take(rest), s.keys[rest]
+                    if len(rest) < len(s.pending):
+                        s.pending, s.keys = s.pending.take(rest), s.keys[rest]

@@ -16,34 +16,17 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-import math
-from typing import Any
 
 import numpy as np
 
 from orchlog.batch import NONE
 from orchlog.compare.grading import FAIL, TIER_NAMES, UNKNOWN_TIER, Grades
+from orchlog.compare.growth import Growth, GrowthRow, run_starts
 from orchlog.compare.metrics import BASES, PairTable
-from orchlog.compare.pairview import PairView, exec_order, make_view
+from orchlog.compare.pairview import PairView, exec_order, make_views
 from orchlog.compare.tolerances import Tolerances
 
 EXAMPLES = 5
-
-
-@dataclasses.dataclass
-class GrowthRow:
-    """The worst error among one token's pairs in one layer (or one checkpoint outside the layers)."""
-
-    label: str
-    layer: int | None
-    first_order: int
-    pairs: int = 0
-    failed: int = 0
-    max_abs: float = math.nan
-    min_cosine: float = math.nan
-    worst_severity: float = -math.inf
-    worst_checkpoint: str = ""
-    worst_tier: str = "exact"
 
 
 @dataclasses.dataclass
@@ -53,7 +36,6 @@ class _TokenState:
     logits_failed: bool = False
     last_order: int = -1
     last_failed: bool = False
-    growth: dict[Any, GrowthRow] = dataclasses.field(default_factory=dict)
 
     @property
     def decided_fail(self) -> bool:
@@ -66,18 +48,6 @@ class Tracked:
     checkpoint: str
     rank_a: int
     rank_b: int
-
-
-def _run_starts(*columns: np.ndarray) -> np.ndarray:
-    """Indices where a run of equal (sorted) keys begins."""
-    n = len(columns[0])
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    change = np.zeros(n, dtype=bool)
-    change[0] = True
-    for c in columns:
-        change[1:] |= c[1:] != c[:-1]
-    return np.flatnonzero(change)
 
 
 class Findings:
@@ -94,6 +64,7 @@ class Findings:
         self.unknown_examples: list[PairView] = []
         self.worst: list[PairView] = []
         self.tokens: dict[int, _TokenState] = {}
+        self.growth_rows = Growth()
         self.tracked: list[Tracked] = []
         self._kept: list[tuple[int, int, PairView]] = []  # max-heap on order: (-order, tie, view)
         self._tie = 0
@@ -109,21 +80,37 @@ class Findings:
         self.pairs += n
         self.counts += np.bincount(g.tier, minlength=len(TIER_NAMES))
         self.bases += np.bincount(t.basis, minlength=len(BASES))
-        view = lambda p, keep=False: make_view(t, g, int(p), self.tolerances, int(order[p]), keep)  # noqa: E731
+        views = lambda rows, keep=False: make_views(t, g, rows, self.tolerances, order, keep)  # noqa: E731
         for kind, flags in (("dtype", t.dtype_mismatch), ("shape", t.shape_mismatch), ("numel", t.numel_mismatch)):
             hits = np.flatnonzero(flags)
             self.mismatch_counts[kind] += len(hits)
             room = EXAMPLES - len(self.mismatch_examples[kind])
-            self.mismatch_examples[kind].extend(view(p) for p in hits[:max(room, 0)])
+            self.mismatch_examples[kind].extend(views(hits[:max(room, 0)]))
         room = EXAMPLES - len(self.unknown_examples)
         if room > 0:
-            self.unknown_examples.extend(view(p) for p in np.flatnonzero(g.tier == UNKNOWN_TIER)[:room])
-        self._add_worst(g, view)
-        self._add_tokens(t, g, order, view)
-        self._add_kept(g, order, view)
+            self.unknown_examples.extend(views(np.flatnonzero(g.tier == UNKNOWN_TIER)[:room]))
+        self._add_worst(g, views)
+        self._add_tokens(t, g, order, views)
+        self._add_kept(g, order, views)
         self._add_tracked(t)
+        self._prune(set(np.unique(t.a.token_idx[t.ia]).tolist()))
 
-    def _add_worst(self, g: Grades, view) -> None:
+    def _prune(self, seen_now: set[int]) -> None:
+        """Forget what can no longer matter, so memory follows the tokens still in play.
+
+        Once some token's logits (or last record) fail, no later token can be the
+        first divergence. A token with no failure that this round did not touch
+        is done; its growth rows are only ever shown for a failing token.
+        """
+        decided = [tok for tok, s in self.tokens.items() if s.decided_fail]
+        cutoff = min(decided) if decided else None
+        for tok in list(self.tokens):
+            if cutoff is not None and tok > cutoff:
+                del self.tokens[tok]
+        in_play = [tok for tok, s in self.tokens.items() if s.first_fail is not None or tok in seen_now]
+        self.growth_rows.keep(np.array(in_play, dtype=np.int64))
+
+    def _add_worst(self, g: Grades, views) -> None:
         sev = np.where(np.isnan(g.severity), -np.inf, g.severity)
         if self.worst and len(self.worst) >= self.top_n:
             floor = self.worst[-1].severity
@@ -132,24 +119,24 @@ class Findings:
             candidates = np.arange(len(sev))
         if len(candidates) > self.top_n:
             candidates = candidates[np.argpartition(-sev[candidates], self.top_n)[:self.top_n]]
-        merged = self.worst + [view(p) for p in candidates if sev[p] > -np.inf]
+        merged = self.worst + views(candidates[sev[candidates] > -np.inf])
         merged.sort(key=lambda v: (-v.severity, v.order))
         self.worst = merged[:self.top_n]
 
-    def _add_tokens(self, t: PairTable, g: Grades, order: np.ndarray, view) -> None:
+    def _add_tokens(self, t: PairTable, g: Grades, order: np.ndarray, views) -> None:
         tokens = t.a.token_idx[t.ia]
         failed = g.tier == FAIL
         # Earliest failing pair per token.
         rows = np.flatnonzero(failed)
         if len(rows):
             rows = rows[np.lexsort((order[rows], tokens[rows]))]
-            for p in rows[_run_starts(tokens[rows])]:
-                state = self.tokens.setdefault(int(tokens[p]), _TokenState())
-                if state.first_fail is None or order[p] < state.first_fail.order:
-                    state.first_fail = view(p, True)
+            firsts = [p for p in rows[run_starts(tokens[rows])]
+                      if (s := self.tokens.get(int(tokens[p]))) is None or s.first_fail is None or order[p] < s.first_fail.order]
+            for v in views(np.array(firsts, dtype=np.int64), True):
+                self.tokens.setdefault(-1 if v.token_idx is None else v.token_idx, _TokenState()).first_fail = v
         # The deciding record per token: its logits, else its last record.
         by_token = np.lexsort((order, tokens))
-        starts = _run_starts(tokens[by_token])
+        starts = run_starts(tokens[by_token])
         ends = np.r_[starts[1:], len(by_token)] - 1
         logits_seen = np.add.reduceat(t.is_logits[by_token].astype(np.int64), starts) > 0
         logits_failed = np.add.reduceat((t.is_logits & failed)[by_token].astype(np.int64), starts) > 0
@@ -160,45 +147,10 @@ class Findings:
             state.logits_failed |= bool(logits_failed[k])
             if order[last] > state.last_order:
                 state.last_order, state.last_failed = int(order[last]), bool(failed[last])
-        self._add_growth(t, g, order, tokens, failed)
+        self.growth_rows.add(tokens, t.a.layer[t.ia], t.a.checkpoint[t.ia], order, failed, t.m["max_abs"],
+                             t.m["cosine"], g.severity, g.tier)
 
-    def _add_growth(self, t: PairTable, g: Grades, order: np.ndarray, tokens: np.ndarray, failed: np.ndarray) -> None:
-        """Per token and layer (or checkpoint outside the layers), the worst error among the pairs."""
-        layers = t.a.layer[t.ia]
-        names = t.a.checkpoint[t.ia]
-        name_ids = {name: k for k, name in enumerate(set(names))}
-        label = np.where(layers != NONE, layers, -2 - np.fromiter((name_ids[c] for c in names), np.int64, len(names)))
-        sev = np.where(np.isnan(g.severity), -np.inf, g.severity)
-        by = np.lexsort((sev, label, tokens))  # within a group the worst pair comes last
-        starts = _run_starts(tokens[by], label[by])
-        ends = np.r_[starts[1:], len(by)] - 1
-        agg = {
-            "pairs": np.diff(np.r_[starts, len(by)]),
-            "failed": np.add.reduceat(failed[by].astype(np.int64), starts),
-            "first_order": np.minimum.reduceat(order[by], starts),
-            "max_abs": np.fmax.reduceat(t.m["max_abs"][by], starts),
-            "min_cosine": np.fmin.reduceat(t.m["cosine"][by], starts),
-        }
-        for k, (s, e) in enumerate(zip(starts, ends)):
-            p, worst = by[s], by[e]
-            state = self.tokens[int(tokens[p])]
-            layer = int(layers[p])
-            key = layer if layer != NONE else ("name", names[p])
-            row = state.growth.get(key)
-            if row is None:
-                label_text = f"layer {layer}" if layer != NONE else names[p]
-                row = state.growth[key] = GrowthRow(label_text, None if layer == NONE else layer,
-                                                    int(agg["first_order"][k]))
-            row.pairs += int(agg["pairs"][k])
-            row.failed += int(agg["failed"][k])
-            row.first_order = min(row.first_order, int(agg["first_order"][k]))
-            row.max_abs = float(np.fmax(row.max_abs, agg["max_abs"][k]))
-            row.min_cosine = float(np.fmin(row.min_cosine, agg["min_cosine"][k]))
-            if sev[worst] > row.worst_severity:
-                row.worst_severity, row.worst_checkpoint = float(sev[worst]), names[worst]
-                row.worst_tier = TIER_NAMES[int(g.tier[worst])]
-
-    def _add_kept(self, g: Grades, order: np.ndarray, view) -> None:
+    def _add_kept(self, g: Grades, order: np.ndarray, views) -> None:
         rows = np.arange(len(order)) if self.detail else np.flatnonzero(g.tier == FAIL)
         if self.keep is not None:
             if len(self._kept) >= self.keep and len(rows):
@@ -207,9 +159,9 @@ class Findings:
             if len(rows) > self.keep:
                 self.kept_dropped += len(rows) - self.keep
                 rows = rows[np.argpartition(order[rows], self.keep)[:self.keep]]
-        for p in rows:
+        for v in views(rows):
             self._tie += 1
-            heapq.heappush(self._kept, (-int(order[p]), self._tie, view(p)))
+            heapq.heappush(self._kept, (-v.order, self._tie, v))
             if self.keep is not None and len(self._kept) > self.keep:
                 heapq.heappop(self._kept)
                 self.kept_dropped += 1
@@ -217,7 +169,7 @@ class Findings:
     def take_failing_views(self, t: PairTable, g: Grades) -> list[PairView]:
         """Views (with records, for dumping) of every failing pair of a round."""
         order = exec_order(t)
-        return [make_view(t, g, int(p), self.tolerances, int(order[p]), True) for p in np.flatnonzero(g.tier == FAIL)]
+        return make_views(t, g, np.flatnonzero(g.tier == FAIL), self.tolerances, order, True)
 
     def _add_tracked(self, t: PairTable) -> None:
         for p in np.flatnonzero(~np.isnan(t.m["rank_a"])):
@@ -248,4 +200,4 @@ class Findings:
         return None if tok is None else self.tokens[tok].first_fail
 
     def growth(self, token: int) -> list[GrowthRow]:
-        return sorted(self.tokens[token].growth.values(), key=lambda r: r.first_order)
+        return self.growth_rows.table(token)

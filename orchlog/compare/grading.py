@@ -67,9 +67,7 @@ def _grade_rows(rule: Rule, t: PairTable, rows: np.ndarray) -> tuple[np.ndarray,
 
 def grade(t: PairTable, tolerances: Tolerances) -> Grades:
     n = len(t)
-    names = t.a.checkpoint[t.ia]
-    index = {name: tolerances.index_for(name) for name in set(names)}
-    rule_idx = np.fromiter((index[c] for c in names), dtype=np.int64, count=n)
+    rule_idx = t.a.checkpoint[t.ia].per_row(lambda name: tolerances.index_for(name or ""), dtype=np.int64)
     g = Grades(np.zeros(n, dtype=np.int8), np.zeros(n), np.full(n, np.nan), rule_idx, np.full(n, "", dtype=object))
     for r, rule in enumerate(tolerances.all_rules):
         rows = np.flatnonzero(rule_idx == r)

@@ -12,6 +12,7 @@ import numpy as np
 
 from orchlog.batch import NONE, RecordBatch
 from orchlog.errors import OrchlogError
+from orchlog.strings import Strings
 
 DEFAULT_KEY = ("checkpoint", "layer", "stage", "token_idx", "step", "rank")
 KEY_FIELDS = ("checkpoint", "team", "layer", "stage", "token_idx", "step", "rank", "world_size", "seq")
@@ -35,14 +36,9 @@ class Interner:
     def __init__(self) -> None:
         self._ids: dict[str | None, int] = {None: NONE}
 
-    def ids(self, column: np.ndarray) -> np.ndarray:
+    def ids(self, column: Strings) -> np.ndarray:
         table = self._ids
-        get = table.get
-        out = np.fromiter((get(v, -2) for v in column), dtype=np.int64, count=len(column))
-        missing = np.flatnonzero(out == -2)
-        for i in missing:
-            out[i] = table.setdefault(column[i], len(table) - 1)
-        return out
+        return column.per_row(lambda s: table.setdefault(s, len(table) - 1), dtype=np.int64)
 
 
 def key_matrix(batch: RecordBatch, fields: Sequence[str], interner: Interner) -> np.ndarray:

@@ -86,28 +86,36 @@ def _summary_short(a: RecordBatch, b: RecordBatch, ia: np.ndarray, ib: np.ndarra
         pos = np.where(mask, batch.val_off[idx][:, None] + cols, 0)
         return np.where(mask, batch.values[pos], 0.0)
 
-    va, vb = gather(a, ia), gather(b, ib)
+    va, vb = gather(a, ia), gather(b, ib)  # zeros past each row's end
     with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        fa, fb = np.isfinite(va), np.isfinite(vb)
-        both = mask & fa & fb
-        agree = mask & ~fa & ~fb & ((np.isnan(va) & np.isnan(vb)) | (va == vb))
-        mismatch = (mask & ~both & ~agree).sum(axis=1)
-        d = np.where(both, va - vb, 0.0)
+        if np.isfinite(va).all() and np.isfinite(vb).all():  # the usual case: no masking needed but at the ends
+            both, mismatch, count = mask, np.zeros(len(m), dtype=np.int64), m
+            d = va - vb
+        else:
+            fa, fb = np.isfinite(va), np.isfinite(vb)
+            both = mask & fa & fb
+            agree = mask & ~fa & ~fb & ((np.isnan(va) & np.isnan(vb)) | (va == vb))
+            mismatch = (mask & ~both & ~agree).sum(axis=1)
+            count = both.sum(axis=1)
+            va, vb = np.where(both, va, 0.0), np.where(both, vb, 0.0)
+            d = va - vb
         ad = np.abs(d)
-        count = both.sum(axis=1)
-        sa2 = np.where(both, va * va, 0.0).sum(axis=1)
-        sb2 = np.where(both, vb * vb, 0.0).sum(axis=1)
-        sd2 = (d * d).sum(axis=1)
-        ranked = np.sort(np.where(both, ad, np.inf), axis=1)
-        k = np.clip(np.ceil(P99 * count).astype(np.int64) - 1, 0, width - 1)
+        sa2, sb2, sd2 = (va * va).sum(axis=1), (vb * vb).sum(axis=1), (d * d).sum(axis=1)
+        max_abs = ad.max(axis=1)
+        if width * (1 - P99) <= 1:  # nearest rank of the 99th percentile of at most 100 values: the largest
+            p99 = max_abs.copy()
+        else:
+            ranked = np.sort(np.where(both, ad, np.inf), axis=1)
+            k = np.clip(np.ceil(P99 * count).astype(np.int64) - 1, 0, width - 1)
+            p99 = np.take_along_axis(ranked, k[:, None], axis=1)[:, 0]
         cos = np.where((sa2 == 0) | (sb2 == 0), np.where(sa2 == sb2, 1.0, 0.0),
                        (sa2 + sb2 - sd2) / (2.0 * np.sqrt(sa2) * np.sqrt(sb2)))
         out = {
             "n": m.astype(np.float64),
-            "max_abs": np.where(mismatch > 0, np.inf, ad.max(axis=1)),
+            "max_abs": np.where(mismatch > 0, np.inf, max_abs),
             "mean_abs": ad.sum(axis=1) / count,
-            "max_rel": np.where(both, ad / np.maximum(np.abs(va), REL_FLOOR), 0.0).max(axis=1),
-            "p99_abs": np.take_along_axis(ranked, k[:, None], axis=1)[:, 0],
+            "max_rel": (ad / np.maximum(np.abs(va), REL_FLOOR)).max(axis=1),
+            "p99_abs": p99,
             "rms_a": np.sqrt(sa2 / count), "rms_b": np.sqrt(sb2 / count), "rms_diff": np.sqrt(sd2 / count),
             "cosine": np.clip(cos, -1.0, 1.0), "l2": np.sqrt(sd2),
             "min_a": np.where(both, va, np.inf).min(axis=1), "max_a": np.where(both, va, -np.inf).max(axis=1),
@@ -199,17 +207,16 @@ def measure(a: RecordBatch, b: RecordBatch, ia: np.ndarray, ib: np.ndarray, is_l
             track_token: int | None = None) -> PairTable:
     """Metrics for the pairs (ia[p], ib[p]) of two batches."""
     n = len(ia)
-    dtype_a, dtype_b = a.dtype[ia], b.dtype[ib]
+    dtype_a, dtype_b = a.dtype[ia].values(), b.dtype[ib].values()
     numel_a, numel_b = a.numel[ia], b.numel[ib]
     numel_mismatch = (numel_a >= 0) & (numel_b >= 0) & (numel_a != numel_b)
     ha, hb = a.blake3[ia], b.blake3[ib]
     known = (ha != b"") & (hb != b"")
     hash_state = np.where(known, (ha == hb).astype(np.int8), np.int8(-1)).astype(np.int8)
     dtype_mismatch = (dtype_a != dtype_b) & (dtype_a != None) & (dtype_b != None)  # noqa: E711 - elementwise
-    names = {name: is_logits(name) for name in set(a.checkpoint[ia])}
     t = PairTable(a, b, ia, ib, _nan_columns(n), np.full(n, SUMMARY, dtype=np.int8), hash_state,
                   dtype_mismatch, _shape_mismatch(a, b, ia, ib), numel_mismatch,
-                  np.array([names[c] for c in a.checkpoint[ia]], dtype=bool))
+                  a.checkpoint[ia].per_row(lambda name: name is not None and is_logits(name), dtype=bool))
     settled = (hash_state == 1) & ~dtype_mismatch & ~numel_mismatch
     full = ~settled & a.has_data()[ia] & b.has_data()[ib]
     t.basis[settled], t.basis[full] = HASH, TENSOR

@@ -32,6 +32,7 @@ import numpy as np
 from orchlog.batch import NONE, RecordBatch
 from orchlog.compare.tomlfile import load_toml
 from orchlog.errors import OrchlogError
+from orchlog.strings import Strings
 
 _PLACEHOLDER = re.compile(r"\{layer\}|\*")
 
@@ -87,24 +88,21 @@ class NameMap:
         return found
 
     def apply(self, batch: RecordBatch) -> RecordBatch:
-        """The batch with mapped checkpoints renamed (original kept in renamed_from) and layers filled in."""
-        if not self.rules or not len(batch):
+        """The batch with mapped checkpoints renamed (the original kept in renamed_from) and layers filled in."""
+        col = batch.checkpoint
+        hits = [self.lookup(name) for name in col.table]  # once per distinct name
+        if not any(hits):
             return batch
-        checkpoint = batch.checkpoint.copy()
-        layer = batch.layer.copy()
-        renamed = batch.renamed_from.copy()
-        for name in set(batch.checkpoint):
-            hit = self.lookup(name)
-            if hit is None:
-                continue
-            rows = batch.checkpoint == name
-            target, captured = hit
-            if target != name:
-                checkpoint[rows] = target
-                renamed[rows] = name
-            if captured is not None:
-                layer[rows & (layer == NONE)] = captured
-        return dataclasses.replace(batch, checkpoint=checkpoint, layer=layer, renamed_from=renamed)
+        target = [hit[0] if hit else name for hit, name in zip(hits, col.table)]
+        captured = np.array([hit[1] if hit and hit[1] is not None else NONE for hit in hits] + [NONE])[col.codes]
+        renamed = np.array([bool(hit) and hit[0] != name for hit, name in zip(hits, col.table)] + [False])[col.codes]
+        layer = np.where((batch.layer == NONE) & (captured != NONE), captured, batch.layer)
+        # Keep the name each side wrote; a record renamed by an earlier map keeps its first name.
+        both = Strings.concat([batch.renamed_from, col])
+        n = len(batch)
+        first_rename = renamed & (batch.renamed_from.codes < 0)
+        renamed_from = Strings(both.table, np.where(first_rename, both.codes[n:], both.codes[:n]))
+        return dataclasses.replace(batch, checkpoint=Strings(target, col.codes), layer=layer, renamed_from=renamed_from)
 
 
 def shipped_maps() -> list[str]:

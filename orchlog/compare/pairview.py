@@ -75,21 +75,35 @@ class PairView:
                 "token_idx": self.token_idx, "step": self.step, "rank": self.rank}
 
 
-def make_view(t: PairTable, g: Grades, p: int, tolerances: Tolerances, order: int, keep_records: bool = False) -> PairView:
-    a, b, i, j = t.a, t.b, int(t.ia[p]), int(t.ib[p])
-    rule = tolerances.all_rules[int(g.rule[p])]
-    mismatches = tuple(name for name, flags in (("dtype", t.dtype_mismatch), ("shape", t.shape_mismatch),
-                                                ("numel", t.numel_mismatch)) if flags[p])
-    state = int(t.hash_state[p])
-    return PairView(
-        checkpoint=a.checkpoint[i], layer=_opt(a.layer[i]), stage=a.stage[i], token_idx=_opt(a.token_idx[i]),
-        step=_opt(a.step[i]), rank=int(a.rank[i]), order=order, tier=TIER_NAMES[int(g.tier[p])],
-        severity=float(g.severity[p]), metric=rule.metric, value=float(g.value[p]), rule=rule.name,
-        reason=g.reason[p], basis=BASES[int(t.basis[p])], hash={1: "equal", 0: "differs"}.get(state),
-        metrics={c: float(t.m[c][p]) for c in COLUMNS if not math.isnan(t.m[c][p])},
-        names=(a.renamed_from[i] or a.checkpoint[i], b.renamed_from[j] or b.checkpoint[j]),
-        dtypes=(a.dtype[i], b.dtype[j]), shapes=(a.shape_of(i), b.shape_of(j)),
-        locations=(str(a.location(i)), str(b.location(j))),
-        values=(a.row_values(i)[:LEADING].tolist(), b.row_values(j)[:LEADING].tolist()),
-        mismatches=mismatches, records=(a.record(i), b.record(j)) if keep_records else None,
-    )
+def make_views(t: PairTable, g: Grades, rows: np.ndarray, tolerances: Tolerances, order: np.ndarray,
+               keep_records: bool = False) -> list[PairView]:
+    """Views of the pairs `rows` of a round (column work done once for all of them)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if not len(rows):
+        return []
+    a, b, ia, ib = t.a, t.b, t.ia[rows], t.ib[rows]
+    rules = tolerances.all_rules
+    block = np.column_stack([t.m[c][rows] for c in COLUMNS]).tolist()
+    flags = np.column_stack([t.dtype_mismatch[rows], t.shape_mismatch[rows], t.numel_mismatch[rows]]).tolist()
+    names_a, names_b = a.checkpoint[ia].tolist(), b.checkpoint[ib].tolist()
+    own_a, own_b = a.renamed_from[ia].tolist(), b.renamed_from[ib].tolist()
+    cols = {name: getattr(a, name)[ia].tolist() for name in ("layer", "token_idx", "step", "rank")}
+    stage, dtype_a, dtype_b = a.stage[ia].tolist(), a.dtype[ia].tolist(), b.dtype[ib].tolist()
+    tier, sev, value, rule_idx = g.tier[rows].tolist(), g.severity[rows].tolist(), g.value[rows].tolist(), g.rule[rows].tolist()
+    basis, state, where = t.basis[rows].tolist(), t.hash_state[rows].tolist(), order[rows].tolist()
+    out = []
+    for k, (p, i, j) in enumerate(zip(rows.tolist(), ia.tolist(), ib.tolist())):
+        rule = rules[rule_idx[k]]
+        out.append(PairView(
+            checkpoint=names_a[k], layer=_opt(cols["layer"][k]), stage=stage[k], token_idx=_opt(cols["token_idx"][k]),
+            step=_opt(cols["step"][k]), rank=cols["rank"][k], order=where[k], tier=TIER_NAMES[tier[k]],
+            severity=sev[k], metric=rule.metric, value=value[k], rule=rule.name, reason=g.reason[p],
+            basis=BASES[basis[k]], hash={1: "equal", 0: "differs"}.get(state[k]),
+            metrics={c: v for c, v in zip(COLUMNS, block[k]) if v == v},  # v == v: not NaN
+            names=(own_a[k] or names_a[k], own_b[k] or names_b[k]), dtypes=(dtype_a[k], dtype_b[k]),
+            shapes=(a.shape_of(i), b.shape_of(j)), locations=(str(a.location(i)), str(b.location(j))),
+            values=(a.row_values(i)[:LEADING].tolist(), b.row_values(j)[:LEADING].tolist()),
+            mismatches=tuple(kind for kind, flag in zip(("dtype", "shape", "numel"), flags[k]) if flag),
+            records=(a.record(i), b.record(j)) if keep_records else None,
+        ))
+    return out

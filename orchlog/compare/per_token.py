@@ -131,7 +131,7 @@ class PerTokenReport:
 
 def _logits_only(is_logits: Callable[[str], bool]) -> Callable[[RecordBatch], RecordBatch]:
     def keep(batch: RecordBatch) -> RecordBatch:
-        rows = np.flatnonzero([is_logits(c) for c in batch.checkpoint])
+        rows = np.flatnonzero(batch.checkpoint.per_row(lambda name: name is not None and is_logits(name), dtype=bool))
         return batch if len(rows) == len(batch) else batch.take(rows)
     return keep
 

@@ -10,7 +10,8 @@ import dataclasses
 import math
 from typing import Any
 
-from orchlog.compare.divergence import Findings, GrowthRow, Tracked
+from orchlog.compare.divergence import Findings, Tracked
+from orchlog.compare.growth import GrowthRow
 from orchlog.compare.grading import TIER_NAMES
 from orchlog.compare.metrics import BASES
 from orchlog.compare.pairview import PairView

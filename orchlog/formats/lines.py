@@ -38,34 +38,48 @@ def loads_line(line: bytes) -> Any:
         return json.loads(line.decode("utf-8", errors="replace"))
 
 
-def read_line_chunks(trace: Trace) -> Iterator[tuple[bytes, int]]:
-    """Whole lines of the file in chunks of about CHUNK_BYTES, with the number of each chunk's first line.
+def read_line_chunks(trace: Trace) -> Iterator[memoryview]:
+    """Whole lines of the file, about CHUNK_BYTES at a time; only the last chunk may lack its final newline.
 
-    A last line without its newline (a write cut short) is reported and still yielded.
+    The chunks are views of one reused buffer (no allocation per chunk), valid
+    until the next one is asked for. Callers number lines themselves; see
+    `report_unterminated` for the last line.
     """
+    buf = bytearray(CHUNK_BYTES)
+    view = memoryview(buf)
+    held = 0  # bytes at the front of buf: the start of a line not yet complete
     with open_binary(Path(trace.path)) as f:
-        lineno, carry = 1, b""
         while True:
-            data = f.read(CHUNK_BYTES)
+            if held == len(buf):  # a line longer than the buffer: move to one twice the size
+                bigger = bytearray(2 * len(buf))
+                bigger[:held] = buf
+                buf, view = bigger, memoryview(bigger)
+            got = f.readinto(view[held:])
             trace.bytes_read = disk_position(f)
-            if not data:
+            if not got:
                 break
-            buf = carry + data if carry else data
-            cut = buf.rfind(b"\n") + 1
-            if cut == 0:  # a line longer than a chunk: keep reading
-                carry = buf
+            end = held + got
+            cut = buf.rfind(b"\n", 0, end) + 1
+            if cut == 0:
+                held = end
                 continue
-            carry = buf[cut:]
-            yield buf[:cut], lineno
-            lineno += buf.count(b"\n", 0, cut)
-        if carry.strip():
-            trace.report(Location(trace.path, line=lineno), "last line has no newline (truncated write?); read anyway")
-            yield carry, lineno
+            yield view[:cut]
+            buf[:end - cut] = buf[cut:end]
+            held = end - cut
+    if held and bytes(buf[:held]).strip():
+        yield view[:held]
 
 
-def split_lines(chunk: bytes, first_line: int) -> Iterator[tuple[int, bytes]]:
+def report_unterminated(trace: Trace, chunk: memoryview | bytes, first_line: int) -> None:
+    """A chunk that ends without a newline is the file's last line, cut short by a crash (or a careless writer)."""
+    if len(chunk) and chunk[-1] != 10:  # b"\n"
+        trace.report(Location(trace.path, line=first_line + bytes(chunk).count(b"\n")),
+                     "last line has no newline (truncated write?); read anyway")
+
+
+def split_lines(chunk: memoryview | bytes, first_line: int) -> Iterator[tuple[int, bytes]]:
     """(line number, line) for the non-blank lines of a chunk."""
-    for i, line in enumerate(chunk.split(b"\n"), start=first_line):
+    for i, line in enumerate(bytes(chunk).split(b"\n"), start=first_line):
         if line.strip():
             yield i, line
 
@@ -85,8 +99,13 @@ def parse_object(trace: Trace, line: bytes, lineno: int) -> dict[str, Any] | Non
 
 def json_objects(trace: Trace) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for every line that holds a JSON object; the others are reported."""
-    for chunk, first_line in read_line_chunks(trace):
-        for lineno, line in split_lines(chunk, first_line):
-            doc = parse_object(trace, line, lineno)
-            if doc is not None:
-                yield lineno, doc
+    first_line = 1
+    for chunk in read_line_chunks(trace):
+        report_unterminated(trace, chunk, first_line)
+        lines = bytes(chunk).split(b"\n")
+        for lineno, line in enumerate(lines, start=first_line):
+            if line.strip():
+                doc = parse_object(trace, line, lineno)
+                if doc is not None:
+                    yield lineno, doc
+        first_line += len(lines) - 1

@@ -17,8 +17,9 @@ import orjson
 from orchlog import kernels
 from orchlog.batch import NONE, RecordBatch
 from orchlog.formats import Format, register
-from orchlog.formats.lines import parse_object, read_line_chunks, split_lines
+from orchlog.formats.lines import parse_object, read_line_chunks, report_unterminated, split_lines
 from orchlog.schema_gen import DTYPE_ALIASES, Stats
+from orchlog.strings import Strings
 from orchlog.trace import Location, Trace, TraceRecord
 
 _NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
@@ -112,13 +113,6 @@ def parse_line(trace: Trace, line: bytes, lineno: int) -> TraceRecord | None:
         return None
 
 
-def _names(names: list[str], ids: np.ndarray) -> np.ndarray:
-    table = np.empty(len(names) + 1, dtype=object)
-    table[:len(names)] = names
-    table[len(names)] = None  # id -1 (null) indexes the last entry
-    return table[ids]
-
-
 def batch_from_columns(cols: dict[str, Any], path: str) -> RecordBatch:
     """A RecordBatch from the native parser's columns."""
     n = int(cols["n"])
@@ -132,39 +126,44 @@ def batch_from_columns(cols: dict[str, Any], path: str) -> RecordBatch:
     for row, text in cols["meta"]:
         meta[row] = orjson.loads(text)
     return RecordBatch(
-        checkpoint=_names(cols["checkpoint_names"], cols["checkpoint"]), team=_names(cols["team_names"], cols["team"]),
-        stage=_names(cols["stage_names"], cols["stage"]), dtype=_names(dtype_names, cols["dtype"]),
+        checkpoint=Strings(cols["checkpoint_names"], cols["checkpoint"]), team=Strings(cols["team_names"], cols["team"]),
+        stage=Strings(cols["stage_names"], cols["stage"]), dtype=Strings(dtype_names, cols["dtype"]),
         token_idx=cols["token_idx"], layer=cols["layer"], step=cols["step"], seq=cols["seq"], rank=cols["rank"],
         world_size=cols["world_size"], numel=cols["numel"], has_shape=np.ones(n, dtype=bool),
         shape_off=cols["shape_off"], shape_dims=cols["shape"], val_off=cols["val_off"], values=values,
         stats=cols["stats"].reshape(n, 5), counts=cols["counts"].reshape(n, 2),
-        blake3=np.frombuffer(cols["blake3"], dtype="S64"), meta=meta, path=np.full(n, path, dtype=object),
+        blake3=np.frombuffer(cols["blake3"], dtype="S64"), meta=meta, path=Strings.repeat(path, n),
         line=cols["line"], offset=np.full(n, NONE, dtype=np.int64), order=np.zeros(n, dtype=np.int64),
         loader=np.full(n, None, dtype=object),
     )
 
 
-def _parse_chunk(trace: Trace, chunk: bytes, first_line: int) -> RecordBatch:
+def _parse_chunk(trace: Trace, chunk: memoryview | bytes, first_line: int) -> tuple[RecordBatch, int]:
+    """The records of a chunk of whole lines, and how many lines it held."""
     cols = kernels.parse_orchlog_jsonl(chunk, first_line)
     if cols is None:
-        others: Iterator[tuple[int, bytes]] = split_lines(chunk, first_line)
-        fast = None
+        text = bytes(chunk)
+        others: Iterator[tuple[int, bytes]] = split_lines(text, first_line)
+        fast, lines = None, text.count(b"\n")
     else:
         spans = cols["other"].reshape(-1, 3)
-        others = ((int(ln), chunk[s:e]) for ln, s, e in spans)
-        fast = batch_from_columns(cols, trace.path) if cols["n"] else None
+        others = ((int(ln), bytes(chunk[s:e])) for ln, s, e in spans)
+        fast, lines = (batch_from_columns(cols, trace.path) if cols["n"] else None), int(cols["lines"])
     slow = [rec for lineno, line in others if (rec := parse_line(trace, line, lineno)) is not None]
     if fast is None:
-        return RecordBatch.from_records(slow)
+        return RecordBatch.from_records(slow), lines
     if not slow:
-        return fast
+        return fast, lines
     both = RecordBatch.concat([fast, RecordBatch.from_records(slow)])
-    return both.take(np.argsort(both.line, kind="stable"))
+    return both.take(np.argsort(both.line, kind="stable")), lines
 
 
 def _batches(trace: Trace) -> Iterator[RecordBatch]:
-    for chunk, first_line in read_line_chunks(trace):
-        batch = _parse_chunk(trace, chunk, first_line)
+    first_line = 1
+    for chunk in read_line_chunks(trace):
+        report_unterminated(trace, chunk, first_line)
+        batch, lines = _parse_chunk(trace, chunk, first_line)
+        first_line += lines
         if len(batch):
             yield batch
 
