@@ -68,14 +68,16 @@ class TraceRecord:
     meta: dict[str, Any] = dataclasses.field(default_factory=dict)
     location: Location | None = None
     order: int = 0  # position in the trace's file order, assigned by the reader
-    loader: Callable[[], bytes] | None = dataclasses.field(default=None, repr=False)
+    loader: Callable[[], bytes | memoryview] | None = dataclasses.field(default=None, repr=False)
 
     @property
     def has_data(self) -> bool:
         return self.loader is not None
 
-    def raw_bytes(self) -> bytes | None:
-        """The full tensor bytes as stored (little-endian, own dtype), or None without data."""
+    def raw_bytes(self) -> bytes | memoryview | None:
+        """The full tensor bytes as stored (little-endian, own dtype), or None without data.
+
+        Large tensors may come back as a read-only view of the file mapped into memory."""
         return None if self.loader is None else self.loader()
 
     def tensor(self) -> np.ndarray | None:

@@ -6,6 +6,8 @@ multi-gigabyte trace costs what its metadata costs.
 """
 from __future__ import annotations
 
+import mmap
+import os
 import struct
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
@@ -20,6 +22,8 @@ HEADER_MARK = b"\xa7orchlog"
 RECORD_MARK = b"\xaacheckpoint"
 _MAP_STARTS = {0xDE, 0xDF} | set(range(0x80, 0x90))
 _RESYNC_CHUNK = 1 << 20
+MAP_FROM = 1 << 20  # tensors of at least this many bytes are memory-mapped instead of read
+_POPULATE = getattr(mmap, "MAP_POPULATE", 0)  # Linux: map every page up front instead of faulting one by one
 
 
 class _Truncated(Exception):
@@ -149,9 +153,26 @@ def _find_next_frame(f: BinaryIO, start: int) -> int | None:
         base += len(buf) - len(carry)
 
 
+def _map(f: BinaryIO, offset: int, length: int) -> memoryview:
+    """The bytes [offset, offset + length) of an open file, mapped rather than copied.
+
+    Large tensors are then read straight from the page cache by whatever
+    consumes them, with no copy in between; the mapping lives as long as
+    the returned view (and any array made from it).
+    """
+    start = offset - offset % mmap.ALLOCATIONGRANULARITY
+    mapped = mmap.mmap(f.fileno(), length + offset - start, flags=mmap.MAP_SHARED | _POPULATE, prot=mmap.PROT_READ,
+                       offset=start)
+    return memoryview(mapped)[offset - start:]
+
+
 def _loader(path: str, gz: bool, offset: int, length: int):
-    def load() -> bytes:
+    def load() -> bytes | memoryview:
         with open_binary(Path(path)) if gz else open(path, "rb") as f:
+            if not gz and length >= MAP_FROM:
+                size = os.fstat(f.fileno()).st_size
+                if offset + length <= size:
+                    return _map(f, offset, length)
             f.seek(offset)
             data = f.read(length)
         if len(data) != length:

@@ -56,3 +56,11 @@ def test_gzipped_streams_read_the_same(tmp_path):
     gz.write_bytes(gzip.compress(path.read_bytes()))
     recs = list(open_trace(gz))
     np.testing.assert_array_equal(recs[1].tensor(), arrays[1])
+
+
+def test_large_tensors_are_mapped_from_the_file_not_copied(tmp_path):
+    big = np.random.default_rng(1).standard_normal(1 << 19).astype(np.float32)  # 2 MiB
+    path = write_frames(tmp_path / "t.bin", [record("small", np.ones(4, np.float32)), record("big", big)])
+    small, large = open_trace(path)
+    assert isinstance(large.raw_bytes(), memoryview) and isinstance(small.raw_bytes(), bytes)
+    np.testing.assert_array_equal(large.tensor(), big)
