@@ -66,7 +66,8 @@ def write_jsonl_pair(path_a: Path, path_b: Path, records: int, layers: int = 32,
         fb.write(encode_header(_header("engine"))[0].decode())
         seq = 0
         for tok in range(tokens):
-            names = [("inp_embd", None)] + [(c, layer) for layer in range(layers) for c in CHECKPOINTS] + [("result_output", None)]
+            names = ([("inp_embd", None)] + [(c, layer) for layer in range(layers) for c in CHECKPOINTS]
+                     + [("result_output", None)])
             for name, layer in names:
                 if seq == records:
                     return

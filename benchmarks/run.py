@@ -31,8 +31,9 @@ def _print(name: str, r: dict) -> None:
     print(f"\n[{name}]")
     if name == "jsonl":
         print(f"  {r['records']:,} records per trace, {_mb(r['trace_bytes'])} in all")
-        print(f"  orchlog compare   {r['orchlog_records_per_s']:>12,.0f} records/s  ({r['orchlog_s']:.2f} s)  peak RSS {_mb(r['orchlog_peak_rss'])}")
-        print(f"  first-script      {r['baseline_records_per_s']:>12,.0f} records/s  ({r['baseline_s']:.2f} s)  peak RSS {_mb(r['baseline_peak_rss'])}")
+        for who, label in (("orchlog", "orchlog compare"), ("baseline", "first-script")):
+            print(f"  {label:<17} {r[who + '_records_per_s']:>12,.0f} records/s  ({r[who + '_s']:.2f} s)"
+                  f"  peak RSS {_mb(r[who + '_peak_rss'])}")
         print(f"  speed-up          {r['speedup']:.1f}x")
     elif name == "kernel":
         print(f"  two {r['array_mib']} MiB f32 arrays; floor a.max()+b.max() {r['floor_s'] * 1e3:.1f} ms")
@@ -43,7 +44,8 @@ def _print(name: str, r: dict) -> None:
         print(f"  {r['format']}: {r['records']} pairs of {r['tensor_mib']} MiB tensors, {_mb(r['trace_bytes'])} in all")
         print(f"  orchlog compare   {r['orchlog_gb_s']:.2f} GB/s   peak RSS {_mb(r['orchlog_peak_rss'])}")
         for base in ("pyarrow", "python"):
-            print(f"  {base + ' read':<17} {r[base + '_read_gb_s']:.2f} GB/s   orchlog is {r['orchlog_vs_' + base]:.2f}x of it")
+            print(f"  {base + ' read':<17} {r[base + '_read_gb_s']:.2f} GB/s"
+                  f"   orchlog is {r['orchlog_vs_' + base]:.2f}x of it")
 
 
 def main(argv: list[str] | None = None) -> int:

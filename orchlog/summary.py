@@ -65,8 +65,8 @@ class TraceSummary:
         if len(self.headers) > 4:
             out.append(f"  ... and {len(self.headers) - 4} more headers")
         out.append(f"  records: {self.records} ({self.with_data} with the whole tensor)")
-        out.append(f"  tokens: {_span(self.tokens)}"
-                   + (f" (+{self.records_without_token} records without a token)" if self.records_without_token else ""))
+        without = f" (+{self.records_without_token} records without a token)" if self.records_without_token else ""
+        out.append(f"  tokens: {_span(self.tokens)}{without}")
         out.append(f"  layers: {_span(self.layers)}")
         out.append(f"  steps: {_span(self.steps)}   ranks: {_span(self.ranks)}")
         out.append("  dtypes: " + (", ".join(f"{d} {n}" for d, n in self.dtypes.items()) or "none"))

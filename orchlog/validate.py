@@ -74,7 +74,8 @@ def _check_header(trace: Trace, problems: list[Problem]) -> None:
         problems.append(Problem(trace.path, "no run header (an orchlog file starts with one)"))
     for h in trace.headers:
         if h.get("orchlog") != SCHEMA_VERSION:
-            problems.append(Problem(trace.path, f"header says schema {h.get('orchlog')!r}; this orchlog reads {SCHEMA_VERSION}"))
+            problems.append(Problem(trace.path, f"header says schema {h.get('orchlog')!r}; "
+                                                f"this orchlog reads {SCHEMA_VERSION}"))
         if not isinstance(h.get("producer"), dict):
             problems.append(Problem(trace.path, "header has no producer"))
 

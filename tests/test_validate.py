@@ -41,7 +41,8 @@ def test_schema_problems_are_reported_where_they_are(tmp_path):
 
 
 def test_values_that_disagree_with_the_hash_are_caught_when_all_values_are_inline(tmp_path):
-    path = write_jsonl(tmp_path / "t.jsonl", [record("x", np.arange(3, dtype=np.float32), values=-1)], header(values=-1))
+    path = write_jsonl(tmp_path / "t.jsonl", [record("x", np.arange(3, dtype=np.float32), values=-1)],
+                       header(values=-1))
     _edit_line(path, 2, lambda d: d.update(values=[0, 1, 2.5]))
     report = validate(open_trace(path), verify_hashes=True)
     assert not report and "blake3 of the data" in report.problems[0].message

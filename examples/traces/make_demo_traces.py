@@ -56,9 +56,12 @@ def make_weights(seed: int = 7) -> tuple[np.ndarray, list[Layer], np.ndarray, np
     rng = np.random.default_rng(seed)
     w = lambda *shape, scale=1.0: rng.standard_normal(shape) * scale / np.sqrt(shape[-1])  # noqa: E731
     embed = rng.standard_normal((VOCAB, HIDDEN)) * 0.5
-    layers = [Layer(1 + 0.1 * rng.standard_normal(HIDDEN), w(HEADS * HEAD_DIM, HIDDEN), 0.5 * rng.standard_normal(HIDDEN),
-                    w(KV_HEADS * HEAD_DIM, HIDDEN), 0.5 * rng.standard_normal(KV_HEADS * HEAD_DIM),
-                    w(KV_HEADS * HEAD_DIM, HIDDEN), 0.5 * rng.standard_normal(KV_HEADS * HEAD_DIM), w(HIDDEN, HIDDEN),
+    kv = KV_HEADS * HEAD_DIM
+    layers = [Layer(1 + 0.1 * rng.standard_normal(HIDDEN),
+                    w(HEADS * HEAD_DIM, HIDDEN), 0.5 * rng.standard_normal(HIDDEN),  # q
+                    w(kv, HIDDEN), 0.5 * rng.standard_normal(kv),  # k
+                    w(kv, HIDDEN), 0.5 * rng.standard_normal(kv),  # v
+                    w(HIDDEN, HIDDEN),
                     1 + 0.1 * rng.standard_normal(HIDDEN), w(FFN, HIDDEN), w(FFN, HIDDEN), w(HIDDEN, FFN))
               for _ in range(LAYERS)]
     return embed, layers, 1 + 0.1 * rng.standard_normal(HIDDEN), w(VOCAB, HIDDEN, scale=4.0)
@@ -86,7 +89,7 @@ class Engine:
         embed, layers, out_norm, lm_head = make_weights()
         cast = lambda a: a.astype(dtype)  # noqa: E731
         self.embed, self.out_norm, self.lm_head = cast(embed), cast(out_norm), cast(lm_head)
-        self.layers = [Layer(*(cast(getattr(l, f.name)) for f in dataclasses.fields(Layer))) for l in layers]
+        self.layers = [Layer(*(cast(getattr(layer, f.name)) for f in dataclasses.fields(Layer))) for layer in layers]
         self.k_cache = [np.zeros((0, KV_HEADS, HEAD_DIM), dtype) for _ in range(LAYERS)]
         self.v_cache = [np.zeros((0, KV_HEADS, HEAD_DIM), dtype) for _ in range(LAYERS)]
         self.team, self.seq, self.step = team, 0, 0

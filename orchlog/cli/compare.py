@@ -34,15 +34,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--map", action="append", default=[], metavar="FILE|NAME",
                    help="name map(s) that turn each engine's names into canonical ones (repeatable; "
                         "shipped: see docs/compare.md)")
-    p.add_argument("--tolerances", default="default", metavar="FILE|NAME", help="tolerance file (default: shipped 'default')")
+    p.add_argument("--tolerances", default="default", metavar="FILE|NAME",
+                   help="tolerance file (default: the shipped 'default')")
     p.add_argument("--threshold", type=_nonnegative, help="fail threshold for every rule, overriding the file")
     p.add_argument("--metric", help="graded metric for every rule (max_abs, mean_abs, max_rel, p99_abs, rms_diff, l2, "
                                     "kl, cosine, top1_match)")
     p.add_argument("--cos-tol", type=_unit, help="also fail pairs whose cosine is below this "
                                                  "(with --per-token: the per-position bound, default 0.999)")
     p.add_argument("--logits", action="append", metavar="GLOB",
-                   help="checkpoint names that are logits (repeatable; default logits, *logits*, result_output, lm_head, output)")
-    p.add_argument("--track-token", type=_nonnegative_int, metavar="ID", help="report this token's rank in each side's logits")
+                   help="checkpoint names that are logits (repeatable; default logits, *logits*, result_output, "
+                        "lm_head, output)")
+    p.add_argument("--track-token", type=_nonnegative_int, metavar="ID",
+                   help="report this token's rank in each side's logits")
     p.add_argument("--top", type=_nonnegative_int, default=10, metavar="N", help="worst offenders to list (default 10)")
     p.add_argument("--detail", action="store_true", help="per-pair detail for every pair")
     p.add_argument("--max-pairs", type=_nonnegative_int, default=1000, metavar="N",

@@ -11,7 +11,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "show",
         help="what a trace holds: records, checkpoints, layers, tokens, steps, dtypes, producer",
         description="Summarise a trace file or directory (any supported format).",
-        epilog="example:\n  orchlog show examples/traces/llama_reference.jsonl\n  orchlog show run/ --format json | jq .tokens",
+        epilog="example:\n  orchlog show examples/traces/llama_reference.jsonl\n"
+               "  orchlog show run/ --format json | jq .tokens",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("trace", metavar="TRACE", help="trace file or directory")

@@ -16,7 +16,6 @@ import dataclasses
 import fnmatch
 import os
 import re
-from pathlib import Path
 from typing import Callable
 
 import numpy as np
@@ -25,7 +24,7 @@ from orchlog.batch import NONE, RecordBatch
 from orchlog.compare.align import Aligner
 from orchlog.compare.divergence import Findings
 from orchlog.compare.dump import Dumper
-from orchlog.compare.grading import FAIL, grade
+from orchlog.compare.grading import grade
 from orchlog.compare.keys import DEFAULT_KEY, Interner, key_matrix
 from orchlog.compare.metrics import measure
 from orchlog.compare.namemap import load_maps
@@ -71,7 +70,9 @@ def _unmatched(side: str, batch: RecordBatch, key: tuple[str, ...]) -> list[Unma
         k = {}
         for field in key:
             v = getattr(batch, field)[i]
-            k[field] = None if (isinstance(v, (int, np.integer)) and v == NONE) else (int(v) if isinstance(v, np.integer) else v)
+            if isinstance(v, np.integer):
+                v = None if v == NONE else int(v)
+            k[field] = v
         out.append(Unmatched(side, k, batch.renamed_from[i] or batch.checkpoint[i], str(batch.location(i))))
     return out
 

@@ -130,8 +130,7 @@ class Findings:
         rows = np.flatnonzero(failed)
         if len(rows):
             rows = rows[np.lexsort((order[rows], tokens[rows]))]
-            firsts = [p for p in rows[run_starts(tokens[rows])]
-                      if (s := self.tokens.get(int(tokens[p]))) is None or s.first_fail is None or order[p] < s.first_fail.order]
+            firsts = [p for p in rows[run_starts(tokens[rows])] if self._earlier_failure(int(tokens[p]), int(order[p]))]
             for v in views(np.array(firsts, dtype=np.int64), True):
                 self.tokens.setdefault(-1 if v.token_idx is None else v.token_idx, _TokenState()).first_fail = v
         # The deciding record per token: its logits, else its last record.
@@ -149,6 +148,11 @@ class Findings:
                 state.last_order, state.last_failed = int(order[last]), bool(failed[last])
         self.growth_rows.add(tokens, t.a.layer[t.ia], t.a.checkpoint[t.ia], order, failed, t.m["max_abs"],
                              t.m["cosine"], g.severity, g.tier)
+
+    def _earlier_failure(self, token: int, order: int) -> bool:
+        """Whether a failing pair at `order` comes before the token's earliest failure known so far."""
+        state = self.tokens.get(token)
+        return state is None or state.first_fail is None or order < state.first_fail.order
 
     def _add_kept(self, g: Grades, order: np.ndarray, views) -> None:
         rows = np.arange(len(order)) if self.detail else np.flatnonzero(g.tier == FAIL)

@@ -174,7 +174,8 @@ def _settled(t: PairTable, rows: np.ndarray, track_token: int | None) -> None:
     t.m["cosine"][rows] = 1.0
     t.m["n"][rows] = a.numel[ia]
     for side in "ab":
-        t.m[f"rms_{side}"][rows], t.m[f"min_{side}"][rows], t.m[f"max_{side}"][rows] = stats[:, 3], stats[:, 0], stats[:, 1]
+        for col, k in (("rms", 3), ("min", 0), ("max", 1)):
+            t.m[f"{col}_{side}"][rows] = stats[:, k]
     logits = rows[t.is_logits[rows]]
     t.m["top1_match"][logits] = 1.0
     t.m["kl"][logits] = 0.0

@@ -23,17 +23,16 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from orchlog.batch import NONE, RecordBatch
-from orchlog.compare.tomlfile import load_toml
+from orchlog.compare.tomlfile import load_named, shipped
 from orchlog.errors import OrchlogError
 from orchlog.strings import Strings
 
+MAPS = "orchlog.maps"
 _PLACEHOLDER = re.compile(r"\{layer\}|\*")
 
 
@@ -106,18 +105,7 @@ class NameMap:
 
 
 def shipped_maps() -> list[str]:
-    return sorted(p.name[:-5] for p in resources.files("orchlog.maps").iterdir() if p.name.endswith(".toml"))
-
-
-def _resolve(spec: str) -> tuple[str, bytes]:
-    path = Path(spec)
-    if path.is_file():
-        return str(path), path.read_bytes()
-    shipped = resources.files("orchlog.maps") / f"{spec}.toml"
-    if "/" not in spec and shipped.is_file():
-        return f"{spec} (shipped)", shipped.read_bytes()
-    raise OrchlogError(f"--map {spec}: no such file, and no shipped map of that name "
-                       f"(shipped: {', '.join(shipped_maps()) or 'none'})")
+    return shipped(MAPS)
 
 
 def _rules_from(doc: dict[str, Any], where: str) -> list[NameRule]:
@@ -144,7 +132,7 @@ def load_maps(specs: list[str]) -> NameMap:
     """The rules of every map given (file paths or shipped names), in order."""
     rules, sources = [], []
     for spec in specs:
-        where, raw = _resolve(spec)
-        rules.extend(_rules_from(load_toml(raw, where), where))
+        where, doc = load_named(spec, MAPS, "--map")
+        rules.extend(_rules_from(doc, where))
         sources.append(where)
     return NameMap(rules, sources)

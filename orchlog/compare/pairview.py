@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any
 
 import numpy as np
@@ -89,7 +88,8 @@ def make_views(t: PairTable, g: Grades, rows: np.ndarray, tolerances: Tolerances
     own_a, own_b = a.renamed_from[ia].tolist(), b.renamed_from[ib].tolist()
     cols = {name: getattr(a, name)[ia].tolist() for name in ("layer", "token_idx", "step", "rank")}
     stage, dtype_a, dtype_b = a.stage[ia].tolist(), a.dtype[ia].tolist(), b.dtype[ib].tolist()
-    tier, sev, value, rule_idx = g.tier[rows].tolist(), g.severity[rows].tolist(), g.value[rows].tolist(), g.rule[rows].tolist()
+    tier, sev, value = g.tier[rows].tolist(), g.severity[rows].tolist(), g.value[rows].tolist()
+    rule_idx = g.rule[rows].tolist()
     basis, state, where = t.basis[rows].tolist(), t.hash_state[rows].tolist(), order[rows].tolist()
     out = []
     for k, (p, i, j) in enumerate(zip(rows.tolist(), ia.tolist(), ib.tolist())):

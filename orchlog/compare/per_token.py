@@ -122,10 +122,12 @@ class PerTokenReport:
             "per_token_kl": [number(x.kl) for x in d],
             "partial": [p.partial for p in self.positions],
             "unmatched": {"a": self.unmatched[0], "b": self.unmatched[1]},
-            "malformed": [{"input": side, "location": str(m.location), "message": m.message} for side, m in self.malformed],
+            "malformed": [{"input": side, "location": str(m.location), "message": m.message}
+                          for side, m in self.malformed],
         }
         if self.track_token is not None:
-            out["tracked_token"] = {"id": self.track_token, "rank_a": [x.rank_a for x in d], "rank_b": [x.rank_b for x in d]}
+            out["tracked_token"] = {"id": self.track_token, "rank_a": [x.rank_a for x in d],
+                                    "rank_b": [x.rank_b for x in d]}
         return out
 
 
@@ -146,7 +148,8 @@ def compare_per_token(a: Trace, b: Trace, cos_tol: float = DEFAULT_COS_TOL, key:
                       progress: Callable[[float], None] | None = None) -> PerTokenReport:
     pattern = re.compile("|".join(fnmatch.translate(p) for p in logits))
     interner = Interner()
-    aligner = Aligner(a, b, lambda batch: key_matrix(batch, key, interner), _logits_only(lambda c: bool(pattern.match(c))))
+    keep = _logits_only(lambda name: bool(pattern.match(name)))
+    aligner = Aligner(a, b, lambda batch: key_matrix(batch, key, interner), keep)
     positions = []
     for rnd in aligner:
         for i, j in zip(rnd.ia, rnd.ib):

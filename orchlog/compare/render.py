@@ -11,6 +11,8 @@ from orchlog.compare.pairview import PairView
 if TYPE_CHECKING:
     from orchlog.compare.result import CompareReport
 
+_DECIDED = {"logits": "its logits fail", "last_checkpoint": "its last checkpoint fails",
+            "first_failure": "no logits or last checkpoint fails; first token with a failure"}
 SHOWN = 20  # unmatched records and malformed lines listed before "... and N more"
 METRICS_SHOWN = ("max_abs", "mean_abs", "max_rel", "p99_abs", "rms_a", "rms_b", "rms_diff", "cosine", "l2", "kl",
                  "top1_match", "rank_a", "rank_b", "nonfinite_mismatch")
@@ -97,16 +99,15 @@ def render_text(r: "CompareReport") -> str:
     out += ["", "RESULTS:"]
     out += [f"  {name:<11} {int(c):>8}" for name, c in zip(TIER_NAMES, f.counts) if name != "unknown" or c]
     if r.first is not None:
-        how = {"logits": "its logits fail", "last_checkpoint": "its last checkpoint fails",
-               "first_failure": "no logits or last checkpoint fails; first token with a failure"}[r.decided_by or "first_failure"]
+        how = _DECIDED[r.decided_by or "first_failure"]
         out += ["", f"FIRST DIVERGENCE: {token_text(r.diverging_token)} ({how}); earliest failing record there:"]
         out += pair_block(r.first)
         if len(r.growth) > 1:
             out += ["", f"  error by layer at {token_text(r.diverging_token)} (execution order):"]
             for g in r.growth:
                 mark = "FAIL" if g.failed else g.worst_tier
-                out.append(f"    {g.label:<24} {mark:<10} max_abs {fmt(g.max_abs):>12}  min cosine {fmt(g.min_cosine):>10}"
-                           f"  ({g.failed}/{g.pairs} failing; worst {g.worst_checkpoint})")
+                out.append(f"    {g.label:<24} {mark:<10} max_abs {fmt(g.max_abs):>12}  min cosine "
+                           f"{fmt(g.min_cosine):>10}  ({g.failed}/{g.pairs} failing; worst {g.worst_checkpoint})")
     if f.worst and f.failed:
         out += ["", "WORST OFFENDERS:"]
         for n, v in enumerate(f.worst, 1):
@@ -150,7 +151,8 @@ def _result_line(r: "CompareReport") -> str:
     if r.status == "no_match":
         return "RESULT: no records matched; check --key and --map (exit 1)"
     where = r.first.where() if r.first else "?"
-    return f"RESULT: diverged: {r.findings.failed} pairs fail; first divergence at {token_text(r.diverging_token)}: {where}"
+    return (f"RESULT: diverged: {r.findings.failed} pairs fail; "
+            f"first divergence at {token_text(r.diverging_token)}: {where}")
 
 
 def render_markdown(r: "CompareReport") -> str:
@@ -170,7 +172,8 @@ def render_markdown(r: "CompareReport") -> str:
             for i, (a, b) in enumerate(zip(*v.values)):
                 out.append(f"| {i} | {fmt(a)} | {fmt(b)} | {fmt(abs(a - b))} |")
         if len(r.growth) > 1:
-            out += ["", "| layer / checkpoint | worst tier | max_abs | min cosine | failing |", "|---|---|---:|---:|---:|"]
+            out += ["", "| layer / checkpoint | worst tier | max_abs | min cosine | failing |",
+                    "|---|---|---:|---:|---:|"]
             out += [f"| {g.label} | {g.worst_tier} | {fmt(g.max_abs)} | {fmt(g.min_cosine)} | {g.failed}/{g.pairs} |"
                     for g in r.growth]
     if f.worst and f.failed:

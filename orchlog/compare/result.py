@@ -94,7 +94,8 @@ class CompareReport:
             "inputs": {side: dataclasses.asdict(info) for side, info in zip("ab", self.inputs)},
             "key": list(self.key),
             "maps": self.maps,
-            "tolerances": {"source": self.tolerances.source, "rules": [rule_json(r) for r in self.tolerances.all_rules]},
+            "tolerances": {"source": self.tolerances.source,
+                           "rules": [rule_json(r) for r in self.tolerances.all_rules]},
             "counts": {
                 "pairs": f.pairs,
                 "tiers": {name: int(c) for name, c in zip(TIER_NAMES, f.counts)},

@@ -25,13 +25,12 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import re
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
-from orchlog.compare.tomlfile import load_toml
+from orchlog.compare.tomlfile import load_named, shipped
 from orchlog.errors import OrchlogError
 
+TOLERANCES = "orchlog.tolerances"
 TIERS = ("exact", "close", "acceptable", "warning", "fail")
 UNKNOWN = "unknown"  # the hashes differ and nothing says by how much
 LOWER_IS_BETTER = ("max_abs", "mean_abs", "max_rel", "p99_abs", "rms_diff", "l2", "kl")
@@ -123,7 +122,8 @@ def _rule(doc: dict[str, Any], where: str, name: str, patterns: tuple[str, ...])
     tiers = doc.get("tiers")
     if tiers is not None and (not isinstance(tiers, list) or len(tiers) != 4
                               or not all(isinstance(t, (int, float)) for t in tiers) or list(tiers) != sorted(tiers)):
-        raise OrchlogError(f"{where}: rule {name!r}: tiers must be 4 increasing numbers (exact, close, acceptable, warning)")
+        raise OrchlogError(f"{where}: rule {name!r}: tiers must be 4 increasing numbers "
+                           "(exact, close, acceptable, warning)")
     try:
         threshold = float(doc.get("threshold", 1.0))
         cos_tol = None if doc.get("cos_tol") is None else float(doc["cos_tol"])
@@ -149,16 +149,10 @@ def parse_tolerances(doc: dict[str, Any], where: str) -> Tolerances:
 
 
 def shipped_tolerances() -> list[str]:
-    return sorted(p.name[:-5] for p in resources.files("orchlog.tolerances").iterdir() if p.name.endswith(".toml"))
+    return shipped(TOLERANCES)
 
 
 def load_tolerances(spec: str = "default") -> Tolerances:
     """A tolerance file by path, or a shipped one by name."""
-    path = Path(spec)
-    if path.is_file():
-        return parse_tolerances(load_toml(path.read_bytes(), str(path)), str(path))
-    shipped = resources.files("orchlog.tolerances") / f"{spec}.toml"
-    if "/" not in spec and shipped.is_file():
-        return parse_tolerances(load_toml(shipped.read_bytes(), f"{spec} (shipped)"), f"{spec} (shipped)")
-    raise OrchlogError(f"--tolerances {spec}: no such file, and no shipped tolerances of that name "
-                       f"(shipped: {', '.join(shipped_tolerances())})")
+    where, doc = load_named(spec, TOLERANCES, "--tolerances")
+    return parse_tolerances(doc, where)

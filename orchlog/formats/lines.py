@@ -89,7 +89,8 @@ def parse_object(trace: Trace, line: bytes, lineno: int) -> dict[str, Any] | Non
     try:
         doc = loads_line(line)
     except json.JSONDecodeError as exc:
-        trace.report(Location(trace.path, line=lineno), f"malformed JSON ({exc.msg} at column {exc.colno}); line skipped")
+        trace.report(Location(trace.path, line=lineno),
+                     f"malformed JSON ({exc.msg} at column {exc.colno}); line skipped")
         return None
     if not isinstance(doc, dict):
         trace.report(Location(trace.path, line=lineno), "line is not a JSON object; skipped")

@@ -126,7 +126,8 @@ def batch_from_columns(cols: dict[str, Any], path: str) -> RecordBatch:
     for row, text in cols["meta"]:
         meta[row] = orjson.loads(text)
     return RecordBatch(
-        checkpoint=Strings(cols["checkpoint_names"], cols["checkpoint"]), team=Strings(cols["team_names"], cols["team"]),
+        checkpoint=Strings(cols["checkpoint_names"], cols["checkpoint"]),
+        team=Strings(cols["team_names"], cols["team"]),
         stage=Strings(cols["stage_names"], cols["stage"]), dtype=Strings(dtype_names, cols["dtype"]),
         token_idx=cols["token_idx"], layer=cols["layer"], step=cols["step"], seq=cols["seq"], rank=cols["rank"],
         world_size=cols["world_size"], numel=cols["numel"], has_shape=np.ones(n, dtype=bool),

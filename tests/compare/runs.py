@@ -21,7 +21,8 @@ def run(tokens: int = 3, layers: int = 3, bug: Bug | None = None, width: int = 2
     def add(name, arr, tok, layer=None):
         nonlocal seq
         off = bug(tok, layer, name) if bug else 0.0
-        out.append(record(name, (arr + off).astype(np.float32), token_idx=tok, layer=layer, seq=seq, values=values, **kw))
+        out.append(record(name, (arr + off).astype(np.float32), token_idx=tok, layer=layer, seq=seq, values=values,
+                          **kw))
         seq += 1
 
     for tok in range(tokens):

@@ -93,8 +93,9 @@ def test_legacy_trace_directories_align_on_seq_layer_stage_and_hashes(tmp_path):
 def test_names_that_differ_between_engines_meet_through_a_map(tmp_path):
     a = write_jsonl(tmp_path / "a.jsonl", [record(f"blk.{i}.attn_norm", np.full(4, i, np.float32), token_idx=0, seq=i)
                                            for i in range(3)])
-    b = write_jsonl(tmp_path / "b.jsonl", [record(f"model.layers.{i}.input_layernorm", np.full(4, i + (i == 2), np.float32),
-                                                  token_idx=0, seq=i) for i in range(3)])
+    b = write_jsonl(tmp_path / "b.jsonl", [record(f"model.layers.{i}.input_layernorm",
+                                                  np.full(4, i + (i == 2), np.float32), token_idx=0, seq=i)
+                                           for i in range(3)])
     assert compare(a, b).status == "no_match"
     report = compare(a, b, CompareOptions(maps=["example"]))
     assert report.findings.pairs == 3 and (report.first.checkpoint, report.first.layer) == ("attn_norm", 2)

@@ -55,5 +55,5 @@ def test_bad_map_files_are_clear_errors(tmp_path, text, message):
 
 
 def test_an_unknown_map_name_lists_the_shipped_ones():
-    with pytest.raises(OrchlogError, match="shipped: .*example"):
+    with pytest.raises(OrchlogError, match="--map no_such_map: .*shipped: .*example"):
         load_maps(["no_such_map"])

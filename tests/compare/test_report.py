@@ -17,7 +17,8 @@ PAIR_KEYS = {"checkpoint", "layer", "stage", "token_idx", "step", "rank", "order
 
 def _diverged(tmp_path, **opts):
     a = write_jsonl(tmp_path / "a.jsonl", run())
-    b = write_jsonl(tmp_path / "b.jsonl", run(bug=from_layer(1, 0, "ffn_out"))[3:] + [record("extra", np.ones(2, np.float32))])
+    extra = record("extra", np.ones(2, np.float32))
+    b = write_jsonl(tmp_path / "b.jsonl", run(bug=from_layer(1, 0, "ffn_out"))[3:] + [extra])
     with open(b, "ab") as f:
         f.write(b"{not json\n")
     return compare(a, b, CompareOptions(**opts))
@@ -29,7 +30,8 @@ def test_json_keys_are_the_documented_ones(tmp_path):
     first = doc["first_divergence"]
     assert set(first) == PAIR_KEYS | {"decided_by", "growth"}
     assert (first["token_idx"], first["checkpoint"], first["layer"], first["stage"]) == (1, "ffn_out", 0, None)
-    assert {"max_abs", "mean_abs", "max_rel", "p99_abs", "rms_a", "rms_b", "rms_diff", "cosine", "l2"} <= set(first["metrics"])
+    one_pass = {"max_abs", "mean_abs", "max_rel", "p99_abs", "rms_a", "rms_b", "rms_diff", "cosine", "l2"}
+    assert one_pass <= set(first["metrics"])
     assert set(doc["counts"]) == {"pairs", "tiers", "basis", "mismatched", "unmatched_a", "unmatched_b", "malformed"}
     assert set(doc["counts"]["tiers"]) == {"exact", "close", "acceptable", "warning", "fail", "unknown"}
     assert all(set(p) == PAIR_KEYS for p in doc["pairs"] + doc["worst"])
@@ -40,7 +42,8 @@ def test_unmatched_records_and_malformed_lines_are_listed_with_where_they_are(tm
     doc = report.to_json()
     assert doc["counts"]["unmatched_a"] == 3 and doc["counts"]["unmatched_b"] == 1
     assert [u["checkpoint"] for u in doc["unmatched"]["a"]] == ["embedding", "attn_norm", "Qcur"]
-    assert doc["unmatched"]["b"][0]["name"] == "extra" and doc["unmatched"]["b"][0]["location"].endswith(f":{len(run()) - 3 + 2}")
+    (extra,) = doc["unmatched"]["b"]
+    assert extra["name"] == "extra" and extra["location"].endswith(f":{len(run()) - 3 + 2}")
     (bad,) = doc["malformed"]
     assert bad["input"] == "b" and bad["line"] == len(run()) - 3 + 3 and "malformed JSON" in bad["message"]
     text = str(report)

@@ -51,5 +51,5 @@ def test_bad_tolerance_files_are_clear_errors(tmp_path, text, message):
 
 
 def test_an_unknown_tolerance_name_is_an_error():
-    with pytest.raises(OrchlogError, match="no shipped tolerances"):
+    with pytest.raises(OrchlogError, match="--tolerances nope: no such file, and nothing shipped by that name"):
         load_tolerances("nope")

@@ -15,7 +15,8 @@ def _line(**kw):
 
 
 def test_lines_become_records_with_the_shape_parsed(tmp_path):
-    path = write_json_lines(tmp_path / "llama_hidden_states.jsonl", [_line(), _line(checkpoint="logits", shape="[1, 151936]")])
+    path = write_json_lines(tmp_path / "llama_hidden_states.jsonl",
+                            [_line(), _line(checkpoint="logits", shape="[1, 151936]")])
     trace = open_trace(path)
     recs = list(trace)
     assert trace.format == "legacy-checkpoint-jsonl"
