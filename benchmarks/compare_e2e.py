@@ -18,8 +18,8 @@ from typing import Callable
 
 import pyarrow as pa
 
-from benchmarks.gen_traces import write_frames_pair
-from benchmarks.measure import best_of, in_child
+from benchmarks.compare_traces import write_frames_pair
+from benchmarks.compare_measure import best_of, in_child
 
 
 def _read_all_pyarrow(path: Path) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks.measure import best_of
+from benchmarks.compare_measure import best_of
 from orchlog import kernels
 from orchlog.compare.tensor_metrics import tensor_diff
 

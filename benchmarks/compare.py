@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Run the compare benchmarks and print their figures (ratios against baselines measured in the same run).
 
-    .venv/bin/python benchmarks/run.py all              # everything, at the sizes the docs quote
-    .venv/bin/python benchmarks/run.py jsonl --records 100000
-    .venv/bin/python benchmarks/run.py kernel --mib 64
-    .venv/bin/python benchmarks/run.py e2e --records 8 --tensor-mib 32 --json out.json
+    .venv/bin/python benchmarks/compare.py all              # everything, at the sizes the docs quote
+    .venv/bin/python benchmarks/compare.py jsonl --records 100000
+    .venv/bin/python benchmarks/compare.py kernel --mib 64
+    .venv/bin/python benchmarks/compare.py e2e --records 8 --tensor-mib 32 --json out.json
 
 Traces are written once under --work (default .cache/bench) and reused.
 Timings are the best of --repeat runs; figures vary with what else the
@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import bench_e2e, bench_jsonl, bench_kernel  # noqa: E402
-from benchmarks.measure import ROOT, load_average, machine  # noqa: E402
+from benchmarks import compare_e2e, compare_jsonl, compare_kernel  # noqa: E402
+from benchmarks.compare_measure import ROOT, load_average, machine  # noqa: E402
 
 
 def _mb(n: float) -> str:
@@ -62,13 +62,13 @@ def main(argv: list[str] | None = None) -> int:
     out = {"machine": machine(), "load_average_at_start": load_average()}
     print(f"machine: {out['machine']}; load average {out['load_average_at_start']:.1f}")
     if args.which in ("jsonl", "all"):
-        out["jsonl"] = bench_jsonl.run(args.work, args.records or 1_000_000, args.repeat)
+        out["jsonl"] = compare_jsonl.run(args.work, args.records or 1_000_000, args.repeat)
         _print("jsonl", out["jsonl"])
     if args.which in ("kernel", "all"):
-        out["kernel"] = bench_kernel.run(args.mib, args.repeat + 2)
+        out["kernel"] = compare_kernel.run(args.mib, args.repeat + 2)
         _print("kernel", out["kernel"])
     if args.which in ("e2e", "all"):
-        out["e2e"] = bench_e2e.run(args.work, args.records if args.which == "e2e" and args.records else 8,
+        out["e2e"] = compare_e2e.run(args.work, args.records if args.which == "e2e" and args.records else 8,
                                    args.tensor_mib, args.repeat)
         _print("e2e", out["e2e"])
     if args.json:

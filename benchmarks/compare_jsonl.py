@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.gen_traces import write_jsonl_pair
-from benchmarks.measure import in_child
+from benchmarks.compare_traces import write_jsonl_pair
+from benchmarks.compare_measure import in_child
 
 BASELINE = """
 import json
