@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
-from typing import Any
+from typing import Any, Callable
 
 import blake3 as _blake3
 import numpy as np
@@ -176,13 +176,16 @@ def _verify(rec: TraceRecord) -> tuple[bool, list[str]]:
     return True, out
 
 
-def validate(trace: Trace, verify_hashes: bool = False) -> ValidationReport:
+def validate(trace: Trace, verify_hashes: bool = False,
+             progress: Callable[[float], None] | None = None) -> ValidationReport:
     problems: list[Problem] = []
     strict = _is_orchlog(trace.format)
     records = checked = 0
     last_seq: dict[str, int] = {}
     for rec in trace:
         records += 1
+        if progress and records % 1024 == 0:
+            progress(trace.progress())
         where = str(rec.location) if rec.location else trace.path
         expected = trace.headers[0].get("values") if strict and len(trace.headers) == 1 else None
         found = check_record(rec, strict, expected if isinstance(expected, int) else None)

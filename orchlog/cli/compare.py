@@ -104,6 +104,12 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.dump_all and not args.dump_raw:
         raise OrchlogError("--dump-all needs --dump-raw DIR")
+    if args.per_token:
+        unused = [flag for flag, given in (("--dump-raw", args.dump_raw), ("--detail", args.detail),
+                                           ("--threshold", args.threshold is not None), ("--metric", args.metric),
+                                           ("--tolerances", args.tolerances != "default")) if given]
+        if unused:
+            raise OrchlogError(f"--per-token grades by --cos-tol alone; {', '.join(unused)} do not apply to it")
     a, b = open_trace(args.a), open_trace(args.b)
     logits = tuple(args.logits) if args.logits else LOGITS_NAMES
     total = (a.size or 0) + (b.size or 0)
@@ -117,7 +123,8 @@ def _run(args: argparse.Namespace) -> int:
 
                 key = parse_key(args.key) if args.key else ("token_idx",)
                 report = compare_per_token(a, b, cos_tol=0.999 if args.cos_tol is None else args.cos_tol, key=key,
-                                           logits=logits, track_token=args.track_token, progress=progress)
+                                           logits=logits, track_token=args.track_token, maps=args.map,
+                                           progress=progress)
             else:
                 opts = CompareOptions(
                     key=parse_key(args.key) if args.key else None, maps=args.map, tolerances=args.tolerances,

@@ -20,6 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("trace", metavar="TRACE", help="trace file or directory")
     p.add_argument("--verify-hashes", action="store_true", help="recompute BLAKE3 over every record that has its data")
     p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress line")
     p.set_defaults(func=_run)
 
 
@@ -28,8 +29,13 @@ def _run(args: argparse.Namespace) -> int:
     from orchlog.reader import open_trace
     from orchlog.validate import validate
 
+    from orchlog.cli.progress import Progress
+
     try:
-        report = validate(open_trace(args.trace), verify_hashes=args.verify_hashes)
+        trace = open_trace(args.trace)
+        with Progress("validating", total=trace.size or None, quiet=args.quiet, unit=" B") as bar:
+            report = validate(trace, verify_hashes=args.verify_hashes,
+                              progress=lambda fraction: bar.advance(max(0, int(fraction * (trace.size or 0)) - bar.done)))
     except OSError as exc:
         raise OrchlogError(f"cannot read {args.trace}: {exc}") from None
     sys.stdout.write(json.dumps(report.to_json(), indent=1) + "\n" if args.format == "json" else str(report))

@@ -21,6 +21,7 @@ from orchlog.batch import NONE, RecordBatch
 from orchlog.compare.align import Aligner
 from orchlog.compare.keys import Interner, key_matrix
 from orchlog.compare.logits import LogitsDiff, logits_diff
+from orchlog.compare.namemap import load_maps
 from orchlog.compare.render import fmt
 from orchlog.compare.result import DIVERGED, NO_MATCH, OK, number
 from orchlog.compare.tensors import flat_tensor
@@ -144,12 +145,13 @@ def _vector(batch: RecordBatch, i: int) -> tuple[np.ndarray, bool]:
 
 
 def compare_per_token(a: Trace, b: Trace, cos_tol: float = DEFAULT_COS_TOL, key: tuple[str, ...] = ("token_idx",),
-                      logits: tuple[str, ...] = ("logits",), track_token: int | None = None,
+                      logits: tuple[str, ...] = ("logits",), track_token: int | None = None, maps: list[str] = (),
                       progress: Callable[[float], None] | None = None) -> PerTokenReport:
     pattern = re.compile("|".join(fnmatch.translate(p) for p in logits))
     interner = Interner()
+    names = load_maps(list(maps))
     keep = _logits_only(lambda name: bool(pattern.match(name)))
-    aligner = Aligner(a, b, lambda batch: key_matrix(batch, key, interner), keep)
+    aligner = Aligner(a, b, lambda batch: key_matrix(batch, key, interner), lambda batch: keep(names.apply(batch)))
     positions = []
     for rnd in aligner:
         for i, j in zip(rnd.ia, rnd.ib):
