@@ -95,3 +95,20 @@ def test_native_jsonl_parser_hands_back_what_it_does_not_recognise():
     other = cols["other"].reshape(-1, 3)
     assert other[:, 0].tolist() == [10, 12, 14]
     assert [buf[s:e] for _, s, e in other] == [b'{"orchlog":1}', spaced, b'{"checkpoint": broken']
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_native_number_parsing_matches_python_for_random_bit_patterns(dtype):
+    from orchlog.encoding.record import encode_record
+    from tests.tracegen import record
+
+    width = np.dtype(dtype).itemsize
+    bits = np.random.default_rng(11).integers(0, 2 ** (8 * width) - 1, 20_000, dtype=np.uint64, endpoint=True)
+    values = bits.astype(np.uint32 if width == 4 else np.uint64).view(dtype)
+    values = values[np.isfinite(values)]
+    line = encode_record(record("x", values, values=-1)).jsonl
+    cols = kernels.parse_orchlog_jsonl(line, 1)
+    assert cols["n"] == 1
+    want = np.array(json.loads(line)["values"], dtype=np.float64)  # Python's float(): correctly rounded
+    np.testing.assert_array_equal(cols["values"], want)
+    np.testing.assert_array_equal(np.signbit(cols["values"]), np.signbit(want))

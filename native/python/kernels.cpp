@@ -35,7 +35,7 @@ struct Sums {
   double sum_abs = 0, sum_d2 = 0, sum_a2 = 0, sum_b2 = 0;
   double max_abs = 0, max_rel = 0;
   double min_a = INFINITY, max_a = -INFINITY, min_b = INFINITY, max_b = -INFINITY;
-  double nonfinite = 0;  // stays 0 only when every element of both sides is finite
+  double nonfinite = 0;  // blocks whose sums of squares are not finite: 0 when every element is finite
 
   void merge(const Sums& o) {
     sum_abs += o.sum_abs, sum_d2 += o.sum_d2, sum_a2 += o.sum_a2, sum_b2 += o.sum_b2;
@@ -55,14 +55,13 @@ constexpr size_t kBlock = 1024;
 
 template <typename T>
 inline void block_sums(const T* __restrict a, const T* __restrict b, size_t n, Sums& s) {
-  T sum_abs = 0, sum_d2 = 0, sum_a2 = 0, sum_b2 = 0, max_abs = 0, max_rel = 0, bad = 0;
+  T sum_abs = 0, sum_d2 = 0, sum_a2 = 0, sum_b2 = 0, max_abs = 0, max_rel = 0;
   T min_a = T(s.min_a), max_a = T(s.max_a), min_b = T(s.min_b), max_b = T(s.max_b);
   const T tiny = T(1e-8);
-#pragma omp simd reduction(+ : sum_abs, sum_d2, sum_a2, sum_b2, bad) reduction(max : max_abs, max_rel, max_a, max_b) \
+#pragma omp simd reduction(+ : sum_abs, sum_d2, sum_a2, sum_b2) reduction(max : max_abs, max_rel, max_a, max_b) \
     reduction(min : min_a, min_b)
   for (size_t i = 0; i < n; ++i) {
     const T x = a[i], y = b[i];
-    bad += (x - x) + (y - y);  // NaN as soon as either side holds NaN or Inf
     const T d = x - y, ad = std::fabs(d);
     T ax = std::fabs(x);
     ax = ax > tiny ? ax : tiny;
@@ -76,7 +75,9 @@ inline void block_sums(const T* __restrict a, const T* __restrict b, size_t n, S
   s.sum_abs += sum_abs, s.sum_d2 += sum_d2, s.sum_a2 += sum_a2, s.sum_b2 += sum_b2;
   s.max_abs = std::max<double>(s.max_abs, max_abs), s.max_rel = std::max<double>(s.max_rel, max_rel);
   s.min_a = min_a, s.max_a = max_a, s.min_b = min_b, s.max_b = max_b;
-  s.nonfinite += std::isnan(bad) ? 1.0 : 0.0;
+  // A NaN or Inf on either side makes its sum of squares NaN or Inf. (So does a square
+  // too large for T; the caller then takes the careful path, which is merely slower.)
+  s.nonfinite += std::isfinite(sum_a2) && std::isfinite(sum_b2) ? 0.0 : 1.0;
 }
 
 // One build runs at the widest vector width the machine has (resolved at load time).
@@ -241,6 +242,34 @@ T radix_select(const T* a, const T* b, size_t n, uint64_t k) {
   return *nth;
 }
 
+// Count the elements of |a-b| below lo and within [lo, hi], keeping (up to
+// `cap` of) the latter. Blocks of 64 are counted with vector compares and
+// walked one by one only when something in them falls inside the bracket.
+template <typename T>
+ORCHLOG_WIDEST void bracket_pass(const T* a, const T* b, size_t n, T lo, T hi, size_t cap, uint64_t* below,
+                                 uint64_t* inside, std::vector<T>* kept) {
+  constexpr size_t kStep = 64;
+  uint64_t under = 0, in = 0;
+  for (size_t base = 0; base < n; base += kStep) {
+    const size_t top = std::min(n, base + kStep);
+    unsigned under_here = 0, hits = 0;
+    for (size_t i = base; i < top; ++i) {
+      const T v = std::fabs(a[i] - b[i]);
+      under_here += v < lo;
+      hits += (v >= lo) & (v <= hi);
+    }
+    under += under_here;
+    if (!hits) continue;
+    in += hits;
+    if (kept->size() >= cap) continue;
+    for (size_t i = base; i < top; ++i) {
+      const T v = std::fabs(a[i] - b[i]);
+      if (v >= lo && v <= hi) kept->push_back(v);
+    }
+  }
+  *below = under, *inside = in;
+}
+
 // The usual way in: bracket rank k between two values read off a sorted
 // sample, then one streaming pass counts the elements below the bracket and
 // gathers those inside it, and the rank is selected among those few. The
@@ -265,27 +294,9 @@ T select_t(const T* a, const T* b, size_t n, uint64_t k) {
   unsigned workers = worker_count(n);
   std::vector<uint64_t> below(workers, 0), inside(workers, 0);
   std::vector<std::vector<T>> parts(workers);
-  const size_t cap = kGatherLimit / workers;
+  const size_t cap = kGatherLimit / workers;  // past this, counting goes on but gathering stops
   split(n, workers, [&](size_t start, size_t stop, unsigned w) {
-    constexpr size_t kStep = 64;  // test a short block at once; walk it only when something falls inside
-    uint64_t under = 0, in = 0;
-    for (size_t base = start; base < stop; base += kStep) {
-      size_t top = std::min(stop, base + kStep);
-      unsigned hits = 0;
-      for (size_t i = base; i < top; ++i) {
-        T v = std::fabs(a[i] - b[i]);
-        under += v < lo;
-        hits += (v >= lo) & (v <= hi);
-      }
-      if (!hits) continue;
-      in += hits;
-      if (lo == hi || parts[w].size() >= cap) continue;  // all equal: counting is enough
-      for (size_t i = base; i < top; ++i) {
-        T v = std::fabs(a[i] - b[i]);
-        if (v >= lo && v <= hi) parts[w].push_back(v);
-      }
-    }
-    below[w] = under, inside[w] = in;
+    bracket_pass<T>(a + start, b + start, stop - start, lo, hi, lo == hi ? 0 : cap, &below[w], &inside[w], &parts[w]);
   });
   uint64_t n_below = 0, n_inside = 0;
   for (unsigned w = 0; w < workers; ++w) n_below += below[w], n_inside += inside[w];
@@ -470,9 +481,54 @@ struct Cursor {
       return false;
     }
     if (p >= end || !(*p == '-' || (*p >= '0' && *p <= '9'))) return false;  // from_chars also takes "inf"
+    if (fast_number(v)) return true;
     auto r = std::from_chars(p, end, v);
     if (r.ec != std::errc() || r.ptr == p) return false;
     p = r.ptr;
+    return true;
+  }
+
+  // Clinger's fast path: a decimal with at most 15 significant digits and a
+  // power of ten within 10^+-22 is exactly m * 10^e or m / 10^e in doubles,
+  // each a single correctly rounded operation on exact operands. Every f32
+  // value in the canonical text (at most 9 digits) takes this path; anything
+  // else is left to from_chars.
+  bool fast_number(double& v) {
+    static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                        1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+    const char* q = p;
+    bool neg = q < end && *q == '-';
+    q += neg;
+    uint64_t m = 0;
+    int sig = 0, e10 = 0;
+    const char* digits = q;
+    for (; q < end && unsigned(*q - '0') < 10; ++q) {
+      if (m || *q != '0') m = m * 10 + unsigned(*q - '0'), ++sig;
+    }
+    if (q == digits || sig > 15) return false;
+    if (q < end && *q == '.') {
+      const char* frac = ++q;
+      for (; q < end && unsigned(*q - '0') < 10; ++q) {
+        if (m || *q != '0') m = m * 10 + unsigned(*q - '0'), ++sig;
+        --e10;
+      }
+      if (q == frac || sig > 15) return false;
+    }
+    if (q < end && (*q == 'e' || *q == 'E')) {
+      ++q;
+      bool eneg = q < end && *q == '-';
+      q += (q < end && (*q == '-' || *q == '+'));
+      int e = 0;
+      const char* exp = q;
+      for (; q < end && unsigned(*q - '0') < 10 && e < 1000; ++q) e = e * 10 + (*q - '0');
+      if (q == exp) return false;
+      e10 += eneg ? -e : e;
+    }
+    if (e10 < -22 || e10 > 22) return false;
+    double x = double(m);
+    x = e10 < 0 ? x / kPow10[-e10] : x * kPow10[e10];
+    v = neg ? -x : x;
+    p = q;
     return true;
   }
 

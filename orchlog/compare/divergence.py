@@ -4,7 +4,7 @@ Findings is fed one round of graded pairs at a time and keeps only what the
 report needs, so its size follows the number of tokens and layers, not the
 number of records:
   - counts per tier and per basis, and examples of dtype/shape/size mismatches;
-  - the worst N pairs by severity;
+  - the worst N pairs by severity (among pairs that differ at all);
   - per token: the earliest failing pair in execution order, whether the
     token's logits (or, without logits, its last record) fail, and per layer
     the worst error, for the growth table;
@@ -119,7 +119,7 @@ class Findings:
             candidates = np.arange(len(sev))
         if len(candidates) > self.top_n:
             candidates = candidates[np.argpartition(-sev[candidates], self.top_n)[:self.top_n]]
-        merged = self.worst + views(candidates[sev[candidates] > -np.inf])
+        merged = self.worst + views(candidates[sev[candidates] > 0])  # pairs that differ at all
         merged.sort(key=lambda v: (-v.severity, v.order))
         self.worst = merged[:self.top_n]
 

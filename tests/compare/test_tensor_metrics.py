@@ -52,3 +52,10 @@ def test_matching_nan_and_inf_agree_and_mismatched_ones_make_max_abs_infinite():
 def test_different_sizes_compare_the_common_prefix():
     d = tensor_diff(np.arange(5, dtype=np.float32), np.arange(3, dtype=np.float32) + 2)
     assert d.n == 3 and d.max_abs == 2.0
+
+
+def test_finite_values_whose_squares_overflow_are_still_measured_exactly():
+    a = np.array([3e30, -1.0, 2.0], dtype=np.float32)
+    b = np.array([3e30, -1.0, 2.5], dtype=np.float32)
+    d = tensor_diff(a, b)
+    assert d.max_abs == 0.5 and d.nonfinite_mismatch == 0 and d.min_a == -1.0
