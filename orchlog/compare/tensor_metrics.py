@@ -76,6 +76,6 @@ def tensor_diff(a: np.ndarray, b: np.ndarray, p99: bool = True) -> TensorDiff:
         agree = (np.isnan(a) & np.isnan(b)) | (~fa & ~fb & (a == b))
     mismatch = int(n - both.sum() - agree.sum())
     a_f, b_f = a[both], b[both]
-    sums = kernels.diff_sums(a_f, b_f)
+    sums = kernels.diff_sums(a_f, b_f, native=False)  # f64 throughout: squares too large for f32 stay exact
     q = kernels.abs_diff_quantile(a_f, b_f, P99) if p99 and a_f.size else math.nan
     return dataclasses.replace(_from_sums(sums, q, mismatch), n=n)

@@ -59,3 +59,4 @@ def test_finite_values_whose_squares_overflow_are_still_measured_exactly():
     b = np.array([3e30, -1.0, 2.5], dtype=np.float32)
     d = tensor_diff(a, b)
     assert d.max_abs == 0.5 and d.nonfinite_mismatch == 0 and d.min_a == -1.0
+    assert d.rms_a == pytest.approx(np.sqrt((3e30**2 + 1 + 4) / 3), rel=1e-6)
