@@ -91,6 +91,82 @@ def abs_diff_quantile(a: np.ndarray, b: np.ndarray, q: float, native: bool = Tru
     return float(np.partition(ad, k)[k])
 
 
+PREFIX_COLUMNS = ("n", "max_abs", "mean_abs", "max_rel", "p99_abs", "rms_a", "rms_b", "rms_diff", "cosine", "l2",
+                  "min_a", "max_a", "min_b", "max_b", "nonfinite_mismatch")
+_MATRIX_WIDTH = 256  # the NumPy twin measures pairs up to this many values as one matrix, longer ones one by one
+
+
+def prefix_diffs(values_a: np.ndarray, offsets_a: np.ndarray, rows_a: np.ndarray, values_b: np.ndarray,
+                 offsets_b: np.ndarray, rows_b: np.ndarray, native: bool = True) -> np.ndarray:
+    """Metrics over the common leading values of many pairs of ragged rows: one row of PREFIX_COLUMNS per pair.
+
+    Pair p compares values_a[offsets_a[rows_a[p]]:...] with the same row of b.
+    Both NaN, or the same infinity, agree; any other non-finite position is a
+    mismatch (max_abs becomes infinite); the metrics cover the positions
+    where both sides are finite, and are NaN where there are none.
+    """
+    args = [np.ascontiguousarray(x, dtype=t) for x, t in ((values_a, np.float64), (offsets_a, np.int64),
+                                                          (rows_a, np.int64), (values_b, np.float64),
+                                                          (offsets_b, np.int64), (rows_b, np.int64))]
+    if native and _native is not None:
+        return _native.prefix_diffs(*args)
+    return _prefix_diffs_numpy(*args)
+
+
+def _prefix_diffs_numpy(va: np.ndarray, oa: np.ndarray, ia: np.ndarray, vb: np.ndarray, ob: np.ndarray,
+                        ib: np.ndarray) -> np.ndarray:
+    m = np.minimum(np.diff(oa)[ia], np.diff(ob)[ib])
+    out = np.empty((len(ia), len(PREFIX_COLUMNS)))
+    short = np.flatnonzero(m <= _MATRIX_WIDTH)
+    if len(short):
+        out[short] = _prefix_matrix(va, oa[ia[short]], vb, ob[ib[short]], m[short])
+    for p in np.flatnonzero(m > _MATRIX_WIDTH):
+        out[p] = _prefix_matrix(va, oa[ia[p:p + 1]], vb, ob[ib[p:p + 1]], m[p:p + 1])[0]
+    return out
+
+
+def _prefix_matrix(va: np.ndarray, starts_a: np.ndarray, vb: np.ndarray, starts_b: np.ndarray,
+                   m: np.ndarray) -> np.ndarray:
+    """prefix_diffs for rows laid out as one (pairs x longest) matrix, zeros past each row's end."""
+    width = max(int(m.max()), 1)
+    cols = np.arange(width)
+    mask = cols < m[:, None]
+
+    def gather(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        if values.size == 0:
+            return np.zeros(mask.shape)
+        return np.where(mask, values[np.where(mask, starts[:, None] + cols, 0)], 0.0)
+
+    x, y = gather(va, starts_a), gather(vb, starts_b)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        fx, fy = np.isfinite(x), np.isfinite(y)
+        both = mask & fx & fy
+        agree = mask & ~fx & ~fy & ((np.isnan(x) & np.isnan(y)) | (x == y))
+        mismatch = (mask & ~both & ~agree).sum(axis=1)
+        count = both.sum(axis=1)
+        x, y = np.where(both, x, 0.0), np.where(both, y, 0.0)
+        d = x - y
+        ad = np.abs(d)
+        sa2, sb2, sd2 = (x * x).sum(axis=1), (y * y).sum(axis=1), (d * d).sum(axis=1)
+        max_abs = ad.max(axis=1)
+        ranked = np.sort(np.where(both, ad, np.inf), axis=1)
+        k = np.clip(np.ceil(0.99 * count).astype(np.int64) - 1, 0, width - 1)
+        p99 = np.take_along_axis(ranked, k[:, None], axis=1)[:, 0]
+        cos = np.where((sa2 == 0) | (sb2 == 0), np.where(sa2 == sb2, 1.0, 0.0),
+                       (sa2 + sb2 - sd2) / (2.0 * np.sqrt(sa2) * np.sqrt(sb2)))
+        out = np.column_stack([
+            m, np.where(mismatch > 0, np.inf, max_abs), ad.sum(axis=1) / count,
+            (ad / np.maximum(np.abs(x), REL_FLOOR)).max(axis=1), p99, np.sqrt(sa2 / count), np.sqrt(sb2 / count),
+            np.sqrt(sd2 / count), np.clip(cos, -1.0, 1.0), np.sqrt(sd2),
+            np.where(both, x, np.inf).min(axis=1), np.where(both, x, -np.inf).max(axis=1),
+            np.where(both, y, np.inf).min(axis=1), np.where(both, y, -np.inf).max(axis=1), mismatch,
+        ]).astype(np.float64)
+    empty = count == 0
+    out[empty, 2:14] = np.nan
+    out[empty & (mismatch == 0), 1] = np.nan
+    return out
+
+
 def parse_orchlog_jsonl(buf: bytes, first_line: int, native: bool = True) -> dict[str, Any] | None:
     """Columns for the canonical record lines of `buf` (see kernels.cpp), or None without the extension.
 

@@ -112,3 +112,33 @@ def test_native_number_parsing_matches_python_for_random_bit_patterns(dtype):
     want = np.array(json.loads(line)["values"], dtype=np.float64)  # Python's float(): correctly rounded
     np.testing.assert_array_equal(cols["values"], want)
     np.testing.assert_array_equal(np.signbit(cols["values"]), np.signbit(want))
+
+
+def _ragged(rng, lengths):
+    off = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=off[1:])
+    values = rng.standard_normal(off[-1])
+    specials = rng.random(off[-1])
+    values[specials < 0.02] = np.nan
+    values[(specials >= 0.02) & (specials < 0.03)] = np.inf
+    return values, off
+
+
+def test_prefix_diffs_native_matches_numpy_on_ragged_rows_with_nan_and_inf():
+    rng = np.random.default_rng(8)
+    la, lb = rng.integers(0, 300, 500), rng.integers(0, 300, 400)
+    va, oa = _ragged(rng, la)
+    vb, ob = _ragged(rng, lb)
+    vb[: min(vb.size, va.size) // 2] = va[: min(vb.size, va.size) // 2]  # some equal stretches, NaN on both sides
+    ia, ib = rng.integers(0, 500, 2000), rng.integers(0, 400, 2000)
+    native = kernels.prefix_diffs(va, oa, ia, vb, ob, ib)
+    twin = kernels.prefix_diffs(va, oa, ia, vb, ob, ib, native=False)
+    assert native.shape == (2000, len(kernels.PREFIX_COLUMNS))
+    np.testing.assert_allclose(native, twin, rtol=1e-12, atol=1e-12, equal_nan=True)  # summation order differs
+
+
+def test_prefix_diffs_takes_the_exact_nearest_rank_p99():
+    x = np.arange(150, dtype=np.float64)
+    row = kernels.prefix_diffs(x, np.array([0, 150]), np.array([0]), np.zeros(150), np.array([0, 150]), np.array([0]))
+    p99 = row[0, kernels.PREFIX_COLUMNS.index("p99_abs")]
+    assert p99 == np.percentile(x, 99, method="inverted_cdf") == 148.0

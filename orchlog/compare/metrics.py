@@ -22,16 +22,15 @@ import numpy as np
 
 from orchlog.batch import NONE, RecordBatch
 from orchlog.compare.logits import kl_divergence, rank_of, top1
-from orchlog.compare.tensor_metrics import P99, TensorDiff, tensor_diff
+from orchlog.compare.tensor_metrics import TensorDiff, tensor_diff
 from orchlog.compare.tensors import flat_tensor
-from orchlog.kernels import REL_FLOOR
+from orchlog import kernels
 
 DIFF_COLUMNS = tuple(f.name for f in dataclasses.fields(TensorDiff))
 LOGITS_COLUMNS = ("top1_a", "top1_b", "top1_match", "kl", "rank_a", "rank_b")
 COLUMNS = DIFF_COLUMNS + LOGITS_COLUMNS
 BASES = ("tensor", "hash", "summary")
 TENSOR, HASH, SUMMARY = range(3)
-_SHORT = 256  # pairs with at most this many leading values are measured together as a matrix
 
 
 @dataclasses.dataclass
@@ -74,78 +73,15 @@ def _nan_columns(n: int) -> dict[str, np.ndarray]:
     return {c: np.full(n, np.nan) for c in COLUMNS}
 
 
-def _summary_short(a: RecordBatch, b: RecordBatch, ia: np.ndarray, ib: np.ndarray, m: np.ndarray) -> dict:
-    """Metrics over the first m[p] values of pair p, as one matrix computation."""
-    width = max(int(m.max()), 1)
-    cols = np.arange(width)
-    mask = cols < m[:, None]
-
-    def gather(batch: RecordBatch, idx: np.ndarray) -> np.ndarray:
-        if batch.values.size == 0:
-            return np.zeros(mask.shape)
-        pos = np.where(mask, batch.val_off[idx][:, None] + cols, 0)
-        return np.where(mask, batch.values[pos], 0.0)
-
-    va, vb = gather(a, ia), gather(b, ib)  # zeros past each row's end
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        if np.isfinite(va).all() and np.isfinite(vb).all():  # the usual case: no masking needed but at the ends
-            both, mismatch, count = mask, np.zeros(len(m), dtype=np.int64), m
-            d = va - vb
-        else:
-            fa, fb = np.isfinite(va), np.isfinite(vb)
-            both = mask & fa & fb
-            agree = mask & ~fa & ~fb & ((np.isnan(va) & np.isnan(vb)) | (va == vb))
-            mismatch = (mask & ~both & ~agree).sum(axis=1)
-            count = both.sum(axis=1)
-            va, vb = np.where(both, va, 0.0), np.where(both, vb, 0.0)
-            d = va - vb
-        ad = np.abs(d)
-        sa2, sb2, sd2 = (va * va).sum(axis=1), (vb * vb).sum(axis=1), (d * d).sum(axis=1)
-        max_abs = ad.max(axis=1)
-        if width * (1 - P99) <= 1:  # nearest rank of the 99th percentile of at most 100 values: the largest
-            p99 = max_abs.copy()
-        else:
-            ranked = np.sort(np.where(both, ad, np.inf), axis=1)
-            k = np.clip(np.ceil(P99 * count).astype(np.int64) - 1, 0, width - 1)
-            p99 = np.take_along_axis(ranked, k[:, None], axis=1)[:, 0]
-        cos = np.where((sa2 == 0) | (sb2 == 0), np.where(sa2 == sb2, 1.0, 0.0),
-                       (sa2 + sb2 - sd2) / (2.0 * np.sqrt(sa2) * np.sqrt(sb2)))
-        out = {
-            "n": m.astype(np.float64),
-            "max_abs": np.where(mismatch > 0, np.inf, max_abs),
-            "mean_abs": ad.sum(axis=1) / count,
-            "max_rel": (ad / np.maximum(np.abs(va), REL_FLOOR)).max(axis=1),
-            "p99_abs": p99,
-            "rms_a": np.sqrt(sa2 / count), "rms_b": np.sqrt(sb2 / count), "rms_diff": np.sqrt(sd2 / count),
-            "cosine": np.clip(cos, -1.0, 1.0), "l2": np.sqrt(sd2),
-            "min_a": np.where(both, va, np.inf).min(axis=1), "max_a": np.where(both, va, -np.inf).max(axis=1),
-            "min_b": np.where(both, vb, np.inf).min(axis=1), "max_b": np.where(both, vb, -np.inf).max(axis=1),
-            "nonfinite_mismatch": mismatch.astype(np.float64),
-        }
-    empty = count == 0
-    for c, col in out.items():
-        if c not in ("n", "max_abs", "nonfinite_mismatch"):
-            col[empty] = np.nan
-    out["max_abs"][empty & (mismatch == 0)] = np.nan
-    return out
-
-
 def _diff_row(d: TensorDiff) -> dict[str, float]:
     return {c: float(getattr(d, c)) for c in DIFF_COLUMNS}
 
 
 def _summary(t: PairTable, rows: np.ndarray) -> None:
     a, b, ia, ib = t.a, t.b, t.ia[rows], t.ib[rows]
-    m = np.minimum(np.diff(a.val_off)[ia], np.diff(b.val_off)[ib])
-    short = m <= _SHORT
-    if short.any():
-        cols = _summary_short(a, b, ia[short], ib[short], m[short])
-        for c, col in cols.items():
-            t.m[c][rows[short]] = col
-    for r, i, j, n in zip(rows[~short], ia[~short], ib[~short], m[~short]):
-        d = tensor_diff(a.row_values(i)[:n], b.row_values(j)[:n])
-        for c, v in _diff_row(d).items():
-            t.m[c][r] = v
+    block = kernels.prefix_diffs(a.values, a.val_off, ia, b.values, b.val_off, ib)
+    for k, c in enumerate(kernels.PREFIX_COLUMNS):
+        t.m[c][rows] = block[:, k]
     # Whole-tensor stats: each side's rms and range, and a lower bound on max_abs.
     sa, sb = a.stats[ia], b.stats[ib]
     for col, k in (("rms_a", 3), ("min_a", 0), ("max_a", 1)):
