@@ -438,15 +438,32 @@ struct Columns {
   std::vector<char> blake3;           // 64 per row
   std::vector<std::pair<int64_t, std::string>> meta;  // rows with a non-empty meta: (row, JSON text)
   Interner checkpoints, teams, stages, dtypes;
+
+  // Size every column for the lines in the buffer (values: as many per line as the first line has),
+  // so that growing them never copies.
+  void reserve_for(const char* data, size_t size) {
+    size_t lines = size_t(std::count(data, data + size, '\n')) + 1;
+    const char* first_end = static_cast<const char*>(std::memchr(data, '\n', size));
+    size_t first_len = first_end ? size_t(first_end - data) : size;
+    size_t per_line = size_t(std::count(data, data + first_len, ',')) + 1;
+    for (auto* col : {&line, &token_idx, &layer, &step, &seq, &rank, &world_size, &numel}) col->reserve(lines);
+    for (auto* col : {&checkpoint, &team, &stage, &dtype}) col->reserve(lines);
+    shape_off.reserve(lines + 1), val_off.reserve(lines + 1), shape.reserve(lines * 2);
+    values.reserve(lines * std::min<size_t>(per_line, 4096)), stats.reserve(lines * 5), counts.reserve(lines * 2);
+    blake3.reserve(lines * 64);
+  }
 };
 
 struct Cursor {
   const char* p;
   const char* end;
 
-  bool lit(std::string_view s) {
-    if (size_t(end - p) < s.size() || std::memcmp(p, s.data(), s.size()) != 0) return false;
-    p += s.size();
+  // A literal of known length, so that the comparison compiles to a few loads instead of a call.
+  template <size_t N>
+  bool lit(const char (&s)[N]) {
+    constexpr size_t n = N - 1;
+    if (size_t(end - p) < n || std::memcmp(p, s, n) != 0) return false;
+    p += n;
     return true;
   }
 
@@ -711,11 +728,12 @@ bool parse_line(const char* p, const char* end, int64_t lineno, Columns& c) {
   return true;
 }
 
+// Hand a vector's storage to NumPy without copying it: the array owns the vector.
 template <typename T>
-py::array_t<T> to_array(const std::vector<T>& v) {
-  py::array_t<T> a(py::ssize_t(v.size()));
-  if (!v.empty()) std::memcpy(a.mutable_data(), v.data(), v.size() * sizeof(T));
-  return a;
+py::array_t<T> to_array(std::vector<T>&& v) {
+  auto* owned = new std::vector<T>(std::move(v));
+  py::capsule free_when_done(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+  return py::array_t<T>({py::ssize_t(owned->size())}, {py::ssize_t(sizeof(T))}, owned->data(), free_when_done);
 }
 
 py::dict parse_orchlog_jsonl(py::buffer buf, int64_t first_line) {
@@ -723,6 +741,7 @@ py::dict parse_orchlog_jsonl(py::buffer buf, int64_t first_line) {
   const char* data = static_cast<const char*>(info.ptr);
   size_t size = size_t(info.size * info.itemsize);
   Columns c;
+  c.reserve_for(data, size);
   std::vector<int64_t> other;  // (line, start, end) triples for Python
   int64_t lineno = first_line;
   {
@@ -743,22 +762,22 @@ py::dict parse_orchlog_jsonl(py::buffer buf, int64_t first_line) {
   py::dict d;
   d["n"] = c.line.size();
   d["lines"] = lineno - first_line;  // newlines seen: the next chunk's first line is first_line + lines
-  d["line"] = to_array(c.line);
-  d["checkpoint"] = to_array(c.checkpoint), d["checkpoint_names"] = c.checkpoints.to_list();
-  d["team"] = to_array(c.team), d["team_names"] = c.teams.to_list();
-  d["stage"] = to_array(c.stage), d["stage_names"] = c.stages.to_list();
-  d["dtype"] = to_array(c.dtype), d["dtype_names"] = c.dtypes.to_list();
-  d["token_idx"] = to_array(c.token_idx), d["layer"] = to_array(c.layer), d["step"] = to_array(c.step);
-  d["rank"] = to_array(c.rank), d["world_size"] = to_array(c.world_size), d["seq"] = to_array(c.seq);
-  d["numel"] = to_array(c.numel);
-  d["shape_off"] = to_array(c.shape_off), d["shape"] = to_array(c.shape);
-  d["val_off"] = to_array(c.val_off), d["values"] = to_array(c.values);
-  d["stats"] = to_array(c.stats), d["counts"] = to_array(c.counts);
+  d["line"] = to_array(std::move(c.line));
+  d["checkpoint"] = to_array(std::move(c.checkpoint)), d["checkpoint_names"] = c.checkpoints.to_list();
+  d["team"] = to_array(std::move(c.team)), d["team_names"] = c.teams.to_list();
+  d["stage"] = to_array(std::move(c.stage)), d["stage_names"] = c.stages.to_list();
+  d["dtype"] = to_array(std::move(c.dtype)), d["dtype_names"] = c.dtypes.to_list();
+  d["token_idx"] = to_array(std::move(c.token_idx)), d["layer"] = to_array(std::move(c.layer)), d["step"] = to_array(std::move(c.step));
+  d["rank"] = to_array(std::move(c.rank)), d["world_size"] = to_array(std::move(c.world_size)), d["seq"] = to_array(std::move(c.seq));
+  d["numel"] = to_array(std::move(c.numel));
+  d["shape_off"] = to_array(std::move(c.shape_off)), d["shape"] = to_array(std::move(c.shape));
+  d["val_off"] = to_array(std::move(c.val_off)), d["values"] = to_array(std::move(c.values));
+  d["stats"] = to_array(std::move(c.stats)), d["counts"] = to_array(std::move(c.counts));
   d["blake3"] = py::bytes(c.blake3.data(), c.blake3.size());
   py::list meta;
   for (auto& [row, text] : c.meta) meta.append(py::make_tuple(row, py::bytes(text)));
   d["meta"] = meta;
-  d["other"] = to_array(other);
+  d["other"] = to_array(std::move(other));
   return d;
 }
 
