@@ -34,7 +34,8 @@ def _print(name: str, r: dict) -> None:
         for who, label in (("orchlog", "orchlog compare"), ("baseline", "first-script")):
             print(f"  {label:<17} {r[who + '_records_per_s']:>12,.0f} records/s  ({r[who + '_s']:.2f} s)"
                   f"  peak RSS {_mb(r[who + '_peak_rss'])}")
-        print(f"  speed-up          {r['speedup']:.1f}x")
+        print(f"  speed-up          {r['speedup']:.1f}x wall clock, {r['cpu_ratio']:.1f}x CPU time "
+              f"({r['orchlog_cpu_s']:.2f} s vs {r['baseline_cpu_s']:.2f} s, all threads)")
     elif name == "kernel":
         print(f"  two {r['array_mib']} MiB f32 arrays; floor a.max()+b.max() {r['floor_s'] * 1e3:.1f} ms")
         for key, label in (("fused", "fused native, one pass"), ("numpy", "plain NumPy, one pass"),

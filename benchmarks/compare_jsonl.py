@@ -54,5 +54,7 @@ def run(work: Path, records: int, repeat: int) -> dict:
         "records": records, "trace_bytes": size,
         "orchlog_records_per_s": 2 * records / ours["seconds"], "baseline_records_per_s": 2 * records / base["seconds"],
         "orchlog_s": ours["seconds"], "baseline_s": base["seconds"], "speedup": base["seconds"] / ours["seconds"],
+        "orchlog_cpu_s": ours["cpu_seconds"], "baseline_cpu_s": base["cpu_seconds"],
+        "cpu_ratio": base["cpu_seconds"] / ours["cpu_seconds"],
         "orchlog_peak_rss": ours["peak_rss"], "baseline_peak_rss": base["peak_rss"],
     }

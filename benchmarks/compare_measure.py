@@ -23,7 +23,8 @@ def best_of(fn: Callable[[], object], repeat: int) -> float:
 
 
 def in_child(code: str, repeat: int = 1) -> dict:
-    """Run Python `code` in a fresh interpreter `repeat` times; the best time and the peak RSS.
+    """Run Python `code` in a fresh interpreter `repeat` times; the best wall time (with the CPU time
+    of that run, all threads) and the peak RSS.
 
     The code must leave its result in a variable named `result` (any JSON-able
     value); timing covers the whole of `code`, imports excluded.
@@ -32,12 +33,12 @@ def in_child(code: str, repeat: int = 1) -> dict:
         "import json, sys, time\n"
         "sys.path.insert(0, %r)\n"
         "import numpy, orchlog, orchlog.compare\n"
-        "start = time.perf_counter()\n"
+        "start, cpu = time.perf_counter(), time.process_time()\n"
         "%s\n"
-        "elapsed = time.perf_counter() - start\n"
+        "elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu\n"
         # VmHWM, not ru_maxrss: after fork and exec, ru_maxrss still counts the parent's pages.
         "peak = next(int(l.split()[1]) * 1024 for l in open('/proc/self/status') if l.startswith('VmHWM'))\n"
-        "print(json.dumps({'seconds': elapsed, 'peak_rss': peak, 'result': result}))\n"
+        "print(json.dumps({'seconds': elapsed, 'cpu_seconds': cpu, 'peak_rss': peak, 'result': result}))\n"
     ) % (str(ROOT), code)
     runs = []
     for _ in range(repeat):

@@ -65,6 +65,7 @@ class Findings:
         self.worst: list[PairView] = []
         self.tokens: dict[int, _TokenState] = {}
         self.growth_rows = Growth()
+        self._cutoff: int | None = None  # the first token known to diverge: later tokens no longer matter
         self.tracked: list[Tracked] = []
         self._kept: list[tuple[int, int, PairView]] = []  # max-heap on order: (-order, tie, view)
         self._tie = 0
@@ -103,7 +104,7 @@ class Findings:
         is done; its growth rows are only ever shown for a failing token.
         """
         decided = [tok for tok, s in self.tokens.items() if s.decided_fail]
-        cutoff = min(decided) if decided else None
+        self._cutoff = cutoff = min(decided) if decided else None
         for tok in list(self.tokens):
             if cutoff is not None and tok > cutoff:
                 del self.tokens[tok]
@@ -130,7 +131,8 @@ class Findings:
         rows = np.flatnonzero(failed)
         if len(rows):
             rows = rows[np.lexsort((order[rows], tokens[rows]))]
-            firsts = [p for p in rows[run_starts(tokens[rows])] if self._earlier_failure(int(tokens[p]), int(order[p]))]
+            firsts = [p for p in rows[run_starts(tokens[rows])] if self._earlier_failure(int(tokens[p]), int(order[p]))
+                      and (self._cutoff is None or tokens[p] <= self._cutoff)]
             for v in views(np.array(firsts, dtype=np.int64), True):
                 self.tokens.setdefault(-1 if v.token_idx is None else v.token_idx, _TokenState()).first_fail = v
         # The deciding record per token: its logits, else its last record.
