@@ -7,9 +7,19 @@ row by indexing. Code -1 is None.
 """
 from __future__ import annotations
 
+import fnmatch
+import re
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import numpy as np
+
+
+def glob_matcher(patterns: Sequence[str]) -> Callable[[str | None], bool]:
+    """A test for names matching any of the shell-style globs (`*`, `?`, `[...]`); None never matches."""
+    if not patterns:
+        return lambda name: False
+    regex = re.compile("|".join(fnmatch.translate(p) for p in patterns))
+    return lambda name: name is not None and regex.match(name) is not None
 
 
 def _object_array(items: Sequence[Any]) -> np.ndarray:

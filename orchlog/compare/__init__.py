@@ -13,9 +13,7 @@ result / render (the report), dump (--dump-raw), per_token (--per-token).
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import os
-import re
 from typing import Callable
 
 import numpy as np
@@ -31,6 +29,7 @@ from orchlog.compare.namemap import load_maps
 from orchlog.compare.result import DIVERGED, NO_MATCH, OK, CompareReport, InputInfo, Malformed, Unmatched
 from orchlog.compare.tolerances import load_tolerances
 from orchlog.reader import open_trace
+from orchlog.strings import glob_matcher
 from orchlog.trace import Trace
 
 LOGITS_NAMES = ("logits", "*logits*", "result_output", "lm_head", "output")
@@ -87,8 +86,7 @@ def compare(a: Trace | str | os.PathLike[str], b: Trace | str | os.PathLike[str]
     key = opts.key or (trace_a.default_key if trace_a.default_key and trace_a.default_key == trace_b.default_key
                        else DEFAULT_KEY)
     interner = Interner()
-    logits_re = re.compile("|".join(fnmatch.translate(p) for p in opts.logits)) if opts.logits else None
-    is_logits = (lambda name: bool(logits_re.match(name))) if logits_re else (lambda name: False)
+    is_logits = glob_matcher(opts.logits)
     findings = Findings(tolerances, top_n=opts.top, keep=None if opts.detail else opts.max_pairs, detail=opts.detail)
     dumper = Dumper(opts.dump_raw) if opts.dump_raw else None
     aligner = Aligner(trace_a, trace_b, lambda batch: key_matrix(batch, key, interner), names.apply)

@@ -140,7 +140,7 @@ def _tensor_pair(t: PairTable, r: int, track_token: int | None) -> None:
             t.m["rank_a"][r], t.m["rank_b"][r] = rank_of(la, track_token), rank_of(lb, track_token)
 
 
-def measure(a: RecordBatch, b: RecordBatch, ia: np.ndarray, ib: np.ndarray, is_logits: Callable[[str], bool],
+def measure(a: RecordBatch, b: RecordBatch, ia: np.ndarray, ib: np.ndarray, is_logits: Callable[[str | None], bool],
             track_token: int | None = None) -> PairTable:
     """Metrics for the pairs (ia[p], ib[p]) of two batches."""
     n = len(ia)
@@ -153,7 +153,7 @@ def measure(a: RecordBatch, b: RecordBatch, ia: np.ndarray, ib: np.ndarray, is_l
     dtype_mismatch = (dtype_a != dtype_b) & (dtype_a != None) & (dtype_b != None)  # noqa: E711 - elementwise
     t = PairTable(a, b, ia, ib, _nan_columns(n), np.full(n, SUMMARY, dtype=np.int8), hash_state,
                   dtype_mismatch, _shape_mismatch(a, b, ia, ib), numel_mismatch,
-                  a.checkpoint[ia].per_row(lambda name: name is not None and is_logits(name), dtype=bool))
+                  a.checkpoint[ia].per_row(is_logits, dtype=bool))
     settled = (hash_state == 1) & ~dtype_mismatch & ~numel_mismatch
     full = ~settled & a.has_data()[ia] & b.has_data()[ib]
     t.basis[settled], t.basis[full] = HASH, TENSOR

@@ -10,9 +10,7 @@ only leading values are measured on those and marked partial.
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import math
-import re
 from typing import Any, Callable
 
 import numpy as np
@@ -26,6 +24,7 @@ from orchlog.compare.render import fmt
 from orchlog.compare.result import DIVERGED, NO_MATCH, OK, number
 from orchlog.compare.tensors import flat_tensor
 from orchlog.errors import OrchlogError
+from orchlog.strings import glob_matcher
 from orchlog.trace import Diagnostic, Trace
 
 DEFAULT_COS_TOL = 0.999
@@ -132,9 +131,9 @@ class PerTokenReport:
         return out
 
 
-def _logits_only(is_logits: Callable[[str], bool]) -> Callable[[RecordBatch], RecordBatch]:
+def _logits_only(is_logits: Callable[[str | None], bool]) -> Callable[[RecordBatch], RecordBatch]:
     def keep(batch: RecordBatch) -> RecordBatch:
-        rows = np.flatnonzero(batch.checkpoint.per_row(lambda name: name is not None and is_logits(name), dtype=bool))
+        rows = np.flatnonzero(batch.checkpoint.per_row(is_logits, dtype=bool))
         return batch if len(rows) == len(batch) else batch.take(rows)
     return keep
 
@@ -147,10 +146,9 @@ def _vector(batch: RecordBatch, i: int) -> tuple[np.ndarray, bool]:
 def compare_per_token(a: Trace, b: Trace, cos_tol: float = DEFAULT_COS_TOL, key: tuple[str, ...] = ("token_idx",),
                       logits: tuple[str, ...] = ("logits",), track_token: int | None = None, maps: list[str] = (),
                       progress: Callable[[float], None] | None = None) -> PerTokenReport:
-    pattern = re.compile("|".join(fnmatch.translate(p) for p in logits))
     interner = Interner()
     names = load_maps(list(maps))
-    keep = _logits_only(lambda name: bool(pattern.match(name)))
+    keep = _logits_only(glob_matcher(logits))
     aligner = Aligner(a, b, lambda batch: key_matrix(batch, key, interner), lambda batch: keep(names.apply(batch)))
     positions = []
     for rnd in aligner:

@@ -23,12 +23,11 @@ pair fails its threshold (a pair within its threshold is never below warning).
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
-import re
 from typing import Any
 
 from orchlog.compare.tomlfile import load_named, shipped
 from orchlog.errors import OrchlogError
+from orchlog.strings import glob_matcher
 
 TOLERANCES = "orchlog.tolerances"
 TIERS = ("exact", "close", "acceptable", "warning", "fail")
@@ -76,7 +75,7 @@ class Tolerances:
 
     def __post_init__(self) -> None:
         self._cache: dict[str, int] = {}
-        self._regexes = [[re.compile(fnmatch.translate(p)) for p in r.patterns] for r in self.rules]
+        self._matchers = [glob_matcher(r.patterns) for r in self.rules]
 
     @property
     def all_rules(self) -> list[Rule]:
@@ -86,8 +85,7 @@ class Tolerances:
     def index_for(self, checkpoint: str) -> int:
         hit = self._cache.get(checkpoint)
         if hit is None:
-            hit = next((i for i, regexes in enumerate(self._regexes) if any(r.match(checkpoint) for r in regexes)),
-                       len(self.rules))
+            hit = next((i for i, matches in enumerate(self._matchers) if matches(checkpoint)), len(self.rules))
             self._cache[checkpoint] = hit
         return hit
 
