@@ -63,14 +63,33 @@ class LogitsDiff:
         return self.top1_a == self.top1_b
 
 
+@dataclasses.dataclass(frozen=True)
+class Agreement:
+    """What only logits have: each side's top-1, KL from the reference, the tracked token's ranks."""
+
+    top1_a: int
+    top1_b: int
+    kl: float  # NaN when either side holds NaN or Inf
+    rank_a: int | None = None
+    rank_b: int | None = None
+
+
+def agreement(a: np.ndarray, b: np.ndarray, track_token: int | None = None) -> Agreement:
+    """Top-1, KL and ranks for two logits vectors of the same length."""
+    n = a.size
+    if n == 0:
+        return Agreement(-1, -1, math.nan)
+    finite = bool(np.isfinite(a).all() and np.isfinite(b).all())
+    ranks = (None, None)
+    if track_token is not None and 0 <= track_token < n:
+        ranks = (rank_of(a, track_token), rank_of(b, track_token))
+    return Agreement(top1(a), top1(b), kl_divergence(a, b) if finite else math.nan, *ranks)
+
+
 def logits_diff(a: np.ndarray, b: np.ndarray, track_token: int | None = None) -> LogitsDiff:
     """Every logits metric for one position (over the common prefix when the vocabularies differ)."""
     n = min(a.size, b.size)
     a, b = np.asarray(a).reshape(-1)[:n], np.asarray(b).reshape(-1)[:n]
     d = tensor_diff(a, b)
-    finite = bool(np.isfinite(a).all() and np.isfinite(b).all())
-    kl = kl_divergence(a, b) if finite and n else math.nan
-    ranks = (None, None)
-    if track_token is not None and 0 <= track_token < n:
-        ranks = (rank_of(a, track_token), rank_of(b, track_token))
-    return LogitsDiff(d.cosine, d.l2, d.max_abs, d.p99_abs, top1(a) if n else -1, top1(b) if n else -1, kl, *ranks)
+    g = agreement(a, b, track_token)
+    return LogitsDiff(d.cosine, d.l2, d.max_abs, d.p99_abs, g.top1_a, g.top1_b, g.kl, g.rank_a, g.rank_b)

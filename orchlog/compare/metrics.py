@@ -20,11 +20,11 @@ from typing import Callable
 
 import numpy as np
 
-from orchlog.batch import NONE, RecordBatch
-from orchlog.compare.logits import kl_divergence, rank_of, top1
+from orchlog import kernels
+from orchlog.batch import RecordBatch
+from orchlog.compare.logits import agreement, rank_of
 from orchlog.compare.tensor_metrics import TensorDiff, tensor_diff
 from orchlog.compare.tensors import flat_tensor
-from orchlog import kernels
 
 DIFF_COLUMNS = tuple(f.name for f in dataclasses.fields(TensorDiff))
 LOGITS_COLUMNS = ("top1_a", "top1_b", "top1_match", "kl", "rank_a", "rank_b")
@@ -131,13 +131,11 @@ def _tensor_pair(t: PairTable, r: int, track_token: int | None) -> None:
         t.m[c][r] = v
     if t.is_logits[r]:
         n = min(ta.size, tb.size)
-        la, lb = ta[:n], tb[:n]
-        t.m["top1_a"][r], t.m["top1_b"][r] = top1(la), top1(lb)
-        t.m["top1_match"][r] = float(t.m["top1_a"][r] == t.m["top1_b"][r])
-        if np.isfinite(la).all() and np.isfinite(lb).all():
-            t.m["kl"][r] = kl_divergence(la, lb)
-        if track_token is not None and 0 <= track_token < n:
-            t.m["rank_a"][r], t.m["rank_b"][r] = rank_of(la, track_token), rank_of(lb, track_token)
+        g = agreement(ta[:n], tb[:n], track_token)
+        for c in ("top1_a", "top1_b", "kl", "rank_a", "rank_b"):
+            value = getattr(g, c)
+            t.m[c][r] = math.nan if value is None else value
+        t.m["top1_match"][r] = float(g.top1_a == g.top1_b)
 
 
 def measure(a: RecordBatch, b: RecordBatch, ia: np.ndarray, ib: np.ndarray, is_logits: Callable[[str | None], bool],
@@ -166,9 +164,3 @@ def measure(a: RecordBatch, b: RecordBatch, ia: np.ndarray, ib: np.ndarray, is_l
         _summary(t, summary)
     return t
 
-
-def nan_to_none(v: float) -> float | None:
-    return None if v is None or math.isnan(v) else float(v)
-
-
-__all__ = ["BASES", "COLUMNS", "PairTable", "measure", "NONE"]
