@@ -34,6 +34,8 @@ def token_text(tok: int | None) -> str:
 
 def verdict_line(v: PairView) -> str:
     if v.tier == "unknown":
+        if v.hash != "differs":
+            return f"not measured: nothing on both sides gives {v.metric}"
         rms = f" (rms {fmt(v.metrics.get('rms_a'))} vs {fmt(v.metrics.get('rms_b'))})"
         return f"differs, magnitude unknown{rms if 'rms_a' in v.metrics else ''}"
     bound = " (at least: leading values and stats only)" if v.basis == "summary" and v.metric == "max_abs" else ""

@@ -72,3 +72,16 @@ def test_the_tracked_token_rank_is_reported_per_logits_position(tmp_path):
     assert [r["token_idx"] for r in ranks] == [0, 1, 2]
     assert ranks[0]["rank_a"] == ranks[0]["rank_b"]
     assert "TRACKED TOKEN 3" in str(report)
+
+
+def test_pairs_whose_hashes_differ_with_nothing_else_say_so_with_each_sides_rms(tmp_path):
+    import json as _json
+
+    def write(path, blake3):
+        doc = {"name": "attn_out", "shape": [4], "dtype": "f32", "blake3": blake3, "rms": 0.5, "num_elements": 4,
+               "seq": 0, "layer": 1, "stage": "attn_out"}
+        path.write_text(_json.dumps(doc) + "\n")
+        return path
+    report = compare(write(tmp_path / "a.jsonl", "a" * 64), write(tmp_path / "b.jsonl", "b" * 64))
+    assert report and report.findings.counts[-1] == 1  # unknown is not a failure
+    assert "differs, magnitude unknown (rms 0.5 vs 0.5)" in str(report)
