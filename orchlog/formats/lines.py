@@ -16,6 +16,12 @@ CHUNK_BYTES = 4 << 20
 _C_NONFINITE = re.compile(rb'(?<![\w".])(-?)(nan|inf(?:inity)?)(?![\w"])', re.IGNORECASE)
 
 
+def _json_nonfinite(m: re.Match[bytes]) -> bytes:
+    if m[2].lower() == b"nan":
+        return b"NaN"  # -nan is a NaN all the same
+    return m[1] + b"Infinity"
+
+
 def loads_line(line: bytes) -> Any:
     """One JSON line: orjson for speed, then the standard parser (NaN and Infinity literals),
     then C's `nan`/`inf` spellings; the standard parser's error is the one raised."""
@@ -26,8 +32,7 @@ def loads_line(line: bytes) -> Any:
     try:
         return json.loads(line)
     except json.JSONDecodeError as first:
-        fixed = _C_NONFINITE.sub(lambda m: b"-Infinity" if m[1] and m[2].lower() != b"nan" else
-                                 (b"Infinity" if m[2].lower() != b"nan" else b"NaN"), line)
+        fixed = _C_NONFINITE.sub(_json_nonfinite, line)
         if fixed != line:
             try:
                 return json.loads(fixed)
