@@ -6,8 +6,9 @@ from pathlib import Path
 from typing import Iterator
 
 from orchlog import formats
+from orchlog.batch import RecordBatch
 from orchlog.errors import OrchlogError
-from orchlog.trace import Trace, TraceRecord
+from orchlog.trace import Location, Trace, TraceRecord
 
 
 def open_trace(path: str | os.PathLike[str]) -> Trace:
@@ -17,6 +18,8 @@ def open_trace(path: str | os.PathLike[str]) -> Trace:
         raise OrchlogError(f"{p} does not exist")
     if p.is_dir():
         return _open_directory(p)
+    if not os.access(p, os.R_OK):
+        raise OrchlogError(f"{p} is not readable (permission denied)")
     return formats.detect(p).open(p)
 
 
@@ -29,26 +32,37 @@ def _trace_files(root: Path) -> list[Path]:
 
 
 def _open_directory(root: Path) -> Trace:
-    members: list[Trace] = []
-    skipped: list[tuple[Path, str]] = []
+    found: list[tuple[Path, formats.Format | None, str]] = []
     for f in _trace_files(root):
         try:
-            members.append(formats.detect(f).open(f))
+            found.append((f, formats.detect(f), ""))
         except OrchlogError as exc:
-            skipped.append((f, str(exc)))
+            found.append((f, None, str(exc)))
+    # Files a format reads along with its own (metadata.json beside logits) are not strays.
+    companions = {(f.parent, name) for f, fmt, _ in found if fmt for name in fmt.companions}
+    members = [fmt.open(f) for f, fmt, _ in found if fmt]
     if not members:
         raise OrchlogError(f"{root}: no trace files inside")
-    kinds = sorted({m.format for m in members})
 
-    def records(trace: Trace) -> Iterator[TraceRecord]:
+    def batches(trace: Trace) -> Iterator[RecordBatch]:
+        done = 0
         for m in members:
-            yield from m
+            for batch in m.batches():
+                trace.bytes_read = done + m.bytes_read
+                yield batch
+            done += m.size or 0
+            trace.bytes_read = done
             trace.headers.extend(m.headers)
             trace.diagnostics.extend(m.diagnostics)
 
-    trace = Trace(str(root), "+".join(kinds), records)
-    from orchlog.trace import Location
-
-    for f, why in skipped:
-        trace.report(Location(str(f)), f"not read: {why}")
+    kinds = sorted({m.format for m in members})
+    trace = Trace(str(root), "+".join(kinds), batches=batches, size=sum(m.size or 0 for m in members))
+    keys = {m.default_key for m in members}
+    trace.default_key = keys.pop() if len(keys) == 1 else None
+    for f, fmt, why in found:
+        if fmt is None and (f.parent, f.name) not in companions:
+            trace.report(Location(str(f)), f"not read: {why}")
     return trace
+
+
+__all__ = ["open_trace", "Trace", "TraceRecord"]

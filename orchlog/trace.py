@@ -7,11 +7,15 @@ instead of raising, so one bad line never hides the rest of a trace.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Iterator
+import os
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 import numpy as np
 
 from orchlog.schema_gen import Stats
+
+if TYPE_CHECKING:
+    from orchlog.batch import RecordBatch
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,7 +79,9 @@ class TraceRecord:
         return self.loader is not None
 
     def raw_bytes(self) -> bytes | memoryview | None:
-        """The full tensor bytes as stored (little-endian, own dtype), or None without data."""
+        """The full tensor bytes as stored (little-endian, own dtype), or None without data.
+
+        Large tensors may come back as a read-only view of the file mapped into memory."""
         return None if self.loader is None else self.loader()
 
     def tensor(self) -> np.ndarray | None:
@@ -105,14 +111,26 @@ class TraceRecord:
 
 
 class Trace:
-    """An opened trace: iterate it for records; header and diagnostics fill in as you go."""
+    """An opened trace: iterate it for records (or `batches()` for columns); header and diagnostics fill in as you go.
 
-    def __init__(self, path: str, fmt: str, records: Callable[["Trace"], Iterator[TraceRecord]]) -> None:
+    A format gives either `records` (a generator of TraceRecords) or `batches`
+    (a generator of RecordBatches); both ways of reading work on either.
+    Readers advance `bytes_read` through the file on disk so that callers can
+    show progress and keep two traces in step.
+    """
+
+    def __init__(self, path: str, fmt: str, records: Callable[["Trace"], Iterator[TraceRecord]] | None = None, *,
+                 batches: Callable[["Trace"], Iterator["RecordBatch"]] | None = None, size: int | None = None) -> None:
         self.path = path
         self.format = fmt
         self.headers: list[dict[str, Any]] = []
         self.diagnostics: list[Diagnostic] = []
+        self.bytes_read = 0
+        self.size = size if size is not None else _file_size(path)
         self._records = records
+        self._batches = batches
+        # The key a format's records align on when both sides are that format (None: compare's default).
+        self.default_key: tuple[str, ...] | None = None
 
     @property
     def header(self) -> dict[str, Any] | None:
@@ -121,12 +139,57 @@ class Trace:
     def report(self, location: Location, message: str, fatal: bool = False) -> None:
         self.diagnostics.append(Diagnostic(location, message, fatal))
 
+    def progress(self) -> float:
+        """How far through the trace's bytes on disk the reader has got, from 0 to 1."""
+        return min(1.0, self.bytes_read / self.size) if self.size else 0.0
+
     def __iter__(self) -> Iterator[TraceRecord]:
         order = 0
-        for rec in self._records(self):
+        if self._records is not None:
+            source: Iterator[TraceRecord] = self._records(self)
+        else:
+            source = (rec for batch in self._batches(self) for rec in batch.records())  # type: ignore[misc]
+        for rec in source:
             rec.order = order
             order += 1
             yield rec
 
+    def batches(self, rows: int = 4096, values: int = 1 << 22) -> Iterator["RecordBatch"]:
+        """The records as RecordBatches; when the format yields records, a batch ends at
+        `rows` records or `values` inline values, whichever comes first."""
+        from orchlog.batch import RecordBatch
+
+        if self._batches is not None:
+            source: Iterator[RecordBatch] = self._batches(self)
+        else:
+            chunks = _chunks(self._records(self), rows, values)  # type: ignore[misc]
+            source = (RecordBatch.from_records(chunk) for chunk in chunks)
+        order = 0
+        for batch in source:
+            if len(batch):
+                batch.order = np.arange(order, order + len(batch), dtype=np.int64)
+                order += len(batch)
+                yield batch
+
     def __repr__(self) -> str:
         return f"Trace({self.path!r}, format={self.format!r})"
+
+
+def _chunks(items: Iterator[TraceRecord], rows: int, values: int) -> Iterator[list[TraceRecord]]:
+    chunk: list[TraceRecord] = []
+    held = 0
+    for item in items:
+        chunk.append(item)
+        held += 0 if item.values is None else len(item.values)
+        if len(chunk) >= rows or held >= values:
+            yield chunk
+            chunk, held = [], 0
+    if chunk:
+        yield chunk
+
+
+def _file_size(path: str) -> int | None:
+    try:
+        return os.path.getsize(path) if os.path.isfile(path) else None
+    except OSError:
+        return None

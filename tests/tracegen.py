@@ -44,3 +44,13 @@ def write_parquet(path: Path, records: Iterable[RecordInput], head: HeaderInput 
         for r in records:
             w.append(record_values(r))
     return path
+
+
+def write_json_lines(path: Path, docs: Iterable[dict], gz: bool = False) -> Path:
+    """One JSON object per line (legacy formats), optionally gzipped."""
+    import gzip
+    import json
+
+    text = "".join(json.dumps(d) + "\n" for d in docs).encode()
+    path.write_bytes(gzip.compress(text) if gz else text)
+    return path

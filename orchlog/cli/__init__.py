@@ -16,7 +16,7 @@ from orchlog import __version__
 from orchlog.errors import OrchlogError
 
 # Subcommand modules, in the order `orchlog --help` lists them.
-COMMANDS = ["codegen", "pack"]
+COMMANDS = ["compare", "show", "validate", "pack", "codegen"]
 
 EXIT_OK, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 

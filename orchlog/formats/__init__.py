@@ -9,8 +9,12 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import importlib
+import json
+import re
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
+
+import orjson
 
 from orchlog.errors import OrchlogError
 from orchlog.trace import Trace
@@ -25,11 +29,13 @@ class Format:
     sniff: Callable[[Path, bytes], bool]  # (path, first bytes, decompressed) -> is it mine?
     open: Callable[[Path], Trace]
     priority: int = 50  # lower asks first; specific formats before permissive ones
+    companions: tuple[str, ...] = ()  # files read along with this format's files (e.g. metadata.json)
 
 
 _FORMATS: list[Format] = []
 # Modules that register formats; imported on first use so that `import orchlog` stays light.
-_MODULES = ["orchlog.formats.orchlog_frames", "orchlog.formats.orchlog_jsonl", "orchlog.formats.parquet"]
+_MODULES = ["orchlog.formats.orchlog_frames", "orchlog.formats.orchlog_jsonl", "orchlog.formats.parquet",
+            "orchlog.formats.legacy_checkpoint", "orchlog.formats.legacy_trace", "orchlog.formats.legacy_logits"]
 _loaded = False
 
 
@@ -59,6 +65,41 @@ def is_gzip(path: Path) -> bool:
 def open_binary(path: Path):
     """A binary file object, transparently gunzipped."""
     return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
+
+
+def disk_position(f) -> int:
+    """Bytes of the file on disk consumed so far (the compressed position for gzip)."""
+    raw = getattr(f, "fileobj", None) if isinstance(f, gzip.GzipFile) else f
+    try:
+        return (raw or f).tell()
+    except (OSError, ValueError):
+        return 0
+
+
+_KEY = re.compile(rb'"([A-Za-z_][A-Za-z0-9_]*)"\s*:')
+
+
+def first_object(head: bytes) -> tuple[dict[str, Any] | None, set[str]]:
+    """The first JSON object of a file's head and its keys, for sniffing.
+
+    When the first line is not a whole object (a pretty-printed file, or a
+    line longer than the head) the object is None and the keys are the
+    quoted names followed by a colon near the start.
+    """
+    body = head.lstrip()
+    if not body.startswith(b"{"):
+        return None, set()
+    line = body.split(b"\n", 1)[0]
+    try:
+        doc = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        try:
+            doc = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            doc = None
+    if isinstance(doc, dict):
+        return doc, set(doc)
+    return None, {m.decode() for m in _KEY.findall(body[:4096])}
 
 
 def read_head(path: Path, n: int = HEAD_BYTES) -> bytes:

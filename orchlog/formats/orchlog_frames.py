@@ -6,6 +6,7 @@ multi-gigabyte trace costs what its metadata costs.
 """
 from __future__ import annotations
 
+import mmap
 import os
 import struct
 import threading
@@ -15,7 +16,7 @@ from typing import Any, BinaryIO, Iterator
 
 import numpy as np
 
-from orchlog.formats import Format, is_gzip, open_binary, register
+from orchlog.formats import Format, disk_position, is_gzip, open_binary, register
 from orchlog.formats.orchlog_jsonl import record_from
 from orchlog.trace import Location, Trace, TraceRecord
 
@@ -23,6 +24,8 @@ HEADER_MARK = b"\xa7orchlog"
 RECORD_MARK = b"\xaacheckpoint"
 _MAP_STARTS = {0xDE, 0xDF} | set(range(0x80, 0x90))
 _RESYNC_CHUNK = 1 << 20
+MAP_FROM = 1 << 20  # tensors of at least this many bytes are memory-mapped instead of read
+_POPULATE = getattr(mmap, "MAP_POPULATE", 0)  # Linux: map every page up front instead of faulting one by one
 
 
 class _Truncated(Exception):
@@ -164,6 +167,19 @@ def _preadinto(fd: int, offset: int, buffer: memoryview) -> int:
     return done
 
 
+def _map(f: BinaryIO, offset: int, length: int) -> memoryview:
+    """The bytes [offset, offset + length) of an open file, mapped rather than copied.
+
+    Large tensors are then read straight from the page cache by whatever
+    consumes them, with no copy in between; the mapping lives as long as
+    the returned view (and any array made from it).
+    """
+    start = offset - offset % mmap.ALLOCATIONGRANULARITY
+    mapped = mmap.mmap(f.fileno(), length + offset - start, flags=mmap.MAP_SHARED | _POPULATE, prot=mmap.PROT_READ,
+                       offset=start)
+    return memoryview(mapped)[offset - start:]
+
+
 class _TensorBytes:
     """Reads tensor bytes out of one stream file through a single handle opened on first use.
 
@@ -182,16 +198,26 @@ class _TensorBytes:
         self._lock = threading.Lock()
 
     def read(self, offset: int, length: int) -> memoryview:
+        if not self.gz and length >= MAP_FROM:
+            with self._lock:
+                f = self._open()
+            if offset + length <= os.fstat(f.fileno()).st_size:
+                return _map(f, offset, length)
         data = memoryview(bytearray(length))
         self.readinto(offset, data)
         return data.toreadonly()
 
+    def _open(self) -> BinaryIO:
+        """The shared handle, opened on first use (call with the lock held)."""
+        if self._file is None:
+            self._file = open_binary(Path(self.path))
+            weakref.finalize(self, self._file.close)
+        return self._file
+
     def readinto(self, offset: int, buffer: memoryview) -> None:
         """Fill buffer with the bytes at offset; OSError when the file ends first."""
         with self._lock:
-            if self._file is None:
-                self._file = open_binary(Path(self.path))
-                weakref.finalize(self, self._file.close)
+            self._open()
             if self.gz:
                 self._file.seek(offset)
                 got = self._file.readinto(buffer)
@@ -225,6 +251,7 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
         dec = _Decoder(f, None if gz else path.stat().st_size)
         while True:
             start = f.tell()
+            trace.bytes_read = disk_position(f)
             if not f.read(1):
                 return
             f.seek(start)

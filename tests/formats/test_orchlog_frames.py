@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gzip
+import mmap
 
 import numpy as np
 import pytest
@@ -73,3 +74,12 @@ def test_a_tensor_cut_short_after_reading_the_frame_is_an_oserror_that_says_wher
     path.write_bytes(path.read_bytes()[:-8])
     with pytest.raises(OSError, match=r"tensor at byte \d+ is cut short"):
         rec.raw_bytes()
+
+
+def test_large_tensors_are_mapped_from_the_file_not_copied(tmp_path):
+    big = np.random.default_rng(1).standard_normal(1 << 19).astype(np.float32)  # 2 MiB
+    path = write_frames(tmp_path / "t.bin", [record("small", np.ones(4, np.float32)), record("big", big)])
+    small, large = open_trace(path)
+    assert isinstance(large.raw_bytes().obj, mmap.mmap)
+    assert not isinstance(small.raw_bytes().obj, mmap.mmap)
+    np.testing.assert_array_equal(large.tensor(), big)

@@ -1,0 +1,109 @@
+"""PairView: one pair, lifted out of the round's columns for the report."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from orchlog.batch import NONE
+from orchlog.compare.grading import TIER_NAMES, Grades
+from orchlog.compare.metrics import BASES, COLUMNS, PairTable
+from orchlog.compare.tolerances import Tolerances
+from orchlog.trace import TraceRecord
+
+LEADING = 8  # values shown side by side
+
+
+def _opt(v: int) -> int | None:
+    return None if v == NONE else int(v)
+
+
+def exec_order(t: PairTable) -> np.ndarray:
+    """Execution order of each pair: the reference record's emitter counter, else its place in the file."""
+    seq = t.a.seq[t.ia]
+    return np.where(seq >= 0, seq, t.a.order[t.ia])
+
+
+@dataclasses.dataclass
+class PairView:
+    checkpoint: str
+    layer: int | None
+    stage: str | None
+    token_idx: int | None
+    step: int | None
+    rank: int
+    order: int
+    tier: str
+    severity: float
+    metric: str
+    value: float
+    rule: str
+    reason: str
+    basis: str
+    hash: str | None  # "equal", "differs", or None when a side has no hash
+    metrics: dict[str, float]
+    names: tuple[str, str]  # each side's own checkpoint name (before --map)
+    dtypes: tuple[str | None, str | None]
+    shapes: tuple[tuple[int, ...] | None, tuple[int, ...] | None]
+    locations: tuple[str, str]
+    values: tuple[list[float], list[float]]
+    mismatches: tuple[str, ...]  # "dtype", "shape", "numel"
+    records: tuple[TraceRecord, TraceRecord] | None = None  # kept only where tensors may be dumped
+
+    @property
+    def failed(self) -> bool:
+        return self.tier == "fail"
+
+    def where(self) -> str:
+        parts = [self.checkpoint]
+        if self.layer is not None:
+            parts.append(f"layer {self.layer}")
+        if self.stage is not None and self.stage != self.checkpoint:
+            parts.append(f"stage {self.stage}")
+        if self.token_idx is not None:
+            parts.append(f"token {self.token_idx}")
+        if self.step is not None:
+            parts.append(f"step {self.step}")
+        if self.rank:
+            parts.append(f"rank {self.rank}")
+        return ", ".join(parts)
+
+    def key(self) -> dict[str, Any]:
+        return {"checkpoint": self.checkpoint, "layer": self.layer, "stage": self.stage,
+                "token_idx": self.token_idx, "step": self.step, "rank": self.rank}
+
+
+def make_views(t: PairTable, g: Grades, rows: np.ndarray, tolerances: Tolerances, order: np.ndarray,
+               keep_records: bool = False) -> list[PairView]:
+    """Views of the pairs `rows` of a round (column work done once for all of them)."""
+    rows = np.asarray(rows, dtype=np.int64)
+    if not len(rows):
+        return []
+    a, b, ia, ib = t.a, t.b, t.ia[rows], t.ib[rows]
+    rules = tolerances.all_rules
+    block = np.column_stack([t.m[c][rows] for c in COLUMNS]).tolist()
+    flags = np.column_stack([t.dtype_mismatch[rows], t.shape_mismatch[rows], t.numel_mismatch[rows]]).tolist()
+    names_a, names_b = a.checkpoint[ia].tolist(), b.checkpoint[ib].tolist()
+    own_a, own_b = a.renamed_from[ia].tolist(), b.renamed_from[ib].tolist()
+    cols = {name: getattr(a, name)[ia].tolist() for name in ("layer", "token_idx", "step", "rank")}
+    stage, dtype_a, dtype_b = a.stage[ia].tolist(), a.dtype[ia].tolist(), b.dtype[ib].tolist()
+    tier, sev, value = g.tier[rows].tolist(), g.severity[rows].tolist(), g.value[rows].tolist()
+    rule_idx = g.rule[rows].tolist()
+    basis, state, where = t.basis[rows].tolist(), t.hash_state[rows].tolist(), order[rows].tolist()
+    out = []
+    for k, (p, i, j) in enumerate(zip(rows.tolist(), ia.tolist(), ib.tolist())):
+        rule = rules[rule_idx[k]]
+        out.append(PairView(
+            checkpoint=names_a[k], layer=_opt(cols["layer"][k]), stage=stage[k], token_idx=_opt(cols["token_idx"][k]),
+            step=_opt(cols["step"][k]), rank=cols["rank"][k], order=where[k], tier=TIER_NAMES[tier[k]],
+            severity=sev[k], metric=rule.metric, value=value[k], rule=rule.name, reason=g.reason[p],
+            basis=BASES[basis[k]], hash={1: "equal", 0: "differs"}.get(state[k]),
+            metrics={c: v for c, v in zip(COLUMNS, block[k]) if v == v},  # v == v: not NaN
+            names=(own_a[k] or names_a[k], own_b[k] or names_b[k]), dtypes=(dtype_a[k], dtype_b[k]),
+            shapes=(a.shape_of(i), b.shape_of(j)), locations=(str(a.location(i)), str(b.location(j))),
+            values=(a.row_values(i)[:LEADING].tolist(), b.row_values(j)[:LEADING].tolist()),
+            mismatches=tuple(kind for kind, flag in zip(("dtype", "shape", "numel"), flags[k]) if flag),
+            records=(a.record(i), b.record(j)) if keep_records else None,
+        ))
+    return out

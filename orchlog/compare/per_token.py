@@ -1,0 +1,170 @@
+"""Per-token logits parity: one line per position, and the first position whose cosine drops below a bound.
+
+    orchlog compare --per-token ref_logits.jsonl.gz ours_logits.jsonl.gz --cos-tol 0.999
+
+Only the logits records of each trace take part (checkpoints matching the
+logits globs); they align on token_idx by default. Each position gets the
+logits metrics of orchlog.compare.logits. Positions where a side carries
+only leading values are measured on those and marked partial.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Callable
+
+import numpy as np
+
+from orchlog.batch import NONE, RecordBatch
+from orchlog.compare.align import Aligner
+from orchlog.compare.keys import Interner, key_matrix
+from orchlog.compare.logits import LogitsDiff, logits_diff
+from orchlog.compare.namemap import load_maps
+from orchlog.compare.render import fmt
+from orchlog.compare.result import DIVERGED, NO_MATCH, OK, number
+from orchlog.compare.tensors import flat_tensor
+from orchlog.errors import OrchlogError
+from orchlog.strings import glob_matcher
+from orchlog.trace import Diagnostic, Trace
+
+DEFAULT_COS_TOL = 0.999
+
+
+@dataclasses.dataclass(frozen=True)
+class Position:
+    token_idx: int | None
+    diff: LogitsDiff
+    partial: bool  # measured on leading values, not whole logits
+    locations: tuple[str, str]
+
+
+@dataclasses.dataclass
+class PerTokenReport:
+    positions: list[Position]
+    cos_tol: float
+    paths: tuple[str, str]
+    unmatched: tuple[int, int]
+    malformed: list[tuple[str, Diagnostic]]
+    track_token: int | None = None
+
+    @property
+    def first_divergence(self) -> Position | None:
+        return next((p for p in self.positions if not p.diff.cosine >= self.cos_tol), None)
+
+    @property
+    def status(self) -> str:
+        if not self.positions:
+            return NO_MATCH
+        return DIVERGED if self.first_divergence is not None else OK
+
+    def __bool__(self) -> bool:
+        return self.status == OK
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self else 1
+
+    @property
+    def max_absolute_diff(self) -> float:
+        values = [p.diff.max_abs for p in self.positions if not math.isnan(p.diff.max_abs)]
+        return max(values) if values else math.nan
+
+    def _line(self, p: Position) -> str:
+        d = p.diff
+        ok = d.cosine >= self.cos_tol
+        ranks = f" rank={d.rank_a}->{d.rank_b}" if d.rank_a is not None else ""
+        partial = " (leading values only)" if p.partial else ""
+        return (f"{'ok  ' if ok else 'FAIL'} t={'-' if p.token_idx is None else p.token_idx} cosine={d.cosine:.6f} "
+                f"l2={fmt(d.l2)} max_abs={fmt(d.max_abs)} top1={'match' if d.top1_match else 'differ'} "
+                f"kl={fmt(d.kl)}{ranks}{partial}")
+
+    def __str__(self) -> str:
+        out = [f"per-token logits parity: a={self.paths[0]} b={self.paths[1]} (cos-tol {self.cos_tol:g})"]
+        first = self.first_divergence
+        for p in self.positions:
+            out.append(self._line(p))
+            if p is first:
+                out.append(f"     ^ first divergence at token {p.token_idx}")
+        if self.unmatched != (0, 0):
+            out.append(f"positions only in a: {self.unmatched[0]}, only in b: {self.unmatched[1]}")
+        out += [f"malformed input ({side}): {d}" for side, d in self.malformed]
+        out.append(f"max absolute diff: {fmt(self.max_absolute_diff)}")
+        if self.status == NO_MATCH:
+            out.append("RESULT: no logits positions matched (check --key and --logits)")
+        elif first is None:
+            out.append(f"RESULT: ok, all {len(self.positions)} positions have cosine >= {self.cos_tol:g}")
+        else:
+            out.append(f"RESULT: diverged: first divergence at token {first.token_idx}")
+        return "\n".join(out) + "\n"
+
+    def to_markdown(self) -> str:
+        rows = ["| token | cosine | l2 | max_abs | top1 | kl |", "|---:|---:|---:|---:|---|---:|"]
+        rows += [f"| {p.token_idx} | {p.diff.cosine:.6f} | {fmt(p.diff.l2)} | {fmt(p.diff.max_abs)} | "
+                 f"{'match' if p.diff.top1_match else 'differ'} | {fmt(p.diff.kl)} |" for p in self.positions]
+        first = self.first_divergence
+        head = f"**first divergence at token {first.token_idx}**" if first else "**all positions within tolerance**"
+        return "\n".join(["# orchlog compare --per-token", "", head, "", *rows]) + "\n"
+
+    def to_json(self) -> dict[str, Any]:
+        first = self.first_divergence
+        d = [p.diff for p in self.positions]
+        out: dict[str, Any] = {
+            "status": self.status,
+            "first_divergence_token": None if first is None else first.token_idx,
+            "per_token_cosine_sim": [number(x.cosine) for x in d],
+            "per_token_l2_dist": [number(x.l2) for x in d],
+            "max_absolute_diff": number(self.max_absolute_diff),
+            "threshold": self.cos_tol,
+            "token_idx": [p.token_idx for p in self.positions],
+            "per_token_max_abs": [number(x.max_abs) for x in d],
+            "per_token_p99_abs": [number(x.p99_abs) for x in d],
+            "per_token_top1_match": [x.top1_match for x in d],
+            "per_token_kl": [number(x.kl) for x in d],
+            "partial": [p.partial for p in self.positions],
+            "unmatched": {"a": self.unmatched[0], "b": self.unmatched[1]},
+            "malformed": [{"input": side, "location": str(m.location), "message": m.message}
+                          for side, m in self.malformed],
+        }
+        if self.track_token is not None:
+            out["tracked_token"] = {"id": self.track_token, "rank_a": [x.rank_a for x in d],
+                                    "rank_b": [x.rank_b for x in d]}
+        return out
+
+
+def _logits_only(is_logits: Callable[[str | None], bool]) -> Callable[[RecordBatch], RecordBatch]:
+    def keep(batch: RecordBatch) -> RecordBatch:
+        rows = np.flatnonzero(batch.checkpoint.per_row(is_logits, dtype=bool))
+        return batch if len(rows) == len(batch) else batch.take(rows)
+    return keep
+
+
+def _vector(batch: RecordBatch, i: int) -> tuple[np.ndarray, bool]:
+    full = flat_tensor(batch, i)
+    return (full, False) if full is not None else (batch.row_values(i), True)
+
+
+def compare_per_token(a: Trace, b: Trace, cos_tol: float = DEFAULT_COS_TOL, key: tuple[str, ...] = ("token_idx",),
+                      logits: tuple[str, ...] = ("logits",), track_token: int | None = None, maps: list[str] = (),
+                      progress: Callable[[float], None] | None = None) -> PerTokenReport:
+    interner = Interner()
+    names = load_maps(list(maps))
+    keep = _logits_only(glob_matcher(logits))
+    aligner = Aligner(a, b, lambda batch: key_matrix(batch, key, interner), lambda batch: keep(names.apply(batch)))
+    positions = []
+    for rnd in aligner:
+        for i, j in zip(rnd.ia, rnd.ib):
+            (va, pa), (vb, pb) = _vector(rnd.a, int(i)), _vector(rnd.b, int(j))
+            tok = rnd.a.token_idx[i]
+            positions.append(Position(None if tok == NONE else int(tok), logits_diff(va, vb, track_token), pa or pb,
+                                      (str(rnd.a.location(int(i))), str(rnd.b.location(int(j))))))
+        if progress:
+            progress((a.progress() + b.progress()) / 2)
+    read_a, read_b = aligner.rows_read
+    if read_a == 0 or read_b == 0:
+        empty = a.path if read_a == 0 else b.path
+        raise OrchlogError(f"{empty}: no logits records (checkpoints matching {', '.join(logits)}); "
+                           "name them with --logits GLOB")
+    positions.sort(key=lambda p: -1 if p.token_idx is None else p.token_idx)
+    malformed = [(side, d) for side, t in (("a", a), ("b", b)) for d in t.diagnostics]
+    return PerTokenReport(positions, cos_tol, (a.path, b.path), (len(aligner.leftover_a), len(aligner.leftover_b)),
+                          malformed, track_token)

@@ -1,0 +1,161 @@
+"""CompareReport: everything `orchlog compare` found, as a value; JSON with stable keys.
+
+`bool(report)` is True when every pair is within tolerance; `str(report)` is
+the text report; `to_json()` is the machine-readable form documented in
+docs/compare.md ("JSON output"). Keys are only ever added, never renamed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+from orchlog.compare.divergence import Findings, Tracked
+from orchlog.compare.growth import GrowthRow
+from orchlog.compare.grading import TIER_NAMES
+from orchlog.compare.metrics import BASES
+from orchlog.compare.pairview import PairView
+from orchlog.compare.tolerances import Tolerances
+from orchlog.trace import Diagnostic
+
+REPORT_VERSION = "orchlog-compare/1"
+OK, DIVERGED, NO_MATCH = "ok", "diverged", "no_match"
+
+
+@dataclasses.dataclass
+class InputInfo:
+    path: str
+    format: str
+    records: int
+    team: str | None
+    producer: str | None
+
+
+@dataclasses.dataclass
+class Unmatched:
+    side: str
+    key: dict[str, Any]
+    name: str  # the checkpoint name as that side wrote it
+    location: str
+
+
+@dataclasses.dataclass
+class Malformed:
+    side: str
+    diagnostic: Diagnostic
+
+
+@dataclasses.dataclass
+class CompareReport:
+    status: str
+    inputs: tuple[InputInfo, InputInfo]
+    key: tuple[str, ...]
+    maps: list[str]
+    tolerances: Tolerances
+    findings: Findings
+    diverging_token: int | None  # -1: records that belong to no single token
+    decided_by: str | None  # "logits", "last_checkpoint" or "first_failure"
+    first: PairView | None
+    growth: list[GrowthRow]
+    unmatched: list[Unmatched]
+    malformed: list[Malformed]
+    track_token: int | None = None
+    dumped: list[str] = dataclasses.field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return self.status == OK
+
+    def __str__(self) -> str:
+        from orchlog.compare.render import render_text
+
+        return render_text(self)
+
+    def to_markdown(self) -> str:
+        from orchlog.compare.render import render_markdown
+
+        return render_markdown(self)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self else 1
+
+    def unmatched_on(self, side: str) -> list[Unmatched]:
+        return [u for u in self.unmatched if u.side == side]
+
+    def to_json(self) -> dict[str, Any]:
+        f = self.findings
+        first = None
+        if self.first is not None:
+            first = {**pair_json(self.first), "token_idx": self.first.token_idx, "decided_by": self.decided_by,
+                     "growth": [growth_json(r) for r in self.growth]}
+        return {
+            "report": REPORT_VERSION,
+            "status": self.status,
+            "inputs": {side: dataclasses.asdict(info) for side, info in zip("ab", self.inputs)},
+            "key": list(self.key),
+            "maps": self.maps,
+            "tolerances": {"source": self.tolerances.source,
+                           "rules": [rule_json(r) for r in self.tolerances.all_rules]},
+            "counts": {
+                "pairs": f.pairs,
+                "tiers": {name: int(c) for name, c in zip(TIER_NAMES, f.counts)},
+                "basis": {name: int(c) for name, c in zip(BASES, f.bases)},
+                "mismatched": dict(f.mismatch_counts),
+                "unmatched_a": len(self.unmatched_on("a")),
+                "unmatched_b": len(self.unmatched_on("b")),
+                "malformed": len(self.malformed),
+            },
+            "first_divergence": first,
+            "worst": [pair_json(v) for v in f.worst],
+            "pairs": [pair_json(v) for v in f.kept_pairs()],
+            "pairs_omitted": f.kept_dropped,
+            "unmatched": {side: [{**u.key, "name": u.name, "location": u.location} for u in self.unmatched_on(side)]
+                          for side in "ab"},
+            "malformed": [malformed_json(m) for m in self.malformed],
+            "tracked_token": None if self.track_token is None else {
+                "id": self.track_token, "positions": [dataclasses.asdict(t) for t in f.tracked]},
+            "dumped": self.dumped,
+        }
+
+
+def number(v: float | None) -> float | str | None:
+    """A float for JSON: non-finite values as the strings orchlog JSONL uses."""
+    if v is None:
+        return None
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "Infinity" if v > 0 else "-Infinity"
+    return v
+
+
+def pair_json(v: PairView) -> dict[str, Any]:
+    return {
+        **v.key(), "order": v.order, "tier": v.tier, "metric": v.metric, "value": number(v.value), "rule": v.rule,
+        "reason": v.reason, "basis": v.basis, "hash": v.hash,
+        "metrics": {k: number(x) for k, x in v.metrics.items()},
+        "names": dict(zip("ab", v.names)), "dtypes": dict(zip("ab", v.dtypes)),
+        "shapes": {s: None if sh is None else list(sh) for s, sh in zip("ab", v.shapes)},
+        "locations": dict(zip("ab", v.locations)),
+        "values": {s: [number(x) for x in vals] for s, vals in zip("ab", v.values)},
+        "mismatches": list(v.mismatches),
+    }
+
+
+def growth_json(r: GrowthRow) -> dict[str, Any]:
+    return {"label": r.label, "layer": r.layer, "pairs": r.pairs, "failed": r.failed, "max_abs": number(r.max_abs),
+            "min_cosine": number(r.min_cosine), "worst_tier": r.worst_tier, "worst_checkpoint": r.worst_checkpoint}
+
+
+def rule_json(r) -> dict[str, Any]:
+    return {"name": r.name, "match": list(r.patterns), "metric": r.metric, "threshold": r.threshold,
+            "cos_tol": r.cos_tol, "tiers": list(r.bounds)}
+
+
+def malformed_json(m: Malformed) -> dict[str, Any]:
+    loc = m.diagnostic.location
+    return {"input": m.side, "location": str(loc), "file": loc.path, "line": loc.line, "offset": loc.offset,
+            "message": m.diagnostic.message, "fatal": m.diagnostic.fatal}
+
+
+__all__ = ["CompareReport", "InputInfo", "Malformed", "Tracked", "Unmatched", "OK", "DIVERGED", "NO_MATCH"]

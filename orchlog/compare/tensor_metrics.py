@@ -1,0 +1,81 @@
+"""Difference metrics of two whole tensors, from one fused pass (plus two for the exact p99).
+
+Non-finite elements: a position where both sides hold NaN, or the same
+infinity, agrees; a position where they do not is a mismatch, which makes
+max_abs infinite and is counted in `nonfinite_mismatch`. The other metrics
+are taken over the positions where both sides are finite.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+
+import numpy as np
+
+from orchlog import kernels
+
+P99 = 0.99
+
+
+@dataclasses.dataclass(frozen=True)
+class TensorDiff:
+    n: int  # elements compared (the common prefix when the sizes differ)
+    max_abs: float
+    mean_abs: float
+    max_rel: float  # max |a-b| / max(|a|, 1e-8)
+    p99_abs: float  # nearest-rank 99th percentile of |a-b|
+    rms_a: float
+    rms_b: float
+    rms_diff: float
+    cosine: float
+    l2: float
+    min_a: float
+    max_a: float
+    min_b: float
+    max_b: float
+    nonfinite_mismatch: int = 0
+
+
+def cosine_from_sums(sum_a2: float, sum_b2: float, sum_d2: float) -> float:
+    """cos(a, b) from |a|², |b|² and |a-b|².
+
+    a·b = (|a|² + |b|² - |a-b|²) / 2 loses nothing when a and b are close,
+    which is when the digits of the cosine matter.
+    """
+    if sum_a2 == 0 or sum_b2 == 0:
+        return 1.0 if sum_a2 == sum_b2 else 0.0
+    cos = (sum_a2 + sum_b2 - sum_d2) / (2.0 * math.sqrt(sum_a2) * math.sqrt(sum_b2))
+    return min(1.0, max(-1.0, cos))
+
+
+def _from_sums(s: kernels.DiffSums, p99: float, mismatch: int = 0) -> TensorDiff:
+    n = s.n
+    if n == 0:
+        nan = math.nan
+        return TensorDiff(0, math.inf if mismatch else 0.0, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan,
+                          nan, mismatch)
+    return TensorDiff(
+        n=n, max_abs=math.inf if mismatch else s.max_abs, mean_abs=s.sum_abs / n, max_rel=s.max_rel, p99_abs=p99,
+        rms_a=math.sqrt(s.sum_a2 / n), rms_b=math.sqrt(s.sum_b2 / n), rms_diff=math.sqrt(s.sum_d2 / n),
+        cosine=cosine_from_sums(s.sum_a2, s.sum_b2, s.sum_d2), l2=math.sqrt(s.sum_d2),
+        min_a=s.min_a, max_a=s.max_a, min_b=s.min_b, max_b=s.max_b, nonfinite_mismatch=mismatch,
+    )
+
+
+def tensor_diff(a: np.ndarray, b: np.ndarray, p99: bool = True) -> TensorDiff:
+    """Metrics over the common prefix of two flat arrays (f32 stays f32, anything else is f64)."""
+    n = min(a.size, b.size)
+    a, b = a.reshape(-1)[:n], b.reshape(-1)[:n]
+    sums = kernels.diff_sums(a, b)
+    if sums.all_finite:
+        q = kernels.abs_diff_quantile(a, b, P99) if p99 and n else math.nan
+        return _from_sums(sums, q)
+    with np.errstate(invalid="ignore"):
+        fa, fb = np.isfinite(a), np.isfinite(b)
+        both = fa & fb
+        agree = (np.isnan(a) & np.isnan(b)) | (~fa & ~fb & (a == b))
+    mismatch = int(n - both.sum() - agree.sum())
+    a_f, b_f = a[both], b[both]
+    sums = kernels.diff_sums(a_f, b_f, native=False)  # f64 throughout: squares too large for f32 stay exact
+    q = kernels.abs_diff_quantile(a_f, b_f, P99) if p99 and a_f.size else math.nan
+    return dataclasses.replace(_from_sums(sums, q, mismatch), n=n)

@@ -1,0 +1,156 @@
+"""Tolerances: which metric decides a checkpoint, where it fails, and the quality tiers below that.
+
+A tolerance file is TOML (the shipped one is orchlog/tolerances/default.toml;
+`--tolerances NAME` picks a shipped file, anything else is a path):
+
+    [default]                       # checkpoints no rule matches
+    metric = "max_abs"
+    threshold = 1e-2                # fails at or beyond this
+
+    [[rule]]                        # tried in order; the first match wins
+    name = "logits"
+    match = ["logits", "result_output", "lm_head"]   # globs over canonical checkpoint names
+    metric = "max_abs"
+    threshold = 1.0
+    cos_tol = 0.999                 # optional: also fail when cosine < cos_tol
+    tiers = [1e-5, 1e-3, 1e-1, 1.0] # optional: exact / close / acceptable / warning bounds
+
+Metrics where lower is better fail at `value >= threshold`; cosine and
+top1_match fail at `value < threshold`. Tiers grade how close a pair is:
+exact, close, acceptable, warning by the rule's bounds, and fail when the
+pair fails its threshold (a pair within its threshold is never below warning).
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from orchlog.compare.tomlfile import load_named, shipped
+from orchlog.errors import OrchlogError
+from orchlog.strings import glob_matcher
+
+TOLERANCES = "orchlog.tolerances"
+TIERS = ("exact", "close", "acceptable", "warning", "fail")
+UNKNOWN = "unknown"  # the hashes differ and nothing says by how much
+LOWER_IS_BETTER = ("max_abs", "mean_abs", "max_rel", "p99_abs", "rms_diff", "l2", "kl")
+HIGHER_IS_BETTER = ("cosine", "top1_match")
+METRICS = LOWER_IS_BETTER + HIGHER_IS_BETTER
+# Tier bounds per metric; for cosine and top1_match they bound 1 - value.
+DEFAULT_TIERS = {
+    **{m: (1e-5, 1e-3, 1e-1, 1.0) for m in ("max_abs", "mean_abs", "max_rel", "p99_abs", "rms_diff", "l2")},
+    "kl": (1e-6, 1e-4, 1e-2, 1e-1),
+    "cosine": (1e-7, 1e-5, 1e-3, 1e-2),
+    "top1_match": (0.5, 0.5, 0.5, 0.5),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    name: str
+    patterns: tuple[str, ...]
+    metric: str = "max_abs"
+    threshold: float = 1.0
+    cos_tol: float | None = None
+    tiers: tuple[float, float, float, float] | None = None
+
+    @property
+    def bounds(self) -> tuple[float, ...]:
+        return self.tiers or DEFAULT_TIERS[self.metric]
+
+    @property
+    def higher_is_better(self) -> bool:
+        return self.metric in HIGHER_IS_BETTER
+
+    def describe(self) -> str:
+        op = "<" if self.higher_is_better else ">="
+        extra = f", cosine < {self.cos_tol:g}" if self.cos_tol is not None else ""
+        return f"{self.name}: fail at {self.metric} {op} {self.threshold:g}{extra}"
+
+
+@dataclasses.dataclass
+class Tolerances:
+    rules: list[Rule]
+    default: Rule
+    source: str
+
+    def __post_init__(self) -> None:
+        self._cache: dict[str, int] = {}
+        self._matchers = [glob_matcher(r.patterns) for r in self.rules]
+
+    @property
+    def all_rules(self) -> list[Rule]:
+        """Rules in order, the default last; `index_for` indexes this list."""
+        return [*self.rules, self.default]
+
+    def index_for(self, checkpoint: str) -> int:
+        hit = self._cache.get(checkpoint)
+        if hit is None:
+            hit = next((i for i, matches in enumerate(self._matchers) if matches(checkpoint)), len(self.rules))
+            self._cache[checkpoint] = hit
+        return hit
+
+    def rule_for(self, checkpoint: str) -> Rule:
+        return self.all_rules[self.index_for(checkpoint)]
+
+    def overridden(self, metric: str | None = None, threshold: float | None = None,
+                   cos_tol: float | None = None) -> "Tolerances":
+        """Command-line overrides applied to every rule."""
+        if metric is not None and metric not in METRICS:
+            raise OrchlogError(f"--metric {metric}: choose one of {', '.join(METRICS)}")
+        changes: dict[str, Any] = {}
+        if metric is not None:
+            changes.update(metric=metric, tiers=None)
+        if threshold is not None:
+            changes["threshold"] = threshold
+        if cos_tol is not None:
+            changes["cos_tol"] = cos_tol
+        if not changes:
+            return self
+        edit = lambda r: dataclasses.replace(r, **changes)  # noqa: E731
+        return Tolerances([edit(r) for r in self.rules], edit(self.default), self.source + " (with overrides)")
+
+
+def _rule(doc: dict[str, Any], where: str, name: str, patterns: tuple[str, ...]) -> Rule:
+    unknown = set(doc) - {"name", "match", "metric", "threshold", "cos_tol", "tiers"}
+    if unknown:
+        raise OrchlogError(f"{where}: rule {name!r} has unknown key(s) {', '.join(sorted(unknown))}")
+    metric = doc.get("metric", "max_abs")
+    if metric not in METRICS:
+        raise OrchlogError(f"{where}: rule {name!r}: metric {metric!r} is not one of {', '.join(METRICS)}")
+    tiers = doc.get("tiers")
+    if tiers is not None and (not isinstance(tiers, list) or len(tiers) != 4
+                              or not all(isinstance(t, (int, float)) for t in tiers) or list(tiers) != sorted(tiers)):
+        raise OrchlogError(f"{where}: rule {name!r}: tiers must be 4 increasing numbers "
+                           "(exact, close, acceptable, warning)")
+    try:
+        threshold = float(doc.get("threshold", 1.0))
+        cos_tol = None if doc.get("cos_tol") is None else float(doc["cos_tol"])
+    except (TypeError, ValueError):
+        raise OrchlogError(f"{where}: rule {name!r}: threshold and cos_tol must be numbers") from None
+    return Rule(name, patterns, metric, threshold, cos_tol, None if tiers is None else tuple(float(t) for t in tiers))
+
+
+def parse_tolerances(doc: dict[str, Any], where: str) -> Tolerances:
+    unknown = set(doc) - {"default", "rule", "description"}
+    if unknown:
+        raise OrchlogError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; expected [default] and [[rule]]")
+    default = _rule(doc.get("default", {}), where, "default", ("*",))
+    rules = []
+    for i, raw in enumerate(doc.get("rule", [])):
+        name = str(raw.get("name", f"rule {i + 1}"))
+        match = raw.get("match")
+        patterns = (match,) if isinstance(match, str) else tuple(match or ())
+        if not patterns or not all(isinstance(p, str) for p in patterns):
+            raise OrchlogError(f"{where}: rule {name!r} needs match = a glob or a list of globs")
+        rules.append(_rule(raw, where, name, patterns))
+    return Tolerances(rules, default, where)
+
+
+def shipped_tolerances() -> list[str]:
+    return shipped(TOLERANCES)
+
+
+def load_tolerances(spec: str = "default") -> Tolerances:
+    """A tolerance file by path, or a shipped one by name."""
+    where, doc = load_named(spec, TOLERANCES, "--tolerances")
+    return parse_tolerances(doc, where)

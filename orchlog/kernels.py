@@ -1,0 +1,178 @@
+"""The comparer's hot loops: native kernels when built, NumPy twins otherwise.
+
+`orchlog._kernels` (native/python/kernels.cpp) does each job in one or two
+passes; the functions here call it when it is importable and fall back to
+NumPy code that computes the same quantities, so a machine without the
+extension gets the same answers, only slower. Tests run both and compare.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+import numpy as np
+
+try:
+    from orchlog import _kernels as _native
+except ImportError:  # pragma: no cover - the extension is built by every install path
+    _native = None
+
+NATIVE = _native is not None
+REL_FLOOR = 1e-8  # max_rel divides by max(|a|, REL_FLOOR)
+
+
+@dataclasses.dataclass(frozen=True)
+class DiffSums:
+    """One pass over two equal-length arrays: the sums every difference metric is made of."""
+
+    n: int
+    all_finite: bool  # False: some element on either side is NaN or Inf; the sums below are then unusable
+    sum_abs: float
+    sum_d2: float
+    sum_a2: float
+    sum_b2: float
+    max_abs: float
+    max_rel: float
+    min_a: float
+    max_a: float
+    min_b: float
+    max_b: float
+
+
+def _as_pair(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Both sides flat, contiguous, one float dtype (f32 when both fit, else f64), same length."""
+    dtype = np.float32 if a.dtype == np.float32 and b.dtype == np.float32 else np.float64
+    n = min(a.size, b.size)
+    a = np.ascontiguousarray(a.reshape(-1)[:n], dtype=dtype)
+    b = np.ascontiguousarray(b.reshape(-1)[:n], dtype=dtype)
+    return a, b
+
+
+def diff_sums(a: np.ndarray, b: np.ndarray, native: bool = True) -> DiffSums:
+    """The sums over the common prefix of a and b (f32 inputs stay f32, anything else is f64)."""
+    a, b = _as_pair(a, b)
+    if native and _native is not None:
+        return DiffSums(**_native.pair_metrics(a, b))
+    return _diff_sums_numpy(a, b)
+
+
+def _diff_sums_numpy(a: np.ndarray, b: np.ndarray) -> DiffSums:
+    n = a.size
+    if n == 0:
+        return DiffSums(0, True, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, math.inf, -math.inf, math.inf, -math.inf)
+    with np.errstate(all="ignore"):
+        finite = bool(np.isfinite(a).all() and np.isfinite(b).all())
+        d = a - b
+        ad = np.abs(d)
+        rel = ad / np.maximum(np.abs(a), a.dtype.type(REL_FLOOR))
+        return DiffSums(
+            n=n, all_finite=finite,
+            sum_abs=float(ad.sum(dtype=np.float64)), sum_d2=float(np.dot(d.astype(np.float64), d)),
+            sum_a2=float(np.dot(a.astype(np.float64), a)), sum_b2=float(np.dot(b.astype(np.float64), b)),
+            max_abs=float(ad.max()), max_rel=float(rel.max()),
+            min_a=float(a.min()), max_a=float(a.max()), min_b=float(b.min()), max_b=float(b.max()),
+        )
+
+
+def abs_diff_quantile(a: np.ndarray, b: np.ndarray, q: float, native: bool = True) -> float:
+    """The nearest-rank q-quantile of |a-b| (NumPy's method="inverted_cdf"), exactly.
+
+    Both sides must be finite; |a-b| is taken in the arrays' own precision.
+    """
+    a, b = _as_pair(a, b)
+    n = a.size
+    if n == 0:
+        return math.nan
+    k = max(0, math.ceil(q * n) - 1)
+    if native and _native is not None:
+        return float(_native.abs_diff_select(a, b, k))
+    ad = np.abs(a - b)
+    return float(np.partition(ad, k)[k])
+
+
+PREFIX_COLUMNS = ("n", "max_abs", "mean_abs", "max_rel", "p99_abs", "rms_a", "rms_b", "rms_diff", "cosine", "l2",
+                  "min_a", "max_a", "min_b", "max_b", "nonfinite_mismatch")
+_MATRIX_WIDTH = 256  # the NumPy twin measures pairs up to this many values as one matrix, longer ones one by one
+
+
+def prefix_diffs(values_a: np.ndarray, offsets_a: np.ndarray, rows_a: np.ndarray, values_b: np.ndarray,
+                 offsets_b: np.ndarray, rows_b: np.ndarray, native: bool = True) -> np.ndarray:
+    """Metrics over the common leading values of many pairs of ragged rows: one row of PREFIX_COLUMNS per pair.
+
+    Pair p compares values_a[offsets_a[rows_a[p]]:...] with the same row of b.
+    Both NaN, or the same infinity, agree; any other non-finite position is a
+    mismatch (max_abs becomes infinite); the metrics cover the positions
+    where both sides are finite, and are NaN where there are none.
+    """
+    args = [np.ascontiguousarray(x, dtype=t) for x, t in ((values_a, np.float64), (offsets_a, np.int64),
+                                                          (rows_a, np.int64), (values_b, np.float64),
+                                                          (offsets_b, np.int64), (rows_b, np.int64))]
+    if native and _native is not None:
+        return _native.prefix_diffs(*args)
+    return _prefix_diffs_numpy(*args)
+
+
+def _prefix_diffs_numpy(va: np.ndarray, oa: np.ndarray, ia: np.ndarray, vb: np.ndarray, ob: np.ndarray,
+                        ib: np.ndarray) -> np.ndarray:
+    m = np.minimum(np.diff(oa)[ia], np.diff(ob)[ib])
+    out = np.empty((len(ia), len(PREFIX_COLUMNS)))
+    short = np.flatnonzero(m <= _MATRIX_WIDTH)
+    if len(short):
+        out[short] = _prefix_matrix(va, oa[ia[short]], vb, ob[ib[short]], m[short])
+    for p in np.flatnonzero(m > _MATRIX_WIDTH):
+        out[p] = _prefix_matrix(va, oa[ia[p:p + 1]], vb, ob[ib[p:p + 1]], m[p:p + 1])[0]
+    return out
+
+
+def _prefix_matrix(va: np.ndarray, starts_a: np.ndarray, vb: np.ndarray, starts_b: np.ndarray,
+                   m: np.ndarray) -> np.ndarray:
+    """prefix_diffs for rows laid out as one (pairs x longest) matrix, zeros past each row's end."""
+    width = max(int(m.max()), 1)
+    cols = np.arange(width)
+    mask = cols < m[:, None]
+
+    def gather(values: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        if values.size == 0:
+            return np.zeros(mask.shape)
+        return np.where(mask, values[np.where(mask, starts[:, None] + cols, 0)], 0.0)
+
+    x, y = gather(va, starts_a), gather(vb, starts_b)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        fx, fy = np.isfinite(x), np.isfinite(y)
+        both = mask & fx & fy
+        agree = mask & ~fx & ~fy & ((np.isnan(x) & np.isnan(y)) | (x == y))
+        mismatch = (mask & ~both & ~agree).sum(axis=1)
+        count = both.sum(axis=1)
+        x, y = np.where(both, x, 0.0), np.where(both, y, 0.0)
+        d = x - y
+        ad = np.abs(d)
+        sa2, sb2, sd2 = (x * x).sum(axis=1), (y * y).sum(axis=1), (d * d).sum(axis=1)
+        max_abs = ad.max(axis=1)
+        ranked = np.sort(np.where(both, ad, np.inf), axis=1)
+        k = np.clip(np.ceil(0.99 * count).astype(np.int64) - 1, 0, width - 1)
+        p99 = np.take_along_axis(ranked, k[:, None], axis=1)[:, 0]
+        cos = np.where((sa2 == 0) | (sb2 == 0), np.where(sa2 == sb2, 1.0, 0.0),
+                       (sa2 + sb2 - sd2) / (2.0 * np.sqrt(sa2) * np.sqrt(sb2)))
+        out = np.column_stack([
+            m, np.where(mismatch > 0, np.inf, max_abs), ad.sum(axis=1) / count,
+            (ad / np.maximum(np.abs(x), REL_FLOOR)).max(axis=1), p99, np.sqrt(sa2 / count), np.sqrt(sb2 / count),
+            np.sqrt(sd2 / count), np.clip(cos, -1.0, 1.0), np.sqrt(sd2),
+            np.where(both, x, np.inf).min(axis=1), np.where(both, x, -np.inf).max(axis=1),
+            np.where(both, y, np.inf).min(axis=1), np.where(both, y, -np.inf).max(axis=1), mismatch,
+        ]).astype(np.float64)
+    empty = count == 0
+    out[empty, 2:14] = np.nan
+    out[empty & (mismatch == 0), 1] = np.nan
+    return out
+
+
+def parse_orchlog_jsonl(buf: bytes, first_line: int, native: bool = True) -> dict[str, Any] | None:
+    """Columns for the canonical record lines of `buf` (see kernels.cpp), or None without the extension.
+
+    Lines the kernel does not take (headers, non-canonical or broken lines) come
+    back in `other` as (line number, start, end) triples for the Python reader.
+    """
+    if not (native and _native is not None):
+        return None
+    return _native.parse_orchlog_jsonl(buf, first_line)

@@ -1,0 +1,1 @@
+"""Shipped name maps for `orchlog compare --map NAME` (see orchlog/compare/namemap.py for the format)."""

@@ -1,0 +1,59 @@
+"""Peak memory follows the largest tensor pair, not the length of the trace.
+
+Two comparisons run in fresh processes: one over 4 pairs of 8 MiB tensors,
+one over 32 such pairs (8 times the trace, about 540 MB on disk in all).
+Their peak RSS must differ by far less than the extra trace size: a few
+tensor pairs' worth at most.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from orchlog.encoding.record import encode_header, encode_record
+from tests.tracegen import header, record
+
+TENSOR = 2 << 20  # elements: 8 MiB of f32
+PAIR_BYTES = 2 * 4 * TENSOR
+
+CHILD = """
+import json, sys
+from orchlog.compare import compare
+report = compare(sys.argv[1], sys.argv[2])
+peak = next(int(l.split()[1]) * 1024 for l in open('/proc/self/status') if l.startswith('VmHWM'))
+print(json.dumps({"pairs": report.findings.pairs, "peak": peak}))
+"""
+
+
+def _write(path, records, offset):
+    rng = np.random.default_rng(0)
+    base = rng.standard_normal(TENSOR).astype(np.float32)
+    with open(path, "wb") as f:
+        f.write(encode_header(header())[1])
+        for i in range(records):
+            f.write(encode_record(record("l_out", np.roll(base, i) + np.float32(offset), layer=i % 32,
+                                         token_idx=i // 32, seq=i)).frame)
+
+
+def _peak(tmp_path, records):
+    a, b = tmp_path / f"a{records}.bin", tmp_path / f"b{records}.bin"
+    _write(a, records, 0.0)
+    _write(b, records, 1e-4)
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(a), str(b)], capture_output=True, text=True, check=True)
+    out = json.loads(proc.stdout)
+    assert out["pairs"] == records
+    a.unlink()
+    b.unlink()
+    return out["peak"]
+
+
+@pytest.mark.slow
+def test_peak_memory_does_not_grow_with_the_trace(tmp_path):
+    small, large = _peak(tmp_path, 4), _peak(tmp_path, 32)
+    extra_trace = (32 - 4) * PAIR_BYTES
+    assert large - small < 4 * PAIR_BYTES, (small, large)
+    assert large - small < extra_trace / 10

@@ -1,0 +1,86 @@
+"""Each pair is measured on the best basis both sides allow: whole tensors, equal hashes, or summaries."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from orchlog.batch import RecordBatch
+from orchlog.compare.metrics import BASES, measure
+from orchlog.schema_gen import Stats
+from orchlog.trace import TraceRecord
+
+IDX = np.array([0])
+
+
+def _rec(values=(), numel=None, blake3=None, stats=None, loader=None, dtype="f32", shape=None, name="x"):
+    values = np.asarray(values, dtype=np.float64)
+    n = numel if numel is not None else values.size
+    return TraceRecord(name, dtype=dtype, shape=shape or (n,), numel=n, values=values, blake3=blake3, stats=stats,
+                       loader=loader)
+
+
+def _measure(ra, rb, logits=False, track=None):
+    t = measure(RecordBatch.from_records([ra]), RecordBatch.from_records([rb]), IDX, IDX, lambda _: logits, track)
+    return t, {k: v[0] for k, v in t.m.items()}, BASES[t.basis[0]]
+
+
+def _explode():
+    raise AssertionError("the data was read")
+
+
+def test_equal_hashes_settle_a_pair_without_reading_data():
+    st = Stats(-1.0, 2.0, 0.5, 1.2, 2.0, 0, 0)
+    t, m, basis = _measure(_rec(numel=4, blake3="a" * 64, stats=st, loader=_explode),
+                           _rec(numel=4, blake3="a" * 64, stats=st, loader=_explode))
+    assert basis == "hash" and t.hash_state[0] == 1
+    assert m["max_abs"] == 0 and m["cosine"] == 1 and m["rms_a"] == 1.2
+
+
+def test_whole_tensors_give_exact_metrics_and_logits_metrics():
+    a = np.array([1.0, 5.0, 2.0], dtype=np.float32)
+    b = np.array([1.0, 2.0, 5.5], dtype=np.float32)
+    _, m, basis = _measure(_rec(numel=3, loader=a.tobytes, blake3="a" * 64),
+                           _rec(numel=3, loader=b.tobytes, blake3="b" * 64), logits=True, track=1)
+    assert basis == "tensor"
+    assert m["max_abs"] == 3.5 and m["top1_a"] == 1 and m["top1_b"] == 2 and m["top1_match"] == 0
+    assert (m["rank_a"], m["rank_b"]) == (1, 2) and m["kl"] > 0
+
+
+def test_inline_values_that_are_all_there_count_as_whole_tensors():
+    _, m, basis = _measure(_rec([1.0, 2.0]), _rec([1.0, 2.5]))
+    assert basis == "tensor" and m["max_abs"] == 0.5
+
+
+def test_summaries_bound_max_abs_from_below_with_whole_tensor_stats():
+    sa = Stats(-1.0, 3.0, 0.25, 1.5, 3.0, 0, 0)
+    sb = Stats(-1.0, 3.8, 0.25, 1.5, 3.8, 0, 0)  # the leading values agree; the maximum further in does not
+    _, m, basis = _measure(_rec([0.5, 0.25], numel=1000, stats=sa, blake3="a" * 64),
+                           _rec([0.5, 0.25], numel=1000, stats=sb, blake3="b" * 64))
+    assert basis == "summary"
+    assert m["max_abs"] == pytest.approx(0.8) and m["mean_abs"] == 0 and m["n"] == 2
+    assert m["max_b"] == 3.8  # ranges come from the whole-tensor stats
+
+
+def test_different_hashes_with_nothing_else_to_go_on_are_magnitude_unknown():
+    st = Stats(None, None, None, 0.9123, None, 0, 0)
+    _, m, basis = _measure(_rec(numel=10, blake3="a" * 64, stats=st), _rec(numel=10, blake3="b" * 64, stats=st))
+    assert basis == "summary" and math.isnan(m["max_abs"]) and m["rms_a"] == 0.9123
+
+
+def test_rms_alone_still_bounds_max_abs():
+    _, m, _ = _measure(_rec(numel=10, blake3="a" * 64, stats=Stats(None, None, None, 0.9123, None, 0, 0)),
+                       _rec(numel=10, blake3="b" * 64, stats=Stats(None, None, None, 0.9130, None, 0, 0)))
+    assert m["max_abs"] == pytest.approx(0.0007)
+
+
+def test_a_dtype_or_shape_mismatch_is_flagged_and_the_overlap_still_compared():
+    t, m, _ = _measure(_rec([1.0, 2.0, 3.0, 4.0], shape=(4,)), _rec([1.0, 2.0, 3.0, 4.5], dtype="f16", shape=(2, 2)))
+    assert t.dtype_mismatch[0] and t.shape_mismatch[0] and not t.numel_mismatch[0]
+    assert m["max_abs"] == 0.5
+
+
+def test_different_value_counts_compare_the_common_prefix():
+    t, m, basis = _measure(_rec([1.0, 2.0, 3.0], numel=100), _rec([1.0, 2.25], numel=50))
+    assert basis == "summary" and t.numel_mismatch[0] and m["n"] == 2 and m["max_abs"] == 0.25

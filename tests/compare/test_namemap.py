@@ -1,0 +1,59 @@
+"""Name maps: patterns with {layer}, shipped maps by name, clear errors for bad files."""
+from __future__ import annotations
+
+import pytest
+
+from orchlog.batch import RecordBatch
+from orchlog.compare.namemap import compile_pattern, load_maps, shipped_maps
+from orchlog.errors import OrchlogError
+from orchlog.trace import TraceRecord
+
+
+def test_a_pattern_captures_the_layer_and_matches_whole_names_only():
+    rx = compile_pattern("blk.{layer}.attn_norm")
+    assert rx.fullmatch("blk.12.attn_norm")["layer"] == "12"
+    assert rx.fullmatch("blkX12.attn_norm") is None and rx.fullmatch("blk.1.attn_norm.weight") is None
+    assert compile_pattern("*.{layer}.q").fullmatch("model.layers.3.q")["layer"] == "3"
+
+
+def test_three_engines_names_meet_on_one_canonical_name_and_layer():
+    names = load_maps(["example"])
+    for name in ("blk.3.attn_norm", "attn_norm-3", "model.layers.3.input_layernorm"):
+        assert names.lookup(name) == ("attn_norm", 3), name
+    assert names.lookup("lm_head") == ("result_output", None)
+    assert names.lookup("something_else") is None
+    assert "example" in shipped_maps()
+
+
+def test_applying_a_map_renames_fills_layers_and_remembers_the_original():
+    batch = RecordBatch.from_records([TraceRecord("Qcur-5"), TraceRecord("Qcur", layer=5), TraceRecord("other")])
+    out = load_maps(["example"]).apply(batch)
+    assert out.checkpoint.tolist() == ["Qcur", "Qcur", "other"]
+    assert out.layer.tolist() == [5, 5, -1]
+    assert out.renamed_from.tolist() == ["Qcur-5", None, None]
+
+
+def test_a_map_file_by_path_with_regex_rules_and_layer_in_the_target(tmp_path):
+    path = tmp_path / "m.toml"
+    path.write_text('[names]\n"layer_{layer}_output" = "l_out_{layer}"\n[regex]\n\'^h\\.(?P<layer>\\d+)$\' = "l_out"\n')
+    names = load_maps([str(path)])
+    assert names.lookup("layer_7_output") == ("l_out_7", 7)
+    assert names.lookup("h.2") == ("l_out", 2)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[names\n", "not valid TOML"),
+    ("[names]\n'x' = 3\n", "non-empty name"),
+    ("[regex]\n'(' = 'x'\n", "not a valid pattern"),
+    ("[colours]\n", "unknown section"),
+])
+def test_bad_map_files_are_clear_errors(tmp_path, text, message):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(OrchlogError, match=message):
+        load_maps([str(path)])
+
+
+def test_an_unknown_map_name_lists_the_shipped_ones():
+    with pytest.raises(OrchlogError, match="--map no_such_map: .*shipped: .*example"):
+        load_maps(["no_such_map"])

@@ -1,0 +1,58 @@
+"""--per-token: one line per position, the first below cos-tol, the seed's JSON keys."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from orchlog.compare.per_token import compare_per_token
+from orchlog.errors import OrchlogError
+from orchlog.reader import open_trace
+from tests.compare.runs import run
+from tests.tracegen import record, write_frames, write_json_lines
+
+SEED_KEYS = {"first_divergence_token", "per_token_cosine_sim", "per_token_l2_dist", "max_absolute_diff", "threshold",
+             "status"}
+
+
+def _logits_files(tmp_path, drift_from=3, n=6, vocab=64):
+    rng = np.random.default_rng(4)
+    ref = rng.standard_normal((n, vocab)) * 4
+    ours = ref.copy()
+    ours[drift_from:] += rng.standard_normal((n - drift_from, vocab)) * 2
+    write_json_lines(tmp_path / "ref.jsonl.gz", [{"token_idx": t, "token_id": t, "logits": ref[t].tolist()}
+                                                 for t in range(n)], gz=True)
+    write_json_lines(tmp_path / "ours.jsonl.gz", [{"token_idx": t, "token_id": t, "logits": ours[t].tolist()}
+                                                  for t in reversed(range(n))], gz=True)
+    return open_trace(tmp_path / "ref.jsonl.gz"), open_trace(tmp_path / "ours.jsonl.gz")
+
+
+def test_the_first_position_below_cos_tol_is_the_divergence(tmp_path):
+    report = compare_per_token(*_logits_files(tmp_path), cos_tol=0.999)
+    assert not report and report.first_divergence.token_idx == 3
+    doc = report.to_json()
+    assert SEED_KEYS <= set(doc) and doc["status"] == "diverged" and doc["first_divergence_token"] == 3
+    assert doc["per_token_cosine_sim"][:3] == [1.0, 1.0, 1.0] and doc["per_token_cosine_sim"][3] < 0.999
+    assert doc["per_token_l2_dist"][0] == 0 and doc["threshold"] == 0.999 and doc["token_idx"] == list(range(6))
+    lines = str(report).splitlines()
+    assert lines[1].startswith("ok   t=0 cosine=1.000000") and lines[4].startswith("FAIL t=3")
+    assert "first divergence at token 3" in lines[5]
+
+
+def test_equal_logits_pass(tmp_path):
+    ref, _ = _logits_files(tmp_path)
+    report = compare_per_token(ref, open_trace(tmp_path / "ref.jsonl.gz"))
+    assert report and report.to_json()["first_divergence_token"] is None and report.max_absolute_diff == 0
+
+
+def test_only_logits_records_of_an_orchlog_trace_take_part(tmp_path):
+    a = write_frames(tmp_path / "a.bin", run())
+    b = write_frames(tmp_path / "b.bin", run())
+    report = compare_per_token(open_trace(a), open_trace(b), track_token=2)
+    assert [p.token_idx for p in report.positions] == [0, 1, 2] and report
+    assert report.to_json()["tracked_token"]["rank_a"] == report.to_json()["tracked_token"]["rank_b"]
+
+
+def test_traces_without_logits_are_a_clear_error(tmp_path):
+    a = write_frames(tmp_path / "a.bin", [record("attn_norm", np.ones(3, np.float32), token_idx=0)])
+    with pytest.raises(OrchlogError, match="no logits records"):
+        compare_per_token(open_trace(a), open_trace(a))

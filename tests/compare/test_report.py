@@ -1,0 +1,87 @@
+"""The report: stable JSON keys, a text layout people can read, Markdown, unmatched and malformed input."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from orchlog.compare import CompareOptions, compare
+from tests.compare.runs import from_layer, run
+from tests.tracegen import record, write_jsonl
+
+TOP_KEYS = {"report", "status", "inputs", "key", "maps", "tolerances", "counts", "first_divergence", "worst", "pairs",
+            "pairs_omitted", "unmatched", "malformed", "tracked_token", "dumped"}
+PAIR_KEYS = {"checkpoint", "layer", "stage", "token_idx", "step", "rank", "order", "tier", "metric", "value", "rule",
+             "reason", "basis", "hash", "metrics", "names", "dtypes", "shapes", "locations", "values", "mismatches"}
+
+
+def _diverged(tmp_path, **opts):
+    a = write_jsonl(tmp_path / "a.jsonl", run())
+    extra = record("extra", np.ones(2, np.float32))
+    b = write_jsonl(tmp_path / "b.jsonl", run(bug=from_layer(1, 0, "ffn_out"))[3:] + [extra])
+    with open(b, "ab") as f:
+        f.write(b"{not json\n")
+    return compare(a, b, CompareOptions(**opts))
+
+
+def test_json_keys_are_the_documented_ones(tmp_path):
+    doc = json.loads(json.dumps(_diverged(tmp_path).to_json(), allow_nan=False))
+    assert set(doc) == TOP_KEYS and doc["report"] == "orchlog-compare/1" and doc["status"] == "diverged"
+    first = doc["first_divergence"]
+    assert set(first) == PAIR_KEYS | {"decided_by", "growth"}
+    assert (first["token_idx"], first["checkpoint"], first["layer"], first["stage"]) == (1, "ffn_out", 0, None)
+    one_pass = {"max_abs", "mean_abs", "max_rel", "p99_abs", "rms_a", "rms_b", "rms_diff", "cosine", "l2"}
+    assert one_pass <= set(first["metrics"])
+    assert set(doc["counts"]) == {"pairs", "tiers", "basis", "mismatched", "unmatched_a", "unmatched_b", "malformed"}
+    assert set(doc["counts"]["tiers"]) == {"exact", "close", "acceptable", "warning", "fail", "unknown"}
+    assert all(set(p) == PAIR_KEYS for p in doc["pairs"] + doc["worst"])
+
+
+def test_unmatched_records_and_malformed_lines_are_listed_with_where_they_are(tmp_path):
+    report = _diverged(tmp_path)
+    doc = report.to_json()
+    assert doc["counts"]["unmatched_a"] == 3 and doc["counts"]["unmatched_b"] == 1
+    assert [u["checkpoint"] for u in doc["unmatched"]["a"]] == ["embedding", "attn_norm", "Qcur"]
+    (extra,) = doc["unmatched"]["b"]
+    assert extra["name"] == "extra" and extra["location"].endswith(f":{len(run()) - 3 + 2}")
+    (bad,) = doc["malformed"]
+    assert bad["input"] == "b" and bad["line"] == len(run()) - 3 + 3 and "malformed JSON" in bad["message"]
+    text = str(report)
+    for section in ("RESULTS:", "FIRST DIVERGENCE: token 1", "error by layer at token 1", "WORST OFFENDERS:",
+                    "UNMATCHED (only in a): 3", "UNMATCHED (only in b): 1", "MALFORMED INPUT: 1", "RESULT: diverged"):
+        assert section in text, section
+
+
+def test_pairs_are_capped_unless_detail_is_asked_for(tmp_path):
+    capped = _diverged(tmp_path, max_pairs=2)
+    assert len(capped.to_json()["pairs"]) == 2 and capped.to_json()["pairs_omitted"] == capped.findings.failed - 2
+    detail = _diverged(tmp_path, detail=True)
+    assert len(detail.to_json()["pairs"]) == detail.findings.pairs and "DETAIL:" in str(detail)
+
+
+def test_markdown_has_the_tiers_table_and_the_first_divergence(tmp_path):
+    md = _diverged(tmp_path).to_markdown()
+    assert md.startswith("# orchlog compare") and "| fail |" in md and "## First divergence: token 1" in md
+
+
+def test_the_tracked_token_rank_is_reported_per_logits_position(tmp_path):
+    a = write_jsonl(tmp_path / "a.jsonl", run(values=-1))
+    b = write_jsonl(tmp_path / "b.jsonl", run(values=-1, bug=from_layer(1, 0, "Qcur")))
+    report = compare(a, b, CompareOptions(track_token=3))
+    ranks = report.to_json()["tracked_token"]["positions"]
+    assert [r["token_idx"] for r in ranks] == [0, 1, 2]
+    assert ranks[0]["rank_a"] == ranks[0]["rank_b"]
+    assert "TRACKED TOKEN 3" in str(report)
+
+
+def test_pairs_whose_hashes_differ_with_nothing_else_say_so_with_each_sides_rms(tmp_path):
+    import json as _json
+
+    def write(path, blake3):
+        doc = {"name": "attn_out", "shape": [4], "dtype": "f32", "blake3": blake3, "rms": 0.5, "num_elements": 4,
+               "seq": 0, "layer": 1, "stage": "attn_out"}
+        path.write_text(_json.dumps(doc) + "\n")
+        return path
+    report = compare(write(tmp_path / "a.jsonl", "a" * 64), write(tmp_path / "b.jsonl", "b" * 64))
+    assert report and report.findings.counts[-1] == 1  # unknown is not a failure
+    assert "differs, magnitude unknown (rms 0.5 vs 0.5)" in str(report)

@@ -1,0 +1,55 @@
+"""Tolerance files: the shipped split, rule order, overrides, and clear errors."""
+from __future__ import annotations
+
+import pytest
+
+from orchlog.compare.tolerances import load_tolerances, shipped_tolerances
+from orchlog.errors import OrchlogError
+
+
+def test_shipped_defaults_are_loose_for_logits_strict_for_embeddings_and_between_for_the_rest():
+    tol = load_tolerances()
+    assert tol.rule_for("logits").threshold == 1.0
+    assert tol.rule_for("result_output").threshold == 1.0
+    assert tol.rule_for("token_embd").threshold == 1e-3 and tol.rule_for("embedding").threshold == 1e-3
+    assert tol.rule_for("blk.3.attn_norm").threshold == 1e-2
+    assert tol.rule_for("blk.3.attn_norm").bounds == (1e-5, 1e-3, 1e-1, 1.0)
+    assert "default" in shipped_tolerances()
+
+
+def test_the_first_matching_rule_wins(tmp_path):
+    path = tmp_path / "t.toml"
+    path.write_text('[default]\nthreshold = 0.5\n'
+                    '[[rule]]\nname = "q"\nmatch = "Q*"\nmetric = "cosine"\nthreshold = 0.99\n'
+                    '[[rule]]\nname = "all"\nmatch = ["*"]\nthreshold = 2.0\ncos_tol = 0.9\ntiers = [0, 0, 0, 1]\n')
+    tol = load_tolerances(str(path))
+    assert tol.rule_for("Qcur").name == "q" and tol.rule_for("Qcur").higher_is_better
+    assert tol.rule_for("Kcur").name == "all" and tol.rule_for("Kcur").cos_tol == 0.9
+    assert tol.rule_for("Kcur").bounds == (0.0, 0.0, 0.0, 1.0)
+
+
+def test_command_line_overrides_apply_to_every_rule():
+    tol = load_tolerances().overridden(metric="p99_abs", threshold=0.25, cos_tol=0.999)
+    assert {(r.metric, r.threshold, r.cos_tol) for r in tol.all_rules} == {("p99_abs", 0.25, 0.999)}
+    with pytest.raises(OrchlogError, match="--metric"):
+        load_tolerances().overridden(metric="vibes")
+
+
+@pytest.mark.parametrize("text, message", [
+    ("[[rule]]\nname = 'x'\n", "needs match"),
+    ("[[rule]]\nmatch = '*'\nmetric = 'vibes'\n", "not one of"),
+    ("[[rule]]\nmatch = '*'\ntiers = [3, 2, 1, 0]\n", "4 increasing"),
+    ("[[rule]]\nmatch = '*'\nthreshold = 'big'\n", "must be numbers"),
+    ("[[rule]]\nmatch = '*'\ncolour = 1\n", "unknown key"),
+    ("threshold = 1\n", "unknown key"),
+])
+def test_bad_tolerance_files_are_clear_errors(tmp_path, text, message):
+    path = tmp_path / "t.toml"
+    path.write_text(text)
+    with pytest.raises(OrchlogError, match=message):
+        load_tolerances(str(path))
+
+
+def test_an_unknown_tolerance_name_is_an_error():
+    with pytest.raises(OrchlogError, match="--tolerances nope: no such file, and nothing shipped by that name"):
+        load_tolerances("nope")

@@ -1,0 +1,144 @@
+"""The native kernels and their NumPy twins give the same answers."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from orchlog import kernels
+from tests.conftest import VECTORS
+
+pytestmark = pytest.mark.skipif(not kernels.NATIVE, reason="orchlog._kernels is not built")
+
+SIZES = [1, 7, 1023, 1024, 1025, 3 * (1 << 21) + 5]  # around the block size and the per-thread split
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", SIZES)
+def test_diff_sums_native_matches_numpy(dtype, n):
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal(n).astype(dtype)
+    b = (a + rng.standard_normal(n) * 1e-3).astype(dtype)
+    native, twin = kernels.diff_sums(a, b), kernels.diff_sums(a, b, native=False)
+    assert native.n == twin.n == n and native.all_finite and twin.all_finite
+    for field in ("max_abs", "max_rel", "min_a", "max_a", "min_b", "max_b"):
+        assert getattr(native, field) == pytest.approx(getattr(twin, field), rel=1e-6), field
+    for field in ("sum_abs", "sum_d2", "sum_a2", "sum_b2"):  # blocked f32 sums: a few ulps of the total
+        assert getattr(native, field) == pytest.approx(getattr(twin, field), rel=2e-5), field
+
+
+def test_diff_sums_flags_any_non_finite_element():
+    a = np.ones(5000, dtype=np.float32)
+    for bad in (np.nan, np.inf, -np.inf):
+        b = a.copy()
+        b[4321] = bad
+        assert not kernels.diff_sums(a, b).all_finite
+        assert not kernels.diff_sums(b, a, native=False).all_finite
+
+
+def test_diff_sums_uses_the_common_prefix():
+    a, b = np.arange(10, dtype=np.float32), np.arange(4, dtype=np.float32) + 1
+    assert kernels.diff_sums(a, b).n == 4
+    assert kernels.diff_sums(a, b).max_abs == 1.0
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("q", [0.0, 0.5, 0.99, 1.0])
+@pytest.mark.parametrize("n", [100_003, 1_000_003])  # below and above the size where a sample brackets the rank
+def test_quantile_is_exact_nearest_rank(dtype, q, n):
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(n).astype(dtype)
+    b = (a + rng.standard_normal(a.size) * rng.choice([1e-6, 1e-2, 10.0], a.size)).astype(dtype)
+    want = np.percentile(np.abs(a - b), q * 100, method="inverted_cdf")
+    assert kernels.abs_diff_quantile(a, b, q) == want
+    assert kernels.abs_diff_quantile(a, b, q, native=False) == want
+
+
+@pytest.mark.parametrize("n", [50_000, 2_000_000])
+def test_quantile_handles_many_equal_differences(n):
+    a = np.zeros(n, dtype=np.float32)
+    b = np.where(np.arange(n) % 100 == 0, 3.0, 0.5).astype(np.float32)
+    assert kernels.abs_diff_quantile(a, b, 0.99) == 0.5
+    assert kernels.abs_diff_quantile(a, b, 0.995) == 3.0
+
+
+def test_quantile_stays_exact_when_the_sample_misleads():
+    # Every element the strided sample looks at agrees; all the others differ. The bracket read
+    # off the sample misses the rank, and the answer must still be exact.
+    n = 1 << 21
+    a = np.zeros(n, dtype=np.float32)
+    b = np.linspace(1.0, 2.0, n, dtype=np.float32)
+    b[:: n >> 16] = 0.0
+    want = np.percentile(np.abs(a - b), 99, method="inverted_cdf")
+    assert kernels.abs_diff_quantile(a, b, 0.99) == want
+
+
+def _vector_lines() -> bytes:
+    cases = json.loads((VECTORS / "records.json").read_text(encoding="utf-8"))["cases"]
+    return b"".join(c["expected"]["jsonl"].encode() + b"\n" for c in cases)
+
+
+def test_native_jsonl_parser_takes_every_canonical_vector_line():
+    buf = _vector_lines()
+    cols = kernels.parse_orchlog_jsonl(buf, 1)
+    assert cols["n"] == buf.count(b"\n") and len(cols["other"]) == 0
+    assert cols["line"].tolist() == list(range(1, cols["n"] + 1))
+
+
+def test_native_jsonl_parser_hands_back_what_it_does_not_recognise():
+    canonical = _vector_lines().split(b"\n")[0]
+    spaced = json.dumps(json.loads(canonical)).encode()  # same record, ", " and ": " separators
+    buf = b"\n".join([b'{"orchlog":1}', canonical, spaced, b"  ", b'{"checkpoint": broken', canonical]) + b"\n"
+    cols = kernels.parse_orchlog_jsonl(buf, 10)
+    assert cols["line"].tolist() == [11, 15]
+    other = cols["other"].reshape(-1, 3)
+    assert other[:, 0].tolist() == [10, 12, 14]
+    assert [buf[s:e] for _, s, e in other] == [b'{"orchlog":1}', spaced, b'{"checkpoint": broken']
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_native_number_parsing_matches_python_for_random_bit_patterns(dtype):
+    from orchlog.encoding.record import encode_record
+    from tests.tracegen import record
+
+    width = np.dtype(dtype).itemsize
+    bits = np.random.default_rng(11).integers(0, 2 ** (8 * width) - 1, 20_000, dtype=np.uint64, endpoint=True)
+    values = bits.astype(np.uint32 if width == 4 else np.uint64).view(dtype)
+    values = values[np.isfinite(values)]
+    line = encode_record(record("x", values, values=-1)).jsonl
+    cols = kernels.parse_orchlog_jsonl(line, 1)
+    assert cols["n"] == 1
+    want = np.array(json.loads(line)["values"], dtype=np.float64)  # Python's float(): correctly rounded
+    np.testing.assert_array_equal(cols["values"], want)
+    np.testing.assert_array_equal(np.signbit(cols["values"]), np.signbit(want))
+
+
+def _ragged(rng, lengths):
+    off = np.zeros(len(lengths) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=off[1:])
+    values = rng.standard_normal(off[-1])
+    specials = rng.random(off[-1])
+    values[specials < 0.02] = np.nan
+    values[(specials >= 0.02) & (specials < 0.03)] = np.inf
+    return values, off
+
+
+def test_prefix_diffs_native_matches_numpy_on_ragged_rows_with_nan_and_inf():
+    rng = np.random.default_rng(8)
+    la, lb = rng.integers(0, 300, 500), rng.integers(0, 300, 400)
+    va, oa = _ragged(rng, la)
+    vb, ob = _ragged(rng, lb)
+    vb[: min(vb.size, va.size) // 2] = va[: min(vb.size, va.size) // 2]  # some equal stretches, NaN on both sides
+    ia, ib = rng.integers(0, 500, 2000), rng.integers(0, 400, 2000)
+    native = kernels.prefix_diffs(va, oa, ia, vb, ob, ib)
+    twin = kernels.prefix_diffs(va, oa, ia, vb, ob, ib, native=False)
+    assert native.shape == (2000, len(kernels.PREFIX_COLUMNS))
+    np.testing.assert_allclose(native, twin, rtol=1e-12, atol=1e-12, equal_nan=True)  # summation order differs
+
+
+def test_prefix_diffs_takes_the_exact_nearest_rank_p99():
+    x = np.arange(150, dtype=np.float64)
+    row = kernels.prefix_diffs(x, np.array([0, 150]), np.array([0]), np.zeros(150), np.array([0, 150]), np.array([0]))
+    p99 = row[0, kernels.PREFIX_COLUMNS.index("p99_abs")]
+    assert p99 == np.percentile(x, 99, method="inverted_cdf") == 148.0

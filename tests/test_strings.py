@@ -1,0 +1,29 @@
+"""Strings: a dictionary-encoded column that behaves like a list of str and None."""
+from __future__ import annotations
+
+import numpy as np
+
+from orchlog.strings import Strings
+
+
+def test_values_round_trip_with_none():
+    col = Strings.from_values(["a", None, "b", "a"])
+    assert col.tolist() == ["a", None, "b", "a"] and len(col) == 4
+    assert col[0] == "a" and col[1] is None and col[np.array([3, 2])].tolist() == ["a", "b"]
+
+
+def test_per_distinct_work_reaches_every_row():
+    calls = []
+    col = Strings.from_values(["x", "y", "x", None, "x"])
+    lengths = col.per_row(lambda s: calls.append(s) or (-1 if s is None else len(s)), dtype=np.int64)
+    assert lengths.tolist() == [1, 1, 1, -1, 1] and sorted(calls, key=str) == [None, "x", "y"]
+    assert col.map(str.upper).tolist() == ["X", "Y", "X", None, "X"]
+
+
+def test_counts_follow_first_appearance_and_concat_merges_tables():
+    one, two = Strings.from_values(["b", "a", "b"]), Strings.from_values(["c", "a", None])
+    assert one.counts() == [("b", 2), ("a", 1)] and one.distinct() == ["b", "a"]
+    both = Strings.concat([one, two])
+    assert both.tolist() == ["b", "a", "b", "c", "a", None] and len(both.table) == 3
+    assert both.equals("a").tolist() == [False, True, False, False, True, False]
+    assert Strings.repeat("p", 2).tolist() == ["p", "p"] and Strings.repeat(None, 1).tolist() == [None]
