@@ -9,25 +9,13 @@ vectorise without changing a bit of the result.
 """
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from orchlog import schema_gen
 from orchlog.encoding import dtypes
+from orchlog.schema_gen import Stats
 
 LANES = schema_gen.STATS_LANES
-
-
-@dataclasses.dataclass(frozen=True)
-class Stats:
-    min: float | None
-    max: float | None
-    mean: float | None
-    rms: float | None
-    abs_max: float | None
-    nan_count: int
-    inf_count: int
 
 
 def _tree(lanes: list[float]) -> float:
