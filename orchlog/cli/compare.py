@@ -13,6 +13,7 @@ EXAMPLES = """example:
   orchlog compare llama.bin ours.bin --map example --track-token 12095 --dump-raw /tmp/diverged
   orchlog compare ref/ ours/ --key checkpoint,token_idx --tolerances my_tolerances.toml --format json
   orchlog compare ref_logits.jsonl.gz ours_logits.jsonl.gz --per-token --cos-tol 0.999
+  orchlog compare reference.jsonl ours.jsonl --format html --output report.html
 
 exit codes: 0 every pair within tolerance, 1 divergence (or nothing matched), 2 error"""
 
@@ -51,7 +52,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-pairs", type=_nonnegative_int, default=1000, metavar="N",
                    help="failing pairs listed in the JSON `pairs` (default 1000; --detail lists all)")
     p.add_argument("--per-token", action="store_true", help="per-position logits parity: one line per token")
-    p.add_argument("--format", choices=("text", "json", "md"), default="text", help="report format (default text)")
+    p.add_argument("--format", choices=("text", "json", "md", "html"), default="text",
+                   help="report format (default text; html is one page with charts, best with --output)")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--dump-raw", metavar="DIR", help="save the two tensors of the first divergence as .npy in DIR")
     p.add_argument("--dump-all", action="store_true", help="with --dump-raw, save every failing pair")
@@ -110,6 +112,8 @@ def _run(args: argparse.Namespace) -> int:
                                            ("--tolerances", args.tolerances != "default")) if given]
         if unused:
             raise OrchlogError(f"--per-token grades by --cos-tol alone; {', '.join(unused)} do not apply to it")
+        if args.format == "html":
+            raise OrchlogError("--format html draws layer charts, which --per-token does not have; use text, json or md")
     a, b = open_trace(args.a), open_trace(args.b)
     logits = tuple(args.logits) if args.logits else LOGITS_NAMES
     total = (a.size or 0) + (b.size or 0)
@@ -130,7 +134,7 @@ def _run(args: argparse.Namespace) -> int:
                     key=parse_key(args.key) if args.key else None, maps=args.map, tolerances=args.tolerances,
                     metric=args.metric, threshold=args.threshold, cos_tol=args.cos_tol, logits=logits,
                     track_token=args.track_token, top=args.top, detail=args.detail, max_pairs=args.max_pairs,
-                    dump_raw=args.dump_raw, dump_all=args.dump_all)
+                    dump_raw=args.dump_raw, dump_all=args.dump_all, heatmap=args.format == "html")
                 report = compare(a, b, opts, progress=progress)
         except OSError as exc:
             raise OrchlogError(f"cannot read input: {exc}") from None
@@ -138,6 +142,8 @@ def _run(args: argparse.Namespace) -> int:
         text = json.dumps(report.to_json(), indent=1, allow_nan=False) + "\n"
     elif args.format == "md":
         text = report.to_markdown()
+    elif args.format == "html":
+        text = report.to_html()
     else:
         text = str(report)
     _emit(text, args.output)

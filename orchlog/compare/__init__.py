@@ -50,6 +50,7 @@ class CompareOptions:
     max_pairs: int | None = 1000
     dump_raw: str | None = None
     dump_all: bool = False
+    heatmap: bool = False  # keep the worst error of every token and layer (the HTML report draws it)
 
 
 def _as_trace(t: Trace | str | os.PathLike[str]) -> Trace:
@@ -87,7 +88,8 @@ def compare(a: Trace | str | os.PathLike[str], b: Trace | str | os.PathLike[str]
                        else DEFAULT_KEY)
     interner = Interner()
     is_logits = glob_matcher(opts.logits)
-    findings = Findings(tolerances, top_n=opts.top, keep=None if opts.detail else opts.max_pairs, detail=opts.detail)
+    findings = Findings(tolerances, top_n=opts.top, keep=None if opts.detail else opts.max_pairs, detail=opts.detail,
+                        heat=opts.heatmap)
     dumper = Dumper(opts.dump_raw) if opts.dump_raw else None
     aligner = Aligner(trace_a, trace_b, lambda batch: key_matrix(batch, key, interner), names.apply)
     for rnd in aligner:

@@ -51,7 +51,8 @@ class Tracked:
 
 
 class Findings:
-    def __init__(self, tolerances: Tolerances, top_n: int = 10, keep: int | None = 1000, detail: bool = False) -> None:
+    def __init__(self, tolerances: Tolerances, top_n: int = 10, keep: int | None = 1000, detail: bool = False,
+                 heat: bool = False) -> None:
         self.tolerances = tolerances
         self.top_n = top_n
         self.keep = keep
@@ -65,6 +66,9 @@ class Findings:
         self.worst: list[PairView] = []
         self.tokens: dict[int, _TokenState] = {}
         self.growth_rows = Growth()
+        # The worst error per token and layer for every token, never pruned: the HTML
+        # report's heatmap. Its size follows tokens x layers, so it is kept only on request.
+        self.heat = Growth() if heat else None
         self._cutoff: int | None = None  # the first token known to diverge: later tokens no longer matter
         self.tracked: list[Tracked] = []
         self._kept: list[tuple[int, int, PairView]] = []  # max-heap on order: (-order, tie, view)
@@ -148,8 +152,10 @@ class Findings:
             state.logits_failed |= bool(logits_failed[k])
             if order[last] > state.last_order:
                 state.last_order, state.last_failed = int(order[last]), bool(failed[last])
-        self.growth_rows.add(tokens, t.a.layer[t.ia], t.a.checkpoint[t.ia], order, failed, t.m["max_abs"],
-                             t.m["cosine"], g.severity, g.tier)
+        for table in (self.growth_rows, self.heat):
+            if table is not None:
+                table.add(tokens, t.a.layer[t.ia], t.a.checkpoint[t.ia], order, failed, t.m["max_abs"],
+                          t.m["cosine"], g.severity, g.tier)
 
     def _earlier_failure(self, token: int, order: int) -> bool:
         """Whether a failing pair at `order` comes before the token's earliest failure known so far."""

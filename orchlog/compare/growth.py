@@ -87,6 +87,10 @@ class Growth:
         if not mask.all():
             self.rows = {f: col[mask] for f, col in self.rows.items()}
 
+    def tokens(self) -> list[int]:
+        """Every token with rows, in order (-1, records outside any token, first)."""
+        return sorted(set(self.rows["token"].tolist()))
+
     def table(self, token: int) -> list[GrowthRow]:
         """The rows of one token, in execution order."""
         names = list(self._names)

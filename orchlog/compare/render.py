@@ -139,7 +139,7 @@ def render_text(r: "CompareReport") -> str:
             out += [""] + pair_block(v)
     if r.dumped:
         out += ["", "DUMPED:"] + [f"  {p}" for p in r.dumped]
-    out += ["", _result_line(r)]
+    out += ["", result_line(r)]
     return "\n".join(out) + "\n"
 
 
@@ -147,7 +147,7 @@ def _key_text(key: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in key.items() if v is not None)
 
 
-def _result_line(r: "CompareReport") -> str:
+def result_line(r: "CompareReport") -> str:
     if r.status == "ok":
         return f"RESULT: ok, all {r.findings.pairs} pairs within tolerance"
     if r.status == "no_match":
@@ -163,7 +163,7 @@ def render_markdown(r: "CompareReport") -> str:
     for side, info in zip("ab", r.inputs):
         out.append(f"| {side} | `{info.path}` | {info.format} | {info.records} | {info.team or ''} |")
     out += ["", f"Key: `{', '.join(r.key)}`. Tolerances: {r.tolerances.source}.", "",
-            f"**{_result_line(r)}**", "", "| tier | pairs |", "|---|---:|"]
+            f"**{result_line(r)}**", "", "| tier | pairs |", "|---|---:|"]
     out += [f"| {n} | {int(c)} |" for n, c in zip(TIER_NAMES, f.counts)]
     if r.first is not None:
         v = r.first

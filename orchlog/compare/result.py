@@ -75,6 +75,12 @@ class CompareReport:
 
         return render_markdown(self)
 
+    def to_html(self) -> str:
+        """A self-contained page with charts; the token x layer heatmap needs CompareOptions(heatmap=True)."""
+        from orchlog.compare.html import render_html
+
+        return render_html(self)
+
     @property
     def exit_code(self) -> int:
         return 0 if self else 1
