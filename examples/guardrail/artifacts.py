@@ -85,24 +85,26 @@ class Tree:
 
     def write_pair(self, pair: Pair) -> Path:
         run = self.run_dir(pair.values)
-        positions = np.arange(self.prompt_len, self.prompt_len + self.gen_len)
-        token_ids = _rng("ids", sorted(pair.values.items())).integers(0, self.vocab, self.gen_len)
-        logits = bf16(_rng("logits", sorted(pair.values.items())).standard_normal((self.gen_len, self.vocab)) * 4)
-        self._write_side(run / self.sides[0], pair, positions, token_ids, logits, pair.encodings[0], {})
+        # One sequence both sides see; a shifted test side sees a later stretch of it.
+        n, shift = self.gen_len, pair.span_shift
+        positions = np.arange(self.prompt_len, self.prompt_len + n + shift)
+        token_ids = _rng("ids", sorted(pair.values.items())).integers(0, self.vocab, n + shift)
+        logits = bf16(_rng("logits", sorted(pair.values.items())).standard_normal((n + shift, self.vocab)) * 4)
+        self._write_side(run / self.sides[0], pair, positions[:n], token_ids[:n], logits[:n], pair.encodings[0], {})
         if pair.missing == "side":
             return run
-        test = logits
+        positions, token_ids, test = positions[shift:], token_ids[shift:], logits[shift:]
         if pair.drift:
-            noise = _rng("drift", sorted(pair.values.items())).standard_normal(logits.shape) * DRIFT_SIGMA
-            test = bf16(logits * (1 + noise))
+            noise = _rng("drift", sorted(pair.values.items())).standard_normal(test.shape) * DRIFT_SIGMA
+            test = bf16(test * (1 + noise))
         if pair.diverge_at is not None:
             test = test.copy()
             test[pair.diverge_at:] += DIVERGENCE
         test_ids = token_ids.copy()
         if pair.token_id_changed_at is not None:
             test_ids[pair.token_id_changed_at] = (test_ids[pair.token_id_changed_at] + 1) % self.vocab
-        self._write_side(run / self.sides[1], pair, positions + pair.span_shift, test_ids, test, pair.encodings[1],
-                         pair.metadata, test_side=True)
+        self._write_side(run / self.sides[1], pair, positions, test_ids, test, pair.encodings[1], pair.metadata,
+                         test_side=True)
         return run
 
     def _metadata(self, pair: Pair, side: str, start: int) -> dict[str, Any]:

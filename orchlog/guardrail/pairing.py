@@ -69,7 +69,8 @@ class Pairing:
         """What did not line up, once the walk is over."""
         a, b = self.sides
         out = list(self._duplicates)
-        out += _span_errors(a, b, sorted(self._waiting[0]), sorted(self._waiting[1]))
+        out += _span_errors(a, b, (len(self._seen[0]), len(self._seen[1])),
+                            (sorted(self._waiting[0]), sorted(self._waiting[1])))
         if self.token_mismatch:
             where = "; ".join(f"position {t}: {a.name} {ia}, {b.name} {ib}" for t, ia, ib in self.token_mismatch[:8])
             more = len(self.token_mismatch) - 8
@@ -84,16 +85,18 @@ class Pairing:
         return out
 
 
-def _span_errors(a: Side, b: Side, only_a: list[int], only_b: list[int]) -> list[PairingError]:
+def _span_errors(a: Side, b: Side, counts: tuple[int, int], only: tuple[list[int], list[int]]) -> list[PairingError]:
+    """Declared spans that differ, a side whose positions disagree with its own declared span, and positions
+    only one side has (`counts`: distinct positions each side read; `only`: those left without a partner)."""
     out = []
     if a.span is not None and b.span is not None and a.span != b.span:
         out.append(PairingError(SPAN_MISMATCH, f"token_span differs: {a.name} ({a.span}), {b.name} ({b.span})"))
-    for side, count in ((a, a.rows_read), (b, b.rows_read)):
-        if side.span is not None and side.rows_read and count != side.span.count:
+    for side, count in zip((a, b), counts):
+        if side.span is not None and count and count != side.span.count:
             out.append(PairingError(SPAN_MISMATCH, f"{side.name}: metadata token_span declares {side.span.count} "
                                                    f"positions, its logits hold {count}"))
-    for side, other, positions in ((a, b, only_a), (b, a, only_b)):
-        if positions and other.rows_read:
+    for side, positions, other_count in ((a, only[0], counts[1]), (b, only[1], counts[0])):
+        if positions and other_count:
             out.append(PairingError(SPAN_MISMATCH, f"positions only in {side.name}: {positions_text(positions)}",
                                     tuple(positions)))
     return out
