@@ -49,6 +49,15 @@ class RunPattern:
             raise OrchlogError(f"run directory pattern {text!r} names axis {twice[0]!r} more than once")
         self._regexes = [_part_regex(p) for p in parts]
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, RunPattern) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def __repr__(self) -> str:
+        return f"RunPattern({self.text!r})"
+
     def path(self, values: dict[str, str]) -> str:
         return "/".join(_PLACEHOLDER.sub(lambda m: values[m[1]], p) for p in self.parts)
 
