@@ -30,7 +30,7 @@ TIMESTAMP = "2026-02-07T20:00:00Z"
 GIT_COMMIT = "0a1b2c3d"
 ENCODINGS = ("jsonl", "jsonl.gz", "orchlog-jsonl", "orchlog-bin")
 DRIFT_SIGMA = 2.0 ** -8  # relative noise of about one bf16 step: what a different summation order leaves behind
-DIVERGENCE = 0.25  # added to every logit of a diverging position: far beyond any equivalence threshold
+DIVERGENCE = 0.25  # moved up or down, alternately, at every logit of a diverging position: far beyond any threshold
 
 
 def bf16(x: np.ndarray) -> np.ndarray:
@@ -99,7 +99,8 @@ class Tree:
             test = bf16(test * (1 + noise))
         if pair.diverge_at is not None:
             test = test.copy()
-            test[pair.diverge_at:] += DIVERGENCE
+            # Alternating signs, so the distribution changes too (a uniform shift would leave softmax as it is).
+            test[pair.diverge_at:] += DIVERGENCE * np.where(np.arange(self.vocab) % 2, 1, -1).astype(np.float32)
         test_ids = token_ids.copy()
         if pair.token_id_changed_at is not None:
             test_ids[pair.token_id_changed_at] = (test_ids[pair.token_id_changed_at] + 1) % self.vocab

@@ -28,11 +28,13 @@ COLUMNS = ("max_abs_diff", "p99_abs_diff", "top1_agreement", "cos_sim_mean", "kl
 
 def _matrix_lines(r: "GuardrailResult") -> list[str]:
     m = r.matrix
-    source = m.source or "no config.json: the seed's layout, matrix not declared"
-    declared = "" if m.declared is None else "; declared " + ", ".join(
-        f"{axis} {{{', '.join(values)}}}" for axis, values in m.declared.items())
+    if m.declared is None:
+        declared = "not declared (no config.json): completeness not checked"
+    else:
+        declared = ", ".join(f"{axis} {{{', '.join(values)}}}" for axis, values in m.declared.items())
+        declared += f" (from {m.source})"
     bounds = ", ".join(f"{name} {'<=' if d == 'max' else '>='} {bound:g}" for name, d, bound in m.thresholds.active())
-    return [f"matrix: {m.pattern.text} ({source}){declared}",
+    return [f"runs: {m.pattern.text}; matrix: {declared}",
             f"pairs: {m.sides[0]} (reference) vs {m.sides[1]}; must match when {m.must_match_text()}",
             f"thresholds: {bounds or 'none'}"]
 
@@ -63,12 +65,12 @@ def render_text(r: "GuardrailResult") -> str:
     out = [f"=== orchlog guardrail: {r.directory} ==="] + _matrix_lines(r) + [""]
     width = max([len("pair")] + [len(p.label) for p in r.pairs])
     out.append(f"{'pair':<{width}}  {'must match':<10}  {'verdict':<14}  {'tokens':>6}  "
-               + "  ".join(f"{c:>14}" for c in COLUMNS))
+               + "  ".join(f"{c:>{max(len(c), 11)}}" for c in COLUMNS))
     for p in r.pairs:
         agg = p.aggregates
         undeclared = "" if p.declared else "  (not in config.json)"
         out.append(f"{p.label:<{width}}  {'yes' if p.must_match else 'no':<10}  {p.verdict:<14}  {len(p.tokens):>6}  "
-                   + "  ".join(f"{fmt(agg[c]):>14}" for c in COLUMNS) + undeclared)
+                   + "  ".join(f"{fmt(agg[c]):>{max(len(c), 11)}}" for c in COLUMNS) + undeclared)
     first = r.first_fail
     if first is not None:
         out += ["", f"FIRST FAIL: {_first_fail_text(first)}"]

@@ -22,7 +22,7 @@ PASS_GUARDRAIL_LOCAL, EXPECTED_DRIFT_ONLY = "PASS_GUARDRAIL_LOCAL", "EXPECTED_DR
 EXIT_CODES = {PASS_GUARDRAIL: 0, PASS_GUARDRAIL_LOCAL: 0, EXPECTED_DRIFT_ONLY: 0, FAIL_GUARDRAIL: 1, INCOMPLETE: 1}
 MEANINGS = {
     PASS_GUARDRAIL: "the declared matrix is complete and every must-match pair passes",
-    FAIL_GUARDRAIL: "a must-match pair fails its thresholds, or a pair cannot be compared (pairing error)",
+    FAIL_GUARDRAIL: "a must-match pair fails its thresholds, or a pair cannot be compared as it stands",
     INCOMPLETE: "config.json declares pairs that are missing",
     PASS_GUARDRAIL_LOCAL: "every must-match pair present passes; without config.json the matrix was not checked "
                           "for completeness, so this is not a full verdict",
