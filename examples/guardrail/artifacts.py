@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 
 from orchlog.encoding.record import ALL_VALUES, HeaderInput, RecordInput, encode_header, encode_record
 
@@ -124,10 +125,12 @@ class Tree:
             return
         rows = [(int(t), int(i), row) for t, i, row in zip(positions, token_ids, logits)]
         if encoding in ("jsonl", "jsonl.gz"):
-            lines = [json.dumps({"token_idx": t, "token_id": i, "logits": row.tolist()}) + "\n" for t, i, row in rows]
+            # orjson: ten times faster than json for a 151936-wide row, and as valid (shortest round-trip floats).
+            lines = [orjson.dumps({"token_idx": t, "token_id": i, "logits": row.astype(np.float64).tolist()}) + b"\n"
+                     for t, i, row in rows]
             if fault.malformed_at is not None:
-                lines[fault.malformed_at] = lines[fault.malformed_at][:40] + "\n"
-            data = "".join(lines).encode()
+                lines[fault.malformed_at] = lines[fault.malformed_at][:40] + b"\n"
+            data = b"".join(lines)
             name = f"logits.{encoding}"
             (directory / name).write_bytes(gzip.compress(data, mtime=0) if encoding.endswith(".gz") else data)
         elif encoding in ("orchlog-jsonl", "orchlog-bin"):
