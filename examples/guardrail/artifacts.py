@@ -25,11 +25,12 @@ from typing import Any
 import numpy as np
 import orjson
 
-from orchlog.encoding.record import ALL_VALUES, HeaderInput, RecordInput, encode_header, encode_record
+from orchlog.encoding.record import (ALL_VALUES, HeaderInput, RecordInput, encode_header, encode_record,
+                                     header_values, record_values)
 
 TIMESTAMP = "2026-02-07T20:00:00Z"
 GIT_COMMIT = "0a1b2c3d"
-ENCODINGS = ("jsonl", "jsonl.gz", "orchlog-jsonl", "orchlog-bin")
+ENCODINGS = ("jsonl", "jsonl.gz", "orchlog-jsonl", "orchlog-bin", "orchlog-parquet")
 DRIFT_SIGMA = 2.0 ** -8  # relative noise of about one bf16 step: what a different summation order leaves behind
 DIVERGENCE = 0.25  # moved up or down, alternately, at every logit of a diverging position: far beyond any threshold
 
@@ -133,21 +134,29 @@ class Tree:
             data = b"".join(lines)
             name = f"logits.{encoding}"
             (directory / name).write_bytes(gzip.compress(data, mtime=0) if encoding.endswith(".gz") else data)
-        elif encoding in ("orchlog-jsonl", "orchlog-bin"):
-            _write_orchlog(directory, rows, jsonl=encoding == "orchlog-jsonl")
+        elif encoding.startswith("orchlog-") and encoding in ENCODINGS:
+            _write_orchlog(directory, rows, encoding[len("orchlog-"):])
         else:
             raise ValueError(f"encoding {encoding!r} is not one of {', '.join(ENCODINGS)}")
 
 
-def _write_orchlog(directory: Path, rows: list[tuple[int, int, np.ndarray]], jsonl: bool) -> None:
-    """An orchlog trace of the logits, every value kept, as an engine logging with ORCH_LOG_VALUES=all would write."""
-    head = encode_header(HeaderInput(language="python", created=TIMESTAMP, git_commit=GIT_COMMIT, values=ALL_VALUES))
-    out = [head[0] if jsonl else head[1]]
-    for seq, (t, i, row) in enumerate(rows):
-        rec = RecordInput(checkpoint="logits", dtype="f32", shape=row.shape, data=row.astype("<f4").tobytes(),
-                          token_idx=t, seq=seq, values=ALL_VALUES, meta={"token_id": i})
-        enc = encode_record(rec)
-        out.append(enc.jsonl if jsonl else enc.frame)
+def _write_orchlog(directory: Path, rows: list[tuple[int, int, np.ndarray]], kind: str) -> None:
+    """An orchlog trace of the logits, every value kept, as an engine logging with ORCH_LOG_VALUES=all writes it
+    (`kind` jsonl or bin), or as `orchlog pack` leaves it (parquet)."""
+    head = HeaderInput(language="python", created=TIMESTAMP, git_commit=GIT_COMMIT, values=ALL_VALUES)
+    records = [RecordInput(checkpoint="logits", dtype="f32", shape=row.shape, data=row.astype("<f4").tobytes(),
+                           token_idx=t, seq=seq, values=ALL_VALUES, meta={"token_id": i})
+               for seq, (t, i, row) in enumerate(rows)]
+    if kind == "parquet":
+        from orchlog.parquet import Writer
+
+        with Writer(directory / "trace.parquet", headers=[header_values(head)]) as w:
+            for r in records:
+                w.append(record_values(r))
+        return
+    jsonl = kind == "jsonl"
+    out = [encode_header(head)[0 if jsonl else 1]]
+    out += [encode_record(r).jsonl if jsonl else encode_record(r).frame for r in records]
     (directory / ("trace.jsonl" if jsonl else "trace.bin")).write_bytes(b"".join(out))
 
 

@@ -46,6 +46,14 @@ def axis_value(value: Any) -> str:
     raise ValueError(f"{value!r} is not an axis value (an integer or a string that can name a directory)")
 
 
+def natural(value: str) -> int | str:
+    """An axis value for JSON: 3 rather than "3" when the directory name is an integer."""
+    try:
+        return int(value) if str(int(value)) == value else value
+    except ValueError:
+        return value
+
+
 @dataclasses.dataclass(frozen=True)
 class Matrix:
     pattern: RunPattern
@@ -68,8 +76,10 @@ class Matrix:
 
     def to_json(self) -> dict[str, Any]:
         return {"config": self.source, "run_dirs": self.pattern.text, "axes": list(self.axes),
-                "declared": None if self.declared is None else {a: list(v) for a, v in self.declared.items()},
-                "sides": list(self.sides), "must_match": {a: sorted(v) for a, v in self.must_match.items()},
+                "declared": None if self.declared is None else {a: [natural(x) for x in v]
+                                                                for a, v in self.declared.items()},
+                "sides": list(self.sides),
+                "must_match": {a: [natural(x) for x in sorted(v)] for a, v in self.must_match.items()},
                 "metadata": self.metadata}
 
 

@@ -10,7 +10,7 @@ import dataclasses
 from typing import Any
 
 from orchlog.compare.result import number
-from orchlog.guardrail.config import Matrix
+from orchlog.guardrail.config import Matrix, natural
 from orchlog.guardrail.layout import Run
 from orchlog.guardrail.metrics import TokenMetrics, aggregate
 from orchlog.guardrail.problems import PairingError
@@ -18,14 +18,6 @@ from orchlog.guardrail.verdicts import (EXIT_CODES, FAIL_EQUIV, MEANINGS, PAIR_V
                                         first_failing_token)
 
 SUMMARY_VERSION = "orchlog-guardrail/1"
-
-
-def natural(value: str) -> int | str:
-    """An axis value for JSON: 3 rather than "3" when the directory name is an integer."""
-    try:
-        return int(value) if str(int(value)) == value else value
-    except ValueError:
-        return value
 
 
 @dataclasses.dataclass(frozen=True)

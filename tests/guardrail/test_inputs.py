@@ -12,6 +12,8 @@ from orchlog.encoding.record import HeaderInput, RecordInput, encode_header, enc
 from orchlog.guardrail import PAIRING_ERROR, PASS_EQUIV, guardrail
 
 RUN = "runs/kv_aligned_1/seed_0"
+FORMATS = {"jsonl": "legacy-logits", "jsonl.gz": "legacy-logits", "orchlog-jsonl": "orchlog-jsonl",
+           "orchlog-bin": "orchlog-binary", "orchlog-parquet": "orchlog-parquet"}
 
 
 def _pair(tree, **pair):
@@ -21,13 +23,13 @@ def _pair(tree, **pair):
 
 
 @pytest.mark.parametrize("encodings", [("jsonl", "jsonl.gz"), ("jsonl.gz", "orchlog-jsonl"),
-                                       ("orchlog-bin", "jsonl"), ("orchlog-jsonl", "orchlog-bin")])
+                                       ("orchlog-bin", "jsonl"), ("orchlog-jsonl", "orchlog-bin"),
+                                       ("orchlog-parquet", "jsonl.gz")])
 def test_every_encoding_reads_the_same_logits(tree, encodings):
     pair = _pair(tree, encodings=encodings)
     assert pair.verdict == PASS_EQUIV and len(pair.tokens) == tree.gen_len and pair.aggregates["max_abs_diff"] == 0
     assert pair.tokens[0].token_id is not None  # orchlog traces carry it in meta.token_id
-    formats = {s.format for s in pair.sides}
-    assert formats <= {"legacy-logits", "orchlog-jsonl", "orchlog-binary"}
+    assert [s.format for s in pair.sides] == [FORMATS[e] for e in encodings]
 
 
 def test_an_orchlog_trace_needs_no_metadata_json_but_legacy_logits_do(tree):
