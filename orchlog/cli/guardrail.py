@@ -5,6 +5,7 @@ import argparse
 import json
 import sys
 
+from orchlog.cli.compare import _nonnegative  # the same number checks as compare's flags
 from orchlog.errors import OrchlogError
 
 EXAMPLES = """example:
@@ -54,16 +55,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                                  + (f" (default {defaults[name]})" if name in defaults else " (default: not checked)"))
     p.add_argument("--quiet", "-q", action="store_true", help="no progress line")
     p.set_defaults(func=_run)
-
-
-def _nonnegative(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not v >= 0 or v == float("inf"):
-        raise argparse.ArgumentTypeError(f"{text} must be a finite number >= 0")
-    return v
 
 
 def _run(args: argparse.Namespace) -> int:

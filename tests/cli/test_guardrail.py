@@ -79,7 +79,8 @@ def test_errors_exit_2_with_one_line(tree, tmp_path):
         ([tmp_path / "nope"], "does not exist"),
         ([tmp_path / "empty"], "no run directories like"),
         ([tree.root, "--config", bad_config], "bad.json:1: malformed JSON"),
-        ([tree.root, "--max-abs-diff", "-1"], "must be a finite number >= 0"),
+        ([tree.root, "--max-abs-diff", "-1"], "must be >= 0"),
+        ([tree.root, "--p99-abs-diff", "inf"], "threshold p99_abs_diff must be a non-negative number"),
         ([tree.root, "--output-dir", tree.root / "config.json"], "cannot write"),
     ]
     for args, message in cases:
