@@ -36,7 +36,8 @@ class Position:
     diff: LogitsDiff
     partial: bool  # measured on leading values, not whole logits
     locations: tuple[str, str]
-    sizes: tuple[int, int] = (-1, -1)  # logits on each side (-1: unknown); when they differ the common prefix is measured
+    # Logits on each side (-1: unknown); when they differ the common prefix is measured.
+    sizes: tuple[int, int] = (-1, -1)
 
     @property
     def size_mismatch(self) -> bool:

@@ -59,21 +59,21 @@ class PairResult:
         return first_failing_token(self.tokens, self.breaches)
 
     def first_fail(self) -> dict[str, Any] | None:
-        """The first failing token of a failing pair and why: its first breaking position, or for a pairing error
-        the first position the error names."""
+        """Where a failing pair first fails and why: its first position breaking a bound, or for a pairing error
+        the first position the errors name (None when they name none, as for a missing file)."""
         if self.verdict == FAIL_EQUIV:
             found = self.first_failing_token()
-            token, why = (None, self.breaches) if found is None else found
-            return {"pair": self.label, "axes": self.axes_json(), "verdict": self.verdict,
-                    "token_idx": None if token is None else token.token_idx,
-                    "token_id": None if token is None else token.token_id,
-                    "reasons": [str(b) for b in why]}
-        if self.verdict == PAIRING_ERROR:
+            token, why = found if found is not None else (None, self.breaches)
+            at, token_id = (None, None) if token is None else (token.token_idx, token.token_id)
+            reasons = [str(b) for b in why]
+        elif self.verdict == PAIRING_ERROR:
             positions = sorted(p for e in self.pairing_errors for p in e.positions)
-            return {"pair": self.label, "axes": self.axes_json(), "verdict": self.verdict,
-                    "token_idx": positions[0] if positions else None, "token_id": None,
-                    "reasons": [str(e) for e in self.pairing_errors]}
-        return None
+            at, token_id = (positions[0] if positions else None), None
+            reasons = [str(e) for e in self.pairing_errors]
+        else:
+            return None
+        return {"pair": self.label, "axes": self.axes_json(), "verdict": self.verdict, "token_idx": at,
+                "token_id": token_id, "reasons": reasons}
 
     def axes_json(self) -> dict[str, int | str]:
         return {axis: natural(v) for axis, v in self.run.values.items()}

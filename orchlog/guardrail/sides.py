@@ -116,7 +116,8 @@ class Side:
             return
         self.metadata_path = path
         try:
-            doc = json.loads(path.read_bytes())
+            # NaN and Infinity literals stay the strings they are, so that summary.json remains strict JSON.
+            doc = json.loads(path.read_bytes(), parse_constant=str)
         except OSError as exc:
             self._problem(MALFORMED_FILE, f"{path}: cannot read ({exc.strerror or exc})")
             return

@@ -16,7 +16,8 @@ def test_the_seed_layout_names_its_axes_and_paths():
 def test_metrics_files_follow_the_seed_layout():
     assert RunPattern(DEFAULT_RUN_DIRS).metrics_path({"kv_aligned": "0", "seed": "2"}) == \
         "metrics/kv_aligned_0/seed_2_metrics.json"
-    assert RunPattern("ab/{dtype}-{batch}").metrics_path({"dtype": "f32", "batch": "8"}) == "metrics/ab/f32-8_metrics.json"
+    ab = RunPattern("ab/{dtype}-{batch}")
+    assert ab.metrics_path({"dtype": "f32", "batch": "8"}) == "metrics/ab/f32-8_metrics.json"
 
 
 def test_discovery_finds_the_runs_and_lists_directories_that_do_not_fit(tmp_path):
