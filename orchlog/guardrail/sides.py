@@ -53,6 +53,8 @@ class Span:
 
 
 class Side:
+    """One side directory of a run; problems found opening or reading it collect in `problems`."""
+
     def __init__(self, name: str, directory: Path) -> None:
         self.name = name
         self.dir = directory
