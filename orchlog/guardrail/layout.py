@@ -81,6 +81,8 @@ class RunPattern:
                         nxt.append((directory / part, _join(rel, part), values))
                     continue
                 for child in _subdirectories(directory):
+                    if directory == root and child.name == METRICS_DIR:
+                        continue  # what an earlier guardrail wrote here, not a run
                     m = regex.fullmatch(child.name)
                     if m is None:
                         ignored.append(_join(rel, child.name))

@@ -30,6 +30,13 @@ def test_discovery_finds_the_runs_and_lists_directories_that_do_not_fit(tmp_path
     assert ignored == ["runs/old", "runs/kv_aligned_1/notes"]
 
 
+def test_the_metrics_an_earlier_run_wrote_are_not_taken_for_runs(tmp_path):
+    for rel in ("b1", "b8", "metrics/b1"):
+        (tmp_path / rel).mkdir(parents=True)
+    runs, ignored = RunPattern("b{batch}").discover(tmp_path)
+    assert [r.path for r in runs] == ["b1", "b8"] and ignored == []
+
+
 def test_two_axes_in_one_directory_name_are_told_apart(tmp_path):
     (tmp_path / "b8_s3").mkdir()
     (runs, _) = RunPattern("b{batch}_s{seed}").discover(tmp_path)
