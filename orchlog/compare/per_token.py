@@ -36,6 +36,16 @@ class Position:
     diff: LogitsDiff
     partial: bool  # measured on leading values, not whole logits
     locations: tuple[str, str]
+    # Logits on each side (-1: unknown); when they differ the common prefix is measured.
+    sizes: tuple[int, int] = (-1, -1)
+
+    @property
+    def size_mismatch(self) -> bool:
+        return min(self.sizes) >= 0 and self.sizes[0] != self.sizes[1]
+
+    def diverges(self, cos_tol: float) -> bool:
+        """Below the cosine bound (NaN included), or logits of different lengths, which compare fails too."""
+        return not self.diff.cosine >= cos_tol or self.size_mismatch
 
 
 @dataclasses.dataclass
@@ -49,7 +59,7 @@ class PerTokenReport:
 
     @property
     def first_divergence(self) -> Position | None:
-        return next((p for p in self.positions if not p.diff.cosine >= self.cos_tol), None)
+        return next((p for p in self.positions if p.diverges(self.cos_tol)), None)
 
     @property
     def status(self) -> str:
@@ -71,12 +81,12 @@ class PerTokenReport:
 
     def _line(self, p: Position) -> str:
         d = p.diff
-        ok = d.cosine >= self.cos_tol
         ranks = f" rank={d.rank_a}->{d.rank_b}" if d.rank_a is not None else ""
         partial = " (leading values only)" if p.partial else ""
-        return (f"{'ok  ' if ok else 'FAIL'} t={'-' if p.token_idx is None else p.token_idx} cosine={d.cosine:.6f} "
-                f"l2={fmt(d.l2)} max_abs={fmt(d.max_abs)} top1={'match' if d.top1_match else 'differ'} "
-                f"kl={fmt(d.kl)}{ranks}{partial}")
+        sizes = f" sizes {p.sizes[0]} vs {p.sizes[1]} (common prefix compared)" if p.size_mismatch else ""
+        return (f"{'FAIL' if p.diverges(self.cos_tol) else 'ok  '} t={'-' if p.token_idx is None else p.token_idx} "
+                f"cosine={d.cosine:.6f} l2={fmt(d.l2)} max_abs={fmt(d.max_abs)} "
+                f"top1={'match' if d.top1_match else 'differ'} kl={fmt(d.kl)}{ranks}{partial}{sizes}")
 
     def __str__(self) -> str:
         out = [f"per-token logits parity: a={self.paths[0]} b={self.paths[1]} (cos-tol {self.cos_tol:g})"]
@@ -92,7 +102,8 @@ class PerTokenReport:
         if self.status == NO_MATCH:
             out.append("RESULT: no logits positions matched (check --key and --logits)")
         elif first is None:
-            out.append(f"RESULT: ok, all {len(self.positions)} positions have cosine >= {self.cos_tol:g}")
+            out.append(f"RESULT: ok, all {len(self.positions)} positions have cosine >= {self.cos_tol:g} "
+                       "and logits of the same length")
         else:
             out.append(f"RESULT: diverged: first divergence at token {first.token_idx}")
         return "\n".join(out) + "\n"
@@ -121,6 +132,7 @@ class PerTokenReport:
             "per_token_top1_match": [x.top1_match for x in d],
             "per_token_kl": [number(x.kl) for x in d],
             "partial": [p.partial for p in self.positions],
+            "per_token_size_mismatch": [p.size_mismatch for p in self.positions],
             "unmatched": {"a": self.unmatched[0], "b": self.unmatched[1]},
             "malformed": [{"input": side, "location": str(m.location), "message": m.message}
                           for side, m in self.malformed],
@@ -156,7 +168,8 @@ def compare_per_token(a: Trace, b: Trace, cos_tol: float = DEFAULT_COS_TOL, key:
             (va, pa), (vb, pb) = _vector(rnd.a, int(i)), _vector(rnd.b, int(j))
             tok = rnd.a.token_idx[i]
             positions.append(Position(None if tok == NONE else int(tok), logits_diff(va, vb, track_token), pa or pb,
-                                      (str(rnd.a.location(int(i))), str(rnd.b.location(int(j))))))
+                                      (str(rnd.a.location(int(i))), str(rnd.b.location(int(j)))),
+                                      (int(rnd.a.numel[i]), int(rnd.b.numel[j]))))
         if progress:
             progress((a.progress() + b.progress()) / 2)
     read_a, read_b = aligner.rows_read

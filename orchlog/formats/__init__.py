@@ -11,6 +11,7 @@ import gzip
 import importlib
 import json
 import re
+import zlib
 from pathlib import Path
 from typing import Any, Callable
 
@@ -67,6 +68,23 @@ def open_binary(path: Path):
     return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
 
 
+def read_into(f, view: memoryview) -> tuple[int, Exception | None]:
+    """Like f.readinto(view), but a gzip stream that breaks off (a writer killed mid-file) keeps what came before.
+
+    readinto would raise and lose the bytes it had already placed; reading one decompressed
+    piece at a time counts them. Returns the bytes read and the error that stopped them, if any."""
+    n = 0
+    while n < len(view):
+        try:
+            got = f.readinto1(view[n:])
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            return n, exc
+        if not got:
+            break
+        n += got
+    return n, None
+
+
 def disk_position(f) -> int:
     """Bytes of the file on disk consumed so far (the compressed position for gzip)."""
     raw = getattr(f, "fileobj", None) if isinstance(f, gzip.GzipFile) else f
@@ -105,7 +123,9 @@ def first_object(head: bytes) -> tuple[dict[str, Any] | None, set[str]]:
 def read_head(path: Path, n: int = HEAD_BYTES) -> bytes:
     try:
         with open_binary(path) as f:
-            return f.read(n)
+            head = bytearray(n)
+            got, _ = read_into(f, memoryview(head))  # a cut-short gzip file is still recognised by its first lines
+            return bytes(head[:got])
     except (OSError, EOFError) as exc:
         raise OrchlogError(f"cannot read {path}: {exc}") from None
 

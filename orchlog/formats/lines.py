@@ -8,7 +8,7 @@ from typing import Any, Iterator
 
 import orjson
 
-from orchlog.formats import disk_position, open_binary
+from orchlog.formats import disk_position, open_binary, read_into
 from orchlog.trace import Location, Trace
 
 CHUNK_BYTES = 4 << 20
@@ -59,18 +59,22 @@ def read_line_chunks(trace: Trace) -> Iterator[memoryview]:
                 bigger = bytearray(2 * len(buf))
                 bigger[:held] = buf
                 buf, view = bigger, memoryview(bigger)
-            got = f.readinto(view[held:])
+            got, cut_short = read_into(f, view[held:])
             trace.bytes_read = disk_position(f)
+            end = held + got
+            cut = buf.rfind(b"\n", held, end) + 1
+            if cut:
+                yield view[:cut]
+                buf[:end - cut] = buf[cut:end]
+                held = end - cut
+            else:
+                held = end
+            if cut_short is not None:
+                trace.report(Location(trace.path, offset=trace.bytes_read),
+                             f"compressed stream cut short ({cut_short}); the lines before it were read", fatal=True)
+                break
             if not got:
                 break
-            end = held + got
-            cut = buf.rfind(b"\n", 0, end) + 1
-            if cut == 0:
-                held = end
-                continue
-            yield view[:cut]
-            buf[:end - cut] = buf[cut:end]
-            held = end - cut
     if held and bytes(buf[:held]).strip():
         yield view[:held]
 

@@ -56,3 +56,13 @@ def test_traces_without_logits_are_a_clear_error(tmp_path):
     a = write_frames(tmp_path / "a.bin", [record("attn_norm", np.ones(3, np.float32), token_idx=0)])
     with pytest.raises(OrchlogError, match="no logits records"):
         compare_per_token(open_trace(a), open_trace(a))
+
+
+def test_logits_of_different_lengths_diverge_even_when_their_common_prefix_agrees(tmp_path):
+    ref = [{"token_idx": t, "token_id": t, "logits": [1.0, 2.0, 3.0]} for t in range(3)]
+    ours = [dict(r, logits=r["logits"] + ([0.5] if r["token_idx"] == 1 else [])) for r in ref]
+    report = compare_per_token(open_trace(write_json_lines(tmp_path / "ref.jsonl", ref)),
+                               open_trace(write_json_lines(tmp_path / "ours.jsonl", ours)))
+    assert not report and report.first_divergence.token_idx == 1 and report.positions[1].diff.cosine == 1.0
+    assert report.to_json()["per_token_size_mismatch"] == [False, True, False]
+    assert "FAIL t=1 cosine=1.000000" in str(report) and "sizes 3 vs 4 (common prefix compared)" in str(report)

@@ -34,3 +34,12 @@ def test_a_line_without_logits_is_reported(tmp_path):
     trace = open_trace(write_json_lines(tmp_path / "l.jsonl", [{"token_idx": 0, "logits": [1.0]},
                                                                {"token_idx": 1, "logits": "oops"}]))
     assert len(list(trace)) == 1 and trace.diagnostics[0].location.line == 2
+
+
+def test_spelled_out_non_finite_values_are_read_beside_plain_numbers(tmp_path):
+    path = write_json_lines(tmp_path / "l.jsonl", [{"token_idx": 0, "logits": [1, 2.5, "NaN", "-Infinity"]},
+                                                   {"token_idx": 1, "logits": [1.0, "lots"]}])
+    trace = open_trace(path)
+    (rec,) = list(trace)
+    assert rec.values[:2].tolist() == [1.0, 2.5] and str(rec.values[2]) == "nan" and rec.values[3] == float("-inf")
+    assert trace.diagnostics[0].location.line == 2 and "not a number" in trace.diagnostics[0].message

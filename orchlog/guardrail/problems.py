@@ -1,0 +1,36 @@
+"""What can be wrong with a pair besides its numbers: the pairing errors that fail the guardrail.
+
+A pairing error means the two sides cannot be compared as they stand (they
+cover different positions, saw different tokens, or a file is missing or
+malformed), so the pair is neither a pass nor a measured failure.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+SPAN_MISMATCH = "SPAN_MISMATCH"  # the sides cover different token positions
+TOKEN_MISMATCH = "TOKEN_MISMATCH"  # same position, different token id
+SHAPE_MISMATCH = "SHAPE_MISMATCH"  # same position, logits of different lengths
+METADATA_MISMATCH = "METADATA_MISMATCH"  # metadata.json contradicts the run directory or config.json
+MISSING_FILE = "MISSING_FILE"
+MALFORMED_FILE = "MALFORMED_FILE"
+KINDS = (SPAN_MISMATCH, TOKEN_MISMATCH, SHAPE_MISMATCH, METADATA_MISMATCH, MISSING_FILE, MALFORMED_FILE)
+
+POSITIONS_SHOWN = 8  # positions named in a message before "... and N more" (all of them are in `positions`)
+
+
+@dataclasses.dataclass(frozen=True)
+class PairingError:
+    kind: str
+    message: str  # says which side and what differs, with file:line where there is one
+    positions: tuple[int, ...] = ()  # the token positions concerned, when the error is about positions
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.message}"
+
+
+def positions_text(positions: list[int] | tuple[int, ...]) -> str:
+    """`3, 4, 9` or `3, 4, ... and 120 more`, for messages."""
+    shown = ", ".join(str(p) for p in positions[:POSITIONS_SHOWN])
+    more = len(positions) - POSITIONS_SHOWN
+    return f"{shown}, ... and {more} more" if more > 0 else shown
