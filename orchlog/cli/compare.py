@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from orchlog.cli.argtypes import nonnegative, nonnegative_int, unit_interval
 from orchlog.errors import OrchlogError
 
 EXAMPLES = """example:
@@ -37,19 +38,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "shipped: see docs/compare.md)")
     p.add_argument("--tolerances", default="default", metavar="FILE|NAME",
                    help="tolerance file (default: the shipped 'default')")
-    p.add_argument("--threshold", type=_nonnegative, help="fail threshold for every rule, overriding the file")
+    p.add_argument("--threshold", type=nonnegative, help="fail threshold for every rule, overriding the file")
     p.add_argument("--metric", help="graded metric for every rule (max_abs, mean_abs, max_rel, p99_abs, rms_diff, l2, "
                                     "kl, cosine, top1_match)")
-    p.add_argument("--cos-tol", type=_unit, help="also fail pairs whose cosine is below this "
+    p.add_argument("--cos-tol", type=unit_interval, help="also fail pairs whose cosine is below this "
                                                  "(with --per-token: the per-position bound, default 0.999)")
     p.add_argument("--logits", action="append", metavar="GLOB",
                    help="checkpoint names that are logits (repeatable; default logits, *logits*, result_output, "
                         "lm_head, output)")
-    p.add_argument("--track-token", type=_nonnegative_int, metavar="ID",
+    p.add_argument("--track-token", type=nonnegative_int, metavar="ID",
                    help="report this token's rank in each side's logits")
-    p.add_argument("--top", type=_nonnegative_int, default=10, metavar="N", help="worst offenders to list (default 10)")
+    p.add_argument("--top", type=nonnegative_int, default=10, metavar="N", help="worst offenders to list (default 10)")
     p.add_argument("--detail", action="store_true", help="per-pair detail for every pair")
-    p.add_argument("--max-pairs", type=_nonnegative_int, default=1000, metavar="N",
+    p.add_argument("--max-pairs", type=nonnegative_int, default=1000, metavar="N",
                    help="failing pairs listed in the JSON `pairs` (default 1000; --detail lists all)")
     p.add_argument("--per-token", action="store_true", help="per-position logits parity: one line per token")
     p.add_argument("--format", choices=("text", "json", "md", "html"), default="text",
@@ -59,33 +60,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--dump-all", action="store_true", help="with --dump-raw, save every failing pair")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress line")
     p.set_defaults(func=_run)
-
-
-def _nonnegative(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not v >= 0:
-        raise argparse.ArgumentTypeError(f"{text} must be >= 0")
-    return v
-
-
-def _unit(text: str) -> float:
-    v = _nonnegative(text)
-    if v > 1:
-        raise argparse.ArgumentTypeError(f"{text} must be between 0 and 1")
-    return v
-
-
-def _nonnegative_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"{text} must be >= 0")
-    return v
 
 
 def _emit(text: str, output: str | None) -> None:

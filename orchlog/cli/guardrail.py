@@ -5,7 +5,7 @@ import argparse
 import json
 import sys
 
-from orchlog.cli.compare import _nonnegative  # the same number checks as compare's flags
+from orchlog.cli.argtypes import nonnegative
 from orchlog.errors import OrchlogError
 
 EXAMPLES = """example:
@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     defaults = {"p99_abs_diff": "1e-3", "max_abs_diff": "5e-3", "top1_agreement": "0.999"}
     for flag, name in THRESHOLD_FLAGS.items():
         upper = "at least" if name in ("top1_agreement", "cos_sim_mean") else "at most"
-        bounds.add_argument(flag, dest=name, type=_nonnegative, metavar="X",
+        bounds.add_argument(flag, dest=name, type=nonnegative, metavar="X",
                             help=f"must-match pairs need {name} {upper} X"
                                  + (f" (default {defaults[name]})" if name in defaults else " (default: not checked)"))
     p.add_argument("--quiet", "-q", action="store_true", help="no progress line")

@@ -1,0 +1,31 @@
+"""Argument types shared by subcommands: argparse turns their errors into one-line usage errors."""
+from __future__ import annotations
+
+import argparse
+
+
+def nonnegative(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not v >= 0:
+        raise argparse.ArgumentTypeError(f"{text} must be >= 0")
+    return v
+
+
+def unit_interval(text: str) -> float:
+    v = nonnegative(text)
+    if v > 1:
+        raise argparse.ArgumentTypeError(f"{text} must be between 0 and 1")
+    return v
+
+
+def nonnegative_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"{text} must be >= 0")
+    return v
