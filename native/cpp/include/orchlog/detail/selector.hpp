@@ -27,6 +27,9 @@ struct SelectorCandidate {
   std::optional<std::int64_t> layer;
   std::optional<std::int64_t> step;
   std::int64_t rank = 0;
+  // Tokens token_idx .. token_idx + token_count - 1 at once: an adapter asks
+  // whether any row of a whole batch tensor is wanted before it copies it.
+  std::int64_t token_count = 1;
 
   std::optional<std::int64_t> number(std::string_view field) const {
     if (field == "layer") return layer;
@@ -88,8 +91,9 @@ class Selector {
     for (const NumericTest& test : numeric_) {
       const auto v = c.number(test.field);
       if (!v) return false;
+      const std::int64_t last = test.field == "token_idx" && c.token_count > 1 ? *v + (c.token_count - 1) : *v;
       bool any = false;
-      for (const Range& r : test.ranges) any = any || (*v >= r.lo && (!r.hi || *v <= *r.hi));
+      for (const Range& r : test.ranges) any = any || (last >= r.lo && (!r.hi || *v <= *r.hi));
       if (!any) return false;
     }
     for (const GlobTest& test : globs_) {
