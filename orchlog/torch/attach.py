@@ -53,7 +53,8 @@ class Hooks:
 def attach(model: torch.nn.Module, modules: Sequence[str] | None = None, *, inputs: bool | Sequence[str] = False,
            positions: PositionsFn | None = None, step: int = 0, batch_index: int = 0) -> Hooks:
     """Log the outputs of `model`'s submodules whose paths match the globs in `modules` (every submodule
-    for None), and the first tensor input of those matching `inputs` (True: all hooked modules).
+    for None), and the first tensor input of those matching the globs in `inputs` (True: the same
+    modules as `modules`).
 
     `step` is the step of the model's first forward call, counted up by one per call. `positions`
     (args, kwargs) -> positions of the call's tokens overrides how they are found. Of a batch,
@@ -61,20 +62,22 @@ def attach(model: torch.nn.Module, modules: Sequence[str] | None = None, *, inpu
     """
     named = dict(model.named_modules())
     named.pop("", None)
-    paths = matching(named, modules)
-    input_paths = set(paths if inputs is True else matching(paths, inputs) if inputs else [])
-    hooks = Hooks(model, paths, CallCounter(step, positions), batch_index)
+    outputs = set(matching(named, modules))
+    inputs_of = outputs if inputs is True else set(matching(named, inputs) if inputs else ())
+    hooks = Hooks(model, [p for p in named if p in outputs or p in inputs_of], CallCounter(step, positions),
+                  batch_index)
 
     def root_pre_hook(_module, args, kwargs):
         hooks.calls.start(args, kwargs)
 
     hooks._handles.append(model.register_forward_pre_hook(root_pre_hook, with_kwargs=True))
-    for path in paths:
+    for path in hooks.paths:
         module = named[path]
-        if path in input_paths:
+        if path in inputs_of:
             hooks._handles.append(module.register_forward_pre_hook(
                 lambda _m, args, kwargs, path=path: hooks._log(path, first_tensor(args, kwargs), INPUT_STAGE),
                 with_kwargs=True))
-        hooks._handles.append(module.register_forward_hook(
-            lambda _m, _args, output, path=path: hooks._log(path, output, None)))
+        if path in outputs:
+            hooks._handles.append(module.register_forward_hook(
+                lambda _m, _args, output, path=path: hooks._log(path, output, None)))
     return hooks

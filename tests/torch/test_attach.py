@@ -65,12 +65,14 @@ def test_an_output_is_captured_before_a_later_in_place_kernel_changes_it(trace):
     assert (logged < 0).any()  # the in-place ReLU did not reach the record
 
 
-def test_inputs_are_logged_with_stage_input_on_request(trace):
+def test_inputs_are_logged_with_stage_input_on_request_also_of_modules_whose_outputs_are_not(trace):
     model = Tiny()
-    with orchlog.torch.attach(model, ["layers.*.act"], inputs=["layers.1.*"]):
+    with orchlog.torch.attach(model, ["layers.*.act"], inputs=["layers.1.*"]) as hooks:
         model(torch.tensor([[5, 6]]))
+    assert hooks.paths == ["layers.0.act", "layers.1.proj", "layers.1.act"]
     got = [(r.checkpoint, r.stage, r.token_idx) for r in records(trace)]
     assert got == [("layers.0.act", None, 0), ("layers.0.act", None, 1),
+                   ("layers.1.proj", "input", 0), ("layers.1.proj", "input", 1),
                    ("layers.1.act", "input", 0), ("layers.1.act", "input", 1),
                    ("layers.1.act", None, 0), ("layers.1.act", None, 1)]
 
