@@ -44,10 +44,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
+#include "orchlog/detail/flat_table.hpp"
 #include "orchlog/detail/ggml_layout.hpp"
 #include "orchlog/detail/ggml_names.hpp"
 #include "orchlog/detail/stderr.hpp"
@@ -104,7 +104,8 @@ class GraphLogger {
   bool describe(struct ggml_tensor* t) {
     note_graph_start(t);
     const std::string_view name = t->name;
-    const bool name_seen = !names_seen_.insert(std::hash<std::string_view>()(name)).second;
+    bool name_new = false;
+    names_seen_.find_or_insert(std::hash<std::string_view>()(name), 0, name_new);
     const int token_dim = remember_token_dim(t);
 
     if (detail::is_unnamed_graph_tensor(name)) {
@@ -114,7 +115,7 @@ class GraphLogger {
       detail::parse_graph_name(name, checkpoint_, layer_);
     }
     stage_.clear();
-    if (name_seen) {
+    if (!name_new) {
       for (const char* c = ggml_op_desc(t); *c; ++c) stage_.push_back(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
     }
     layout_ = detail::row_layout(t->ne, token_dim);
@@ -177,11 +178,14 @@ class GraphLogger {
         break;
     }
     // A source that is no node of this graph (an input, a weight) has no known token dimension.
-    const auto known = source ? token_dims_.find(source) : token_dims_.end();
-    const int source_dim = known != token_dims_.end() ? known->second : -1;
-    const int dim = detail::token_dim(flow, t->ne, n_tokens_, source_dim, t->op_params);
-    token_dims_[t] = static_cast<std::int8_t>(dim);
+    const std::int8_t* known = source ? token_dims_.find(key_of(source)) : nullptr;
+    const int dim = detail::token_dim(flow, t->ne, n_tokens_, known ? *known : -1, t->op_params);
+    bool inserted = false;
+    token_dims_.find_or_insert(key_of(t), 0, inserted) = static_cast<std::int8_t>(dim);
     return dim;
+  }
+  static std::uint64_t key_of(const struct ggml_tensor* t) {
+    return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(t));
   }
 
   static bool plain_type(enum ggml_type type, DType& dtype) {
@@ -275,8 +279,9 @@ class GraphLogger {
   const struct ggml_tensor* graph_first_ = nullptr;
   enum ggml_op graph_first_op_ = GGML_OP_NONE;
   std::string graph_first_name_;
-  std::unordered_set<std::size_t> names_seen_;  // hashes of the names met so far
-  std::unordered_map<const struct ggml_tensor*, std::int8_t> token_dims_;
+  detail::FlatTable names_seen_;  // hashes of the names met so far
+  detail::FlatTable token_dims_;  // by node
+
 
   // The tensor the scheduler was last told yes about, and what it is.
   const struct ggml_tensor* pending_ = nullptr;
