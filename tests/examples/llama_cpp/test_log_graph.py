@@ -7,13 +7,12 @@ import subprocess
 import pytest
 
 import orchlog
-from examples.llama_cpp.run import build_programs
 
 pytestmark = pytest.mark.slow  # builds llama.cpp (cached)
 
 
-def test_the_ten_line_example_logs_the_prompt_pass_at_the_tokens_positions(tiny_gguf, run_tokens_program, tmp_path):
-    program = build_programs(quiet=True) / "log_graph"
+def test_the_ten_line_example_logs_the_prompt_pass_at_the_tokens_positions(tiny_gguf, llama_programs, tmp_path):
+    program = llama_programs / "log_graph"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ORCH_LOG_")}
     env.update(ORCH_LOG_FILE=str(tmp_path / "graph.jsonl"), ORCH_LOG_SELECT="checkpoint=l_out")
     subprocess.run([str(program), str(tiny_gguf)], env=env, check=True, capture_output=True)
