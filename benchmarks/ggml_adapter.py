@@ -41,9 +41,9 @@ def build() -> Path:
     out = ROOT / ".cache" / "bench" / "ggml_decode_step"
     out.parent.mkdir(parents=True, exist_ok=True)
     lib = prefix / "lib"
-    subprocess.run(["g++", "-std=c++17", "-O2", f"-I{ROOT / 'native/cpp/include'}", f"-I{prefix / 'include'}",
-                    str(SOURCE), "-o", str(out), f"-L{lib}", "-lllama", "-lggml", "-lggml-base",
-                    f"-Wl,-rpath,{lib}", "-pthread"], check=True)
+    include = [f"-I{d}" for d in (ROOT / "native/cpp/include", prefix / "include", ROOT / "examples/llama_cpp")]
+    subprocess.run(["g++", "-std=c++17", "-O2", *include, str(SOURCE), "-o", str(out), f"-L{lib}", "-lllama",
+                    "-lggml", "-lggml-base", f"-Wl,-rpath,{lib}", "-pthread"], check=True)
     return out
 
 

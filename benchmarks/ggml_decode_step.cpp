@@ -13,6 +13,7 @@
 // within a repeat (the machine is shared); the best repeat counts.
 #include <llama.h>
 #include <orchlog/ggml.hpp>
+#include <token_batch.hpp>  // examples/llama_cpp/
 
 #include <time.h>
 
@@ -65,16 +66,8 @@ llama_context* make_context(llama_model* model, int threads, ggml_backend_sched_
   return llama_init_from_model(model, p);
 }
 
-bool decode(llama_context* ctx, std::vector<llama_token> tokens, int first_position) {
-  llama_batch batch = llama_batch_init(static_cast<int32_t>(tokens.size()), 0, 1);
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    batch.token[i] = tokens[i];
-    batch.pos[i] = first_position + static_cast<llama_pos>(i);
-    batch.n_seq_id[i] = 1;
-    batch.seq_id[i][0] = 0;
-    batch.logits[i] = 1;
-  }
-  batch.n_tokens = static_cast<int32_t>(tokens.size());
+bool decode(llama_context* ctx, const std::vector<llama_token>& tokens, int first_position) {
+  llama_batch batch = token_batch(tokens, first_position);
   const bool ok = llama_decode(ctx, batch) == 0;
   llama_batch_free(batch);
   return ok;

@@ -14,6 +14,8 @@
 #include <llama.h>
 #include <orchlog/ggml.hpp>
 
+#include "token_batch.hpp"
+
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -93,15 +95,7 @@ void quiet_log(enum ggml_log_level level, const char *text, void *) {
 // and appends the logits of every token to `logits`.
 bool decode(llama_context *ctx, orchlog::ggml::GraphLogger &graph_logger, int step,
             const std::vector<llama_token> &tokens, int first_pos, int n_vocab, std::vector<float> &logits) {
-    llama_batch batch = llama_batch_init(static_cast<int32_t>(tokens.size()), 0, 1);
-    for (size_t i = 0; i < tokens.size(); ++i) {
-        batch.token[i] = tokens[i];
-        batch.pos[i] = first_pos + static_cast<llama_pos>(i);
-        batch.n_seq_id[i] = 1;
-        batch.seq_id[i][0] = 0;
-        batch.logits[i] = 1;
-    }
-    batch.n_tokens = static_cast<int32_t>(tokens.size());
+    llama_batch batch = token_batch(tokens, first_pos);
     graph_logger.begin_step(step, first_pos, batch.n_tokens);
     bool ok = llama_decode(ctx, batch) == 0;
     for (size_t i = 0; ok && i < tokens.size(); ++i) {

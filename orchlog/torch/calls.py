@@ -6,7 +6,7 @@ which runs before any submodule's hook; the tokens are read from its inputs.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Callable, Sequence
+from typing import Callable, Sequence
 
 import torch
 

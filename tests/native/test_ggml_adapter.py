@@ -6,7 +6,6 @@ The program is compiled against the ggml of the cached llama.cpp build
 """
 from __future__ import annotations
 
-import os
 import subprocess
 
 import numpy as np
@@ -14,6 +13,7 @@ import pytest
 
 import orchlog
 from tests.native import build
+from tests.native.host_processes import env
 
 pytestmark = pytest.mark.slow  # builds llama.cpp once (cached)
 
@@ -31,9 +31,8 @@ def graph_cases():
 def run(program, tmp_path, select: str = "") -> tuple[dict[str, list[int]], list, str]:
     """(answers per tensor name, records, stderr) of one run in full mode."""
     trace = tmp_path / "graph.bin"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ORCH_LOG_")}
-    env.update(ORCH_LOG_FILE=str(trace), ORCH_LOG_MODE="full", ORCH_LOG_SELECT=select)
-    proc = subprocess.run([str(program)], env=env, capture_output=True, text=True, check=True)
+    knobs = env(ORCH_LOG_FILE=str(trace), ORCH_LOG_MODE="full", ORCH_LOG_SELECT=select)
+    proc = subprocess.run([str(program)], env=knobs, capture_output=True, text=True, check=True)
     answers: dict[str, list[int]] = {}
     for line in proc.stdout.splitlines():
         name, wanted = line.split("\t")
@@ -138,7 +137,6 @@ def test_the_selector_decides_what_the_scheduler_is_asked_to_copy(graph_cases, t
 
 
 def test_with_logging_off_nothing_is_asked_for(graph_cases, tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ORCH_LOG_")}
-    proc = subprocess.run([str(graph_cases)], env=env, capture_output=True, text=True, check=True)
+    proc = subprocess.run([str(graph_cases)], env=env(), capture_output=True, text=True, check=True)
     assert {line.split("\t")[1] for line in proc.stdout.splitlines()} == {"0"}
     assert proc.stderr == ""

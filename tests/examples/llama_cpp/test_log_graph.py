@@ -1,21 +1,20 @@
 """examples/llama_cpp/log_graph.cpp, the ten-line adapter example: it traces a prompt pass."""
 from __future__ import annotations
 
-import os
 import subprocess
 
 import pytest
 
 import orchlog
+from tests.native.host_processes import env
 
 pytestmark = pytest.mark.slow  # builds llama.cpp (cached)
 
 
 def test_the_ten_line_example_logs_the_prompt_pass_at_the_tokens_positions(tiny_gguf, llama_programs, tmp_path):
     program = llama_programs / "log_graph"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("ORCH_LOG_")}
-    env.update(ORCH_LOG_FILE=str(tmp_path / "graph.jsonl"), ORCH_LOG_SELECT="checkpoint=l_out")
-    subprocess.run([str(program), str(tiny_gguf)], env=env, check=True, capture_output=True)
+    knobs = env(ORCH_LOG_FILE=str(tmp_path / "graph.jsonl"), ORCH_LOG_SELECT="checkpoint=l_out")
+    subprocess.run([str(program), str(tiny_gguf)], env=knobs, check=True, capture_output=True)
     records = list(orchlog.open_trace(tmp_path / "graph.jsonl"))
     # llama_batch_get_one asks for the last token's logits only, so the last layer computes
     # (and the adapter logs) that token's row alone, at its position.

@@ -108,15 +108,15 @@ class GraphLogger {
     names_seen_.find_or_insert(std::hash<std::string_view>()(name), 0, name_new);
     const int token_dim = remember_token_dim(t);
 
+    stage_.clear();
     if (detail::is_unnamed_graph_tensor(name)) {
       if (!is_attention_output(t)) return false;
       checkpoint_ = "attn_out";
     } else {
       detail::parse_graph_name(name, checkpoint_, layer_);
-    }
-    stage_.clear();
-    if (!name_new) {
-      for (const char* c = ggml_op_desc(t); *c; ++c) stage_.push_back(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+      if (!name_new) {
+        for (const char* c = ggml_op_desc(t); *c; ++c) stage_.push_back(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+      }
     }
     layout_ = detail::row_layout(t->ne, token_dim);
     return loggable_type(t->type);
