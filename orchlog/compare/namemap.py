@@ -145,7 +145,9 @@ class NameMap:
         checkpoint = per_row([hit.checkpoint if hit else name for hit, (name, _) in zip(hits, keys)])
         captured = np.array([hit.layer if hit and hit.layer is not None else NONE for hit in hits])[inverse]
         renamed = np.array([bool(hit) and (hit.checkpoint, hit.stage) != key for hit, key in zip(hits, keys)])[inverse]
-        stage = per_row([hit.stage if hit else s for hit, (_, s) in zip(hits, keys)]) if self.uses_stages else batch.stage
+        stage = batch.stage
+        if self.uses_stages:
+            stage = per_row([hit.stage if hit else s for hit, (_, s) in zip(hits, keys)])
         layer = np.where((batch.layer == NONE) & (captured != NONE), captured, batch.layer)
         # Keep the name each side wrote; a record renamed by an earlier map keeps its first name.
         both = Strings.concat([batch.renamed_from, batch.checkpoint])

@@ -75,11 +75,12 @@ int main() {
   offer(brain);
 
   // A quantized type is dequantized to f32; a type orchlog lacks is skipped.
-  ggml_tensor* wide = numbered(ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 32, 3), "wide", 0);
-  for (int64_t i = 0; i < ggml_nelements(wide); ++i) static_cast<float*>(wide->data)[i] = 0.125f * static_cast<float>(i % 17);
+  ggml_tensor* wide = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 32, 3);
+  auto* wide_data = static_cast<float*>(wide->data);
+  for (int64_t i = 0; i < ggml_nelements(wide); ++i) wide_data[i] = 0.125f * static_cast<float>(i % 17);
   ggml_tensor* quant = ggml_cast(ctx, wide, GGML_TYPE_Q8_0);
   ggml_set_name(quant, "quant-0");
-  ggml_quantize_chunk(GGML_TYPE_Q8_0, static_cast<const float*>(wide->data), quant->data, 0, 3, 32, nullptr);
+  ggml_quantize_chunk(GGML_TYPE_Q8_0, wide_data, quant->data, 0, 3, 32, nullptr);
   offer(quant);
   ggml_tensor* shorts = ggml_new_tensor_2d(ctx, GGML_TYPE_I16, 4, 3);
   ggml_set_name(shorts, "shorts-0");

@@ -133,7 +133,8 @@ class GraphLogger {
   // A graph starts with begin_step(), or when its first node comes round
   // again (a second micro-batch, or a host that never calls begin_step).
   void note_graph_start(const struct ggml_tensor* t) {
-    const bool again = graph_first_ && (t == graph_first_ || (t->op == graph_first_op_ && graph_first_name_ == t->name));
+    const bool again =
+        graph_first_ && (t == graph_first_ || (t->op == graph_first_op_ && graph_first_name_ == t->name));
     if (graph_first_ && !again) return;
     if (again && !warned_several_graphs_) {
       warned_several_graphs_ = true;
@@ -245,12 +246,15 @@ class GraphLogger {
       for (std::int64_t row = 0; row < layout_.rows; ++row) {
         const Key key = key_for_row(row);
         if (!orchlog::selects(checkpoint_, key)) continue;
-        const void* data = zero_copy ? base + static_cast<std::size_t>(row) * (layout_.token_dim >= 0 ? t->nb[layout_.token_dim] : 0)
-                                     : gather(t, base, row, plain, element_bytes);
+        const void* data = zero_copy ? base + row_offset(t, row) : gather(t, base, row, plain, element_bytes);
         orchlog::log(checkpoint_, Tensor{data, dtype, shape}, key, meta);
       }
     } catch (...) {  // std::bad_alloc: the record is lost, the graph runs on
     }
+  }
+
+  std::size_t row_offset(const struct ggml_tensor* t, std::int64_t row) const {
+    return layout_.token_dim < 0 ? 0 : static_cast<std::size_t>(row) * t->nb[layout_.token_dim];
   }
 
   // One row in C order in row_, converted to f32 for a quantized type.
@@ -281,7 +285,6 @@ class GraphLogger {
   std::string graph_first_name_;
   detail::FlatTable names_seen_;  // hashes of the names met so far
   detail::FlatTable token_dims_;  // by node
-
 
   // The tensor the scheduler was last told yes about, and what it is.
   const struct ggml_tensor* pending_ = nullptr;
