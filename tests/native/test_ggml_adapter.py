@@ -85,6 +85,8 @@ def test_the_unnamed_projection_after_kqv_out_is_attn_out_and_other_unnamed_node
     answers, records, _ = everything
     attn_out = records_of(records, "attn_out")
     assert [(r.layer, r.token_idx) for r in attn_out] == [(1, 5), (1, 6), (1, 7)]
+    named_later = records_of(records, "attn_out", "add")  # a model's own attn_out-1, after the projection
+    assert [(r.layer, r.token_idx) for r in named_later] == [(1, 5), (1, 6), (1, 7)]
     assert answers["node_18"] == [0]
     assert not [r for r in records if r.checkpoint.startswith("node_")]
 

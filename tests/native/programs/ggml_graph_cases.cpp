@@ -61,6 +61,8 @@ int main() {
   ggml_tensor* attn_out = numbered(ggml_mul_mat(ctx, wo, kqv_out), "node_17", 500);
   offer(attn_out);
   offer(numbered(ggml_scale(ctx, attn_out, 2.0f), "node_18", 600));
+  // Some models name a later op attn_out themselves: the op then tells it apart.
+  offer(numbered(ggml_add(ctx, attn_out, attn_out), "attn_out-1", 650));
 
   // Half precision types are logged as they are.
   ggml_tensor* half = ggml_cast(ctx, norm, GGML_TYPE_F16);

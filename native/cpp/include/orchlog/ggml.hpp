@@ -103,20 +103,21 @@ class GraphLogger {
   // Fills checkpoint_, layer_, stage_ and layout_ for t; false when t is not logged.
   bool describe(struct ggml_tensor* t) {
     note_graph_start(t);
-    const std::string_view name = t->name;
-    bool name_new = false;
-    names_seen_.find_or_insert(std::hash<std::string_view>()(name), 0, name_new);
     const int token_dim = remember_token_dim(t);
-
-    stage_.clear();
+    const std::string_view name = t->name;
     if (detail::is_unnamed_graph_tensor(name)) {
       if (!is_attention_output(t)) return false;
       checkpoint_ = "attn_out";
     } else {
       detail::parse_graph_name(name, checkpoint_, layer_);
-      if (!name_new) {
-        for (const char* c = ggml_op_desc(t); *c; ++c) stage_.push_back(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
-      }
+    }
+    // A (checkpoint, layer) met before in this graph: the op tells this tensor apart.
+    bool first_use = false;
+    names_seen_.find_or_insert(std::hash<std::string>()(checkpoint_) * 1000003u + (layer_ ? *layer_ + 1u : 0u), 0,
+                               first_use);
+    stage_.clear();
+    if (!first_use) {
+      for (const char* c = ggml_op_desc(t); *c; ++c) stage_.push_back(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
     }
     layout_ = detail::row_layout(t->ne, token_dim);
     return loggable_type(t->type);
@@ -283,7 +284,7 @@ class GraphLogger {
   const struct ggml_tensor* graph_first_ = nullptr;
   enum ggml_op graph_first_op_ = GGML_OP_NONE;
   std::string graph_first_name_;
-  detail::FlatTable names_seen_;  // hashes of the names met so far
+  detail::FlatTable names_seen_;  // hashes of the (checkpoint, layer) met so far
   detail::FlatTable token_dims_;  // by node
 
   // The tensor the scheduler was last told yes about, and what it is.
