@@ -18,9 +18,9 @@
 //   "node_<n>" are skipped, except the MUL_MAT right after "kqv_out-<L>"
 //   (the attention output projection, unnamed in llama.cpp), logged as
 //   "attn_out" at layer L.
-// - stage: the op, in lower case, when the name was already used in the
-//   same graph: "Qcur-3" is MUL_MAT (no stage), then "add", "reshape",
-//   "rope". The first tensor under a name has no stage.
+// - stage: the op, in lower case, when the same checkpoint and layer were
+//   met before in the same graph: "Qcur-3" is MUL_MAT (no stage), then
+//   "add", "reshape", "rope". The first tensor under a name has no stage.
 // - one record per token row, token_idx = first_position + row; tensors
 //   without a token dimension are one record with no token_idx. Rows of
 //   fewer than all tokens (llama.cpp computes the last layer only for tokens
