@@ -60,3 +60,11 @@ def test_the_python_quick_start_is_the_example_file_and_prints_what_it_says(tmp_
     assert proc.returncode == 0, proc.stderr
     promised = commands.split("# prints:")[1].strip()
     assert proc.stdout.strip() == promised
+
+
+def test_the_llama_cpp_snippet_is_taken_from_the_example_program_line_for_line():
+    (code,) = _blocks(_section("Instrumenting llama.cpp and PyTorch"), "cpp")
+    program = {line.strip() for line in (ROOT / "examples/llama_cpp/log_graph.cpp").read_text().splitlines()}
+    lines = [line.strip() for line in code.splitlines() if line.strip()]
+    assert [line for line in lines if line not in program] == [
+        "#include <orchlog/ggml.hpp>   // with llama.cpp's ggml.h and ggml-backend.h on the include path"]

@@ -1,15 +1,17 @@
 """Build examples/llama_cpp/run_tokens.cpp against the cached llama.cpp and run
-the scenario through it.
+the scenario through it, logging its graph tensors through orchlog's ggml
+adapter when asked.
 
-    python -m examples.llama_cpp.run tiny-qwen2.gguf logits-llama.npy [--graph-names names.tsv]
+    python -m examples.llama_cpp.run tiny-qwen2.gguf logits-llama.npy [--trace llama.bin]
 
-The program is built under the checkout's .cache/ (it is this repository's
-source, and phase 2 compiles the orchlog headers into it); CMake rebuilds it
-only when its source changes.
+The programs are built under the checkout's .cache/ (they are this
+repository's source and compile the orchlog headers in); CMake rebuilds them
+only when a source changes.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -26,17 +28,26 @@ REPO_ROOT = SOURCE_DIR.parent.parent
 
 
 @dataclass(frozen=True)
-class GraphTensor:
-    """One tensor of a llama.cpp graph as the eval callback sees it."""
+class TraceSettings:
+    """Where and how run_tokens logs its graph tensors (the ORCH_LOG_* knobs it is given)."""
 
-    step: int
-    name: str
-    op: str
-    type: str
-    ne: tuple[int, int, int, int]
+    path: Path
+    mode: str = "full"  # tensors in full: what `orchlog compare` measures exactly
+    select: str = ""
+    team: str = "llama.cpp"
+
+    def env(self) -> dict[str, str]:
+        return {"ORCH_LOG_FILE": str(self.path), "ORCH_LOG_MODE": self.mode, "ORCH_LOG_SELECT": self.select,
+                "ORCH_LOG_TEAM": self.team}
 
 
-def build_run_tokens(llama: LlamaCppBuild | None = None, jobs: int = DEFAULT_JOBS, quiet: bool = False) -> Path:
+def _env_without_orchlog_knobs() -> dict[str, str]:
+    """The caller's environment, minus ORCH_LOG_*: a run logs only when told to here."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("ORCH_LOG_")}
+
+
+def build_programs(llama: LlamaCppBuild | None = None, jobs: int = DEFAULT_JOBS, quiet: bool = False) -> Path:
+    """Builds run_tokens and log_graph; returns their directory."""
     llama = llama or ensure_llama_cpp(jobs=jobs, quiet=quiet)
     build_dir = REPO_ROOT / ".cache" / "examples" / f"llama_cpp-{build_key()}"
     for cmd in (
@@ -47,12 +58,17 @@ def build_run_tokens(llama: LlamaCppBuild | None = None, jobs: int = DEFAULT_JOB
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise BuildError(f"`{' '.join(cmd[:2])} ...` failed:\n{proc.stdout}{proc.stderr}")
-    return build_dir / "run_tokens"
+    return build_dir
+
+
+def build_run_tokens(llama: LlamaCppBuild | None = None, jobs: int = DEFAULT_JOBS, quiet: bool = False) -> Path:
+    return build_programs(llama, jobs, quiet) / "run_tokens"
 
 
 def run_llama_cpp(gguf_path: str | Path, scenario: Scenario = DEFAULT_SCENARIO, program: Path | None = None,
-                  graph_names: Path | None = None, threads: int = 2) -> np.ndarray:
-    """Logits as float32, shape (n_positions, n_vocab), row i = position i."""
+                  trace: TraceSettings | None = None, threads: int = 2) -> np.ndarray:
+    """Logits as float32, shape (n_positions, n_vocab), row i = position i; with `trace`, the graph
+    tensors are logged there too."""
     program = program or build_run_tokens()
     with tempfile.TemporaryDirectory() as tmp:
         logits_path = Path(tmp) / "logits.npy"
@@ -60,21 +76,11 @@ def run_llama_cpp(gguf_path: str | Path, scenario: Scenario = DEFAULT_SCENARIO, 
                "--threads", str(threads)]
         if scenario.decode:
             cmd += ["--decode", _ids(scenario.decode)]
-        if graph_names:
-            cmd += ["--graph-names", str(graph_names)]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        env = _env_without_orchlog_knobs() | (trace.env() if trace else {})
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if proc.returncode != 0:
             raise RuntimeError(f"run_tokens failed (exit {proc.returncode}):\n{proc.stderr}")
         return np.load(logits_path)
-
-
-def read_graph_names(path: Path) -> list[GraphTensor]:
-    tensors = []
-    for line in path.read_text().splitlines():
-        step, name, op, dtype, ne = line.split("\t")
-        dims = tuple(int(n) for n in ne.split(","))
-        tensors.append(GraphTensor(int(step), name, op, dtype, dims))  # type: ignore[arg-type]
-    return tensors
 
 
 def _ids(tokens: tuple[int, ...]) -> str:
@@ -86,10 +92,10 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("model", type=Path, help="tiny Qwen2 GGUF (examples.qwen2_tiny.make_model)")
     parser.add_argument("out", type=Path, help="logits as .npy, (n_positions, n_vocab) float32")
-    parser.add_argument("--graph-names", type=Path, help="also list the graph tensors per step (TSV)")
+    parser.add_argument("--trace", type=Path, help="also log every graph tensor there (orchlog binary stream)")
     args = parser.parse_args(argv)
     try:
-        np.save(args.out, run_llama_cpp(args.model, graph_names=args.graph_names))
+        np.save(args.out, run_llama_cpp(args.model, trace=TraceSettings(args.trace) if args.trace else None))
     except (BuildError, RuntimeError) as exc:
         print(f"llama.cpp: error: {exc}", file=sys.stderr)
         return 2

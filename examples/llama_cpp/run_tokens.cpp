@@ -2,18 +2,19 @@
 // decode token (fixed tokens, not sampled), and write the logits of every
 // position as a .npy file of float32, shape (n_positions, n_vocab).
 //
-//   run_tokens MODEL.gguf --prompt 0,17,42 --decode 3,64 --logits out.npy
-//              [--threads N] [--graph-names names.tsv] [--verbose]
+//   run_tokens MODEL.gguf --prompt 0,17,42 --decode 3,64 --logits out.npy [--threads N] [--verbose]
 //
 // Settings are chosen for a numerical reference, not for speed: f32 KV cache,
 // flash attention off, the whole prompt in one micro-batch (so that step 0 is
 // one graph evaluation), logits for every position.
 //
-// --graph-names lists, per step, every tensor of the evaluated graphs (name,
-// op, type, shape) through the eval callback, without copying any data. The
-// orchlog ggml adapter plugs into the same two fields, cb_eval and
-// cb_eval_user_data: see install_eval_callback() below.
+// Graph tensors are logged through orchlog's ggml adapter (orchlog/ggml.hpp)
+// when ORCH_LOG_FILE is set: see graph_logger.install() and the begin_step()
+// call before each llama_decode.
 #include <llama.h>
+#include <orchlog/ggml.hpp>
+
+#include "token_batch.hpp"
 
 #include <cstdint>
 #include <cstdio>
@@ -31,18 +32,8 @@ struct Options {
     std::vector<llama_token> prompt;
     std::vector<llama_token> decode;
     std::string logits_path;
-    std::string graph_names_path;
     int threads = 2;
     bool verbose = false;
-};
-
-// What the eval callback sees: the step being evaluated (0 = the prompt pass,
-// then one per decode call), the position of the step's first token (token i
-// of a graph tensor is at first_position + i), and where to list the tensors.
-struct EvalState {
-    int step = 0;
-    int first_position = 0;
-    FILE *graph_names = nullptr;
 };
 
 bool parse_tokens(const std::string &text, std::vector<llama_token> &out) {
@@ -64,13 +55,11 @@ bool parse_options(int argc, char **argv, Options &opt) {
         const char *v = nullptr;
         if (arg == "--verbose") {
             opt.verbose = true;
-        } else if (arg == "--prompt" || arg == "--decode" || arg == "--logits" || arg == "--threads" ||
-                   arg == "--graph-names") {
+        } else if (arg == "--prompt" || arg == "--decode" || arg == "--logits" || arg == "--threads") {
             if (!(v = value())) return false;
             if (arg == "--prompt" && !parse_tokens(v, opt.prompt)) return false;
             if (arg == "--decode" && !parse_tokens(v, opt.decode)) return false;
             if (arg == "--logits") opt.logits_path = v;
-            if (arg == "--graph-names") opt.graph_names_path = v;
             if (arg == "--threads") opt.threads = std::atoi(v);
         } else if (opt.model.empty() && arg[0] != '-') {
             opt.model = arg;
@@ -79,26 +68,6 @@ bool parse_options(int argc, char **argv, Options &opt) {
         }
     }
     return !opt.model.empty() && !opt.prompt.empty() && !opt.logits_path.empty() && opt.threads > 0;
-}
-
-// Lists each graph tensor once per step; asks for no data (returns false), so
-// the scheduler never stops to copy anything.
-bool list_graph_tensors(struct ggml_tensor *t, bool ask, void *user_data) {
-    auto *state = static_cast<EvalState *>(user_data);
-    if (ask && state->graph_names) {
-        std::fprintf(state->graph_names, "%d\t%s\t%s\t%s\t%lld,%lld,%lld,%lld\n", state->step, t->name,
-                     ggml_op_desc(t), ggml_type_name(t->type), (long long)t->ne[0], (long long)t->ne[1],
-                     (long long)t->ne[2], (long long)t->ne[3]);
-    }
-    return false;
-}
-
-// The hook point: the orchlog ggml adapter replaces list_graph_tensors here.
-void install_eval_callback(llama_context_params &params, EvalState &state) {
-    if (state.graph_names) {
-        params.cb_eval = list_graph_tensors;
-        params.cb_eval_user_data = &state;
-    }
 }
 
 bool write_npy(const std::string &path, const std::vector<float> &data, size_t rows, size_t cols) {
@@ -122,19 +91,12 @@ void quiet_log(enum ggml_log_level level, const char *text, void *) {
     if (level == GGML_LOG_LEVEL_ERROR) std::fputs(text, stderr);
 }
 
-// Decodes `tokens` at positions first_pos.. as sequence 0 and appends the
-// logits of every token to `logits`.
-bool decode(llama_context *ctx, const std::vector<llama_token> &tokens, int first_pos, int n_vocab,
-            std::vector<float> &logits) {
-    llama_batch batch = llama_batch_init(static_cast<int32_t>(tokens.size()), 0, 1);
-    for (size_t i = 0; i < tokens.size(); ++i) {
-        batch.token[i] = tokens[i];
-        batch.pos[i] = first_pos + static_cast<llama_pos>(i);
-        batch.n_seq_id[i] = 1;
-        batch.seq_id[i][0] = 0;
-        batch.logits[i] = 1;
-    }
-    batch.n_tokens = static_cast<int32_t>(tokens.size());
+// Decodes `tokens` at positions first_pos.. as sequence 0 (graph step `step`)
+// and appends the logits of every token to `logits`.
+bool decode(llama_context *ctx, orchlog::ggml::GraphLogger &graph_logger, int step,
+            const std::vector<llama_token> &tokens, int first_pos, int n_vocab, std::vector<float> &logits) {
+    llama_batch batch = token_batch(tokens, first_pos);
+    graph_logger.begin_step(step, first_pos, batch.n_tokens);
     bool ok = llama_decode(ctx, batch) == 0;
     for (size_t i = 0; ok && i < tokens.size(); ++i) {
         const float *row = llama_get_logits_ith(ctx, static_cast<int32_t>(i));
@@ -151,8 +113,9 @@ int main(int argc, char **argv) {
     Options opt;
     if (!parse_options(argc, argv, opt)) {
         std::fprintf(stderr,
-                     "usage: %s MODEL.gguf --prompt IDS --logits OUT.npy [--decode IDS] [--threads N] "
-                     "[--graph-names OUT.tsv] [--verbose]\n  IDS: comma-separated token ids, e.g. 0,17,42\n",
+                     "usage: %s MODEL.gguf --prompt IDS --logits OUT.npy [--decode IDS] [--threads N] [--verbose]\n"
+                     "  IDS: comma-separated token ids, e.g. 0,17,42\n"
+                     "  ORCH_LOG_FILE=trace.jsonl (and the other ORCH_LOG_* knobs) logs the graph tensors\n",
                      argv[0]);
         return 2;
     }
@@ -168,11 +131,7 @@ int main(int argc, char **argv) {
     }
 
     const uint32_t n_positions = static_cast<uint32_t>(opt.prompt.size() + opt.decode.size());
-    EvalState state;
-    if (!opt.graph_names_path.empty() && !(state.graph_names = std::fopen(opt.graph_names_path.c_str(), "w"))) {
-        std::fprintf(stderr, "run_tokens: cannot write %s\n", opt.graph_names_path.c_str());
-        return 1;
-    }
+    orchlog::ggml::GraphLogger graph_logger;
     llama_context_params ctx_params = llama_context_default_params();
     ctx_params.n_ctx = n_positions;
     ctx_params.n_batch = n_positions;
@@ -184,7 +143,9 @@ int main(int argc, char **argv) {
     ctx_params.type_v = GGML_TYPE_F32;
     ctx_params.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
     ctx_params.no_perf = true;
-    install_eval_callback(ctx_params, state);
+    // The hook point: every graph tensor goes past the orchlog ggml adapter,
+    // which copies only what ORCH_LOG_SELECT asks for (nothing without ORCH_LOG_FILE).
+    graph_logger.install(ctx_params);
 
     llama_context *ctx = llama_init_from_model(model, ctx_params);
     if (!ctx) {
@@ -194,19 +155,18 @@ int main(int argc, char **argv) {
     const int n_vocab = llama_vocab_n_tokens(llama_model_get_vocab(model));
 
     std::vector<float> logits;
-    bool ok = decode(ctx, opt.prompt, 0, n_vocab, logits);
+    int step = 0;
+    bool ok = decode(ctx, graph_logger, step, opt.prompt, 0, n_vocab, logits);
     for (size_t i = 0; ok && i < opt.decode.size(); ++i) {
-        state.step = static_cast<int>(i) + 1;
-        state.first_position = static_cast<int>(opt.prompt.size() + i);
-        ok = decode(ctx, {opt.decode[i]}, state.first_position, n_vocab, logits);
+        step = static_cast<int>(i) + 1;
+        ok = decode(ctx, graph_logger, step, {opt.decode[i]}, static_cast<int>(opt.prompt.size() + i), n_vocab, logits);
     }
-    if (!ok) std::fprintf(stderr, "run_tokens: llama_decode failed at step %d\n", state.step);
+    if (!ok) std::fprintf(stderr, "run_tokens: llama_decode failed at step %d\n", step);
     if (ok && !write_npy(opt.logits_path, logits, n_positions, static_cast<size_t>(n_vocab))) {
         std::fprintf(stderr, "run_tokens: cannot write %s\n", opt.logits_path.c_str());
         ok = false;
     }
 
-    if (state.graph_names) std::fclose(state.graph_names);
     llama_free(ctx);
     llama_model_free(model);
     llama_backend_free();

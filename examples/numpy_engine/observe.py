@@ -27,7 +27,7 @@ PER_BLOCK = (
     ("kq_soft_max", None),
     ("kqv_out", None),  # attention output, heads concatenated, before o_proj
     # o_proj's output: llama.cpp leaves this tensor unnamed (`node_<n>`, the
-    # MUL_MAT right after kqv_out); the name is the one llama.cpp uses elsewhere.
+    # MUL_MAT right after kqv_out); orchlog's ggml adapter logs it as attn_out.
     ("attn_out", None),
     ("ffn_inp", None), ("ffn_norm", None), ("ffn_gate", None), ("ffn_up", None), ("ffn_swiglu", None),
     ("ffn_out", None), ("l_out", None),

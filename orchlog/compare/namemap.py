@@ -1,7 +1,7 @@
-"""Name maps: let engines that name stages differently meet on one canonical name and layer.
+"""Name maps: let engines that name stages differently meet on one canonical name, layer and stage.
 
 A map is a TOML file (shipped ones live in orchlog/maps/ and are chosen by
-name, e.g. `--map example`; any other is a path):
+name, e.g. `--map hf_qwen2`; any other is a path):
 
     description = "llama.cpp and HF names for the same points"
 
@@ -9,6 +9,8 @@ name, e.g. `--map example`; any other is a path):
     "blk.{layer}.attn_norm" = "attn_norm"
     "attn_norm-{layer}" = "attn_norm"
     "model.layers.{layer}.input_layernorm" = "attn_norm"
+    "model.layers.{layer}.self_attn.q_proj" = "Qcur@add"          # sets the stage too
+    "model.layers.{layer}.self_attn.o_proj@input" = "kqv_out"     # matches name@stage
     "lm_head" = "result_output"
 
     [regex]                      # full-match regular expressions, for what patterns cannot say
@@ -18,12 +20,17 @@ In a pattern `{layer}` captures a layer index (digits), `*` matches any
 run of characters and everything else is literal. The captured index
 becomes the record's layer when the record has none. A canonical name may
 itself hold `{layer}`. Names that no pattern matches are left as they are.
+
+Stages: a pattern holding `@` is tried on `name@stage`, and only for records
+that have a stage; the stage it matched is replaced by the target's. A
+target `name@stage` sets the record's stage (`name@` clears it); a plain
+target keeps the record's stage, unless the pattern matched one.
 """
 from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -53,55 +60,101 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(parts))
 
 
+STAGE_SEPARATOR = "@"
+
+
 @dataclasses.dataclass(frozen=True)
 class NameRule:
     source: str  # the pattern as written, for messages
     regex: re.Pattern[str]
     target: str
+    matches_stage: bool = False  # tried on "name@stage"
+    sets_stage: bool = False  # the target says what the stage becomes
+    target_stage: str | None = None
+
+    @staticmethod
+    def of(source: str, regex: re.Pattern[str], target: str) -> "NameRule":
+        name, sep, stage = target.partition(STAGE_SEPARATOR)
+        return NameRule(source, regex, name, STAGE_SEPARATOR in source, bool(sep), stage or None)
+
+
+class Mapped(NamedTuple):
+    checkpoint: str
+    layer: int | None  # captured by the pattern
+    stage: str | None  # what the record's stage becomes
 
 
 @dataclasses.dataclass
 class NameMap:
-    """Ordered rules; the first that matches a name decides its canonical name and layer."""
+    """Ordered rules; the first that matches a name decides its canonical name, layer and stage."""
 
     rules: list[NameRule]
     sources: list[str]  # where the rules came from, for the report
 
     def __post_init__(self) -> None:
-        self._cache: dict[str, tuple[str, int | None] | None] = {}
+        self._cache: dict[tuple[str, str | None], Mapped | None] = {}
+        self.uses_stages = any(rule.matches_stage or rule.sets_stage for rule in self.rules)
 
-    def lookup(self, name: str) -> tuple[str, int | None] | None:
-        """(canonical name, captured layer or None), or None when no rule matches."""
-        if name in self._cache:
-            return self._cache[name]
+    def lookup(self, name: str, stage: str | None = None) -> Mapped | None:
+        """What a record named `name` with `stage` becomes, or None when no rule matches."""
+        key = (name, stage)
+        if key in self._cache:
+            return self._cache[key]
         found = None
         for rule in self.rules:
-            m = rule.regex.fullmatch(name)
+            if rule.matches_stage and stage is None:
+                continue
+            m = rule.regex.fullmatch(f"{name}{STAGE_SEPARATOR}{stage}" if rule.matches_stage else name)
             if m:
                 layer = m.groupdict().get("layer")
                 layer = None if layer is None else int(layer)
                 target = rule.target.replace("{layer}", str(layer)) if layer is not None else rule.target
-                found = (target, layer)
+                new_stage = rule.target_stage if rule.sets_stage else None if rule.matches_stage else stage
+                found = Mapped(target, layer, new_stage)
                 break
-        self._cache[name] = found
+        self._cache[key] = found
         return found
 
+    def _distinct(self, batch: RecordBatch) -> tuple[list[tuple[str | None, str | None]], np.ndarray]:
+        """The distinct (name, stage) pairs the rules must see, and each row's index into them."""
+        names, stages = batch.checkpoint, batch.stage
+        if not self.uses_stages:  # one lookup per distinct name; the last entry stands for a missing name
+            keys = [(name, None) for name in names.table] + [(None, None)]
+            return keys, np.where(names.codes < 0, len(names.table), names.codes)
+        width = len(stages.table) + 1
+        pairs = (names.codes.astype(np.int64) + 1) * width + (stages.codes.astype(np.int64) + 1)
+        distinct, inverse = np.unique(pairs, return_inverse=True)
+        keys = []
+        for pair in distinct.tolist():
+            n, s = divmod(pair, width)
+            keys.append((None if n == 0 else names.table[n - 1], None if s == 0 else stages.table[s - 1]))
+        return keys, inverse.reshape(-1)
+
     def apply(self, batch: RecordBatch) -> RecordBatch:
-        """The batch with mapped checkpoints renamed (the original kept in renamed_from) and layers filled in."""
-        col = batch.checkpoint
-        hits = [self.lookup(name) for name in col.table]  # once per distinct name
+        """The batch with mapped checkpoints (and stages) renamed, the original name kept in renamed_from,
+        and layers filled in."""
+        keys, inverse = self._distinct(batch)
+        hits = [self.lookup(name, stage) if name is not None else None for name, stage in keys]
         if not any(hits):
             return batch
-        target = [hit[0] if hit else name for hit, name in zip(hits, col.table)]
-        captured = np.array([hit[1] if hit and hit[1] is not None else NONE for hit in hits] + [NONE])[col.codes]
-        renamed = np.array([bool(hit) and hit[0] != name for hit, name in zip(hits, col.table)] + [False])[col.codes]
+
+        def per_row(values: list) -> Strings:
+            distinct = Strings.from_values(values)
+            return Strings(distinct.table, distinct.codes[inverse])
+
+        checkpoint = per_row([hit.checkpoint if hit else name for hit, (name, _) in zip(hits, keys)])
+        captured = np.array([hit.layer if hit and hit.layer is not None else NONE for hit in hits])[inverse]
+        renamed = np.array([bool(hit) and (hit.checkpoint, hit.stage) != key for hit, key in zip(hits, keys)])[inverse]
+        stage = batch.stage
+        if self.uses_stages:
+            stage = per_row([hit.stage if hit else s for hit, (_, s) in zip(hits, keys)])
         layer = np.where((batch.layer == NONE) & (captured != NONE), captured, batch.layer)
         # Keep the name each side wrote; a record renamed by an earlier map keeps its first name.
-        both = Strings.concat([batch.renamed_from, col])
+        both = Strings.concat([batch.renamed_from, batch.checkpoint])
         n = len(batch)
         first_rename = renamed & (batch.renamed_from.codes < 0)
         renamed_from = Strings(both.table, np.where(first_rename, both.codes[n:], both.codes[:n]))
-        return dataclasses.replace(batch, checkpoint=Strings(target, col.codes), layer=layer, renamed_from=renamed_from)
+        return dataclasses.replace(batch, checkpoint=checkpoint, stage=stage, layer=layer, renamed_from=renamed_from)
 
 
 def shipped_maps() -> list[str]:
@@ -124,7 +177,7 @@ def _rules_from(doc: dict[str, Any], where: str) -> list[NameRule]:
                 regex = compile_(pattern)
             except re.error as exc:
                 raise OrchlogError(f"{where}: [{section}] {pattern!r} is not a valid pattern ({exc})") from None
-            rules.append(NameRule(pattern, regex, target))
+            rules.append(NameRule.of(pattern, regex, target))
     return rules
 
 

@@ -19,8 +19,8 @@ def test_a_pattern_captures_the_layer_and_matches_whole_names_only():
 def test_three_engines_names_meet_on_one_canonical_name_and_layer():
     names = load_maps(["example"])
     for name in ("blk.3.attn_norm", "attn_norm-3", "model.layers.3.input_layernorm"):
-        assert names.lookup(name) == ("attn_norm", 3), name
-    assert names.lookup("lm_head") == ("result_output", None)
+        assert names.lookup(name) == ("attn_norm", 3, None), name
+    assert names.lookup("lm_head") == ("result_output", None, None)
     assert names.lookup("something_else") is None
     assert "example" in shipped_maps()
 
@@ -37,8 +37,39 @@ def test_a_map_file_by_path_with_regex_rules_and_layer_in_the_target(tmp_path):
     path = tmp_path / "m.toml"
     path.write_text('[names]\n"layer_{layer}_output" = "l_out_{layer}"\n[regex]\n\'^h\\.(?P<layer>\\d+)$\' = "l_out"\n')
     names = load_maps([str(path)])
-    assert names.lookup("layer_7_output") == ("l_out_7", 7)
-    assert names.lookup("h.2") == ("l_out", 2)
+    assert names.lookup("layer_7_output") == ("l_out_7", 7, None)
+    assert names.lookup("h.2") == ("l_out", 2, None)
+
+
+def test_a_target_with_at_sets_the_stage_and_a_plain_one_keeps_it(tmp_path):
+    path = tmp_path / "m.toml"
+    path.write_text('[names]\n"q_proj.{layer}" = "Qcur@add"\n"Qcur-{layer}" = "Qcur"\n"gone.{layer}" = "x@"\n')
+    names = load_maps([str(path)])
+    assert names.lookup("q_proj.3") == ("Qcur", 3, "add")
+    assert names.lookup("q_proj.3", "anything") == ("Qcur", 3, "add")
+    assert names.lookup("Qcur-3", "rope") == ("Qcur", 3, "rope")
+    assert names.lookup("gone.1", "add") == ("x", 1, None)
+
+
+def test_a_pattern_with_at_matches_the_stage_and_only_records_that_have_one(tmp_path):
+    path = tmp_path / "m.toml"
+    path.write_text('[names]\n"o_proj.{layer}@input" = "kqv_out"\n"o_proj.{layer}" = "attn_out"\n')
+    names = load_maps([str(path)])
+    assert names.lookup("o_proj.2", "input") == ("kqv_out", 2, None)
+    assert names.lookup("o_proj.2") == ("attn_out", 2, None)
+    assert names.lookup("o_proj.2", "other") == ("attn_out", 2, "other")
+
+
+def test_applying_a_map_with_stages_rewrites_the_stage_column(tmp_path):
+    path = tmp_path / "m.toml"
+    path.write_text('[names]\n"q.{layer}" = "Qcur@add"\n"o.{layer}@input" = "kqv_out"\n')
+    batch = RecordBatch.from_records([TraceRecord("q.0"), TraceRecord("o.1", stage="input"), TraceRecord("o.1"),
+                                      TraceRecord("z", stage="rope")])
+    out = load_maps([str(path)]).apply(batch)
+    assert out.checkpoint.tolist() == ["Qcur", "kqv_out", "o.1", "z"]
+    assert out.stage.tolist() == ["add", None, None, "rope"]
+    assert out.layer.tolist() == [0, 1, -1, -1]
+    assert out.renamed_from.tolist() == ["q.0", "o.1", None, None]
 
 
 @pytest.mark.parametrize("text, message", [

@@ -45,10 +45,16 @@ def hf_logits(tiny_gguf) -> np.ndarray:
 
 
 @pytest.fixture(scope="session")
-def run_tokens_program() -> Path:
-    from examples.llama_cpp.run import build_run_tokens
+def llama_programs() -> Path:
+    """The directory of the example programs built against llama.cpp (built on first use, cached)."""
+    from examples.llama_cpp.run import build_programs
 
-    return build_run_tokens(quiet=True)
+    return build_programs(quiet=True)
+
+
+@pytest.fixture(scope="session")
+def run_tokens_program(llama_programs) -> Path:
+    return llama_programs / "run_tokens"
 
 
 @pytest.fixture(scope="session")

@@ -96,6 +96,21 @@ TEST(Logger, TheSelectorSkipsRecordsAndSeqCountsOnlyWrittenOnes) {
   EXPECT_EQ(lines[2], t::expected_record("attn_norm", tensor, {std::nullopt, 2}, 1).jsonl);
 }
 
+TEST(Logger, SelectsAnswersWhatLogWouldWriteWithoutWritingIt) {
+  t::ScratchDir dir;
+  auto options = t::options_for(dir.file("run.jsonl"));
+  options.select = "checkpoint=attn_*,token=4";
+  ASSERT_TRUE(orchlog::configure(options));
+  EXPECT_TRUE(orchlog::selects("attn_norm", {4}));
+  EXPECT_FALSE(orchlog::selects("attn_norm", {3}));
+  EXPECT_FALSE(orchlog::selects("ffn_out", {4}));
+  EXPECT_TRUE(orchlog::selects("attn_norm", {2}, 3));   // tokens 2..4
+  EXPECT_FALSE(orchlog::selects("attn_norm", {5}, 8));  // tokens 5..12
+  EXPECT_EQ(orchlog::status().records, 0);
+  orchlog::close();
+  EXPECT_FALSE(orchlog::selects("attn_norm", {4}));  // logging is off
+}
+
 TEST(Logger, NegativeKeyValuesMeanNone) {
   t::ScratchDir dir;
   ASSERT_TRUE(orchlog::configure(t::options_for(dir.file("run.jsonl"))));

@@ -54,3 +54,21 @@ TEST(Selector, QuestionMarkMatchesOneCodePointNotOneByte) {
   EXPECT_TRUE(d::glob_matches("a*b*c", "aXXbYYc"));
   EXPECT_FALSE(d::glob_matches("a*b*c", "aXXbYY"));
 }
+
+TEST(Selector, ATokenCountMatchesWhenAnyTokenOfTheSpanIsSelected) {
+  std::string error;
+  const auto sel = d::Selector::parse("token=5,token=9-", error);
+  ASSERT_TRUE(sel.has_value()) << error;
+  d::SelectorCandidate span;
+  span.checkpoint = "attn_norm";
+  span.token_count = 3;
+  const auto matches_from = [&](std::int64_t first) {
+    span.token_idx = first;
+    return sel->matches(span);
+  };
+  EXPECT_FALSE(matches_from(0));  // 0..2
+  EXPECT_TRUE(matches_from(3));   // 3..5
+  EXPECT_TRUE(matches_from(5));   // 5..7
+  EXPECT_FALSE(matches_from(6));  // 6..8
+  EXPECT_TRUE(matches_from(7));   // 7..9, and 9- is open-ended
+}

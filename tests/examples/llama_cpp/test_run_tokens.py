@@ -1,11 +1,13 @@
 """run_tokens.cpp on the tiny Qwen2: logits of every position, reproducible,
-and a graph whose tensor names the NumPy engine's stages can meet."""
+unchanged by logging, and a graph whose tensors the NumPy engine's stages
+can meet (seen through the orchlog ggml adapter)."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from examples.llama_cpp.run import read_graph_names, run_llama_cpp
+import orchlog
+from examples.llama_cpp.run import TraceSettings, run_llama_cpp
 from examples.numpy_engine.observe import AFTER_BLOCKS, BEFORE_BLOCKS, PER_BLOCK
 from examples.qwen2_tiny.config import TINY
 from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO
@@ -16,9 +18,10 @@ pytestmark = pytest.mark.slow  # builds llama.cpp (cached)
 
 @pytest.fixture(scope="module")
 def graph(tiny_gguf, run_tokens_program, tmp_path_factory):
-    path = tmp_path_factory.mktemp("graph") / "names.tsv"
-    run_llama_cpp(tiny_gguf, program=run_tokens_program, graph_names=path)
-    return read_graph_names(path)
+    """Every record of a summary-mode run: what the graph holds, cheaply."""
+    path = tmp_path_factory.mktemp("graph") / "graph.jsonl"
+    run_llama_cpp(tiny_gguf, program=run_tokens_program, trace=TraceSettings(path, mode="summary"))
+    return list(orchlog.open_trace(path))
 
 
 def test_logits_cover_every_position_in_float32(llama_logits):
@@ -34,27 +37,25 @@ def test_cached_decode_steps_match_one_pass_over_all_tokens(tiny_gguf, run_token
     np.testing.assert_allclose(logits, llama_logits, rtol=0, atol=AGREEMENT_ATOL)
 
 
-def test_the_eval_callback_sees_one_graph_per_step_with_all_tokens_of_the_step(graph):
-    steps = sorted({t.step for t in graph})
-    assert steps == [call.step for call in DEFAULT_SCENARIO.calls()]
+def test_logging_every_graph_tensor_leaves_the_logits_bit_identical(tiny_gguf, run_tokens_program, llama_logits,
+                                                                     tmp_path):
+    trace = TraceSettings(tmp_path / "all.bin")
+    assert np.array_equal(run_llama_cpp(tiny_gguf, program=run_tokens_program, trace=trace), llama_logits)
+
+
+def test_each_step_logs_the_tokens_at_its_positions(graph):
     for call in DEFAULT_SCENARIO.calls():
-        l_out = [t for t in graph if t.step == call.step and t.name == "l_out-0"]
-        assert [t.ne[1] for t in l_out] == [len(call.tokens)]
+        l_out = [r for r in graph if r.step == call.step and r.checkpoint == "l_out" and r.layer == 0]
+        assert [r.token_idx for r in l_out] == list(call.positions)
 
 
-def test_qcur_is_one_name_reused_after_each_op(graph):
-    ops = [t.op for t in graph if t.step == 0 and t.name == "Qcur-0"]
-    assert ops == ["MUL_MAT", "ADD", "RESHAPE", "ROPE"]
+def test_qcur_records_each_op_after_the_first_as_its_stage(graph):
+    stages = [r.stage for r in graph if r.checkpoint == "Qcur" and r.layer == 0 and r.token_idx == 0]
+    assert stages == [None, "add", "reshape", "rope"]
 
 
-def test_every_numpy_engine_stage_has_a_llama_cpp_tensor_of_that_name_and_op(graph):
-    names = {(t.name, t.op) for t in graph if t.step == 0}
-    # llama.cpp does not name o_proj's output (see examples/numpy_engine/observe.py).
-    unnamed = {"attn_out"}
-    wanted = [(c, s) for c, s in BEFORE_BLOCKS + AFTER_BLOCKS if c not in unnamed]
-    wanted += [(f"{c}-{layer}", s) for layer in range(TINY.n_layer) for c, s in PER_BLOCK if c not in unnamed]
-    for name, stage in wanted:
-        matching_ops = {op for n, op in names if n == name}
-        assert matching_ops, f"no llama.cpp tensor named {name}"
-        if stage is not None:
-            assert stage.upper() in matching_ops, f"{name} is never the output of {stage}: {matching_ops}"
+def test_every_numpy_engine_stage_has_a_llama_cpp_record_of_that_name_layer_and_stage(graph):
+    logged = {(r.checkpoint, r.layer, r.stage) for r in graph if r.step == 0}
+    wanted = [(c, None, s) for c, s in BEFORE_BLOCKS + AFTER_BLOCKS]
+    wanted += [(c, layer, s) for layer in range(TINY.n_layer) for c, s in PER_BLOCK]
+    assert [key for key in wanted if key not in logged] == []

@@ -37,6 +37,15 @@ inline bool log(std::string_view checkpoint, const Tensor& tensor, const Key& ke
   return detail::write_record(checkpoint, tensor, key, detail::span_of(meta));
 }
 
+// Whether log() would write a record under this key now: logging is on and
+// the selector accepts it. For adapters that can avoid copying a tensor out
+// of an engine. `token_count` > 1 asks about the tokens key.token_idx ..
+// key.token_idx + token_count - 1 together: true when any one is selected.
+inline bool selects(std::string_view checkpoint, const Key& key = {}, std::int64_t token_count = 1) noexcept {
+  if (ORCHLOG_LIKELY(!detail::may_log())) return false;
+  return detail::would_write(checkpoint, key, token_count);
+}
+
 // Whether records are being written (reads the env knobs on first use).
 inline bool enabled() noexcept {
   if (detail::g_state.load(std::memory_order_relaxed) == detail::kUnconfigured) detail::configure_from_env_once();

@@ -263,6 +263,35 @@ inline std::optional<std::int32_t> non_negative(std::optional<std::int32_t> v) {
   return v && *v >= 0 ? v : std::nullopt;
 }
 
+inline Key normalized(const Key& k) {
+  return Key{non_negative(k.token_idx), non_negative(k.layer), k.stage, non_negative(k.step)};
+}
+
+// Whether the run's selector accepts the key (checkpoint and stage valid UTF-8,
+// key normalized) for any of `token_count` tokens from key.token_idx.
+inline bool selected(const Settings& st, std::string_view checkpoint, const Key& key, std::int64_t token_count = 1) {
+  if (!st.selector) return true;
+  SelectorCandidate c{checkpoint, key.stage, key.token_idx, key.layer, key.step, st.rank, token_count};
+  return st.selector->matches(c);
+}
+
+// The out-of-line part of orchlog::selects().
+ORCHLOG_NOINLINE inline bool would_write(std::string_view checkpoint, const Key& given_key,
+                                         std::int64_t token_count) noexcept {
+  try {
+    if (g_state.load(std::memory_order_relaxed) == kUnconfigured) configure_from_env_once();
+    const std::shared_ptr<Session> session = logger().session();
+    if (!session || g_state.load(std::memory_order_relaxed) != kOn) return false;
+    Key key = normalized(given_key);
+    std::string checkpoint_text, stage_text;
+    checkpoint = as_valid_utf8(checkpoint, checkpoint_text);
+    if (key.stage) key.stage = as_valid_utf8(*key.stage, stage_text);
+    return selected(session->settings, checkpoint, key, token_count);
+  } catch (...) {
+    return false;
+  }
+}
+
 // The out-of-line part of every log call.
 ORCHLOG_NOINLINE inline bool write_record(std::string_view checkpoint, const Tensor& tensor, const Key& given_key,
                                           MetaSpan meta) noexcept {
@@ -274,15 +303,11 @@ ORCHLOG_NOINLINE inline bool write_record(std::string_view checkpoint, const Ten
     const Settings& st = session->settings;
 
     // Negative key values mean "none" (engines use -1 for embeddings and logits).
-    Key key{non_negative(given_key.token_idx), non_negative(given_key.layer), given_key.stage,
-            non_negative(given_key.step)};
+    Key key = normalized(given_key);
     std::string checkpoint_text, stage_text;
     checkpoint = as_valid_utf8(checkpoint, checkpoint_text);
     if (key.stage) key.stage = as_valid_utf8(*key.stage, stage_text);
-    if (st.selector) {
-      SelectorCandidate c{checkpoint, key.stage, key.token_idx, key.layer, key.step, st.rank};
-      if (!st.selector->matches(c)) return false;
-    }
+    if (!selected(st, checkpoint, key)) return false;
 
     std::string error;
     const auto size = measure(tensor, error);

@@ -27,6 +27,9 @@ struct SelectorCandidate {
   std::optional<std::int64_t> layer;
   std::optional<std::int64_t> step;
   std::int64_t rank = 0;
+  // Tokens token_idx .. token_idx + token_count - 1 at once: an adapter asks
+  // whether any row of a whole batch tensor is wanted before it copies it.
+  std::int64_t token_count = 1;
 
   std::optional<std::int64_t> number(std::string_view field) const {
     if (field == "layer") return layer;
@@ -42,28 +45,36 @@ struct SelectorCandidate {
   }
 };
 
-// Glob match over code points: `*` any run, `?` exactly one, the rest literal.
+// Glob match over code points: `*` any run, `?` exactly one, the rest
+// literal. Walks both strings in place (no allocation: adapters ask once per
+// graph node).
 inline bool glob_matches(std::string_view pattern, std::string_view text) {
-  std::vector<std::uint32_t> p, t;
-  for (std::size_t i = 0; i < pattern.size();) p.push_back(next_code_point(pattern, i));
-  for (std::size_t i = 0; i < text.size();) t.push_back(next_code_point(text, i));
-  std::size_t pi = 0, ti = 0, star = std::string_view::npos, resume = 0;
-  while (ti < t.size()) {
-    if (pi < p.size() && (p[pi] == '?' || (p[pi] != '*' && p[pi] == t[ti]))) {
-      ++pi;
-      ++ti;
-    } else if (pi < p.size() && p[pi] == '*') {
-      star = pi++;
-      resume = ti;
-    } else if (star != std::string_view::npos) {
-      pi = star + 1;
-      ti = ++resume;
-    } else {
-      return false;
+  constexpr std::size_t kNone = std::string_view::npos;
+  std::size_t pi = 0, ti = 0, star = kNone, resume = 0;
+  while (ti < text.size()) {
+    if (pi < pattern.size()) {
+      std::size_t p_next = pi, t_next = ti;
+      const std::uint32_t pc = next_code_point(pattern, p_next);
+      if (pc == '*') {
+        star = pi;
+        pi = p_next;
+        resume = ti;
+        continue;
+      }
+      const std::uint32_t tc = next_code_point(text, t_next);
+      if (pc == '?' || pc == tc) {
+        pi = p_next;
+        ti = t_next;
+        continue;
+      }
     }
+    if (star == kNone) return false;
+    pi = star + 1;  // past the '*'
+    next_code_point(text, resume);
+    ti = resume;
   }
-  while (pi < p.size() && p[pi] == '*') ++pi;
-  return pi == p.size();
+  while (pi < pattern.size() && pattern[pi] == '*') ++pi;
+  return pi == pattern.size();
 }
 
 class Selector {
@@ -88,8 +99,9 @@ class Selector {
     for (const NumericTest& test : numeric_) {
       const auto v = c.number(test.field);
       if (!v) return false;
+      const std::int64_t last = test.field == "token_idx" && c.token_count > 1 ? *v + (c.token_count - 1) : *v;
       bool any = false;
-      for (const Range& r : test.ranges) any = any || (*v >= r.lo && (!r.hi || *v <= *r.hi));
+      for (const Range& r : test.ranges) any = any || (last >= r.lo && (!r.hi || *v <= *r.hi));
       if (!any) return false;
     }
     for (const GlobTest& test : globs_) {

@@ -1,0 +1,309 @@
+// The ggml / llama.cpp adapter: an eval callback that logs graph tensors
+// through orchlog, with no change to llama.cpp.
+//
+//   #include <orchlog/ggml.hpp>        // needs ggml.h and ggml-backend.h on the include path
+//
+//   orchlog::ggml::GraphLogger graph_logger;    // one per llama_context
+//   llama_context_params params = llama_context_default_params();
+//   graph_logger.install(params);               // sets cb_eval and cb_eval_user_data
+//   llama_context* ctx = llama_init_from_model(model, params);
+//   graph_logger.begin_step(0, 0, n_prompt);    // before each llama_decode: step, first position, tokens
+//   llama_decode(ctx, batch);
+//
+// Run with ORCH_LOG_FILE=llama.jsonl (and the other ORCH_LOG_* knobs). What
+// a record holds (docs/llama-cpp.md has the details):
+//
+// - checkpoint and layer from the tensor's name: "attn_norm-3" is
+//   attn_norm at layer 3, "result_norm" has no layer. Tensors ggml named
+//   "node_<n>" are skipped, except the MUL_MAT right after "kqv_out-<L>"
+//   (the attention output projection, unnamed in llama.cpp), logged as
+//   "attn_out" at layer L.
+// - stage: the op, in lower case, when the same checkpoint and layer were
+//   met before in the same graph: "Qcur-3" is MUL_MAT (no stage), then
+//   "add", "reshape", "rope". The first tensor under a name has no stage.
+// - one record per token row, token_idx = first_position + row; tensors
+//   without a token dimension are one record with no token_idx. Rows of
+//   fewer than all tokens (llama.cpp computes the last layer only for tokens
+//   whose logits were asked for) are taken to be the batch's last tokens.
+// - step as given to begin_step().
+// - data: f32, f16, bf16, f64, i8, i32, i64 as they are; quantized types
+//   dequantized to f32 with meta "dequantized_from" naming the type; other
+//   types are skipped with one warning. Tensors on any backend are copied to
+//   the host; non-contiguous views are gathered into C order.
+//
+// The callback answers the scheduler's "do you want this tensor?" with the
+// selector (ORCH_LOG_SELECT), so unwanted tensors are never copied, and with
+// no at once when logging is off. It never throws and never stops a graph.
+// Not thread-safe: llama.cpp calls it from the thread running llama_decode.
+#pragma once
+
+#include <ggml-backend.h>
+#include <ggml.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+#include "orchlog/detail/flat_table.hpp"
+#include "orchlog/detail/ggml_layout.hpp"
+#include "orchlog/detail/ggml_names.hpp"
+#include "orchlog/detail/stderr.hpp"
+#include "orchlog/logger.hpp"
+
+namespace orchlog {
+namespace ggml {
+
+inline bool eval_callback(struct ggml_tensor* t, bool ask, void* user_data);
+
+class GraphLogger {
+ public:
+  // Call before each graph evaluation (each llama_decode): `step` 0 for the
+  // prompt pass, then one per decode call; the position of the batch's first
+  // token; how many tokens it holds. The batch must be evaluated as one
+  // graph (llama.cpp: n_ubatch at least the batch size), since the callback
+  // cannot see where one micro-batch ends and the next begins.
+  void begin_step(int step, std::int64_t first_position, std::int64_t n_tokens) noexcept {
+    step_ = step;
+    first_position_ = first_position;
+    n_tokens_ = n_tokens;
+    graph_first_ = nullptr;
+  }
+
+  // Points a llama_context_params (or anything with cb_eval and
+  // cb_eval_user_data) at this logger.
+  template <class Params>
+  void install(Params& params) noexcept {
+    params.cb_eval = &eval_callback;
+    params.cb_eval_user_data = this;
+  }
+
+  // The eval callback's work: `ask` true is the scheduler asking whether the
+  // tensor is wanted; then, once it is computed, `ask` false hands it over.
+  bool observe(struct ggml_tensor* t, bool ask) noexcept {
+    if (!ask) {
+      if (t == pending_) write(t);
+      pending_ = nullptr;
+      return true;  // false would stop the graph
+    }
+    pending_ = nullptr;
+    if (!orchlog::enabled()) return false;
+    try {
+      if (!describe(t) || !orchlog::selects(checkpoint_, key_for_row(0), layout_.rows)) return false;
+      pending_ = t;
+      return true;
+    } catch (...) {  // std::bad_alloc from the per-graph tables: skip the tensor
+      return false;
+    }
+  }
+
+ private:
+  // Fills checkpoint_, layer_, stage_ and layout_ for t; false when t is not logged.
+  bool describe(struct ggml_tensor* t) {
+    note_graph_start(t);
+    const int token_dim = remember_token_dim(t);
+    const std::string_view name = t->name;
+    if (detail::is_unnamed_graph_tensor(name)) {
+      if (!is_attention_output(t)) return false;
+      checkpoint_ = "attn_out";
+    } else {
+      detail::parse_graph_name(name, checkpoint_, layer_);
+    }
+    // A (checkpoint, layer) met before in this graph: the op tells this tensor apart.
+    bool first_use = false;
+    names_seen_.find_or_insert(std::hash<std::string>()(checkpoint_) * 1000003u + (layer_ ? *layer_ + 1u : 0u), 0,
+                               first_use);
+    stage_.clear();
+    if (!first_use) {
+      for (const char* c = ggml_op_desc(t); *c; ++c) stage_.push_back(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
+    }
+    layout_ = detail::row_layout(t->ne, token_dim);
+    return loggable_type(t->type);
+  }
+
+  // The MUL_MAT that projects "kqv_out-<L>" (llama.cpp leaves it unnamed);
+  // sets layer_ to L.
+  bool is_attention_output(const struct ggml_tensor* t) {
+    if (t->op != GGML_OP_MUL_MAT || !t->src[1]) return false;
+    detail::parse_graph_name(t->src[1]->name, checkpoint_, layer_);
+    return checkpoint_ == "kqv_out" && layer_.has_value();
+  }
+
+  // A graph starts with begin_step(), or when its first node comes round
+  // again (a second micro-batch, or a host that never calls begin_step).
+  void note_graph_start(const struct ggml_tensor* t) {
+    const bool again =
+        graph_first_ && (t == graph_first_ || (t->op == graph_first_op_ && graph_first_name_ == t->name));
+    if (graph_first_ && !again) return;
+    if (again && !warned_several_graphs_) {
+      warned_several_graphs_ = true;
+      detail::print_warning({"ggml adapter: a step evaluated more than one graph; its records share one step and "
+                             "the same token positions. Call begin_step() before each evaluation and evaluate each "
+                             "batch as one graph (llama.cpp: n_ubatch >= the batch size). (printed once)"});
+    }
+    graph_first_ = t;
+    graph_first_op_ = t->op;
+    graph_first_name_ = t->name;
+    names_seen_.clear();
+    token_dims_.clear();
+  }
+
+  // Every node's token dimension is kept for the nodes that use it: the
+  // scheduler asks about nodes in order, so sources come first.
+  int remember_token_dim(const struct ggml_tensor* t) {
+    detail::TokenFlow flow = detail::TokenFlow::same_as_first_source;
+    const struct ggml_tensor* source = t->src[0];
+    switch (t->op) {
+      case GGML_OP_MUL_MAT:
+        flow = detail::TokenFlow::from_second_source;
+        source = t->src[1];
+        break;
+      case GGML_OP_PERMUTE:
+        flow = detail::TokenFlow::permuted;
+        break;
+      case GGML_OP_TRANSPOSE:
+        flow = detail::TokenFlow::transposed;
+        break;
+      case GGML_OP_GET_ROWS:
+        flow = detail::TokenFlow::gathered_rows;
+        break;
+      case GGML_OP_RESHAPE:
+      case GGML_OP_VIEW:
+      case GGML_OP_CONT:
+      case GGML_OP_CPY:
+      case GGML_OP_NONE:
+        flow = detail::TokenFlow::shape_only;
+        break;
+      default:
+        break;
+    }
+    // A source that is no node of this graph (an input, a weight) has no known token dimension.
+    const std::int8_t* known = source ? token_dims_.find(key_of(source)) : nullptr;
+    const int dim = detail::token_dim(flow, t->ne, n_tokens_, known ? *known : -1, t->op_params);
+    bool inserted = false;
+    token_dims_.find_or_insert(key_of(t), 0, inserted) = static_cast<std::int8_t>(dim);
+    return dim;
+  }
+  static std::uint64_t key_of(const struct ggml_tensor* t) {
+    return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(t));
+  }
+
+  static bool plain_type(enum ggml_type type, DType& dtype) {
+    switch (type) {
+      case GGML_TYPE_F32: dtype = DType::f32; return true;
+      case GGML_TYPE_F16: dtype = DType::f16; return true;
+      case GGML_TYPE_BF16: dtype = DType::bf16; return true;
+      case GGML_TYPE_F64: dtype = DType::f64; return true;
+      case GGML_TYPE_I8: dtype = DType::i8; return true;
+      case GGML_TYPE_I32: dtype = DType::i32; return true;
+      case GGML_TYPE_I64: dtype = DType::i64; return true;
+      default: return false;
+    }
+  }
+
+  static bool dequantizable(enum ggml_type type) {
+    const struct ggml_type_traits* traits = ggml_get_type_traits(type);
+    return traits && traits->is_quantized && traits->to_float;
+  }
+
+  bool loggable_type(enum ggml_type type) {
+    DType dtype;
+    if (plain_type(type, dtype) || dequantizable(type)) return true;
+    if (unsupported_types_warned_.insert(type).second) {
+      detail::print_warning({"ggml adapter: tensors of type ", ggml_type_name(type),
+                             " are not logged (orchlog has no such dtype and ggml no conversion to f32)"});
+    }
+    return false;
+  }
+
+  Key key_for_row(std::int64_t row) const {
+    if (layout_.token_dim < 0) return Key{std::nullopt, layer_, stage_view(), step_};
+    // Fewer rows than tokens: llama.cpp kept the rows of the last tokens (inp_out_ids).
+    return Key{first_position_ + (n_tokens_ - layout_.rows) + row, layer_, stage_view(), step_};
+  }
+  std::optional<std::string_view> stage_view() const {
+    return stage_.empty() ? std::nullopt : std::optional<std::string_view>(stage_);
+  }
+
+  void write(const struct ggml_tensor* t) noexcept {
+    try {
+      const std::size_t span = ggml_nbytes(t);
+      const unsigned char* base = static_cast<const unsigned char*>(t->data);
+      if (span == 0 || !base) return;
+      if (t->buffer && !ggml_backend_buffer_is_host(t->buffer)) {
+        host_copy_.resize(span);  // the view's whole extent; strides still apply
+        ggml_backend_tensor_get(t, host_copy_.data(), 0, span);
+        base = host_copy_.data();
+      }
+      DType dtype = DType::f32;
+      const bool plain = plain_type(t->type, dtype);
+      const std::size_t element_bytes = plain ? ggml_type_size(t->type) : sizeof(float);
+      const bool zero_copy = plain && detail::rows_are_contiguous(t->ne, t->nb, element_bytes, layout_.token_dim);
+      std::vector<MetaItem> meta;
+      if (!plain) meta.emplace_back("dequantized_from", ggml_type_name(t->type));
+      const Shape shape(layout_.shape, layout_.n_dims);
+      for (std::int64_t row = 0; row < layout_.rows; ++row) {
+        const Key key = key_for_row(row);
+        if (!orchlog::selects(checkpoint_, key)) continue;
+        const void* data = zero_copy ? base + row_offset(t, row) : gather(t, base, row, plain, element_bytes);
+        orchlog::log(checkpoint_, Tensor{data, dtype, shape}, key, meta);
+      }
+    } catch (...) {  // std::bad_alloc: the record is lost, the graph runs on
+    }
+  }
+
+  std::size_t row_offset(const struct ggml_tensor* t, std::int64_t row) const {
+    return layout_.token_dim < 0 ? 0 : static_cast<std::size_t>(row) * t->nb[layout_.token_dim];
+  }
+
+  // One row in C order in row_, converted to f32 for a quantized type.
+  const void* gather(const struct ggml_tensor* t, const unsigned char* base, std::int64_t row, bool plain,
+                     std::size_t element_bytes) {
+    const std::int64_t numel = ggml_nelements(t) / layout_.rows;
+    row_.resize(static_cast<std::size_t>(numel) * element_bytes);
+    unsigned char* out = row_.data();
+    const ggml_to_float_t to_float = plain ? nullptr : ggml_get_type_traits(t->type)->to_float;
+    detail::for_each_run(base, t->ne, t->nb, layout_.token_dim, row, [&](const unsigned char* run) {
+      if (plain) {
+        out = detail::copy_run(run, t->ne[0], t->nb[0], element_bytes, out);
+      } else {  // quantized blocks along dimension 0 are contiguous
+        to_float(run, reinterpret_cast<float*>(out), t->ne[0]);
+        out += static_cast<std::size_t>(t->ne[0]) * sizeof(float);
+      }
+    });
+    return row_.data();
+  }
+
+  int step_ = 0;
+  std::int64_t first_position_ = 0;
+  std::int64_t n_tokens_ = 0;
+
+  // The current graph.
+  const struct ggml_tensor* graph_first_ = nullptr;
+  enum ggml_op graph_first_op_ = GGML_OP_NONE;
+  std::string graph_first_name_;
+  detail::FlatTable names_seen_;  // hashes of the (checkpoint, layer) met so far
+  detail::FlatTable token_dims_;  // by node
+
+  // The tensor the scheduler was last told yes about, and what it is.
+  const struct ggml_tensor* pending_ = nullptr;
+  std::string checkpoint_;
+  std::optional<std::int32_t> layer_;
+  std::string stage_;
+  detail::RowLayout layout_;
+
+  std::vector<unsigned char> host_copy_;
+  std::vector<unsigned char> row_;
+  std::unordered_set<int> unsupported_types_warned_;
+  bool warned_several_graphs_ = false;
+};
+
+// A ggml_backend_sched_eval_callback; user_data is the GraphLogger.
+inline bool eval_callback(struct ggml_tensor* t, bool ask, void* user_data) {
+  return static_cast<GraphLogger*>(user_data)->observe(t, ask);
+}
+
+}  // namespace ggml
+}  // namespace orchlog

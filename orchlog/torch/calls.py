@@ -1,0 +1,88 @@
+"""One forward call of the model: its step, its batch, and the position of each token.
+
+The model's own forward call is watched by a pre-hook on the root module,
+which runs before any submodule's hook; the tokens are read from its inputs.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Sequence
+
+import torch
+
+PositionsFn = Callable[[tuple, dict], Sequence[int]]
+
+
+@dataclasses.dataclass
+class Call:
+    step: int
+    positions: list[int]  # of the call's tokens, in order
+    batch: int | None  # batch size, None when the inputs have no batch dimension
+
+
+def first_tensor(args: tuple, kwargs: dict) -> torch.Tensor | None:
+    for value in (*args, *kwargs.values()):
+        if isinstance(value, torch.Tensor):
+            return value
+    return None
+
+
+def _tokens_and_batch(args: tuple, kwargs: dict) -> tuple[int, int | None]:
+    """Token ids are (batch, tokens) or (tokens,); embeddings (batch, tokens, hidden) or (tokens, hidden)."""
+    x = kwargs.get("input_ids")
+    if x is None:
+        x = kwargs.get("inputs_embeds")
+    if x is None:
+        x = first_tensor(args, kwargs)
+    if x is None or x.dim() == 0:
+        return 0, None
+    token_axis = -2 if x.is_floating_point() else -1
+    if x.dim() < -token_axis:
+        return 0, None
+    batched = x.dim() > -token_axis
+    return int(x.shape[token_axis]), int(x.shape[0]) if batched else None
+
+
+def _given_positions(kwargs: dict) -> list[int] | None:
+    """position_ids (batch, tokens) or cache_position (tokens,), when the caller passed them."""
+    for name in ("position_ids", "cache_position"):
+        value = kwargs.get(name)
+        if isinstance(value, torch.Tensor):
+            return [int(p) for p in value.reshape(-1, value.shape[-1])[0].tolist()]
+    return None
+
+
+def _cached_length(kwargs: dict) -> int | None:
+    cache = kwargs.get("past_key_values")
+    length = getattr(cache, "get_seq_length", None)
+    return int(length()) if callable(length) else None
+
+
+class CallCounter:
+    """Counts the model's forward calls and works out each one's token positions.
+
+    Positions come from `positions(args, kwargs)` when given; else from the
+    call's position_ids or cache_position; else after the length of the KV
+    cache passed in (past_key_values); else they continue from the last call.
+    """
+
+    def __init__(self, first_step: int = 0, positions: PositionsFn | None = None) -> None:
+        self.next_step = first_step
+        self.next_position = 0
+        self.positions_fn = positions
+        self.current: Call | None = None
+
+    def start(self, args: tuple, kwargs: dict) -> Call:
+        n_tokens, batch = _tokens_and_batch(args, kwargs)
+        if self.positions_fn is not None:
+            positions = [int(p) for p in self.positions_fn(args, kwargs)]
+        else:
+            positions = _given_positions(kwargs)
+            if positions is None:
+                start = _cached_length(kwargs)
+                start = self.next_position if start is None else start
+                positions = list(range(start, start + n_tokens))
+        self.current = Call(self.next_step, positions, batch)
+        self.next_step += 1
+        self.next_position = positions[-1] + 1 if positions else self.next_position
+        return self.current

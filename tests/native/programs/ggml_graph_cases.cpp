@@ -1,0 +1,104 @@
+// Hands the ggml adapter's eval callback hand-made tensors, as llama.cpp's
+// scheduler would (ask, then the computed tensor), and prints each answer:
+//   <name>\t<1 if the callback asked for the data, else 0>
+// Data is written by hand instead of computed: only what the adapter reads
+// matters. Logging follows the ORCH_LOG_* knobs of the caller.
+#include <ggml.h>
+#include <orchlog/ggml.hpp>
+
+#include <cstdio>
+#include <vector>
+
+namespace {
+
+orchlog::ggml::GraphLogger graph_logger;
+
+void offer(ggml_tensor* t) {
+  const bool wanted = orchlog::ggml::eval_callback(t, true, &graph_logger);
+  if (wanted) orchlog::ggml::eval_callback(t, false, &graph_logger);
+  std::printf("%s\t%d\n", t->name, wanted ? 1 : 0);
+}
+
+// Element i of a contiguous f32 tensor holds base + i.
+ggml_tensor* numbered(ggml_tensor* t, const char* name, float base) {
+  ggml_set_name(t, name);
+  auto* data = static_cast<float*>(t->data);
+  for (int64_t i = 0; i < ggml_nelements(t); ++i) data[i] = base + static_cast<float>(i);
+  return t;
+}
+
+}  // namespace
+
+int main() {
+  ggml_init_params params = {16u << 20, nullptr, false};
+  ggml_context* ctx = ggml_init(params);
+
+  // Step 2 of a run: tokens at positions 5, 6, 7.
+  graph_logger.begin_step(2, 5, 3);
+  ggml_tensor* table = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 10);
+  ggml_tensor* ids = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 3);
+  ggml_tensor* embd = numbered(ggml_get_rows(ctx, table, ids), "embd", 0);
+  offer(embd);
+  ggml_tensor* norm = numbered(ggml_mul(ctx, embd, embd), "attn_norm-0", 100);
+  offer(norm);
+
+  // One name after four ops: MUL_MAT, ADD, RESHAPE, then a permuted view.
+  ggml_tensor* wq = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 8);
+  ggml_tensor* q = numbered(ggml_mul_mat(ctx, wq, norm), "Qcur-0", 200);
+  offer(q);
+  ggml_tensor* q_bias = numbered(ggml_add(ctx, q, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 8)), "Qcur-0", 300);
+  offer(q_bias);
+  ggml_tensor* q_heads = ggml_reshape_3d(ctx, q_bias, 4, 2, 3);  // [head_dim 4, heads 2, tokens 3]
+  ggml_set_name(q_heads, "Qcur-0");
+  offer(q_heads);
+  ggml_tensor* q_permuted = ggml_permute(ctx, q_heads, 0, 2, 1, 3);  // [4, tokens 3, heads 2], a view
+  offer(q_permuted);
+
+  // llama.cpp leaves the attention output projection unnamed.
+  ggml_tensor* kqv_out = numbered(ggml_cont(ctx, q_bias), "kqv_out-1", 400);
+  offer(kqv_out);
+  ggml_tensor* wo = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 8, 8);
+  ggml_tensor* attn_out = numbered(ggml_mul_mat(ctx, wo, kqv_out), "node_17", 500);
+  offer(attn_out);
+  offer(numbered(ggml_scale(ctx, attn_out, 2.0f), "node_18", 600));
+  // Some models name a later op attn_out themselves: the op then tells it apart.
+  offer(numbered(ggml_add(ctx, attn_out, attn_out), "attn_out-1", 650));
+
+  // Half precision types are logged as they are.
+  ggml_tensor* half = ggml_cast(ctx, norm, GGML_TYPE_F16);
+  ggml_set_name(half, "half-0");
+  ggml_tensor* brain = ggml_cast(ctx, norm, GGML_TYPE_BF16);
+  ggml_set_name(brain, "brain-0");
+  for (int64_t i = 0; i < ggml_nelements(norm); ++i) {
+    static_cast<ggml_fp16_t*>(half->data)[i] = ggml_fp32_to_fp16(0.5f * static_cast<float>(i));
+    static_cast<ggml_bf16_t*>(brain->data)[i] = ggml_fp32_to_bf16(0.25f * static_cast<float>(i));
+  }
+  offer(half);
+  offer(brain);
+
+  // A quantized type is dequantized to f32; a type orchlog lacks is skipped.
+  ggml_tensor* wide = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 32, 3);
+  auto* wide_data = static_cast<float*>(wide->data);
+  for (int64_t i = 0; i < ggml_nelements(wide); ++i) wide_data[i] = 0.125f * static_cast<float>(i % 17);
+  ggml_tensor* quant = ggml_cast(ctx, wide, GGML_TYPE_Q8_0);
+  ggml_set_name(quant, "quant-0");
+  ggml_quantize_chunk(GGML_TYPE_Q8_0, wide_data, quant->data, 0, 3, 32, nullptr);
+  offer(quant);
+  ggml_tensor* shorts = ggml_new_tensor_2d(ctx, GGML_TYPE_I16, 4, 3);
+  ggml_set_name(shorts, "shorts-0");
+  offer(shorts);
+  offer(shorts);  // warned about once
+
+  // Logits kept for the last token only (llama.cpp's inp_out_ids).
+  ggml_tensor* out_ids = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 1);
+  offer(numbered(ggml_get_rows(ctx, q_bias, out_ids), "result_output", 700));
+
+  // A tensor without a token dimension is one record without a token.
+  offer(numbered(ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 5, 2), "cache_k_l0", 800));
+
+  // The graph's first node again, without begin_step(): a second graph in one step.
+  offer(embd);
+
+  ggml_free(ctx);
+  return 0;
+}

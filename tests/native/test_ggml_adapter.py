@@ -1,0 +1,144 @@
+"""The ggml adapter (orchlog/ggml.hpp) on hand-made ggml tensors: names, stages,
+token rows, views, dtypes, the selector's say over what is copied.
+
+The program is compiled against the ggml of the cached llama.cpp build
+(examples/llama_cpp/build.py), hence the slow tier.
+"""
+from __future__ import annotations
+
+import subprocess
+
+import numpy as np
+import pytest
+
+import orchlog
+from tests.native import build
+from tests.native.host_processes import env
+
+pytestmark = pytest.mark.slow  # builds llama.cpp once (cached)
+
+
+@pytest.fixture(scope="module")
+def graph_cases():
+    from examples.llama_cpp.build import ensure_llama_cpp
+
+    prefix = ensure_llama_cpp(quiet=True).prefix
+    lib = prefix / "lib"
+    return build.build_cpp(build.PROGRAMS / "ggml_graph_cases.cpp", f"-I{prefix / 'include'}",
+                           libs=(f"-L{lib}", "-lggml-base", f"-Wl,-rpath,{lib}"))
+
+
+def run(program, tmp_path, select: str = "") -> tuple[dict[str, list[int]], list, str]:
+    """(answers per tensor name, records, stderr) of one run in full mode."""
+    trace = tmp_path / "graph.bin"
+    knobs = env(ORCH_LOG_FILE=str(trace), ORCH_LOG_MODE="full", ORCH_LOG_SELECT=select)
+    proc = subprocess.run([str(program)], env=knobs, capture_output=True, text=True, check=True)
+    answers: dict[str, list[int]] = {}
+    for line in proc.stdout.splitlines():
+        name, wanted = line.split("\t")
+        answers.setdefault(name, []).append(int(wanted))
+    return answers, list(orchlog.open_trace(trace)), proc.stderr
+
+
+@pytest.fixture(scope="module")
+def everything(graph_cases, tmp_path_factory):
+    return run(graph_cases, tmp_path_factory.mktemp("all"))
+
+
+def records_of(records, checkpoint, stage=None):
+    return [r for r in records if r.checkpoint == checkpoint and r.stage == stage]
+
+
+def test_a_block_tensor_is_one_record_per_token_with_its_layer_and_step(everything):
+    _, records, _ = everything
+    norm = records_of(records, "attn_norm")
+    assert [(r.token_idx, r.layer, r.step) for r in norm] == [(5, 0, 2), (6, 0, 2), (7, 0, 2)]
+    assert [r.shape for r in norm] == [(4,)] * 3
+    np.testing.assert_array_equal(norm[1].tensor(), np.arange(104, 108, dtype=np.float32))
+
+
+def test_a_name_outside_the_blocks_has_no_layer(everything):
+    _, records, _ = everything
+    first_graph = records_of(records, "embd")[:3]  # the program offers embd again at the end
+    assert [(r.layer, r.token_idx) for r in first_graph] == [(None, 5), (None, 6), (None, 7)]
+
+
+def test_a_reused_name_records_each_later_op_as_its_stage(everything):
+    _, records, _ = everything
+    stages = [r.stage for r in records if r.checkpoint == "Qcur" and r.token_idx == 5]
+    assert stages == [None, "add", "reshape"]
+    heads = records_of(records, "Qcur", "reshape")
+    assert heads[2].shape == (2, 4)
+    np.testing.assert_array_equal(heads[2].tensor(), np.arange(316, 324, dtype=np.float32).reshape(2, 4))
+
+
+def test_a_permuted_view_is_gathered_into_the_same_rows_in_c_order(everything):
+    _, records, _ = everything
+    view = records_of(records, "Qcur (permuted)")
+    heads = records_of(records, "Qcur", "reshape")
+    assert [r.token_idx for r in view] == [5, 6, 7]
+    for a, b in zip(view, heads):
+        np.testing.assert_array_equal(a.tensor(), b.tensor())
+
+
+def test_the_unnamed_projection_after_kqv_out_is_attn_out_and_other_unnamed_nodes_are_skipped(everything):
+    answers, records, _ = everything
+    attn_out = records_of(records, "attn_out")
+    assert [(r.layer, r.token_idx) for r in attn_out] == [(1, 5), (1, 6), (1, 7)]
+    named_later = records_of(records, "attn_out", "add")  # a model's own attn_out-1, after the projection
+    assert [(r.layer, r.token_idx) for r in named_later] == [(1, 5), (1, 6), (1, 7)]
+    assert answers["node_18"] == [0]
+    assert not [r for r in records if r.checkpoint.startswith("node_")]
+
+
+def test_half_precision_tensors_keep_their_dtype(everything):
+    _, records, _ = everything
+    half, brain = records_of(records, "half"), records_of(records, "brain")
+    assert {r.dtype for r in half} == {"f16"} and {r.dtype for r in brain} == {"bf16"}
+    np.testing.assert_array_equal(np.asarray(half[1].tensor(), dtype=np.float32), 0.5 * np.arange(4, 8))
+    np.testing.assert_array_equal(np.asarray(brain[2].tensor(), dtype=np.float32), 0.25 * np.arange(8, 12))
+
+
+def test_a_quantized_tensor_is_dequantized_to_f32_and_says_from_what(everything):
+    _, records, _ = everything
+    quant = records_of(records, "quant")
+    assert [(r.dtype, r.shape, r.meta) for r in quant] == [("f32", (32,), {"dequantized_from": "q8_0"})] * 3
+    expected = 0.125 * (np.arange(32, 64) % 17)
+    np.testing.assert_allclose(quant[1].tensor(), expected, atol=np.abs(expected).max() / 127)
+
+
+def test_a_type_orchlog_lacks_is_skipped_with_one_warning(everything):
+    answers, records, stderr = everything
+    assert answers["shorts-0"] == [0, 0]
+    assert not records_of(records, "shorts")
+    assert stderr.count("type i16") == 1
+
+
+def test_rows_kept_for_the_last_tokens_only_get_the_last_positions(everything):
+    _, records, _ = everything
+    assert [r.token_idx for r in records_of(records, "result_output")] == [7]
+
+
+def test_a_tensor_without_a_token_dimension_is_one_whole_record(everything):
+    _, records, _ = everything
+    (cache,) = records_of(records, "cache_k_l0")
+    assert (cache.token_idx, cache.shape) == (None, (2, 5))
+
+
+def test_a_second_graph_in_one_step_is_warned_about_once(everything):
+    _, _, stderr = everything
+    assert stderr.count("more than one graph") == 1
+
+
+def test_the_selector_decides_what_the_scheduler_is_asked_to_copy(graph_cases, tmp_path):
+    answers, records, _ = run(graph_cases, tmp_path, select="checkpoint=Qcur,token=6")
+    assert answers["attn_norm-0"] == [0] and answers["embd"] == [0, 0]
+    assert answers["Qcur-0"] == [1, 1, 1]
+    assert [(r.checkpoint, r.stage, r.token_idx) for r in records] == [
+        ("Qcur", None, 6), ("Qcur", "add", 6), ("Qcur", "reshape", 6)]
+
+
+def test_with_logging_off_nothing_is_asked_for(graph_cases, tmp_path):
+    proc = subprocess.run([str(graph_cases)], env=env(), capture_output=True, text=True, check=True)
+    assert {line.split("\t")[1] for line in proc.stdout.splitlines()} == {"0"}
+    assert proc.stderr == ""
