@@ -269,9 +269,8 @@ std::optional<T> index_of(const py::handle& obj, const char* what) {
     throw BadArgument(std::string(what) + " must be an int or None, not " + Py_TYPE(obj.ptr())->tp_name);
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
-  if (overflow > 0 || v > static_cast<long long>(std::numeric_limits<T>::max()))
-    throw BadArgument(std::string(what) + " is too large");
-  if (overflow < 0 || v < 0) return std::nullopt;  // negative means none, as in C and C++
+  // Negative or beyond the field's type means none, as in every emitter (engines use -1 for "no layer").
+  if (overflow != 0 || v < 0 || v > static_cast<long long>(std::numeric_limits<T>::max())) return std::nullopt;
   return static_cast<T>(v);
 }
 
