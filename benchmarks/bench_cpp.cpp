@@ -1,19 +1,26 @@
-// Speed of the C++ emitter, each figure next to a baseline measured in the
-// same run. Built and run by benchmarks/cpp_emitter.py; prints one JSON object.
+// What logging costs a C++ engine: the cases of the Rust crate's bench
+// (native/rust/benches/emitter.rs), measured the same way, so that
+// benchmarks/emitters.py can set the two emitters side by side. Prints one
+// JSON object per line:
 //
-//   disabled: ns per ORCH_LOG call with logging off at run time, and per
-//             iteration of the same loop without it
-//   modes:    records/s and GB/s of orchlog::log in summary and full mode
-//   write:    the full-mode write path alone (frame prefix + tensor by writev)
-//             against fwrite of the same bytes to the same directory
-//   blake3:   GB/s of each kernel path on the largest tensor
+//   disabled      ns per ORCH_LOG_AT call with logging off at run time,
+//                 against the same loop without it
+//   summary/full  seconds per orchlog::log of 4 KiB, 1 MiB and LARGEST MiB
+//                 f32 tensors; full mode against a plain write(2) of the same
+//                 bytes to the same directory, batch by batch in turn
+//   blake3        the header's BLAKE3 alone, and per kernel on the largest
 //
-// Times are CPU time of the measuring thread (user + system): the machines
-// these run on are shared, and wall time would mostly measure the neighbours.
-// Logging is synchronous on the calling thread, so nothing is missed.
-#include <time.h>
+// Times are wall clock; each case keeps its fastest batch of calls (at
+// least 20 ms or one call, at least three batches, more until BUDGET_MS),
+// the least disturbed one on a shared machine, as the Rust bench does.
+//
+//   bench_cpp DIR [LARGEST_MIB [BUDGET_MS]]
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -23,165 +30,147 @@
 
 namespace {
 
-double cpu_now() {
-  timespec t{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+using Clock = std::chrono::steady_clock;
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// Keeps the optimiser from deleting a loop body or proving a value constant (Rust's black_box).
+template <class T>
+inline void keep(const T& value) {
+  __asm__ volatile("" : : "r"(&value) : "memory");
 }
 
-double seconds_since(double t0) { return cpu_now() - t0; }
+// Mean seconds per call of the fastest batch; a and b alternate batch by batch.
+struct Pair {
+  double a = 1e30, b = 1e30;
+};
 
-// Keeps the optimiser from deleting a loop body without adding any work.
-inline void keep(const void* p) { __asm__ volatile("" : : "r"(p) : "memory"); }
-
-std::vector<float> activations(std::size_t n) {
-  std::vector<float> v(n);
-  std::uint64_t s = 0x9E3779B97F4A7C15ull;
-  for (auto& x : v) {
-    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-    x = static_cast<float>(static_cast<std::int64_t>(s % 2000001) - 1000000) * 1e-6f;
+template <class A, class B>
+Pair measure_pair(double budget, A a, B b) {
+  const auto batch = [](auto& call) {
+    const auto start = Clock::now();
+    long calls = 0;
+    while (calls == 0 || seconds(Clock::now() - start) < 0.020) call(calls++);
+    return seconds(Clock::now() - start) / static_cast<double>(calls);
+  };
+  a(0);
+  b(0);
+  Pair best;
+  const auto start = Clock::now();
+  for (int batches = 0; batches < 3 || seconds(Clock::now() - start) < budget; ++batches) {
+    best.a = std::min(best.a, batch(a));
+    best.b = std::min(best.b, batch(b));
   }
-  return v;
+  return best;
 }
 
-orchlog::Options options(const std::string& path, orchlog::Mode mode) {
+template <class A>
+double measure(double budget, A a) {
+  return measure_pair(budget, a, [](long) {}).a;
+}
+
+void row(const char* name, std::size_t bytes, double per_call, const char* baseline = nullptr,
+         double baseline_per_call = 0) {
+  std::printf("{\"case\":\"%s\",\"bytes\":%zu,\"seconds\":%.6e", name, bytes, per_call);
+  if (baseline != nullptr) std::printf(",\"baseline\":\"%s\",\"baseline_seconds\":%.6e", baseline, baseline_per_call);
+  std::printf("}\n");
+  std::fflush(stdout);
+}
+
+void disabled_call() {
+  orchlog::Options off;
+  off.path = "";  // compiled in, off at run time
+  orchlog::configure(off);
+  const std::vector<float> values(896, 0.5f);
+  constexpr long kCalls = 200000000;
+  const auto time_loop = [](auto body) {
+    double best = 1e30;
+    for (int r = 0; r < 3; ++r) {
+      const auto start = Clock::now();
+      for (long i = 0; i < kCalls; ++i) body(i);
+      best = std::min(best, seconds(Clock::now() - start));
+    }
+    return best / kCalls;
+  };
+  const double empty = time_loop([](long i) { keep(i); });
+  const double disabled = time_loop([&](long i) {
+    keep(i);
+    ORCH_LOG_AT("disabled", i, 3, nullptr, orchlog::none, values.data(), "f32", 896);
+  });
+  row("disabled", values.size() * sizeof(float), disabled, "empty loop", empty);
+}
+
+orchlog::Options logging_to(const std::string& path, orchlog::Mode mode) {
   orchlog::Options o;
   o.path = path;
-  o.team = "bench";
-  o.values = 10;
   o.mode = mode;
   o.select = "";
   return o;
 }
 
-// Best of `reps` timings of `body`, each run `inner` times; seconds per inner run.
-template <class F>
-double best_time(int reps, long inner, F body) {
-  double best = 1e30;
-  for (int r = 0; r < reps; ++r) {
-    const double t0 = cpu_now();
-    for (long i = 0; i < inner; ++i) body(i);
-    best = std::min(best, seconds_since(t0) / static_cast<double>(inner));
+void write_all(int fd, const void* data, std::size_t n) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    const ssize_t w = ::write(fd, p, n);
+    if (w <= 0) std::abort();
+    p += w;
+    n -= static_cast<std::size_t>(w);
   }
-  return best;
 }
 
-void disabled_calls(std::string& json) {
-  orchlog::configure(options("", orchlog::Mode::summary));  // compiled in, off at run time
-  const float x[4] = {1, 2, 3, 4};
-  const long n = 200000000;
-  const double empty = best_time(3, 1, [&](long) {
-    for (long i = 0; i < n; ++i) keep(x);
-  }) / static_cast<double>(n);
-  const double off = best_time(3, 1, [&](long) {
-    for (long i = 0; i < n; ++i) {
-      keep(x);
-      ORCH_LOG_TOKEN("attn_norm", i, x, "f32", 4);
-    }
-  }) / static_cast<double>(n);
-  json += "\"disabled\":{\"empty_loop_ns\":" + std::to_string(empty * 1e9) + ",\"disabled_call_ns\":" +
-          std::to_string(off * 1e9) + "},";
-}
+void sizes(const std::string& dir, std::size_t largest, double budget) {
+  for (std::size_t bytes : {std::size_t{4} << 10, std::size_t{1} << 20, largest}) {
+    std::vector<float> values(bytes / sizeof(float));
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = std::sin(static_cast<float>(i) * 0.001f);
+    const orchlog::Tensor tensor{values.data(), orchlog::DType::f32, {static_cast<std::int64_t>(values.size())}};
+    const std::string trace = dir + "/trace", plain = dir + "/plain";
 
-void modes(std::string& json, const std::string& dir, const std::vector<float>& big) {
-  json += "\"modes\":[";
-  bool first = true;
-  for (std::size_t bytes : {std::size_t{4} << 10, std::size_t{1} << 20, big.size() * sizeof(float)}) {
-    const std::int64_t n = static_cast<std::int64_t>(bytes / sizeof(float));
-    const long count = bytes <= (4u << 10) ? 20000 : bytes <= (1u << 20) ? 100 : 1;
-    for (orchlog::Mode mode : {orchlog::Mode::summary, orchlog::Mode::full}) {
-      const std::string path = dir + "/bench-" + std::string(orchlog::detail::mode_name(mode));
-      double best = 1e30;
-      for (int rep = 0; rep < 3; ++rep) {
-        orchlog::configure(options(path, mode));  // truncates: every repetition writes the same amount
-        const double t0 = cpu_now();
-        for (long i = 0; i < count; ++i) orchlog::log("hidden", {big.data(), orchlog::DType::f32, {n}}, {i});
-        best = std::min(best, seconds_since(t0) / static_cast<double>(count));
-        orchlog::close();
-      }
-      std::remove(path.c_str());
-      json += std::string(first ? "" : ",") + "{\"bytes\":" + std::to_string(bytes) + ",\"mode\":\"" +
-              std::string(orchlog::detail::mode_name(mode)) + "\",\"records_per_s\":" + std::to_string(1.0 / best) +
-              ",\"gb_per_s\":" + std::to_string(static_cast<double>(bytes) / best / 1e9) + "}";
-      first = false;
-    }
-  }
-  json += "],";
-}
+    if (!orchlog::configure(logging_to(trace, orchlog::Mode::summary))) std::abort();
+    row("summary", bytes, measure(budget, [&](long i) { orchlog::log("hidden", tensor, {i}); }));
 
-void write_path(std::string& json, const std::string& dir, const std::vector<float>& big) {
-  const std::size_t bytes = big.size() * sizeof(float);
-  const std::string path = dir + "/bench-write";
-  // The record a full-mode log writes, minus the hashing: its prefix and the tensor.
-  orchlog::RecordInput in;
-  in.checkpoint = "hidden";
-  in.tensor = {big.data(), orchlog::DType::f32, {static_cast<std::int64_t>(big.size())}};
-  std::string why;
-  orchlog::detail::TensorSize size = *orchlog::detail::measure(in.tensor, why);
-  orchlog::detail::RecordParts parts;
-  parts.checkpoint = in.checkpoint;
-  parts.tensor = &in.tensor;
-  parts.size = size;
-  parts.summary = orchlog::detail::summarize(in.tensor, size);
-  const orchlog::schema::RecordView view = orchlog::detail::record_view(parts, {});
-  std::string prefix;
-  const orchlog::schema::BytesView data = orchlog::detail::append_frame_prefix(prefix, view);
+    // Full mode and its baseline alternate, so that both see the same disk: the page
+    // cache, write-back and the other users of the machine.
+    if (!orchlog::configure(logging_to(trace, orchlog::Mode::full))) std::abort();
+    const int fd = ::open(plain.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const Pair full = measure_pair(
+        budget, [&](long i) { orchlog::log("hidden", tensor, {i}); },
+        [&](long) { write_all(fd, values.data(), bytes); });
+    ::close(fd);
+    row("full", bytes, full.a, "plain write", full.b);
+    if (orchlog::status().errors != 0) std::abort();
+    orchlog::close();
+    std::remove(trace.c_str());
+    std::remove(plain.c_str());
 
-  double writev_best = 1e30, fwrite_best = 1e30;
-  for (int rep = 0; rep < 4; ++rep) {  // alternate, so both see the same disk and cache state
-    {
-      orchlog::detail::FileSink sink;
-      sink.open(path, why);
-      const double t0 = cpu_now();
-      sink.write(prefix.data(), prefix.size(), data.data, data.size, why);
-      writev_best = std::min(writev_best, seconds_since(t0));
-    }
-    std::remove(path.c_str());
-    {
-      std::FILE* f = std::fopen(path.c_str(), "wb");
-      const double t0 = cpu_now();
-      std::fwrite(prefix.data(), 1, prefix.size(), f);
-      std::fwrite(data.data, 1, data.size, f);
-      std::fflush(f);
-      fwrite_best = std::min(fwrite_best, seconds_since(t0));
-      std::fclose(f);
-    }
-    std::remove(path.c_str());
-  }
-  json += "\"write\":{\"bytes\":" + std::to_string(bytes) + ",\"writev_gb_per_s\":" +
-          std::to_string(static_cast<double>(bytes) / writev_best / 1e9) + ",\"fwrite_gb_per_s\":" +
-          std::to_string(static_cast<double>(bytes) / fwrite_best / 1e9) + "},";
-}
-
-void blake3_paths(std::string& json, const std::vector<float>& big) {
-  json += "\"blake3\":{";
-  bool first = true;
-  for (auto path : orchlog::kAllBlake3Paths) {
-    if (!orchlog::blake3_path_supported(path)) continue;
     std::uint8_t out[32];
-    const double t = best_time(3, 1, [&](long) {
-      orchlog::blake3_hash(path, big.data(), big.size() * sizeof(float), out);
-      keep(out);
-    });
-    json += std::string(first ? "" : ",") + "\"" + std::string(orchlog::blake3_path_name(path)) +
-            "\":" + std::to_string(static_cast<double>(big.size() * sizeof(float)) / t / 1e9);
-    first = false;
+    row("blake3", bytes, measure(budget, [&](long) {
+          orchlog::blake3_hash(orchlog::blake3_path(), values.data(), bytes, out);
+          keep(out);
+        }));
+    if (bytes == largest) {
+      for (auto path : orchlog::kAllBlake3Paths) {
+        if (!orchlog::blake3_path_supported(path)) continue;
+        const std::string name = "blake3 " + std::string(orchlog::blake3_path_name(path));
+        row(name.c_str(), bytes, measure(0, [&](long) {
+              orchlog::blake3_hash(path, values.data(), bytes, out);
+              keep(out);
+            }));
+      }
+    }
   }
-  json += "}";
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::string dir = argc > 1 ? argv[1] : "/tmp";
-  const std::size_t big_bytes = (argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 256) << 20;
-  const std::vector<float> big = activations(big_bytes / sizeof(float));
-  std::string json = "{";
-  disabled_calls(json);
-  modes(json, dir, big);
-  write_path(json, dir, big);
-  blake3_paths(json, big);
-  json += "}";
-  std::puts(json.c_str());
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: bench_cpp DIR [LARGEST_MIB [BUDGET_MS]]\n");
+    return 2;
+  }
+  const std::string dir = argv[1];
+  const std::size_t largest = (argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 256) << 20;
+  const double budget = (argc > 3 ? std::strtod(argv[3], nullptr) : 1500) / 1000;
+  disabled_call();
+  sizes(dir, largest, budget);
   return 0;
 }

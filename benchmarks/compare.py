@@ -5,6 +5,7 @@
     .venv/bin/python benchmarks/compare.py jsonl --records 100000
     .venv/bin/python benchmarks/compare.py kernel --mib 64
     .venv/bin/python benchmarks/compare.py e2e --records 8 --tensor-mib 32 --json out.json
+    .venv/bin/python benchmarks/compare.py e2e --format parquet     # one format of compare_e2e.FORMATS
 
 Traces are written once under --work (default .cache/bench) and reused.
 Timings are the best of --repeat runs; figures vary with what else the
@@ -44,9 +45,11 @@ def _print(name: str, r: dict) -> None:
     else:
         print(f"  {r['format']}: {r['records']} pairs of {r['tensor_mib']} MiB tensors, {_mb(r['trace_bytes'])} in all")
         print(f"  orchlog compare   {r['orchlog_gb_s']:.2f} GB/s   peak RSS {_mb(r['orchlog_peak_rss'])}")
+        print(f"  {'':<17} CPU time {r['orchlog_cpu_s']:.2f} s (all threads)")
         for base in ("pyarrow", "python"):
             print(f"  {base + ' read':<17} {r[base + '_read_gb_s']:.2f} GB/s"
-                  f"   orchlog is {r['orchlog_vs_' + base]:.2f}x of it")
+                  f"   orchlog is {r['orchlog_vs_' + base]:.2f}x of it; CPU time {r[base + '_cpu_s']:.2f} s, "
+                  f"orchlog {r['orchlog_vs_' + base + '_cpu']:.2f}x of it")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,6 +58,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--records", type=int, help="jsonl: records per trace (1,000,000); e2e: tensor pairs (8)")
     p.add_argument("--mib", type=int, default=256, help="kernel: MiB per array (256)")
     p.add_argument("--tensor-mib", type=int, default=32, help="e2e: MiB per tensor (32)")
+    p.add_argument("--format", choices=list(compare_e2e.FORMATS), action="append",
+                   help="e2e: the trace format (repeatable; default: every one)")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--work", type=Path, default=ROOT / ".cache" / "bench")
     p.add_argument("--json", type=Path, help="also write the figures here")
@@ -69,9 +74,11 @@ def main(argv: list[str] | None = None) -> int:
         out["kernel"] = compare_kernel.run(args.mib, args.repeat + 2)
         _print("kernel", out["kernel"])
     if args.which in ("e2e", "all"):
-        out["e2e"] = compare_e2e.run(args.work, args.records if args.which == "e2e" and args.records else 8,
-                                   args.tensor_mib, args.repeat)
-        _print("e2e", out["e2e"])
+        out["e2e"] = {}
+        for fmt in args.format or compare_e2e.FORMATS:
+            out["e2e"][fmt] = compare_e2e.run(args.work, args.records if args.which == "e2e" and args.records else 8,
+                                              args.tensor_mib, args.repeat, fmt)
+            _print("e2e", out["e2e"][fmt])
     if args.json:
         args.json.write_text(json.dumps(out, indent=1))
     return 0

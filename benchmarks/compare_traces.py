@@ -20,6 +20,7 @@ import numpy as np
 
 from orchlog.encoding.floats import format_float
 from orchlog.encoding.record import HeaderInput, RecordInput, encode_header, encode_record
+from orchlog.parquet import pack
 
 CHECKPOINTS = ("attn_norm", "Qcur", "Kcur", "Vcur", "attn_out", "ffn_norm", "ffn_out", "l_out")
 POOL = 1 << 16
@@ -96,3 +97,12 @@ def write_frames_pair(path_a: Path, path_b: Path, records: int, numel: int, seed
             for f, arr in ((fa, a), (fb, b)):
                 f.write(encode_record(RecordInput(checkpoint="l_out", dtype="f32", shape=(numel,), data=arr.tobytes(),
                                                   layer=i, token_idx=0, seq=i, team="bench")).frame)
+
+
+def write_parquet_pair(path_a: Path, path_b: Path, records: int, numel: int, seed: int = 0) -> None:
+    """The traces of write_frames_pair, packed into Parquet (the default codec and row groups)."""
+    stream_a, stream_b = path_a.with_name(path_a.name + ".bin"), path_b.with_name(path_b.name + ".bin")
+    write_frames_pair(stream_a, stream_b, records, numel, seed)
+    for stream, path in ((stream_a, path_a), (stream_b, path_b)):
+        pack([stream], path)
+        stream.unlink()

@@ -15,15 +15,25 @@ never raises into the engine: a bad argument or a failed write prints one
 warning on stderr and counts an error (see `stats()`); a failed write also
 turns logging off. `configure`, on the other hand, is set-up code and rejects
 bad settings with an OrchlogError.
+
+`configure(format="parquet", path=...)` writes a Parquet trace instead of
+JSONL or the binary stream (orchlog/emitter_parquet.py): the same records,
+one row each, with the full tensors.
 """
 from __future__ import annotations
 
 import dataclasses
 from typing import Any, Mapping
 
-from orchlog import _native, schema_gen
+from orchlog import _native, emitter_parquet, schema_gen
 from orchlog import selector as _selector
+from orchlog.encoding.record import check_meta
 from orchlog.errors import OrchlogError
+
+FORMATS = ("parquet",)  # besides the default: JSONL and/or the binary stream, as the mode says
+
+# The Parquet run that log() feeds, when configure(format="parquet") started one.
+_parquet: emitter_parquet.ParquetRun | None = None
 
 Scalar = bool | int | float | str
 
@@ -40,20 +50,24 @@ def log(checkpoint: str | bytes, array: Any, token_idx: int | None = None, layer
     bfloat16 bits. Nothing is written while logging is off or when the
     selector (ORCH_LOG_SELECT) does not match.
     """
+    parquet = _parquet
+    if parquet is not None:
+        return parquet.log(checkpoint, array, token_idx, layer, stage, step, meta, dtype)
     return _native.log(checkpoint, array, token_idx, layer, stage, step, meta, dtype)
 
 
 def configure(*, path: str | None = None, team: str | None = None, values: int | str | None = None,
               mode: str | None = None, select: str | None = None, rank: int | None = None,
               world_size: int | None = None, model: str | None = None, git_commit: str | None = None,
-              config: Mapping[str, Scalar] | None = None) -> bool:
+              config: Mapping[str, Scalar] | None = None, format: str | None = None) -> bool:
     """Start a new run, closing the previous one; returns whether logging is on.
 
     Each option left as None comes from its env knob: path (ORCH_LOG_FILE,
     with {rank} and {pid}; "" turns logging off), team, values (a count or
     "all"), mode ("summary", "full", "both"), select (ORCH_LOG_SELECT
     syntax), rank, world_size, model, git_commit. `config` is written into
-    the run header.
+    the run header. `format="parquet"` writes one Parquet file at the path
+    (full tensors; `mode` does not apply).
     """
     if values is not None:
         if values == "all":
@@ -75,28 +89,54 @@ def configure(*, path: str | None = None, team: str | None = None, values: int |
         if value is not None and not isinstance(value, str):
             raise OrchlogError(f"{name}={value!r}: want a string")
     _check_config(config)
+    if format is not None and format not in FORMATS:
+        raise OrchlogError(f"format={format!r}: want one of {', '.join(FORMATS)} (or None for the mode's encodings)")
+    if format is not None and mode is not None:
+        raise OrchlogError(f"mode={mode!r} applies to JSONL and the binary stream, not to format={format!r}")
+    _close_parquet()
+    if format == "parquet":
+        _native.close()
+        return _start_parquet(path=path, team=team, values=values, select=select, rank=rank, world_size=world_size,
+                              model=model, git_commit=git_commit, config=config)
     return bool(_native.configure(path, team, values, mode, select, rank, world_size, model, git_commit,
                                   None if config is None else dict(config)))
 
 
+def _start_parquet(**options: Any) -> bool:
+    global _parquet
+    settings, warnings = emitter_parquet.resolve(**options)
+    _parquet = emitter_parquet.start(settings, warnings)
+    return _parquet is not None
+
+
+def _close_parquet() -> None:
+    global _parquet
+    parquet, _parquet = _parquet, None
+    if parquet is not None:
+        parquet.close()
+
+
 def _check_config(config: Mapping[str, Scalar] | None) -> None:
-    for key, value in (config or {}).items():
-        if not isinstance(key, str):
-            raise OrchlogError(f"config key {key!r} is not a string")
-        if not isinstance(value, (bool, int, float, str)):
-            raise OrchlogError(f"config[{key!r}] has type {type(value).__name__}; "
-                               "only bool, int, float and str are allowed")
-        if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
-            raise OrchlogError(f"config[{key!r}]={value} does not fit in i64")
+    try:
+        check_meta(config or {})
+    except ValueError as exc:
+        raise OrchlogError(f"config: {exc}") from None
 
 
 def flush() -> bool:
-    """Records are in the kernel once `log` returns; this also puts them on disk."""
+    """Records are in the kernel once `log` returns; this also puts them on disk.
+
+    In a Parquet run, the rows gathered so far are written as a row group.
+    """
+    parquet = _parquet
+    if parquet is not None:
+        return parquet.flush()
     return bool(_native.flush())
 
 
 def close() -> None:
     """End the run and close its files; logging stays off until `configure`."""
+    _close_parquet()
     _native.close()
 
 
@@ -111,4 +151,10 @@ class EmitterStats:
 
 def stats() -> EmitterStats:
     """Where the emitter stands: on or off, records written, errors counted."""
-    return EmitterStats(**_native.status())
+    native = _native.status()
+    errors = native["errors"] + emitter_parquet.problems
+    parquet = _parquet
+    if parquet is not None:
+        return EmitterStats(enabled=parquet.on, records=parquet.records, errors=errors, path=parquet.settings.path,
+                            binary_path=None)
+    return EmitterStats(**{**native, "errors": errors})

@@ -2,6 +2,10 @@
 
 A malformed value never stops the host: the knob falls back to its default
 and the caller gets a warning to print once.
+
+Like every emitter, these parsers are ASCII: a number is `0`-`9` digits only
+(no sign, no other script's digits) and the only whitespace ignored around
+a value is space and tab (schema/FORMAT.md, "Header and env").
 """
 from __future__ import annotations
 
@@ -11,7 +15,10 @@ import re
 from orchlog import schema_gen
 
 ALL_VALUES = -1
+BLANKS = " \t"  # the whitespace ignored around knob values and selector parts; str.strip() would take more
 _DIGITS = re.compile(r"[0-9]+")
+# SOURCE_DATE_EPOCH up to 9999-12-31T23:59:59Z: `created` has a four-digit year.
+MAX_SOURCE_DATE_EPOCH = 253402300799
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,9 +34,9 @@ def _default(name: str) -> str:
 def parse_values(raw: str | None) -> Parsed:
     """ORCH_LOG_VALUES: a non-negative integer or `all`."""
     default = int(_default(schema_gen.ORCH_LOG_VALUES))
-    if raw is None or raw.strip() == "":
+    text = (raw or "").strip(BLANKS)
+    if not text:
         return Parsed(default)
-    text = raw.strip()
     if text == "all":
         return Parsed(ALL_VALUES)
     if _DIGITS.fullmatch(text) and int(text) <= 2**31 - 1:
@@ -39,22 +46,34 @@ def parse_values(raw: str | None) -> Parsed:
 
 def parse_mode(raw: str | None) -> Parsed:
     default = _default(schema_gen.ORCH_LOG_MODE)
-    if raw is None or raw.strip() == "":
+    text = (raw or "").strip(BLANKS)
+    if not text:
         return Parsed(default)
-    if raw.strip() in schema_gen.MODES:
-        return Parsed(raw.strip())
+    if text in schema_gen.MODES:
+        return Parsed(text)
     return Parsed(default, f"ORCH_LOG_MODE={raw!r} is not one of {', '.join(schema_gen.MODES)}; using {default}")
 
 
 def parse_int(name: str, raw: str | None, minimum: int) -> Parsed:
     """ORCH_LOG_RANK (minimum 0) and ORCH_LOG_WORLD_SIZE (minimum 1)."""
     default = int(_default(name))
-    if raw is None or raw.strip() == "":
+    text = (raw or "").strip(BLANKS)
+    if not text:
         return Parsed(default)
-    text = raw.strip()
     if _DIGITS.fullmatch(text) and minimum <= int(text) <= 2**31 - 1:
         return Parsed(int(text))
     return Parsed(default, f"{name}={raw!r} is not an integer >= {minimum}; using {default}")
+
+
+def parse_source_date_epoch(raw: str | None) -> Parsed:
+    """SOURCE_DATE_EPOCH: seconds since 1970 for the header's `created`; None means the current time."""
+    text = (raw or "").strip(BLANKS)
+    if not text:
+        return Parsed(None)
+    if _DIGITS.fullmatch(text) and int(text) <= MAX_SOURCE_DATE_EPOCH:
+        return Parsed(int(text))
+    return Parsed(None, f"SOURCE_DATE_EPOCH={raw!r} is not a number of seconds up to {MAX_SOURCE_DATE_EPOCH}; "
+                        "using the current time")
 
 
 def expand_path(template: str, rank: int, pid: int) -> str:

@@ -5,6 +5,12 @@ keys take `N`, `A-B` (inclusive) or `A-` (A and above); glob keys take a
 pattern where `*` matches any run of characters and `?` one character
 (one Unicode code point). Clauses on one key are OR-ed, different keys
 AND-ed; a null field never matches a clause on it.
+
+The rule is ASCII, as in every emitter: digits are `0`-`9` only (a regex
+digit class and `int` would also take other scripts' digits) and the
+whitespace ignored around keys and specs is space and tab only (`str.strip`
+would also take U+00A0, U+3000, the C0 separators ...), so one selector
+text means the same thing in C++, Rust and Python.
 """
 from __future__ import annotations
 
@@ -13,8 +19,9 @@ import re
 from typing import Any, Mapping
 
 from orchlog import schema_gen
+from orchlog.envknobs import BLANKS
 
-_NUMBER = re.compile(r"^(\d+)(?:(-)(\d*))?$")
+_NUMBER = re.compile(r"([0-9]+)(?:(-)([0-9]*))?")
 
 
 class SelectorError(ValueError):
@@ -62,18 +69,18 @@ def glob_to_regex(pattern: str) -> re.Pattern[str]:
 
 def parse(text: str | None) -> Selector | None:
     """Parse selector text; None or blank means "select everything" (returns None)."""
-    if text is None or not text.strip():
+    if text is None or not text.strip(BLANKS):
         return None
     numeric: dict[str, list[Range]] = {}
     globs: dict[str, list[re.Pattern[str]]] = {}
     for raw in text.split(","):
-        clause = raw.strip()
+        clause = raw.strip(BLANKS)
         key, eq, spec = clause.partition("=")
-        key, spec = key.strip(), spec.strip()
+        key, spec = key.strip(BLANKS), spec.strip(BLANKS)
         if not eq or not spec:
             raise SelectorError(f"clause {clause!r} is not key=value")
         if key in schema_gen.SELECTOR_NUMERIC_KEYS:
-            m = _NUMBER.match(spec)
+            m = _NUMBER.fullmatch(spec)
             if not m:
                 raise SelectorError(f"clause {clause!r}: want N, A-B or A- with non-negative integers")
             lo = int(m.group(1))

@@ -181,6 +181,17 @@ def test_negative_key_values_mean_none_and_bytes_names_are_repaired(run):
     assert rec.checkpoint == "bad\ufffdname" and rec.token_idx is None and rec.layer is None
 
 
+def test_key_values_beyond_their_field_type_mean_none_as_in_every_emitter(run):
+    path = run()
+    errors_before = emitter.stats().errors
+    assert orchlog.log("big", np.ones(2, dtype=np.float32), token_idx=2**63, layer=2**31, step=-(2**70))
+    assert orchlog.log("fits", np.ones(2, dtype=np.float32), token_idx=2**63 - 1, layer=2**31 - 1, step=0)
+    big, fits = _records(path)
+    assert (big.token_idx, big.layer, big.step) == (None, None, None)
+    assert (fits.token_idx, fits.layer, fits.step) == (2**63 - 1, 2**31 - 1, 0)
+    assert emitter.stats().errors == errors_before
+
+
 def test_configure_takes_every_knob_and_writes_them_into_the_header(run, tmp_path):
     path = run(team="eng", values="all", rank=2, world_size=4, model="m.gguf", git_commit="abc",
                select="layer=0-1", config={"seed": 7, "temp": 0.5})

@@ -4,6 +4,7 @@ from __future__ import annotations
 import pytest
 
 from orchlog import envknobs
+from orchlog.encoding.record import created_from_epoch
 from tests.conftest import load_vectors
 
 DOC = load_vectors("env.json")
@@ -27,3 +28,12 @@ def test_knobs_parse_or_fall_back_with_a_warning(case):
     assert (parsed.warning is not None) == case["warning"]
     if parsed.warning:
         assert case["knob"] in parsed.warning
+
+
+@pytest.mark.parametrize("case", load_vectors("headers.json")["created_from_source_date_epoch"],
+                         ids=lambda c: repr(c["SOURCE_DATE_EPOCH"]))
+def test_source_date_epoch_pins_created_or_warns_and_means_now(case):
+    parsed = envknobs.parse_source_date_epoch(case["SOURCE_DATE_EPOCH"])
+    created = None if parsed.value is None else created_from_epoch(parsed.value)
+    assert created == case["created"]
+    assert (parsed.warning is not None) == case["warning"]

@@ -59,7 +59,10 @@ template <class T>
 std::optional<T> knob(const char* text, orchlog::detail::Parsed<T> (*parse)(const char*)) {
   if (text == nullptr) return std::nullopt;
   auto parsed = parse(text);
-  if (!parsed.warning.empty()) orchlog::detail::print_warning(parsed.warning);
+  if (!parsed.warning.empty()) {  // warned and counted like a malformed env knob
+    orchlog::detail::logger().count_error();
+    orchlog::detail::print_warning(parsed.warning);
+  }
   return parsed.value;
 }
 
@@ -91,6 +94,7 @@ int orchlog_configure(const orchlog_options* o) {
       options.world_size = knob(o->world_size, parse_world_size);
       options.model = text(o->model);
       options.git_commit = text(o->git_commit);
+      options.config = meta_of(o->config, o->n_config);  // copied by configure: the caller's strings may go
     }
     return orchlog::configure(options) ? 1 : 0;
   } catch (...) {

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -269,9 +270,8 @@ std::optional<T> index_of(const py::handle& obj, const char* what) {
     throw BadArgument(std::string(what) + " must be an int or None, not " + Py_TYPE(obj.ptr())->tp_name);
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(obj.ptr(), &overflow);
-  if (overflow > 0 || v > static_cast<long long>(std::numeric_limits<T>::max()))
-    throw BadArgument(std::string(what) + " is too large");
-  if (overflow < 0 || v < 0) return std::nullopt;  // negative means none, as in C and C++
+  // Negative or beyond the field's type means none, as in every emitter (engines use -1 for "no layer").
+  if (overflow != 0 || v < 0 || v > static_cast<long long>(std::numeric_limits<T>::max())) return std::nullopt;
   return static_cast<T>(v);
 }
 
@@ -454,6 +454,62 @@ py::tuple encode_header_bytes(const std::string& language, const std::string& cr
   return py::make_tuple(py::bytes(encoded.jsonl), py::bytes(encoded.frame));
 }
 
+// ------------------------------------------- a tensor for the Parquet route
+
+// A tensor as orchlog.log takes it, summarised by the same C++ code as the
+// logger's records: what `orchlog.configure(format="parquet")` hands to the
+// Parquet writer instead of the reference NumPy stats (about 50 times slower).
+class SummarizedTensor {
+ public:
+  SummarizedTensor(const py::handle& array, const py::object& dtype) {
+    try {
+      bytes_ = std::make_unique<TensorBytes>(array, dtype);
+    } catch (const BadArgument& e) {
+      throw py::value_error(e.what());
+    }
+    tensor_ = bytes_->tensor();
+    std::string error;
+    const auto size = orchlog::detail::measure(tensor_, error);
+    if (!size) throw py::value_error(error);
+    size_ = *size;
+  }
+
+  std::string dtype() const { return std::string(orchlog::schema::dtype_name(tensor_.dtype)); }
+  py::tuple shape() const {
+    py::tuple out(tensor_.shape.size());
+    for (std::size_t i = 0; i < tensor_.shape.size(); ++i) out[i] = tensor_.shape[i];
+    return out;
+  }
+  std::uint64_t nbytes() const { return size_.nbytes; }
+
+  // (min, max, mean, rms, abs_max, nan_count, inf_count) and the BLAKE3 hex, as a record carries them.
+  py::tuple summarize() const {
+    orchlog::detail::Summary s;
+    {
+      py::gil_scoped_release release;
+      s = orchlog::detail::summarize(tensor_, size_);
+    }
+    const auto opt = [](const std::optional<double>& v) { return v ? py::object(py::float_(*v)) : py::object(py::none()); };
+    const py::tuple stats = py::make_tuple(opt(s.stats.min), opt(s.stats.max), opt(s.stats.mean), opt(s.stats.rms),
+                                           opt(s.stats.abs_max), s.stats.nan_count, s.stats.inf_count);
+    return py::make_tuple(stats, std::string(s.blake3, 64));
+  }
+
+  // The tensor's bytes (C order, little-endian) into a writable buffer of exactly nbytes.
+  void copy_into(const py::buffer& out) const {
+    const py::buffer_info info = out.request(true);
+    if (static_cast<std::uint64_t>(info.size * info.itemsize) != size_.nbytes)
+      throw py::value_error("copy_into needs a buffer of " + std::to_string(size_.nbytes) + " bytes");
+    py::gil_scoped_release release;
+    if (size_.nbytes) std::memcpy(info.ptr, tensor_.data, static_cast<std::size_t>(size_.nbytes));
+  }
+
+ private:
+  std::unique_ptr<TensorBytes> bytes_;
+  orchlog::Tensor tensor_;
+  orchlog::detail::TensorSize size_;
+};
+
 std::string blake3_hex(const py::buffer& data, const py::object& path) {
   const py::buffer_info info = data.request();
   if (!PyBuffer_IsContiguous(info.view(), 'C')) throw py::value_error("blake3_hex needs contiguous bytes");
@@ -497,6 +553,16 @@ void bind_emitter(py::module_& m) {
   m.def("encode_header", &encode_header_bytes, arg("language"), arg("created"), arg("team"), arg("model"),
         arg("git_commit"), arg("rank"), arg("world_size"), arg("values"), arg("select"), arg("config"),
         "The canonical (jsonl, frame) bytes of a run header.");
+  py::class_<SummarizedTensor>(m, "SummarizedTensor",
+                               "A tensor as orchlog.log takes it (ValueError when it cannot be logged), summarised "
+                               "by the C++ core: dtype, shape, nbytes, summarize(), copy_into(buffer).")
+      .def(py::init<const py::handle&, const py::object&>(), arg("array"), arg("dtype") = py::none(),
+           py::keep_alive<1, 2>())
+      .def_property_readonly("dtype", &SummarizedTensor::dtype)
+      .def_property_readonly("shape", &SummarizedTensor::shape)
+      .def_property_readonly("nbytes", &SummarizedTensor::nbytes)
+      .def("summarize", &SummarizedTensor::summarize, "((min, max, mean, rms, abs_max, nan_count, inf_count), blake3)")
+      .def("copy_into", &SummarizedTensor::copy_into, arg("out"), "Copy the C-order little-endian bytes into out.");
   m.def("blake3_hex", &blake3_hex, arg("data"), arg("path") = py::none(),
         "BLAKE3 of a contiguous buffer; path forces a kernel (portable, sse41, avx2, avx512).");
   m.def("blake3_paths", &blake3_paths, "The BLAKE3 kernels this CPU runs.");

@@ -14,7 +14,14 @@ import numpy as np
 
 from orchlog import envknobs, schema_gen, selector
 from orchlog.encoding import floats
-from orchlog.encoding.record import ALL_VALUES, HeaderInput, RecordInput, encode_header, encode_record
+from orchlog.encoding.record import (
+    ALL_VALUES,
+    HeaderInput,
+    RecordInput,
+    created_from_epoch,
+    encode_header,
+    encode_record,
+)
 
 _MASK = (1 << 64) - 1
 
@@ -250,13 +257,25 @@ def headers(mark: str) -> dict[str, Any]:
         cases.append({"name": name, "input": doc, "expected": {"jsonl": line.decode().rstrip("\n"), "frame_hex": frame.hex()}})
     return {
         "$comment": mark,
-        "_comment": "Run headers: `input` holds what the emitter knows at start-up; `expected` the exact first line / first frame.",
-        "created_from_source_date_epoch": [
-            {"SOURCE_DATE_EPOCH": "0", "created": "1970-01-01T00:00:00Z"},
-            {"SOURCE_DATE_EPOCH": "1767323045", "created": "2026-01-02T03:04:05Z"},
-        ],
+        "_comment": (
+            "Run headers: `input` holds what the emitter knows at start-up; `expected` the exact first line / first "
+            "frame. `created_from_source_date_epoch`: the header's `created` for a SOURCE_DATE_EPOCH value, null "
+            "where it must be the current time, and whether the value is malformed (one warning)."
+        ),
+        "created_from_source_date_epoch": [_created_case(raw) for raw in SOURCE_DATE_EPOCHS],
         "cases": cases,
     }
+
+
+# ASCII digits only, surrounding spaces and tabs ignored, at most the last second of year 9999.
+SOURCE_DATE_EPOCHS = ["0", "1767323045", " 1767323045\t", "253402300799", "", "253402300800", "-1", "+5", "1e9",
+                      "soon", "\u0661\u0662", "\u00a01767323045", "1767323045\n"]
+
+
+def _created_case(raw: str) -> dict[str, Any]:
+    parsed = envknobs.parse_source_date_epoch(raw)
+    created = None if parsed.value is None else created_from_epoch(parsed.value)
+    return {"SOURCE_DATE_EPOCH": raw, "created": created, "warning": parsed.warning is not None}
 
 
 def _float_cases() -> dict[str, list[list[str]]]:
@@ -321,13 +340,21 @@ def selector_doc(mark: str) -> dict[str, Any]:
         "checkpoint=attn_*", "checkpoint=*_out", "checkpoint=logit?", "checkpoint=??", "stage=rope", "stage=?",
         "step=0", "rank=1-3", " layer = 0-3 , step = 0 ", "layer=0-3,token=5,checkpoint=attn_*,step=0",
         "checkpoint=*", "checkpoint=attn_norm,checkpoint=logits",
+        # Only spaces and tabs are whitespace: any other character, U+00A0 or \x1c (which Python's
+        # str.strip would drop) or a newline, is part of the glob and matches nothing here.
+        "\tlayer=0-3 ,\tstep=0\t", "checkpoint=attn_norm\u00a0", "checkpoint=\u3000attn_*",
+        "checkpoint=attn_norm\x1c", "checkpoint=attn_norm\n", "\t",
     ]
     valid = []
     for text in texts:
         sel = selector.parse(text)
         valid.append({"selector": text, "matches": [True if sel is None else sel.matches(k) for k in keys]})
     invalid = ["layer", "layer=", "layer=a", "layer=3-1", "layer=-1", "layer=1-2-3", "colour=red", "=3", "token=5,",
-               "layer=0x3", "checkpoint="]
+               "layer=0x3", "checkpoint=",
+               # Digits are ASCII 0-9 (not Arabic-Indic or fullwidth ones, which Python's \d takes), no sign;
+               # whitespace is space and tab only.
+               "layer=\u0663", "layer=\uff13", "layer=1-\u0663", "layer=+3", "token=5\u00a0", "layer\u3000=3",
+               "layer=3\n", "step=\u00a00", "\u00a0"]
     for text in invalid:
         try:
             selector.parse(text)
@@ -338,7 +365,9 @@ def selector_doc(mark: str) -> dict[str, Any]:
         "$comment": mark,
         "_comment": (
             "Selector semantics: each valid selector lists, for each record key in `keys`, whether it matches. "
-            "An empty selector selects everything. Each invalid selector must be rejected (logging off, one warning)."
+            "An empty selector (or one of spaces and tabs only) selects everything. Each invalid selector must be "
+            "rejected (logging off, one warning, counted as an error). Digits are ASCII 0-9; the whitespace ignored "
+            "around clauses, keys and specs is space and tab only."
         ),
         "keys": keys,
         "valid": valid,
@@ -352,14 +381,15 @@ def env_doc(mark: str) -> dict[str, Any]:
         ("{rank", 1, 5), ("{RANK}-{Pid}", 1, 5), ("ünï-{rank}", 0, 7),
     ]
     knobs = []
-    for raw in [None, "", "10", "0", "3", "all", " 7 ", "-3", "abc", "ALL", "1e3", "99999999999"]:
+    for raw in [None, "", "10", "0", "3", "all", " 7 ", "-3", "abc", "ALL", "1e3", "99999999999",
+                "\t7\t", "+7", "\u0663", "\uff17", "\u00a07", "7\n"]:
         p = envknobs.parse_values(raw)
         knobs.append({"knob": "ORCH_LOG_VALUES", "raw": raw, "value": p.value, "warning": p.warning is not None})
-    for raw in [None, "summary", "full", "both", "FULL", "binary"]:
+    for raw in [None, "summary", "full", "both", "FULL", "binary", "\tboth ", "full\u3000"]:
         p = envknobs.parse_mode(raw)
         knobs.append({"knob": "ORCH_LOG_MODE", "raw": raw, "value": p.value, "warning": p.warning is not None})
     for name, minimum in (("ORCH_LOG_RANK", 0), ("ORCH_LOG_WORLD_SIZE", 1)):
-        for raw in [None, "0", "1", "7", "-1", "x"]:
+        for raw in [None, "0", "1", "7", "-1", "x", " 3\t", "\uff13", "+3"]:
             p = envknobs.parse_int(name, raw, minimum)
             knobs.append({"knob": name, "raw": raw, "value": p.value, "warning": p.warning is not None})
     return {
@@ -367,7 +397,9 @@ def env_doc(mark: str) -> dict[str, Any]:
         "_comment": (
             "Env knob parsing. `paths`: ORCH_LOG_FILE templates with rank and pid, and the path to open "
             "(only `{rank}` and `{pid}` are replaced). `knobs`: a raw value (null: unset) and the value an "
-            "emitter must use, and whether it must warn (once) because the value was malformed."
+            "emitter must use, and whether it must warn (once, counted as an error) because the value was "
+            "malformed. Numbers are ASCII digits 0-9 without a sign; only spaces and tabs around a value are "
+            "ignored."
         ),
         "both_mode_suffix": schema_gen.BOTH_MODE_SUFFIX,
         "defaults": schema_gen.ENV_DEFAULTS,

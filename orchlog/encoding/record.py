@@ -100,10 +100,11 @@ def _validate(r: RecordInput) -> None:
     _check_int("rank", r.rank, 0, i32, False)
     _check_int("world_size", r.world_size, 1, i32, False)
     _check_int("seq", r.seq, 0, i64, False)
-    _check_meta(r.meta)
+    check_meta(r.meta)
 
 
-def _check_meta(meta: Mapping[str, Scalar]) -> None:
+def check_meta(meta: Mapping[str, Scalar]) -> None:
+    """ValueError unless every key is a string and every value a bool, an i64, a float or a string."""
     for k, v in meta.items():
         if not isinstance(k, str):
             raise ValueError(f"meta key {k!r} is not a string")
@@ -283,7 +284,7 @@ def encode_record(r: RecordInput) -> Encoded:
 
 
 def header_values(h: HeaderInput) -> dict[str, Any]:
-    _check_meta(h.config)
+    check_meta(h.config)
     return {
         "orchlog": schema_gen.SCHEMA_VERSION,
         "producer": {"language": h.language, "name": "orchlog", "version": schema_gen.LIBRARY_VERSION},

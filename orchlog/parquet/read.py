@@ -285,7 +285,7 @@ class _RowGroupCache:
 
     def has_tensor(self, f: _File, rg: int, row: int) -> bool:
         chunk, i = self._value(f, rg, row)
-        return chunk[i].is_valid
+        return _is_valid(chunk, i)
 
     def loader(self, f: _File, rg: int, row: int, itemsize: int):
         return lambda: self.tensor_bytes(f, rg, row, itemsize)
@@ -293,7 +293,7 @@ class _RowGroupCache:
     def tensor_bytes(self, f: _File, rg: int, row: int, itemsize: int) -> memoryview | None:
         """The tensor's bytes as a read-only view of the Arrow buffer, copied only to align them."""
         chunk, i = self._value(f, rg, row)
-        if not chunk[i].is_valid:
+        if not _is_valid(chunk, i):
             return None
         _, offsets_buf, data_buf = chunk.buffers()
         start, end = np.frombuffer(offsets_buf, dtype=np.int64, count=2, offset=(chunk.offset + i) * 8)
@@ -304,3 +304,15 @@ class _RowGroupCache:
             # NumPy reads unaligned memory correctly but slowly, and some consumers refuse it.
             return memoryview(np.frombuffer(view, dtype=np.uint8).copy()).toreadonly()
         return memoryview(view).cast("B")
+
+
+def _is_valid(chunk: pa.Array, i: int) -> bool:
+    """Whether row i holds a value, from the validity bitmap.
+
+    Not `chunk[i].is_valid`: making the scalar copies the value, 30 ms for a 32 MiB tensor.
+    """
+    validity = chunk.buffers()[0]
+    if validity is None:
+        return True
+    bit = chunk.offset + i
+    return bool(np.frombuffer(validity, dtype=np.uint8, count=1, offset=bit >> 3)[0] >> (bit & 7) & 1)

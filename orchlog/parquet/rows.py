@@ -88,7 +88,8 @@ class RowBatch:
         missing = [name for name, value in zip(_PLAIN, plain) if value is None and name in _REQUIRED]
         if missing:
             raise ValueError(f"record lacks {', '.join(missing)}")
-        values = np.asarray(fields["values"], dtype=np.float64).reshape(-1)
+        with np.errstate(invalid="ignore"):  # widening a signalling NaN is no error (NumPy warns)
+            values = np.asarray(fields["values"], dtype=np.float64).reshape(-1)
         meta = fields["meta"] or {}
         data = fields[DATA_COLUMN]
         length = 0 if data is None else memoryview(data).nbytes

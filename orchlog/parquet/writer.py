@@ -71,7 +71,10 @@ class RowGroupSink:
             self._thread = threading.Thread(target=_write_queued, args=(self._queue,), daemon=True,
                                             name="orchlog-parquet-writer")
             self._thread.start()
-            weakref.finalize(self, self._queue.put, None)  # a sink dropped unclosed still ends its thread
+            # A sink dropped unclosed still ends its thread; not at interpreter exit, though:
+            # open_writer's atexit close runs after the finalizers registered later and still
+            # needs the thread (the daemon thread ends with the process anyway).
+            weakref.finalize(self, self._queue.put, None).atexit = False
         self._idle.clear()
         # Python raises a pending Ctrl-C only after a call returns, and the put is the last
         # call here: `accepted` is then never set for a table not handed over, nor left

@@ -2,7 +2,11 @@
 
 The reference is orchlog/encoding (the executable FORMAT.md); headers differ
 only in producer.language, and `created` is pinned with SOURCE_DATE_EPOCH,
-so emitters that pass here write files identical to one another.
+so emitters that pass here (Rust, C++, Python, C) write files identical to
+one another. The knob sets cover the rules of FORMAT.md "Header and env":
+spaces and tabs around values, a blank selector, the selector's raw text in
+the header, empty model and commit, text knobs that are not UTF-8, and a
+selector meeting null keys. Stale files at the output paths are truncated.
 """
 from __future__ import annotations
 
@@ -21,6 +25,13 @@ KNOB_SETS = {
         "ORCH_LOG_GIT_COMMIT": "abc123def",
     },
     "three_values_two_globs": {"ORCH_LOG_VALUES": "3", "ORCH_LOG_SELECT": "checkpoint=*_out, checkpoint=?cur"},
+    "blank_select_empty_model_and_commit": {"ORCH_LOG_SELECT": " \t ", "ORCH_LOG_MODEL": "", "ORCH_LOG_GIT_COMMIT": ""},
+    "spaces_and_tabs_around_knobs_select_text_kept_as_given": {
+        "ORCH_LOG_SELECT": " layer = 0-1 ,\tcheckpoint=* ", "ORCH_LOG_VALUES": "\t3 ", "ORCH_LOG_RANK": " 1",
+        "ORCH_LOG_WORLD_SIZE": "2\t"},
+    "a_selector_never_matches_null_keys": {"ORCH_LOG_SELECT": "token=0-,step=0-"},
+    "text_knobs_that_are_not_utf8": {"ORCH_LOG_TEAM": b"caf\xc3", "ORCH_LOG_MODEL": b"m\xff.gguf",
+                                     "ORCH_LOG_SELECT": b"checkpoint=*\xe2\x82,checkpoint=attn_*"},
 }
 
 
@@ -39,8 +50,10 @@ def first_difference(got: bytes, want: bytes) -> str:
 def test_each_emitter_writes_the_reference_bytes(producer, knob_set, mode, tmp_path):
     knobs = {"ORCH_LOG_FILE": str(tmp_path / "trace.out"), "ORCH_LOG_MODE": mode, "ORCH_LOG_TEAM": "crosslang",
              "SOURCE_DATE_EPOCH": "1767323045", **KNOB_SETS[knob_set]}
-    written = producers.run(producer, TENSORS, knobs, tmp_path)
     expected = expected_files(json.loads(TENSORS.read_text(encoding="utf-8")), knobs, producer.language)
+    for name in expected:  # a previous run's files: truncated when the run starts, not appended to
+        (tmp_path / name).write_bytes(b"stale bytes of an earlier run\n" * 1000)
+    written = producers.run(producer, TENSORS, knobs, tmp_path)
     assert sorted(written) == sorted(expected)
     for name, want in expected.items():
         assert written[name] == want, f"{producer} {name}: {first_difference(written[name], want)}"
@@ -54,5 +67,12 @@ def test_the_tensor_file_covers_every_dtype_and_the_edge_cases():
     keys = ("token_idx", "layer", "stage", "step")
     assert any(all(t[k] is None for k in keys) for t in tensors)
     assert any(all(t[k] is not None for k in keys) for t in tensors)
-    meta_types = {type(v).__name__ for t in tensors for v in t["meta"].values()}
+    meta_types = {type(v).__name__ for t in tensors for _, v in t["meta"]}
     assert meta_types == {"bool", "int", "str", "dict"}  # dict: a tagged f64
+    assert any(len({k for k, _ in t["meta"]}) < len(t["meta"]) for t in tensors)  # a repeated meta key
+    numbers = [t[k] for t in tensors for k in ("token_idx", "layer", "step") if t[k] is not None]
+    assert min(numbers) < 0 and max(numbers) >= 2**63  # negative, and beyond i64
+
+
+def test_every_emitter_takes_part():
+    assert {p.language for p in producers.PRODUCERS} == {"rust", "cpp", "python", "c"}

@@ -29,7 +29,7 @@ def number_tensors() -> dict:
 
     def tensor(name: str, dtype: str, n: int, data_hex: str) -> dict:
         return {"checkpoint": name, "token_idx": None, "layer": None, "stage": None, "step": None, "dtype": dtype,
-                "shape": [n], "meta": {}, "data_hex": data_hex}
+                "shape": [n], "meta": [], "data_hex": data_hex}
 
     return {"config": {}, "tensors": [
         tensor("every_f16", "f16", 1 << 16, every_half),

@@ -38,7 +38,20 @@ def build_cpp(source: Path, *flags: str, libs: tuple[str, ...] = (), compiler: s
     compiler = compiler or CXX
     if compiler is None:
         raise RuntimeError("no C++ compiler on PATH")
-    argv_flags = ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{INCLUDE}", *flags]
+    return _compile(compiler, source, ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{INCLUDE}", *flags],
+                    libs, inputs)
+
+
+def build_c(source: Path, *flags: str) -> Path:
+    """Compile one C99 source against orchlog.h and liborchlog_c; returns the executable."""
+    lib = c_library()
+    return _compile(shutil.which("gcc") or "cc", source,
+                    ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", f"-I{INCLUDE}", *flags],
+                    (str(lib), f"-Wl,-rpath,{lib.parent}"), [lib])
+
+
+def _compile(compiler: str, source: Path, argv_flags: list[str], libs: tuple[str, ...],
+             inputs: list[Path] | None) -> Path:
     digest = _digest([source, *header_files(), *(inputs or [])], [compiler, *argv_flags, *libs])
     out = CACHE / "test-programs" / f"{source.stem}-{digest}"
     if not out.exists():

@@ -78,6 +78,19 @@ def test_rows_without_tensor_bytes_have_no_data_even_in_a_mixed_row_group(tmp_pa
     assert (b.rank, b.world_size, b.team, b.stats, b.meta) == (0, 1, "", None, {})
 
 
+def test_which_rows_have_tensors_is_read_bit_by_bit_across_many_rows(tmp_path):
+    present = [i % 3 != 0 and i != 10 for i in range(21)]  # the validity bitmap spans three bytes
+    table = pa.table({"checkpoint": [f"c{i}" for i in range(21)], "dtype": ["f32"] * 21, "shape": [[1]] * 21,
+                      "numel": [1] * 21, "blake3": ["x" * 64] * 21,
+                      "data": pa.array([np.float32(i).tobytes() if p else None for i, p in enumerate(present)],
+                                       pa.large_binary())})
+    pq.write_table(table, tmp_path / "mixed.parquet")
+    recs = list(read(tmp_path / "mixed.parquet"))
+    assert [r.has_data for r in recs] == present
+    assert [None if r.tensor() is None else r.tensor().tolist() for r in recs] == \
+        [[float(i)] if p else None for i, p in enumerate(present)]
+
+
 def test_a_file_cut_before_its_footer_is_a_clear_error(tmp_path):
     path = write_parquet(tmp_path / "t.parquet", [record("a", np.ones(64, np.float32))])
     path.write_bytes(path.read_bytes()[:-100])

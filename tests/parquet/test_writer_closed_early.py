@@ -69,3 +69,19 @@ def test_a_writer_from_open_writer_is_closed_when_python_exits(tmp_path):
     assert proc.returncode == 0
     assert _logged_tensors_are_intact(path) == 3
     assert read(path).header["team"] == "never-closed"
+
+
+def test_a_writer_from_open_writer_that_wrote_row_groups_is_closed_when_python_exits(tmp_path):
+    # Its writer thread has started: closing at exit must still find it running.
+    path = tmp_path / "t.parquet"
+    proc = _python(f"""
+        import numpy as np
+        from orchlog.parquet import open_writer
+        w = open_writer({str(path)!r}, row_group_bytes=4096)
+        for i in range(21):  # row groups of two rows, and one row still gathered at exit
+            w.log("h", np.full(512, i, np.float32), token_idx=i)
+        raise SystemExit(3)
+    """)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 3
+    assert _logged_tensors_are_intact(path) == 21

@@ -57,6 +57,7 @@ def test_a_malformed_knob_gives_one_warning_and_its_default(tmp_path):
     path = tmp_path / "trace.jsonl"
     done = run_host({"ORCH_LOG_FILE": str(path), "ORCH_LOG_VALUES": "lots"}, count=5)
     assert done.returncode == 0
+    assert done.stdout.splitlines()[-1] == "logged 5 records, 1 errors"  # counted, as in the C++ logger
     [warning] = warnings(done)
     assert "ORCH_LOG_VALUES" in warning
     records = list(open_trace(path))

@@ -1,6 +1,7 @@
 // Env knob parsing reproduces env.json; `created` follows SOURCE_DATE_EPOCH.
 #include <gtest/gtest.h>
 
+#include <ctime>
 #include <string>
 
 #include "orchlog/detail/env.hpp"
@@ -45,13 +46,18 @@ TEST(Env, EveryPathTemplateExpandsRankAndPidOnly) {
     EXPECT_EQ(d::expand_path(c["template"].str(), c["rank"].i64(), c["pid"].i64()), c["path"].str());
 }
 
-TEST(Env, CreatedComesFromSourceDateEpoch) {
+TEST(Env, CreatedComesFromSourceDateEpochOrElseNow) {
   const t::Json doc = t::load_vectors("headers.json");
+  const std::string now = d::format_utc(std::time(nullptr));
   for (const t::Json& c : doc["created_from_source_date_epoch"].items) {
+    SCOPED_TRACE("SOURCE_DATE_EPOCH=" + c["SOURCE_DATE_EPOCH"].str());
     const auto p = d::created_timestamp(c["SOURCE_DATE_EPOCH"].str().c_str());
-    EXPECT_EQ(p.value, c["created"].str());
-    EXPECT_TRUE(p.warning.empty());
+    if (c["created"].is_null()) {
+      EXPECT_EQ(p.value.substr(0, 13), now.substr(0, 13));  // the current time (to the hour, to stay off the clock)
+    } else {
+      EXPECT_EQ(p.value, c["created"].str());
+    }
+    EXPECT_EQ(!p.warning.empty(), c["warning"].b);
   }
-  EXPECT_FALSE(d::created_timestamp("soon").warning.empty());
   EXPECT_EQ(d::created_timestamp(nullptr).value.size(), std::string("2026-01-02T03:04:05Z").size());
 }

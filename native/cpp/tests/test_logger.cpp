@@ -2,6 +2,8 @@
 // record, in seq order, whole, from any number of threads.
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -119,6 +121,17 @@ TEST(Logger, NegativeKeyValuesMeanNone) {
   EXPECT_TRUE(orchlog::log("logits", tensor, {-1, -1, std::nullopt, -1}));
   orchlog::close();
   EXPECT_EQ(t::lines_of(t::read_file(dir.file("run.jsonl"))).at(1), t::expected_record("logits", tensor, {}, 0).jsonl);
+}
+
+TEST(Logger, KeyValuesBeyondTheirFieldTypeMeanNoneRatherThanWrapping) {
+  const std::int64_t layer_past_i32 = std::int64_t{1} << 32 | 5;  // would wrap to layer 5 if narrowed
+  const orchlog::Key key{std::uint64_t{1} << 63, layer_past_i32, nullptr, std::optional<std::int64_t>(1ll << 31)};
+  EXPECT_FALSE(key.token_idx || key.layer || key.stage || key.step);
+  const orchlog::Key fits{std::numeric_limits<std::int64_t>::max(), std::int64_t{2147483647}, "rope", 0u};
+  EXPECT_EQ(fits.token_idx, std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(fits.layer, 2147483647);
+  EXPECT_EQ(fits.stage, std::optional<std::string_view>("rope"));
+  EXPECT_EQ(fits.step, 0);
 }
 
 TEST(Logger, RecordsFromManyThreadsNeverInterleaveAndSeqFollowsFileOrder) {

@@ -7,10 +7,13 @@
 //!   full mode against a plain write of the same bytes to the same disk;
 //! - BLAKE3 alone, which (with the stats) bounds both modes for large tensors.
 //!
-//!     cargo bench --bench emitter --features orch_logging [-- --quick]
+//!     cargo bench --bench emitter --features orch_logging [-- --quick] [--json]
 //!
 //! Files go to $ORCHLOG_BENCH_DIR (default: the system temp dir) and are
-//! removed after each case. Prints a Markdown table.
+//! removed after each case. Prints a Markdown table, or with `--json` one
+//! JSON object per case (what `benchmarks/emitters.py` reads to set these
+//! figures beside the C++ logger's, measured the same way by
+//! `benchmarks/bench_cpp.cpp`).
 
 use std::fs::File;
 use std::hint::black_box;
@@ -24,14 +27,25 @@ const SIZES: [(&str, usize); 3] = [("4 KiB", 4 << 10), ("1 MiB", 1 << 20), ("256
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
+    let json = std::env::args().any(|a| a == "--json");
     let budget = Duration::from_millis(if quick { 300 } else { 1500 });
     let dir = std::env::var_os("ORCHLOG_BENCH_DIR").map_or_else(std::env::temp_dir, PathBuf::from);
     let dir = dir.join(format!("orchlog-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("bench dir");
 
-    println!("| case | tensor | per record | records/s | GB/s | baseline | baseline GB/s | ratio |");
-    println!("|---|---|---:|---:|---:|---|---:|---:|");
-    disabled_call();
+    let row = |case: &str, label: &str, bytes: usize, per_record: f64, baseline: Option<(&str, f64)>| {
+        if json {
+            json_row(case, bytes, per_record, baseline)
+        } else {
+            table_row(case, label, bytes, per_record, baseline)
+        }
+    };
+    if !json {
+        println!("| case | tensor | per record | records/s | GB/s | baseline | baseline GB/s | ratio |");
+        println!("|---|---|---:|---:|---:|---|---:|---:|");
+    }
+    let (disabled, empty) = disabled_call();
+    row("disabled", "896", 896 * 4, disabled, Some(("empty loop", empty)));
     for (label, bytes) in SIZES {
         let values: Vec<f32> = (0..bytes / 4).map(|i| (i as f32 * 0.001).sin()).collect();
         let tensor = Tensor::from_slice(&values);
@@ -40,7 +54,7 @@ fn main() {
         let summary = with_logger(&dir, Mode::Summary, |logger| {
             measure(budget, |i| logger.log("hidden", &values, Keys::new().token(i)))
         });
-        row("summary mode", label, bytes, summary, None);
+        row("summary", label, bytes, summary.as_secs_f64(), None);
         // Full mode and its baseline alternate, so that both see the same
         // disk: the page cache, write-back and other users of the machine.
         let plain_path = dir.join("plain");
@@ -54,18 +68,18 @@ fn main() {
         });
         drop(plain);
         let _ = std::fs::remove_file(&plain_path);
-        row("full mode", label, bytes, full, Some(("plain write of the bytes", plain_write)));
+        row("full", label, bytes, full.as_secs_f64(), Some(("plain write", plain_write.as_secs_f64())));
         let hash = measure(budget, |_| {
             black_box(blake3::hash(black_box(data)));
         });
-        row("blake3 alone", label, bytes, hash, None);
+        row("blake3", label, bytes, hash.as_secs_f64(), None);
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// ns per `orch_log!` while logging is off at run time, against a loop
-/// that does the same work minus the call.
-fn disabled_call() {
+/// Seconds per `orch_log!` while logging is off at run time, and per
+/// iteration of a loop that does the same work minus the call.
+fn disabled_call() -> (f64, f64) {
     std::env::remove_var("ORCH_LOG_FILE");
     assert!(!orchlog::enabled());
     let values = vec![0.5f32; 896];
@@ -76,14 +90,7 @@ fn disabled_call() {
     let disabled = time_loop(CALLS, |i| {
         orch_log!("disabled", black_box(&values), black_box(i), layer = 3);
     });
-    let ns = |d: Duration| d.as_secs_f64() * 1e9 / CALLS as f64;
-    println!(
-        "| disabled call | 896 f32 | {:.2} ns | {:.0} M/s | | empty loop: {:.2} ns | | {:.2}x |",
-        ns(disabled),
-        CALLS as f64 / disabled.as_secs_f64() / 1e6,
-        ns(empty),
-        disabled.as_secs_f64() / empty.as_secs_f64()
-    );
+    (disabled.as_secs_f64() / CALLS as f64, empty.as_secs_f64() / CALLS as f64)
 }
 
 /// The fastest of three timed runs of `calls` iterations.
@@ -139,16 +146,39 @@ fn with_logger<T>(dir: &Path, mode: Mode, bench: impl FnOnce(&Logger) -> T) -> T
     result
 }
 
-fn row(case: &str, label: &str, bytes: usize, per_record: Duration, baseline: Option<(&str, Duration)>) {
-    let gbs = |d: Duration| bytes as f64 / d.as_secs_f64() / 1e9;
+/// One case as a JSON object on a line of its own (seconds per call).
+/// One case as a JSON object on a line of its own (seconds per call).
+fn json_row(case: &str, bytes: usize, per_record: f64, baseline: Option<(&str, f64)>) {
+    let base =
+        baseline.map_or(String::new(), |(name, s)| format!(",\"baseline\":\"{name}\",\"baseline_seconds\":{s:e}"));
+    println!("{{\"case\":\"{case}\",\"bytes\":{bytes},\"seconds\":{per_record:e}{base}}}");
+}
+
+fn table_row(case: &str, label: &str, bytes: usize, per_record: f64, baseline: Option<(&str, f64)>) {
+    if case == "disabled" {
+        let empty = baseline.map_or(f64::NAN, |(_, s)| s);
+        println!(
+            "| disabled call | 896 f32 | {:.2} ns | {:.0} M/s | | empty loop: {:.2} ns | | {:.2}x |",
+            per_record * 1e9,
+            1e-6 / per_record,
+            empty * 1e9,
+            per_record / empty
+        );
+        return;
+    }
+    let gbs = |s: f64| bytes as f64 / s / 1e9;
     let (base_name, base_gbs, ratio) = match baseline {
-        Some((name, d)) => (name.to_owned(), format!("{:.2}", gbs(d)), format!("{:.2}x", gbs(per_record) / gbs(d))),
+        Some((name, s)) => (name.to_owned(), format!("{:.2}", gbs(s)), format!("{:.2}x", gbs(per_record) / gbs(s))),
         None => (String::new(), String::new(), String::new()),
+    };
+    let case = match case {
+        "blake3" => "blake3 alone".to_owned(),
+        mode => format!("{mode} mode"),
     };
     println!(
         "| {case} | {label} f32 | {} | {} | {:.2} | {base_name} | {base_gbs} | {ratio} |",
         pretty(per_record),
-        rate(1.0 / per_record.as_secs_f64()),
+        rate(1.0 / per_record),
         gbs(per_record)
     );
 }
@@ -161,8 +191,8 @@ fn rate(per_second: f64) -> String {
     }
 }
 
-fn pretty(d: Duration) -> String {
-    match d.as_secs_f64() {
+fn pretty(seconds: f64) -> String {
+    match seconds {
         s if s >= 1e-3 => format!("{:.1} ms", s * 1e3),
         s => format!("{:.1} µs", s * 1e6),
     }

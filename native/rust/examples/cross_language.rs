@@ -68,7 +68,9 @@ fn decode<T, const N: usize>(bytes: &[u8], from_le: fn([u8; N]) -> T) -> Vec<T> 
 /// One typed `orch_log!` call with every key part the tensor file gives.
 fn log_as<T: Element>(doc: &Value, values: Vec<T>) {
     let shape: Vec<usize> = doc["shape"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap() as usize).collect();
-    let meta: Vec<MetaEntry<'_>> = doc["meta"].as_object().unwrap().iter().map(|(k, v)| meta_entry(k, v)).collect();
+    // [key, value] pairs in call order; a repeated key is passed twice.
+    let meta: Vec<MetaEntry<'_>> =
+        doc["meta"].as_array().unwrap().iter().map(|pair| meta_entry(pair[0].as_str().unwrap(), &pair[1])).collect();
     orch_log!(
         doc["checkpoint"].as_str().unwrap(),
         &values,

@@ -2,10 +2,13 @@
 //! orchlog emitter parses them, or the same settings given in code.
 //!
 //! A malformed knob never stops the host: it falls back to its default with
-//! one warning.
+//! one warning, counted in [`crate::error_count`]. Numbers are ASCII digits
+//! and only spaces and tabs around a value are ignored, as in every emitter;
+//! text knobs that are not valid UTF-8 are repaired (U+FFFD), as names are.
 
 use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::encoding::record::KeepValues;
 use crate::schema_gen::{
@@ -13,7 +16,20 @@ use crate::schema_gen::{
     ORCH_LOG_RANK, ORCH_LOG_RANK_DEFAULT, ORCH_LOG_SELECT, ORCH_LOG_TEAM, ORCH_LOG_TEAM_DEFAULT, ORCH_LOG_VALUES,
     ORCH_LOG_VALUES_DEFAULT, ORCH_LOG_WORLD_SIZE, ORCH_LOG_WORLD_SIZE_DEFAULT,
 };
+use crate::selector::trim_blanks;
 use crate::warn::warn;
+
+/// The largest `SOURCE_DATE_EPOCH`, 9999-12-31T23:59:59Z: `created` has a
+/// four-digit year.
+const MAX_SOURCE_DATE_EPOCH: i64 = 253_402_300_799;
+
+/// Malformed knobs warned about by [`Config::from_env`]; part of the
+/// process-wide error count, as in the C++ logger.
+static KNOB_WARNINGS: AtomicU64 = AtomicU64::new(0);
+
+pub(crate) fn knob_warnings() -> u64 {
+    KNOB_WARNINGS.load(Ordering::Relaxed)
+}
 
 /// Which files a logger writes (`ORCH_LOG_MODE`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,6 +138,7 @@ impl Config {
     pub fn from_env() -> Config {
         let (config, warnings) = Config::from_lookup(|name| std::env::var_os(name));
         warnings.iter().for_each(|w| warn(w));
+        KNOB_WARNINGS.fetch_add(warnings.len() as u64, Ordering::Relaxed);
         config
     }
 
@@ -143,12 +160,12 @@ impl Config {
             team: knobs.text(ORCH_LOG_TEAM).unwrap_or_else(|| ORCH_LOG_TEAM_DEFAULT.to_owned()),
             values: knobs.parsed(ORCH_LOG_VALUES, defaults::values(), parse_values),
             mode: knobs.parsed(ORCH_LOG_MODE, defaults::mode(), Mode::from_name),
-            select: knobs.text(ORCH_LOG_SELECT).filter(|s| !s.trim().is_empty()),
+            select: knobs.text(ORCH_LOG_SELECT).filter(|s| !trim_blanks(s).is_empty()),
             rank: knobs.parsed(ORCH_LOG_RANK, defaults::rank(), |t| parse_count(t, 0)),
             world_size: knobs.parsed(ORCH_LOG_WORLD_SIZE, defaults::world_size(), |t| parse_count(t, 1)),
             model: knobs.text(ORCH_LOG_MODEL).filter(|s| !s.is_empty()),
             git_commit: knobs.text(ORCH_LOG_GIT_COMMIT).filter(|s| !s.is_empty()),
-            created_at: knobs.parsed("SOURCE_DATE_EPOCH", None, |t| t.parse().ok().map(Some)),
+            created_at: knobs.parsed("SOURCE_DATE_EPOCH", None, parse_source_date_epoch),
             run_config: Vec::new(),
         };
         (config, knobs.warnings)
@@ -166,7 +183,7 @@ impl<F: Fn(&str) -> Option<OsString>> Knobs<F> {
     /// it with a warning.
     fn parsed<T>(&mut self, name: &str, default: T, parse: impl Fn(&str) -> Option<T>) -> T {
         let Some(raw) = (self.lookup)(name) else { return default };
-        match raw.to_str().map(str::trim) {
+        match raw.to_str().map(trim_blanks) {
             Some("") => default,
             Some(text) => parse(text).unwrap_or_else(|| {
                 self.warnings.push(format!("{name}={raw:?} is malformed; using the default"));
@@ -179,8 +196,9 @@ impl<F: Fn(&str) -> Option<OsString>> Knobs<F> {
         }
     }
 
+    /// A text knob, invalid UTF-8 replaced by U+FFFD per maximal subpart.
     fn text(&self, name: &str) -> Option<String> {
-        (self.lookup)(name).and_then(|v| v.into_string().ok())
+        (self.lookup)(name).map(|v| v.to_string_lossy().into_owned())
     }
 }
 
@@ -198,6 +216,15 @@ fn parse_count(text: &str, minimum: i32) -> Option<i32> {
         return None;
     }
     text.parse::<i32>().ok().filter(|n| *n >= minimum)
+}
+
+/// SOURCE_DATE_EPOCH: plain ASCII digits (no sign), at most
+/// [`MAX_SOURCE_DATE_EPOCH`].
+fn parse_source_date_epoch(text: &str) -> Option<Option<i64>> {
+    if !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse::<i64>().ok().filter(|s| *s <= MAX_SOURCE_DATE_EPOCH).map(Some)
 }
 
 /// The schema's knob defaults, parsed once from the generated strings.

@@ -77,10 +77,11 @@ pub fn log<C: AsRef<str> + ?Sized, V: AsTensor + ?Sized>(checkpoint: &C, values:
     }
 }
 
-/// Failures of the process-wide logger so far (files that could not be
-/// opened or written, invalid calls, internal errors).
+/// Failures of the process-wide logger so far (malformed env knobs, an
+/// invalid selector, files that could not be opened or written, invalid
+/// calls, internal errors).
 pub fn error_count() -> u64 {
-    GLOBAL.get().map_or(0, Logger::error_count)
+    crate::config::knob_warnings() + GLOBAL.get().map_or(0, Logger::error_count)
 }
 
 /// Makes the fast path see that the process-wide logger turned itself off.

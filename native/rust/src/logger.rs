@@ -15,7 +15,7 @@ use crate::encoding::record::{canonical_meta, record_view, KeepValues, RecordKey
 use crate::encoding::{json, msgpack};
 use crate::keys::Keys;
 use crate::schema_gen::{HeaderView, Producer, RecordView, BOTH_MODE_SUFFIX, LIBRARY_VERSION, SCHEMA_VERSION};
-use crate::selector::Selector;
+use crate::selector::{trim_blanks, Selector};
 use crate::sink::Sink;
 use crate::tensor::{AsTensor, Tensor};
 use crate::warn::warn;
@@ -63,7 +63,7 @@ impl Logger {
     /// logger without a file, with an invalid selector, or whose files
     /// cannot be created is off (with one warning for the latter two).
     pub fn new(config: Config) -> Logger {
-        let selector = config.select.as_deref().map(Selector::parse).transpose();
+        let selector = config.select.as_deref().filter(|s| !is_blank(s)).map(Selector::parse).transpose();
         let mut logger = Logger {
             team: config.team.clone(),
             keep: config.values,
@@ -205,6 +205,10 @@ impl Outputs {
     }
 }
 
+fn is_blank(select: &str) -> bool {
+    trim_blanks(select).is_empty()
+}
+
 /// Creates the files the mode asks for, each starting with its header.
 fn open_outputs(config: &Config, path: std::path::PathBuf) -> Result<(Option<Sink>, Option<Sink>), String> {
     let created = created(config.created_at);
@@ -219,7 +223,8 @@ fn open_outputs(config: &Config, path: std::path::PathBuf) -> Result<(Option<Sin
         rank: config.rank,
         world_size: config.world_size,
         values: config.values.header_value(),
-        select: config.select.as_deref(),
+        // The selector text as given (a blank one selects everything and is no selector).
+        select: config.select.as_deref().filter(|s| !is_blank(s)),
         config: &canonical_meta(&run_config),
     };
     let jsonl = match config.mode.writes_jsonl() {

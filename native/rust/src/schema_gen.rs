@@ -123,9 +123,9 @@ pub const ORCH_LOG_RANK_DEFAULT: &str = "0";
 /// Number of ranks; the `world_size` field.
 pub const ORCH_LOG_WORLD_SIZE: &str = "ORCH_LOG_WORLD_SIZE";
 pub const ORCH_LOG_WORLD_SIZE_DEFAULT: &str = "1";
-/// Written as the header's `model`.
+/// Written as the header's `model`; empty is unset (null).
 pub const ORCH_LOG_MODEL: &str = "ORCH_LOG_MODEL";
-/// Written as the header's `git_commit`.
+/// Written as the header's `git_commit`; empty is unset (null).
 pub const ORCH_LOG_GIT_COMMIT: &str = "ORCH_LOG_GIT_COMMIT";
 pub const MODES: [&str; 3] = ["summary", "full", "both"];
 

@@ -4,6 +4,10 @@
 //! `N`, `A-B` (inclusive) or `A-`; glob keys take a pattern where `*` matches
 //! any run of characters and `?` one code point. Clauses on one key are
 //! OR-ed, different keys AND-ed; a null field matches no clause on it.
+//!
+//! The rule is ASCII in every emitter: digits are `0`-`9`, and the only
+//! whitespace ignored around clauses, keys and specs is space and tab
+//! (`str::trim` would also take U+00A0, U+3000 ...).
 
 use crate::encoding::record::RecordKey;
 use crate::schema_gen::{SELECTOR_GLOB_KEYS, SELECTOR_NUMERIC_KEYS};
@@ -60,6 +64,12 @@ enum Test {
     Glob(String),
 }
 
+/// Text without the spaces and tabs around it: the only whitespace a knob
+/// value or a selector part may carry.
+pub(crate) fn trim_blanks(text: &str) -> &str {
+    text.trim_matches([' ', '\t'])
+}
+
 /// A parsed selector: for each field, the tests one of which must pass.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Selector {
@@ -71,9 +81,9 @@ impl Selector {
     pub(crate) fn parse(text: &str) -> Result<Selector, String> {
         let mut fields: Vec<(Field, Vec<Test>)> = Vec::new();
         for raw in text.split(',') {
-            let clause = raw.trim();
+            let clause = trim_blanks(raw);
             let (key, spec) = match clause.split_once('=') {
-                Some((key, spec)) if !spec.trim().is_empty() => (key.trim(), spec.trim()),
+                Some((key, spec)) if !trim_blanks(spec).is_empty() => (trim_blanks(key), trim_blanks(spec)),
                 _ => return Err(format!("clause {clause:?} is not key=value")),
             };
             let field_of =
@@ -199,7 +209,7 @@ mod tests {
             let expected: Vec<bool> =
                 case["matches"].as_array().unwrap().iter().map(|m| m.as_bool().unwrap()).collect();
             // A blank selector is no selector: every record is written.
-            let got: Vec<bool> = match text.trim() {
+            let got: Vec<bool> = match trim_blanks(text) {
                 "" => vec![true; keys.len()],
                 _ => {
                     let selector = Selector::parse(text).unwrap_or_else(|e| panic!("{text:?}: {e}"));

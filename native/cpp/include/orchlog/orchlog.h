@@ -65,6 +65,8 @@ typedef struct orchlog_options {
   const char* world_size; /* ORCH_LOG_WORLD_SIZE */
   const char* model;      /* ORCH_LOG_MODEL */
   const char* git_commit; /* ORCH_LOG_GIT_COMMIT */
+  const orchlog_meta* config; /* the run header's `config`, n_config entries (no knob: NULL is none) */
+  size_t n_config;
 } orchlog_options;
 
 /* Starts a new run (options may be NULL: env knobs only). Returns 1 when logging is on. */

@@ -153,9 +153,9 @@ inline constexpr std::string_view kOrchLogRankDefault = "0";
 // Number of ranks; the `world_size` field.
 inline constexpr const char* kOrchLogWorldSize = "ORCH_LOG_WORLD_SIZE";
 inline constexpr std::string_view kOrchLogWorldSizeDefault = "1";
-// Written as the header's `model`.
+// Written as the header's `model`; empty is unset (null).
 inline constexpr const char* kOrchLogModel = "ORCH_LOG_MODEL";
-// Written as the header's `git_commit`.
+// Written as the header's `git_commit`; empty is unset (null).
 inline constexpr const char* kOrchLogGitCommit = "ORCH_LOG_GIT_COMMIT";
 inline constexpr std::string_view kModes[] = { "summary", "full", "both" };
 

@@ -85,18 +85,55 @@ struct Tensor {
   Shape shape;
 };
 
-// Where a record was taken; every field is optional (null in the record),
-// and negative numbers also mean none. Key{token_idx, layer, stage, step}
-// with trailing fields left out: Key{5}, Key{5, 3}, Key{5, 3, "rope", 0}.
+namespace detail {
+// Key fields as callers have them: any integer (negative, or beyond the
+// field's type, means none, as in every emitter: engines use -1 for "no
+// layer"), orchlog::none or a std::optional of an integer.
+template <class T>
+std::optional<T> index_arg(std::nullopt_t) {
+  return std::nullopt;
+}
+template <class T, class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
+std::optional<T> index_arg(I v) {
+  const std::int64_t wide = to_dim(v);
+  if (wide < 0 || wide > static_cast<std::int64_t>(std::numeric_limits<T>::max())) return std::nullopt;
+  return static_cast<T>(wide);
+}
+template <class T, class U>
+std::optional<T> index_arg(const std::optional<U>& v) {
+  return v ? index_arg<T>(*v) : std::nullopt;
+}
+
+// A stage as text, nullptr or orchlog::none.
+inline std::optional<std::string_view> stage_arg(std::nullopt_t) { return std::nullopt; }
+inline std::optional<std::string_view> stage_arg(std::nullptr_t) { return std::nullopt; }
+inline std::optional<std::string_view> stage_arg(const char* s) {
+  return s ? std::optional<std::string_view>(s) : std::nullopt;
+}
+inline std::optional<std::string_view> stage_arg(std::string_view s) { return s; }
+inline std::optional<std::string_view> stage_arg(const std::string& s) { return std::string_view(s); }
+inline std::optional<std::string_view> stage_arg(const std::optional<std::string_view>& s) { return s; }
+}  // namespace detail
+
+// Where a record was taken; every field is optional (null in the record).
+// Key{token_idx, layer, stage, step} with trailing fields left out: Key{5},
+// Key{5, 3}, Key{5, 3, "rope", 0}. Numbers may be of any integer type, an
+// std::optional or orchlog::none; a negative one, or one beyond the field's
+// type (i64 for token_idx, i32 for layer and step), means none.
 struct Key {
   std::optional<std::int64_t> token_idx;
   std::optional<std::int32_t> layer;
   std::optional<std::string_view> stage;
   std::optional<std::int32_t> step;
 
-  Key(std::optional<std::int64_t> token_idx_ = std::nullopt, std::optional<std::int32_t> layer_ = std::nullopt,
-      std::optional<std::string_view> stage_ = std::nullopt, std::optional<std::int32_t> step_ = std::nullopt)
-      : token_idx(token_idx_), layer(layer_), stage(stage_), step(step_) {}
+  Key() = default;
+  template <class Token, class Layer = std::nullopt_t, class Stage = std::nullopt_t, class Step = std::nullopt_t>
+  Key(const Token& token_idx_, const Layer& layer_ = std::nullopt, const Stage& stage_ = std::nullopt,  // NOLINT
+      const Step& step_ = std::nullopt)
+      : token_idx(detail::index_arg<std::int64_t>(token_idx_)),
+        layer(detail::index_arg<std::int32_t>(layer_)),
+        stage(detail::stage_arg(stage_)),
+        step(detail::index_arg<std::int32_t>(step_)) {}
 };
 
 // One free-form scalar about a record (or, in Options::config, about a run).

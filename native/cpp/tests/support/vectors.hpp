@@ -19,18 +19,21 @@ inline double f64_from_tag(const std::string& text) {
   return std::stod(text);
 }
 
-// Meta/config items; string_views point into the Json document, which must outlive them.
+// One meta/config item, floats tagged {"f64": text}; string_views point into the
+// Json document, which must outlive them.
+inline orchlog::MetaItem meta_item(const std::string& key, const Json& v) {
+  switch (v.type) {
+    case Json::Type::boolean: return {key, v.b};
+    case Json::Type::number: return {key, v.i64()};
+    case Json::Type::string: return {key, std::string_view(v.text)};
+    case Json::Type::object: return {key, f64_from_tag(v["f64"].str())};
+    default: throw std::runtime_error("unexpected meta value for " + key);
+  }
+}
+
 inline std::vector<orchlog::MetaItem> meta_items(const Json& meta) {
   std::vector<orchlog::MetaItem> out;
-  for (const auto& [key, v] : meta.members) {
-    switch (v.type) {
-      case Json::Type::boolean: out.emplace_back(key, v.b); break;
-      case Json::Type::number: out.emplace_back(key, v.i64()); break;
-      case Json::Type::string: out.emplace_back(key, std::string_view(v.text)); break;
-      case Json::Type::object: out.emplace_back(key, f64_from_tag(v["f64"].str())); break;
-      default: throw std::runtime_error("unexpected meta value for " + key);
-    }
-  }
+  for (const auto& [key, v] : meta.members) out.push_back(meta_item(key, v));
   return out;
 }
 

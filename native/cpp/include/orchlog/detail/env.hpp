@@ -22,8 +22,10 @@ struct Parsed {
   std::string warning;  // empty when the raw value was fine
 };
 
+// Knob values and selector parts ignore surrounding spaces and tabs, and only
+// those: every emitter applies this one ASCII rule (schema/FORMAT.md).
 inline std::string_view trim(std::string_view s) {
-  const char* ws = " \t\n\r\f\v";
+  const char* ws = " \t";
   const auto first = s.find_first_not_of(ws);
   if (first == std::string_view::npos) return {};
   return s.substr(first, s.find_last_not_of(ws) - first + 1);
@@ -107,13 +109,16 @@ inline std::string format_utc(std::int64_t seconds) {
   return buf;
 }
 
+// The largest SOURCE_DATE_EPOCH, 9999-12-31T23:59:59Z: `created` has a four-digit year.
+inline constexpr std::int64_t kMaxSourceDateEpoch = 253402300799;
+
 // `created` from SOURCE_DATE_EPOCH when it is set (reproducible files), else now.
 inline Parsed<std::string> created_timestamp(const char* source_date_epoch) {
   if (source_date_epoch != nullptr && !trim(source_date_epoch).empty()) {
-    if (auto v = parse_decimal(trim(source_date_epoch), std::numeric_limits<std::int64_t>::max()))
-      return {format_utc(*v), {}};
-    return {format_utc(std::time(nullptr)),
-            "SOURCE_DATE_EPOCH=" + quoted(source_date_epoch) + " is not a number of seconds; using the current time"};
+    if (auto v = parse_decimal(trim(source_date_epoch), kMaxSourceDateEpoch)) return {format_utc(*v), {}};
+    return {format_utc(std::time(nullptr)), "SOURCE_DATE_EPOCH=" + quoted(source_date_epoch) +
+                                                " is not a number of seconds up to " +
+                                                std::to_string(kMaxSourceDateEpoch) + "; using the current time"};
   }
   return {format_utc(std::time(nullptr)), {}};
 }

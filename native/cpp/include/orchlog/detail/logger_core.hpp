@@ -108,8 +108,9 @@ inline Logger& logger() noexcept {
 
 inline const char* env(const char* name) { return std::getenv(name); }
 
-// Options + env knobs -> checked settings; `warnings` collects one line per bad value.
-inline Settings resolve(const Options& o, std::vector<std::string>& warnings, bool& select_ok) {
+// Options + env knobs -> checked settings; `warnings` collects one line per bad value,
+// `select_error` the complaint about an invalid selector (empty when it is fine).
+inline Settings resolve(const Options& o, std::vector<std::string>& warnings, std::string& select_error) {
   Settings s;
   const auto take = [&warnings](auto parsed) {
     if (!parsed.warning.empty()) warnings.push_back(parsed.warning);
@@ -141,15 +142,11 @@ inline Settings resolve(const Options& o, std::vector<std::string>& warnings, bo
   };
   s.model = optional_env(o.model, schema::kOrchLogModel);
   s.git_commit = optional_env(o.git_commit, schema::kOrchLogGitCommit);
-  select_ok = true;
   const std::optional<std::string> select = o.select ? o.select : optional_env(std::nullopt, schema::kOrchLogSelect);
   if (select && !trim(*select).empty()) {
     std::string error;
     s.selector = Selector::parse(*select, error);
-    if (!s.selector) {
-      warnings.push_back("selector '" + *select + "' is invalid (" + error + "); logging is off");
-      select_ok = false;
-    }
+    if (!s.selector) select_error = "selector '" + *select + "' is invalid (" + error + "); logging is off";
     s.select_text = select;
   }
   for (const MetaItem& item : o.config) {
@@ -207,13 +204,15 @@ inline bool configure_locked(const Options& options) noexcept {
   Logger& lg = logger();
   try {
     std::vector<std::string> warnings;
-    bool select_ok = true;
-    Settings settings = resolve(options, warnings, select_ok);
+    std::string select_error;
+    Settings settings = resolve(options, warnings, select_error);
+    // The selector matters only to a run that writes: without a file it is not reported (as in Rust).
+    if (!settings.path.empty() && !select_error.empty()) warnings.push_back(select_error);
     for (const std::string& w : warnings) {
       lg.count_error();
       print_warning(w);
     }
-    if (settings.path.empty() || !select_ok) {
+    if (settings.path.empty() || !select_error.empty()) {
       lg.install(nullptr);
       return false;
     }
@@ -256,16 +255,9 @@ inline void configure_from_env_once(std::string_view producer = "cpp") noexcept 
   }
 }
 
-inline std::optional<std::int64_t> non_negative(std::optional<std::int64_t> v) {
-  return v && *v >= 0 ? v : std::nullopt;
-}
-inline std::optional<std::int32_t> non_negative(std::optional<std::int32_t> v) {
-  return v && *v >= 0 ? v : std::nullopt;
-}
-
-inline Key normalized(const Key& k) {
-  return Key{non_negative(k.token_idx), non_negative(k.layer), k.stage, non_negative(k.step)};
-}
+// Negative key values mean "none" (engines use -1 for embeddings and logits). A Key's
+// fields may have been set to them directly, so the constructor's rule is applied again.
+inline Key normalized(const Key& k) { return Key{k.token_idx, k.layer, k.stage, k.step}; }
 
 // Whether the run's selector accepts the key (checkpoint and stage valid UTF-8,
 // key normalized) for any of `token_count` tokens from key.token_idx.
@@ -302,7 +294,6 @@ ORCHLOG_NOINLINE inline bool write_record(std::string_view checkpoint, const Ten
     if (!session || g_state.load(std::memory_order_relaxed) != kOn) return false;
     const Settings& st = session->settings;
 
-    // Negative key values mean "none" (engines use -1 for embeddings and logits).
     Key key = normalized(given_key);
     std::string checkpoint_text, stage_text;
     checkpoint = as_valid_utf8(checkpoint, checkpoint_text);

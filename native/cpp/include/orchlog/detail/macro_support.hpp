@@ -33,33 +33,9 @@ inline std::string_view text_arg(const char* s) { return s ? std::string_view(s)
 inline std::string_view text_arg(std::string_view s) { return s; }
 inline std::string_view text_arg(const std::string& s) { return s; }
 
-template <class T>
-std::optional<T> index_arg(std::nullopt_t) {
-  return std::nullopt;
-}
-template <class T, class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
-std::optional<T> index_arg(I v) {
-  const std::int64_t wide = to_dim(v);
-  if (wide < 0 || wide > static_cast<std::int64_t>(std::numeric_limits<T>::max())) return std::nullopt;
-  return static_cast<T>(wide);
-}
-template <class T, class U>
-std::optional<T> index_arg(const std::optional<U>& v) {
-  return v ? index_arg<T>(*v) : std::nullopt;
-}
-
-inline std::optional<std::string_view> stage_arg(std::nullopt_t) { return std::nullopt; }
-inline std::optional<std::string_view> stage_arg(std::nullptr_t) { return std::nullopt; }
-inline std::optional<std::string_view> stage_arg(const char* s) {
-  return s ? std::optional<std::string_view>(s) : std::nullopt;
-}
-inline std::optional<std::string_view> stage_arg(std::string_view s) { return s; }
-inline std::optional<std::string_view> stage_arg(const std::string& s) { return std::string_view(s); }
-
 template <class Token, class Layer, class Stage, class Step>
 Key make_key(const Token& token_idx, const Layer& layer, const Stage& stage, const Step& step) {
-  return Key{index_arg<std::int64_t>(token_idx), index_arg<std::int32_t>(layer), stage_arg(stage),
-             index_arg<std::int32_t>(step)};
+  return Key{token_idx, layer, stage, step};
 }
 
 inline bool dtype_known(const DTypeArg& dtype, std::string_view checkpoint) noexcept {

@@ -1,0 +1,77 @@
+// Logs every tensor of a cross-language tensor file (tests/crosslang/) through
+// the C++ logger's public API, so that its output can be compared byte for
+// byte with the other emitters'. The env knobs (ORCH_LOG_FILE, ORCH_LOG_MODE,
+// ...) decide where and how; the file's `config` becomes the run header's.
+// Exits 1 when the logger counted an error (a malformed knob, an invalid
+// selector, a record not written), as the Rust producer does.
+//
+//   cross_language tests/crosslang/tensors.json
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <orchlog/orchlog.hpp>
+
+#include "support/json.hpp"
+#include "support/vectors.hpp"
+
+namespace {
+
+namespace t = orchlog_test;
+
+// A key number as an engine would hold it: signed when negative, else
+// unsigned (so that 2^63 reaches the logger intact), or none.
+template <class F>
+auto with_number(const t::Json& v, F use) {
+  if (v.is_null()) return use(orchlog::none);
+  if (v.text[0] == '-') return use(static_cast<std::int64_t>(std::stoll(v.text)));
+  return use(static_cast<std::uint64_t>(std::stoull(v.text)));
+}
+
+// The record key, each number converted by orchlog::Key's own rule (negative or
+// beyond the field's type: none).
+orchlog::Key key_of(const t::Json& tensor) {
+  orchlog::Key key;
+  key.token_idx = with_number(tensor["token_idx"], [](auto n) { return orchlog::Key{n}.token_idx; });
+  key.layer = with_number(tensor["layer"], [](auto n) { return orchlog::Key{orchlog::none, n}.layer; });
+  key.step = with_number(tensor["step"], [](auto n) { return orchlog::Key{orchlog::none, orchlog::none, orchlog::none, n}.step; });
+  if (!tensor["stage"].is_null()) key.stage = std::string_view(tensor["stage"].str());
+  return key;
+}
+
+void log_tensor(const t::Json& tensor) {
+  const std::string bytes = t::from_hex(tensor["data_hex"].str());
+  std::vector<std::uint64_t> aligned((bytes.size() + 7) / 8);  // element-aligned, as an engine's buffer is
+  std::copy(bytes.begin(), bytes.end(), reinterpret_cast<char*>(aligned.data()));
+  std::vector<std::int64_t> shape;
+  for (const t::Json& d : tensor["shape"].items) shape.push_back(d.i64());
+  std::vector<orchlog::MetaItem> meta;  // [key, value] pairs in call order; a repeated key is passed twice
+  for (const t::Json& pair : tensor["meta"].items) meta.push_back(t::meta_item(pair[0].str(), pair[1]));
+  const orchlog::Tensor view{aligned.data(), *orchlog::schema::dtype_from_name(tensor["dtype"].str()),
+                             orchlog::Shape(shape)};
+  orchlog::log(tensor["checkpoint"].str(), view, key_of(tensor), meta);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: cross_language TENSORS.json\n");
+    return 2;
+  }
+  try {
+    const t::Json doc = t::parse_json(t::read_file(argv[1]));
+    orchlog::Options options;  // every knob from the env, the header's config from the file
+    options.config = t::meta_items(doc["config"]);
+    orchlog::configure(options);
+    for (const t::Json& tensor : doc["tensors"].items) log_tensor(tensor);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "cross_language: %s\n", e.what());
+    return 2;
+  }
+  orchlog::close();
+  return orchlog::status().errors == 0 ? 0 : 1;
+}

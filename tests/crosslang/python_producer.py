@@ -1,0 +1,44 @@
+"""Log every tensor of a cross-language tensor file (tests/crosslang/) with `orchlog.log`.
+
+The env knobs decide where and how; the file's `config` becomes the run
+header's. Exits 1 when the emitter counted an error (a malformed knob, an
+invalid selector, a record not written), as the other producers do.
+
+    python -m tests.crosslang.python_producer tests/crosslang/tensors.json
+
+A meta key that the file repeats reaches `orchlog.log` once, with its later
+value: a Python dict cannot hold it twice, and later-wins is the format's rule.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+import numpy as np
+
+import orchlog
+from orchlog import emitter
+from tests.vectors_io import meta_from_json
+
+# The NumPy type holding each dtype's little-endian elements; bf16 travels as its bits.
+NUMPY = {"f32": "<f4", "f16": "<f2", "bf16": "<u2", "f64": "<f8", "i8": "i1", "u8": "u1", "i32": "<i4", "i64": "<i8"}
+
+
+def log_tensor(tensor: dict) -> None:
+    array = np.frombuffer(bytes.fromhex(tensor["data_hex"]), dtype=NUMPY[tensor["dtype"]]).reshape(tensor["shape"])
+    orchlog.log(tensor["checkpoint"], array, tensor["token_idx"], tensor["layer"], tensor["stage"], tensor["step"],
+                meta=meta_from_json(dict(tensor["meta"])), dtype="bf16" if tensor["dtype"] == "bf16" else None)
+
+
+def main(path: str) -> int:
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
+    orchlog.configure(config=meta_from_json(doc["config"]))  # every other setting from the env knobs
+    for tensor in doc["tensors"]:
+        log_tensor(tensor)
+    emitter.close()
+    return 0 if emitter.stats().errors == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
