@@ -136,8 +136,11 @@ def _fetch_sdist(directory: Path, quiet: bool) -> Path:
     _say(quiet, f"downloading the llama-cpp-python {LLAMA_CPP_PYTHON_VERSION} sdist from PyPI (~75 MB)")
     show = not quiet and sys.stderr.isatty()
     with tempfile.TemporaryDirectory(dir=directory) as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--no-binary", ":all:", "--no-deps",
-               "--dest", tmp, f"llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION}"]
+        # Only this package as an sdist, and no isolated build env: `--no-binary :all:`
+        # would make pip build the sdist's own build requirements (CMake!) from source
+        # just to read its metadata.
+        cmd = [sys.executable, "-m", "pip", "download", "--no-binary", "llama-cpp-python", "--no-build-isolation",
+               "--no-deps", "--dest", tmp, f"llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION}"]
         if not show:
             cmd += ["--quiet", "--progress-bar", "off"]
         proc = subprocess.run(cmd, stdout=None if show else subprocess.PIPE,
