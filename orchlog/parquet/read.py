@@ -17,6 +17,8 @@ import json
 import os
 import threading
 import urllib.parse
+import weakref
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -163,6 +165,7 @@ class _File:
             self.fragment = _FORMAT.make_fragment(self.path, filesystem=_LOCAL,
                                                   partition_expression=_equals_all(partition))
         self.summary_columns = [c for c in SUMMARY_COLUMNS if c in self.schema.names]
+        self.row_group_count = meta.num_row_groups
         self.row_group_starts = np.concatenate(
             ([0], np.cumsum([meta.row_group(i).num_rows for i in range(meta.num_row_groups)])))
         self._meta = meta
@@ -261,20 +264,45 @@ def _equals_all(values: dict[str, Any]) -> ds.Expression:
 
 
 class _RowGroupCache:
-    """The tensor column of the row group read last, shared by the records of one trace."""
+    """The tensor column of the row group read last, shared by the records of one trace.
+
+    Reading a row group also starts reading the next one on a worker thread
+    (pyarrow decompresses without holding the GIL), so a consumer walking the
+    trace in order finds it ready: on two cores, one side's row group
+    decompresses while the other side's is being measured. Memory grows by
+    at most that one row group.
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._key: tuple[str, int] | None = None
         self._chunks: list[pa.Array] = []
+        self._next: tuple[tuple[str, int], Future] | None = None
+        self._pool: ThreadPoolExecutor | None = None
 
     def _column(self, f: _File, rg: int) -> list[pa.Array]:
         with self._lock:
             if self._key != (f.path, rg):
                 self._chunks, self._key = [], None  # let the old row group go before reading the next
-                self._chunks = f.read_tensors(rg).chunks
+                self._chunks = self._take(f, rg)
                 self._key = (f.path, rg)
             return self._chunks
+
+    def _take(self, f: _File, rg: int) -> list[pa.Array]:
+        """Row group rg's tensors, from the read ahead when it guessed right; then read ahead again."""
+        ahead, self._next = self._next, None
+        if ahead is not None and ahead[0] == (f.path, rg):
+            chunks = ahead[1].result().chunks
+        else:
+            if ahead is not None:
+                ahead[1].cancel()
+            chunks = f.read_tensors(rg).chunks
+        if rg + 1 < f.row_group_count:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="orchlog-parquet")
+                weakref.finalize(self, self._pool.shutdown, wait=False, cancel_futures=True)
+            self._next = ((f.path, rg + 1), self._pool.submit(f.read_tensors, rg + 1))
+        return chunks
 
     def _value(self, f: _File, rg: int, row: int) -> tuple[pa.Array, int]:
         for chunk in self._column(f, rg):
