@@ -8,8 +8,6 @@ only place they are written down.
 from __future__ import annotations
 
 import dataclasses
-import math
-import struct
 from typing import Any, Iterable, Mapping
 
 import blake3 as _blake3
@@ -313,11 +311,3 @@ def created_from_epoch(seconds: int) -> str:
     import datetime as _dt
 
     return _dt.datetime.fromtimestamp(seconds, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def f32_from_bits(bits: int) -> float:
-    return struct.unpack("<f", struct.pack("<I", bits))[0]
-
-
-def is_negative_zero(v: float) -> bool:
-    return v == 0 and math.copysign(1.0, v) < 0
