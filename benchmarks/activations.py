@@ -14,9 +14,10 @@ execution order, as float32; `cast` gives the other forms engines log:
 f16, bf16 (2 bytes), and f32 upcast from bf16 (an engine that computes in
 bf16 and logs f32: the low 16 bits of every element are zero).
 """
+
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -35,15 +36,20 @@ class Model:
         self.massive = rng.choice(HIDDEN, size=4, replace=False)
         self.layers = []
         for _ in range(layers):
-            self.layers.append({
-                "attn_norm": (1 + 0.3 * rng.standard_normal(HIDDEN)).astype(np.float32),
-                "wq": w(HIDDEN, HEADS * HEAD_DIM), "wk": w(HIDDEN, KV_HEADS * HEAD_DIM),
-                "wv": w(HIDDEN, KV_HEADS * HEAD_DIM),
-                "bq": 0.1 * rng.standard_normal(HEADS * HEAD_DIM).astype(np.float32),
-                "wo": w(HEADS * HEAD_DIM, HIDDEN, 0.5),
-                "ffn_norm": (1 + 0.3 * rng.standard_normal(HIDDEN)).astype(np.float32),
-                "w_gate": w(HIDDEN, FFN, 2.0), "w_up": w(HIDDEN, FFN), "w_down": w(FFN, HIDDEN, 0.5),
-            })
+            self.layers.append(
+                {
+                    "attn_norm": (1 + 0.3 * rng.standard_normal(HIDDEN)).astype(np.float32),
+                    "wq": w(HIDDEN, HEADS * HEAD_DIM),
+                    "wk": w(HIDDEN, KV_HEADS * HEAD_DIM),
+                    "wv": w(HIDDEN, KV_HEADS * HEAD_DIM),
+                    "bq": 0.1 * rng.standard_normal(HEADS * HEAD_DIM).astype(np.float32),
+                    "wo": w(HEADS * HEAD_DIM, HIDDEN, 0.5),
+                    "ffn_norm": (1 + 0.3 * rng.standard_normal(HIDDEN)).astype(np.float32),
+                    "w_gate": w(HIDDEN, FFN, 2.0),
+                    "w_up": w(HIDDEN, FFN),
+                    "w_down": w(FFN, HIDDEN, 0.5),
+                }
+            )
         self.out_norm = (1 + 0.3 * rng.standard_normal(HIDDEN)).astype(np.float32)
         self.w_out = w(HIDDEN, VOCAB, 4.0)
 

@@ -11,6 +11,7 @@ Traces are written once under --work (default .cache/bench) and reused.
 Timings are the best of --repeat runs; figures vary with what else the
 machine is doing, the ratios much less (both sides run in the same minute).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,8 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import compare_e2e, compare_jsonl, compare_kernel  # noqa: E402
-from benchmarks.compare_measure import ROOT, load_average, machine  # noqa: E402
+from benchmarks import compare_e2e, compare_jsonl, compare_kernel
+from benchmarks.compare_measure import ROOT, load_average, machine
 
 
 def _mb(n: float) -> str:
@@ -33,23 +34,33 @@ def _print(name: str, r: dict) -> None:
     if name == "jsonl":
         print(f"  {r['records']:,} records per trace, {_mb(r['trace_bytes'])} in all")
         for who, label in (("orchlog", "orchlog compare"), ("baseline", "first-script")):
-            print(f"  {label:<17} {r[who + '_records_per_s']:>12,.0f} records/s  ({r[who + '_s']:.2f} s)"
-                  f"  peak RSS {_mb(r[who + '_peak_rss'])}")
-        print(f"  speed-up          {r['speedup']:.1f}x wall clock, {r['cpu_ratio']:.1f}x CPU time "
-              f"({r['orchlog_cpu_s']:.2f} s vs {r['baseline_cpu_s']:.2f} s, all threads)")
+            print(
+                f"  {label:<17} {r[who + '_records_per_s']:>12,.0f} records/s  ({r[who + '_s']:.2f} s)"
+                f"  peak RSS {_mb(r[who + '_peak_rss'])}"
+            )
+        print(
+            f"  speed-up          {r['speedup']:.1f}x wall clock, {r['cpu_ratio']:.1f}x CPU time "
+            f"({r['orchlog_cpu_s']:.2f} s vs {r['baseline_cpu_s']:.2f} s, all threads)"
+        )
     elif name == "kernel":
         print(f"  two {r['array_mib']} MiB f32 arrays; floor a.max()+b.max() {r['floor_s'] * 1e3:.1f} ms")
-        for key, label in (("fused", "fused native, one pass"), ("numpy", "plain NumPy, one pass"),
-                           ("fused_with_p99", "native + exact p99"), ("numpy_with_p99", "NumPy + exact p99")):
+        for key, label in (
+            ("fused", "fused native, one pass"),
+            ("numpy", "plain NumPy, one pass"),
+            ("fused_with_p99", "native + exact p99"),
+            ("numpy_with_p99", "NumPy + exact p99"),
+        ):
             print(f"  {label:<24} {r[key + '_s'] * 1e3:8.1f} ms   {r[key + '_vs_floor']:.2f}x of the floor")
     else:
         print(f"  {r['format']}: {r['records']} pairs of {r['tensor_mib']} MiB tensors, {_mb(r['trace_bytes'])} in all")
         print(f"  orchlog compare   {r['orchlog_gb_s']:.2f} GB/s   peak RSS {_mb(r['orchlog_peak_rss'])}")
         print(f"  {'':<17} CPU time {r['orchlog_cpu_s']:.2f} s (all threads)")
         for base in ("pyarrow", "python"):
-            print(f"  {base + ' read':<17} {r[base + '_read_gb_s']:.2f} GB/s"
-                  f"   orchlog is {r['orchlog_vs_' + base]:.2f}x of it; CPU time {r[base + '_cpu_s']:.2f} s, "
-                  f"orchlog {r['orchlog_vs_' + base + '_cpu']:.2f}x of it")
+            print(
+                f"  {base + ' read':<17} {r[base + '_read_gb_s']:.2f} GB/s"
+                f"   orchlog is {r['orchlog_vs_' + base]:.2f}x of it; CPU time {r[base + '_cpu_s']:.2f} s, "
+                f"orchlog {r['orchlog_vs_' + base + '_cpu']:.2f}x of it"
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -58,8 +69,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--records", type=int, help="jsonl: records per trace (1,000,000); e2e: tensor pairs (8)")
     p.add_argument("--mib", type=int, default=256, help="kernel: MiB per array (256)")
     p.add_argument("--tensor-mib", type=int, default=32, help="e2e: MiB per tensor (32)")
-    p.add_argument("--format", choices=list(compare_e2e.FORMATS), action="append",
-                   help="e2e: the trace format (repeatable; default: every one)")
+    p.add_argument(
+        "--format",
+        choices=list(compare_e2e.FORMATS),
+        action="append",
+        help="e2e: the trace format (repeatable; default: every one)",
+    )
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--work", type=Path, default=ROOT / ".cache" / "bench")
     p.add_argument("--json", type=Path, help="also write the figures here")
@@ -76,8 +91,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.which in ("e2e", "all"):
         out["e2e"] = {}
         for fmt in args.format or compare_e2e.FORMATS:
-            out["e2e"][fmt] = compare_e2e.run(args.work, args.records if args.which == "e2e" and args.records else 8,
-                                              args.tensor_mib, args.repeat, fmt)
+            out["e2e"][fmt] = compare_e2e.run(
+                args.work,
+                args.records if args.which == "e2e" and args.records else 8,
+                args.tensor_mib,
+                args.repeat,
+                fmt,
+            )
             _print("e2e", out["e2e"][fmt])
     if args.json:
         args.json.write_text(json.dumps(out, indent=1))

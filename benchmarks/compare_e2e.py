@@ -19,10 +19,11 @@ core is busy the wall-clock ratio moves while the CPU ratio hardly does.
 FORMATS maps a format name to (writer, baseline code). GB/s count the files'
 bytes on disk; for Parquet (zstd) they are about 0.91 of the tensors'.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from benchmarks.compare_measure import in_child
 from benchmarks.compare_traces import write_frames_pair, write_parquet_pair
@@ -62,9 +63,15 @@ def run(work: Path, records: int, mib_per_tensor: int, repeat: int, fmt: str = "
                 best[name] = {**run_once, "peak_rss": max(run_once["peak_rss"], best.get(name, {}).get("peak_rss", 0))}
     assert best["orchlog"]["result"] == records
     ours = best["orchlog"]
-    out = {"format": fmt, "records": records, "tensor_mib": mib_per_tensor, "trace_bytes": size,
-           "orchlog_gb_s": size / ours["seconds"] / 1e9, "orchlog_cpu_s": ours["cpu_seconds"],
-           "orchlog_peak_rss": ours["peak_rss"]}
+    out = {
+        "format": fmt,
+        "records": records,
+        "tensor_mib": mib_per_tensor,
+        "trace_bytes": size,
+        "orchlog_gb_s": size / ours["seconds"] / 1e9,
+        "orchlog_cpu_s": ours["cpu_seconds"],
+        "orchlog_peak_rss": ours["peak_rss"],
+    }
     for name in baselines:
         out[f"{name}_read_gb_s"] = size / best[name]["seconds"] / 1e9
         out[f"{name}_cpu_s"] = best[name]["cpu_seconds"]

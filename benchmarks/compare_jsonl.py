@@ -8,12 +8,13 @@ matching, no report). orchlog runs the whole `compare`: alignment by key,
 every metric, grading, first divergence, report. Both run in fresh
 processes so that each one's peak RSS is its own.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.compare_traces import write_jsonl_pair
 from benchmarks.compare_measure import in_child
+from benchmarks.compare_traces import write_jsonl_pair
 
 BASELINE = """
 import json
@@ -51,10 +52,16 @@ def run(work: Path, records: int, repeat: int) -> dict:
     assert ours["result"] == base["result"] == records, (ours["result"], base["result"])
     size = a.stat().st_size + b.stat().st_size
     return {
-        "records": records, "trace_bytes": size,
-        "orchlog_records_per_s": 2 * records / ours["seconds"], "baseline_records_per_s": 2 * records / base["seconds"],
-        "orchlog_s": ours["seconds"], "baseline_s": base["seconds"], "speedup": base["seconds"] / ours["seconds"],
-        "orchlog_cpu_s": ours["cpu_seconds"], "baseline_cpu_s": base["cpu_seconds"],
+        "records": records,
+        "trace_bytes": size,
+        "orchlog_records_per_s": 2 * records / ours["seconds"],
+        "baseline_records_per_s": 2 * records / base["seconds"],
+        "orchlog_s": ours["seconds"],
+        "baseline_s": base["seconds"],
+        "speedup": base["seconds"] / ours["seconds"],
+        "orchlog_cpu_s": ours["cpu_seconds"],
+        "baseline_cpu_s": base["cpu_seconds"],
         "cpu_ratio": base["cpu_seconds"] / ours["cpu_seconds"],
-        "orchlog_peak_rss": ours["peak_rss"], "baseline_peak_rss": base["peak_rss"],
+        "orchlog_peak_rss": ours["peak_rss"],
+        "baseline_peak_rss": base["peak_rss"],
     }

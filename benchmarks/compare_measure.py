@@ -1,4 +1,5 @@
 """Timing and memory helpers for the benchmarks: best-of-N wall time, peak RSS of a child process."""
+
 from __future__ import annotations
 
 import json
@@ -6,8 +7,8 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,15 +32,15 @@ def in_child(code: str, repeat: int = 1) -> dict:
     """
     wrapper = (
         "import json, sys, time\n"
-        "sys.path.insert(0, %r)\n"
+        f"sys.path.insert(0, {str(ROOT)!r})\n"
         "import numpy, orchlog, orchlog.compare\n"
         "start, cpu = time.perf_counter(), time.process_time()\n"
-        "%s\n"
+        f"{code}\n"
         "elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu\n"
         # VmHWM, not ru_maxrss: after fork and exec, ru_maxrss still counts the parent's pages.
         "peak = next(int(l.split()[1]) * 1024 for l in open('/proc/self/status') if l.startswith('VmHWM'))\n"
         "print(json.dumps({'seconds': elapsed, 'cpu_seconds': cpu, 'peak_rss': peak, 'result': result}))\n"
-    ) % (str(ROOT), code)
+    )
     runs = []
     for _ in range(repeat):
         proc = subprocess.run([sys.executable, "-c", wrapper], capture_output=True, text=True, env={**os.environ})

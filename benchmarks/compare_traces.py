@@ -11,6 +11,7 @@ of about 1e-4, and from `diverge_at` (a fraction of the tokens) on, pool C
 
 Binary stream: full tensors written with the reference encoder.
 """
+
 from __future__ import annotations
 
 import os
@@ -44,16 +45,21 @@ class _Pools:
             s = rng.standard_normal((4096, 3)) * 0.01 * (scale > 0)
             lo, hi = -3.0 - np.abs(s[:, 0]) * 100 * scale, 3.0 + np.abs(s[:, 1]) * 100 * scale
             mean, rms = 0.01 + s[:, 2] * scale, 1.0 + np.abs(s[:, 2]) * scale
-            stats.append([
-                '"stats":{"min":%s,"max":%s,"mean":%s,"rms":%s,"abs_max":%s,"nan_count":0,"inf_count":0}'
-                % tuple(format_float(float(x), "f64") for x in (a, b, m, r, max(-a, b)))
-                for a, b, m, r in zip(lo, hi, mean, rms)])
+            stats.append(
+                [
+                    '"stats":{{"min":{},"max":{},"mean":{},"rms":{},"abs_max":{},"nan_count":0,"inf_count":0}}'.format(
+                        *tuple(format_float(float(x), "f64") for x in (a, b, m, r, max(-a, b)))
+                    )
+                    for a, b, m, r in zip(lo, hi, mean, rms)
+                ]
+            )
         self.stats = stats
         self.hashes = [os.urandom(32).hex() for _ in range(3 * 4096)]
 
 
-def write_jsonl_pair(path_a: Path, path_b: Path, records: int, layers: int = 32, diverge_at: float = 0.75,
-                     seed: int = 0) -> None:
+def write_jsonl_pair(
+    path_a: Path, path_b: Path, records: int, layers: int = 32, diverge_at: float = 0.75, seed: int = 0
+) -> None:
     """Two canonical JSONL traces of `records` records each (the reference, and an engine that diverges)."""
     pools = _Pools(seed)
     rng = np.random.default_rng(seed + 1)
@@ -67,21 +73,31 @@ def write_jsonl_pair(path_a: Path, path_b: Path, records: int, layers: int = 32,
         fb.write(encode_header(_header("engine"))[0].decode())
         seq = 0
         for tok in range(tokens):
-            names = ([("inp_embd", None)] + [(c, layer) for layer in range(layers) for c in CHECKPOINTS]
-                     + [("result_output", None)])
+            names = (
+                [("inp_embd", None)]
+                + [(c, layer) for layer in range(layers) for c in CHECKPOINTS]
+                + [("result_output", None)]
+            )
             for name, layer in names:
                 if seq == records:
                     return
                 numel = VOCAB if name == "result_output" else HIDDEN
                 broken = tok >= bad_token and (layer is None and name != "inp_embd" or (layer or 0) >= bad_layer)
-                head = (f'{{"checkpoint":"{name}","team":"%s","token_idx":{tok},"layer":'
-                        f'{"null" if layer is None else layer},"stage":null,"step":{tok},"rank":0,"world_size":1,'
-                        f'"seq":{seq},"dtype":"f32","shape":[{numel}],"numel":{numel},"values":[')
+                head = (
+                    f'{{"checkpoint":"{name}","team":"%s","token_idx":{tok},"layer":'
+                    f'{"null" if layer is None else layer},"stage":null,"step":{tok},"rank":0,"world_size":1,'
+                    f'"seq":{seq},"dtype":"f32","shape":[{numel}],"numel":{numel},"values":['
+                )
                 idx = picks[seq]
                 for f, team, pool in ((fa, "llama.cpp", 0), (fb, "engine", 2 if broken else 1)):
                     vals = pools.values[pool]
-                    f.write(head % team + ",".join([vals[i] for i in idx]) + "]," + pools.stats[pool][stat_picks[seq]]
-                            + f',"blake3":"{pools.hashes[pool * 4096 + stat_picks[seq]]}","meta":{{}}}}\n')
+                    f.write(
+                        head % team
+                        + ",".join([vals[i] for i in idx])
+                        + "],"
+                        + pools.stats[pool][stat_picks[seq]]
+                        + f',"blake3":"{pools.hashes[pool * 4096 + stat_picks[seq]]}","meta":{{}}}}\n'
+                    )
                 seq += 1
 
 
@@ -95,8 +111,20 @@ def write_frames_pair(path_a: Path, path_b: Path, records: int, numel: int, seed
             a = rng.standard_normal(numel, dtype=np.float32)
             b = a + rng.standard_normal(numel, dtype=np.float32) * np.float32(1e-3)
             for f, arr in ((fa, a), (fb, b)):
-                f.write(encode_record(RecordInput(checkpoint="l_out", dtype="f32", shape=(numel,), data=arr.tobytes(),
-                                                  layer=i, token_idx=0, seq=i, team="bench")).frame)
+                f.write(
+                    encode_record(
+                        RecordInput(
+                            checkpoint="l_out",
+                            dtype="f32",
+                            shape=(numel,),
+                            data=arr.tobytes(),
+                            layer=i,
+                            token_idx=0,
+                            seq=i,
+                            team="bench",
+                        )
+                    ).frame
+                )
 
 
 def write_parquet_pair(path_a: Path, path_b: Path, records: int, numel: int, seed: int = 0) -> None:

@@ -17,6 +17,7 @@ bench's run. Also: the C++ header's BLAKE3 against the `blake3` package on
 one 256 MiB buffer, and a disabled `orchlog.log` against a no-op Python call.
 Prints Markdown for docs/rust.md and docs/cpp.md.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,20 +46,47 @@ def build_cpp() -> Path:
     out = CACHE / "bench" / "bench_cpp"
     out.parent.mkdir(parents=True, exist_ok=True)
     # What an engine would use: -O2, no -march flags; the SIMD kernels are chosen at run time.
-    _run(["g++", "-std=c++17", "-O2", "-DORCH_LOGGING", f"-I{ROOT / 'native/cpp/include'}",
-          str(ROOT / "benchmarks" / "bench_cpp.cpp"), "-o", str(out), "-pthread"])
+    _run(
+        [
+            "g++",
+            "-std=c++17",
+            "-O2",
+            "-DORCH_LOGGING",
+            f"-I{ROOT / 'native/cpp/include'}",
+            str(ROOT / "benchmarks" / "bench_cpp.cpp"),
+            "-o",
+            str(out),
+            "-pthread",
+        ]
+    )
     return out
 
 
 def cargo_env(bench_dir: Path) -> dict[str, str]:
     path = f"{Path.home() / '.cargo' / 'bin'}:{os.environ['PATH']}"
-    return {**os.environ, "PATH": path, "CARGO_TARGET_DIR": os.environ.get("CARGO_TARGET_DIR", str(CACHE / "cargo-target")),
-            "CARGO_BUILD_JOBS": os.environ.get("CARGO_BUILD_JOBS", "2"), "ORCHLOG_BENCH_DIR": str(bench_dir)}
+    return {
+        **os.environ,
+        "PATH": path,
+        "CARGO_TARGET_DIR": os.environ.get("CARGO_TARGET_DIR", str(CACHE / "cargo-target")),
+        "CARGO_BUILD_JOBS": os.environ.get("CARGO_BUILD_JOBS", "2"),
+        "ORCHLOG_BENCH_DIR": str(bench_dir),
+    }
 
 
 def rust_bench(bench_dir: Path, quick: bool) -> list[dict]:
-    argv = ["cargo", "bench", "--quiet", "--locked", "--bench", "emitter", "--features", "orch_logging", "--",
-            "--json", *(["--quick"] if quick else [])]
+    argv = [
+        "cargo",
+        "bench",
+        "--quiet",
+        "--locked",
+        "--bench",
+        "emitter",
+        "--features",
+        "orch_logging",
+        "--",
+        "--json",
+        *(["--quick"] if quick else []),
+    ]
     return _json_lines(_run(argv, cwd=ROOT / "native" / "rust", env=cargo_env(bench_dir)))
 
 
@@ -139,33 +167,48 @@ def tables(r: dict) -> str:
     rust, cpp = r["rust"], r["cpp"]
     gbs = lambda row, key="seconds": row["bytes"] / row[key] / 1e9  # noqa: E731
     d_rust, d_cpp = rust[("disabled", 3584)], cpp[("disabled", 3584)]
-    lines = [f"Machine: {r['machine']}; load average {r['load_start']:.1f} at the start, {r['load_end']:.1f} at the "
-             f"end; {r['rust_version']}, {r['cxx_version']}; files in {r['dir']}.", "",
-             "| case | tensor | Rust per record | Rust records/s | Rust GB/s | C++ per record | C++ records/s "
-             "| C++ GB/s | C++ speed / Rust |", "|---|---|---:|---:|---:|---:|---:|---:|---:|",
-             f"| disabled call | 896 f32 | {_per_record(d_rust['seconds'])} | | | {_per_record(d_cpp['seconds'])} "
-             f"| | | |"]
+    lines = [
+        f"Machine: {r['machine']}; load average {r['load_start']:.1f} at the start, {r['load_end']:.1f} at the "
+        f"end; {r['rust_version']}, {r['cxx_version']}; files in {r['dir']}.",
+        "",
+        "| case | tensor | Rust per record | Rust records/s | Rust GB/s | C++ per record | C++ records/s "
+        "| C++ GB/s | C++ speed / Rust |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|",
+        f"| disabled call | 896 f32 | {_per_record(d_rust['seconds'])} | | | {_per_record(d_cpp['seconds'])} | | | |",
+    ]
     for case, title in (("summary", "summary mode"), ("full", "full mode"), ("blake3", "BLAKE3 alone")):
         for size, label in SIZES.items():
             a, b = rust[(case, size)], cpp[(case, size)]
-            lines.append(f"| {title} | {label} f32 | {_per_record(a['seconds'])} | {_rate(1 / a['seconds'])} "
-                         f"| {gbs(a):.2f} | {_per_record(b['seconds'])} | {_rate(1 / b['seconds'])} | {gbs(b):.2f} "
-                         f"| {a['seconds'] / b['seconds']:.2f}x |")
-    lines += ["", "| against a baseline in the same bench run | Rust | C++ |", "|---|---:|---:|",
-              f"| disabled call vs empty loop (ns per iteration) | {d_rust['seconds'] * 1e9:.2f} vs "
-              f"{d_rust['baseline_seconds'] * 1e9:.2f} | {d_cpp['seconds'] * 1e9:.2f} vs "
-              f"{d_cpp['baseline_seconds'] * 1e9:.2f} |"]
+            lines.append(
+                f"| {title} | {label} f32 | {_per_record(a['seconds'])} | {_rate(1 / a['seconds'])} "
+                f"| {gbs(a):.2f} | {_per_record(b['seconds'])} | {_rate(1 / b['seconds'])} | {gbs(b):.2f} "
+                f"| {a['seconds'] / b['seconds']:.2f}x |"
+            )
+    lines += [
+        "",
+        "| against a baseline in the same bench run | Rust | C++ |",
+        "|---|---:|---:|",
+        f"| disabled call vs empty loop (ns per iteration) | {d_rust['seconds'] * 1e9:.2f} vs "
+        f"{d_rust['baseline_seconds'] * 1e9:.2f} | {d_cpp['seconds'] * 1e9:.2f} vs "
+        f"{d_cpp['baseline_seconds'] * 1e9:.2f} |",
+    ]
     for size, label in SIZES.items():
         a, b = rust[("full", size)], cpp[("full", size)]
-        lines.append(f"| full mode / plain write, {label} (plain write GB/s) | {gbs(a) / gbs(a, 'baseline_seconds'):.2f}x "
-                     f"({gbs(a, 'baseline_seconds'):.2f}) | {gbs(b) / gbs(b, 'baseline_seconds'):.2f}x "
-                     f"({gbs(b, 'baseline_seconds'):.2f}) |")
+        lines.append(
+            f"| full mode / plain write, {label} (plain write GB/s) | {gbs(a) / gbs(a, 'baseline_seconds'):.2f}x "
+            f"({gbs(a, 'baseline_seconds'):.2f}) | {gbs(b) / gbs(b, 'baseline_seconds'):.2f}x "
+            f"({gbs(b, 'baseline_seconds'):.2f}) |"
+        )
     b3, py = r["blake3_package"], r["python"]
-    lines.append(f"| BLAKE3 of the C++ header / `blake3` package, one {b3['bytes'] >> 20} MiB buffer | | "
-                 f"{b3['package_seconds'] / b3['header_seconds']:.2f}x ({b3['bytes'] / b3['header_seconds'] / 1e9:.2f} "
-                 f"vs {b3['bytes'] / b3['package_seconds'] / 1e9:.2f} GB/s) |")
-    lines.append(f"| Python `orchlog.log` off / no-op Python call | | {py['log_seconds'] * 1e9:.0f} ns vs "
-                 f"{py['noop_seconds'] * 1e9:.0f} ns ({py['log_seconds'] / py['noop_seconds']:.2f}x) |")
+    lines.append(
+        f"| BLAKE3 of the C++ header / `blake3` package, one {b3['bytes'] >> 20} MiB buffer | | "
+        f"{b3['package_seconds'] / b3['header_seconds']:.2f}x ({b3['bytes'] / b3['header_seconds'] / 1e9:.2f} "
+        f"vs {b3['bytes'] / b3['package_seconds'] / 1e9:.2f} GB/s) |"
+    )
+    lines.append(
+        f"| Python `orchlog.log` off / no-op Python call | | {py['log_seconds'] * 1e9:.0f} ns vs "
+        f"{py['noop_seconds'] * 1e9:.0f} ns ({py['log_seconds'] / py['noop_seconds']:.2f}x) |"
+    )
     kernels = sorted((k for k in cpp if k[0].startswith("blake3 ")), key=lambda k: cpp[k]["seconds"], reverse=True)
     if kernels:
         lines += ["", "| BLAKE3 kernel of the C++ header, 256 MiB | GB/s |", "|---|---:|"]
@@ -182,11 +225,18 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     CACHE.mkdir(exist_ok=True)
     exe = build_cpp()
-    _run(["cargo", "bench", "--no-run", "--quiet", "--locked", "--bench", "emitter", "--features", "orch_logging"],
-         cwd=ROOT / "native" / "rust", env=cargo_env(CACHE))
-    out = {"machine": machine(), "load_start": load_average(), "dir": str(args.dir or ".cache/"),
-           "rust_version": _run(["rustc", "--version"], env=cargo_env(CACHE)).split("(")[0].strip(),
-           "cxx_version": "g++ " + _run(["g++", "-dumpfullversion"]).strip()}
+    _run(
+        ["cargo", "bench", "--no-run", "--quiet", "--locked", "--bench", "emitter", "--features", "orch_logging"],
+        cwd=ROOT / "native" / "rust",
+        env=cargo_env(CACHE),
+    )
+    out = {
+        "machine": machine(),
+        "load_start": load_average(),
+        "dir": str(args.dir or ".cache/"),
+        "rust_version": _run(["rustc", "--version"], env=cargo_env(CACHE)).split("(")[0].strip(),
+        "cxx_version": "g++ " + _run(["g++", "-dumpfullversion"]).strip(),
+    }
     rust_rounds, cpp_rounds = [], []
     with tempfile.TemporaryDirectory(dir=args.dir or CACHE) as scratch:
         for _ in range(args.rounds):

@@ -11,6 +11,7 @@ same process: the adapter installed with logging off, a selector matching
 nothing, summary mode for every tensor, full mode for every tensor. The
 table is Markdown, ready for docs/llama-cpp.md.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -42,19 +43,39 @@ def build() -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
     lib = prefix / "lib"
     include = [f"-I{d}" for d in (ROOT / "native/cpp/include", prefix / "include", ROOT / "examples/llama_cpp")]
-    subprocess.run(["g++", "-std=c++17", "-O2", *include, str(SOURCE), "-o", str(out), f"-L{lib}", "-lllama",
-                    "-lggml", "-lggml-base", f"-Wl,-rpath,{lib}", "-pthread"], check=True)
+    subprocess.run(
+        [
+            "g++",
+            "-std=c++17",
+            "-O2",
+            *include,
+            str(SOURCE),
+            "-o",
+            str(out),
+            f"-L{lib}",
+            "-lllama",
+            "-lggml",
+            "-lggml-base",
+            f"-Wl,-rpath,{lib}",
+            "-pthread",
+        ],
+        check=True,
+    )
     return out
 
 
 def table(result: dict) -> str:
     base = result["configs"][0]
-    lines = ["| configuration | records per step | decode step (wall) | ratio | CPU time | ratio |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| configuration | records per step | decode step (wall) | ratio | CPU time | ratio |",
+        "|---|---|---|---|---|---|",
+    ]
     for c in result["configs"]:
-        lines.append(f"| {c['name']} | {c['records_per_step']} | {c['wall_us']:.0f} µs | "
-                     f"{c['wall_us'] / base['wall_us']:.2f}× | {c['cpu_us']:.0f} µs | "
-                     f"{c['cpu_us'] / base['cpu_us']:.2f}× |")
+        lines.append(
+            f"| {c['name']} | {c['records_per_step']} | {c['wall_us']:.0f} µs | "
+            f"{c['wall_us'] / base['wall_us']:.2f}× | {c['cpu_us']:.0f} µs | "
+            f"{c['cpu_us'] / base['cpu_us']:.2f}× |"
+        )
     return "\n".join(lines)
 
 
@@ -73,18 +94,35 @@ def main(argv: list[str] | None = None) -> int:
             model, label = args.model, str(args.model)
         elif args.wide:
             model = write_gguf(Path(tmp) / "wide.gguf", make_weights(WIDE), WIDE)
-            label = (f"wide Qwen2 (n_embd {WIDE.n_embd}, n_ff {WIDE.n_ff}, {WIDE.n_head}/{WIDE.n_head_kv} heads, "
-                     f"{WIDE.n_layer} layers, vocabulary {WIDE.n_vocab})")
+            label = (
+                f"wide Qwen2 (n_embd {WIDE.n_embd}, n_ff {WIDE.n_ff}, {WIDE.n_head}/{WIDE.n_head_kv} heads, "
+                f"{WIDE.n_layer} layers, vocabulary {WIDE.n_vocab})"
+            )
         else:
             model, label = make_tiny_model(Path(tmp) / "tiny-qwen2.gguf"), "tiny Qwen2"
-        proc = subprocess.run([str(program), str(model), tmp, "--steps", str(args.steps), "--repeats",
-                               str(args.repeats), "--threads", str(args.threads)],
-                              capture_output=True, text=True, check=True)
+        proc = subprocess.run(
+            [
+                str(program),
+                str(model),
+                tmp,
+                "--steps",
+                str(args.steps),
+                "--repeats",
+                str(args.repeats),
+                "--threads",
+                str(args.threads),
+            ],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
     result = json.loads(proc.stdout) | {"machine": machine(), "model": label}
     if args.json:
         args.json.write_text(json.dumps(result, indent=2))
-    print(f"{result['model']}, {args.threads} thread(s), best of {args.repeats} x {args.steps} decode steps; "
-          f"{result['machine']}")
+    print(
+        f"{result['model']}, {args.threads} thread(s), best of {args.repeats} x {args.steps} decode steps; "
+        f"{result['machine']}"
+    )
     print(table(result))
     return 0
 

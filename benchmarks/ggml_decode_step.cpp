@@ -144,8 +144,8 @@ int main(int argc, char** argv) {
 
   std::printf("{\"steps\": %d, \"repeats\": %d, \"threads\": %d, \"configs\": [", steps, repeats, threads);
   for (size_t c = 0; c < configs.size(); ++c) {
-    std::printf("%s{\"name\": \"%s\", \"wall_us\": %.3f, \"cpu_us\": %.3f, \"records_per_step\": %lld}",
-                c ? ", " : "", configs[c].name, best[c].wall * 1e6, best[c].cpu * 1e6, records[c]);
+    std::printf("%s{\"name\": \"%s\", \"wall_us\": %.3f, \"cpu_us\": %.3f, \"records_per_step\": %lld}", c ? ", " : "",
+                configs[c].name, best[c].wall * 1e6, best[c].cpu * 1e6, records[c]);
   }
   std::printf("]}\n");
   for (llama_context* ctx : contexts) llama_free(ctx);

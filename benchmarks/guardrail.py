@@ -17,6 +17,7 @@ the same minute:
 
 The tree is written once under --work (default .cache/bench) and reused.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -29,8 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.compare_measure import ROOT, in_child, load_average, machine  # noqa: E402
-from examples.guardrail.artifacts import Pair, Tree  # noqa: E402
+from benchmarks.compare_measure import ROOT, in_child, load_average, machine
+from examples.guardrail.artifacts import Pair, Tree
 
 GUARDRAIL = """
 from orchlog.guardrail import guardrail
@@ -127,23 +128,35 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
     root, json_bytes = make_tree(args.work, args.tokens, args.vocab, args.pairs)
-    out = {"machine": machine(), "load_average_at_start": load_average(), "tokens": args.tokens,
-           "vocab": args.vocab, "pairs": args.pairs, "json_bytes": json_bytes,
-           "gzip_bytes": sum(f.stat().st_size for f in root.rglob("logits.jsonl.gz"))}
+    out = {
+        "machine": machine(),
+        "load_average_at_start": load_average(),
+        "tokens": args.tokens,
+        "vocab": args.vocab,
+        "pairs": args.pairs,
+        "json_bytes": json_bytes,
+        "gzip_bytes": sum(f.stat().st_size for f in root.rglob("logits.jsonl.gz")),
+    }
     print(f"machine: {out['machine']}; load average {out['load_average_at_start']:.1f}")
-    print(f"{args.pairs} pairs of {args.tokens} positions x {args.vocab} logits: {json_bytes / 1e6:,.0f} MB of JSON, "
-          f"{out['gzip_bytes'] / 1e6:,.0f} MB gzipped")
+    print(
+        f"{args.pairs} pairs of {args.tokens} positions x {args.vocab} logits: {json_bytes / 1e6:,.0f} MB of JSON, "
+        f"{out['gzip_bytes'] / 1e6:,.0f} MB gzipped"
+    )
     rows = 2 * args.pairs * args.tokens
     for name, code in (("guardrail", GUARDRAIL), ("parse_floor", PARSE_FLOOR), ("whole_file", WHOLE_FILE)):
         r = in_child(code % str(root), args.repeat)
         out[name] = r
-        print(f"  {name:<12} {r['seconds']:7.1f} s  ({r['seconds'] / args.pairs:.1f} s per pair, "
-              f"{rows / r['seconds']:,.0f} rows/s, {json_bytes / r['seconds'] / 1e6:,.0f} MB/s of JSON; "
-              f"CPU {r['cpu_seconds']:.1f} s)  peak RSS {r['peak_rss'] / 1e6:,.0f} MB  {r['result']}")
+        print(
+            f"  {name:<12} {r['seconds']:7.1f} s  ({r['seconds'] / args.pairs:.1f} s per pair, "
+            f"{rows / r['seconds']:,.0f} rows/s, {json_bytes / r['seconds'] / 1e6:,.0f} MB/s of JSON; "
+            f"CPU {r['cpu_seconds']:.1f} s)  peak RSS {r['peak_rss'] / 1e6:,.0f} MB  {r['result']}"
+        )
     out["guardrail_vs_floor"] = out["parse_floor"]["seconds"] / out["guardrail"]["seconds"]
     out["guardrail_vs_whole_file"] = out["whole_file"]["seconds"] / out["guardrail"]["seconds"]
-    print(f"  guardrail runs at {out['guardrail_vs_floor']:.2f}x the parse floor's speed and "
-          f"{out['guardrail_vs_whole_file']:.2f}x the whole-file analyzer's")
+    print(
+        f"  guardrail runs at {out['guardrail_vs_floor']:.2f}x the parse floor's speed and "
+        f"{out['guardrail_vs_whole_file']:.2f}x the whole-file analyzer's"
+    )
     if args.json:
         args.json.write_text(json.dumps(out, indent=1))
     return 0

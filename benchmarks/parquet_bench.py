@@ -11,6 +11,7 @@ synthetic transformer activations (benchmarks/activations.py). Files go to
 --dir (default: .cache/ in the checkout) and are deleted afterwards; `read`
 writes a 2 GiB trace once.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,20 +24,20 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Callable, Iterator
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import activations  # noqa: E402
+import activations
 
-from orchlog.encoding.record import HeaderInput, RecordInput, encode_header, encode_record, record_values  # noqa: E402
-from orchlog.parquet import pack, read  # noqa: E402
-from orchlog.parquet.schema import DEFAULT_CODEC, DEFAULT_LEVEL, DEFAULT_ROW_GROUP_BYTES  # noqa: E402
-from orchlog.parquet.writer import Writer  # noqa: E402
+from orchlog.encoding.record import HeaderInput, RecordInput, encode_header, encode_record, record_values
+from orchlog.parquet import pack, read
+from orchlog.parquet.schema import DEFAULT_CODEC, DEFAULT_LEVEL, DEFAULT_ROW_GROUP_BYTES
+from orchlog.parquet.writer import Writer
 
 MiB = 1 << 20
 CODECS = [("none", None), ("snappy", None), ("lz4", None), ("zstd", 1), ("zstd", 3), ("zstd", 9)]
@@ -47,6 +48,7 @@ def codec_label(codec: str, level: int | None) -> str:
 
 
 # ------------------------------------------------------------------ helpers
+
 
 def best_time(fn: Callable[[], object], repeat: int) -> float:
     times = []
@@ -63,8 +65,9 @@ def cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def taking_turns(runs: dict[str, Callable[[], object]], repeat: int,
-                 outputs: dict[str, Path] | None = None) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+def taking_turns(
+    runs: dict[str, Callable[[], object]], repeat: int, outputs: dict[str, Path] | None = None
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """(wall times, CPU times) of each run, the runs taking turns `repeat` times so that a busy
     neighbour on a shared machine slows them alike; `outputs` are deleted before each run
     (replacing a large file costs its unlink)."""
@@ -89,10 +92,18 @@ def peak_memory_mib(code: str) -> float:
 
     VmHWM, not ru_maxrss: a child's ru_maxrss starts at its parent's when that is larger.
     """
+
     def peak(body: str) -> float:
-        script = f"import orchlog.formats, orchlog.parquet; orchlog.formats.formats()\n{body}\n{PEAK_RSS}"
-        return int(subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                                  check=True).stdout.split()[-1]) / 1024
+        script = f"import orchlog.read.formats, orchlog.parquet; orchlog.read.formats.formats()\n{body}\n{PEAK_RSS}"
+        return (
+            int(
+                subprocess.run(
+                    [sys.executable, "-c", script], capture_output=True, text=True, check=True
+                ).stdout.split()[-1]
+            )
+            / 1024
+        )
+
     return peak(code) - peak("")
 
 
@@ -114,8 +125,10 @@ def machine() -> str:
     model = subprocess.run("lscpu | grep 'Model name'", shell=True, capture_output=True, text=True).stdout
     model = model.split(":", 1)[-1].strip() or platform.processor()
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    return (f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}, pyarrow {pa.__version__}; "
-            f"load average at start {load}")
+    return (
+        f"{model}, {os.cpu_count()} cores, Python {platform.python_version()}, pyarrow {pa.__version__}; "
+        f"load average at start {load}"
+    )
 
 
 Tensor = tuple[str, int | None, int, str, np.ndarray]  # checkpoint, layer, prompt, dtype, array
@@ -131,8 +144,9 @@ def activation_tensors(form: str, prompts: int, tokens: int, layers: int = 8) ->
 
 
 def record_input(name: str, layer: int | None, step: int, dtype: str, arr: np.ndarray, seq: int) -> RecordInput:
-    return RecordInput(checkpoint=name, dtype=dtype, shape=arr.shape, data=arr.tobytes(), layer=layer,
-                       step=step, seq=seq)
+    return RecordInput(
+        checkpoint=name, dtype=dtype, shape=arr.shape, data=arr.tobytes(), layer=layer, step=step, seq=seq
+    )
 
 
 def write_rows(path: Path, rows: list[dict], codec: str, level: int | None) -> None:
@@ -147,11 +161,15 @@ def pct(x: float) -> str:
 
 # ------------------------------------------------------------------ parts
 
+
 def bench_codec(work: Path, repeat: int) -> None:
     print("## Codec: file size / raw tensor bytes, and write time relative to no compression\n")
     print("Rows of one 64-token prompt pass through 8 layers (all checkpoints), written by orchlog's writer.\n")
-    print("| form | raw MiB | " + " | ".join(codec_label(*c) for c in CODECS)
-          + " | typed column zstd-1 | typed column + byte_stream_split zstd-1 |")
+    print(
+        "| form | raw MiB | "
+        + " | ".join(codec_label(*c) for c in CODECS)
+        + " | typed column zstd-1 | typed column + byte_stream_split zstd-1 |"
+    )
     print("|---|---|" + "---|" * (len(CODECS) + 2))
     for form in activations.FORMS:
         rows, arrays = [], []
@@ -160,8 +178,14 @@ def bench_codec(work: Path, repeat: int) -> None:
             arrays.append(arr.reshape(-1))
         raw = sum(len(r["data"]) for r in rows)
         outputs = {codec_label(*c): work / f"codec-{codec_label(*c)}.parquet" for c in CODECS}
-        runs = {codec_label(codec, level): (lambda out=outputs[codec_label(codec, level)], codec=codec, level=level:
-                                            write_rows(out, rows, codec, level)) for codec, level in CODECS}
+        runs = {
+            codec_label(codec, level): (
+                lambda out=outputs[codec_label(codec, level)], codec=codec, level=level: write_rows(
+                    out, rows, codec, level
+                )
+            )
+            for codec, level in CODECS
+        }
         times, _ = taking_turns(runs, repeat, outputs)
         cells = []
         for name, path in outputs.items():
@@ -170,8 +194,10 @@ def bench_codec(work: Path, repeat: int) -> None:
         cells += [typed_column_size(work, form, arrays, raw, bss) for bss in (False, True)]
         print(f"| {form} | {raw / MiB:.1f} | " + " | ".join(cells) + " |")
     print("\nEach cell: size ratio (write time / write time without compression).")
-    print("Typed column: all elements in one float32/float16/fixed_size_binary(2) column instead of "
-          "orchlog's large_binary, to show what byte_stream_split would add.\n")
+    print(
+        "Typed column: all elements in one float32/float16/fixed_size_binary(2) column instead of "
+        "orchlog's large_binary, to show what byte_stream_split would add.\n"
+    )
 
 
 def typed_column_size(work: Path, form: str, arrays: list[np.ndarray], raw: int, bss: bool) -> str:
@@ -181,8 +207,14 @@ def typed_column_size(work: Path, form: str, arrays: list[np.ndarray], raw: int,
     else:
         column = pa.array(flat)
     out = work / "typed.parquet"
-    pq.write_table(pa.table({"x": column}), out, compression="zstd", compression_level=1,
-                   use_dictionary=False, use_byte_stream_split=bss)
+    pq.write_table(
+        pa.table({"x": column}),
+        out,
+        compression="zstd",
+        compression_level=1,
+        use_dictionary=False,
+        use_byte_stream_split=bss,
+    )
     size = os.path.getsize(out)
     out.unlink()
     return f"{size / raw:.3f}"
@@ -201,33 +233,45 @@ def bench_pack(work: Path, repeat: int, mib: int) -> None:
             if raw >= mib * MiB:
                 break
     out, base = work / "packed.parquet", work / "baseline.parquet"
-    print("| codec | pack GB/s | write_table GB/s (same rows, same codec) | pack / write_table throughput "
-          "| CPU seconds, write_table / pack |")
+    print(
+        "| codec | pack GB/s | write_table GB/s (same rows, same codec) | pack / write_table throughput "
+        "| CPU seconds, write_table / pack |"
+    )
     print("|---|---|---|---|---|")
     for codec, level in ((DEFAULT_CODEC, DEFAULT_LEVEL), ("none", None)):
         pack([stream], out, codec=codec, level=level)
         table = pq.read_table(out)  # the same rows and bytes, in memory
-        wall, cpu = taking_turns({
-            "pack": lambda: pack([stream], out, codec=codec, level=level),
-            "write_table": lambda: pq.write_table(table, base, compression=codec, compression_level=level),
-        }, repeat, {"pack": out, "write_table": base})
+        wall, cpu = taking_turns(
+            {
+                "pack": lambda: pack([stream], out, codec=codec, level=level),
+                "write_table": lambda: pq.write_table(table, base, compression=codec, compression_level=level),
+            },
+            repeat,
+            {"pack": out, "write_table": base},
+        )
         gb_per_s = {name: raw / min(times) / 1e9 for name, times in wall.items()}
-        print(f"| {codec_label(codec, level)} | {gb_per_s['pack']:.2f} | {gb_per_s['write_table']:.2f} "
-              f"| {median_ratio(wall['write_table'], wall['pack']):.2f}x "
-              f"| {median_ratio(cpu['write_table'], cpu['pack']):.2f}x |")
+        print(
+            f"| {codec_label(codec, level)} | {gb_per_s['pack']:.2f} | {gb_per_s['write_table']:.2f} "
+            f"| {median_ratio(wall['write_table'], wall['pack']):.2f}x "
+            f"| {median_ratio(cpu['write_table'], cpu['pack']):.2f}x |"
+        )
     packed = work / "memory.parquet"
     pack_mib = peak_memory_mib(f"from orchlog.parquet import pack; pack([{str(stream)!r}], {str(packed)!r})")
     read_mib = peak_memory_mib(f"from orchlog.parquet import read\nfor rec in read({str(packed)!r}): rec.tensor()")
     packed.unlink()
-    print(f"\nPeak memory above an idle process, row groups of {DEFAULT_ROW_GROUP_BYTES // MiB} MiB: "
-          f"pack {pack_mib:.0f} MiB, reading every tensor in order {read_mib:.0f} MiB "
-          f"(the trace: {raw / MiB:.0f} MiB).")
+    print(
+        f"\nPeak memory above an idle process, row groups of {DEFAULT_ROW_GROUP_BYTES // MiB} MiB: "
+        f"pack {pack_mib:.0f} MiB, reading every tensor in order {read_mib:.0f} MiB "
+        f"(the trace: {raw / MiB:.0f} MiB)."
+    )
     import blake3
 
     data = table.column("data").to_pylist()
     t_hash = best_time(lambda: [blake3.blake3(d).digest() for d in data], repeat)
-    print(f"\nFor scale: blake3 alone hashes these bytes at {raw / t_hash / 1e9:.2f} GB/s on one core. "
-          f"{raw / MiB:.0f} MiB in {len(data)} tensors; input stream in the page cache.\n")
+    print(
+        f"\nFor scale: blake3 alone hashes these bytes at {raw / t_hash / 1e9:.2f} GB/s on one core. "
+        f"{raw / MiB:.0f} MiB in {len(data)} tensors; input stream in the page cache.\n"
+    )
     for p in (stream, out, base):
         p.unlink()
 
@@ -235,9 +279,11 @@ def bench_pack(work: Path, repeat: int, mib: int) -> None:
 def bench_read(work: Path, repeat: int, gib: float, row_group_bytes: int) -> None:
     print(f"## Reading one 4 MiB tensor out of a {gib:g} GiB trace\n")
     pool = np.concatenate([x.reshape(-1) for *_, x in activation_tensors("f32", prompts=1, tokens=64)])
-    distinct = [pool[i * MiB:(i + 1) * MiB] for i in range(len(pool) // MiB)]  # 1 Mi f32 = 4 MiB each
-    rows = [record_values(RecordInput(checkpoint="ffn_out", dtype="f32", shape=(1024, 1024), data=d.tobytes()))
-            for d in distinct]
+    distinct = [pool[i * MiB : (i + 1) * MiB] for i in range(len(pool) // MiB)]  # 1 Mi f32 = 4 MiB each
+    rows = [
+        record_values(RecordInput(checkpoint="ffn_out", dtype="f32", shape=(1024, 1024), data=d.tobytes()))
+        for d in distinct
+    ]
     path = work / "big.parquet"
     n = int(gib * 1024 / 4)
     layers = 24
@@ -261,15 +307,21 @@ def bench_read(work: Path, repeat: int, gib: float, row_group_bytes: int) -> Non
     full_before = bytes_read_by_process()
     t_full = best_time(lambda: pq.read_table(path, columns=["data"]), 1)
     full_bytes = bytes_read_by_process() - full_before
-    print(f"File: {size / 2**30:.2f} GiB, {n} tensors, {meta.num_row_groups} row groups of about "
-          f"{row_group_bytes // MiB} MiB of tensors, footer {meta.serialized_size / 1024:.0f} KiB.\n")
+    print(
+        f"File: {size / 2**30:.2f} GiB, {n} tensors, {meta.num_row_groups} row groups of about "
+        f"{row_group_bytes // MiB} MiB of tensors, footer {meta.serialized_size / 1024:.0f} KiB.\n"
+    )
     print("| read | time | bytes read | share of the file |")
     print("|---|---|---|---|")
     for (layer, token), (t, nbytes) in zip(picks, results):
-        print(f"| read(layer={layer}, token_idx={token}).tensor() | {t * 1000:.0f} ms | {nbytes / MiB:.1f} MiB "
-              f"| {pct(nbytes / size)} |")
-    print(f"| baseline: pq.read_table(columns=['data']) | {t_full * 1000:.0f} ms | {full_bytes / MiB:.0f} MiB "
-          f"| {pct(full_bytes / size)} |")
+        print(
+            f"| read(layer={layer}, token_idx={token}).tensor() | {t * 1000:.0f} ms | {nbytes / MiB:.1f} MiB "
+            f"| {pct(nbytes / size)} |"
+        )
+    print(
+        f"| baseline: pq.read_table(columns=['data']) | {t_full * 1000:.0f} ms | {full_bytes / MiB:.0f} MiB "
+        f"| {pct(full_bytes / size)} |"
+    )
     print("\nTimes include opening the file and the selection scan; the file is in the page cache.\n")
     path.unlink()
 
@@ -280,8 +332,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs per timing; the best is kept")
     parser.add_argument("--pack-mib", type=int, default=512, help="size of the pack input")
     parser.add_argument("--read-gib", type=float, default=2.0, help="size of the trace for the read test")
-    parser.add_argument("--row-group-mb", type=int, default=DEFAULT_ROW_GROUP_BYTES // MiB,
-                        help="row group size for the read test")
+    parser.add_argument(
+        "--row-group-mb", type=int, default=DEFAULT_ROW_GROUP_BYTES // MiB, help="row group size for the read test"
+    )
     parser.add_argument("--dir", help="where to write the files (default: .cache/ in the checkout)")
     args = parser.parse_args()
     parts = args.parts or ["codec", "pack", "read"]

@@ -6,6 +6,7 @@
 The figures in docs/llama-cpp.md come from this command. The first run builds
 llama.cpp (cached, a few minutes on two cores).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -38,8 +39,11 @@ def report(seed: int) -> str:
         model = make_tiny_model(Path(tmp) / "tiny-qwen2.gguf", seed)
         llama, hf, numpy_clean = run_llama_cpp(model), run_hf(model), run_numpy_engine(model)
         buggy = {bug: run_numpy_engine(model, bugs=bug) for bug in ALL_BUGS}
-    rows = [("HF vs llama.cpp", hf, llama), ("NumPy vs llama.cpp", numpy_clean, llama),
-            ("NumPy vs HF", numpy_clean, hf)]
+    rows = [
+        ("HF vs llama.cpp", hf, llama),
+        ("NumPy vs llama.cpp", numpy_clean, llama),
+        ("NumPy vs HF", numpy_clean, hf),
+    ]
     rows += [(f"NumPy+{bug.name.lower()} vs llama.cpp", logits, llama) for bug, logits in buggy.items()]
     lines = [
         f"tiny Qwen2, seed {seed}: {TINY.n_layer} layers, n_embd {TINY.n_embd}, {TINY.n_head} heads, "
@@ -55,8 +59,9 @@ def report(seed: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m examples.agreement", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m examples.agreement", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"weights seed (default {DEFAULT_SEED})")
     args = parser.parse_args(argv)
     try:

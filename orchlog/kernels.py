@@ -1,10 +1,11 @@
 """The comparer's hot loops: native kernels when built, NumPy twins otherwise.
 
-`orchlog._kernels` (native/python/kernels.cpp) does each job in one or two
+`orchlog._kernels` (native/python/kernels/) does each job in one or two
 passes; the functions here call it when it is importable and fall back to
 NumPy code that computes the same quantities, so a machine without the
 extension gets the same answers, only slower. Tests run both and compare.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -67,11 +68,18 @@ def _diff_sums_numpy(a: np.ndarray, b: np.ndarray) -> DiffSums:
         ad = np.abs(d)
         rel = ad / np.maximum(np.abs(a), a.dtype.type(REL_FLOOR))
         return DiffSums(
-            n=n, all_finite=finite,
-            sum_abs=float(ad.sum(dtype=np.float64)), sum_d2=float(np.dot(d.astype(np.float64), d)),
-            sum_a2=float(np.dot(a.astype(np.float64), a)), sum_b2=float(np.dot(b.astype(np.float64), b)),
-            max_abs=float(ad.max()), max_rel=float(rel.max()),
-            min_a=float(a.min()), max_a=float(a.max()), min_b=float(b.min()), max_b=float(b.max()),
+            n=n,
+            all_finite=finite,
+            sum_abs=float(ad.sum(dtype=np.float64)),
+            sum_d2=float(np.dot(d.astype(np.float64), d)),
+            sum_a2=float(np.dot(a.astype(np.float64), a)),
+            sum_b2=float(np.dot(b.astype(np.float64), b)),
+            max_abs=float(ad.max()),
+            max_rel=float(rel.max()),
+            min_a=float(a.min()),
+            max_a=float(a.max()),
+            min_b=float(b.min()),
+            max_b=float(b.max()),
         )
 
 
@@ -91,13 +99,35 @@ def abs_diff_quantile(a: np.ndarray, b: np.ndarray, q: float, native: bool = Tru
     return float(np.partition(ad, k)[k])
 
 
-PREFIX_COLUMNS = ("n", "max_abs", "mean_abs", "max_rel", "p99_abs", "rms_a", "rms_b", "rms_diff", "cosine", "l2",
-                  "min_a", "max_a", "min_b", "max_b", "nonfinite_mismatch")
+PREFIX_COLUMNS = (
+    "n",
+    "max_abs",
+    "mean_abs",
+    "max_rel",
+    "p99_abs",
+    "rms_a",
+    "rms_b",
+    "rms_diff",
+    "cosine",
+    "l2",
+    "min_a",
+    "max_a",
+    "min_b",
+    "max_b",
+    "nonfinite_mismatch",
+)
 _MATRIX_WIDTH = 256  # the NumPy twin measures pairs up to this many values as one matrix, longer ones one by one
 
 
-def prefix_diffs(values_a: np.ndarray, offsets_a: np.ndarray, rows_a: np.ndarray, values_b: np.ndarray,
-                 offsets_b: np.ndarray, rows_b: np.ndarray, native: bool = True) -> np.ndarray:
+def prefix_diffs(
+    values_a: np.ndarray,
+    offsets_a: np.ndarray,
+    rows_a: np.ndarray,
+    values_b: np.ndarray,
+    offsets_b: np.ndarray,
+    rows_b: np.ndarray,
+    native: bool = True,
+) -> np.ndarray:
     """Metrics over the common leading values of many pairs of ragged rows: one row of PREFIX_COLUMNS per pair.
 
     Pair p compares values_a[offsets_a[rows_a[p]]:...] with the same row of b.
@@ -105,28 +135,38 @@ def prefix_diffs(values_a: np.ndarray, offsets_a: np.ndarray, rows_a: np.ndarray
     mismatch (max_abs becomes infinite); the metrics cover the positions
     where both sides are finite, and are NaN where there are none.
     """
-    args = [np.ascontiguousarray(x, dtype=t) for x, t in ((values_a, np.float64), (offsets_a, np.int64),
-                                                          (rows_a, np.int64), (values_b, np.float64),
-                                                          (offsets_b, np.int64), (rows_b, np.int64))]
+    args = [
+        np.ascontiguousarray(x, dtype=t)
+        for x, t in (
+            (values_a, np.float64),
+            (offsets_a, np.int64),
+            (rows_a, np.int64),
+            (values_b, np.float64),
+            (offsets_b, np.int64),
+            (rows_b, np.int64),
+        )
+    ]
     if native and _native is not None:
         return _native.prefix_diffs(*args)
     return _prefix_diffs_numpy(*args)
 
 
-def _prefix_diffs_numpy(va: np.ndarray, oa: np.ndarray, ia: np.ndarray, vb: np.ndarray, ob: np.ndarray,
-                        ib: np.ndarray) -> np.ndarray:
+def _prefix_diffs_numpy(
+    va: np.ndarray, oa: np.ndarray, ia: np.ndarray, vb: np.ndarray, ob: np.ndarray, ib: np.ndarray
+) -> np.ndarray:
     m = np.minimum(np.diff(oa)[ia], np.diff(ob)[ib])
     out = np.empty((len(ia), len(PREFIX_COLUMNS)))
     short = np.flatnonzero(m <= _MATRIX_WIDTH)
     if len(short):
         out[short] = _prefix_matrix(va, oa[ia[short]], vb, ob[ib[short]], m[short])
     for p in np.flatnonzero(m > _MATRIX_WIDTH):
-        out[p] = _prefix_matrix(va, oa[ia[p:p + 1]], vb, ob[ib[p:p + 1]], m[p:p + 1])[0]
+        out[p] = _prefix_matrix(va, oa[ia[p : p + 1]], vb, ob[ib[p : p + 1]], m[p : p + 1])[0]
     return out
 
 
-def _prefix_matrix(va: np.ndarray, starts_a: np.ndarray, vb: np.ndarray, starts_b: np.ndarray,
-                   m: np.ndarray) -> np.ndarray:
+def _prefix_matrix(
+    va: np.ndarray, starts_a: np.ndarray, vb: np.ndarray, starts_b: np.ndarray, m: np.ndarray
+) -> np.ndarray:
     """prefix_diffs for rows laid out as one (pairs x longest) matrix, zeros past each row's end."""
     width = max(int(m.max()), 1)
     cols = np.arange(width)
@@ -152,15 +192,30 @@ def _prefix_matrix(va: np.ndarray, starts_a: np.ndarray, vb: np.ndarray, starts_
         ranked = np.sort(np.where(both, ad, np.inf), axis=1)
         k = np.clip(np.ceil(0.99 * count).astype(np.int64) - 1, 0, width - 1)
         p99 = np.take_along_axis(ranked, k[:, None], axis=1)[:, 0]
-        cos = np.where((sa2 == 0) | (sb2 == 0), np.where(sa2 == sb2, 1.0, 0.0),
-                       (sa2 + sb2 - sd2) / (2.0 * np.sqrt(sa2) * np.sqrt(sb2)))
-        out = np.column_stack([
-            m, np.where(mismatch > 0, np.inf, max_abs), ad.sum(axis=1) / count,
-            (ad / np.maximum(np.abs(x), REL_FLOOR)).max(axis=1), p99, np.sqrt(sa2 / count), np.sqrt(sb2 / count),
-            np.sqrt(sd2 / count), np.clip(cos, -1.0, 1.0), np.sqrt(sd2),
-            np.where(both, x, np.inf).min(axis=1), np.where(both, x, -np.inf).max(axis=1),
-            np.where(both, y, np.inf).min(axis=1), np.where(both, y, -np.inf).max(axis=1), mismatch,
-        ]).astype(np.float64)
+        cos = np.where(
+            (sa2 == 0) | (sb2 == 0),
+            np.where(sa2 == sb2, 1.0, 0.0),
+            (sa2 + sb2 - sd2) / (2.0 * np.sqrt(sa2) * np.sqrt(sb2)),
+        )
+        out = np.column_stack(
+            [
+                m,
+                np.where(mismatch > 0, np.inf, max_abs),
+                ad.sum(axis=1) / count,
+                (ad / np.maximum(np.abs(x), REL_FLOOR)).max(axis=1),
+                p99,
+                np.sqrt(sa2 / count),
+                np.sqrt(sb2 / count),
+                np.sqrt(sd2 / count),
+                np.clip(cos, -1.0, 1.0),
+                np.sqrt(sd2),
+                np.where(both, x, np.inf).min(axis=1),
+                np.where(both, x, -np.inf).max(axis=1),
+                np.where(both, y, np.inf).min(axis=1),
+                np.where(both, y, -np.inf).max(axis=1),
+                mismatch,
+            ]
+        ).astype(np.float64)
     empty = count == 0
     out[empty, 2:14] = np.nan
     out[empty & (mismatch == 0), 1] = np.nan
@@ -168,7 +223,7 @@ def _prefix_matrix(va: np.ndarray, starts_a: np.ndarray, vb: np.ndarray, starts_
 
 
 def parse_orchlog_jsonl(buf: bytes, first_line: int, native: bool = True) -> dict[str, Any] | None:
-    """Columns for the canonical record lines of `buf` (see kernels.cpp), or None without the extension.
+    """Columns for the canonical record lines of `buf` (see native/python/kernels/jsonl_columns.hpp), or None without the extension.
 
     Lines the kernel does not take (headers, non-canonical or broken lines) come
     back in `other` as (line number, start, end) triples for the Python reader.

@@ -3,6 +3,7 @@
 The YAML file is the only source of truth; this module validates its shape
 so that a typo there fails loudly in codegen rather than quietly in C++.
 """
+
 from __future__ import annotations
 
 import dataclasses

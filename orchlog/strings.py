@@ -5,11 +5,13 @@ name once lets per-name work (matching a glob, looking up a rule, renaming
 through a map, interning for alignment) run once per name and reach every
 row by indexing. Code -1 is None.
 """
+
 from __future__ import annotations
 
 import fnmatch
 import re
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -36,13 +38,13 @@ class Strings:
         self.codes = np.asarray(codes, dtype=np.int32)
 
     @staticmethod
-    def from_values(values: Iterable[str | None]) -> "Strings":
+    def from_values(values: Iterable[str | None]) -> Strings:
         index: dict[str, int] = {}
         codes = [-1 if v is None else index.setdefault(v, len(index)) for v in values]
         return Strings(list(index), np.array(codes, dtype=np.int32))
 
     @staticmethod
-    def repeat(value: str | None, n: int) -> "Strings":
+    def repeat(value: str | None, n: int) -> Strings:
         if value is None:
             return Strings([], np.full(n, -1, dtype=np.int32))
         return Strings([value], np.zeros(n, dtype=np.int32))
@@ -77,7 +79,7 @@ class Strings:
         mapped[-1] = fn(None)
         return mapped[self.codes]
 
-    def map(self, fn: Callable[[str], str | None]) -> "Strings":
+    def map(self, fn: Callable[[str], str | None]) -> Strings:
         """A column of fn(s) for every non-None row (fn called once per distinct string)."""
         return Strings(_object_array([fn(s) for s in self.table]), self.codes.copy())
 
@@ -95,7 +97,7 @@ class Strings:
         return np.isin(self.codes, hits)
 
     @staticmethod
-    def concat(columns: Sequence["Strings"]) -> "Strings":
+    def concat(columns: Sequence[Strings]) -> Strings:
         if len(columns) == 1:
             return columns[0]
         index: dict[Any, int] = {}

@@ -3,7 +3,8 @@
 #   - Debian packages (compilers, CMake, Ninja, GoogleTest) via apt-get when missing
 #   - Rust's rustfmt/clippy components when rustup is there
 #   - .venv with orchlog installed editable (native extension built by CMake)
-#     with the test and e2e extras (pytest; torch, transformers, gguf for examples/),
+#     with the test, e2e, codegen and lint extras (pytest; torch, transformers, gguf for
+#     examples/; pyyaml and jinja2 for codegen; ruff, mypy, clang-format),
 #     reinstalled only when the build inputs change
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,6 +58,6 @@ if [ "$(cat "$stamp_file" 2>/dev/null)" != "$stamp_now" ] || ! $PY -c 'import or
   # Build requirements are installed into the venv so that rebuilds are
   # incremental (no isolated build env) and reuse .cache/skbuild.
   $PY -m pip install -q "scikit-build-core>=0.10" "pybind11>=2.12" "cmake>=3.18" ninja
-  $PY -m pip install -q --no-build-isolation -e ".[test,e2e]"
+  $PY -m pip install -q --no-build-isolation -e ".[test,e2e,codegen,lint]"
   echo "$stamp_now" > "$stamp_file"
 fi

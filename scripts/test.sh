@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The whole test suite: codegen freshness, Python (pytest), Rust (cargo), C++ (ctest).
+# The whole test suite: codegen freshness, lint and format checks, Python (pytest),
+# Rust (cargo), C++ (ctest).
 # Extra arguments go to pytest, e.g. `./scripts/test.sh -m "not slow" -x`.
-# STAGES="codegen python rust cpp" selects stages (all by default).
+# STAGES="codegen lint python rust cpp" selects stages (all by default).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -9,7 +10,7 @@ ROOT=$PWD
 export PATH="$ROOT/.venv/bin:$HOME/.cargo/bin:$PATH"
 export CARGO_TARGET_DIR="$ROOT/.cache/cargo-target"
 export CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-2}
-STAGES=${STAGES:-"codegen python rust cpp"}
+STAGES=${STAGES:-"codegen lint python rust cpp"}
 failed=()
 
 stage() {
@@ -21,6 +22,18 @@ stage() {
   # pytest exits 5 when a selection holds no tests; that is not a failure.
   if [ "$name" = python ] && [ $rc -eq 5 ]; then rc=0; fi
   [ $rc -eq 0 ] || failed+=("$name (exit $rc)")
+}
+
+# Python: ruff's lint rules and formatting; C and C++: clang-format (generated
+# files are checked against the schema by the codegen stage instead).
+lint() {
+  local rc=0
+  ruff check --quiet . || rc=1
+  ruff format --check --quiet . || { echo "lint: run 'ruff format .' to fix the formatting" >&2; rc=1; }
+  git ls-files -z '*.c' '*.h' '*.cpp' '*.hpp' '*.cu' '*.inc' | grep -zv 'schema_gen\.hpp$' |
+    xargs -0 clang-format --dry-run -Werror ||
+    { echo "lint: run 'git ls-files *.cpp *.hpp *.h *.c *.cu *.inc | xargs clang-format -i' to fix" >&2; rc=1; }
+  return $rc
 }
 
 cpp_tests() {
@@ -42,6 +55,7 @@ rust_tests() {
 }
 
 stage codegen python -m orchlog.codegen --check
+stage lint lint
 stage python python -m pytest "$@"
 stage rust rust_tests
 stage cpp cpp_tests

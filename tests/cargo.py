@@ -1,4 +1,5 @@
 """Build the Rust crate's example programs once per test session."""
+
 from __future__ import annotations
 
 import functools
@@ -21,15 +22,19 @@ def cargo() -> str | None:
 
 def env() -> dict[str, str]:
     """The environment cargo runs in: the suite's shared, cached target dir."""
-    return dict(os.environ, CARGO_TARGET_DIR=os.environ.get("CARGO_TARGET_DIR", str(ROOT / ".cache" / "cargo-target")),
-                CARGO_BUILD_JOBS=os.environ.get("CARGO_BUILD_JOBS", "2"))
+    return dict(
+        os.environ,
+        CARGO_TARGET_DIR=os.environ.get("CARGO_TARGET_DIR", str(ROOT / ".cache" / "cargo-target")),
+        CARGO_BUILD_JOBS=os.environ.get("CARGO_BUILD_JOBS", "2"),
+    )
 
 
 @functools.cache
 def _build_examples() -> Path:
     # --all-features matches the Rust stage's test build, so the two share artifacts.
-    subprocess.run([cargo(), "build", "--quiet", "--locked", "--examples", "--all-features"], cwd=CRATE, env=env(),
-                   check=True)
+    subprocess.run(
+        [cargo(), "build", "--quiet", "--locked", "--examples", "--all-features"], cwd=CRATE, env=env(), check=True
+    )
     return Path(env()["CARGO_TARGET_DIR"]) / "debug" / "examples"
 
 

@@ -1,4 +1,5 @@
 """Shared fixtures: the checkout root and the conformance vectors."""
+
 from __future__ import annotations
 
 import json

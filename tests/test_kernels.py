@@ -1,4 +1,5 @@
 """The native kernels and their NumPy twins give the same answers."""
+
 from __future__ import annotations
 
 import json

@@ -4,6 +4,7 @@ Their code blocks must equal examples/cpp/quickstart.cpp and
 examples/python/quickstart.py, and their shell blocks are run verbatim in a
 scratch directory that links to the checkout.
 """
+
 from __future__ import annotations
 
 import re
@@ -20,7 +21,7 @@ def _section(title: str) -> str:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     start = text.index(f"## {title}\n")
     end = text.find("\n## ", start + 1)
-    return text[start:end if end >= 0 else None]
+    return text[start : end if end >= 0 else None]
 
 
 def _blocks(section: str, lang: str) -> list[str]:
@@ -30,8 +31,9 @@ def _blocks(section: str, lang: str) -> list[str]:
 def _run_shell(block: str, cwd) -> subprocess.CompletedProcess:
     for name in ("native", "examples", ".venv"):
         (cwd / name).symlink_to(ROOT / name)
-    return subprocess.run(["bash", "-euo", "pipefail", "-c", block], cwd=cwd, env=env(), capture_output=True,
-                          text=True, timeout=300)
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block], cwd=cwd, env=env(), capture_output=True, text=True, timeout=300
+    )
 
 
 def test_the_cpp_quick_start_is_the_example_file_and_its_commands_write_a_trace(tmp_path):
@@ -45,7 +47,10 @@ def test_the_cpp_quick_start_is_the_example_file_and_its_commands_write_a_trace(
     records = list(trace)
     assert trace.header["team"] == "my-engine" and trace.header["producer"]["language"] == "cpp"
     assert [(r.checkpoint, r.token_idx, r.layer) for r in records[:3]] == [
-        ("embedding", 0, None), ("attn_out", 0, 0), ("attn_out", 0, 1)]
+        ("embedding", 0, None),
+        ("attn_out", 0, 0),
+        ("attn_out", 0, 1),
+    ]
     assert len(records) == 12 and proc.stdout.startswith('{"orchlog":1,')
 
 
@@ -67,4 +72,5 @@ def test_the_llama_cpp_snippet_is_taken_from_the_example_program_line_for_line()
     program = {line.strip() for line in (ROOT / "examples/llama_cpp/log_graph.cpp").read_text().splitlines()}
     lines = [line.strip() for line in code.splitlines() if line.strip()]
     assert [line for line in lines if line not in program] == [
-        "#include <orchlog/ggml.hpp>   // with llama.cpp's ggml.h and ggml-backend.h on the include path"]
+        "#include <orchlog/ggml.hpp>   // with llama.cpp's ggml.h and ggml-backend.h on the include path"
+    ]

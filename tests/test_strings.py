@@ -1,4 +1,5 @@
 """Strings: a dictionary-encoded column that behaves like a list of str and None."""
+
 from __future__ import annotations
 
 import numpy as np

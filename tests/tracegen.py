@@ -1,8 +1,9 @@
 """Build small traces for tests with the reference encoder."""
+
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 
@@ -15,9 +16,22 @@ def header(language: str = "python", **kw) -> HeaderInput:
 
 def record(checkpoint: str, array: np.ndarray, **kw) -> RecordInput:
     arr = np.ascontiguousarray(array)
-    dtype = {"float32": "f32", "float16": "f16", "float64": "f64", "int8": "i8", "uint8": "u8",
-             "int32": "i32", "int64": "i64"}[arr.dtype.name]
-    return RecordInput(checkpoint=checkpoint, dtype=dtype, shape=arr.shape, data=arr.astype(arr.dtype.newbyteorder("<")).tobytes(), **kw)
+    dtype = {
+        "float32": "f32",
+        "float16": "f16",
+        "float64": "f64",
+        "int8": "i8",
+        "uint8": "u8",
+        "int32": "i32",
+        "int64": "i64",
+    }[arr.dtype.name]
+    return RecordInput(
+        checkpoint=checkpoint,
+        dtype=dtype,
+        shape=arr.shape,
+        data=arr.astype(arr.dtype.newbyteorder("<")).tobytes(),
+        **kw,
+    )
 
 
 def write_jsonl(path: Path, records: Iterable[RecordInput], head: HeaderInput | None = None) -> Path:

@@ -1,4 +1,5 @@
 """Turn vector inputs back into the reference encoder's inputs."""
+
 from __future__ import annotations
 
 import math
@@ -22,9 +23,19 @@ def meta_from_json(meta: dict[str, Any]) -> dict[str, Any]:
 def record_input(doc: dict[str, Any]) -> RecordInput:
     checkpoint = bytes.fromhex(doc["checkpoint_hex"]) if "checkpoint_hex" in doc else doc["checkpoint"]
     return RecordInput(
-        checkpoint=checkpoint, dtype=doc["dtype"], shape=tuple(doc["shape"]), data=bytes.fromhex(doc["data_hex"]),
-        team=doc["team"], token_idx=doc["token_idx"], layer=doc["layer"], stage=doc["stage"], step=doc["step"],
-        rank=doc["rank"], world_size=doc["world_size"], seq=doc["seq"], values=doc["values"],
+        checkpoint=checkpoint,
+        dtype=doc["dtype"],
+        shape=tuple(doc["shape"]),
+        data=bytes.fromhex(doc["data_hex"]),
+        team=doc["team"],
+        token_idx=doc["token_idx"],
+        layer=doc["layer"],
+        stage=doc["stage"],
+        step=doc["step"],
+        rank=doc["rank"],
+        world_size=doc["world_size"],
+        seq=doc["seq"],
+        values=doc["values"],
         meta=meta_from_json(doc["meta"]),
     )
 

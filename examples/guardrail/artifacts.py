@@ -13,6 +13,7 @@ engine computing in bf16 would write them. The reference side (first of
 side, so a test knows exactly which side and position must be reported.
 Nothing depends on the clock: the same calls write the same bytes.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -25,13 +26,20 @@ from typing import Any
 import numpy as np
 import orjson
 
-from orchlog.encoding.record import (ALL_VALUES, HeaderInput, RecordInput, encode_header, encode_record,
-                                     header_values, record_values)
+from orchlog.encoding.record import (
+    ALL_VALUES,
+    HeaderInput,
+    RecordInput,
+    encode_header,
+    encode_record,
+    header_values,
+    record_values,
+)
 
 TIMESTAMP = "2026-02-07T20:00:00Z"
 GIT_COMMIT = "0a1b2c3d"
 ENCODINGS = ("jsonl", "jsonl.gz", "orchlog-jsonl", "orchlog-bin", "orchlog-parquet")
-DRIFT_SIGMA = 2.0 ** -8  # relative noise of about one bf16 step: what a different summation order leaves behind
+DRIFT_SIGMA = 2.0**-8  # relative noise of about one bf16 step: what a different summation order leaves behind
 DIVERGENCE = 0.25  # moved up or down, alternately, at every logit of a diverging position: far beyond any threshold
 
 
@@ -102,21 +110,38 @@ class Tree:
         if pair.diverge_at is not None:
             test = test.copy()
             # Alternating signs, so the distribution changes too (a uniform shift would leave softmax as it is).
-            test[pair.diverge_at:] += DIVERGENCE * np.where(np.arange(self.vocab) % 2, 1, -1).astype(np.float32)
+            test[pair.diverge_at :] += DIVERGENCE * np.where(np.arange(self.vocab) % 2, 1, -1).astype(np.float32)
         test_ids = token_ids.copy()
         if pair.token_id_changed_at is not None:
             test_ids[pair.token_id_changed_at] = (test_ids[pair.token_id_changed_at] + 1) % self.vocab
-        self._write_side(run / self.sides[1], pair, positions, test_ids, test, pair.encodings[1], pair.metadata,
-                         test_side=True)
+        self._write_side(
+            run / self.sides[1], pair, positions, test_ids, test, pair.encodings[1], pair.metadata, test_side=True
+        )
         return run
 
     def _metadata(self, pair: Pair, side: str, start: int) -> dict[str, Any]:
-        return {"dtype": self.dtype, "prompt_len": self.prompt_len, "gen_len": self.gen_len, **pair.values,
-                "mode": side, "timestamp": TIMESTAMP, "git_commit": GIT_COMMIT,
-                "token_span": {"start": start, "count": self.gen_len}}
+        return {
+            "dtype": self.dtype,
+            "prompt_len": self.prompt_len,
+            "gen_len": self.gen_len,
+            **pair.values,
+            "mode": side,
+            "timestamp": TIMESTAMP,
+            "git_commit": GIT_COMMIT,
+            "token_span": {"start": start, "count": self.gen_len},
+        }
 
-    def _write_side(self, directory: Path, pair: Pair, positions: np.ndarray, token_ids: np.ndarray,
-                    logits: np.ndarray, encoding: str, overrides: dict[str, Any], test_side: bool = False) -> None:
+    def _write_side(
+        self,
+        directory: Path,
+        pair: Pair,
+        positions: np.ndarray,
+        token_ids: np.ndarray,
+        logits: np.ndarray,
+        encoding: str,
+        overrides: dict[str, Any],
+        test_side: bool = False,
+    ) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         fault = pair if test_side else Pair(pair.values)
         if fault.missing != "metadata":
@@ -127,15 +152,17 @@ class Tree:
         rows = [(int(t), int(i), row) for t, i, row in zip(positions, token_ids, logits)]
         if encoding in ("jsonl", "jsonl.gz"):
             # orjson: ten times faster than json for a 151936-wide row, and as valid (shortest round-trip floats).
-            lines = [orjson.dumps({"token_idx": t, "token_id": i, "logits": row.astype(np.float64).tolist()}) + b"\n"
-                     for t, i, row in rows]
+            lines = [
+                orjson.dumps({"token_idx": t, "token_id": i, "logits": row.astype(np.float64).tolist()}) + b"\n"
+                for t, i, row in rows
+            ]
             if fault.malformed_at is not None:
                 lines[fault.malformed_at] = lines[fault.malformed_at][:40] + b"\n"
             data = b"".join(lines)
             name = f"logits.{encoding}"
             (directory / name).write_bytes(gzip.compress(data, mtime=0) if encoding.endswith(".gz") else data)
         elif encoding.startswith("orchlog-") and encoding in ENCODINGS:
-            _write_orchlog(directory, rows, encoding[len("orchlog-"):])
+            _write_orchlog(directory, rows, encoding[len("orchlog-") :])
         else:
             raise ValueError(f"encoding {encoding!r} is not one of {', '.join(ENCODINGS)}")
 
@@ -144,9 +171,19 @@ def _write_orchlog(directory: Path, rows: list[tuple[int, int, np.ndarray]], kin
     """An orchlog trace of the logits, every value kept, as an engine logging with ORCH_LOG_VALUES=all writes it
     (`kind` jsonl or bin), or as `orchlog pack` leaves it (parquet)."""
     head = HeaderInput(language="python", created=TIMESTAMP, git_commit=GIT_COMMIT, values=ALL_VALUES)
-    records = [RecordInput(checkpoint="logits", dtype="f32", shape=row.shape, data=row.astype("<f4").tobytes(),
-                           token_idx=t, seq=seq, values=ALL_VALUES, meta={"token_id": i})
-               for seq, (t, i, row) in enumerate(rows)]
+    records = [
+        RecordInput(
+            checkpoint="logits",
+            dtype="f32",
+            shape=row.shape,
+            data=row.astype("<f4").tobytes(),
+            token_idx=t,
+            seq=seq,
+            values=ALL_VALUES,
+            meta={"token_id": i},
+        )
+        for seq, (t, i, row) in enumerate(rows)
+    ]
     if kind == "parquet":
         from orchlog.parquet import Writer
 

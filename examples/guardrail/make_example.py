@@ -14,6 +14,7 @@ the encodings teams have: gzipped and plain logits.jsonl, and an orchlog
 trace (binary stream) in place of logits.jsonl. With --regression, decode
 of kv_aligned=1 seed=1 parts ways from position 18 on.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,8 +40,14 @@ def make_example(root: Path, regression: bool = False) -> None:
     for kv in KV_ALIGNED:
         for seed in SEEDS:
             broken = regression and (kv, seed) == (REGRESSION["kv_aligned"], REGRESSION["seed"])
-            tree.write_pair(Pair({"kv_aligned": kv, "seed": seed}, drift=kv == 0, encodings=ENCODINGS[seed],
-                                 diverge_at=REGRESSION["position"] if broken else None))
+            tree.write_pair(
+                Pair(
+                    {"kv_aligned": kv, "seed": seed},
+                    drift=kv == 0,
+                    encodings=ENCODINGS[seed],
+                    diverge_at=REGRESSION["position"] if broken else None,
+                )
+            )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ The first run builds llama.cpp (cached, a few minutes on two cores); then a
 hunt takes seconds. Traces go to --out (default: a temporary directory), and
 the report ends with the `orchlog compare` command that reproduces it.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,11 +26,15 @@ from orchlog.compare import compare
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m examples.hunt", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m examples.hunt", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--engine", choices=ENGINES, default="numpy", help="the engine under test (default numpy)")
-    parser.add_argument("--bug", default="", help="NumPy engine bugs, comma-separated, from: "
-                        + ", ".join(b.name.lower() for b in ALL_BUGS))
+    parser.add_argument(
+        "--bug",
+        default="",
+        help="NumPy engine bugs, comma-separated, from: " + ", ".join(b.name.lower() for b in ALL_BUGS),
+    )
     parser.add_argument("--stages", action="store_true", help="print each stage's agreement for both clean engines")
     parser.add_argument("--out", type=Path, help="keep the model and traces in this directory")
     parser.add_argument("--format", choices=("text", "md"), default="text")

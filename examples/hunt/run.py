@@ -1,5 +1,6 @@
 """Write the traces of one hunt: llama.cpp (the reference) and one engine under
 test, and the `orchlog compare` options that line them up."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -26,8 +27,13 @@ class Hunt:
 
     def arguments(self) -> list[str]:
         """`orchlog compare`'s arguments for the same comparison."""
-        return [str(self.reference), str(self.ours), "--tolerances", str(TOLERANCES),
-                *(arg for m in self.maps for arg in ("--map", m))]
+        return [
+            str(self.reference),
+            str(self.ours),
+            "--tolerances",
+            str(TOLERANCES),
+            *(arg for m in self.maps for arg in ("--map", m)),
+        ]
 
     def command(self) -> str:
         return " ".join(["orchlog compare", *self.arguments()])

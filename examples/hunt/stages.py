@@ -1,6 +1,7 @@
 """How closely each stage agrees: the largest |difference| per canonical
 (checkpoint, stage) over every token and step, from a compare report. The
 figures in docs/llama-cpp.md come from `python -m examples.hunt --stages`."""
+
 from __future__ import annotations
 
 from orchlog.compare import CompareReport, compare
@@ -19,14 +20,21 @@ def stage_agreement(report: CompareReport) -> dict[Stage, float]:
 
 def stage_table(hunts: dict) -> str:
     """One row per stage, one column per engine compared with llama.cpp."""
-    columns = {engine: stage_agreement(compare(h.reference, h.ours, h.options(detail=True)))
-               for engine, h in hunts.items()}
+    columns = {
+        engine: stage_agreement(compare(h.reference, h.ours, h.options(detail=True))) for engine, h in hunts.items()
+    }
     stages = list(dict.fromkeys(stage for figures in columns.values() for stage in figures))
-    lines = ["max |difference| from llama.cpp, over all tokens and steps",
-             f"{'stage':20}" + "".join(f"{engine:>12}" for engine in columns)]
+    lines = [
+        "max |difference| from llama.cpp, over all tokens and steps",
+        f"{'stage':20}" + "".join(f"{engine:>12}" for engine in columns),
+    ]
     for checkpoint, stage in stages:
         label = checkpoint + (f" ({stage})" if stage else "")
-        lines.append(f"{label:20}" + "".join(
-            f"{figures[(checkpoint, stage)]:12.2e}" if (checkpoint, stage) in figures else f"{'-':>12}"
-            for figures in columns.values()))
+        lines.append(
+            f"{label:20}"
+            + "".join(
+                f"{figures[(checkpoint, stage)]:12.2e}" if (checkpoint, stage) in figures else f"{'-':>12}"
+                for figures in columns.values()
+            )
+        )
     return "\n".join(lines)

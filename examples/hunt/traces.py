@@ -1,6 +1,7 @@
 """Each engine's orchlog trace of the default scenario: full tensors (binary
 stream), one record per token row, llama.cpp's graph names as checkpoints
 (HF's module paths are mapped onto them by orchlog/maps/hf_qwen2.toml)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -15,9 +16,16 @@ from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO, Scenario
 
 # The HF modules whose outputs, and those whose inputs, hf_qwen2.toml maps.
 HF_OUTPUTS = (
-    "model.embed_tokens", "model.norm", "lm_head", "model.layers.*", "model.layers.*.input_layernorm",
-    "model.layers.*.post_attention_layernorm", "model.layers.*.self_attn.?_proj", "model.layers.*.mlp",
-    "model.layers.*.mlp.gate_proj", "model.layers.*.mlp.up_proj",
+    "model.embed_tokens",
+    "model.norm",
+    "lm_head",
+    "model.layers.*",
+    "model.layers.*.input_layernorm",
+    "model.layers.*.post_attention_layernorm",
+    "model.layers.*.self_attn.?_proj",
+    "model.layers.*.mlp",
+    "model.layers.*.mlp.gate_proj",
+    "model.layers.*.mlp.up_proj",
 )
 HF_INPUTS = ("**.self_attn.o_proj", "**.post_attention_layernorm", "**.mlp.down_proj")
 
@@ -34,11 +42,11 @@ class _Run:
     def __init__(self, path: Path, team: str) -> None:
         orchlog.configure(path=str(path), mode="full", team=team, select="")
 
-    def __enter__(self) -> "_Run":
+    def __enter__(self) -> _Run:
         return self
 
     def __exit__(self, *exc) -> None:
-        orchlog.emitter.close()
+        orchlog.close()
 
 
 def llama_trace(gguf: Path, out: Path, program: Path | None = None, scenario: Scenario = DEFAULT_SCENARIO) -> Path:
@@ -49,8 +57,9 @@ def llama_trace(gguf: Path, out: Path, program: Path | None = None, scenario: Sc
 def numpy_trace(gguf: Path, out: Path, bugs: Bug = Bug.NONE, scenario: Scenario = DEFAULT_SCENARIO) -> Path:
     def observe(checkpoint, layer, token_idx, step, array, stage=None):
         if checkpoint not in NOT_COMPARABLE:
-            orchlog.log(checkpoint, np.ascontiguousarray(array), token_idx=token_idx, layer=layer, stage=stage,
-                        step=step)
+            orchlog.log(
+                checkpoint, np.ascontiguousarray(array), token_idx=token_idx, layer=layer, stage=stage, step=step
+            )
 
     with _Run(out, f"numpy{'+' + bugs.name.lower() if bugs else ''}"):
         run_numpy_engine(gguf, scenario, bugs=bugs, observe=observe)

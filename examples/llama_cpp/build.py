@@ -9,6 +9,7 @@ $ORCHLOG_CACHE_DIR, else $XDG_CACHE_HOME/orchlog, else ~/.cache/orchlog; a
 finished build leaves a `COMPLETE` stamp, so a second call returns at once.
 Progress goes to a terminal only; piped, the build is silent unless it fails.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -112,14 +113,28 @@ def ensure_llama_cpp(jobs: int = DEFAULT_JOBS, quiet: bool = False) -> LlamaCppB
             # Only the install prefix is used from here on; the sdist stays for a rebuild.
             shutil.rmtree(work / "src")
             shutil.rmtree(work / "build")
-            stamp.write_text(json.dumps({
-                "version": LLAMA_CPP_PYTHON_VERSION, "commit": LLAMA_CPP_COMMIT, "flags": list(CMAKE_FLAGS),
-                "jobs": jobs, "fetch_seconds": round(fetched - started, 1),
-                "build_seconds": round(time.monotonic() - fetched, 1),
-            }, indent=1) + "\n")
+            stamp.write_text(
+                json.dumps(
+                    {
+                        "version": LLAMA_CPP_PYTHON_VERSION,
+                        "commit": LLAMA_CPP_COMMIT,
+                        "flags": list(CMAKE_FLAGS),
+                        "jobs": jobs,
+                        "fetch_seconds": round(fetched - started, 1),
+                        "build_seconds": round(time.monotonic() - fetched, 1),
+                    },
+                    indent=1,
+                )
+                + "\n"
+            )
         info = json.loads(stamp.read_text())
-    return LlamaCppBuild(prefix=work / "install", version=info["version"], commit=info["commit"],
-                         flags=tuple(info["flags"]), build_seconds=info["build_seconds"])
+    return LlamaCppBuild(
+        prefix=work / "install",
+        version=info["version"],
+        commit=info["commit"],
+        flags=tuple(info["flags"]),
+        build_seconds=info["build_seconds"],
+    )
 
 
 def _say(quiet: bool, message: str) -> None:
@@ -139,12 +154,24 @@ def _fetch_sdist(directory: Path, quiet: bool) -> Path:
         # Only this package as an sdist, and no isolated build env: `--no-binary :all:`
         # would make pip build the sdist's own build requirements (CMake!) from source
         # just to read its metadata.
-        cmd = [sys.executable, "-m", "pip", "download", "--no-binary", "llama-cpp-python", "--no-build-isolation",
-               "--no-deps", "--dest", tmp, f"llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION}"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-binary",
+            "llama-cpp-python",
+            "--no-build-isolation",
+            "--no-deps",
+            "--dest",
+            tmp,
+            f"llama-cpp-python=={LLAMA_CPP_PYTHON_VERSION}",
+        ]
         if not show:
             cmd += ["--quiet", "--progress-bar", "off"]
-        proc = subprocess.run(cmd, stdout=None if show else subprocess.PIPE,
-                              stderr=None if show else subprocess.STDOUT, text=True)
+        proc = subprocess.run(
+            cmd, stdout=None if show else subprocess.PIPE, stderr=None if show else subprocess.STDOUT, text=True
+        )
         if proc.returncode != 0:
             raise BuildError(f"pip download of llama-cpp-python failed:\n{proc.stdout or ''}")
         os.replace(Path(tmp) / name, target)
@@ -163,7 +190,7 @@ def _extract_vendored_source(sdist: Path, destination: Path) -> Path:
             members = []
             for member in archive.getmembers():
                 if member.name.startswith(prefix):
-                    member.name = member.name[len(prefix):]
+                    member.name = member.name[len(prefix) :]
                     members.append(member)
             if not members:
                 raise BuildError(f"{sdist} holds no {prefix}")
@@ -195,13 +222,27 @@ def _cmake_build(source: Path, work: Path, jobs: int, quiet: bool) -> None:
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []
     with open(log_path, "w") as log:
         _say(quiet, f"configuring {LLAMA_CPP_COMMIT} (log: {log_path})")
-        _run_logged(["cmake", "-S", str(source), "-B", str(build), *generator, *CMAKE_FLAGS,
-                     f"-DCMAKE_INSTALL_PREFIX={install}"], log, log_path)
+        _run_logged(
+            [
+                "cmake",
+                "-S",
+                str(source),
+                "-B",
+                str(build),
+                *generator,
+                *CMAKE_FLAGS,
+                f"-DCMAKE_INSTALL_PREFIX={install}",
+            ],
+            log,
+            log_path,
+        )
         with Progress(f"llama.cpp: building with -j{jobs}", quiet=quiet, unit=" steps") as progress:
+
             def on_line(line: str) -> None:
                 if found := _build_progress(line):
                     progress.total = found[1]
                     progress.advance(found[0] - progress.done)
+
             _run_logged(["cmake", "--build", str(build), "--parallel", str(jobs)], log, log_path, on_line)
         _run_logged(["cmake", "--install", str(build)], log, log_path)
     _say(quiet, f"installed into {install}")
@@ -219,8 +260,7 @@ def _run_logged(cmd: list[str], log, log_path: Path, on_line=None) -> None:
             on_line(line)
     if proc.wait() != 0:
         tail = "".join(log_path.read_text(errors="replace").splitlines(keepends=True)[-30:])
-        raise BuildError(f"`{' '.join(cmd[:3])} ...` failed (exit {proc.returncode}); "
-                         f"full log: {log_path}\n{tail}")
+        raise BuildError(f"`{' '.join(cmd[:3])} ...` failed (exit {proc.returncode}); full log: {log_path}\n{tail}")
 
 
 def main(argv: list[str] | None = None) -> int:

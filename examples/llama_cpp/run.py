@@ -8,6 +8,7 @@ The programs are built under the checkout's .cache/ (they are this
 repository's source and compile the orchlog headers in); CMake rebuilds them
 only when a source changes.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,8 +38,12 @@ class TraceSettings:
     team: str = "llama.cpp"
 
     def env(self) -> dict[str, str]:
-        return {"ORCH_LOG_FILE": str(self.path), "ORCH_LOG_MODE": self.mode, "ORCH_LOG_SELECT": self.select,
-                "ORCH_LOG_TEAM": self.team}
+        return {
+            "ORCH_LOG_FILE": str(self.path),
+            "ORCH_LOG_MODE": self.mode,
+            "ORCH_LOG_SELECT": self.select,
+            "ORCH_LOG_TEAM": self.team,
+        }
 
 
 def _env_without_orchlog_knobs() -> dict[str, str]:
@@ -51,8 +56,15 @@ def build_programs(llama: LlamaCppBuild | None = None, jobs: int = DEFAULT_JOBS,
     llama = llama or ensure_llama_cpp(jobs=jobs, quiet=quiet)
     build_dir = REPO_ROOT / ".cache" / "examples" / f"llama_cpp-{build_key()}"
     for cmd in (
-        ["cmake", "-S", str(SOURCE_DIR), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release",
-         f"-DCMAKE_PREFIX_PATH={llama.prefix}"],
+        [
+            "cmake",
+            "-S",
+            str(SOURCE_DIR),
+            "-B",
+            str(build_dir),
+            "-DCMAKE_BUILD_TYPE=Release",
+            f"-DCMAKE_PREFIX_PATH={llama.prefix}",
+        ],
         ["cmake", "--build", str(build_dir), "--parallel", str(jobs)],
     ):
         proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -65,15 +77,28 @@ def build_run_tokens(llama: LlamaCppBuild | None = None, jobs: int = DEFAULT_JOB
     return build_programs(llama, jobs, quiet) / "run_tokens"
 
 
-def run_llama_cpp(gguf_path: str | Path, scenario: Scenario = DEFAULT_SCENARIO, program: Path | None = None,
-                  trace: TraceSettings | None = None, threads: int = 2) -> np.ndarray:
+def run_llama_cpp(
+    gguf_path: str | Path,
+    scenario: Scenario = DEFAULT_SCENARIO,
+    program: Path | None = None,
+    trace: TraceSettings | None = None,
+    threads: int = 2,
+) -> np.ndarray:
     """Logits as float32, shape (n_positions, n_vocab), row i = position i; with `trace`, the graph
     tensors are logged there too."""
     program = program or build_run_tokens()
     with tempfile.TemporaryDirectory() as tmp:
         logits_path = Path(tmp) / "logits.npy"
-        cmd = [str(program), str(gguf_path), "--prompt", _ids(scenario.prompt), "--logits", str(logits_path),
-               "--threads", str(threads)]
+        cmd = [
+            str(program),
+            str(gguf_path),
+            "--prompt",
+            _ids(scenario.prompt),
+            "--logits",
+            str(logits_path),
+            "--threads",
+            str(threads),
+        ]
         if scenario.decode:
             cmd += ["--decode", _ids(scenario.decode)]
         env = _env_without_orchlog_knobs() | (trace.env() if trace else {})
@@ -88,8 +113,11 @@ def _ids(tokens: tuple[int, ...]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m examples.llama_cpp.run", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m examples.llama_cpp.run",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("model", type=Path, help="tiny Qwen2 GGUF (examples.qwen2_tiny.make_model)")
     parser.add_argument("out", type=Path, help="logits as .npy, (n_positions, n_vocab) float32")
     parser.add_argument("--trace", type=Path, help="also log every graph tensor there (orchlog binary stream)")

@@ -3,6 +3,7 @@
 They combine as flags (`Bug.NO_QKV_BIAS | Bug.ROPE_K_PER_Q_HEAD`); `Bug.NONE`
 is the clean engine that agrees with llama.cpp and HF transformers.
 """
+
 from __future__ import annotations
 
 import enum
@@ -28,7 +29,7 @@ class Bug(enum.Flag):
     EPS_FROM_WRONG_KEY = enum.auto()
 
     @classmethod
-    def parse(cls, names: str) -> "Bug":
+    def parse(cls, names: str) -> Bug:
         """`"no_qkv_bias,rope_k_per_q_head"` -> the combined flag; `""` or `"none"` -> NONE."""
         bugs = cls.NONE
         for name in filter(None, (part.strip() for part in names.split(","))):

@@ -4,6 +4,7 @@ written out stage by stage so that each stage can be observed by name.
     engine = NumpyQwen2Engine(load_model("tiny-qwen2.gguf"), bugs=Bug.NO_QKV_BIAS)
     logits = engine.run(DEFAULT_SCENARIO)        # (n_positions, n_vocab)
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -123,8 +124,9 @@ class NumpyQwen2Engine:
         scale = (1.0 / np.sqrt(mean_square + self.hp.rms_norm_eps)).astype(np.float32)
         return (x * scale) * weight
 
-    def _emit(self, checkpoint: str, layer: int | None, call: ForwardCall, rows: np.ndarray,
-              stage: str | None = None) -> None:
+    def _emit(
+        self, checkpoint: str, layer: int | None, call: ForwardCall, rows: np.ndarray, stage: str | None = None
+    ) -> None:
         if self.observe is None:
             return
         for row, position in zip(rows, call.positions):

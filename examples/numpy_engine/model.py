@@ -1,5 +1,6 @@
 """Load a qwen2 GGUF the way a hand-written engine does: hyperparameters from
 metadata keys, weights by tensor name. The epsilon bug lives here."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -9,6 +9,7 @@ the bias, then after `rope`). The hook gets one token at a time: `array` is
 that token's slice, `token_idx` its position, `step` 0 for the prompt pass
 and then one per decode call.
 """
+
 from __future__ import annotations
 
 from typing import Protocol
@@ -20,8 +21,11 @@ import numpy as np
 BEFORE_BLOCKS = (("embd", None),)
 PER_BLOCK = (
     ("attn_norm", None),
-    ("Qcur", "add"), ("Kcur", "add"), ("Vcur", "add"),  # projections plus bias
-    ("Qcur", "rope"), ("Kcur", "rope"),
+    ("Qcur", "add"),
+    ("Kcur", "add"),
+    ("Vcur", "add"),  # projections plus bias
+    ("Qcur", "rope"),
+    ("Kcur", "rope"),
     # Per token (n_head, n_kv): llama.cpp's rows span its padded cache (256
     # here) and this engine's the positions cached so far; both are 0 where masked.
     ("kq_soft_max", None),
@@ -29,12 +33,18 @@ PER_BLOCK = (
     # o_proj's output: llama.cpp leaves this tensor unnamed (`node_<n>`, the
     # MUL_MAT right after kqv_out); orchlog's ggml adapter logs it as attn_out.
     ("attn_out", None),
-    ("ffn_inp", None), ("ffn_norm", None), ("ffn_gate", None), ("ffn_up", None), ("ffn_swiglu", None),
-    ("ffn_out", None), ("l_out", None),
+    ("ffn_inp", None),
+    ("ffn_norm", None),
+    ("ffn_gate", None),
+    ("ffn_up", None),
+    ("ffn_swiglu", None),
+    ("ffn_out", None),
+    ("l_out", None),
 )
 AFTER_BLOCKS = (("result_norm", None), ("result_output", None))
 
 
 class Observer(Protocol):
-    def __call__(self, checkpoint: str, layer: int | None, token_idx: int, step: int, array: np.ndarray,
-                 stage: str | None = None) -> None: ...
+    def __call__(
+        self, checkpoint: str, layer: int | None, token_idx: int, step: int, array: np.ndarray, stage: str | None = None
+    ) -> None: ...

@@ -1,7 +1,8 @@
 """Run the scenario through the NumPy engine, clean or with bugs.
 
-    python -m examples.numpy_engine.run tiny-qwen2.gguf logits-numpy.npy [--bugs no_qkv_bias,...]
+python -m examples.numpy_engine.run tiny-qwen2.gguf logits-numpy.npy [--bugs no_qkv_bias,...]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -17,19 +18,24 @@ from examples.numpy_engine.observe import Observer
 from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO, Scenario
 
 
-def run_numpy_engine(gguf_path: str | Path, scenario: Scenario = DEFAULT_SCENARIO, bugs: Bug = Bug.NONE,
-                     observe: Observer | None = None) -> np.ndarray:
+def run_numpy_engine(
+    gguf_path: str | Path, scenario: Scenario = DEFAULT_SCENARIO, bugs: Bug = Bug.NONE, observe: Observer | None = None
+) -> np.ndarray:
     """Logits as float32, shape (n_positions, n_vocab), row i = position i."""
     return NumpyQwen2Engine(load_model(gguf_path, bugs), bugs, observe).run(scenario)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m examples.numpy_engine.run", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m examples.numpy_engine.run",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("model", type=Path, help="tiny Qwen2 GGUF (examples.qwen2_tiny.make_model)")
     parser.add_argument("out", type=Path, help="logits as .npy, (n_positions, n_vocab) float32")
-    parser.add_argument("--bugs", default="", help="comma-separated, from: "
-                        + ", ".join(b.name.lower() for b in ALL_BUGS))
+    parser.add_argument(
+        "--bugs", default="", help="comma-separated, from: " + ", ".join(b.name.lower() for b in ALL_BUGS)
+    )
     args = parser.parse_args(argv)
     try:
         bugs = Bug.parse(args.bugs)

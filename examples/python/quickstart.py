@@ -1,4 +1,5 @@
 import numpy as np
+
 import orchlog
 
 orchlog.configure(path="trace_py.jsonl", team="my-engine")

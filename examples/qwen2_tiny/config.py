@@ -1,6 +1,7 @@
 """The tiny Qwen2's shape: small enough to run anywhere in milliseconds, with
 every feature that the bugs under study touch (QKV biases, grouped-query
 attention with two Q heads per KV head, NEOX-style RoPE, RMSNorm epsilon)."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass

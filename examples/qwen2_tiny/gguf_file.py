@@ -8,6 +8,7 @@ No Q/K permutation: llama.cpp runs qwen2 with NEOX-style RoPE (rotating the
 two halves of each head), the layout HF's Qwen2 weights already have. The
 permutation in convert_hf_to_gguf.py is for the `llama` architecture only.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

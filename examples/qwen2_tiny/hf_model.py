@@ -5,6 +5,7 @@ GGUF and HF names are matched by the gguf package's own tensor-name map (the
 one convert_hf_to_gguf.py uses), and every HF parameter must be found there:
 a strict load, so a missing or misnamed weight is an error, not a random init.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,7 +1,8 @@
 """Write the tiny Qwen2 GGUF.
 
-    python -m examples.qwen2_tiny.make_model tiny-qwen2.gguf [--seed N]
+python -m examples.qwen2_tiny.make_model tiny-qwen2.gguf [--seed N]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,8 +19,11 @@ def make_tiny_model(path: str | Path, seed: int = DEFAULT_SEED) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m examples.qwen2_tiny.make_model", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m examples.qwen2_tiny.make_model",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("path", type=Path, help="GGUF file to write")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"weights seed (default {DEFAULT_SEED})")
     args = parser.parse_args(argv)

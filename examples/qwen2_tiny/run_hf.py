@@ -3,6 +3,7 @@ that reuse the KV cache, collecting the logits of every position.
 
     python -m examples.qwen2_tiny.run_hf tiny-qwen2.gguf logits-hf.npy
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,8 +34,11 @@ def run_hf(gguf_path: str | Path, scenario: Scenario = DEFAULT_SCENARIO, model=N
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m examples.qwen2_tiny.run_hf", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m examples.qwen2_tiny.run_hf",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("model", type=Path, help="tiny Qwen2 GGUF (examples.qwen2_tiny.make_model)")
     parser.add_argument("out", type=Path, help="logits as .npy, (n_positions, n_vocab) float32")
     args = parser.parse_args(argv)

@@ -4,10 +4,11 @@ Decode steps feed fixed tokens rather than each engine's own greedy choice,
 so that an engine with a bug still sees the same inputs as the reference and
 its records line up with the reference's, token for token.
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class Scenario:
     def n_positions(self) -> int:
         return len(self.prompt) + len(self.decode)
 
-    def as_one_pass(self) -> "Scenario":
+    def as_one_pass(self) -> Scenario:
         """The same tokens in a single prompt pass: what cached decode steps must reproduce."""
         return Scenario(prompt=self.prompt + self.decode, decode=())
 

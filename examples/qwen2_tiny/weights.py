@@ -4,6 +4,7 @@ Keyed by GGUF tensor name; each array is float32 in the shape HF uses
 (`Linear` weights are (out_features, in_features)), which is also what the
 gguf package takes: it writes the NumPy shape reversed as ggml's `ne`.
 """
+
 from __future__ import annotations
 
 import numpy as np

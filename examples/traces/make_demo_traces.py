@@ -15,6 +15,7 @@ prefill pass (step 0), then two decode steps with a KV cache. Records are
 written with orchlog's reference encoder, so the files are byte-for-byte what
 an orchlog emitter would write (ORCH_LOG_VALUES=10, summary mode).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -57,13 +58,23 @@ def make_weights(seed: int = 7) -> tuple[np.ndarray, list[Layer], np.ndarray, np
     w = lambda *shape, scale=1.0: rng.standard_normal(shape) * scale / np.sqrt(shape[-1])  # noqa: E731
     embed = rng.standard_normal((VOCAB, HIDDEN)) * 0.5
     kv = KV_HEADS * HEAD_DIM
-    layers = [Layer(1 + 0.1 * rng.standard_normal(HIDDEN),
-                    w(HEADS * HEAD_DIM, HIDDEN), 0.5 * rng.standard_normal(HIDDEN),  # q
-                    w(kv, HIDDEN), 0.5 * rng.standard_normal(kv),  # k
-                    w(kv, HIDDEN), 0.5 * rng.standard_normal(kv),  # v
-                    w(HIDDEN, HIDDEN),
-                    1 + 0.1 * rng.standard_normal(HIDDEN), w(FFN, HIDDEN), w(FFN, HIDDEN), w(HIDDEN, FFN))
-              for _ in range(LAYERS)]
+    layers = [
+        Layer(
+            1 + 0.1 * rng.standard_normal(HIDDEN),
+            w(HEADS * HEAD_DIM, HIDDEN),
+            0.5 * rng.standard_normal(HIDDEN),  # q
+            w(kv, HIDDEN),
+            0.5 * rng.standard_normal(kv),  # k
+            w(kv, HIDDEN),
+            0.5 * rng.standard_normal(kv),  # v
+            w(HIDDEN, HIDDEN),
+            1 + 0.1 * rng.standard_normal(HIDDEN),
+            w(FFN, HIDDEN),
+            w(FFN, HIDDEN),
+            w(HIDDEN, FFN),
+        )
+        for _ in range(LAYERS)
+    ]
     return embed, layers, 1 + 0.1 * rng.standard_normal(HIDDEN), w(VOCAB, HIDDEN, scale=4.0)
 
 
@@ -94,15 +105,30 @@ class Engine:
         self.v_cache = [np.zeros((0, KV_HEADS, HEAD_DIM), dtype) for _ in range(LAYERS)]
         self.team, self.seq, self.step = team, 0, 0
         self.out = open(path, "wb")
-        self.out.write(encode_header(HeaderInput(language="python", created="2026-01-01T00:00:00Z", team=team,
-                                                 model="demo-qwen2-tiny", values=10))[0])
+        self.out.write(
+            encode_header(
+                HeaderInput(
+                    language="python", created="2026-01-01T00:00:00Z", team=team, model="demo-qwen2-tiny", values=10
+                )
+            )[0]
+        )
 
     def log(self, name: str, x: np.ndarray, positions: np.ndarray, layer: int | None = None) -> None:
         """One record per token position, as an engine logging per token would."""
         for row, pos in zip(np.asarray(x).reshape(len(positions), -1), positions):
             data = np.ascontiguousarray(row, dtype="<f4").tobytes()
-            rec = RecordInput(checkpoint=name, dtype="f32", shape=(row.size,), data=data, team=self.team,
-                              token_idx=int(pos), layer=layer, step=self.step, seq=self.seq, values=10)
+            rec = RecordInput(
+                checkpoint=name,
+                dtype="f32",
+                shape=(row.size,),
+                data=data,
+                team=self.team,
+                token_idx=int(pos),
+                layer=layer,
+                step=self.step,
+                seq=self.seq,
+                values=10,
+            )
             self.out.write(encode_record(rec).jsonl)
             self.seq += 1
 

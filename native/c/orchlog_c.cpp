@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "orchlog/detail/macro_support.hpp"  // DTypeArg: dtype names as the macros take them
+#include "orchlog/detail/logger/macro_support.hpp"  // DTypeArg: dtype names as the macros take them
 #include "orchlog/orchlog.hpp"
 
 namespace {
@@ -31,10 +31,18 @@ std::vector<orchlog::MetaItem> meta_of(const orchlog_meta* meta, size_t n) {
     const orchlog_meta& m = meta[i];
     const std::string_view key = m.key ? m.key : "";
     switch (m.kind) {
-      case ORCHLOG_META_BOOL: out.emplace_back(key, m.i != 0); break;
-      case ORCHLOG_META_INT: out.emplace_back(key, m.i); break;
-      case ORCHLOG_META_REAL: out.emplace_back(key, m.f); break;
-      default: out.emplace_back(key, std::string_view(m.s ? m.s : "")); break;
+      case ORCHLOG_META_BOOL:
+        out.emplace_back(key, m.i != 0);
+        break;
+      case ORCHLOG_META_INT:
+        out.emplace_back(key, m.i);
+        break;
+      case ORCHLOG_META_REAL:
+        out.emplace_back(key, m.f);
+        break;
+      default:
+        out.emplace_back(key, std::string_view(m.s ? m.s : ""));
+        break;
     }
   }
   return out;
@@ -70,8 +78,8 @@ orchlog::detail::Parsed<std::int32_t> parse_rank(const char* raw) {
   return orchlog::detail::parse_int(orchlog::schema::kOrchLogRank, orchlog::schema::kOrchLogRankDefault, raw, 0);
 }
 orchlog::detail::Parsed<std::int32_t> parse_world_size(const char* raw) {
-  return orchlog::detail::parse_int(orchlog::schema::kOrchLogWorldSize, orchlog::schema::kOrchLogWorldSizeDefault,
-                                    raw, 1);
+  return orchlog::detail::parse_int(orchlog::schema::kOrchLogWorldSize, orchlog::schema::kOrchLogWorldSizeDefault, raw,
+                                    1);
 }
 
 std::optional<std::string> text(const char* s) { return s ? std::optional<std::string>(s) : std::nullopt; }

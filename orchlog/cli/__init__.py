@@ -5,6 +5,7 @@ adds its parser and sets `func`; the function returns the exit code.
 Exit codes: 0 success, 1 the check found a problem (divergence, stale
 files, invalid trace), 2 an error (bad arguments, unreadable input).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -61,9 +62,11 @@ def main(argv: list[str] | None = None) -> int:
         # Output piped into `head` and the like: stop quietly.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_OK
-    except Exception as exc:  # noqa: BLE001 - the CLI must not print a traceback
+    except Exception as exc:
         if os.environ.get("ORCHLOG_DEBUG"):
             raise
-        print(f"orchlog: internal error: {type(exc).__name__}: {exc} "
-              "(set ORCHLOG_DEBUG=1 for a traceback and report it)", file=sys.stderr)
+        print(
+            f"orchlog: internal error: {type(exc).__name__}: {exc} (set ORCHLOG_DEBUG=1 for a traceback and report it)",
+            file=sys.stderr,
+        )
         return EXIT_ERROR

@@ -1,4 +1,5 @@
 """Argument types shared by subcommands: argparse turns their errors into one-line usage errors."""
+
 from __future__ import annotations
 
 import argparse

@@ -1,4 +1,5 @@
 """`orchlog codegen`: regenerate (or --check) the files made from the schema."""
+
 from __future__ import annotations
 
 import argparse

@@ -1,4 +1,5 @@
 """`orchlog compare A B`: where does B (ours) part ways with A (the reference)?"""
+
 from __future__ import annotations
 
 import argparse
@@ -24,37 +25,63 @@ def register(sub: argparse._SubParsersAction) -> None:
         "compare",
         help="align two traces and name the first diverging token, layer and stage",
         description="Align the records of two traces (any supported format, files or directories), measure and "
-                    "grade every pair, and name the first diverging token, then the earliest failing record at it.",
+        "grade every pair, and name the first diverging token, then the earliest failing record at it.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("a", metavar="REFERENCE", help="the reference trace (file or directory)")
     p.add_argument("b", metavar="OURS", help="the trace under test (file or directory)")
-    p.add_argument("--key", help="fields records align on, comma-separated "
-                                 "(default checkpoint,layer,stage,token_idx,step,rank; legacy trace records: "
-                                 "token_idx,layer,stage)")
-    p.add_argument("--map", action="append", default=[], metavar="FILE|NAME",
-                   help="name map(s) that turn each engine's names into canonical ones (repeatable; "
-                        "shipped: see docs/compare.md)")
-    p.add_argument("--tolerances", default="default", metavar="FILE|NAME",
-                   help="tolerance file (default: the shipped 'default')")
+    p.add_argument(
+        "--key",
+        help="fields records align on, comma-separated "
+        "(default checkpoint,layer,stage,token_idx,step,rank; legacy trace records: "
+        "token_idx,layer,stage)",
+    )
+    p.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="FILE|NAME",
+        help="name map(s) that turn each engine's names into canonical ones (repeatable; shipped: see docs/compare.md)",
+    )
+    p.add_argument(
+        "--tolerances", default="default", metavar="FILE|NAME", help="tolerance file (default: the shipped 'default')"
+    )
     p.add_argument("--threshold", type=nonnegative, help="fail threshold for every rule, overriding the file")
-    p.add_argument("--metric", help="graded metric for every rule (max_abs, mean_abs, max_rel, p99_abs, rms_diff, l2, "
-                                    "kl, cosine, top1_match)")
-    p.add_argument("--cos-tol", type=unit_interval, help="also fail pairs whose cosine is below this "
-                                                 "(with --per-token: the per-position bound, default 0.999)")
-    p.add_argument("--logits", action="append", metavar="GLOB",
-                   help="checkpoint names that are logits (repeatable; default logits, *logits*, result_output, "
-                        "lm_head, output)")
-    p.add_argument("--track-token", type=nonnegative_int, metavar="ID",
-                   help="report this token's rank in each side's logits")
+    p.add_argument(
+        "--metric",
+        help="graded metric for every rule (max_abs, mean_abs, max_rel, p99_abs, rms_diff, l2, kl, cosine, top1_match)",
+    )
+    p.add_argument(
+        "--cos-tol",
+        type=unit_interval,
+        help="also fail pairs whose cosine is below this (with --per-token: the per-position bound, default 0.999)",
+    )
+    p.add_argument(
+        "--logits",
+        action="append",
+        metavar="GLOB",
+        help="checkpoint names that are logits (repeatable; default logits, *logits*, result_output, lm_head, output)",
+    )
+    p.add_argument(
+        "--track-token", type=nonnegative_int, metavar="ID", help="report this token's rank in each side's logits"
+    )
     p.add_argument("--top", type=nonnegative_int, default=10, metavar="N", help="worst offenders to list (default 10)")
     p.add_argument("--detail", action="store_true", help="per-pair detail for every pair")
-    p.add_argument("--max-pairs", type=nonnegative_int, default=1000, metavar="N",
-                   help="failing pairs listed in the JSON `pairs` (default 1000; --detail lists all)")
+    p.add_argument(
+        "--max-pairs",
+        type=nonnegative_int,
+        default=1000,
+        metavar="N",
+        help="failing pairs listed in the JSON `pairs` (default 1000; --detail lists all)",
+    )
     p.add_argument("--per-token", action="store_true", help="per-position logits parity: one line per token")
-    p.add_argument("--format", choices=("text", "json", "md", "html"), default="text",
-                   help="report format (default text; html is one page with charts, best with --output)")
+    p.add_argument(
+        "--format",
+        choices=("text", "json", "md", "html"),
+        default="text",
+        help="report format (default text; html is one page with charts, best with --output)",
+    )
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--dump-raw", metavar="DIR", help="save the two tensors of the first divergence as .npy in DIR")
     p.add_argument("--dump-all", action="store_true", help="with --dump-raw, save every failing pair")
@@ -76,22 +103,33 @@ def _run(args: argparse.Namespace) -> int:
     from orchlog.cli.progress import Progress
     from orchlog.compare import LOGITS_NAMES, CompareOptions, compare
     from orchlog.compare.keys import parse_key
-    from orchlog.reader import open_trace
+    from orchlog.read.paths import open_trace
 
     if args.dump_all and not args.dump_raw:
         raise OrchlogError("--dump-all needs --dump-raw DIR")
     if args.per_token:
-        unused = [flag for flag, given in (("--dump-raw", args.dump_raw), ("--detail", args.detail),
-                                           ("--threshold", args.threshold is not None), ("--metric", args.metric),
-                                           ("--tolerances", args.tolerances != "default")) if given]
+        unused = [
+            flag
+            for flag, given in (
+                ("--dump-raw", args.dump_raw),
+                ("--detail", args.detail),
+                ("--threshold", args.threshold is not None),
+                ("--metric", args.metric),
+                ("--tolerances", args.tolerances != "default"),
+            )
+            if given
+        ]
         if unused:
             raise OrchlogError(f"--per-token grades by --cos-tol alone; {', '.join(unused)} do not apply to it")
         if args.format == "html":
-            raise OrchlogError("--format html draws layer charts, which --per-token does not have; use text, json or md")
+            raise OrchlogError(
+                "--format html draws layer charts, which --per-token does not have; use text, json or md"
+            )
     a, b = open_trace(args.a), open_trace(args.b)
     logits = tuple(args.logits) if args.logits else LOGITS_NAMES
     total = (a.size or 0) + (b.size or 0)
     with Progress("comparing", total=total or None, quiet=args.quiet, unit=" B") as bar:
+
         def progress(fraction: float) -> None:
             bar.advance(max(0, int(fraction * total) - bar.done))
 
@@ -100,15 +138,33 @@ def _run(args: argparse.Namespace) -> int:
                 from orchlog.compare.per_token import compare_per_token
 
                 key = parse_key(args.key) if args.key else ("token_idx",)
-                report = compare_per_token(a, b, cos_tol=0.999 if args.cos_tol is None else args.cos_tol, key=key,
-                                           logits=logits, track_token=args.track_token, maps=args.map,
-                                           progress=progress)
+                report = compare_per_token(
+                    a,
+                    b,
+                    cos_tol=0.999 if args.cos_tol is None else args.cos_tol,
+                    key=key,
+                    logits=logits,
+                    track_token=args.track_token,
+                    maps=args.map,
+                    progress=progress,
+                )
             else:
                 opts = CompareOptions(
-                    key=parse_key(args.key) if args.key else None, maps=args.map, tolerances=args.tolerances,
-                    metric=args.metric, threshold=args.threshold, cos_tol=args.cos_tol, logits=logits,
-                    track_token=args.track_token, top=args.top, detail=args.detail, max_pairs=args.max_pairs,
-                    dump_raw=args.dump_raw, dump_all=args.dump_all, heatmap=args.format == "html")
+                    key=parse_key(args.key) if args.key else None,
+                    maps=args.map,
+                    tolerances=args.tolerances,
+                    metric=args.metric,
+                    threshold=args.threshold,
+                    cos_tol=args.cos_tol,
+                    logits=logits,
+                    track_token=args.track_token,
+                    top=args.top,
+                    detail=args.detail,
+                    max_pairs=args.max_pairs,
+                    dump_raw=args.dump_raw,
+                    dump_all=args.dump_all,
+                    heatmap=args.format == "html",
+                )
                 report = compare(a, b, opts, progress=progress)
         except OSError as exc:
             raise OrchlogError(f"cannot read input: {exc}") from None

@@ -1,4 +1,5 @@
 """`orchlog guardrail DIR`: do the pairs of runs that must agree (prefill vs decode, ...) still agree?"""
+
 from __future__ import annotations
 
 import argparse
@@ -36,23 +37,32 @@ def register(sub: argparse._SubParsersAction) -> None:
         "guardrail",
         help="equivalence guardrail: pairs of runs that must match (prefill vs decode, ...) over a matrix",
         description="Compare the logits of every pair of runs in an artifact directory, give each pair a verdict "
-                    "(PASS_EQUIV, FAIL_EQUIV, EXPECTED_DRIFT, PAIRING_ERROR), check the declared matrix is complete, "
-                    "and give the global verdict with the first failing pair and token.",
+        "(PASS_EQUIV, FAIL_EQUIV, EXPECTED_DRIFT, PAIRING_ERROR), check the declared matrix is complete, "
+        "and give the global verdict with the first failing pair and token.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("directory", metavar="DIR", help="the artifact directory (runs/ and an optional config.json)")
     p.add_argument("--config", metavar="FILE", help="read the matrix from FILE instead of DIR/config.json")
     p.add_argument("--output-dir", metavar="OUT", help="write summary.json, metrics/ and the report here (default DIR)")
-    p.add_argument("--format", choices=("text", "json", "md"), default="text",
-                   help="what to print: the text report, summary.json, or the Markdown report (default text)")
+    p.add_argument(
+        "--format",
+        choices=("text", "json", "md"),
+        default="text",
+        help="what to print: the text report, summary.json, or the Markdown report (default text)",
+    )
     bounds = p.add_argument_group("thresholds (override config.json; defaults p99 1e-3, max 5e-3, top-1 0.999)")
     defaults = {"p99_abs_diff": "1e-3", "max_abs_diff": "5e-3", "top1_agreement": "0.999"}
     for flag, name in THRESHOLD_FLAGS.items():
         upper = "at least" if name in ("top1_agreement", "cos_sim_mean") else "at most"
-        bounds.add_argument(flag, dest=name, type=nonnegative, metavar="X",
-                            help=f"must-match pairs need {name} {upper} X"
-                                 + (f" (default {defaults[name]})" if name in defaults else " (default: not checked)"))
+        bounds.add_argument(
+            flag,
+            dest=name,
+            type=nonnegative,
+            metavar="X",
+            help=f"must-match pairs need {name} {upper} X"
+            + (f" (default {defaults[name]})" if name in defaults else " (default: not checked)"),
+        )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress line")
     p.set_defaults(func=_run)
 

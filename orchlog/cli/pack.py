@@ -1,4 +1,5 @@
 """`orchlog pack`: binary streams and JSONL summaries into one Parquet trace, hashes checked."""
+
 from __future__ import annotations
 
 import argparse
@@ -22,14 +23,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("inputs", nargs="+", metavar="IN", help="trace files or directories, in the order to pack")
     p.add_argument("-o", "--output", required=True, metavar="OUT.parquet", help="the Parquet file to write")
-    p.add_argument("--strict", action="store_true",
-                   help="stop at the first problem (hash mismatch, truncated input) and write nothing")
-    p.add_argument("--codec", choices=CODECS, default=DEFAULT_CODEC,
-                   help=f"compression (default {DEFAULT_CODEC}, chosen by measurement: docs/parquet.md)")
-    p.add_argument("--level", type=int, default=None,
-                   help=f"compression level for zstd and gzip (default {DEFAULT_LEVEL} for zstd)")
-    p.add_argument("--row-group-mb", type=float, default=DEFAULT_ROW_GROUP_BYTES / 2**20, metavar="MB",
-                   help="tensor bytes per row group, the unit a reader reads (default %(default)g)")
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="stop at the first problem (hash mismatch, truncated input) and write nothing",
+    )
+    p.add_argument(
+        "--codec",
+        choices=CODECS,
+        default=DEFAULT_CODEC,
+        help=f"compression (default {DEFAULT_CODEC}, chosen by measurement: docs/parquet.md)",
+    )
+    p.add_argument(
+        "--level",
+        type=int,
+        default=None,
+        help=f"compression level for zstd and gzip (default {DEFAULT_LEVEL} for zstd)",
+    )
+    p.add_argument(
+        "--row-group-mb",
+        type=float,
+        default=DEFAULT_ROW_GROUP_BYTES / 2**20,
+        metavar="MB",
+        help="tensor bytes per row group, the unit a reader reads (default %(default)g)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress line and no summary")
     p.set_defaults(func=_run)
 
@@ -46,13 +63,21 @@ def _run(args: argparse.Namespace) -> int:
         raise OrchlogError(f"--level applies to zstd and gzip, not {args.codec}")
     level = args.level if args.level is not None else (DEFAULT_LEVEL if args.codec == DEFAULT_CODEC else None)
     with Progress("packing", quiet=args.quiet, unit=" records") as progress:
+
         def on_problem(diag) -> None:
             progress.close()
             print(f"orchlog pack: {diag}", file=sys.stderr)
 
-        result = pack(args.inputs, args.output, strict=args.strict, codec=args.codec, level=level,
-                      row_group_bytes=int(args.row_group_mb * 2**20), on_problem=on_problem,
-                      on_record=lambda _rec: progress.advance())
+        result = pack(
+            args.inputs,
+            args.output,
+            strict=args.strict,
+            codec=args.codec,
+            level=level,
+            row_group_bytes=int(args.row_group_mb * 2**20),
+            on_problem=on_problem,
+            on_record=lambda _rec: progress.advance(),
+        )
     if not args.quiet:
         print(result)
     return EXIT_OK if result else EXIT_FOUND

@@ -5,6 +5,7 @@ Usage:
         for item in items:
             p.advance()
 """
+
 from __future__ import annotations
 
 import sys
@@ -15,8 +16,9 @@ from typing import TextIO
 class Progress:
     """A single self-overwriting status line on stderr, redrawn at most 10 times a second."""
 
-    def __init__(self, label: str, total: int | None = None, quiet: bool = False, stream: TextIO | None = None,
-                 unit: str = "") -> None:
+    def __init__(
+        self, label: str, total: int | None = None, quiet: bool = False, stream: TextIO | None = None, unit: str = ""
+    ) -> None:
         self.label = label
         self.total = total
         self.unit = unit
@@ -26,7 +28,7 @@ class Progress:
         self._started = time.monotonic()
         self._last_draw = 0.0
 
-    def __enter__(self) -> "Progress":
+    def __enter__(self) -> Progress:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -1,4 +1,5 @@
 """`orchlog show TRACE`: what a trace holds."""
+
 from __future__ import annotations
 
 import argparse
@@ -12,7 +13,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="what a trace holds: records, checkpoints, layers, tokens, steps, dtypes, producer",
         description="Summarise a trace file or directory (any supported format).",
         epilog="example:\n  orchlog show examples/traces/llama_reference.jsonl\n"
-               "  orchlog show run/ --format json | jq .tokens",
+        "  orchlog show run/ --format json | jq .tokens",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("trace", metavar="TRACE", help="trace file or directory")
@@ -22,15 +23,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from orchlog.errors import OrchlogError
-    from orchlog.reader import open_trace
-    from orchlog.summary import summarize
+    from orchlog.read.overview import overview
+    from orchlog.read.paths import open_trace
 
     try:
-        summary = summarize(open_trace(args.trace))
+        view = overview(open_trace(args.trace))
     except OSError as exc:
         raise OrchlogError(f"cannot read {args.trace}: {exc}") from None
     if args.format == "json":
-        sys.stdout.write(json.dumps(summary.to_json(), indent=1, default=str) + "\n")
+        sys.stdout.write(json.dumps(view.to_json(), indent=1, default=str) + "\n")
     else:
-        sys.stdout.write(str(summary))
+        sys.stdout.write(str(view))
     return 0

@@ -1,4 +1,5 @@
 """`orchlog validate TRACE`: schema checks, and hash checks where the data is there."""
+
 from __future__ import annotations
 
 import argparse
@@ -11,10 +12,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "validate",
         help="check a trace against the schema (and its hashes with --verify-hashes); exit 1 on problems",
         description="Check every record of a trace file or directory against the orchlog schema, report malformed "
-                    "input by file and line (or byte offset), and with --verify-hashes recompute each record's BLAKE3 "
-                    "from its data wherever the data is present, whatever the format.",
+        "input by file and line (or byte offset), and with --verify-hashes recompute each record's BLAKE3 "
+        "from its data wherever the data is present, whatever the format.",
         epilog="example:\n  orchlog validate run.jsonl\n  orchlog validate run.bin --verify-hashes --format json\n\n"
-               "exit codes: 0 valid, 1 problems found, 2 unreadable input",
+        "exit codes: 0 valid, 1 problems found, 2 unreadable input",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("trace", metavar="TRACE", help="trace file or directory")
@@ -25,17 +26,19 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from orchlog.errors import OrchlogError
-    from orchlog.reader import open_trace
-    from orchlog.validate import validate
-
     from orchlog.cli.progress import Progress
+    from orchlog.errors import OrchlogError
+    from orchlog.read.paths import open_trace
+    from orchlog.read.validate import validate
 
     try:
         trace = open_trace(args.trace)
         with Progress("validating", total=trace.size or None, quiet=args.quiet, unit=" B") as bar:
-            report = validate(trace, verify_hashes=args.verify_hashes,
-                              progress=lambda fraction: bar.advance(max(0, int(fraction * (trace.size or 0)) - bar.done)))
+            report = validate(
+                trace,
+                verify_hashes=args.verify_hashes,
+                progress=lambda fraction: bar.advance(max(0, int(fraction * (trace.size or 0)) - bar.done)),
+            )
     except OSError as exc:
         raise OrchlogError(f"cannot read {args.trace}: {exc}") from None
     sys.stdout.write(json.dumps(report.to_json(), indent=1) + "\n" if args.format == "json" else str(report))

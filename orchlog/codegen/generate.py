@@ -1,11 +1,12 @@
 """Render schema tables and vectors; compare or write them."""
+
 from __future__ import annotations
 
 import argparse
 import difflib
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import jinja2
 
@@ -57,7 +58,7 @@ def _outputs(schema: schema_mod.Schema) -> dict[str, Callable[[], str]]:
         "schema/orchlog.jsonl.schema.json": lambda: jsonschema_gen.render(schema, GENERATED_MARK),
     }
     for name, build in vectors.FILES.items():
-        out[f"schema/vectors/{name}"] = (lambda b=build: _json_text(b(GENERATED_MARK)))
+        out[f"schema/vectors/{name}"] = lambda b=build: _json_text(b(GENERATED_MARK))
     return out
 
 

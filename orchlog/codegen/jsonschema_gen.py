@@ -1,4 +1,5 @@
 """The JSON Schema (draft 2020-12) that external validators check JSONL lines with."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """Per-language spellings of schema types, used by the templates."""
+
 from __future__ import annotations
 
 import json

@@ -4,15 +4,18 @@ Inputs are made by a fixed splitmix64 stream (not NumPy's generators, whose
 streams may change between releases), so the files are reproduced byte for
 byte on any machine. Every emitter's tests read these same files.
 """
+
 from __future__ import annotations
 
 import math
 import struct
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from orchlog import envknobs, schema_gen, selector
+from orchlog import schema_gen
+from orchlog.emit import knobs, selector
 from orchlog.encoding import floats
 from orchlog.encoding.record import (
     ALL_VALUES,
@@ -99,92 +102,360 @@ F32_SPECIALS = [
 def _record_cases() -> list[tuple[str, str, RecordInput]]:
     rng = SplitMix64(0x0C4106)
     act = rng.activations
-    full_meta = {"kv_aligned": 1, "seed": 42, "mode": "prefill", "temperature": 0.7, "greedy": True, "note": "ünïcode ✓"}
+    full_meta = {
+        "kv_aligned": 1,
+        "seed": 42,
+        "mode": "prefill",
+        "temperature": 0.7,
+        "greedy": True,
+        "note": "ünïcode ✓",
+    }
     cases: list[tuple[str, str, RecordInput]] = []
 
     def add(name: str, why: str, **kw: Any) -> None:
         cases.append((name, why, RecordInput(**kw)))
 
-    add("f32_all_fields", "Every optional field present, meta of every scalar type.",
-        checkpoint="attn_norm", dtype="f32", shape=(16,), data=_f32(act(16)), team="llama.cpp",
-        token_idx=5, layer=3, stage="mul_mat", step=1, rank=1, world_size=2, seq=17, meta=full_meta)
-    add("f32_no_optionals", "Every nullable field null, empty team, empty meta.",
-        checkpoint="embedding", dtype="f32", shape=(12,), data=_f32(act(12)))
-    add("f32_2d_default_values", "A 2-D tensor; ten leading values in C order.",
-        checkpoint="layer_0_output", dtype="f32", shape=(3, 7), data=_f32(act(21)), team="worker-orcd", token_idx=0, layer=0, step=0)
-    add("f16_odd_shape", "f16 printed by widening exactly to f32.",
-        checkpoint="Qcur", dtype="f16", shape=(3, 5), data=_f16(act(15)), token_idx=2, layer=1, stage="rope", step=0)
-    add("bf16_vector", "bf16 printed by widening exactly to f32.",
-        checkpoint="ffn_out", dtype="bf16", shape=(9,), data=_bf16(act(9)), layer=2, step=3)
-    add("f64_vector", "f64 printed with f64 shortest digits.",
-        checkpoint="logits", dtype="f64", shape=(7,), data=_f64(act(7)), token_idx=4)
-    add("i8_extremes", "i8 minimum and maximum.",
-        checkpoint="quant_block", dtype="i8", shape=(6,), data=_ints([-128, -1, 0, 1, 77, 127], "i8"))
-    add("u8_extremes", "u8 full range.",
-        checkpoint="mask", dtype="u8", shape=(2, 3), data=_ints([0, 1, 127, 128, 200, 255], "u8"))
-    add("i32_tokens", "i32 token ids.",
-        checkpoint="token_ids", dtype="i32", shape=(5,), data=_ints([151643, 0, -1, 2**31 - 1, -(2**31)], "i32"), step=0)
-    add("i64_extremes", "i64 extremes; stats widen them to f64 with rounding.",
-        checkpoint="positions", dtype="i64", shape=(4,), data=_ints([2**63 - 1, -(2**63), 2**53 + 1, 3], "i64"))
-    add("f32_scalar_0d", "A 0-d tensor: shape [], numel 1.",
-        checkpoint="loss", dtype="f32", shape=(), data=_f32([2.75]))
-    add("f32_empty", "An empty tensor: no values, null stats, BLAKE3 of nothing.",
-        checkpoint="empty", dtype="f32", shape=(0,), data=b"")
-    add("f16_empty_middle_dim", "An empty tensor with a zero in the middle of its shape.",
-        checkpoint="empty_kv", dtype="f16", shape=(2, 0, 3), data=b"")
-    add("f32_specials_all_values", "NaN (with payloads, signalling), ±Inf, ±0, subnormals, extremes; all values kept.",
-        checkpoint="specials", dtype="f32", shape=(len(F32_SPECIALS),), data=_u32(F32_SPECIALS), values=ALL_VALUES)
-    add("f64_specials_all_values", "f64 edge cases, including numbers at the edges of ECMAScript's fixed/exponent layout.",
-        checkpoint="specials64", dtype="f64", shape=(16,), values=ALL_VALUES,
-        data=_f64([math.nan, math.inf, -math.inf, -0.0, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308,
-                   1e21, 1e20, 123456789012345680000.0, 1e-7, 1e-6, 0.000001234, 0.1, 1 / 3, -12345.678]))
-    add("f16_specials_all_values", "f16 NaN (quiet and signalling), ±Inf, -0, largest, smallest subnormal.",
-        checkpoint="specials16", dtype="f16", shape=(9,), values=ALL_VALUES,
-        data=_u16([0x7E00, 0x7D00, 0x7C00, 0xFC00, 0x8000, 0x7BFF, 0x0001, 0x03FF, 0x3555]))
-    add("bf16_specials_all_values", "bf16 NaN (quiet and signalling), ±Inf, -0, largest, smallest subnormal.",
-        checkpoint="specials_bf16", dtype="bf16", shape=(8,), values=ALL_VALUES,
-        data=_u16([0x7FC0, 0x7F81, 0x7F80, 0xFF80, 0x8000, 0x7F7F, 0x0001, 0x3DCD]))
-    add("f32_all_nan", "No finite element: min/max/mean/rms/abs_max are null, counts are not.",
-        checkpoint="garbage", dtype="f32", shape=(3,), data=_u32([0x7FC00000, 0x7F800000, 0xFF800000]))
-    add("f32_signed_zeros", "Zero stats are written as +0 whatever the sign of the zeros.",
-        checkpoint="zeros", dtype="f32", shape=(4,), data=_f32([-0.0, 0.0, -0.0, -0.0]))
-    add("f32_values_zero", "ORCH_LOG_VALUES=0 keeps no values.",
-        checkpoint="attn_out", dtype="f32", shape=(4,), data=_f32(act(4)), values=0)
-    add("f32_values_more_than_numel", "N larger than numel keeps every element.",
-        checkpoint="attn_out", dtype="f32", shape=(3,), data=_f32(act(3)), values=50)
-    add("f32_one_chunk_exactly", "1024 bytes: exactly one BLAKE3 chunk.",
-        checkpoint="chunk1", dtype="f32", shape=(256,), data=_f32(act(256)))
-    add("u8_one_chunk_plus_one", "1025 bytes: one BLAKE3 chunk and one byte.",
-        checkpoint="chunk1p", dtype="u8", shape=(1025,), data=bytes(i % 251 for i in range(1025)))
-    add("f32_many_chunks", "16404 bytes: more than 16 chunks, so 4-, 8- and 16-way SIMD paths all run.",
-        checkpoint="l_out", dtype="f32", shape=(3, 1367), data=_f32(act(4101)), token_idx=7, layer=1, step=0)
-    add("bf16_many_chunks", "16400 bytes of bf16 over several chunks.",
-        checkpoint="l_out", dtype="bf16", shape=(8200,), data=_bf16(act(8200)), token_idx=7, layer=2, step=0)
-    add("unicode_checkpoint", "Non-ASCII names are written as raw UTF-8, not escaped.",
-        checkpoint="注意力_norm.🦙", dtype="f32", shape=(2,), data=_f32([1.0, -1.0]), stage="Ωmega", team="équipe")
-    add("escaped_checkpoint", "Quotes, backslashes and C0 controls are escaped; DEL and U+2028 are not.",
-        checkpoint='a"b\\c\n\t\x01\x1f\x7f\u2028', dtype="f32", shape=(1,), data=_f32([0.5]))
-    add("invalid_utf8_checkpoint", "Invalid UTF-8 in a byte-string name becomes U+FFFD (maximal subparts).",
-        checkpoint=b"blk\xff.3\xe2\x82attn\xc0\xaf", dtype="f32", shape=(1,), data=_f32([1.0]))
-    add("large_keys", "Large token index, seq and layer; rank 7 of 8.",
-        checkpoint="result_output", dtype="f32", shape=(2,), data=_f32([3.0, 4.0]), token_idx=2**40, layer=2**31 - 1,
-        step=2**31 - 1, rank=7, world_size=8, seq=2**53 + 5)
-    add("meta_sorted_by_utf8", "Meta keys sorted by UTF-8 bytes; floats, ints and non-finite floats in meta.",
-        checkpoint="meta", dtype="f32", shape=(1,), data=_f32([0.0]),
-        meta={"z": -1, "a": 1.5, "é": "x", "B": False, "nan": math.nan, "inf": -math.inf, "big": -(2**63), "int_like": 2.0})
-    add("many_dims", "A shape with many dimensions.",
-        checkpoint="reshaped", dtype="f32", shape=(1, 1, 2, 1, 3, 1), data=_f32(act(6)))
-    add("stats_mixed_nonfinite", "Stats over the finite elements only; NaN and Inf are counted.",
-        checkpoint="mixed", dtype="f32", shape=(11,), values=ALL_VALUES,
-        data=_f32([1.0, math.nan, 2.0, math.inf, 3.0, -math.inf, 4.0, 5.0, 6.0, 7.0, 8.0]))
-    add("stats_lane_order", "Sums that depend on the lane order: a wrong order changes the printed mean.",
-        checkpoint="cancel", dtype="f64", shape=(17,),
-        data=_f64([1e16, 1.0, -1e16, 1.0, 3.0, 1e-3, -3.0, 7.0, 1e16, 2.0, -1e16, 0.5, 0.25, 1e-17, 9.0, -9.0, 1.0]))
+    add(
+        "f32_all_fields",
+        "Every optional field present, meta of every scalar type.",
+        checkpoint="attn_norm",
+        dtype="f32",
+        shape=(16,),
+        data=_f32(act(16)),
+        team="llama.cpp",
+        token_idx=5,
+        layer=3,
+        stage="mul_mat",
+        step=1,
+        rank=1,
+        world_size=2,
+        seq=17,
+        meta=full_meta,
+    )
+    add(
+        "f32_no_optionals",
+        "Every nullable field null, empty team, empty meta.",
+        checkpoint="embedding",
+        dtype="f32",
+        shape=(12,),
+        data=_f32(act(12)),
+    )
+    add(
+        "f32_2d_default_values",
+        "A 2-D tensor; ten leading values in C order.",
+        checkpoint="layer_0_output",
+        dtype="f32",
+        shape=(3, 7),
+        data=_f32(act(21)),
+        team="worker-orcd",
+        token_idx=0,
+        layer=0,
+        step=0,
+    )
+    add(
+        "f16_odd_shape",
+        "f16 printed by widening exactly to f32.",
+        checkpoint="Qcur",
+        dtype="f16",
+        shape=(3, 5),
+        data=_f16(act(15)),
+        token_idx=2,
+        layer=1,
+        stage="rope",
+        step=0,
+    )
+    add(
+        "bf16_vector",
+        "bf16 printed by widening exactly to f32.",
+        checkpoint="ffn_out",
+        dtype="bf16",
+        shape=(9,),
+        data=_bf16(act(9)),
+        layer=2,
+        step=3,
+    )
+    add(
+        "f64_vector",
+        "f64 printed with f64 shortest digits.",
+        checkpoint="logits",
+        dtype="f64",
+        shape=(7,),
+        data=_f64(act(7)),
+        token_idx=4,
+    )
+    add(
+        "i8_extremes",
+        "i8 minimum and maximum.",
+        checkpoint="quant_block",
+        dtype="i8",
+        shape=(6,),
+        data=_ints([-128, -1, 0, 1, 77, 127], "i8"),
+    )
+    add(
+        "u8_extremes",
+        "u8 full range.",
+        checkpoint="mask",
+        dtype="u8",
+        shape=(2, 3),
+        data=_ints([0, 1, 127, 128, 200, 255], "u8"),
+    )
+    add(
+        "i32_tokens",
+        "i32 token ids.",
+        checkpoint="token_ids",
+        dtype="i32",
+        shape=(5,),
+        data=_ints([151643, 0, -1, 2**31 - 1, -(2**31)], "i32"),
+        step=0,
+    )
+    add(
+        "i64_extremes",
+        "i64 extremes; stats widen them to f64 with rounding.",
+        checkpoint="positions",
+        dtype="i64",
+        shape=(4,),
+        data=_ints([2**63 - 1, -(2**63), 2**53 + 1, 3], "i64"),
+    )
+    add(
+        "f32_scalar_0d", "A 0-d tensor: shape [], numel 1.", checkpoint="loss", dtype="f32", shape=(), data=_f32([2.75])
+    )
+    add(
+        "f32_empty",
+        "An empty tensor: no values, null stats, BLAKE3 of nothing.",
+        checkpoint="empty",
+        dtype="f32",
+        shape=(0,),
+        data=b"",
+    )
+    add(
+        "f16_empty_middle_dim",
+        "An empty tensor with a zero in the middle of its shape.",
+        checkpoint="empty_kv",
+        dtype="f16",
+        shape=(2, 0, 3),
+        data=b"",
+    )
+    add(
+        "f32_specials_all_values",
+        "NaN (with payloads, signalling), ±Inf, ±0, subnormals, extremes; all values kept.",
+        checkpoint="specials",
+        dtype="f32",
+        shape=(len(F32_SPECIALS),),
+        data=_u32(F32_SPECIALS),
+        values=ALL_VALUES,
+    )
+    add(
+        "f64_specials_all_values",
+        "f64 edge cases, including numbers at the edges of ECMAScript's fixed/exponent layout.",
+        checkpoint="specials64",
+        dtype="f64",
+        shape=(16,),
+        values=ALL_VALUES,
+        data=_f64(
+            [
+                math.nan,
+                math.inf,
+                -math.inf,
+                -0.0,
+                5e-324,
+                2.2250738585072014e-308,
+                1.7976931348623157e308,
+                1e21,
+                1e20,
+                123456789012345680000.0,
+                1e-7,
+                1e-6,
+                0.000001234,
+                0.1,
+                1 / 3,
+                -12345.678,
+            ]
+        ),
+    )
+    add(
+        "f16_specials_all_values",
+        "f16 NaN (quiet and signalling), ±Inf, -0, largest, smallest subnormal.",
+        checkpoint="specials16",
+        dtype="f16",
+        shape=(9,),
+        values=ALL_VALUES,
+        data=_u16([0x7E00, 0x7D00, 0x7C00, 0xFC00, 0x8000, 0x7BFF, 0x0001, 0x03FF, 0x3555]),
+    )
+    add(
+        "bf16_specials_all_values",
+        "bf16 NaN (quiet and signalling), ±Inf, -0, largest, smallest subnormal.",
+        checkpoint="specials_bf16",
+        dtype="bf16",
+        shape=(8,),
+        values=ALL_VALUES,
+        data=_u16([0x7FC0, 0x7F81, 0x7F80, 0xFF80, 0x8000, 0x7F7F, 0x0001, 0x3DCD]),
+    )
+    add(
+        "f32_all_nan",
+        "No finite element: min/max/mean/rms/abs_max are null, counts are not.",
+        checkpoint="garbage",
+        dtype="f32",
+        shape=(3,),
+        data=_u32([0x7FC00000, 0x7F800000, 0xFF800000]),
+    )
+    add(
+        "f32_signed_zeros",
+        "Zero stats are written as +0 whatever the sign of the zeros.",
+        checkpoint="zeros",
+        dtype="f32",
+        shape=(4,),
+        data=_f32([-0.0, 0.0, -0.0, -0.0]),
+    )
+    add(
+        "f32_values_zero",
+        "ORCH_LOG_VALUES=0 keeps no values.",
+        checkpoint="attn_out",
+        dtype="f32",
+        shape=(4,),
+        data=_f32(act(4)),
+        values=0,
+    )
+    add(
+        "f32_values_more_than_numel",
+        "N larger than numel keeps every element.",
+        checkpoint="attn_out",
+        dtype="f32",
+        shape=(3,),
+        data=_f32(act(3)),
+        values=50,
+    )
+    add(
+        "f32_one_chunk_exactly",
+        "1024 bytes: exactly one BLAKE3 chunk.",
+        checkpoint="chunk1",
+        dtype="f32",
+        shape=(256,),
+        data=_f32(act(256)),
+    )
+    add(
+        "u8_one_chunk_plus_one",
+        "1025 bytes: one BLAKE3 chunk and one byte.",
+        checkpoint="chunk1p",
+        dtype="u8",
+        shape=(1025,),
+        data=bytes(i % 251 for i in range(1025)),
+    )
+    add(
+        "f32_many_chunks",
+        "16404 bytes: more than 16 chunks, so 4-, 8- and 16-way SIMD paths all run.",
+        checkpoint="l_out",
+        dtype="f32",
+        shape=(3, 1367),
+        data=_f32(act(4101)),
+        token_idx=7,
+        layer=1,
+        step=0,
+    )
+    add(
+        "bf16_many_chunks",
+        "16400 bytes of bf16 over several chunks.",
+        checkpoint="l_out",
+        dtype="bf16",
+        shape=(8200,),
+        data=_bf16(act(8200)),
+        token_idx=7,
+        layer=2,
+        step=0,
+    )
+    add(
+        "unicode_checkpoint",
+        "Non-ASCII names are written as raw UTF-8, not escaped.",
+        checkpoint="注意力_norm.🦙",
+        dtype="f32",
+        shape=(2,),
+        data=_f32([1.0, -1.0]),
+        stage="Ωmega",
+        team="équipe",
+    )
+    add(
+        "escaped_checkpoint",
+        "Quotes, backslashes and C0 controls are escaped; DEL and U+2028 are not.",
+        checkpoint='a"b\\c\n\t\x01\x1f\x7f\u2028',
+        dtype="f32",
+        shape=(1,),
+        data=_f32([0.5]),
+    )
+    add(
+        "invalid_utf8_checkpoint",
+        "Invalid UTF-8 in a byte-string name becomes U+FFFD (maximal subparts).",
+        checkpoint=b"blk\xff.3\xe2\x82attn\xc0\xaf",
+        dtype="f32",
+        shape=(1,),
+        data=_f32([1.0]),
+    )
+    add(
+        "large_keys",
+        "Large token index, seq and layer; rank 7 of 8.",
+        checkpoint="result_output",
+        dtype="f32",
+        shape=(2,),
+        data=_f32([3.0, 4.0]),
+        token_idx=2**40,
+        layer=2**31 - 1,
+        step=2**31 - 1,
+        rank=7,
+        world_size=8,
+        seq=2**53 + 5,
+    )
+    add(
+        "meta_sorted_by_utf8",
+        "Meta keys sorted by UTF-8 bytes; floats, ints and non-finite floats in meta.",
+        checkpoint="meta",
+        dtype="f32",
+        shape=(1,),
+        data=_f32([0.0]),
+        meta={
+            "z": -1,
+            "a": 1.5,
+            "é": "x",
+            "B": False,
+            "nan": math.nan,
+            "inf": -math.inf,
+            "big": -(2**63),
+            "int_like": 2.0,
+        },
+    )
+    add(
+        "many_dims",
+        "A shape with many dimensions.",
+        checkpoint="reshaped",
+        dtype="f32",
+        shape=(1, 1, 2, 1, 3, 1),
+        data=_f32(act(6)),
+    )
+    add(
+        "stats_mixed_nonfinite",
+        "Stats over the finite elements only; NaN and Inf are counted.",
+        checkpoint="mixed",
+        dtype="f32",
+        shape=(11,),
+        values=ALL_VALUES,
+        data=_f32([1.0, math.nan, 2.0, math.inf, 3.0, -math.inf, 4.0, 5.0, 6.0, 7.0, 8.0]),
+    )
+    add(
+        "stats_lane_order",
+        "Sums that depend on the lane order: a wrong order changes the printed mean.",
+        checkpoint="cancel",
+        dtype="f64",
+        shape=(17,),
+        data=_f64([1e16, 1.0, -1e16, 1.0, 3.0, 1e-3, -3.0, 7.0, 1e16, 2.0, -1e16, 0.5, 0.25, 1e-17, 9.0, -9.0, 1.0]),
+    )
     # Squares of f32/f16/bf16 values are exact in f64, so only f64 data can tell a
     # rounded square from a fused multiply-add; with these values (found by search,
     # checked by tests/codegen/test_vectors_detect_fma.py) an FMA changes the printed rms.
-    add("stats_squares_not_fused", "Squares are rounded before they are added: an FMA changes the printed rms.",
-        checkpoint="rms_norm", dtype="f64", shape=(19,), data=_f64(SplitMix64(0x51C8).activations(19)))
+    add(
+        "stats_squares_not_fused",
+        "Squares are rounded before they are added: an FMA changes the printed rms.",
+        checkpoint="rms_norm",
+        dtype="f64",
+        shape=(19,),
+        data=_f64(SplitMix64(0x51C8).activations(19)),
+    )
     return cases
 
 
@@ -195,9 +466,19 @@ def _record_input_json(r: RecordInput) -> dict[str, Any]:
     else:
         doc["checkpoint"] = r.checkpoint
     doc.update(
-        team=r.team, token_idx=r.token_idx, layer=r.layer, stage=r.stage, step=r.step, rank=r.rank,
-        world_size=r.world_size, seq=r.seq, dtype=r.dtype, shape=list(r.shape), values=r.values,
-        meta={k: _meta_json(v) for k, v in r.meta.items()}, data_hex=r.data.hex(),
+        team=r.team,
+        token_idx=r.token_idx,
+        layer=r.layer,
+        stage=r.stage,
+        step=r.step,
+        rank=r.rank,
+        world_size=r.world_size,
+        seq=r.seq,
+        dtype=r.dtype,
+        shape=list(r.shape),
+        values=r.values,
+        meta={k: _meta_json(v) for k, v in r.meta.items()},
+        data_hex=r.data.hex(),
     )
     return doc
 
@@ -215,22 +496,24 @@ def records(mark: str) -> dict[str, Any]:
     cases = []
     for name, why, r in _record_cases():
         enc = encode_record(r)
-        cases.append({
-            "name": name,
-            "why": why,
-            "input": _record_input_json(r),
-            "expected": {
-                "blake3": enc.blake3,
-                "jsonl": enc.jsonl.decode("utf-8").rstrip("\n"),
-                "frame_hex": enc.frame.hex(),
-            },
-        })
+        cases.append(
+            {
+                "name": name,
+                "why": why,
+                "input": _record_input_json(r),
+                "expected": {
+                    "blake3": enc.blake3,
+                    "jsonl": enc.jsonl.decode("utf-8").rstrip("\n"),
+                    "frame_hex": enc.frame.hex(),
+                },
+            }
+        )
     return {
         "$comment": mark,
         "_comment": (
             "Each case is one record: `input` is what an emitter is given (data_hex: the raw little-endian "
             "tensor bytes; values: how many leading values to keep, -1 for all; meta floats are tagged "
-            "{\"f64\": text} so that integral floats and non-finite values keep their type; checkpoint_hex, "
+            '{"f64": text} so that integral floats and non-finite values keep their type; checkpoint_hex, '
             "where present, is a byte-string name that is not valid UTF-8, for emitters that take bytes). "
             "`expected` holds the exact JSONL line (without its newline), the exact msgpack frame and the "
             "BLAKE3 of the data. Tensor data comes from a splitmix64 stream (orchlog/codegen/vectors.py) "
@@ -244,17 +527,37 @@ def records(mark: str) -> dict[str, Any]:
 def headers(mark: str) -> dict[str, Any]:
     inputs = [
         ("minimal", HeaderInput(language="cpp", created="2026-01-02T03:04:05Z")),
-        ("full", HeaderInput(language="rust", created="1970-01-01T00:00:00Z", team="worker-orcd", model="qwen2.5-0.5b-f16.gguf",
-                             git_commit="abc123def", rank=3, world_size=4, values=ALL_VALUES,
-                             select="layer=0-3,token=5", config={"dtype": "bf16", "prompt_len": 512, "kv_aligned": True, "temp": 0.5})),
-        ("unicode", HeaderInput(language="python", created="2026-11-21T00:00:00Z", team="équipe ✓", model="模型", values=0)),
+        (
+            "full",
+            HeaderInput(
+                language="rust",
+                created="1970-01-01T00:00:00Z",
+                team="worker-orcd",
+                model="qwen2.5-0.5b-f16.gguf",
+                git_commit="abc123def",
+                rank=3,
+                world_size=4,
+                values=ALL_VALUES,
+                select="layer=0-3,token=5",
+                config={"dtype": "bf16", "prompt_len": 512, "kv_aligned": True, "temp": 0.5},
+            ),
+        ),
+        (
+            "unicode",
+            HeaderInput(language="python", created="2026-11-21T00:00:00Z", team="équipe ✓", model="模型", values=0),
+        ),
     ]
     cases = []
     for name, h in inputs:
         line, frame = encode_header(h)
-        doc = {k: getattr(h, k) for k in ("language", "created", "team", "model", "git_commit", "rank", "world_size", "values", "select")}
+        doc = {
+            k: getattr(h, k)
+            for k in ("language", "created", "team", "model", "git_commit", "rank", "world_size", "values", "select")
+        }
         doc["config"] = {k: _meta_json(v) for k, v in h.config.items()}
-        cases.append({"name": name, "input": doc, "expected": {"jsonl": line.decode().rstrip("\n"), "frame_hex": frame.hex()}})
+        cases.append(
+            {"name": name, "input": doc, "expected": {"jsonl": line.decode().rstrip("\n"), "frame_hex": frame.hex()}}
+        )
     return {
         "$comment": mark,
         "_comment": (
@@ -268,30 +571,73 @@ def headers(mark: str) -> dict[str, Any]:
 
 
 # ASCII digits only, surrounding spaces and tabs ignored, at most the last second of year 9999.
-SOURCE_DATE_EPOCHS = ["0", "1767323045", " 1767323045\t", "253402300799", "", "253402300800", "-1", "+5", "1e9",
-                      "soon", "\u0661\u0662", "\u00a01767323045", "1767323045\n"]
+SOURCE_DATE_EPOCHS = [
+    "0",
+    "1767323045",
+    " 1767323045\t",
+    "253402300799",
+    "",
+    "253402300800",
+    "-1",
+    "+5",
+    "1e9",
+    "soon",
+    "\u0661\u0662",
+    "\u00a01767323045",
+    "1767323045\n",
+]
 
 
 def _created_case(raw: str) -> dict[str, Any]:
-    parsed = envknobs.parse_source_date_epoch(raw)
+    parsed = knobs.parse_source_date_epoch(raw)
     created = None if parsed.value is None else created_from_epoch(parsed.value)
     return {"SOURCE_DATE_EPOCH": raw, "created": created, "warning": parsed.warning is not None}
 
 
 def _float_cases() -> dict[str, list[list[str]]]:
     rng = SplitMix64(0xF10A7)
-    f32_bits = list(F32_SPECIALS) + [
-        0x3F800000, 0xBF800000, 0x4B800000, 0x4B7FFFFF, 0x3E99999A, 0x5F800000, 0x1E3CE508,
-        0x358637BD, 0x3727C5AC, 0x49742400, 0x60AD78EC, 0x60AD78EB, 0x4E6E6B28, 0x2EDBE6FF,
-    ] + [rng.next() & 0xFFFFFFFF for _ in range(200)]
+    f32_bits = (
+        list(F32_SPECIALS)
+        + [
+            0x3F800000,
+            0xBF800000,
+            0x4B800000,
+            0x4B7FFFFF,
+            0x3E99999A,
+            0x5F800000,
+            0x1E3CE508,
+            0x358637BD,
+            0x3727C5AC,
+            0x49742400,
+            0x60AD78EC,
+            0x60AD78EB,
+            0x4E6E6B28,
+            0x2EDBE6FF,
+        ]
+        + [rng.next() & 0xFFFFFFFF for _ in range(200)]
+    )
     f64_bits = [
-        0x7FF8000000000000, 0xFFF0000000000000, 0x8000000000000000, 0x0000000000000001, 0x7FEFFFFFFFFFFFFF,
-        0x3FF0000000000000, 0x444B1AE4D6E2EF50, 0x4415AF1D78B58C40, 0x3E7AD7F29ABCAF48, 0x3EB0C6F7A0B5ED8D,
-        0x3FB999999999999A, 0x3FD5555555555555, 0x44B52D02C7E14AF6, 0x3CD203AF9EE75616,
+        0x7FF8000000000000,
+        0xFFF0000000000000,
+        0x8000000000000000,
+        0x0000000000000001,
+        0x7FEFFFFFFFFFFFFF,
+        0x3FF0000000000000,
+        0x444B1AE4D6E2EF50,
+        0x4415AF1D78B58C40,
+        0x3E7AD7F29ABCAF48,
+        0x3EB0C6F7A0B5ED8D,
+        0x3FB999999999999A,
+        0x3FD5555555555555,
+        0x44B52D02C7E14AF6,
+        0x3CD203AF9EE75616,
     ] + [rng.next() for _ in range(200)]
     f16_bits = [0x7E00, 0x7C00, 0xFC00, 0x8000, 0x7BFF, 0x0001, 0x03FF, 0x0400, 0x3C00, 0x3555, 0x2E66] + [
-        rng.next() & 0xFFFF for _ in range(100)]
-    bf16_bits = [0x7FC0, 0x7F80, 0xFF80, 0x8000, 0x7F7F, 0x0001, 0x3F80, 0x3DCD] + [rng.next() & 0xFFFF for _ in range(100)]
+        rng.next() & 0xFFFF for _ in range(100)
+    ]
+    bf16_bits = [0x7FC0, 0x7F80, 0xFF80, 0x8000, 0x7F7F, 0x0001, 0x3F80, 0x3DCD] + [
+        rng.next() & 0xFFFF for _ in range(100)
+    ]
 
     def fmt32(bits: int) -> str:
         return floats.format_float(struct.unpack("<f", struct.pack("<I", bits))[0], "f32")
@@ -302,8 +648,10 @@ def _float_cases() -> dict[str, list[list[str]]]:
     from orchlog.encoding import dtypes
 
     def fmt_half(bits: int, dtype: str) -> str:
-        return floats.format_float(float(dtypes.widen(np.asarray([bits], dtype="<u2").view(
-            "<f2" if dtype == "f16" else "<u2"), dtype)[0]), "f32")
+        return floats.format_float(
+            float(dtypes.widen(np.asarray([bits], dtype="<u2").view("<f2" if dtype == "f16" else "<u2"), dtype)[0]),
+            "f32",
+        )
 
     return {
         "f32": [[f"{b:08x}", fmt32(b)] for b in f32_bits],
@@ -319,7 +667,7 @@ def floats_doc(mark: str) -> dict[str, Any]:
         "_comment": (
             "Canonical number text: for each dtype, pairs of [bit pattern in hex, exact JSON token]. The token is "
             "ECMAScript Number::toString of the shortest round-trip digits in f32 (f32, f16, bf16 widened "
-            "exactly) or f64, with -0.0 for negative zero and the strings \"NaN\", \"Infinity\", \"-Infinity\". "
+            'exactly) or f64, with -0.0 for negative zero and the strings "NaN", "Infinity", "-Infinity". '
             "Random patterns come from splitmix64 seeded 0xF10A7."
         ),
         **_float_cases(),
@@ -336,25 +684,62 @@ def selector_doc(mark: str) -> dict[str, Any]:
         {"checkpoint": "注意力", "layer": 1, "token_idx": 0, "step": 0, "rank": 0, "stage": "ü"},
     ]
     texts = [
-        "", "layer=0-3", "layer=3", "layer=4-", "layer=0,layer=12", "token=5", "token=5,checkpoint=attn_*",
-        "checkpoint=attn_*", "checkpoint=*_out", "checkpoint=logit?", "checkpoint=??", "stage=rope", "stage=?",
-        "step=0", "rank=1-3", " layer = 0-3 , step = 0 ", "layer=0-3,token=5,checkpoint=attn_*,step=0",
-        "checkpoint=*", "checkpoint=attn_norm,checkpoint=logits",
+        "",
+        "layer=0-3",
+        "layer=3",
+        "layer=4-",
+        "layer=0,layer=12",
+        "token=5",
+        "token=5,checkpoint=attn_*",
+        "checkpoint=attn_*",
+        "checkpoint=*_out",
+        "checkpoint=logit?",
+        "checkpoint=??",
+        "stage=rope",
+        "stage=?",
+        "step=0",
+        "rank=1-3",
+        " layer = 0-3 , step = 0 ",
+        "layer=0-3,token=5,checkpoint=attn_*,step=0",
+        "checkpoint=*",
+        "checkpoint=attn_norm,checkpoint=logits",
         # Only spaces and tabs are whitespace: any other character, U+00A0 or \x1c (which Python's
         # str.strip would drop) or a newline, is part of the glob and matches nothing here.
-        "\tlayer=0-3 ,\tstep=0\t", "checkpoint=attn_norm\u00a0", "checkpoint=\u3000attn_*",
-        "checkpoint=attn_norm\x1c", "checkpoint=attn_norm\n", "\t",
+        "\tlayer=0-3 ,\tstep=0\t",
+        "checkpoint=attn_norm\u00a0",
+        "checkpoint=\u3000attn_*",
+        "checkpoint=attn_norm\x1c",
+        "checkpoint=attn_norm\n",
+        "\t",
     ]
     valid = []
     for text in texts:
         sel = selector.parse(text)
         valid.append({"selector": text, "matches": [True if sel is None else sel.matches(k) for k in keys]})
-    invalid = ["layer", "layer=", "layer=a", "layer=3-1", "layer=-1", "layer=1-2-3", "colour=red", "=3", "token=5,",
-               "layer=0x3", "checkpoint=",
-               # Digits are ASCII 0-9 (not Arabic-Indic or fullwidth ones, which Python's \d takes), no sign;
-               # whitespace is space and tab only.
-               "layer=\u0663", "layer=\uff13", "layer=1-\u0663", "layer=+3", "token=5\u00a0", "layer\u3000=3",
-               "layer=3\n", "step=\u00a00", "\u00a0"]
+    invalid = [
+        "layer",
+        "layer=",
+        "layer=a",
+        "layer=3-1",
+        "layer=-1",
+        "layer=1-2-3",
+        "colour=red",
+        "=3",
+        "token=5,",
+        "layer=0x3",
+        "checkpoint=",
+        # Digits are ASCII 0-9 (not Arabic-Indic or fullwidth ones, which Python's \d takes), no sign;
+        # whitespace is space and tab only.
+        "layer=\u0663",
+        "layer=\uff13",
+        "layer=1-\u0663",
+        "layer=+3",
+        "token=5\u00a0",
+        "layer\u3000=3",
+        "layer=3\n",
+        "step=\u00a00",
+        "\u00a0",
+    ]
     for text in invalid:
         try:
             selector.parse(text)
@@ -377,21 +762,43 @@ def selector_doc(mark: str) -> dict[str, Any]:
 
 def env_doc(mark: str) -> dict[str, Any]:
     paths = [
-        ("trace.jsonl", 0, 1234), ("trace-{rank}.jsonl", 3, 1234), ("/tmp/{pid}/r{rank}-{rank}.bin", 2, 99),
-        ("{rank", 1, 5), ("{RANK}-{Pid}", 1, 5), ("ünï-{rank}", 0, 7),
+        ("trace.jsonl", 0, 1234),
+        ("trace-{rank}.jsonl", 3, 1234),
+        ("/tmp/{pid}/r{rank}-{rank}.bin", 2, 99),
+        ("{rank", 1, 5),
+        ("{RANK}-{Pid}", 1, 5),
+        ("ünï-{rank}", 0, 7),
     ]
-    knobs = []
-    for raw in [None, "", "10", "0", "3", "all", " 7 ", "-3", "abc", "ALL", "1e3", "99999999999",
-                "\t7\t", "+7", "\u0663", "\uff17", "\u00a07", "7\n"]:
-        p = envknobs.parse_values(raw)
-        knobs.append({"knob": "ORCH_LOG_VALUES", "raw": raw, "value": p.value, "warning": p.warning is not None})
+    cases = []
+    for raw in [
+        None,
+        "",
+        "10",
+        "0",
+        "3",
+        "all",
+        " 7 ",
+        "-3",
+        "abc",
+        "ALL",
+        "1e3",
+        "99999999999",
+        "\t7\t",
+        "+7",
+        "\u0663",
+        "\uff17",
+        "\u00a07",
+        "7\n",
+    ]:
+        p = knobs.parse_values(raw)
+        cases.append({"knob": "ORCH_LOG_VALUES", "raw": raw, "value": p.value, "warning": p.warning is not None})
     for raw in [None, "summary", "full", "both", "FULL", "binary", "\tboth ", "full\u3000"]:
-        p = envknobs.parse_mode(raw)
-        knobs.append({"knob": "ORCH_LOG_MODE", "raw": raw, "value": p.value, "warning": p.warning is not None})
+        p = knobs.parse_mode(raw)
+        cases.append({"knob": "ORCH_LOG_MODE", "raw": raw, "value": p.value, "warning": p.warning is not None})
     for name, minimum in (("ORCH_LOG_RANK", 0), ("ORCH_LOG_WORLD_SIZE", 1)):
         for raw in [None, "0", "1", "7", "-1", "x", " 3\t", "\uff13", "+3"]:
-            p = envknobs.parse_int(name, raw, minimum)
-            knobs.append({"knob": name, "raw": raw, "value": p.value, "warning": p.warning is not None})
+            p = knobs.parse_int(name, raw, minimum)
+            cases.append({"knob": name, "raw": raw, "value": p.value, "warning": p.warning is not None})
     return {
         "$comment": mark,
         "_comment": (
@@ -403,8 +810,8 @@ def env_doc(mark: str) -> dict[str, Any]:
         ),
         "both_mode_suffix": schema_gen.BOTH_MODE_SUFFIX,
         "defaults": schema_gen.ENV_DEFAULTS,
-        "paths": [{"template": t, "rank": r, "pid": p, "path": envknobs.expand_path(t, r, p)} for t, r, p in paths],
-        "knobs": knobs,
+        "paths": [{"template": t, "rank": r, "pid": p, "path": knobs.expand_path(t, r, p)} for t, r, p in paths],
+        "knobs": cases,
     }
 
 

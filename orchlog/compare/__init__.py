@@ -10,15 +10,15 @@ align (streaming matcher), tensor_metrics / logits / metrics (measuring),
 tolerances / grading (verdicts), divergence (what the walk found),
 result / render (the report), dump (--dump-raw), per_token (--per-token).
 """
+
 from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
-from orchlog.batch import NONE, RecordBatch
 from orchlog.compare.align import Aligner
 from orchlog.compare.divergence import Findings
 from orchlog.compare.dump import Dumper
@@ -28,9 +28,10 @@ from orchlog.compare.metrics import measure
 from orchlog.compare.namemap import load_maps
 from orchlog.compare.result import DIVERGED, NO_MATCH, OK, CompareReport, InputInfo, Malformed, Unmatched
 from orchlog.compare.tolerances import load_tolerances
-from orchlog.reader import open_trace
+from orchlog.read.batch import NONE, RecordBatch
+from orchlog.read.paths import open_trace
+from orchlog.read.trace import Trace
 from orchlog.strings import glob_matcher
-from orchlog.trace import Trace
 
 LOGITS_NAMES = ("logits", "*logits*", "result_output", "lm_head", "output")
 
@@ -77,19 +78,25 @@ def _unmatched(side: str, batch: RecordBatch, key: tuple[str, ...]) -> list[Unma
     return out
 
 
-def compare(a: Trace | str | os.PathLike[str], b: Trace | str | os.PathLike[str],
-            options: CompareOptions | None = None, progress: Callable[[float], None] | None = None) -> CompareReport:
+def compare(
+    a: Trace | str | os.PathLike[str],
+    b: Trace | str | os.PathLike[str],
+    options: CompareOptions | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> CompareReport:
     """Compare trace b (ours) against trace a (the reference)."""
     opts = options or CompareOptions()
     trace_a, trace_b = _as_trace(a), _as_trace(b)
     tolerances = load_tolerances(opts.tolerances).overridden(opts.metric, opts.threshold, opts.cos_tol)
     names = load_maps(opts.maps)
-    key = opts.key or (trace_a.default_key if trace_a.default_key and trace_a.default_key == trace_b.default_key
-                       else DEFAULT_KEY)
+    key = opts.key or (
+        trace_a.default_key if trace_a.default_key and trace_a.default_key == trace_b.default_key else DEFAULT_KEY
+    )
     interner = Interner()
     is_logits = glob_matcher(opts.logits)
-    findings = Findings(tolerances, top_n=opts.top, keep=None if opts.detail else opts.max_pairs, detail=opts.detail,
-                        heat=opts.heatmap)
+    findings = Findings(
+        tolerances, top_n=opts.top, keep=None if opts.detail else opts.max_pairs, detail=opts.detail, heat=opts.heatmap
+    )
     dumper = Dumper(opts.dump_raw) if opts.dump_raw else None
     aligner = Aligner(trace_a, trace_b, lambda batch: key_matrix(batch, key, interner), names.apply)
     for rnd in aligner:
@@ -121,11 +128,20 @@ def compare(a: Trace | str | os.PathLike[str], b: Trace | str | os.PathLike[str]
         infos.append(InputInfo(trace.path, trace.format, rows, team, producer))
     malformed = [Malformed(side, d) for side, t in (("a", trace_a), ("b", trace_b)) for d in t.diagnostics]
     return CompareReport(
-        status=status, inputs=(infos[0], infos[1]), key=tuple(key), maps=names.sources, tolerances=tolerances,
-        findings=findings, diverging_token=token, decided_by=decided_by, first=first,
+        status=status,
+        inputs=(infos[0], infos[1]),
+        key=tuple(key),
+        maps=names.sources,
+        tolerances=tolerances,
+        findings=findings,
+        diverging_token=token,
+        decided_by=decided_by,
+        first=first,
         growth=findings.growth(token) if token is not None else [],
         unmatched=_unmatched("a", aligner.leftover_a, key) + _unmatched("b", aligner.leftover_b, key),
-        malformed=malformed, track_token=opts.track_token, dumped=dumper.written if dumper else [],
+        malformed=malformed,
+        track_token=opts.track_token,
+        dumped=dumper.written if dumper else [],
     )
 
 

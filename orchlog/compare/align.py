@@ -7,16 +7,17 @@ batch, reading next from whichever side is further behind in its file, and
 carries the records still waiting for a partner from round to round; what
 is left at the end is unmatched.
 """
+
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from orchlog.batch import RecordBatch
-from orchlog.prefetch import prefetch
-from orchlog.trace import Trace
+from orchlog.read.batch import RecordBatch
+from orchlog.read.prefetch import prefetch
+from orchlog.read.trace import Trace
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 
@@ -91,11 +92,18 @@ class _Side:
 class Aligner:
     """Walks two traces in step; iterate for Rounds, then read `leftover_a` / `leftover_b`."""
 
-    def __init__(self, a: Trace, b: Trace, keys_of: Callable[[RecordBatch], np.ndarray],
-                 prepare: Callable[[RecordBatch], RecordBatch] = lambda batch: batch) -> None:
+    def __init__(
+        self,
+        a: Trace,
+        b: Trace,
+        keys_of: Callable[[RecordBatch], np.ndarray],
+        prepare: Callable[[RecordBatch], RecordBatch] = lambda batch: batch,
+    ) -> None:
         self.keys_of = keys_of
-        self.sides = [_Side(t, map(prepare, prefetch(t.batches())), RecordBatch.empty(), keys_of(RecordBatch.empty()))
-                      for t in (a, b)]
+        self.sides = [
+            _Side(t, map(prepare, prefetch(t.batches())), RecordBatch.empty(), keys_of(RecordBatch.empty()))
+            for t in (a, b)
+        ]
 
     @property
     def rows_read(self) -> tuple[int, int]:

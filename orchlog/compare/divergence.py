@@ -12,6 +12,7 @@ number of records:
 The first diverging token is the first whose logits (else last record)
 fail; when none does but something fails, the first token with a failure.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -19,12 +20,12 @@ import heapq
 
 import numpy as np
 
-from orchlog.batch import NONE
 from orchlog.compare.grading import FAIL, TIER_NAMES, UNKNOWN_TIER, Grades
 from orchlog.compare.growth import Growth, GrowthRow, run_starts
 from orchlog.compare.metrics import BASES, PairTable
 from orchlog.compare.pairview import PairView, exec_order, make_views
 from orchlog.compare.tolerances import Tolerances
+from orchlog.read.batch import NONE
 
 EXAMPLES = 5
 
@@ -51,8 +52,9 @@ class Tracked:
 
 
 class Findings:
-    def __init__(self, tolerances: Tolerances, top_n: int = 10, keep: int | None = 1000, detail: bool = False,
-                 heat: bool = False) -> None:
+    def __init__(
+        self, tolerances: Tolerances, top_n: int = 10, keep: int | None = 1000, detail: bool = False, heat: bool = False
+    ) -> None:
         self.tolerances = tolerances
         self.top_n = top_n
         self.keep = keep
@@ -90,7 +92,7 @@ class Findings:
             hits = np.flatnonzero(flags)
             self.mismatch_counts[kind] += len(hits)
             room = EXAMPLES - len(self.mismatch_examples[kind])
-            self.mismatch_examples[kind].extend(views(hits[:max(room, 0)]))
+            self.mismatch_examples[kind].extend(views(hits[: max(room, 0)]))
         room = EXAMPLES - len(self.unknown_examples)
         if room > 0:
             self.unknown_examples.extend(views(np.flatnonzero(g.tier == UNKNOWN_TIER)[:room]))
@@ -123,10 +125,10 @@ class Findings:
         else:
             candidates = np.arange(len(sev))
         if len(candidates) > self.top_n:
-            candidates = candidates[np.argpartition(-sev[candidates], self.top_n)[:self.top_n]]
+            candidates = candidates[np.argpartition(-sev[candidates], self.top_n)[: self.top_n]]
         merged = self.worst + views(candidates[sev[candidates] > 0])  # pairs that differ at all
         merged.sort(key=lambda v: (-v.severity, v.order))
-        self.worst = merged[:self.top_n]
+        self.worst = merged[: self.top_n]
 
     def _add_tokens(self, t: PairTable, g: Grades, order: np.ndarray, views) -> None:
         tokens = t.a.token_idx[t.ia]
@@ -135,8 +137,12 @@ class Findings:
         rows = np.flatnonzero(failed)
         if len(rows):
             rows = rows[np.lexsort((order[rows], tokens[rows]))]
-            firsts = [p for p in rows[run_starts(tokens[rows])] if self._earlier_failure(int(tokens[p]), int(order[p]))
-                      and (self._cutoff is None or tokens[p] <= self._cutoff)]
+            firsts = [
+                p
+                for p in rows[run_starts(tokens[rows])]
+                if self._earlier_failure(int(tokens[p]), int(order[p]))
+                and (self._cutoff is None or tokens[p] <= self._cutoff)
+            ]
             for v in views(np.array(firsts, dtype=np.int64), True):
                 self.tokens.setdefault(-1 if v.token_idx is None else v.token_idx, _TokenState()).first_fail = v
         # The deciding record per token: its logits, else its last record.
@@ -154,8 +160,17 @@ class Findings:
                 state.last_order, state.last_failed = int(order[last]), bool(failed[last])
         for table in (self.growth_rows, self.heat):
             if table is not None:
-                table.add(tokens, t.a.layer[t.ia], t.a.checkpoint[t.ia], order, failed, t.m["max_abs"],
-                          t.m["cosine"], g.severity, g.tier)
+                table.add(
+                    tokens,
+                    t.a.layer[t.ia],
+                    t.a.checkpoint[t.ia],
+                    order,
+                    failed,
+                    t.m["max_abs"],
+                    t.m["cosine"],
+                    g.severity,
+                    g.tier,
+                )
 
     def _earlier_failure(self, token: int, order: int) -> bool:
         """Whether a failing pair at `order` comes before the token's earliest failure known so far."""
@@ -170,7 +185,7 @@ class Findings:
                 rows = rows[order[rows] < newest_kept]
             if len(rows) > self.keep:
                 self.kept_dropped += len(rows) - self.keep
-                rows = rows[np.argpartition(order[rows], self.keep)[:self.keep]]
+                rows = rows[np.argpartition(order[rows], self.keep)[: self.keep]]
         for v in views(rows):
             self._tie += 1
             heapq.heappush(self._kept, (-v.order, self._tie, v))
@@ -185,8 +200,14 @@ class Findings:
 
     def _add_tracked(self, t: PairTable) -> None:
         for p in np.flatnonzero(~np.isnan(t.m["rank_a"])):
-            self.tracked.append(Tracked(None if t.a.token_idx[t.ia[p]] == NONE else int(t.a.token_idx[t.ia[p]]),
-                                        t.a.checkpoint[t.ia[p]], int(t.m["rank_a"][p]), int(t.m["rank_b"][p])))
+            self.tracked.append(
+                Tracked(
+                    None if t.a.token_idx[t.ia[p]] == NONE else int(t.a.token_idx[t.ia[p]]),
+                    t.a.checkpoint[t.ia[p]],
+                    int(t.m["rank_a"][p]),
+                    int(t.m["rank_b"][p]),
+                )
+            )
 
     # ------------------------------------------------------------ results
 

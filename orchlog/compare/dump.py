@@ -6,6 +6,7 @@ appended, so a checkpoint named `../../x` stays inside the directory and two
 keys that clean up alike still get two files. Arrays are saved with
 allow_pickle=False: plain numbers only.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -16,7 +17,7 @@ import numpy as np
 
 from orchlog.compare.pairview import PairView
 from orchlog.errors import OrchlogError
-from orchlog.trace import TraceRecord
+from orchlog.read.trace import TraceRecord
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 MAX_STEM = 120

@@ -6,6 +6,7 @@ has NaN/Inf where the other does not. A pair whose graded metric could not
 be measured is `unknown` (never a failure: nothing shows it is out of
 tolerance, and the report lists it).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -54,8 +55,10 @@ def _grade_rows(rule: Rule, t: PairTable, rows: np.ndarray) -> tuple[np.ndarray,
             reason[low] = f"cosine < {rule.cos_tol:g}"
             room = 1.0 - rule.cos_tol
             severity = np.fmax(severity, np.where(low, (1.0 - cosine) / room if room > 0 else np.inf, 0.0))
-    for flag, why in ((t.numel_mismatch[rows], "sizes differ"),
-                      (t.m["nonfinite_mismatch"][rows] > 0, "NaN/Inf where the other side is finite")):
+    for flag, why in (
+        (t.numel_mismatch[rows], "sizes differ"),
+        (t.m["nonfinite_mismatch"][rows] > 0, "NaN/Inf where the other side is finite"),
+    ):
         fails |= flag
         reason[flag] = why
         severity = np.where(flag, np.fmax(severity, np.inf), severity)

@@ -5,18 +5,29 @@ for records outside the layers -- merged round by round, so that a long
 trace costs a few numbers per token and layer, and only for the tokens
 still in play (see Findings._prune).
 """
+
 from __future__ import annotations
 
 import dataclasses
 
 import numpy as np
 
-from orchlog.batch import NONE
 from orchlog.compare.grading import TIER_NAMES
+from orchlog.read.batch import NONE
 from orchlog.strings import Strings
 
-_FIELDS = ("token", "label", "first_order", "pairs", "failed", "max_abs", "min_cosine", "worst_severity",
-           "worst_name", "worst_tier")
+_FIELDS = (
+    "token",
+    "label",
+    "first_order",
+    "pairs",
+    "failed",
+    "max_abs",
+    "min_cosine",
+    "worst_severity",
+    "worst_name",
+    "worst_tier",
+)
 
 
 @dataclasses.dataclass
@@ -54,31 +65,55 @@ def _merge(rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     worst = by[np.r_[starts[1:], len(by)] - 1]  # highest severity sorts last within its group
     first = by[starts]
     return {
-        "token": rows["token"][first], "label": rows["label"][first],
+        "token": rows["token"][first],
+        "label": rows["label"][first],
         "first_order": np.minimum.reduceat(rows["first_order"][by], starts),
-        "pairs": np.add.reduceat(rows["pairs"][by], starts), "failed": np.add.reduceat(rows["failed"][by], starts),
+        "pairs": np.add.reduceat(rows["pairs"][by], starts),
+        "failed": np.add.reduceat(rows["failed"][by], starts),
         "max_abs": np.fmax.reduceat(rows["max_abs"][by], starts),
         "min_cosine": np.fmin.reduceat(rows["min_cosine"][by], starts),
-        "worst_severity": rows["worst_severity"][worst], "worst_name": rows["worst_name"][worst],
+        "worst_severity": rows["worst_severity"][worst],
+        "worst_name": rows["worst_name"][worst],
         "worst_tier": rows["worst_tier"][worst],
     }
 
 
 class Growth:
     def __init__(self) -> None:
-        self.rows = {f: np.zeros(0, dtype=np.float64 if f in ("max_abs", "min_cosine", "worst_severity") else np.int64)
-                     for f in _FIELDS}
+        self.rows = {
+            f: np.zeros(0, dtype=np.float64 if f in ("max_abs", "min_cosine", "worst_severity") else np.int64)
+            for f in _FIELDS
+        }
         self._names: dict[str, int] = {}
 
-    def add(self, tokens: np.ndarray, layers: np.ndarray, names: Strings, order: np.ndarray, failed: np.ndarray,
-            max_abs: np.ndarray, cosine: np.ndarray, severity: np.ndarray, tier: np.ndarray) -> None:
+    def add(
+        self,
+        tokens: np.ndarray,
+        layers: np.ndarray,
+        names: Strings,
+        order: np.ndarray,
+        failed: np.ndarray,
+        max_abs: np.ndarray,
+        cosine: np.ndarray,
+        severity: np.ndarray,
+        tier: np.ndarray,
+    ) -> None:
         name_ids = names.per_row(lambda s: self._names.setdefault(s or "", len(self._names)), dtype=np.int64)
         label = np.where(layers != NONE, layers, -2 - name_ids)
         sev = np.where(np.isnan(severity), -np.inf, severity)
         one = np.ones(len(tokens), dtype=np.int64)
-        new = {"token": tokens, "label": label, "first_order": order, "pairs": one, "failed": failed.astype(np.int64),
-               "max_abs": max_abs, "min_cosine": cosine, "worst_severity": sev, "worst_name": name_ids,
-               "worst_tier": tier.astype(np.int64)}
+        new = {
+            "token": tokens,
+            "label": label,
+            "first_order": order,
+            "pairs": one,
+            "failed": failed.astype(np.int64),
+            "max_abs": max_abs,
+            "min_cosine": cosine,
+            "worst_severity": sev,
+            "worst_name": name_ids,
+            "worst_tier": tier.astype(np.int64),
+        }
         self.rows = _merge({f: np.concatenate([self.rows[f], new[f]]) for f in _FIELDS})
 
     def keep(self, tokens: np.ndarray) -> None:
@@ -101,9 +136,17 @@ class Growth:
             r = {f: self.rows[f][i] for f in _FIELDS}
             layer = int(r["label"]) if r["label"] >= 0 else None
             label = f"layer {layer}" if layer is not None else names[-2 - int(r["label"])]
-            out.append(GrowthRow(label, layer, int(r["first_order"]), int(r["pairs"]), int(r["failed"]),
-                                 float(r["max_abs"]), float(r["min_cosine"]), names[int(r["worst_name"])],
-                                 TIER_NAMES[int(r["worst_tier"])]))
+            out.append(
+                GrowthRow(
+                    label,
+                    layer,
+                    int(r["first_order"]),
+                    int(r["pairs"]),
+                    int(r["failed"]),
+                    float(r["max_abs"]),
+                    float(r["min_cosine"]),
+                    names[int(r["worst_name"])],
+                    TIER_NAMES[int(r["worst_tier"])],
+                )
+            )
         return out
-
-

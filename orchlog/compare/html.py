@@ -5,6 +5,7 @@ or mailed around. The charts answer the two questions a divergence hunt
 asks first: at the diverging token, how does the error grow layer by layer;
 and across tokens, where does it start.
 """
+
 from __future__ import annotations
 
 import math
@@ -38,51 +39,65 @@ def _tier_chip(tier: str) -> str:
     return f'<span class="tier" style="background:{svg.TIER_COLORS.get(tier, "#999")}"></span>{escape(tier)}'
 
 
-def _inputs(r: "CompareReport") -> list[str]:
+def _inputs(r: CompareReport) -> list[str]:
     out = ["<table><tr><th></th><th>path</th><th>format</th><th>records</th><th>team</th><th>producer</th></tr>"]
     for side, info, role in zip("ab", r.inputs, ("reference", "ours")):
-        out.append(f"<tr><td>{side} ({role})</td><td><code>{escape(info.path)}</code></td><td>{escape(info.format)}"
-                   f"</td><td class=num>{info.records}</td><td>{escape(info.team or '')}</td>"
-                   f"<td>{escape(info.producer or '')}</td></tr>")
+        out.append(
+            f"<tr><td>{side} ({role})</td><td><code>{escape(info.path)}</code></td><td>{escape(info.format)}"
+            f"</td><td class=num>{info.records}</td><td>{escape(info.team or '')}</td>"
+            f"<td>{escape(info.producer or '')}</td></tr>"
+        )
     out.append("</table>")
     maps = f" Maps: {escape(', '.join(r.maps))}." if r.maps else ""
-    out.append(f"<p>Key: <code>{escape(', '.join(r.key))}</code>.{maps} Tolerances: {escape(r.tolerances.source)}:"
-               "</p><ul>" + "".join(f"<li>{escape(rule.describe())}</li>" for rule in r.tolerances.all_rules)
-               + "</ul>")
+    out.append(
+        f"<p>Key: <code>{escape(', '.join(r.key))}</code>.{maps} Tolerances: {escape(r.tolerances.source)}:"
+        "</p><ul>" + "".join(f"<li>{escape(rule.describe())}</li>" for rule in r.tolerances.all_rules) + "</ul>"
+    )
     return out
 
 
-def _counts(r: "CompareReport") -> list[str]:
+def _counts(r: CompareReport) -> list[str]:
     f = r.findings
     counts = [(name, int(c)) for name, c in zip(TIER_NAMES, f.counts)]
     rows = "".join(f"<tr><td>{_tier_chip(n)}</td><td class=num>{c}</td></tr>" for n, c in counts if c or n != "unknown")
-    return [f"<h2>Pairs: {f.pairs}</h2>", svg.tier_strip(counts), f"<table>{rows}</table>",
-            f"<p>Unmatched: {len(r.unmatched_on('a'))} only in a, {len(r.unmatched_on('b'))} only in b. "
-            f"Malformed input: {len(r.malformed)}.</p>"]
+    return [
+        f"<h2>Pairs: {f.pairs}</h2>",
+        svg.tier_strip(counts),
+        f"<table>{rows}</table>",
+        f"<p>Unmatched: {len(r.unmatched_on('a'))} only in a, {len(r.unmatched_on('b'))} only in b. "
+        f"Malformed input: {len(r.malformed)}.</p>",
+    ]
 
 
 def _pair(v: PairView) -> list[str]:
-    out = [f"<p>{_tier_chip(v.tier)}: {escape(verdict_line(v))}</p>", f"<p><code>{escape(metrics_line(v))}</code></p>",
-           f"<p>a: <code>{escape(v.locations[0])}</code> &nbsp; b: <code>{escape(v.locations[1])}</code></p>"]
+    out = [
+        f"<p>{_tier_chip(v.tier)}: {escape(verdict_line(v))}</p>",
+        f"<p><code>{escape(metrics_line(v))}</code></p>",
+        f"<p>a: <code>{escape(v.locations[0])}</code> &nbsp; b: <code>{escape(v.locations[1])}</code></p>",
+    ]
     va, vb = v.values
     if va or vb:
         out.append("<table><tr><th>i</th><th>a</th><th>b</th><th>|a-b|</th></tr>")
         for i, (a, b) in enumerate(zip(va, vb)):
-            out.append(f"<tr><td class=num>{i}</td><td class=num>{fmt(a)}</td><td class=num>{fmt(b)}</td>"
-                       f"<td class=num>{fmt(abs(a - b))}</td></tr>")
+            out.append(
+                f"<tr><td class=num>{i}</td><td class=num>{fmt(a)}</td><td class=num>{fmt(b)}</td>"
+                f"<td class=num>{fmt(abs(a - b))}</td></tr>"
+            )
         out.append("</table>")
     return out
 
 
-def _growth_chart(r: "CompareReport") -> list[str]:
+def _growth_chart(r: CompareReport) -> list[str]:
     if len(r.growth) < 2:
         return []
     rows = [(g.label, g.max_abs, "fail" if g.failed else g.worst_tier) for g in r.growth]
     rule = next((x for x in r.tolerances.all_rules if r.first is not None and x.name == r.first.rule), None)
     marks = [(f"fail threshold of rule {rule.name!r}", rule.threshold)] if rule and rule.metric == "max_abs" else []
     chart = svg.error_bars(rows, f"max_abs by layer at {token_text(r.diverging_token)} (execution order)", marks)
-    return [f"<figure>{chart}<figcaption>Worst max_abs among each layer's pairs at the diverging token, coloured by "
-            "its tier; the dashed line is the fail threshold of the first divergence's rule.</figcaption></figure>"]
+    return [
+        f"<figure>{chart}<figcaption>Worst max_abs among each layer's pairs at the diverging token, coloured by "
+        "its tier; the dashed line is the fail threshold of the first divergence's rule.</figcaption></figure>"
+    ]
 
 
 def _row_order(per_token: dict[int, list[GrowthRow]]) -> list[str]:
@@ -94,14 +109,15 @@ def _row_order(per_token: dict[int, list[GrowthRow]]) -> list[str]:
     return sorted(ranks, key=lambda label: sum(ranks[label]) / len(ranks[label]))
 
 
-def heat_grid(heat: Growth, max_columns: int = MAX_COLUMNS) -> tuple[list[str], list[str], list[list[float | None]],
-                                                                     list[list[int]]]:
+def heat_grid(
+    heat: Growth, max_columns: int = MAX_COLUMNS
+) -> tuple[list[str], list[str], list[list[float | None]], list[list[int]]]:
     """(row labels, column labels, worst max_abs per cell, tokens of each column) for the heatmap."""
     tokens = heat.tokens()
     per_token = {t: heat.table(t) for t in tokens}
     labels = _row_order(per_token)
     group = max(1, math.ceil(len(tokens) / max_columns))
-    columns = [tokens[i:i + group] for i in range(0, len(tokens), group)]
+    columns = [tokens[i : i + group] for i in range(0, len(tokens), group)]
     grid: list[list[float | None]] = [[None] * len(columns) for _ in labels]
     where = {label: i for i, label in enumerate(labels)}
     for c, toks in enumerate(columns):
@@ -113,48 +129,64 @@ def heat_grid(heat: Growth, max_columns: int = MAX_COLUMNS) -> tuple[list[str], 
     return labels, names, grid, columns
 
 
-def _heatmap(r: "CompareReport") -> list[str]:
+def _heatmap(r: CompareReport) -> list[str]:
     heat = r.findings.heat
     if heat is None or not heat.tokens():
         return []
     labels, names, grid, columns = heat_grid(heat)
     mark = None
     if r.first is not None and r.growth:
-        label = next((g.label for g in r.growth if g.first_order <= r.first.order and
-                      (g.layer == r.first.layer if r.first.layer is not None else g.label == r.first.checkpoint)),
-                     None)
+        label = next(
+            (
+                g.label
+                for g in r.growth
+                if g.first_order <= r.first.order
+                and (g.layer == r.first.layer if r.first.layer is not None else g.label == r.first.checkpoint)
+            ),
+            None,
+        )
         col = next((c for c, toks in enumerate(columns) if r.diverging_token in toks), None)
         if label in labels and col is not None:
             mark = (labels.index(label), col)
     chart = svg.heatmap(labels, names, grid, "worst max_abs per layer (rows) and token (columns)", mark)
-    return ["<h2>Error by token and layer</h2>",
-            f"<figure>{chart}<figcaption>Each cell is the worst max_abs among that layer's pairs at that token "
-            "(log colour scale); the outlined cell is the first divergence. Columns are token positions"
-            + (f", grouped {len(columns[0])} to a column" if len(columns[0]) > 1 else "") + ".</figcaption></figure>"]
+    return [
+        "<h2>Error by token and layer</h2>",
+        f"<figure>{chart}<figcaption>Each cell is the worst max_abs among that layer's pairs at that token "
+        "(log colour scale); the outlined cell is the first divergence. Columns are token positions"
+        + (f", grouped {len(columns[0])} to a column" if len(columns[0]) > 1 else "")
+        + ".</figcaption></figure>",
+    ]
 
 
-def _worst(r: "CompareReport") -> list[str]:
+def _worst(r: CompareReport) -> list[str]:
     f = r.findings
     if not (f.worst and f.failed):
         return []
-    out = ["<h2>Worst offenders</h2><table><tr><th>#</th><th>where</th><th>metric</th><th>value</th><th>tier</th>"
-           "<th>cosine</th></tr>"]
+    out = [
+        "<h2>Worst offenders</h2><table><tr><th>#</th><th>where</th><th>metric</th><th>value</th><th>tier</th>"
+        "<th>cosine</th></tr>"
+    ]
     for n, v in enumerate(f.worst, 1):
-        out.append(f"<tr><td class=num>{n}</td><td>{escape(v.where())}</td><td>{escape(v.metric)}</td>"
-                   f"<td class=num>{fmt(v.value)}</td><td>{_tier_chip(v.tier)}</td>"
-                   f"<td class=num>{fmt(v.metrics.get('cosine'))}</td></tr>")
+        out.append(
+            f"<tr><td class=num>{n}</td><td>{escape(v.where())}</td><td>{escape(v.metric)}</td>"
+            f"<td class=num>{fmt(v.value)}</td><td>{_tier_chip(v.tier)}</td>"
+            f"<td class=num>{fmt(v.metrics.get('cosine'))}</td></tr>"
+        )
     out.append("</table>")
     return out
 
 
-def _problems(r: "CompareReport") -> list[str]:
+def _problems(r: CompareReport) -> list[str]:
     out = []
     for side in "ab":
         items = r.unmatched_on(side)
         if items:
             out.append(f"<h2>Only in {side} ({len(items)})</h2><ul>")
-            out += [f"<li>{escape(', '.join(f'{k}={v}' for k, v in u.key.items() if v is not None))} "
-                    f"<code>{escape(u.location)}</code></li>" for u in items[:200]]
+            out += [
+                f"<li>{escape(', '.join(f'{k}={v}' for k, v in u.key.items() if v is not None))} "
+                f"<code>{escape(u.location)}</code></li>"
+                for u in items[:200]
+            ]
             out.append("</ul>")
     if r.malformed:
         out.append(f"<h2>Malformed input ({len(r.malformed)})</h2><ul>")
@@ -163,15 +195,20 @@ def _problems(r: "CompareReport") -> list[str]:
     return out
 
 
-def render_html(r: "CompareReport") -> str:
-    body = [f'<h1>orchlog compare <span class="badge {escape(r.status)}">{escape(r.status)}</span></h1>',
-            f"<p><strong>{escape(result_line(r))}</strong></p>"]
+def render_html(r: CompareReport) -> str:
+    body = [
+        f'<h1>orchlog compare <span class="badge {escape(r.status)}">{escape(r.status)}</span></h1>',
+        f"<p><strong>{escape(result_line(r))}</strong></p>",
+    ]
     body += _inputs(r) + _counts(r)
     if r.first is not None:
         body.append(f"<h2>First divergence: {escape(token_text(r.diverging_token))}, {escape(r.first.where())}</h2>")
         body += _pair(r.first) + _growth_chart(r)
     body += _heatmap(r) + _worst(r) + _problems(r)
     body.append(f"<footer><p>orchlog {escape(__version__)}</p></footer>")
-    return ("<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>orchlog compare: {escape(r.status)}</title><style>{_CSS}</style></head><body>\n"
-            + "\n".join(body) + "\n</body></html>\n")
+    return (
+        '<!doctype html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>orchlog compare: {escape(r.status)}</title><style>{_CSS}</style></head><body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )

@@ -4,14 +4,15 @@ A key is a tuple of field names; every record becomes a row of int64 ids
 (strings are interned in one table shared by both traces, absent values are
 -1), so that matching a batch of records is array work.
 """
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
-from orchlog.batch import NONE, RecordBatch
 from orchlog.errors import OrchlogError
+from orchlog.read.batch import NONE, RecordBatch
 from orchlog.strings import Strings
 
 DEFAULT_KEY = ("checkpoint", "layer", "stage", "token_idx", "step", "rank")

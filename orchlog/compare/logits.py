@@ -5,6 +5,7 @@ reference, `b` the engine under test. Softmax is taken in f64 after
 subtracting the maximum, so huge logits neither overflow nor lose the
 small probabilities KL depends on.
 """
+
 from __future__ import annotations
 
 import dataclasses

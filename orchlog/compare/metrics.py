@@ -12,19 +12,20 @@ Each pair is measured on the best basis both sides allow:
            values only. When the hashes differ and none of that shows a
            difference, max_abs is unknown (NaN): "differs, magnitude unknown".
 """
+
 from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
 from orchlog import kernels
-from orchlog.batch import RecordBatch
 from orchlog.compare.logits import agreement, rank_of
 from orchlog.compare.tensor_metrics import TensorDiff, tensor_diff
 from orchlog.compare.tensors import flat_tensor
+from orchlog.read.batch import RecordBatch
 
 DIFF_COLUMNS = tuple(f.name for f in dataclasses.fields(TensorDiff))
 LOGITS_COLUMNS = ("top1_a", "top1_b", "top1_match", "kl", "rank_a", "rank_b")
@@ -88,8 +89,12 @@ def _summary(t: PairTable, rows: np.ndarray) -> None:
         t.m[col][rows] = np.where(np.isnan(sa[:, k]), t.m[col][rows], sa[:, k])
     for col, k in (("rms_b", 3), ("min_b", 0), ("max_b", 1)):
         t.m[col][rows] = np.where(np.isnan(sb[:, k]), t.m[col][rows], sb[:, k])
-    comparable = ((a.counts[ia] == 0).all(axis=1) & (b.counts[ib] == 0).all(axis=1)
-                  & (a.numel[ia] >= 0) & (a.numel[ia] == b.numel[ib]))
+    comparable = (
+        (a.counts[ia] == 0).all(axis=1)
+        & (b.counts[ib] == 0).all(axis=1)
+        & (a.numel[ia] >= 0)
+        & (a.numel[ia] == b.numel[ib])
+    )
     with np.errstate(invalid="ignore"):
         gaps = np.abs(sa - sb)
         gaps[np.isnan(gaps)] = -1.0
@@ -138,8 +143,14 @@ def _tensor_pair(t: PairTable, r: int, track_token: int | None) -> None:
         t.m["top1_match"][r] = float(g.top1_a == g.top1_b)
 
 
-def measure(a: RecordBatch, b: RecordBatch, ia: np.ndarray, ib: np.ndarray, is_logits: Callable[[str | None], bool],
-            track_token: int | None = None) -> PairTable:
+def measure(
+    a: RecordBatch,
+    b: RecordBatch,
+    ia: np.ndarray,
+    ib: np.ndarray,
+    is_logits: Callable[[str | None], bool],
+    track_token: int | None = None,
+) -> PairTable:
     """Metrics for the pairs (ia[p], ib[p]) of two batches."""
     n = len(ia)
     dtype_a, dtype_b = a.dtype[ia].values(), b.dtype[ib].values()
@@ -149,9 +160,19 @@ def measure(a: RecordBatch, b: RecordBatch, ia: np.ndarray, ib: np.ndarray, is_l
     known = (ha != b"") & (hb != b"")
     hash_state = np.where(known, (ha == hb).astype(np.int8), np.int8(-1)).astype(np.int8)
     dtype_mismatch = (dtype_a != dtype_b) & (dtype_a != None) & (dtype_b != None)  # noqa: E711 - elementwise
-    t = PairTable(a, b, ia, ib, _nan_columns(n), np.full(n, SUMMARY, dtype=np.int8), hash_state,
-                  dtype_mismatch, _shape_mismatch(a, b, ia, ib), numel_mismatch,
-                  a.checkpoint[ia].per_row(is_logits, dtype=bool))
+    t = PairTable(
+        a,
+        b,
+        ia,
+        ib,
+        _nan_columns(n),
+        np.full(n, SUMMARY, dtype=np.int8),
+        hash_state,
+        dtype_mismatch,
+        _shape_mismatch(a, b, ia, ib),
+        numel_mismatch,
+        a.checkpoint[ia].per_row(is_logits, dtype=bool),
+    )
     settled = (hash_state == 1) & ~dtype_mismatch & ~numel_mismatch
     full = ~settled & a.has_data()[ia] & b.has_data()[ib]
     t.basis[settled], t.basis[full] = HASH, TENSOR
@@ -163,4 +184,3 @@ def measure(a: RecordBatch, b: RecordBatch, ia: np.ndarray, ib: np.ndarray, is_l
     if len(summary):
         _summary(t, summary)
     return t
-

@@ -26,6 +26,7 @@ that have a stage; the stage it matched is replaced by the target's. A
 target `name@stage` sets the record's stage (`name@` clears it); a plain
 target keeps the record's stage, unless the pattern matched one.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -34,9 +35,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from orchlog.batch import NONE, RecordBatch
 from orchlog.compare.tomlfile import load_named, shipped
 from orchlog.errors import OrchlogError
+from orchlog.read.batch import NONE, RecordBatch
 from orchlog.strings import Strings
 
 MAPS = "orchlog.maps"
@@ -47,7 +48,7 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
     """`blk.{layer}.attn_norm` -> a full-match regex with a `layer` group."""
     parts, pos, seen_layer = [], 0, False
     for m in _PLACEHOLDER.finditer(pattern):
-        parts.append(re.escape(pattern[pos:m.start()]))
+        parts.append(re.escape(pattern[pos : m.start()]))
         if m[0] == "*":
             parts.append(".*?")
         elif seen_layer:
@@ -73,7 +74,7 @@ class NameRule:
     target_stage: str | None = None
 
     @staticmethod
-    def of(source: str, regex: re.Pattern[str], target: str) -> "NameRule":
+    def of(source: str, regex: re.Pattern[str], target: str) -> NameRule:
         name, sep, stage = target.partition(STAGE_SEPARATOR)
         return NameRule(source, regex, name, STAGE_SEPARATOR in source, bool(sep), stage or None)
 
@@ -169,7 +170,7 @@ def _rules_from(doc: dict[str, Any], where: str) -> list[NameRule]:
     for section, compile_ in (("names", compile_pattern), ("regex", re.compile)):
         table = doc.get(section, {})
         if not isinstance(table, dict):
-            raise OrchlogError(f"{where}: [{section}] must be a table of pattern = \"canonical name\"")
+            raise OrchlogError(f'{where}: [{section}] must be a table of pattern = "canonical name"')
         for pattern, target in table.items():
             if not isinstance(target, str) or not target:
                 raise OrchlogError(f"{where}: [{section}] {pattern!r} must map to a non-empty name")

@@ -1,4 +1,5 @@
 """PairView: one pair, lifted out of the round's columns for the report."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -6,11 +7,11 @@ from typing import Any
 
 import numpy as np
 
-from orchlog.batch import NONE
 from orchlog.compare.grading import TIER_NAMES, Grades
 from orchlog.compare.metrics import BASES, COLUMNS, PairTable
 from orchlog.compare.tolerances import Tolerances
-from orchlog.trace import TraceRecord
+from orchlog.read.batch import NONE
+from orchlog.read.trace import TraceRecord
 
 LEADING = 8  # values shown side by side
 
@@ -70,12 +71,19 @@ class PairView:
         return ", ".join(parts)
 
     def key(self) -> dict[str, Any]:
-        return {"checkpoint": self.checkpoint, "layer": self.layer, "stage": self.stage,
-                "token_idx": self.token_idx, "step": self.step, "rank": self.rank}
+        return {
+            "checkpoint": self.checkpoint,
+            "layer": self.layer,
+            "stage": self.stage,
+            "token_idx": self.token_idx,
+            "step": self.step,
+            "rank": self.rank,
+        }
 
 
-def make_views(t: PairTable, g: Grades, rows: np.ndarray, tolerances: Tolerances, order: np.ndarray,
-               keep_records: bool = False) -> list[PairView]:
+def make_views(
+    t: PairTable, g: Grades, rows: np.ndarray, tolerances: Tolerances, order: np.ndarray, keep_records: bool = False
+) -> list[PairView]:
     """Views of the pairs `rows` of a round (column work done once for all of them)."""
     rows = np.asarray(rows, dtype=np.int64)
     if not len(rows):
@@ -94,16 +102,31 @@ def make_views(t: PairTable, g: Grades, rows: np.ndarray, tolerances: Tolerances
     out = []
     for k, (p, i, j) in enumerate(zip(rows.tolist(), ia.tolist(), ib.tolist())):
         rule = rules[rule_idx[k]]
-        out.append(PairView(
-            checkpoint=names_a[k], layer=_opt(cols["layer"][k]), stage=stage[k], token_idx=_opt(cols["token_idx"][k]),
-            step=_opt(cols["step"][k]), rank=cols["rank"][k], order=where[k], tier=TIER_NAMES[tier[k]],
-            severity=sev[k], metric=rule.metric, value=value[k], rule=rule.name, reason=g.reason[p],
-            basis=BASES[basis[k]], hash={1: "equal", 0: "differs"}.get(state[k]),
-            metrics={c: v for c, v in zip(COLUMNS, block[k]) if v == v},  # v == v: not NaN
-            names=(own_a[k] or names_a[k], own_b[k] or names_b[k]), dtypes=(dtype_a[k], dtype_b[k]),
-            shapes=(a.shape_of(i), b.shape_of(j)), locations=(str(a.location(i)), str(b.location(j))),
-            values=(a.row_values(i)[:LEADING].tolist(), b.row_values(j)[:LEADING].tolist()),
-            mismatches=tuple(kind for kind, flag in zip(("dtype", "shape", "numel"), flags[k]) if flag),
-            records=(a.record(i), b.record(j)) if keep_records else None,
-        ))
+        out.append(
+            PairView(
+                checkpoint=names_a[k],
+                layer=_opt(cols["layer"][k]),
+                stage=stage[k],
+                token_idx=_opt(cols["token_idx"][k]),
+                step=_opt(cols["step"][k]),
+                rank=cols["rank"][k],
+                order=where[k],
+                tier=TIER_NAMES[tier[k]],
+                severity=sev[k],
+                metric=rule.metric,
+                value=value[k],
+                rule=rule.name,
+                reason=g.reason[p],
+                basis=BASES[basis[k]],
+                hash={1: "equal", 0: "differs"}.get(state[k]),
+                metrics={c: v for c, v in zip(COLUMNS, block[k]) if v == v},  # v == v: not NaN
+                names=(own_a[k] or names_a[k], own_b[k] or names_b[k]),
+                dtypes=(dtype_a[k], dtype_b[k]),
+                shapes=(a.shape_of(i), b.shape_of(j)),
+                locations=(str(a.location(i)), str(b.location(j))),
+                values=(a.row_values(i)[:LEADING].tolist(), b.row_values(j)[:LEADING].tolist()),
+                mismatches=tuple(kind for kind, flag in zip(("dtype", "shape", "numel"), flags[k]) if flag),
+                records=(a.record(i), b.record(j)) if keep_records else None,
+            )
+        )
     return out

@@ -7,15 +7,16 @@ logits globs); they align on token_idx by default. Each position gets the
 logits metrics of orchlog.compare.logits. Positions where a side carries
 only leading values are measured on those and marked partial.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
-from orchlog.batch import NONE, RecordBatch
 from orchlog.compare.align import Aligner
 from orchlog.compare.keys import Interner, key_matrix
 from orchlog.compare.logits import LogitsDiff, logits_diff
@@ -24,8 +25,9 @@ from orchlog.compare.render import fmt
 from orchlog.compare.result import DIVERGED, NO_MATCH, OK, number
 from orchlog.compare.tensors import flat_tensor
 from orchlog.errors import OrchlogError
+from orchlog.read.batch import NONE, RecordBatch
+from orchlog.read.trace import Diagnostic, Trace
 from orchlog.strings import glob_matcher
-from orchlog.trace import Diagnostic, Trace
 
 DEFAULT_COS_TOL = 0.999
 
@@ -84,9 +86,11 @@ class PerTokenReport:
         ranks = f" rank={d.rank_a}->{d.rank_b}" if d.rank_a is not None else ""
         partial = " (leading values only)" if p.partial else ""
         sizes = f" sizes {p.sizes[0]} vs {p.sizes[1]} (common prefix compared)" if p.size_mismatch else ""
-        return (f"{'FAIL' if p.diverges(self.cos_tol) else 'ok  '} t={'-' if p.token_idx is None else p.token_idx} "
-                f"cosine={d.cosine:.6f} l2={fmt(d.l2)} max_abs={fmt(d.max_abs)} "
-                f"top1={'match' if d.top1_match else 'differ'} kl={fmt(d.kl)}{ranks}{partial}{sizes}")
+        return (
+            f"{'FAIL' if p.diverges(self.cos_tol) else 'ok  '} t={'-' if p.token_idx is None else p.token_idx} "
+            f"cosine={d.cosine:.6f} l2={fmt(d.l2)} max_abs={fmt(d.max_abs)} "
+            f"top1={'match' if d.top1_match else 'differ'} kl={fmt(d.kl)}{ranks}{partial}{sizes}"
+        )
 
     def __str__(self) -> str:
         out = [f"per-token logits parity: a={self.paths[0]} b={self.paths[1]} (cos-tol {self.cos_tol:g})"]
@@ -102,16 +106,21 @@ class PerTokenReport:
         if self.status == NO_MATCH:
             out.append("RESULT: no logits positions matched (check --key and --logits)")
         elif first is None:
-            out.append(f"RESULT: ok, all {len(self.positions)} positions have cosine >= {self.cos_tol:g} "
-                       "and logits of the same length")
+            out.append(
+                f"RESULT: ok, all {len(self.positions)} positions have cosine >= {self.cos_tol:g} "
+                "and logits of the same length"
+            )
         else:
             out.append(f"RESULT: diverged: first divergence at token {first.token_idx}")
         return "\n".join(out) + "\n"
 
     def to_markdown(self) -> str:
         rows = ["| token | cosine | l2 | max_abs | top1 | kl |", "|---:|---:|---:|---:|---|---:|"]
-        rows += [f"| {p.token_idx} | {p.diff.cosine:.6f} | {fmt(p.diff.l2)} | {fmt(p.diff.max_abs)} | "
-                 f"{'match' if p.diff.top1_match else 'differ'} | {fmt(p.diff.kl)} |" for p in self.positions]
+        rows += [
+            f"| {p.token_idx} | {p.diff.cosine:.6f} | {fmt(p.diff.l2)} | {fmt(p.diff.max_abs)} | "
+            f"{'match' if p.diff.top1_match else 'differ'} | {fmt(p.diff.kl)} |"
+            for p in self.positions
+        ]
         first = self.first_divergence
         head = f"**first divergence at token {first.token_idx}**" if first else "**all positions within tolerance**"
         return "\n".join(["# orchlog compare --per-token", "", head, "", *rows]) + "\n"
@@ -134,12 +143,16 @@ class PerTokenReport:
             "partial": [p.partial for p in self.positions],
             "per_token_size_mismatch": [p.size_mismatch for p in self.positions],
             "unmatched": {"a": self.unmatched[0], "b": self.unmatched[1]},
-            "malformed": [{"input": side, "location": str(m.location), "message": m.message}
-                          for side, m in self.malformed],
+            "malformed": [
+                {"input": side, "location": str(m.location), "message": m.message} for side, m in self.malformed
+            ],
         }
         if self.track_token is not None:
-            out["tracked_token"] = {"id": self.track_token, "rank_a": [x.rank_a for x in d],
-                                    "rank_b": [x.rank_b for x in d]}
+            out["tracked_token"] = {
+                "id": self.track_token,
+                "rank_a": [x.rank_a for x in d],
+                "rank_b": [x.rank_b for x in d],
+            }
         return out
 
 
@@ -147,6 +160,7 @@ def _logits_only(is_logits: Callable[[str | None], bool]) -> Callable[[RecordBat
     def keep(batch: RecordBatch) -> RecordBatch:
         rows = np.flatnonzero(batch.checkpoint.per_row(is_logits, dtype=bool))
         return batch if len(rows) == len(batch) else batch.take(rows)
+
     return keep
 
 
@@ -155,9 +169,16 @@ def _vector(batch: RecordBatch, i: int) -> tuple[np.ndarray, bool]:
     return (full, False) if full is not None else (batch.row_values(i), True)
 
 
-def compare_per_token(a: Trace, b: Trace, cos_tol: float = DEFAULT_COS_TOL, key: tuple[str, ...] = ("token_idx",),
-                      logits: tuple[str, ...] = ("logits",), track_token: int | None = None, maps: list[str] = (),
-                      progress: Callable[[float], None] | None = None) -> PerTokenReport:
+def compare_per_token(
+    a: Trace,
+    b: Trace,
+    cos_tol: float = DEFAULT_COS_TOL,
+    key: tuple[str, ...] = ("token_idx",),
+    logits: tuple[str, ...] = ("logits",),
+    track_token: int | None = None,
+    maps: list[str] = (),
+    progress: Callable[[float], None] | None = None,
+) -> PerTokenReport:
     interner = Interner()
     names = load_maps(list(maps))
     keep = _logits_only(glob_matcher(logits))
@@ -167,17 +188,25 @@ def compare_per_token(a: Trace, b: Trace, cos_tol: float = DEFAULT_COS_TOL, key:
         for i, j in zip(rnd.ia, rnd.ib):
             (va, pa), (vb, pb) = _vector(rnd.a, int(i)), _vector(rnd.b, int(j))
             tok = rnd.a.token_idx[i]
-            positions.append(Position(None if tok == NONE else int(tok), logits_diff(va, vb, track_token), pa or pb,
-                                      (str(rnd.a.location(int(i))), str(rnd.b.location(int(j)))),
-                                      (int(rnd.a.numel[i]), int(rnd.b.numel[j]))))
+            positions.append(
+                Position(
+                    None if tok == NONE else int(tok),
+                    logits_diff(va, vb, track_token),
+                    pa or pb,
+                    (str(rnd.a.location(int(i))), str(rnd.b.location(int(j)))),
+                    (int(rnd.a.numel[i]), int(rnd.b.numel[j])),
+                )
+            )
         if progress:
             progress((a.progress() + b.progress()) / 2)
     read_a, read_b = aligner.rows_read
     if read_a == 0 or read_b == 0:
         empty = a.path if read_a == 0 else b.path
-        raise OrchlogError(f"{empty}: no logits records (checkpoints matching {', '.join(logits)}); "
-                           "name them with --logits GLOB")
+        raise OrchlogError(
+            f"{empty}: no logits records (checkpoints matching {', '.join(logits)}); name them with --logits GLOB"
+        )
     positions.sort(key=lambda p: -1 if p.token_idx is None else p.token_idx)
     malformed = [(side, d) for side, t in (("a", a), ("b", b)) for d in t.diagnostics]
-    return PerTokenReport(positions, cos_tol, (a.path, b.path), (len(aligner.leftover_a), len(aligner.leftover_b)),
-                          malformed, track_token)
+    return PerTokenReport(
+        positions, cos_tol, (a.path, b.path), (len(aligner.leftover_a), len(aligner.leftover_b)), malformed, track_token
+    )

@@ -1,8 +1,10 @@
 """The compare report for people: plain text for terminals and logs, Markdown for reviews and CI comments."""
+
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from orchlog.compare.grading import TIER_NAMES
 from orchlog.compare.metrics import BASES
@@ -11,11 +13,28 @@ from orchlog.compare.pairview import PairView
 if TYPE_CHECKING:
     from orchlog.compare.result import CompareReport
 
-_DECIDED = {"logits": "its logits fail", "last_checkpoint": "its last checkpoint fails",
-            "first_failure": "no logits or last checkpoint fails; first token with a failure"}
+_DECIDED = {
+    "logits": "its logits fail",
+    "last_checkpoint": "its last checkpoint fails",
+    "first_failure": "no logits or last checkpoint fails; first token with a failure",
+}
 SHOWN = 20  # unmatched records and malformed lines listed before "... and N more"
-METRICS_SHOWN = ("max_abs", "mean_abs", "max_rel", "p99_abs", "rms_a", "rms_b", "rms_diff", "cosine", "l2", "kl",
-                 "top1_match", "rank_a", "rank_b", "nonfinite_mismatch")
+METRICS_SHOWN = (
+    "max_abs",
+    "mean_abs",
+    "max_rel",
+    "p99_abs",
+    "rms_a",
+    "rms_b",
+    "rms_diff",
+    "cosine",
+    "l2",
+    "kl",
+    "top1_match",
+    "rank_a",
+    "rank_b",
+    "nonfinite_mismatch",
+)
 
 
 def fmt(v: float | None) -> str:
@@ -81,7 +100,7 @@ def _listing(items: list, show: Callable, limit: int = SHOWN) -> list[str]:
     return lines
 
 
-def render_text(r: "CompareReport") -> str:
+def render_text(r: CompareReport) -> str:
     f = r.findings
     out = ["=== orchlog compare ==="]
     for side, info, role in zip("ab", r.inputs, ("reference", "ours")):
@@ -93,8 +112,10 @@ def render_text(r: "CompareReport") -> str:
     out.append("")
     basis = ", ".join(f"{n} {int(c)}" for n, c in zip(BASES, f.bases) if c)
     out.append(f"Pairs compared: {f.pairs}" + (f" ({basis})" if basis else ""))
-    out.append(f"Unmatched: {len(r.unmatched_on('a'))} only in a, {len(r.unmatched_on('b'))} only in b"
-               f"      Malformed input: {len(r.malformed)}")
+    out.append(
+        f"Unmatched: {len(r.unmatched_on('a'))} only in a, {len(r.unmatched_on('b'))} only in b"
+        f"      Malformed input: {len(r.malformed)}"
+    )
     mism = ", ".join(f"{k} {c}" for k, c in f.mismatch_counts.items() if c)
     if mism:
         out.append(f"Mismatched pairs: {mism}")
@@ -108,17 +129,24 @@ def render_text(r: "CompareReport") -> str:
             out += ["", f"  error by layer at {token_text(r.diverging_token)} (execution order):"]
             for g in r.growth:
                 mark = "FAIL" if g.failed else g.worst_tier
-                out.append(f"    {g.label:<24} {mark:<10} max_abs {fmt(g.max_abs):>12}  min cosine "
-                           f"{fmt(g.min_cosine):>10}  ({g.failed}/{g.pairs} failing; worst {g.worst_checkpoint})")
+                out.append(
+                    f"    {g.label:<24} {mark:<10} max_abs {fmt(g.max_abs):>12}  min cosine "
+                    f"{fmt(g.min_cosine):>10}  ({g.failed}/{g.pairs} failing; worst {g.worst_checkpoint})"
+                )
     if f.worst and f.failed:
         out += ["", "WORST OFFENDERS:"]
         for n, v in enumerate(f.worst, 1):
-            out.append(f"  {n}. {v.where()}: {v.metric}={fmt(v.value)} ({v.tier}, rule {v.rule})  "
-                       f"mean_abs={fmt(v.metrics.get('mean_abs'))} cosine={fmt(v.metrics.get('cosine'))}")
+            out.append(
+                f"  {n}. {v.where()}: {v.metric}={fmt(v.value)} ({v.tier}, rule {v.rule})  "
+                f"mean_abs={fmt(v.metrics.get('mean_abs'))} cosine={fmt(v.metrics.get('cosine'))}"
+            )
     unknown = int(f.counts[TIER_NAMES.index("unknown")])
     if unknown:
-        out += ["", f"NOT MEASURED: {unknown} pairs (no values or stats to compare, or hashes differ "
-                    "with no figure showing by how much)"]
+        out += [
+            "",
+            f"NOT MEASURED: {unknown} pairs (no values or stats to compare, or hashes differ "
+            "with no figure showing by how much)",
+        ]
         out += [f"  {v.where()}: {verdict_line(v)}" for v in f.unknown_examples]
         if unknown > len(f.unknown_examples):
             out.append(f"  ... and {unknown - len(f.unknown_examples)} more")
@@ -147,37 +175,57 @@ def _key_text(key: dict) -> str:
     return ", ".join(f"{k}={v}" for k, v in key.items() if v is not None)
 
 
-def result_line(r: "CompareReport") -> str:
+def result_line(r: CompareReport) -> str:
     if r.status == "ok":
         return f"RESULT: ok, all {r.findings.pairs} pairs within tolerance"
     if r.status == "no_match":
         return "RESULT: no records matched; check --key and --map (exit 1)"
     where = r.first.where() if r.first else "?"
-    return (f"RESULT: diverged: {r.findings.failed} pairs fail; "
-            f"first divergence at {token_text(r.diverging_token)}: {where}")
+    return (
+        f"RESULT: diverged: {r.findings.failed} pairs fail; "
+        f"first divergence at {token_text(r.diverging_token)}: {where}"
+    )
 
 
-def render_markdown(r: "CompareReport") -> str:
+def render_markdown(r: CompareReport) -> str:
     f = r.findings
     out = ["# orchlog compare", "", "| | path | format | records | team |", "|---|---|---|---|---|"]
     for side, info in zip("ab", r.inputs):
         out.append(f"| {side} | `{info.path}` | {info.format} | {info.records} | {info.team or ''} |")
-    out += ["", f"Key: `{', '.join(r.key)}`. Tolerances: {r.tolerances.source}.", "",
-            f"**{result_line(r)}**", "", "| tier | pairs |", "|---|---:|"]
+    out += [
+        "",
+        f"Key: `{', '.join(r.key)}`. Tolerances: {r.tolerances.source}.",
+        "",
+        f"**{result_line(r)}**",
+        "",
+        "| tier | pairs |",
+        "|---|---:|",
+    ]
     out += [f"| {n} | {int(c)} |" for n, c in zip(TIER_NAMES, f.counts)]
     if r.first is not None:
         v = r.first
-        out += ["", f"## First divergence: {token_text(r.diverging_token)}, {v.where()}", "",
-                f"- {verdict_line(v)}", f"- {metrics_line(v)}", f"- a: `{v.locations[0]}`, b: `{v.locations[1]}`"]
+        out += [
+            "",
+            f"## First divergence: {token_text(r.diverging_token)}, {v.where()}",
+            "",
+            f"- {verdict_line(v)}",
+            f"- {metrics_line(v)}",
+            f"- a: `{v.locations[0]}`, b: `{v.locations[1]}`",
+        ]
         if v.values[0] or v.values[1]:
             out += ["", "| i | a | b | abs diff |", "|---:|---:|---:|---:|"]
             for i, (a, b) in enumerate(zip(*v.values)):
                 out.append(f"| {i} | {fmt(a)} | {fmt(b)} | {fmt(abs(a - b))} |")
         if len(r.growth) > 1:
-            out += ["", "| layer / checkpoint | worst tier | max_abs | min cosine | failing |",
-                    "|---|---|---:|---:|---:|"]
-            out += [f"| {g.label} | {g.worst_tier} | {fmt(g.max_abs)} | {fmt(g.min_cosine)} | {g.failed}/{g.pairs} |"
-                    for g in r.growth]
+            out += [
+                "",
+                "| layer / checkpoint | worst tier | max_abs | min cosine | failing |",
+                "|---|---|---:|---:|---:|",
+            ]
+            out += [
+                f"| {g.label} | {g.worst_tier} | {fmt(g.max_abs)} | {fmt(g.min_cosine)} | {g.failed}/{g.pairs} |"
+                for g in r.growth
+            ]
     if f.worst and f.failed:
         out += ["", "## Worst offenders", "", "| # | where | metric | value | tier |", "|---:|---|---|---:|---|"]
         out += [f"| {n} | {v.where()} | {v.metric} | {fmt(v.value)} | {v.tier} |" for n, v in enumerate(f.worst, 1)]

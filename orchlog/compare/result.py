@@ -4,6 +4,7 @@
 the text report; `to_json()` is the machine-readable form documented in
 docs/compare.md ("JSON output"). Keys are only ever added, never renamed.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -11,12 +12,12 @@ import math
 from typing import Any
 
 from orchlog.compare.divergence import Findings, Tracked
-from orchlog.compare.growth import GrowthRow
 from orchlog.compare.grading import TIER_NAMES
+from orchlog.compare.growth import GrowthRow
 from orchlog.compare.metrics import BASES
 from orchlog.compare.pairview import PairView
 from orchlog.compare.tolerances import Tolerances
-from orchlog.trace import Diagnostic
+from orchlog.read.trace import Diagnostic
 
 REPORT_VERSION = "orchlog-compare/1"
 OK, DIVERGED, NO_MATCH = "ok", "diverged", "no_match"
@@ -92,16 +93,22 @@ class CompareReport:
         f = self.findings
         first = None
         if self.first is not None:
-            first = {**pair_json(self.first), "token_idx": self.first.token_idx, "decided_by": self.decided_by,
-                     "growth": [growth_json(r) for r in self.growth]}
+            first = {
+                **pair_json(self.first),
+                "token_idx": self.first.token_idx,
+                "decided_by": self.decided_by,
+                "growth": [growth_json(r) for r in self.growth],
+            }
         return {
             "report": REPORT_VERSION,
             "status": self.status,
             "inputs": {side: dataclasses.asdict(info) for side, info in zip("ab", self.inputs)},
             "key": list(self.key),
             "maps": self.maps,
-            "tolerances": {"source": self.tolerances.source,
-                           "rules": [rule_json(r) for r in self.tolerances.all_rules]},
+            "tolerances": {
+                "source": self.tolerances.source,
+                "rules": [rule_json(r) for r in self.tolerances.all_rules],
+            },
             "counts": {
                 "pairs": f.pairs,
                 "tiers": {name: int(c) for name, c in zip(TIER_NAMES, f.counts)},
@@ -115,11 +122,14 @@ class CompareReport:
             "worst": [pair_json(v) for v in f.worst],
             "pairs": [pair_json(v) for v in f.kept_pairs()],
             "pairs_omitted": f.kept_dropped,
-            "unmatched": {side: [{**u.key, "name": u.name, "location": u.location} for u in self.unmatched_on(side)]
-                          for side in "ab"},
+            "unmatched": {
+                side: [{**u.key, "name": u.name, "location": u.location} for u in self.unmatched_on(side)]
+                for side in "ab"
+            },
             "malformed": [malformed_json(m) for m in self.malformed],
-            "tracked_token": None if self.track_token is None else {
-                "id": self.track_token, "positions": [dataclasses.asdict(t) for t in f.tracked]},
+            "tracked_token": None
+            if self.track_token is None
+            else {"id": self.track_token, "positions": [dataclasses.asdict(t) for t in f.tracked]},
             "dumped": self.dumped,
         }
 
@@ -137,10 +147,18 @@ def number(v: float | None) -> float | str | None:
 
 def pair_json(v: PairView) -> dict[str, Any]:
     return {
-        **v.key(), "order": v.order, "tier": v.tier, "metric": v.metric, "value": number(v.value), "rule": v.rule,
-        "reason": v.reason, "basis": v.basis, "hash": v.hash,
+        **v.key(),
+        "order": v.order,
+        "tier": v.tier,
+        "metric": v.metric,
+        "value": number(v.value),
+        "rule": v.rule,
+        "reason": v.reason,
+        "basis": v.basis,
+        "hash": v.hash,
         "metrics": {k: number(x) for k, x in v.metrics.items()},
-        "names": dict(zip("ab", v.names)), "dtypes": dict(zip("ab", v.dtypes)),
+        "names": dict(zip("ab", v.names)),
+        "dtypes": dict(zip("ab", v.dtypes)),
         "shapes": {s: None if sh is None else list(sh) for s, sh in zip("ab", v.shapes)},
         "locations": dict(zip("ab", v.locations)),
         "values": {s: [number(x) for x in vals] for s, vals in zip("ab", v.values)},
@@ -149,19 +167,40 @@ def pair_json(v: PairView) -> dict[str, Any]:
 
 
 def growth_json(r: GrowthRow) -> dict[str, Any]:
-    return {"label": r.label, "layer": r.layer, "pairs": r.pairs, "failed": r.failed, "max_abs": number(r.max_abs),
-            "min_cosine": number(r.min_cosine), "worst_tier": r.worst_tier, "worst_checkpoint": r.worst_checkpoint}
+    return {
+        "label": r.label,
+        "layer": r.layer,
+        "pairs": r.pairs,
+        "failed": r.failed,
+        "max_abs": number(r.max_abs),
+        "min_cosine": number(r.min_cosine),
+        "worst_tier": r.worst_tier,
+        "worst_checkpoint": r.worst_checkpoint,
+    }
 
 
 def rule_json(r) -> dict[str, Any]:
-    return {"name": r.name, "match": list(r.patterns), "metric": r.metric, "threshold": r.threshold,
-            "cos_tol": r.cos_tol, "tiers": list(r.bounds)}
+    return {
+        "name": r.name,
+        "match": list(r.patterns),
+        "metric": r.metric,
+        "threshold": r.threshold,
+        "cos_tol": r.cos_tol,
+        "tiers": list(r.bounds),
+    }
 
 
 def malformed_json(m: Malformed) -> dict[str, Any]:
     loc = m.diagnostic.location
-    return {"input": m.side, "location": str(loc), "file": loc.path, "line": loc.line, "offset": loc.offset,
-            "message": m.diagnostic.message, "fatal": m.diagnostic.fatal}
+    return {
+        "input": m.side,
+        "location": str(loc),
+        "file": loc.path,
+        "line": loc.line,
+        "offset": loc.offset,
+        "message": m.diagnostic.message,
+        "fatal": m.diagnostic.fatal,
+    }
 
 
 __all__ = ["CompareReport", "InputInfo", "Malformed", "Tracked", "Unmatched", "OK", "DIVERGED", "NO_MATCH"]

@@ -5,6 +5,7 @@ infinity, agrees; a position where they do not is a mismatch, which makes
 max_abs infinite and is counted in `nonfinite_mismatch`. The other metrics
 are taken over the positions where both sides are finite.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -52,13 +53,25 @@ def _from_sums(s: kernels.DiffSums, p99: float, mismatch: int = 0) -> TensorDiff
     n = s.n
     if n == 0:
         nan = math.nan
-        return TensorDiff(0, math.inf if mismatch else 0.0, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan,
-                          nan, mismatch)
+        return TensorDiff(
+            0, math.inf if mismatch else 0.0, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, nan, mismatch
+        )
     return TensorDiff(
-        n=n, max_abs=math.inf if mismatch else s.max_abs, mean_abs=s.sum_abs / n, max_rel=s.max_rel, p99_abs=p99,
-        rms_a=math.sqrt(s.sum_a2 / n), rms_b=math.sqrt(s.sum_b2 / n), rms_diff=math.sqrt(s.sum_d2 / n),
-        cosine=cosine_from_sums(s.sum_a2, s.sum_b2, s.sum_d2), l2=math.sqrt(s.sum_d2),
-        min_a=s.min_a, max_a=s.max_a, min_b=s.min_b, max_b=s.max_b, nonfinite_mismatch=mismatch,
+        n=n,
+        max_abs=math.inf if mismatch else s.max_abs,
+        mean_abs=s.sum_abs / n,
+        max_rel=s.max_rel,
+        p99_abs=p99,
+        rms_a=math.sqrt(s.sum_a2 / n),
+        rms_b=math.sqrt(s.sum_b2 / n),
+        rms_diff=math.sqrt(s.sum_d2 / n),
+        cosine=cosine_from_sums(s.sum_a2, s.sum_b2, s.sum_d2),
+        l2=math.sqrt(s.sum_d2),
+        min_a=s.min_a,
+        max_a=s.max_a,
+        min_b=s.min_b,
+        max_b=s.max_b,
+        nonfinite_mismatch=mismatch,
     )
 
 

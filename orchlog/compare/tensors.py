@@ -1,10 +1,11 @@
 """A record's whole tensor as a flat float array, from its bytes or from values that are all there."""
+
 from __future__ import annotations
 
 import numpy as np
 
-from orchlog.batch import RecordBatch
 from orchlog.encoding import dtypes
+from orchlog.read.batch import RecordBatch
 
 NARROW_FLOATS = ("f32", "f16", "bf16")
 

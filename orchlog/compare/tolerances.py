@@ -20,6 +20,7 @@ top1_match fail at `value < threshold`. Tiers grade how close a pair is:
 exact, close, acceptable, warning by the rule's bounds, and fail when the
 pair fails its threshold (a pair within its threshold is never below warning).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -92,8 +93,9 @@ class Tolerances:
     def rule_for(self, checkpoint: str) -> Rule:
         return self.all_rules[self.index_for(checkpoint)]
 
-    def overridden(self, metric: str | None = None, threshold: float | None = None,
-                   cos_tol: float | None = None) -> "Tolerances":
+    def overridden(
+        self, metric: str | None = None, threshold: float | None = None, cos_tol: float | None = None
+    ) -> Tolerances:
         """Command-line overrides applied to every rule."""
         if metric is not None and metric not in METRICS:
             raise OrchlogError(f"--metric {metric}: choose one of {', '.join(METRICS)}")
@@ -118,10 +120,15 @@ def _rule(doc: dict[str, Any], where: str, name: str, patterns: tuple[str, ...])
     if metric not in METRICS:
         raise OrchlogError(f"{where}: rule {name!r}: metric {metric!r} is not one of {', '.join(METRICS)}")
     tiers = doc.get("tiers")
-    if tiers is not None and (not isinstance(tiers, list) or len(tiers) != 4
-                              or not all(isinstance(t, (int, float)) for t in tiers) or list(tiers) != sorted(tiers)):
-        raise OrchlogError(f"{where}: rule {name!r}: tiers must be 4 increasing numbers "
-                           "(exact, close, acceptable, warning)")
+    if tiers is not None and (
+        not isinstance(tiers, list)
+        or len(tiers) != 4
+        or not all(isinstance(t, (int, float)) for t in tiers)
+        or list(tiers) != sorted(tiers)
+    ):
+        raise OrchlogError(
+            f"{where}: rule {name!r}: tiers must be 4 increasing numbers (exact, close, acceptable, warning)"
+        )
     try:
         threshold = float(doc.get("threshold", 1.0))
         cos_tol = None if doc.get("cos_tol") is None else float(doc["cos_tol"])

@@ -1,4 +1,5 @@
 """The TOML files compare reads (name maps, tolerances): given by path, or shipped in a package and given by name."""
+
 from __future__ import annotations
 
 import sys
@@ -35,5 +36,7 @@ def load_named(spec: str, package: str, option: str) -> tuple[str, dict[str, Any
     if "/" not in spec and candidate.is_file():
         where = f"{spec} (shipped)"
         return where, load_toml(candidate.read_bytes(), where)
-    raise OrchlogError(f"{option} {spec}: no such file, and nothing shipped by that name "
-                       f"(shipped: {', '.join(shipped(package)) or 'none'})")
+    raise OrchlogError(
+        f"{option} {spec}: no such file, and nothing shipped by that name "
+        f"(shipped: {', '.join(shipped(package)) or 'none'})"
+    )

@@ -5,6 +5,7 @@ keeps NaN payloads bit for bit (shifted left by 13 for f16, 16 for bf16;
 no quiet bit is set). Hardware converters may quiet a signalling NaN, so
 the rule is spelled out here rather than left to them.
 """
+
 from __future__ import annotations
 
 import numpy as np

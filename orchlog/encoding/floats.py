@@ -6,6 +6,7 @@ lay them out as ECMAScript's Number::toString does, write negative zero as
 `-0.0` (so that parsers that read `-0` as an integer keep the sign) and
 write non-finite values as the JSON strings "NaN", "Infinity", "-Infinity".
 """
+
 from __future__ import annotations
 
 import math

@@ -5,6 +5,7 @@ emitters needs one. The rule is the one msgpack-python follows: the
 shortest integer, string and binary forms, str8 allowed, float32 only where
 the format asks for it (f32/f16/bf16 values), float64 everywhere else.
 """
+
 from __future__ import annotations
 
 import struct

@@ -5,10 +5,12 @@ observation; `encode_header` does the same for a run header. Field order
 and types come from the generated schema tables, so the schema stays the
 only place they are written down.
 """
+
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import blake3 as _blake3
 import numpy as np
@@ -168,9 +170,7 @@ def _json_value(ftype: str, value: Any, dtype: str) -> str:
 
 def _json_object(fields, values: Mapping[str, Any], dtype: str = "f64") -> str:
     parts = [
-        f"{json_string(f.name)}:{_json_value(f.type, values[f.name], dtype)}"
-        for f in fields
-        if "jsonl" in f.encodings
+        f"{json_string(f.name)}:{_json_value(f.type, values[f.name], dtype)}" for f in fields if "jsonl" in f.encodings
     ]
     return "{" + ",".join(parts) + "}"
 

@@ -7,6 +7,7 @@ lanes are combined as ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)). Eight lanes map
 onto two AVX2 or one AVX-512 register of doubles, so fast emitters can
 vectorise without changing a bit of the result.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,4 +1,5 @@
 """Canonical text rules shared by both encodings: UTF-8 repair and JSON strings."""
+
 from __future__ import annotations
 
 _SHORT_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t"}

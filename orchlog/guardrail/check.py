@@ -8,13 +8,15 @@
 Pairs are checked one at a time, each streamed a token row per side at a
 time, so memory follows one pair's rows, not the matrix.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import itertools
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from orchlog.errors import OrchlogError
 from orchlog.guardrail.config import Matrix, load_matrix
@@ -32,8 +34,11 @@ class GuardrailOptions:
     thresholds: dict[str, float | None] = dataclasses.field(default_factory=dict)  # overrides, e.g. from flags
 
 
-def guardrail(directory: str | os.PathLike[str], options: GuardrailOptions | None = None,
-              progress: Callable[[PairResult], None] | None = None) -> GuardrailResult:
+def guardrail(
+    directory: str | os.PathLike[str],
+    options: GuardrailOptions | None = None,
+    progress: Callable[[PairResult], None] | None = None,
+) -> GuardrailResult:
     """Check every pair of an artifact directory (runs/..., optional config.json) and give the global verdict."""
     options = options or GuardrailOptions()
     root = Path(directory)
@@ -41,12 +46,15 @@ def guardrail(directory: str | os.PathLike[str], options: GuardrailOptions | Non
         raise OrchlogError(f"{root} is not a directory" if root.exists() else f"{root} does not exist")
     matrix = load_matrix(root, None if options.config is None else Path(options.config))
     if options.thresholds:
-        matrix = dataclasses.replace(matrix, thresholds=matrix.thresholds.overridden(options.thresholds,
-                                                                                      "command line"))
+        matrix = dataclasses.replace(
+            matrix, thresholds=matrix.thresholds.overridden(options.thresholds, "command line")
+        )
     runs, ignored = matrix.pattern.discover(root)
     if not runs and matrix.declared is None:
-        raise OrchlogError(f"{root}: no run directories like {root / matrix.pattern.text}/"
-                           f"{{{','.join(matrix.sides)}}}/ (and no config.json declaring the matrix)")
+        raise OrchlogError(
+            f"{root}: no run directories like {root / matrix.pattern.text}/"
+            f"{{{','.join(matrix.sides)}}}/ (and no config.json declaring the matrix)"
+        )
     planned, missing = _plan(matrix, runs)
     pairs = []
     for run, declared in planned:
@@ -62,17 +70,30 @@ def check_pair(root: Path, matrix: Matrix, run: Run, declared: bool = True) -> P
     a, b = (Side(name, run_dir / name) for name in matrix.sides)
     pairing = Pairing(a, b)
     tokens = sorted((TokenMetrics.of(row_a, row_b) for row_a, row_b in pairing), key=lambda t: t.token_idx)
-    errors = (a.problems + b.problems + pairing.errors()
-              + metadata_errors(matrix, run.values, a) + metadata_errors(matrix, run.values, b))
+    errors = (
+        a.problems
+        + b.problems
+        + pairing.errors()
+        + metadata_errors(matrix, run.values, a)
+        + metadata_errors(matrix, run.values, b)
+    )
     must_match = matrix.requires_match(run.values)
     broken = breaches(aggregate(tokens), matrix.thresholds)
-    return PairResult(run, declared, must_match, pair_verdict(must_match, broken, errors), tokens, broken, errors,
-                      (_info(a), _info(b)), matrix.pattern.metrics_path(run.values))
+    return PairResult(
+        run,
+        declared,
+        must_match,
+        pair_verdict(must_match, broken, errors),
+        tokens,
+        broken,
+        errors,
+        (_info(a), _info(b)),
+        matrix.pattern.metrics_path(run.values),
+    )
 
 
 def _info(side: Side) -> SideInfo:
-    return SideInfo(side.name, None if side.logits_path is None else str(side.logits_path), side.format,
-                    side.metadata)
+    return SideInfo(side.name, None if side.logits_path is None else str(side.logits_path), side.format, side.metadata)
 
 
 def _plan(matrix: Matrix, runs: list[Run]) -> tuple[list[tuple[Run, bool]], list[Run]]:

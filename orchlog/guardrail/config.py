@@ -18,6 +18,7 @@ Anything not given takes the seed's default: run_dirs
 kv_aligned=1. A typo must not silently loosen a guardrail, so unknown keys
 are an error; `description` and keys starting with `_` are free for notes.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -75,17 +76,29 @@ class Matrix:
         return " and ".join(f"{axis} in {{{', '.join(sorted(v))}}}" for axis, v in self.must_match.items()) or "always"
 
     def to_json(self) -> dict[str, Any]:
-        return {"config": self.source, "run_dirs": self.pattern.text, "axes": list(self.axes),
-                "declared": None if self.declared is None else {a: [natural(x) for x in v]
-                                                                for a, v in self.declared.items()},
-                "sides": list(self.sides),
-                "must_match": {a: [natural(x) for x in sorted(v)] for a, v in self.must_match.items()},
-                "metadata": self.metadata}
+        return {
+            "config": self.source,
+            "run_dirs": self.pattern.text,
+            "axes": list(self.axes),
+            "declared": None
+            if self.declared is None
+            else {a: [natural(x) for x in v] for a, v in self.declared.items()},
+            "sides": list(self.sides),
+            "must_match": {a: [natural(x) for x in sorted(v)] for a, v in self.must_match.items()},
+            "metadata": self.metadata,
+        }
 
 
 def default_matrix(thresholds: Thresholds = Thresholds()) -> Matrix:
-    return Matrix(RunPattern(DEFAULT_RUN_DIRS), None, DEFAULT_SIDES,
-                  {a: frozenset(v) for a, v in DEFAULT_MUST_MATCH.items()}, thresholds, {}, None)
+    return Matrix(
+        RunPattern(DEFAULT_RUN_DIRS),
+        None,
+        DEFAULT_SIDES,
+        {a: frozenset(v) for a, v in DEFAULT_MUST_MATCH.items()},
+        thresholds,
+        {},
+        None,
+    )
 
 
 def load_matrix(directory: Path, config: Path | None = None) -> Matrix:
@@ -116,12 +129,15 @@ def parse_config(doc: dict[str, Any], source: str) -> Matrix:
     known = set(_GENERAL) | set(SEED_AXES) | set(SEED_METADATA) | {"description"}
     unknown = sorted(k for k in doc if k not in known and not k.startswith("_"))
     if unknown:
-        raise OrchlogError(f"{source}: unknown key {unknown[0]!r} (known: {', '.join(sorted(known))}; "
-                           "keys starting with _ are ignored)")
+        raise OrchlogError(
+            f"{source}: unknown key {unknown[0]!r} (known: {', '.join(sorted(known))}; "
+            "keys starting with _ are ignored)"
+        )
     seed_keys = [k for k in SEED_AXES if k in doc]
     if seed_keys and "axes" in doc:
-        raise OrchlogError(f"{source}: declare the axes either in 'axes' or with the seed's "
-                           f"{'/'.join(SEED_AXES)} keys, not both")
+        raise OrchlogError(
+            f"{source}: declare the axes either in 'axes' or with the seed's {'/'.join(SEED_AXES)} keys, not both"
+        )
     try:
         pattern = RunPattern(_string(doc.get("run_dirs", DEFAULT_RUN_DIRS), "run_dirs", source))
     except OrchlogError as exc:
@@ -135,12 +151,17 @@ def parse_config(doc: dict[str, Any], source: str) -> Matrix:
         raise OrchlogError(f"{source}: axis {extra[0]!r} is not in run_dirs {pattern.text!r}")
     declared = {a: declared[a] for a in pattern.axes}  # matrix order: the pattern's
     return Matrix(
-        pattern=pattern, declared=declared, sides=_sides(doc.get("sides", list(DEFAULT_SIDES)), source),
+        pattern=pattern,
+        declared=declared,
+        sides=_sides(doc.get("sides", list(DEFAULT_SIDES)), source),
         must_match=_must_match(doc, pattern, source),
-        thresholds=Thresholds().overridden(_object(doc.get("thresholds", {}), "thresholds", source),
-                                           f"{source}: thresholds"),
-        metadata={**{k: doc[k] for k in SEED_METADATA if k in doc},
-                  **_object(doc.get("metadata", {}), "metadata", source)},
+        thresholds=Thresholds().overridden(
+            _object(doc.get("thresholds", {}), "thresholds", source), f"{source}: thresholds"
+        ),
+        metadata={
+            **{k: doc[k] for k in SEED_METADATA if k in doc},
+            **_object(doc.get("metadata", {}), "metadata", source),
+        },
         source=source,
     )
 
@@ -167,8 +188,10 @@ def _values(values: Any, what: str, source: str) -> tuple[str, ...]:
 def _must_match(doc: dict[str, Any], pattern: RunPattern, source: str) -> dict[str, frozenset[str]]:
     if "must_match" not in doc:
         if any(a not in pattern.axes for a in DEFAULT_MUST_MATCH):
-            raise OrchlogError(f"{source}: run_dirs {pattern.text!r} has no kv_aligned axis, so say which runs must "
-                               "match: \"must_match\": {AXIS: [VALUES]} ({} for all)")
+            raise OrchlogError(
+                f"{source}: run_dirs {pattern.text!r} has no kv_aligned axis, so say which runs must "
+                'match: "must_match": {AXIS: [VALUES]} ({} for all)'
+            )
         return {a: frozenset(v) for a, v in DEFAULT_MUST_MATCH.items()}
     rule = _object(doc["must_match"], "must_match", source)
     unknown = [a for a in rule if a not in pattern.axes]
@@ -178,9 +201,14 @@ def _must_match(doc: dict[str, Any], pattern: RunPattern, source: str) -> dict[s
 
 
 def _sides(value: Any, source: str) -> tuple[str, str]:
-    if (not isinstance(value, list) or len(value) != 2 or not all(isinstance(s, str) and s for s in value)
-            or value[0] == value[1] or any("/" in s or s in (".", "..") for s in value)):
-        raise OrchlogError(f"{source}: sides must name two different subdirectories, e.g. [\"prefill\", \"decode\"]")
+    if (
+        not isinstance(value, list)
+        or len(value) != 2
+        or not all(isinstance(s, str) and s for s in value)
+        or value[0] == value[1]
+        or any("/" in s or s in (".", "..") for s in value)
+    ):
+        raise OrchlogError(f'{source}: sides must name two different subdirectories, e.g. ["prefill", "decode"]')
     return value[0], value[1]
 
 

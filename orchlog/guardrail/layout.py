@@ -5,6 +5,7 @@ path gives that run's value on every axis. The same pattern turns values
 into a path (to find a declared run), a path into values (to discover
 runs when nothing is declared), and a run into its metrics file.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -42,8 +43,9 @@ class RunPattern:
         self.axes: tuple[str, ...] = tuple(m[1] for part in parts for m in _PLACEHOLDER.finditer(part))
         bad = [a for a in self.axes if not _AXIS_NAME.fullmatch(a)]
         if bad:
-            raise OrchlogError(f"run directory pattern {text!r}: {{{bad[0]}}} is not an axis name "
-                               "(letters, digits and _)")
+            raise OrchlogError(
+                f"run directory pattern {text!r}: {{{bad[0]}}} is not an axis name (letters, digits and _)"
+            )
         twice = sorted({a for a in self.axes if self.axes.count(a) > 1})
         if twice:
             raise OrchlogError(f"run directory pattern {text!r} names axis {twice[0]!r} more than once")
@@ -66,7 +68,7 @@ class RunPattern:
         the run's path without a leading `runs/`, under `metrics/`, with `_metrics.json` appended."""
         rel = self.path(values)
         if rel.startswith("runs/") and rel != "runs/":
-            rel = rel[len("runs/"):]
+            rel = rel[len("runs/") :]
         return f"{METRICS_DIR}/{rel}_metrics.json"
 
     def discover(self, root: Path) -> tuple[list[Run], list[str]]:
@@ -99,7 +101,7 @@ def _part_regex(part: str) -> re.Pattern[str] | None:
         return None
     pieces, last = [], 0
     for m in _PLACEHOLDER.finditer(part):
-        pieces.append(re.escape(part[last:m.start()]))
+        pieces.append(re.escape(part[last : m.start()]))
         pieces.append(f"(?P<{m[1]}>[^/]+?)")
         last = m.end()
     pieces.append(re.escape(part[last:]))

@@ -9,6 +9,7 @@ difference at once), the share of positions whose top-1 agrees, the mean
 and lowest cosine, the mean and largest KL. Any NaN in a column makes its
 aggregate NaN, which no bound accepts.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -39,20 +40,35 @@ class TokenMetrics:
         return self.top1_a == self.top1_b
 
     @staticmethod
-    def of(a: TokenRow, b: TokenRow) -> "TokenMetrics":
+    def of(a: TokenRow, b: TokenRow) -> TokenMetrics:
         d = logits_diff(a.logits, b.logits)
         return TokenMetrics(a.token_idx, a.token_id, d.max_abs, d.p99_abs, d.top1_a, d.top1_b, d.cosine, d.l2, d.kl)
 
     def value_for(self, aggregate: str) -> float:
         """This position's own value of an aggregated metric (top-1 agreement: 1 or 0)."""
-        return {"max_abs_diff": self.max_abs_diff, "p99_abs_diff": self.p99_abs_diff,
-                "top1_agreement": float(self.top1_match), "cos_sim_mean": self.cos_sim, "cos_sim_min": self.cos_sim,
-                "kl_mean": self.kl, "kl_max": self.kl}[aggregate]
+        return {
+            "max_abs_diff": self.max_abs_diff,
+            "p99_abs_diff": self.p99_abs_diff,
+            "top1_agreement": float(self.top1_match),
+            "cos_sim_mean": self.cos_sim,
+            "cos_sim_min": self.cos_sim,
+            "kl_mean": self.kl,
+            "kl_max": self.kl,
+        }[aggregate]
 
     def to_json(self) -> dict[str, Any]:
-        return {"token_idx": self.token_idx, "token_id": self.token_id, "max_abs_diff": number(self.max_abs_diff),
-                "p99_abs_diff": number(self.p99_abs_diff), "top1_match": self.top1_match, "top1_a": self.top1_a,
-                "top1_b": self.top1_b, "cos_sim": number(self.cos_sim), "l2": number(self.l2), "kl": number(self.kl)}
+        return {
+            "token_idx": self.token_idx,
+            "token_id": self.token_id,
+            "max_abs_diff": number(self.max_abs_diff),
+            "p99_abs_diff": number(self.p99_abs_diff),
+            "top1_match": self.top1_match,
+            "top1_a": self.top1_a,
+            "top1_b": self.top1_b,
+            "cos_sim": number(self.cos_sim),
+            "l2": number(self.l2),
+            "kl": number(self.kl),
+        }
 
 
 def _max(values: list[float]) -> float:

@@ -7,13 +7,22 @@ positions in the same order (the usual case) each row finds its partner at
 once, so one row per side is held; rows whose partner has not come yet
 wait, and those left at the end cover positions the other side lacks.
 """
+
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 from orchlog.guardrail.config import Matrix, axis_value
-from orchlog.guardrail.problems import (MALFORMED_FILE, METADATA_MISMATCH, SHAPE_MISMATCH, SPAN_MISMATCH,
-                                        TOKEN_MISMATCH, PairingError, positions_text)
+from orchlog.guardrail.problems import (
+    MALFORMED_FILE,
+    METADATA_MISMATCH,
+    SHAPE_MISMATCH,
+    SPAN_MISMATCH,
+    TOKEN_MISMATCH,
+    PairingError,
+    positions_text,
+)
 from orchlog.guardrail.sides import Side, TokenRow
 
 
@@ -46,9 +55,14 @@ class Pairing:
     def _take(self, k: int, row: TokenRow) -> tuple[TokenRow, TokenRow] | None:
         seen, other = self._seen[k], self._waiting[1 - k]
         if row.token_idx in seen:
-            self._duplicates.append(PairingError(
-                MALFORMED_FILE, f"{self.sides[k].name}: {row.location}: token_idx {row.token_idx} again "
-                                f"(first at {seen[row.token_idx]}); skipped", (row.token_idx,)))
+            self._duplicates.append(
+                PairingError(
+                    MALFORMED_FILE,
+                    f"{self.sides[k].name}: {row.location}: token_idx {row.token_idx} again "
+                    f"(first at {seen[row.token_idx]}); skipped",
+                    (row.token_idx,),
+                )
+            )
             return None
         seen[row.token_idx] = row.location
         partner = other.pop(row.token_idx, None)
@@ -69,19 +83,30 @@ class Pairing:
         """What did not line up, once the walk is over."""
         a, b = self.sides
         out = list(self._duplicates)
-        out += _span_errors(a, b, (len(self._seen[0]), len(self._seen[1])),
-                            (sorted(self._waiting[0]), sorted(self._waiting[1])))
+        out += _span_errors(
+            a, b, (len(self._seen[0]), len(self._seen[1])), (sorted(self._waiting[0]), sorted(self._waiting[1]))
+        )
         if self.token_mismatch:
             where = "; ".join(f"position {t}: {a.name} {ia}, {b.name} {ib}" for t, ia, ib in self.token_mismatch[:8])
             more = len(self.token_mismatch) - 8
-            out.append(PairingError(TOKEN_MISMATCH, f"token ids differ at {len(self.token_mismatch)} positions: "
-                                                    f"{where}{f'; ... and {more} more' if more > 0 else ''}",
-                                    tuple(t for t, _, _ in self.token_mismatch)))
+            out.append(
+                PairingError(
+                    TOKEN_MISMATCH,
+                    f"token ids differ at {len(self.token_mismatch)} positions: "
+                    f"{where}{f'; ... and {more} more' if more > 0 else ''}",
+                    tuple(t for t, _, _ in self.token_mismatch),
+                )
+            )
         if self.shape_mismatch:
             t, na, nb = self.shape_mismatch[0]
-            out.append(PairingError(SHAPE_MISMATCH, f"logits lengths differ at {len(self.shape_mismatch)} positions, "
-                                                    f"first at position {t}: {a.name} {na}, {b.name} {nb}",
-                                    tuple(t for t, _, _ in self.shape_mismatch)))
+            out.append(
+                PairingError(
+                    SHAPE_MISMATCH,
+                    f"logits lengths differ at {len(self.shape_mismatch)} positions, "
+                    f"first at position {t}: {a.name} {na}, {b.name} {nb}",
+                    tuple(t for t, _, _ in self.shape_mismatch),
+                )
+            )
         return out
 
 
@@ -93,12 +118,19 @@ def _span_errors(a: Side, b: Side, counts: tuple[int, int], only: tuple[list[int
         out.append(PairingError(SPAN_MISMATCH, f"token_span differs: {a.name} ({a.span}), {b.name} ({b.span})"))
     for side, count in zip((a, b), counts):
         if side.span is not None and count and count != side.span.count:
-            out.append(PairingError(SPAN_MISMATCH, f"{side.name}: metadata token_span declares {side.span.count} "
-                                                   f"positions, its logits hold {count}"))
+            out.append(
+                PairingError(
+                    SPAN_MISMATCH,
+                    f"{side.name}: metadata token_span declares {side.span.count} positions, its logits hold {count}",
+                )
+            )
     for side, positions, other_count in ((a, only[0], counts[1]), (b, only[1], counts[0])):
         if positions and other_count:
-            out.append(PairingError(SPAN_MISMATCH, f"positions only in {side.name}: {positions_text(positions)}",
-                                    tuple(positions)))
+            out.append(
+                PairingError(
+                    SPAN_MISMATCH, f"positions only in {side.name}: {positions_text(positions)}", tuple(positions)
+                )
+            )
     return out
 
 
@@ -113,13 +145,21 @@ def metadata_errors(matrix: Matrix, values: dict[str, str], side: Side) -> list[
     out = []
     for key, want in expected.items():
         if key in meta and _as_axis(meta[key]) != want:
-            out.append(PairingError(METADATA_MISMATCH, f"{side.name}: {side.metadata_path} says {key} "
-                                                       f"{meta[key]!r} but the run directory says {want!r}"))
+            out.append(
+                PairingError(
+                    METADATA_MISMATCH,
+                    f"{side.name}: {side.metadata_path} says {key} {meta[key]!r} but the run directory says {want!r}",
+                )
+            )
     for key, want in matrix.metadata.items():
         if meta.get(key) != want:
             found = "lacks it" if key not in meta else f"says {meta[key]!r}"
-            out.append(PairingError(METADATA_MISMATCH, f"{side.name}: {matrix.source} expects {key} {want!r}, "
-                                                       f"{side.metadata_path} {found}"))
+            out.append(
+                PairingError(
+                    METADATA_MISMATCH,
+                    f"{side.name}: {matrix.source} expects {key} {want!r}, {side.metadata_path} {found}",
+                )
+            )
     return out
 
 

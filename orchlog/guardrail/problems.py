@@ -4,6 +4,7 @@ A pairing error means the two sides cannot be compared as they stand (they
 cover different positions, saw different tokens, or a file is missing or
 malformed), so the pair is neither a pass nor a measured failure.
 """
+
 from __future__ import annotations
 
 import dataclasses

@@ -8,6 +8,7 @@ directory, the artifact directory unless told otherwise):
     metrics/kv_aligned_1/seed_0_metrics.json   one per pair: its summary entry plus every position's metrics
     EQUIVALENCE_GUARDRAIL.md                   the Markdown report
 """
+
 from __future__ import annotations
 
 import json
@@ -26,7 +27,7 @@ SHOWN = 20  # pairing errors listed in text and Markdown before "... and N more"
 COLUMNS = ("max_abs_diff", "p99_abs_diff", "top1_agreement", "cos_sim_mean", "kl_max")
 
 
-def _matrix_lines(r: "GuardrailResult") -> list[str]:
+def _matrix_lines(r: GuardrailResult) -> list[str]:
     m = r.matrix
     if m.declared is None:
         declared = "not declared (no config.json): completeness not checked"
@@ -34,12 +35,14 @@ def _matrix_lines(r: "GuardrailResult") -> list[str]:
         declared = ", ".join(f"{axis} {{{', '.join(values)}}}" for axis, values in m.declared.items())
         declared += f" (from {m.source})"
     bounds = ", ".join(f"{name} {'<=' if d == 'max' else '>='} {bound:g}" for name, d, bound in m.thresholds.active())
-    return [f"runs: {m.pattern.text}; matrix: {declared}",
-            f"pairs: {m.sides[0]} (reference) vs {m.sides[1]}; must match when {m.must_match_text()}",
-            f"thresholds: {bounds or 'none'}"]
+    return [
+        f"runs: {m.pattern.text}; matrix: {declared}",
+        f"pairs: {m.sides[0]} (reference) vs {m.sides[1]}; must match when {m.must_match_text()}",
+        f"thresholds: {bounds or 'none'}",
+    ]
 
 
-def _first_fail_text(p: "PairResult") -> str:
+def _first_fail_text(p: PairResult) -> str:
     ff = p.first_fail() or {}
     at = "" if ff.get("token_idx") is None else f" at token {ff['token_idx']}"
     tid = "" if ff.get("token_id") is None else f" (token id {ff['token_id']})"
@@ -53,24 +56,29 @@ def _listing(items: list[str], indent: str = "  ") -> list[str]:
     return lines
 
 
-def _errors(r: "GuardrailResult") -> list[str]:
+def _errors(r: GuardrailResult) -> list[str]:
     return [f"{p.label}: {e}" for p in r.pairs for e in p.pairing_errors]
 
 
-def verdict_line(r: "GuardrailResult") -> str:
+def verdict_line(r: GuardrailResult) -> str:
     return f"VERDICT: {r.verdict} ({r.meaning})"
 
 
-def render_text(r: "GuardrailResult") -> str:
+def render_text(r: GuardrailResult) -> str:
     out = [f"=== orchlog guardrail: {r.directory} ==="] + _matrix_lines(r) + [""]
     width = max([len("pair")] + [len(p.label) for p in r.pairs])
-    out.append(f"{'pair':<{width}}  {'must match':<10}  {'verdict':<14}  {'tokens':>6}  "
-               + "  ".join(f"{c:>{max(len(c), 11)}}" for c in COLUMNS))
+    out.append(
+        f"{'pair':<{width}}  {'must match':<10}  {'verdict':<14}  {'tokens':>6}  "
+        + "  ".join(f"{c:>{max(len(c), 11)}}" for c in COLUMNS)
+    )
     for p in r.pairs:
         agg = p.aggregates
         undeclared = "" if p.declared else "  (not in config.json)"
-        out.append(f"{p.label:<{width}}  {'yes' if p.must_match else 'no':<10}  {p.verdict:<14}  {len(p.tokens):>6}  "
-                   + "  ".join(f"{fmt(agg[c]):>{max(len(c), 11)}}" for c in COLUMNS) + undeclared)
+        out.append(
+            f"{p.label:<{width}}  {'yes' if p.must_match else 'no':<10}  {p.verdict:<14}  {len(p.tokens):>6}  "
+            + "  ".join(f"{fmt(agg[c]):>{max(len(c), 11)}}" for c in COLUMNS)
+            + undeclared
+        )
     first = r.first_fail
     if first is not None:
         out += ["", f"FIRST FAIL: {_first_fail_text(first)}"]
@@ -87,17 +95,22 @@ def render_text(r: "GuardrailResult") -> str:
     return "\n".join(out) + "\n"
 
 
-def render_markdown(r: "GuardrailResult") -> str:
+def render_markdown(r: GuardrailResult) -> str:
     out = ["# Equivalence guardrail", "", f"**{r.verdict}**: {r.meaning}.", ""]
     out += [f"- {line}" for line in _matrix_lines(r)]
-    out += ["", "| pair | must match | verdict | tokens | " + " | ".join(COLUMNS) + " | first failing token |",
-            "|---|---|---|---:|" + "---:|" * len(COLUMNS) + "---:|"]
+    out += [
+        "",
+        "| pair | must match | verdict | tokens | " + " | ".join(COLUMNS) + " | first failing token |",
+        "|---|---|---|---:|" + "---:|" * len(COLUMNS) + "---:|",
+    ]
     for p in r.pairs:
         agg = p.aggregates
         ff = p.first_fail()
         tok = "" if ff is None or ff["token_idx"] is None else str(ff["token_idx"])
-        out.append(f"| {p.label}{'' if p.declared else ' (not declared)'} | {'yes' if p.must_match else 'no'} | "
-                   f"{p.verdict} | {len(p.tokens)} | " + " | ".join(fmt(agg[c]) for c in COLUMNS) + f" | {tok} |")
+        out.append(
+            f"| {p.label}{'' if p.declared else ' (not declared)'} | {'yes' if p.must_match else 'no'} | "
+            f"{p.verdict} | {len(p.tokens)} | " + " | ".join(fmt(agg[c]) for c in COLUMNS) + f" | {tok} |"
+        )
     first = r.first_fail
     if first is not None:
         out += ["", "## First fail", "", _first_fail_text(first), "", f"Per-position metrics: `{first.metrics_file}`."]
@@ -105,13 +118,13 @@ def render_markdown(r: "GuardrailResult") -> str:
     if errors:
         out += ["", f"## Pairing errors ({len(errors)})", ""] + _listing(errors, "- ")
     if r.missing:
-        out += ["", f"## Missing pairs ({len(r.missing)})", ""] + _listing([f"{m.label()} (`{m.path}`)"
-                                                                            for m in r.missing], "- ")
+        out += ["", f"## Missing pairs ({len(r.missing)})", ""] + _listing(
+            [f"{m.label()} (`{m.path}`)" for m in r.missing], "- "
+        )
     if r.ignored:
         out += ["", f"## Ignored directories ({len(r.ignored)})", ""] + _listing([f"`{d}`" for d in r.ignored], "- ")
     if r.matrix.declared is None:
-        out += ["", "> Without config.json the matrix's completeness is not checked: a local verdict, "
-                    "not a full one."]
+        out += ["", "> Without config.json the matrix's completeness is not checked: a local verdict, not a full one."]
     return "\n".join(out) + "\n"
 
 
@@ -119,7 +132,7 @@ def _dump(doc: Any) -> str:
     return json.dumps(doc, indent=1, allow_nan=False) + "\n"
 
 
-def write_outputs(r: "GuardrailResult", directory: str | Path) -> list[Path]:
+def write_outputs(r: GuardrailResult, directory: str | Path) -> list[Path]:
     """Write summary.json, the per-pair metrics files and the Markdown report; the paths written."""
     out = Path(directory)
     files: list[tuple[Path, str]] = [(out / SUMMARY_FILE, _dump(r.to_json()))]
@@ -131,6 +144,7 @@ def write_outputs(r: "GuardrailResult", directory: str | Path) -> list[Path]:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
         except OSError as exc:
-            raise OrchlogError(f"cannot write {path} ({exc.strerror or exc}); choose another place with "
-                               "--output-dir") from None
+            raise OrchlogError(
+                f"cannot write {path} ({exc.strerror or exc}); choose another place with --output-dir"
+            ) from None
     return [path for path, _ in files]

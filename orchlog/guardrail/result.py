@@ -4,6 +4,7 @@
 `str(result)` is the text report; `to_json()` is summary.json (key
 `verdict` holds the global verdict; keys are only ever added).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -14,8 +15,15 @@ from orchlog.guardrail.config import Matrix, natural
 from orchlog.guardrail.layout import Run
 from orchlog.guardrail.metrics import TokenMetrics, aggregate
 from orchlog.guardrail.problems import PairingError
-from orchlog.guardrail.verdicts import (EXIT_CODES, FAIL_EQUIV, MEANINGS, PAIR_VERDICTS, PAIRING_ERROR, Breach,
-                                        first_failing_token)
+from orchlog.guardrail.verdicts import (
+    EXIT_CODES,
+    FAIL_EQUIV,
+    MEANINGS,
+    PAIR_VERDICTS,
+    PAIRING_ERROR,
+    Breach,
+    first_failing_token,
+)
 
 SUMMARY_VERSION = "orchlog-guardrail/1"
 
@@ -72,16 +80,27 @@ class PairResult:
             reasons = [str(e) for e in self.pairing_errors]
         else:
             return None
-        return {"pair": self.label, "axes": self.axes_json(), "verdict": self.verdict, "token_idx": at,
-                "token_id": token_id, "reasons": reasons}
+        return {
+            "pair": self.label,
+            "axes": self.axes_json(),
+            "verdict": self.verdict,
+            "token_idx": at,
+            "token_id": token_id,
+            "reasons": reasons,
+        }
 
     def axes_json(self) -> dict[str, int | str]:
         return {axis: natural(v) for axis, v in self.run.values.items()}
 
     def to_json(self, per_token: bool = False) -> dict[str, Any]:
         out = {
-            "pair": self.label, "axes": self.axes_json(), "run_dir": self.run.path, "declared": self.declared,
-            "must_match": self.must_match, "verdict": self.verdict, "tokens": len(self.tokens),
+            "pair": self.label,
+            "axes": self.axes_json(),
+            "run_dir": self.run.path,
+            "declared": self.declared,
+            "must_match": self.must_match,
+            "verdict": self.verdict,
+            "tokens": len(self.tokens),
             "metrics": {k: number(v) for k, v in self.aggregates.items()},
             "failed_thresholds": [dataclasses.asdict(b) | {"value": number(b.value)} for b in self.breaches],
             "first_fail": self.first_fail(),
@@ -123,8 +142,12 @@ class GuardrailResult:
         return next((p for p in self.pairs if p.failed), None)
 
     def counts(self) -> dict[str, int]:
-        return {"pairs": len(self.pairs), **{v: sum(p.verdict == v for p in self.pairs) for v in PAIR_VERDICTS},
-                "missing": len(self.missing), "undeclared": sum(not p.declared for p in self.pairs)}
+        return {
+            "pairs": len(self.pairs),
+            **{v: sum(p.verdict == v for p in self.pairs) for v in PAIR_VERDICTS},
+            "missing": len(self.missing),
+            "undeclared": sum(not p.declared for p in self.pairs),
+        }
 
     def __str__(self) -> str:
         from orchlog.guardrail.report import render_text
@@ -148,10 +171,13 @@ class GuardrailResult:
             "thresholds": self.matrix.thresholds.to_json(),
             "counts": self.counts(),
             "pairs": [p.to_json() for p in self.pairs],
-            "pairing_errors": [{"pair": p.label, **pairing_error_json(e)} for p in self.pairs
-                               for e in p.pairing_errors],
-            "missing_pairs": [{"pair": r.label(), "axes": {a: natural(v) for a, v in r.values.items()},
-                               "run_dir": r.path} for r in self.missing],
+            "pairing_errors": [
+                {"pair": p.label, **pairing_error_json(e)} for p in self.pairs for e in p.pairing_errors
+            ],
+            "missing_pairs": [
+                {"pair": r.label(), "axes": {a: natural(v) for a, v in r.values.items()}, "run_dir": r.path}
+                for r in self.missing
+            ],
             "ignored": self.ignored,
             "first_fail": None if first is None else first.first_fail(),
         }

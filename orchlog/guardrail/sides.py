@@ -7,25 +7,27 @@ metadata.json is optional, since the trace's header describes the run.
 Problems are collected as pairing errors, never raised: a guardrail reports
 every broken file of a matrix in one go.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import json
 import zlib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 
-from orchlog import formats
-from orchlog.batch import NONE
 from orchlog.compare import LOGITS_NAMES
 from orchlog.compare.tensors import flat_tensor
 from orchlog.errors import OrchlogError
 from orchlog.guardrail.problems import MALFORMED_FILE, MISSING_FILE, PairingError
-from orchlog.reader import open_trace
+from orchlog.read import formats
+from orchlog.read.batch import NONE
+from orchlog.read.paths import open_trace
+from orchlog.read.trace import Trace
 from orchlog.strings import glob_matcher
-from orchlog.trace import Trace
 
 LOGITS_FILES = ("logits.jsonl", "logits.jsonl.gz")
 METADATA_FILE = "metadata.json"
@@ -89,8 +91,10 @@ class Side:
             self._problem(MISSING_FILE, f"{self.dir}/{LOGITS_FILES[0]} (or .gz, or an orchlog trace) is missing")
             return
         if len(candidates) > 1:
-            self._problem(MALFORMED_FILE, f"{self.dir} holds several traces "
-                                          f"({', '.join(p.name for p in candidates)}); keep the run's one")
+            self._problem(
+                MALFORMED_FILE,
+                f"{self.dir} holds several traces ({', '.join(p.name for p in candidates)}); keep the run's one",
+            )
             return
         self.logits_path = candidates[0]
         try:
@@ -141,8 +145,11 @@ class Side:
             start, count = value["start"], value["count"]
             if all(isinstance(v, int) and not isinstance(v, bool) for v in (start, count)) and start >= 0 and count > 0:
                 return Span(start, count)
-        self._problem(MALFORMED_FILE, f"{path}: token_span must be {{\"start\": N, \"count\": N}} with start >= 0 "
-                                      f"and count >= 1, not {json.dumps(value)}")
+        self._problem(
+            MALFORMED_FILE,
+            f'{path}: token_span must be {{"start": N, "count": N}} with start >= 0 '
+            f"and count >= 1, not {json.dumps(value)}",
+        )
         return None
 
     def rows(self) -> Iterator[TokenRow]:
@@ -169,15 +176,18 @@ class Side:
             return None
         logits = flat_tensor(batch, i)
         if logits is None:
-            self._problem(MALFORMED_FILE, f"{where}: holds {len(batch.row_values(i))} of {batch.numel[i]} logits "
-                                          "(log every value: ORCH_LOG_VALUES=all or ORCH_LOG_MODE=full)")
+            self._problem(
+                MALFORMED_FILE,
+                f"{where}: holds {len(batch.row_values(i))} of {batch.numel[i]} logits "
+                "(log every value: ORCH_LOG_VALUES=all or ORCH_LOG_MODE=full)",
+            )
             return None
         token_id = (batch.meta[i] or {}).get("token_id")
         return TokenRow(int(batch.token_idx[i]), token_id if isinstance(token_id, int) else None, logits, where)
 
     def _collect_diagnostics(self) -> None:
         """Reader problems (malformed lines, cut-off files) become pairing errors; metadata.json has its own checks."""
-        new = self._trace.diagnostics[self._diagnostics_seen:]
+        new = self._trace.diagnostics[self._diagnostics_seen :]
         self._diagnostics_seen += len(new)
         for d in new:
             if Path(d.location.path).name != METADATA_FILE:

@@ -7,11 +7,13 @@ cannot be compared as it stands is PAIRING_ERROR. The global verdict
 follows from the pairs, from the pairs a config.json declares but the
 directory lacks, and from whether there was a config.json at all.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from orchlog.errors import OrchlogError
 
@@ -25,7 +27,7 @@ MEANINGS = {
     FAIL_GUARDRAIL: "a must-match pair fails its thresholds, or a pair cannot be compared as it stands",
     INCOMPLETE: "config.json declares pairs that are missing",
     PASS_GUARDRAIL_LOCAL: "every must-match pair present passes; without config.json the matrix was not checked "
-                          "for completeness, so this is not a full verdict",
+    "for completeness, so this is not a full verdict",
     EXPECTED_DRIFT_ONLY: "no must-match pairs: only pairs that are allowed to drift were recorded",
 }
 
@@ -49,21 +51,23 @@ class Thresholds:
     cos_sim_mean: float | None = None
     kl_max: float | None = None
 
-    def overridden(self, values: dict[str, Any], source: str) -> "Thresholds":
+    def overridden(self, values: dict[str, Any], source: str) -> Thresholds:
         """These thresholds with some replaced; `source` names where the values come from, for errors."""
         unknown = sorted(set(values) - set(_DIRECTION))
         if unknown:
             raise OrchlogError(f"{source}: unknown threshold {unknown[0]!r} (known: {', '.join(_DIRECTION)})")
         for name, value in values.items():
-            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                      or not math.isfinite(value) or value < 0):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0
+            ):
                 raise OrchlogError(f"{source}: threshold {name} must be a non-negative number or null, not {value!r}")
         return dataclasses.replace(self, **{k: None if v is None else float(v) for k, v in values.items()})
 
     def active(self) -> list[tuple[str, str, float]]:
         """(metric, direction, bound) of every bound that is set."""
-        return [(name, direction, getattr(self, name)) for name, direction, _ in BOUNDS
-                if getattr(self, name) is not None]
+        return [
+            (name, direction, getattr(self, name)) for name, direction, _ in BOUNDS if getattr(self, name) is not None
+        ]
 
     def to_json(self) -> dict[str, float | None]:
         return {name: getattr(self, name) for name, _, _ in BOUNDS}
@@ -90,8 +94,11 @@ def holds(value: float, direction: str, bound: float) -> bool:
 
 def breaches(values: dict[str, float], thresholds: Thresholds) -> list[Breach]:
     """The bounds the aggregated metrics `values` break, in the order of BOUNDS."""
-    return [Breach(name, values[name], bound, direction) for name, direction, bound in thresholds.active()
-            if not holds(values[name], direction, bound)]
+    return [
+        Breach(name, values[name], bound, direction)
+        for name, direction, bound in thresholds.active()
+        if not holds(values[name], direction, bound)
+    ]
 
 
 def first_failing_token(tokens: Sequence[Any], broken: Sequence[Breach]) -> tuple[Any, list[Breach]] | None:
@@ -101,8 +108,11 @@ def first_failing_token(tokens: Sequence[Any], broken: Sequence[Breach]) -> tupl
     top-1 agrees: a pair whose top-1 agreement is too low first fails at its first disagreeing token.
     """
     for token in tokens:
-        found = [Breach(b.metric, v, b.bound, b.direction) for b in broken
-                 if not holds(v := token.value_for(b.metric), b.direction, b.bound)]
+        found = [
+            Breach(b.metric, v, b.bound, b.direction)
+            for b in broken
+            if not holds(v := token.value_for(b.metric), b.direction, b.bound)
+        ]
         if found:
             return token, found
     return None

@@ -7,6 +7,7 @@
 
 The layout is in docs/parquet.md; the columns come from schema/orchlog.schema.yaml.
 """
+
 from orchlog.parquet.pack import PackResult, pack
 from orchlog.parquet.read import read
 from orchlog.parquet.schema import ARROW_SCHEMA

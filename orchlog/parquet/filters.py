@@ -10,17 +10,19 @@ summary columns of the row groups that survive.
 The selector text of ORCH_LOG_SELECT (`layer=0-3,token=5,checkpoint=attn_*`)
 is accepted as well, with the same meaning as when an emitter applies it.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from orchlog import selector as _selector
+from orchlog.emit import selector as _selector
 from orchlog.errors import OrchlogError
 from orchlog.parquet.schema import FILTER_COLUMNS
 
@@ -42,8 +44,11 @@ class Selection:
         if self.expression is not None:
             table = table.filter(self.expression)
         for field, patterns in self.globs:
-            names = [n for n in pc.unique(table.column(field)).to_pylist()
-                     if n is not None and any(p.fullmatch(n) for p in patterns)]
+            names = [
+                n
+                for n in pc.unique(table.column(field)).to_pylist()
+                if n is not None and any(p.fullmatch(n) for p in patterns)
+            ]
             table = table.filter(pc.is_in(table.column(field), value_set=pa.array(names, pa.string())))
         return table
 

@@ -12,12 +12,14 @@ that `orchlog validate --verify-hashes` still sees the mismatch later.
 `strict=True` makes the first problem fatal instead, and leaves no output.
 The output appears under its name only when packing has finished.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
 import blake3
 
@@ -28,8 +30,8 @@ from orchlog.errors import OrchlogError
 from orchlog.parquet import schema
 from orchlog.parquet.schema import DEFAULT_CODEC, DEFAULT_LEVEL, DEFAULT_ROW_GROUP_BYTES
 from orchlog.parquet.writer import Writer
-from orchlog.reader import open_trace
-from orchlog.trace import Diagnostic, Location, Trace, TraceRecord
+from orchlog.read.paths import open_trace
+from orchlog.read.trace import Diagnostic, Location, Trace, TraceRecord
 
 
 @dataclasses.dataclass
@@ -46,8 +48,10 @@ class PackResult:
         return not self.problems
 
     def __str__(self) -> str:
-        text = (f"packed {self.records:,} records ({self.tensors:,} with tensors, {_size(self.tensor_bytes)}) "
-                f"from {len(self.inputs)} input{'s' if len(self.inputs) != 1 else ''} into {self.output}")
+        text = (
+            f"packed {self.records:,} records ({self.tensors:,} with tensors, {_size(self.tensor_bytes)}) "
+            f"from {len(self.inputs)} input{'s' if len(self.inputs) != 1 else ''} into {self.output}"
+        )
         if self.problems:
             text += f"; {len(self.problems)} problem{'s' if len(self.problems) != 1 else ''} reported"
         return text
@@ -57,11 +61,17 @@ class _Strict(Exception):
     """The first problem of a strict pack."""
 
 
-def pack(inputs: Iterable[str | os.PathLike[str]], output: str | os.PathLike[str], *, strict: bool = False,
-         codec: str = DEFAULT_CODEC, level: int | None = DEFAULT_LEVEL,
-         row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES,
-         on_problem: Callable[[Diagnostic], None] | None = None,
-         on_record: Callable[[TraceRecord], None] | None = None) -> PackResult:
+def pack(
+    inputs: Iterable[str | os.PathLike[str]],
+    output: str | os.PathLike[str],
+    *,
+    strict: bool = False,
+    codec: str = DEFAULT_CODEC,
+    level: int | None = DEFAULT_LEVEL,
+    row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES,
+    on_problem: Callable[[Diagnostic], None] | None = None,
+    on_record: Callable[[TraceRecord], None] | None = None,
+) -> PackResult:
     """Write `inputs` into the Parquet file `output`; problems go to `on_problem` as they are found."""
     paths = [Path(p) for p in inputs]
     out = Path(output)
@@ -80,8 +90,13 @@ def pack(inputs: Iterable[str | os.PathLike[str]], output: str | os.PathLike[str
             on_problem(diag)
 
     try:
-        writer = Writer(partial, headers=[h for t in traces for h in t.headers], codec=codec, level=level,
-                        row_group_bytes=row_group_bytes)
+        writer = Writer(
+            partial,
+            headers=[h for t in traces for h in t.headers],
+            codec=codec,
+            level=level,
+            row_group_bytes=row_group_bytes,
+        )
         try:
             for trace, records in zip(traces, streams):
                 headers_seen, diagnostics_seen = len(trace.headers), 0
@@ -139,13 +154,16 @@ def _report_new(trace: Trace, seen: int, problem: Callable[[Location | None, str
     return len(trace.diagnostics)
 
 
-def _pack_record(rec: TraceRecord, writer: Writer, result: PackResult,
-                 problem: Callable[[Location | None, str], None]) -> None:
+def _pack_record(
+    rec: TraceRecord, writer: Writer, result: PackResult, problem: Callable[[Location | None, str], None]
+) -> None:
     data, reserved = None, False
     nbytes = getattr(rec.loader, "nbytes", None)
     if nbytes is not None and nbytes > schema.MAX_TENSOR_BYTES:
-        problem(rec.location, f"a tensor of {nbytes:,} bytes is more than one Parquet value can hold; "
-                "row written without it")
+        problem(
+            rec.location,
+            f"a tensor of {nbytes:,} bytes is more than one Parquet value can hold; row written without it",
+        )
     elif rec.has_data:
         try:
             data, reserved = _read_tensor(rec, writer)
@@ -200,15 +218,24 @@ def _fields(rec: TraceRecord, data: Any) -> dict[str, Any]:
     if rec.shape is None:
         raise ValueError("record has no shape")
     return {
-        "checkpoint": rec.checkpoint, "team": rec.team, "token_idx": rec.token_idx, "layer": rec.layer,
-        "stage": rec.stage, "step": rec.step, "rank": rec.rank, "world_size": rec.world_size,
+        "checkpoint": rec.checkpoint,
+        "team": rec.team,
+        "token_idx": rec.token_idx,
+        "layer": rec.layer,
+        "stage": rec.stage,
+        "step": rec.step,
+        "rank": rec.rank,
+        "world_size": rec.world_size,
         # Formats without an execution counter get the record's place in its input.
         "seq": rec.seq if rec.seq is not None else rec.order,
         "dtype": rec.dtype,
         "shape": rec.shape,
         "numel": rec.numel if rec.numel is not None else shape_numel(rec.shape),
         "values": rec.values if rec.values is not None else (),
-        "stats": stats, "blake3": digest, "meta": rec.meta, "data": data,
+        "stats": stats,
+        "blake3": digest,
+        "meta": rec.meta,
+        "data": data,
     }
 
 

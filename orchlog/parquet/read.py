@@ -11,6 +11,7 @@ rest of its row group (the smallest unit Parquet reads), which stays cached
 until a tensor of another row group is asked for, so reading in file order
 reads every row group once and memory scales with the row group, not the trace.
 """
+
 from __future__ import annotations
 
 import json
@@ -18,9 +19,10 @@ import os
 import threading
 import urllib.parse
 import weakref
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -38,8 +40,8 @@ from orchlog.parquet.schema import (
     headers_from,
     schema_version_of,
 )
+from orchlog.read.trace import Location, Trace, TraceRecord
 from orchlog.schema_gen import Stats
-from orchlog.trace import Location, Trace, TraceRecord
 
 FORMAT_NAME = "orchlog-parquet"
 MAGIC = b"PAR1"
@@ -51,8 +53,9 @@ _LOCAL = pafs.LocalFileSystem()
 _FORMAT = ds.ParquetFileFormat()
 
 
-def read(path: str | os.PathLike[str], where: str | None = None, *, filter: ds.Expression | None = None,
-         **fields: Any) -> Trace:
+def read(
+    path: str | os.PathLike[str], where: str | None = None, *, filter: ds.Expression | None = None, **fields: Any
+) -> Trace:
     """Open a Parquet trace (a file, or a directory of them, hive partitions allowed), keeping selected rows.
 
     `where` is selector text (`layer=0-3,token=5,checkpoint=attn_*`); keywords
@@ -91,8 +94,11 @@ def _open(root: Path, sel: Selection) -> Trace:
     for f in files:
         trace.headers.extend(f.headers)
         if f.schema_version is not None and f.schema_version > schema_gen.SCHEMA_VERSION:
-            trace.report(Location(f.path), f"written with schema {f.schema_version}, newer than this orchlog's "
-                         f"{schema_gen.SCHEMA_VERSION}; fields this version does not know are ignored")
+            trace.report(
+                Location(f.path),
+                f"written with schema {f.schema_version}, newer than this orchlog's "
+                f"{schema_gen.SCHEMA_VERSION}; fields this version does not know are ignored",
+            )
     for where, why in problems:
         trace.report(Location(str(where)), f"not read: {why}")
     return trace
@@ -152,8 +158,10 @@ class _File:
             meta = self.fragment.metadata
             file_schema = self.fragment.physical_schema
         except (pa.ArrowException, OSError) as exc:
-            raise OrchlogError(f"{path}: not a readable Parquet file ({str(exc).splitlines()[0]}); a file whose "
-                               "writer was killed before closing has no footer and cannot be read") from None
+            raise OrchlogError(
+                f"{path}: not a readable Parquet file ({str(exc).splitlines()[0]}); a file whose "
+                "writer was killed before closing has no footer and cannot be read"
+            ) from None
         self.headers = headers_from(meta.metadata)
         self.schema_version = schema_version_of(meta.metadata)
         partition = {k: v for k, v in partition_values(path).items() if k not in file_schema.names}
@@ -162,15 +170,18 @@ class _File:
         if missing:
             raise OrchlogError(f"{path}: a Parquet file but not an orchlog trace (no column {', '.join(missing)})")
         if partition:
-            self.fragment = _FORMAT.make_fragment(self.path, filesystem=_LOCAL,
-                                                  partition_expression=_equals_all(partition))
+            self.fragment = _FORMAT.make_fragment(
+                self.path, filesystem=_LOCAL, partition_expression=_equals_all(partition)
+            )
         self.summary_columns = [c for c in SUMMARY_COLUMNS if c in self.schema.names]
         self.row_group_count = meta.num_row_groups
         self.row_group_starts = np.concatenate(
-            ([0], np.cumsum([meta.row_group(i).num_rows for i in range(meta.num_row_groups)])))
+            ([0], np.cumsum([meta.row_group(i).num_rows for i in range(meta.num_row_groups)]))
+        )
         self._meta = meta
-        chunk_paths = [meta.row_group(0).column(i).path_in_schema for i in range(meta.num_columns)] \
-            if meta.num_row_groups else []
+        chunk_paths = (
+            [meta.row_group(0).column(i).path_in_schema for i in range(meta.num_columns)] if meta.num_row_groups else []
+        )
         self._data_chunk = chunk_paths.index(DATA_COLUMN) if DATA_COLUMN in chunk_paths else None
 
     def data_nulls(self, rg: int) -> int | None:
@@ -184,14 +195,14 @@ class _File:
         stats = self._meta.row_group(rg).column(self._data_chunk).statistics
         return stats.null_count if stats is not None and stats.has_null_count else None
 
-    def records(self, sel: Selection, cache: "_RowGroupCache") -> Iterator[TraceRecord]:
+    def records(self, sel: Selection, cache: _RowGroupCache) -> Iterator[TraceRecord]:
         for piece in self.fragment.split_by_row_group(sel.expression, schema=self.schema):
             rg = piece.row_groups[0].id
             table = piece.to_table(schema=self.schema, columns=self.summary_columns)
             table = sel.apply(table.append_column(_ROW, pa.array(np.arange(table.num_rows))))
             yield from self._records_of(table, rg, cache)
 
-    def _records_of(self, table: pa.Table, rg: int, cache: "_RowGroupCache") -> Iterator[TraceRecord]:
+    def _records_of(self, table: pa.Table, rg: int, cache: _RowGroupCache) -> Iterator[TraceRecord]:
         n = table.num_rows
         cols = {name: table.column(name).to_pylist() for name in table.column_names if name != "values"}
         for name in SUMMARY_COLUMNS:
@@ -236,7 +247,7 @@ def _list_rows(column: pa.ChunkedArray) -> list[np.ndarray]:
     for chunk in column.chunks:
         flat = chunk.values.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
         offsets = chunk.offsets.to_numpy()
-        out.extend(flat[offsets[i]:offsets[i + 1]] for i in range(len(chunk)))
+        out.extend(flat[offsets[i] : offsets[i + 1]] for i in range(len(chunk)))
     return out
 
 

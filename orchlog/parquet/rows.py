@@ -8,9 +8,11 @@ bytes or None. `RowBatch.table` builds the Arrow table with the generated
 schema, the nested and binary columns from flat buffers rather than one
 Python object per element.
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping, NamedTuple
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 import numpy as np
 import pyarrow as pa
@@ -76,7 +78,7 @@ class RowBatch:
             if self._rows:
                 raise ValueError("no room for this tensor in the row group; write and clear the batch first")
             arena = self._arenas[self._current] = np.empty(max(self.capacity, nbytes), np.uint8)
-        return memoryview(arena[used:used + nbytes])
+        return memoryview(arena[used : used + nbytes])
 
     def append(self, fields: Mapping[str, Any], reserved: bool = False) -> None:
         """Add one row; ValueError (and nothing added) when a required field is missing.
@@ -94,13 +96,21 @@ class RowBatch:
         data = fields[DATA_COLUMN]
         length = 0 if data is None else memoryview(data).nbytes
         if length > schema.MAX_TENSOR_BYTES:
-            raise ValueError(f"a tensor of {length:,} bytes is more than one Parquet value can hold "
-                             f"({schema.MAX_TENSOR_BYTES:,})")
+            raise ValueError(
+                f"a tensor of {length:,} bytes is more than one Parquet value can hold ({schema.MAX_TENSOR_BYTES:,})"
+            )
         if data is not None and not reserved:
             self.reserve(length)[:] = memoryview(data).cast("B")
-        self._rows.append(_Row(plain, np.asarray(fields["shape"], dtype=np.int64).reshape(-1), values,
-                               [(k, json_scalar(meta[k])) for k in sorted(meta, key=sort_key)],
-                               data is not None, self._used + length))
+        self._rows.append(
+            _Row(
+                plain,
+                np.asarray(fields["shape"], dtype=np.int64).reshape(-1),
+                values,
+                [(k, json_scalar(meta[k])) for k in sorted(meta, key=sort_key)],
+                data is not None,
+                self._used + length,
+            )
+        )
         self.nbytes += _ROW_OVERHEAD + 8 * values.size + length
 
     def table(self) -> pa.Table:
@@ -112,7 +122,9 @@ class RowBatch:
         columns["values"] = _list_array([r.values for r in rows], pa.float64())
         columns["meta"] = _map_array([r.meta for r in rows])
         ends = [r.data_end for r in rows]
-        columns[DATA_COLUMN] = _large_binary(self._arenas[self._current][:self._used], ends, [r.has_data for r in rows])
+        columns[DATA_COLUMN] = _large_binary(
+            self._arenas[self._current][: self._used], ends, [r.has_data for r in rows]
+        )
         return pa.Table.from_arrays([columns[name] for name in ARROW_SCHEMA.names], schema=ARROW_SCHEMA)
 
     def clear(self) -> None:
@@ -141,5 +153,6 @@ def _large_binary(data: np.ndarray, ends: list[int], valid: list[bool]) -> pa.Ar
     offsets = pa.py_buffer(np.array([0, *ends], dtype=np.int64))
     null_count = len(valid) - sum(valid)
     validity = pa.py_buffer(np.packbits(np.array(valid, dtype=bool), bitorder="little")) if null_count else None
-    return pa.LargeBinaryArray.from_buffers(pa.large_binary(), len(valid), [validity, offsets, pa.py_buffer(data)],
-                                            null_count)
+    return pa.LargeBinaryArray.from_buffers(
+        pa.large_binary(), len(valid), [validity, offsets, pa.py_buffer(data)], null_count
+    )

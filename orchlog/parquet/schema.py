@@ -5,10 +5,12 @@ this module adds what the schema does not fix: which columns carry
 statistics and dictionaries, the codec, and the run headers kept in the
 file's key-value metadata.
 """
+
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import pyarrow as pa
 
@@ -71,10 +73,12 @@ def writer_options(codec: str = DEFAULT_CODEC, level: int | None = DEFAULT_LEVEL
 
 def schema_with_headers(headers: Iterable[Mapping[str, Any]]) -> pa.Schema:
     """The Arrow schema with the schema version and the run headers as key-value metadata."""
-    return ARROW_SCHEMA.with_metadata({
-        SCHEMA_VERSION_KEY: str(schema_gen.SCHEMA_VERSION),
-        HEADERS_KEY: headers_json(headers),
-    })
+    return ARROW_SCHEMA.with_metadata(
+        {
+            SCHEMA_VERSION_KEY: str(schema_gen.SCHEMA_VERSION),
+            HEADERS_KEY: headers_json(headers),
+        }
+    )
 
 
 def headers_json(headers: Iterable[Mapping[str, Any]]) -> str:

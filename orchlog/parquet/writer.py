@@ -9,6 +9,7 @@ stopped. Only a killed process (SIGKILL, power loss) leaves a file without
 its footer: use the binary stream (ORCH_LOG_MODE=full) and `orchlog pack`
 where that matters.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -17,8 +18,9 @@ import queue
 import threading
 import time
 import weakref
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pyarrow.parquet as pq
@@ -36,8 +38,16 @@ from orchlog.parquet.schema import (
     writer_options,
 )
 
-_NUMPY_DTYPES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "float64": "f64", "int8": "i8",
-                 "uint8": "u8", "int32": "i32", "int64": "i64"}
+_NUMPY_DTYPES = {
+    "float32": "f32",
+    "float16": "f16",
+    "bfloat16": "bf16",
+    "float64": "f64",
+    "int8": "i8",
+    "uint8": "u8",
+    "int32": "i32",
+    "int64": "i64",
+}
 
 
 class RowGroupSink:
@@ -51,8 +61,13 @@ class RowGroupSink:
     per thread: tens of MiB more).
     """
 
-    def __init__(self, path: str | os.PathLike[str], headers: Sequence[Mapping[str, Any]],
-                 codec: str = DEFAULT_CODEC, level: int | None = DEFAULT_LEVEL) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        headers: Sequence[Mapping[str, Any]],
+        codec: str = DEFAULT_CODEC,
+        level: int | None = DEFAULT_LEVEL,
+    ) -> None:
         self.path = Path(path)
         self.headers = list(headers)
         self._written_headers = len(self.headers)
@@ -68,8 +83,9 @@ class RowGroupSink:
         """Hand one row group to the writer thread, after the one in flight is written."""
         self.wait()
         if self._thread is None:
-            self._thread = threading.Thread(target=_write_queued, args=(self._queue,), daemon=True,
-                                            name="orchlog-parquet-writer")
+            self._thread = threading.Thread(
+                target=_write_queued, args=(self._queue,), daemon=True, name="orchlog-parquet-writer"
+            )
             self._thread.start()
             # A sink dropped unclosed still ends its thread; not at interpreter exit, though:
             # open_writer's atexit close runs after the finalizers registered later and still
@@ -85,7 +101,7 @@ class RowGroupSink:
     def _write_in_background(self, table) -> None:
         try:
             self._writer.write_table(table, row_group_size=max(1, table.num_rows))
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread by wait()
+        except BaseException as exc:
             self._error = exc
         finally:
             self._idle.set()
@@ -156,15 +172,40 @@ class Writer:
     encodings carry, and the full tensor bytes. Thread-safe; `seq` counts rows.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, team: str = "", rank: int = 0, world_size: int = 1,
-                 values: int = 10, model: str | None = None, git_commit: str | None = None,
-                 select: str | None = None, config: Mapping[str, Any] | None = None,
-                 headers: Sequence[Mapping[str, Any]] | None = None, codec: str = DEFAULT_CODEC,
-                 level: int | None = DEFAULT_LEVEL, row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        team: str = "",
+        rank: int = 0,
+        world_size: int = 1,
+        values: int = 10,
+        model: str | None = None,
+        git_commit: str | None = None,
+        select: str | None = None,
+        config: Mapping[str, Any] | None = None,
+        headers: Sequence[Mapping[str, Any]] | None = None,
+        codec: str = DEFAULT_CODEC,
+        level: int | None = DEFAULT_LEVEL,
+        row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES,
+    ) -> None:
         if headers is None:  # a run of its own; pack passes the headers of its inputs instead
-            headers = [header_values(HeaderInput(
-                language="python", created=created_now(), team=team, model=model, git_commit=git_commit,
-                rank=rank, world_size=world_size, values=values, select=select, config=dict(config or {})))]
+            headers = [
+                header_values(
+                    HeaderInput(
+                        language="python",
+                        created=created_now(),
+                        team=team,
+                        model=model,
+                        git_commit=git_commit,
+                        rank=rank,
+                        world_size=world_size,
+                        values=values,
+                        select=select,
+                        config=dict(config or {}),
+                    )
+                )
+            ]
         self.path = Path(path)
         self.team, self.rank, self.world_size, self.values = team, rank, world_size, values
         self.row_group_bytes = row_group_bytes
@@ -175,9 +216,18 @@ class Writer:
 
     # ------------------------------------------------------------------ logging
 
-    def log(self, checkpoint: str, tensor: Any, *, dtype: str | None = None, token_idx: int | None = None,
-            layer: int | None = None, stage: str | None = None, step: int | None = None,
-            meta: Mapping[str, Any] | None = None) -> None:
+    def log(
+        self,
+        checkpoint: str,
+        tensor: Any,
+        *,
+        dtype: str | None = None,
+        token_idx: int | None = None,
+        layer: int | None = None,
+        stage: str | None = None,
+        step: int | None = None,
+        meta: Mapping[str, Any] | None = None,
+    ) -> None:
         """Log one tensor (a NumPy array or anything np.asarray takes; pass dtype="bf16" for bf16 bits as uint16)."""
         arr = np.asarray(tensor)
         if not arr.flags.c_contiguous:
@@ -188,10 +238,23 @@ class Writer:
         if arr.dtype.byteorder == ">":
             arr = arr.astype(arr.dtype.newbyteorder("<"))
         # The row group keeps a copy of the bytes (append makes it), so the caller may reuse its buffer.
-        self.write_record(RecordInput(
-            checkpoint=checkpoint, dtype=schema_dtype, shape=arr.shape, data=memoryview(arr.reshape(-1).view(np.uint8)),
-            team=self.team, token_idx=token_idx, layer=layer, stage=stage, step=step, rank=self.rank,
-            world_size=self.world_size, values=self.values, meta=dict(meta or {})))
+        self.write_record(
+            RecordInput(
+                checkpoint=checkpoint,
+                dtype=schema_dtype,
+                shape=arr.shape,
+                data=memoryview(arr.reshape(-1).view(np.uint8)),
+                team=self.team,
+                token_idx=token_idx,
+                layer=layer,
+                stage=stage,
+                step=step,
+                rank=self.rank,
+                world_size=self.world_size,
+                values=self.values,
+                meta=dict(meta or {}),
+            )
+        )
 
     def write_record(self, record: RecordInput) -> None:
         """Compute a record's fields by the canonical rules and add it as a row; `seq` is the writer's."""
@@ -266,7 +329,7 @@ class Writer:
             if interrupted:
                 raise KeyboardInterrupt
 
-    def __enter__(self) -> "Writer":
+    def __enter__(self) -> Writer:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -288,5 +351,3 @@ def created_now() -> str:
     """The header's `created`: now, or SOURCE_DATE_EPOCH when set (reproducible files)."""
     epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
     return created_from_epoch(int(epoch) if epoch.isdigit() else int(time.time()))
-
-

@@ -17,6 +17,7 @@ kernels, buffer reuse) changes what was captured. Leaving the `with` block
 removes every hook. docs/torch.md has the details; orchlog/maps/hf_qwen2.toml
 maps these paths onto llama.cpp's names.
 """
+
 from orchlog.torch.attach import Hooks, attach
 
 __all__ = ["Hooks", "attach"]

@@ -1,7 +1,8 @@
 """attach(): forward hooks on chosen modules that log through orchlog.log, removed on exit."""
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 import torch
 
@@ -34,7 +35,7 @@ class Hooks:
             handle.remove()
         self._handles.clear()
 
-    def __enter__(self) -> "Hooks":
+    def __enter__(self) -> Hooks:
         return self
 
     def __exit__(self, *exc) -> None:
@@ -50,8 +51,15 @@ class Hooks:
             self.records += orchlog.log(path, row, token_idx=position, layer=layer, stage=stage, step=call.step)
 
 
-def attach(model: torch.nn.Module, modules: Sequence[str] | None = None, *, inputs: bool | Sequence[str] = False,
-           positions: PositionsFn | None = None, step: int = 0, batch_index: int = 0) -> Hooks:
+def attach(
+    model: torch.nn.Module,
+    modules: Sequence[str] | None = None,
+    *,
+    inputs: bool | Sequence[str] = False,
+    positions: PositionsFn | None = None,
+    step: int = 0,
+    batch_index: int = 0,
+) -> Hooks:
     """Log the outputs of `model`'s submodules whose paths match the globs in `modules` (every submodule
     for None), and the first tensor input of those matching the globs in `inputs` (True: the same
     modules as `modules`).
@@ -64,8 +72,9 @@ def attach(model: torch.nn.Module, modules: Sequence[str] | None = None, *, inpu
     named.pop("", None)
     outputs = set(matching(named, modules))
     inputs_of = outputs if inputs is True else set(matching(named, inputs) if inputs else ())
-    hooks = Hooks(model, [p for p in named if p in outputs or p in inputs_of], CallCounter(step, positions),
-                  batch_index)
+    hooks = Hooks(
+        model, [p for p in named if p in outputs or p in inputs_of], CallCounter(step, positions), batch_index
+    )
 
     def root_pre_hook(_module, args, kwargs):
         hooks.calls.start(args, kwargs)
@@ -74,10 +83,14 @@ def attach(model: torch.nn.Module, modules: Sequence[str] | None = None, *, inpu
     for path in hooks.paths:
         module = named[path]
         if path in inputs_of:
-            hooks._handles.append(module.register_forward_pre_hook(
-                lambda _m, args, kwargs, path=path: hooks._log(path, first_tensor(args, kwargs), INPUT_STAGE),
-                with_kwargs=True))
+            hooks._handles.append(
+                module.register_forward_pre_hook(
+                    lambda _m, args, kwargs, path=path: hooks._log(path, first_tensor(args, kwargs), INPUT_STAGE),
+                    with_kwargs=True,
+                )
+            )
         if path in outputs:
-            hooks._handles.append(module.register_forward_hook(
-                lambda _m, _args, output, path=path: hooks._log(path, output, None)))
+            hooks._handles.append(
+                module.register_forward_hook(lambda _m, _args, output, path=path: hooks._log(path, output, None))
+            )
     return hooks

@@ -3,10 +3,11 @@
 The model's own forward call is watched by a pre-hook on the root module,
 which runs before any submodule's hook; the tokens are read from its inputs.
 """
+
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 import torch
 

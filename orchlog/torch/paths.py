@@ -1,8 +1,9 @@
 """Module paths: which modules a pattern picks, and which layer a path is in."""
+
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 # The first path component that is a number: `model.layers.3.mlp` is in layer 3.
 _LAYER = re.compile(r"(?:^|\.)(\d+)(?:\.|$)")
@@ -21,7 +22,7 @@ def compile_path_glob(pattern: str) -> re.Pattern[str]:
     (`model.layers.*` is each decoder layer, not everything inside them), `**` spans any number."""
     parts, pos = [], 0
     for m in _WILDCARD.finditer(pattern):
-        parts += [re.escape(pattern[pos:m.start()]), _WILDCARD_REGEX[m[0]]]
+        parts += [re.escape(pattern[pos : m.start()]), _WILDCARD_REGEX[m[0]]]
         pos = m.end()
     parts.append(re.escape(pattern[pos:]))
     return re.compile("".join(parts))

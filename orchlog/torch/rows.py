@@ -1,7 +1,9 @@
 """Splitting a module's tensor into one row per token, the way every orchlog adapter records them."""
+
 from __future__ import annotations
 
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import torch
 

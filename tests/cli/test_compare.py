@@ -1,4 +1,5 @@
 """`orchlog compare` on the command line: exit codes, formats, one-line errors."""
+
 from __future__ import annotations
 
 import json
@@ -55,9 +56,16 @@ def test_unreadable_input_exits_2_with_one_line(tmp_path):
     a, _ = _pair(tmp_path)
     garbage = tmp_path / "garbage.dat"
     garbage.write_bytes(bytes(range(256)))
-    for args in ([a, tmp_path / "missing.jsonl"], [a, garbage], [a, a, "--map", "nope"], [a, a, "--key", "colour"],
-                 [a, a, "--threshold", "-1"], [a, a, "--tolerances", tmp_path], [a, a, "--dump-all"],
-                 [a, a, "--per-token", "--dump-raw", tmp_path]):
+    for args in (
+        [a, tmp_path / "missing.jsonl"],
+        [a, garbage],
+        [a, a, "--map", "nope"],
+        [a, a, "--key", "colour"],
+        [a, a, "--threshold", "-1"],
+        [a, a, "--tolerances", tmp_path],
+        [a, a, "--dump-all"],
+        [a, a, "--per-token", "--dump-raw", tmp_path],
+    ):
         proc = _orchlog("compare", *args)
         assert proc.returncode == 2, args
         assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr, (args, proc.stderr)

@@ -9,6 +9,7 @@ injected difference changed (exit 1), and DuckDB answers a query the way
 orchlog's own reader does. The Python emitter's direct Parquet
 (`configure(format="parquet")`) compares equal too.
 """
+
 from __future__ import annotations
 
 import json
@@ -37,9 +38,19 @@ def _forward_pass(changed: bool) -> dict:
     def add(checkpoint, values, token, layer=None, dtype="f32"):
         if changed and (checkpoint, token, layer) == tuple(CHANGED.values()):
             values = values + np.float32(0.5)
-        tensors.append({"checkpoint": checkpoint, "token_idx": token, "layer": layer, "stage": None, "step": token,
-                        "dtype": dtype, "shape": [len(values)], "meta": [["seed", 6]],
-                        "data_hex": values.astype({"f32": "<f4", "f16": "<f2"}[dtype]).tobytes().hex()})
+        tensors.append(
+            {
+                "checkpoint": checkpoint,
+                "token_idx": token,
+                "layer": layer,
+                "stage": None,
+                "step": token,
+                "dtype": dtype,
+                "shape": [len(values)],
+                "meta": [["seed", 6]],
+                "data_hex": values.astype({"f32": "<f4", "f16": "<f2"}[dtype]).tobytes().hex(),
+            }
+        )
 
     for token in range(TOKENS):
         add("inp_embd", rng.standard_normal(HIDDEN).astype(np.float32), token)
@@ -52,16 +63,21 @@ def _forward_pass(changed: bool) -> dict:
 
 
 def _orchlog(*args: str | Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "orchlog", *map(str, args)], capture_output=True, text=True,
-                          cwd=ROOT, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "orchlog", *map(str, args)], capture_output=True, text=True, cwd=ROOT, timeout=300
+    )
 
 
 def _run(producer, doc: dict, out: Path, mode: str = "full") -> Path:
     out.mkdir()
     tensors = out / "tensors.json"
     tensors.write_text(json.dumps(doc))
-    knobs = {"ORCH_LOG_FILE": str(out / "run.bin"), "ORCH_LOG_MODE": mode, "ORCH_LOG_TEAM": producer.language,
-             "ORCH_LOG_VALUES": "8"}
+    knobs = {
+        "ORCH_LOG_FILE": str(out / "run.bin"),
+        "ORCH_LOG_MODE": mode,
+        "ORCH_LOG_TEAM": producer.language,
+        "ORCH_LOG_VALUES": "8",
+    }
     done = producers.launch(producer, tensors, knobs, out)
     assert (done.returncode, done.stderr) == (0, ""), done.stderr
     return out / "run.bin"
@@ -72,8 +88,11 @@ def runs(tmp_path_factory) -> dict[str, Path]:
     """Binary streams and their packed Parquet: the cpp and python runs, and the python run with the change."""
     base = tmp_path_factory.mktemp("runs")
     paths = {}
-    for name, producer, changed in (("cpp", EMITTERS["cpp"], False), ("python", EMITTERS["python"], False),
-                                    ("changed", EMITTERS["python"], True)):
+    for name, producer, changed in (
+        ("cpp", EMITTERS["cpp"], False),
+        ("python", EMITTERS["python"], False),
+        ("changed", EMITTERS["python"], True),
+    ):
         stream = _run(producer, _forward_pass(changed), base / name)
         packed = stream.with_suffix(".parquet")
         done = _orchlog("pack", "--quiet", stream, "-o", packed)
@@ -87,8 +106,12 @@ def test_a_packed_run_validates_with_every_tensor_rehashed(runs, emitter):
     done = _orchlog("validate", "--verify-hashes", "--format", "json", runs[f"{emitter}.parquet"])
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
-    assert (report["valid"], report["records"], report["hashes_checked"], report["problems"]) == \
-        (True, TOKENS * (2 + 3 * LAYERS), TOKENS * (2 + 3 * LAYERS), [])
+    assert (report["valid"], report["records"], report["hashes_checked"], report["problems"]) == (
+        True,
+        TOKENS * (2 + 3 * LAYERS),
+        TOKENS * (2 + 3 * LAYERS),
+        [],
+    )
 
 
 @pytest.mark.parametrize("emitter", sorted(EMITTERS))
@@ -96,11 +119,17 @@ def test_show_describes_a_packed_run(runs, emitter):
     done = _orchlog("show", "--format", "json", runs[f"{emitter}.parquet"])
     assert done.returncode == 0, done.stderr
     shown = json.loads(done.stdout)
-    assert (shown["format"], shown["records"], shown["with_data"]) == \
-        ("orchlog-parquet", TOKENS * (2 + 3 * LAYERS), TOKENS * (2 + 3 * LAYERS))
+    assert (shown["format"], shown["records"], shown["with_data"]) == (
+        "orchlog-parquet",
+        TOKENS * (2 + 3 * LAYERS),
+        TOKENS * (2 + 3 * LAYERS),
+    )
     assert shown["checkpoints"] == {"inp_embd": 4, "attn_norm": 12, "Kcur": 12, "ffn_out": 12, "result_output": 4}
-    assert (shown["layers"], shown["tokens"], shown["dtypes"]) == (list(range(LAYERS)), list(range(TOKENS)),
-                                                                    {"f32": 32, "f16": 12})
+    assert (shown["layers"], shown["tokens"], shown["dtypes"]) == (
+        list(range(LAYERS)),
+        list(range(TOKENS)),
+        {"f32": 32, "f16": 12},
+    )
     assert [h["producer"]["language"] for h in shown["headers"]] == [emitter] and shown["problems"] == []
     text = _orchlog("show", runs[f"{emitter}.parquet"])
     assert text.returncode == 0 and f"records: {TOKENS * (2 + 3 * LAYERS)}" in text.stdout
@@ -128,10 +157,12 @@ def test_the_python_emitters_direct_parquet_compares_equal_to_the_cpp_run(runs, 
     tensors = tmp_path / "tensors.json"
     tensors.write_text(json.dumps(_forward_pass(False)))
     direct = tmp_path / "direct.parquet"
-    code = ("import json, sys, orchlog; from tests.crosslang.python_producer import log_tensor\n"
-            f"doc = json.load(open({str(tensors)!r}))\n"
-            f"orchlog.configure(format='parquet', path={str(direct)!r}, team='python', values=8)\n"
-            "[log_tensor(t) for t in doc['tensors']]\norchlog.emitter.close()\n")
+    code = (
+        "import json, sys, orchlog; from tests.crosslang.python_producer import log_tensor\n"
+        f"doc = json.load(open({str(tensors)!r}))\n"
+        f"orchlog.configure(format='parquet', path={str(direct)!r}, team='python', values=8)\n"
+        "[log_tensor(t) for t in doc['tensors']]\norchlog.close()\n"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT, timeout=120)
     assert _orchlog("validate", "--verify-hashes", direct).returncode == 0
     done = _orchlog("compare", "--quiet", runs["cpp.parquet"], direct)

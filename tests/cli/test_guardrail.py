@@ -1,4 +1,5 @@
 """`orchlog guardrail` on the command line: exit codes per verdict, formats, flags, one-line errors."""
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,9 @@ from tests.guardrail.trees import write_matrix
 
 
 def _orchlog(*args):
-    return subprocess.run([sys.executable, "-m", "orchlog", "guardrail", *map(str, args)], capture_output=True,
-                          text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "orchlog", "guardrail", *map(str, args)], capture_output=True, text=True
+    )
 
 
 @pytest.fixture
@@ -21,13 +23,16 @@ def tree(tmp_path):
     return Tree(tmp_path / "artifacts")
 
 
-@pytest.mark.parametrize("faults, kw, verdict, code", [
-    ({}, {}, "PASS_GUARDRAIL", 0),
-    ({}, {"config": False}, "PASS_GUARDRAIL_LOCAL", 0),
-    ({}, {"kv_aligned": (0,)}, "EXPECTED_DRIFT_ONLY", 0),
-    ({(1, 1): {"diverge_at": 0}}, {}, "FAIL_GUARDRAIL", 1),
-    ({(1, 1): {"missing": "side"}}, {}, "FAIL_GUARDRAIL", 1),
-])
+@pytest.mark.parametrize(
+    "faults, kw, verdict, code",
+    [
+        ({}, {}, "PASS_GUARDRAIL", 0),
+        ({}, {"config": False}, "PASS_GUARDRAIL_LOCAL", 0),
+        ({}, {"kv_aligned": (0,)}, "EXPECTED_DRIFT_ONLY", 0),
+        ({(1, 1): {"diverge_at": 0}}, {}, "FAIL_GUARDRAIL", 1),
+        ({(1, 1): {"missing": "side"}}, {}, "FAIL_GUARDRAIL", 1),
+    ],
+)
 def test_each_verdict_has_its_exit_code_and_json_names_it(tree, faults, kw, verdict, code):
     write_matrix(tree, faults, **kw)
     proc = _orchlog(tree.root, "--format", "json")
@@ -40,7 +45,8 @@ def test_an_incomplete_matrix_exits_1(tree):
     tree.write_config(kv_aligned=[0, 1], seeds=[0, 1])
     proc = _orchlog(tree.root)
     assert proc.returncode == 1 and proc.stdout.rstrip().endswith(
-        "VERDICT: INCOMPLETE (config.json declares pairs that are missing)")
+        "VERDICT: INCOMPLETE (config.json declares pairs that are missing)"
+    )
 
 
 def test_the_text_report_and_the_files_are_written_by_default_into_dir(tree):

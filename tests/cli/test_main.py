@@ -1,4 +1,5 @@
 """The `orchlog` command: help with examples, one-line errors, exit codes."""
+
 from __future__ import annotations
 
 import subprocess

@@ -1,4 +1,5 @@
 """`orchlog pack`: exit codes, problems on stderr with positions, quiet when asked or piped."""
+
 from __future__ import annotations
 
 import subprocess
@@ -45,8 +46,16 @@ def test_strict_turns_a_problem_into_a_one_line_error_and_exit_2(tmp_path):
 
 
 def test_options_reach_the_writer(tmp_path):
-    proc = _orchlog("pack", str(_stream(tmp_path, n=8)), "-o", str(tmp_path / "out.parquet"), "--codec", "none",
-                    "--row-group-mb", "0.0001")
+    proc = _orchlog(
+        "pack",
+        str(_stream(tmp_path, n=8)),
+        "-o",
+        str(tmp_path / "out.parquet"),
+        "--codec",
+        "none",
+        "--row-group-mb",
+        "0.0001",
+    )
     assert proc.returncode == 0, proc.stderr
     meta = pq.ParquetFile(tmp_path / "out.parquet").metadata
     assert meta.num_row_groups == 8 and meta.row_group(0).column(0).compression == "UNCOMPRESSED"

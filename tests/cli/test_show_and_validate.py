@@ -1,4 +1,5 @@
 """`orchlog show` and `orchlog validate` on the command line."""
+
 from __future__ import annotations
 
 import json
@@ -12,8 +13,15 @@ def test_show_lists_what_a_trace_holds(tmp_path):
     path = write_frames(tmp_path / "t.bin", run())
     proc = _orchlog("show", path)
     assert proc.returncode == 0
-    for text in ("orchlog-binary", "records: 42 (42 with the whole tensor)", "tokens: 0-2", "layers: 0-2",
-                 "dtypes: f32 42", "Qcur  x9", "orchlog 0.1.0 (python)"):
+    for text in (
+        "orchlog-binary",
+        "records: 42 (42 with the whole tensor)",
+        "tokens: 0-2",
+        "layers: 0-2",
+        "dtypes: f32 42",
+        "Qcur  x9",
+        "orchlog 0.1.0 (python)",
+    ):
         assert text in proc.stdout, text
     doc = json.loads(_orchlog("show", path, "--format", "json").stdout)
     assert doc["tokens"] == [0, 1, 2] and doc["checkpoints"]["logits"] == 3

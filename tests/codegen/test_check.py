@@ -1,4 +1,5 @@
 """`orchlog codegen --check` passes on the checkout and catches stale or hand-edited files."""
+
 from __future__ import annotations
 
 import shutil
@@ -36,8 +37,11 @@ def test_every_generated_file_says_so_in_its_first_line():
 def test_a_hand_edit_of_a_generated_file_fails_the_check_and_names_the_command(checkout_copy):
     hpp = checkout_copy / "native/cpp/include/orchlog/schema_gen.hpp"
     hpp.write_text(hpp.read_text().replace("kSchemaVersion = 1", "kSchemaVersion = 2"))
-    proc = subprocess.run([sys.executable, "-m", "orchlog.codegen", "--check", "--root", str(checkout_copy)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "orchlog.codegen", "--check", "--root", str(checkout_copy)],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 1
     assert "stale: native/cpp/include/orchlog/schema_gen.hpp" in proc.stderr
     assert "run `python -m orchlog.codegen`" in proc.stderr

@@ -1,4 +1,5 @@
 """The generated C++ header compiles warning-free and walks fields in vector order."""
+
 from __future__ import annotations
 
 import json
@@ -50,8 +51,21 @@ def test_generated_header_compiles_and_visits_in_schema_order(repo_root, tmp_pat
     src = tmp_path / "smoke.cpp"
     src.write_text(PROGRAM)
     exe = tmp_path / "smoke"
-    subprocess.run([CXX, "-std=c++17", "-Wall", "-Wextra", "-Werror", "-pedantic",
-                    f"-I{repo_root / 'native/cpp/include'}", str(src), "-o", str(exe)], check=True)
+    subprocess.run(
+        [
+            CXX,
+            "-std=c++17",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-pedantic",
+            f"-I{repo_root / 'native/cpp/include'}",
+            str(src),
+            "-o",
+            str(exe),
+        ],
+        check=True,
+    )
     out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
     record_keys, header_keys = (part.split() for part in out.split("--"))
     line = json.loads(load_vectors("records.json")["cases"][0]["expected"]["jsonl"])

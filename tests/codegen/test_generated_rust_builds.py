@@ -1,4 +1,5 @@
 """The generated Rust module builds warning-free and walks fields in vector order."""
+
 from __future__ import annotations
 
 import json
@@ -10,7 +11,9 @@ import pytest
 
 from tests.conftest import load_vectors
 
-CARGO = shutil.which("cargo") or (os.path.expanduser("~/.cargo/bin/cargo") if os.path.exists(os.path.expanduser("~/.cargo/bin/cargo")) else None)
+CARGO = shutil.which("cargo") or (
+    os.path.expanduser("~/.cargo/bin/cargo") if os.path.exists(os.path.expanduser("~/.cargo/bin/cargo")) else None
+)
 
 MAIN = r"""
 #[path = "%(path)s"]
@@ -59,7 +62,8 @@ def test_generated_module_builds_and_visits_in_schema_order(repo_root, tmp_path)
     (crate / "Cargo.toml").write_text('[package]\nname = "smoke"\nversion = "0.0.0"\nedition = "2021"\n')
     (crate / "src/main.rs").write_text(MAIN % {"path": repo_root / "native/rust/src/schema_gen.rs"})
     env = dict(os.environ, CARGO_TARGET_DIR=str(repo_root / ".cache/cargo-smoke"), RUSTFLAGS="-D warnings")
-    out = subprocess.run([CARGO, "run", "--quiet", "--offline"], cwd=crate, env=env, check=True,
-                         capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [CARGO, "run", "--quiet", "--offline"], cwd=crate, env=env, check=True, capture_output=True, text=True
+    ).stdout
     line = json.loads(load_vectors("records.json")["cases"][0]["expected"]["jsonl"])
     assert out.split() == list(line)

@@ -1,4 +1,5 @@
 """The generated JSON Schema accepts every vector line and rejects malformed ones."""
+
 from __future__ import annotations
 
 import json

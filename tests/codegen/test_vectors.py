@@ -1,4 +1,5 @@
 """The committed vectors are exactly what the generator makes, and they say what they claim."""
+
 from __future__ import annotations
 
 import json

@@ -5,6 +5,7 @@ bf16 values are exact in f64, so only the f64 case `stats_squares_not_fused`
 can catch an emitter whose compiler contracted `q += x*x` into an FMA; this
 checks that with an FMA its printed rms really would differ.
 """
+
 from __future__ import annotations
 
 import json

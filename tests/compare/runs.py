@@ -1,7 +1,8 @@
 """Two runs of a pretend model, for compare tests: same tensors unless a bug says otherwise."""
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -12,8 +13,9 @@ CHECKPOINTS = ("attn_norm", "Qcur", "ffn_out", "l_out")
 Bug = Callable[[int, int | None, str], float]  # (token, layer, checkpoint) -> offset added to every element
 
 
-def run(tokens: int = 3, layers: int = 3, bug: Bug | None = None, width: int = 24, vocab: int = 40,
-        values: int = 10, **kw) -> list[RecordInput]:
+def run(
+    tokens: int = 3, layers: int = 3, bug: Bug | None = None, width: int = 24, vocab: int = 40, values: int = 10, **kw
+) -> list[RecordInput]:
     """embedding, then per layer CHECKPOINTS, then logits, for each token; seq counts records."""
     rng = np.random.default_rng(0)
     out, seq = [], 0
@@ -21,8 +23,9 @@ def run(tokens: int = 3, layers: int = 3, bug: Bug | None = None, width: int = 2
     def add(name, arr, tok, layer=None):
         nonlocal seq
         off = bug(tok, layer, name) if bug else 0.0
-        out.append(record(name, (arr + off).astype(np.float32), token_idx=tok, layer=layer, seq=seq, values=values,
-                          **kw))
+        out.append(
+            record(name, (arr + off).astype(np.float32), token_idx=tok, layer=layer, seq=seq, values=values, **kw)
+        )
         seq += 1
 
     for tok in range(tokens):
@@ -46,4 +49,5 @@ def from_layer(token: int, layer: int, checkpoint: str, size: float = 0.5) -> Bu
         if lay is None:
             return 0.0
         return size if (lay, order[name]) >= (layer, order[checkpoint]) else 0.0
+
     return bug

@@ -1,11 +1,12 @@
 """Matching records by key: first with first among equal keys, streamed across batches."""
+
 from __future__ import annotations
 
 import numpy as np
 
 from orchlog.compare.align import Aligner, match
 from orchlog.compare.keys import Interner, key_matrix
-from orchlog.reader import open_trace
+from orchlog.read.paths import open_trace
 from tests.tracegen import record, write_frames, write_jsonl
 
 
@@ -41,8 +42,11 @@ def test_the_aligner_finds_every_pair_whatever_the_order_and_batch_size(tmp_path
     a, b = _trace_pair(tmp_path, order_b)
     interner = Interner()
     aligner = Aligner(a, b, lambda batch: key_matrix(batch, ("checkpoint", "token_idx"), interner))
-    aligner.sides[0].batches = (batch for big in a.batches() for batch in (big.take(np.arange(i, min(i + 9, len(big))))
-                                                                           for i in range(0, len(big), 9)))
+    aligner.sides[0].batches = (
+        batch
+        for big in a.batches()
+        for batch in (big.take(np.arange(i, min(i + 9, len(big)))) for i in range(0, len(big), 9))
+    )
     pairs = []
     for rnd in aligner:
         pairs += [(rnd.a.values[rnd.a.val_off[i]], rnd.b.values[rnd.b.val_off[j]]) for i, j in zip(rnd.ia, rnd.ib)]

@@ -5,6 +5,7 @@ one over 32 such pairs (8 times the trace, about 540 MB on disk in all).
 Their peak RSS must differ by far less than the extra trace size: a few
 tensor pairs' worth at most.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,11 @@ def _write(path, records, offset):
     with open(path, "wb") as f:
         f.write(encode_header(header())[1])
         for i in range(records):
-            f.write(encode_record(record("l_out", np.roll(base, i) + np.float32(offset), layer=i % 32,
-                                         token_idx=i // 32, seq=i)).frame)
+            f.write(
+                encode_record(
+                    record("l_out", np.roll(base, i) + np.float32(offset), layer=i % 32, token_idx=i // 32, seq=i)
+                ).frame
+            )
 
 
 def _peak(tmp_path, records):

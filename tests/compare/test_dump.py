@@ -1,4 +1,5 @@
 """--dump-raw: the tensors of the first divergence (or every failing pair) as .npy, safely named."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -50,7 +51,30 @@ def test_names_that_clean_up_alike_still_get_their_own_files():
     from orchlog.compare.pairview import PairView
 
     def view(name):
-        return PairView(name, None, None, 0, None, 0, 0, "fail", 1.0, "max_abs", 1.0, "r", "", "tensor", None, {},
-                        (name, name), (None, None), (None, None), ("", ""), ([], []), ())
+        return PairView(
+            name,
+            None,
+            None,
+            0,
+            None,
+            0,
+            0,
+            "fail",
+            1.0,
+            "max_abs",
+            1.0,
+            "r",
+            "",
+            "tensor",
+            None,
+            {},
+            (name, name),
+            (None, None),
+            (None, None),
+            ("", ""),
+            ([], []),
+            (),
+        )
+
     assert safe_stem(view("a/b")) != safe_stem(view("a:b"))
     assert "/" not in safe_stem(view("a/b"))

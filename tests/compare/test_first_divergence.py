@@ -1,4 +1,5 @@
 """The first diverging token, then the earliest failing record at it, in any pair of formats."""
+
 from __future__ import annotations
 
 import json
@@ -59,17 +60,27 @@ def test_an_early_small_failure_does_not_hide_the_token_whose_logits_fail(tmp_pa
 
 
 def test_growth_by_layer_shows_where_the_error_starts_at_the_diverging_token(tmp_path):
-    report = compare(write_frames(tmp_path / "a.bin", run()),
-                     write_frames(tmp_path / "b.bin", run(bug=from_layer(0, 1, "ffn_out"))))
+    report = compare(
+        write_frames(tmp_path / "a.bin", run()), write_frames(tmp_path / "b.bin", run(bug=from_layer(0, 1, "ffn_out")))
+    )
     labels = [(g.label, g.failed > 0) for g in report.growth]
     assert labels == [("embedding", False), ("layer 0", False), ("layer 1", True), ("layer 2", True), ("logits", True)]
 
 
 def test_legacy_checkpoint_jsonl_from_two_teams_finds_the_divergence(tmp_path):
     def lines(bug):
-        return [{"checkpoint": r.checkpoint if r.layer is None else f"layer_{r.layer}_{r.checkpoint}",
-                 "team": "t", "token_idx": r.token_idx, "dtype": "f32", "shape": f"[{len(r.data) // 4}]",
-                 "values": np.frombuffer(r.data, "<f4").tolist()} for r in run(bug=bug)]
+        return [
+            {
+                "checkpoint": r.checkpoint if r.layer is None else f"layer_{r.layer}_{r.checkpoint}",
+                "team": "t",
+                "token_idx": r.token_idx,
+                "dtype": "f32",
+                "shape": f"[{len(r.data) // 4}]",
+                "values": np.frombuffer(r.data, "<f4").tolist(),
+            }
+            for r in run(bug=bug)
+        ]
+
     a = write_json_lines(tmp_path / "llama.jsonl", lines(None))
     b = write_json_lines(tmp_path / "ours.jsonl", lines(from_layer(1, 1, "l_out")))
     report = compare(a, b)
@@ -80,10 +91,20 @@ def test_legacy_trace_directories_align_on_seq_layer_stage_and_hashes(tmp_path):
     def write(root, rms_of_layer2):
         root.mkdir()
         for layer, rms in enumerate([0.5, 0.7, rms_of_layer2]):
-            doc = {"name": f"blk{layer}", "shape": [8], "dtype": "f32", "blake3": f"{layer}{rms}".ljust(64, "0"),
-                   "rms": rms, "num_elements": 8, "seq": 0, "layer": layer, "stage": "attn_out"}
+            doc = {
+                "name": f"blk{layer}",
+                "shape": [8],
+                "dtype": "f32",
+                "blake3": f"{layer}{rms}".ljust(64, "0"),
+                "rms": rms,
+                "num_elements": 8,
+                "seq": 0,
+                "layer": layer,
+                "stage": "attn_out",
+            }
             (root / f"{layer}.trace").write_text(json.dumps(doc, indent=2))
         return root
+
     report = compare(write(tmp_path / "rust", 0.9), write(tmp_path / "cpp", 0.95))
     assert report.key == ("token_idx", "layer", "stage")
     assert report.findings.bases.tolist() == [0, 2, 1]  # two pairs settled by hash, one measured from rms
@@ -91,11 +112,17 @@ def test_legacy_trace_directories_align_on_seq_layer_stage_and_hashes(tmp_path):
 
 
 def test_names_that_differ_between_engines_meet_through_a_map(tmp_path):
-    a = write_jsonl(tmp_path / "a.jsonl", [record(f"blk.{i}.attn_norm", np.full(4, i, np.float32), token_idx=0, seq=i)
-                                           for i in range(3)])
-    b = write_jsonl(tmp_path / "b.jsonl", [record(f"model.layers.{i}.input_layernorm",
-                                                  np.full(4, i + (i == 2), np.float32), token_idx=0, seq=i)
-                                           for i in range(3)])
+    a = write_jsonl(
+        tmp_path / "a.jsonl",
+        [record(f"blk.{i}.attn_norm", np.full(4, i, np.float32), token_idx=0, seq=i) for i in range(3)],
+    )
+    b = write_jsonl(
+        tmp_path / "b.jsonl",
+        [
+            record(f"model.layers.{i}.input_layernorm", np.full(4, i + (i == 2), np.float32), token_idx=0, seq=i)
+            for i in range(3)
+        ],
+    )
     assert compare(a, b).status == "no_match"
     report = compare(a, b, CompareOptions(maps=["example"]))
     assert report.findings.pairs == 3 and (report.first.checkpoint, report.first.layer) == ("attn_norm", 2)

@@ -1,14 +1,15 @@
 """Grading: tiers from the rule's bounds, failure from its threshold, cos_tol, sizes and NaN mismatches."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from orchlog.batch import RecordBatch
 from orchlog.compare.grading import TIER_NAMES, grade
 from orchlog.compare.metrics import measure
 from orchlog.compare.tolerances import load_tolerances
-from orchlog.trace import TraceRecord
+from orchlog.read.batch import RecordBatch
+from orchlog.read.trace import TraceRecord
 
 
 def _grades(pairs, tol=None, name="blk.attn_norm"):
@@ -20,8 +21,18 @@ def _grades(pairs, tol=None, name="blk.attn_norm"):
     return [TIER_NAMES[i] for i in g.tier], g
 
 
-@pytest.mark.parametrize("diff, tier", [(0.0, "exact"), (5e-6, "exact"), (1e-5, "close"), (5e-4, "close"),
-                                        (5e-3, "acceptable"), (1e-2, "fail"), (0.5, "fail")])
+@pytest.mark.parametrize(
+    "diff, tier",
+    [
+        (0.0, "exact"),
+        (5e-6, "exact"),
+        (1e-5, "close"),
+        (5e-4, "close"),
+        (5e-3, "acceptable"),
+        (1e-2, "fail"),
+        (0.5, "fail"),
+    ],
+)
 def test_tiers_follow_the_seed_ladder_and_the_intermediate_threshold(diff, tier):
     tiers, _ = _grades([([1.0, 0.0], [1.0, diff])])
     assert tiers == [tier]

@@ -1,4 +1,5 @@
 """The HTML report: one self-contained page whose charts show where the error starts and grows."""
+
 from __future__ import annotations
 
 import re
@@ -96,10 +97,28 @@ def test_cli_writes_the_page_and_exits_1_on_divergence(tmp_path):
     a = write_jsonl(tmp_path / "a.jsonl", run())
     b = write_jsonl(tmp_path / "b.jsonl", run(bug=from_layer(1, 1, "Qcur")))
     out = tmp_path / "report.html"
-    proc = subprocess.run([sys.executable, "-m", "orchlog", "compare", str(a), str(b), "--format", "html",
-                           "--output", str(out), "--quiet"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "orchlog",
+            "compare",
+            str(a),
+            str(b),
+            "--format",
+            "html",
+            "--output",
+            str(out),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 1 and proc.stdout == ""
     assert "<h2>Error by token and layer</h2>" in out.read_text()
-    per_token = subprocess.run([sys.executable, "-m", "orchlog", "compare", str(a), str(b), "--per-token",
-                                "--format", "html"], capture_output=True, text=True)
+    per_token = subprocess.run(
+        [sys.executable, "-m", "orchlog", "compare", str(a), str(b), "--per-token", "--format", "html"],
+        capture_output=True,
+        text=True,
+    )
     assert per_token.returncode == 2 and "Traceback" not in per_token.stderr

@@ -1,13 +1,14 @@
 """Alignment keys: parsing --key and turning records into rows of ids."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from orchlog.batch import RecordBatch
 from orchlog.compare.keys import Interner, key_matrix, parse_key
 from orchlog.errors import OrchlogError
-from orchlog.trace import TraceRecord
+from orchlog.read.batch import RecordBatch
+from orchlog.read.trace import TraceRecord
 
 
 def test_key_text_becomes_field_names():

@@ -1,4 +1,5 @@
 """Logits math: stable KL, top-1, ranks."""
+
 from __future__ import annotations
 
 import math

@@ -1,4 +1,5 @@
 """Each pair is measured on the best basis both sides allow: whole tensors, equal hashes, or summaries."""
+
 from __future__ import annotations
 
 import math
@@ -6,10 +7,10 @@ import math
 import numpy as np
 import pytest
 
-from orchlog.batch import RecordBatch
 from orchlog.compare.metrics import BASES, measure
+from orchlog.read.batch import RecordBatch
+from orchlog.read.trace import TraceRecord
 from orchlog.schema_gen import Stats
-from orchlog.trace import TraceRecord
 
 IDX = np.array([0])
 
@@ -17,8 +18,9 @@ IDX = np.array([0])
 def _rec(values=(), numel=None, blake3=None, stats=None, loader=None, dtype="f32", shape=None, name="x"):
     values = np.asarray(values, dtype=np.float64)
     n = numel if numel is not None else values.size
-    return TraceRecord(name, dtype=dtype, shape=shape or (n,), numel=n, values=values, blake3=blake3, stats=stats,
-                       loader=loader)
+    return TraceRecord(
+        name, dtype=dtype, shape=shape or (n,), numel=n, values=values, blake3=blake3, stats=stats, loader=loader
+    )
 
 
 def _measure(ra, rb, logits=False, track=None):
@@ -32,8 +34,10 @@ def _explode():
 
 def test_equal_hashes_settle_a_pair_without_reading_data():
     st = Stats(-1.0, 2.0, 0.5, 1.2, 2.0, 0, 0)
-    t, m, basis = _measure(_rec(numel=4, blake3="a" * 64, stats=st, loader=_explode),
-                           _rec(numel=4, blake3="a" * 64, stats=st, loader=_explode))
+    t, m, basis = _measure(
+        _rec(numel=4, blake3="a" * 64, stats=st, loader=_explode),
+        _rec(numel=4, blake3="a" * 64, stats=st, loader=_explode),
+    )
     assert basis == "hash" and t.hash_state[0] == 1
     assert m["max_abs"] == 0 and m["cosine"] == 1 and m["rms_a"] == 1.2
 
@@ -41,8 +45,12 @@ def test_equal_hashes_settle_a_pair_without_reading_data():
 def test_whole_tensors_give_exact_metrics_and_logits_metrics():
     a = np.array([1.0, 5.0, 2.0], dtype=np.float32)
     b = np.array([1.0, 2.0, 5.5], dtype=np.float32)
-    _, m, basis = _measure(_rec(numel=3, loader=a.tobytes, blake3="a" * 64),
-                           _rec(numel=3, loader=b.tobytes, blake3="b" * 64), logits=True, track=1)
+    _, m, basis = _measure(
+        _rec(numel=3, loader=a.tobytes, blake3="a" * 64),
+        _rec(numel=3, loader=b.tobytes, blake3="b" * 64),
+        logits=True,
+        track=1,
+    )
     assert basis == "tensor"
     assert m["max_abs"] == 3.5 and m["top1_a"] == 1 and m["top1_b"] == 2 and m["top1_match"] == 0
     assert (m["rank_a"], m["rank_b"]) == (1, 2) and m["kl"] > 0
@@ -56,8 +64,10 @@ def test_inline_values_that_are_all_there_count_as_whole_tensors():
 def test_summaries_bound_max_abs_from_below_with_whole_tensor_stats():
     sa = Stats(-1.0, 3.0, 0.25, 1.5, 3.0, 0, 0)
     sb = Stats(-1.0, 3.8, 0.25, 1.5, 3.8, 0, 0)  # the leading values agree; the maximum further in does not
-    _, m, basis = _measure(_rec([0.5, 0.25], numel=1000, stats=sa, blake3="a" * 64),
-                           _rec([0.5, 0.25], numel=1000, stats=sb, blake3="b" * 64))
+    _, m, basis = _measure(
+        _rec([0.5, 0.25], numel=1000, stats=sa, blake3="a" * 64),
+        _rec([0.5, 0.25], numel=1000, stats=sb, blake3="b" * 64),
+    )
     assert basis == "summary"
     assert m["max_abs"] == pytest.approx(0.8) and m["mean_abs"] == 0 and m["n"] == 2
     assert m["max_b"] == 3.8  # ranges come from the whole-tensor stats
@@ -70,8 +80,10 @@ def test_different_hashes_with_nothing_else_to_go_on_are_magnitude_unknown():
 
 
 def test_rms_alone_still_bounds_max_abs():
-    _, m, _ = _measure(_rec(numel=10, blake3="a" * 64, stats=Stats(None, None, None, 0.9123, None, 0, 0)),
-                       _rec(numel=10, blake3="b" * 64, stats=Stats(None, None, None, 0.9130, None, 0, 0)))
+    _, m, _ = _measure(
+        _rec(numel=10, blake3="a" * 64, stats=Stats(None, None, None, 0.9123, None, 0, 0)),
+        _rec(numel=10, blake3="b" * 64, stats=Stats(None, None, None, 0.9130, None, 0, 0)),
+    )
     assert m["max_abs"] == pytest.approx(0.0007)
 
 

@@ -1,12 +1,13 @@
 """Name maps: patterns with {layer}, shipped maps by name, clear errors for bad files."""
+
 from __future__ import annotations
 
 import pytest
 
-from orchlog.batch import RecordBatch
 from orchlog.compare.namemap import compile_pattern, load_maps, shipped_maps
 from orchlog.errors import OrchlogError
-from orchlog.trace import TraceRecord
+from orchlog.read.batch import RecordBatch
+from orchlog.read.trace import TraceRecord
 
 
 def test_a_pattern_captures_the_layer_and_matches_whole_names_only():
@@ -63,8 +64,9 @@ def test_a_pattern_with_at_matches_the_stage_and_only_records_that_have_one(tmp_
 def test_applying_a_map_with_stages_rewrites_the_stage_column(tmp_path):
     path = tmp_path / "m.toml"
     path.write_text('[names]\n"q.{layer}" = "Qcur@add"\n"o.{layer}@input" = "kqv_out"\n')
-    batch = RecordBatch.from_records([TraceRecord("q.0"), TraceRecord("o.1", stage="input"), TraceRecord("o.1"),
-                                      TraceRecord("z", stage="rope")])
+    batch = RecordBatch.from_records(
+        [TraceRecord("q.0"), TraceRecord("o.1", stage="input"), TraceRecord("o.1"), TraceRecord("z", stage="rope")]
+    )
     out = load_maps([str(path)]).apply(batch)
     assert out.checkpoint.tolist() == ["Qcur", "kqv_out", "o.1", "z"]
     assert out.stage.tolist() == ["add", None, None, "rope"]
@@ -72,12 +74,15 @@ def test_applying_a_map_with_stages_rewrites_the_stage_column(tmp_path):
     assert out.renamed_from.tolist() == ["q.0", "o.1", None, None]
 
 
-@pytest.mark.parametrize("text, message", [
-    ("[names\n", "not valid TOML"),
-    ("[names]\n'x' = 3\n", "non-empty name"),
-    ("[regex]\n'(' = 'x'\n", "not a valid pattern"),
-    ("[colours]\n", "unknown section"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[names\n", "not valid TOML"),
+        ("[names]\n'x' = 3\n", "non-empty name"),
+        ("[regex]\n'(' = 'x'\n", "not a valid pattern"),
+        ("[colours]\n", "unknown section"),
+    ],
+)
 def test_bad_map_files_are_clear_errors(tmp_path, text, message):
     path = tmp_path / "bad.toml"
     path.write_text(text)

@@ -1,4 +1,5 @@
 """--per-token: one line per position, the first below cos-tol, the seed's JSON keys."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -6,12 +7,18 @@ import pytest
 
 from orchlog.compare.per_token import compare_per_token
 from orchlog.errors import OrchlogError
-from orchlog.reader import open_trace
+from orchlog.read.paths import open_trace
 from tests.compare.runs import run
 from tests.tracegen import record, write_frames, write_json_lines
 
-SEED_KEYS = {"first_divergence_token", "per_token_cosine_sim", "per_token_l2_dist", "max_absolute_diff", "threshold",
-             "status"}
+SEED_KEYS = {
+    "first_divergence_token",
+    "per_token_cosine_sim",
+    "per_token_l2_dist",
+    "max_absolute_diff",
+    "threshold",
+    "status",
+}
 
 
 def _logits_files(tmp_path, drift_from=3, n=6, vocab=64):
@@ -19,10 +26,16 @@ def _logits_files(tmp_path, drift_from=3, n=6, vocab=64):
     ref = rng.standard_normal((n, vocab)) * 4
     ours = ref.copy()
     ours[drift_from:] += rng.standard_normal((n - drift_from, vocab)) * 2
-    write_json_lines(tmp_path / "ref.jsonl.gz", [{"token_idx": t, "token_id": t, "logits": ref[t].tolist()}
-                                                 for t in range(n)], gz=True)
-    write_json_lines(tmp_path / "ours.jsonl.gz", [{"token_idx": t, "token_id": t, "logits": ours[t].tolist()}
-                                                  for t in reversed(range(n))], gz=True)
+    write_json_lines(
+        tmp_path / "ref.jsonl.gz",
+        [{"token_idx": t, "token_id": t, "logits": ref[t].tolist()} for t in range(n)],
+        gz=True,
+    )
+    write_json_lines(
+        tmp_path / "ours.jsonl.gz",
+        [{"token_idx": t, "token_id": t, "logits": ours[t].tolist()} for t in reversed(range(n))],
+        gz=True,
+    )
     return open_trace(tmp_path / "ref.jsonl.gz"), open_trace(tmp_path / "ours.jsonl.gz")
 
 
@@ -61,8 +74,10 @@ def test_traces_without_logits_are_a_clear_error(tmp_path):
 def test_logits_of_different_lengths_diverge_even_when_their_common_prefix_agrees(tmp_path):
     ref = [{"token_idx": t, "token_id": t, "logits": [1.0, 2.0, 3.0]} for t in range(3)]
     ours = [dict(r, logits=r["logits"] + ([0.5] if r["token_idx"] == 1 else [])) for r in ref]
-    report = compare_per_token(open_trace(write_json_lines(tmp_path / "ref.jsonl", ref)),
-                               open_trace(write_json_lines(tmp_path / "ours.jsonl", ours)))
+    report = compare_per_token(
+        open_trace(write_json_lines(tmp_path / "ref.jsonl", ref)),
+        open_trace(write_json_lines(tmp_path / "ours.jsonl", ours)),
+    )
     assert not report and report.first_divergence.token_idx == 1 and report.positions[1].diff.cosine == 1.0
     assert report.to_json()["per_token_size_mismatch"] == [False, True, False]
     assert "FAIL t=1 cosine=1.000000" in str(report) and "sizes 3 vs 4 (common prefix compared)" in str(report)

@@ -1,4 +1,5 @@
 """The report: stable JSON keys, a text layout people can read, Markdown, unmatched and malformed input."""
+
 from __future__ import annotations
 
 import json
@@ -9,10 +10,46 @@ from orchlog.compare import CompareOptions, compare
 from tests.compare.runs import from_layer, run
 from tests.tracegen import record, write_jsonl
 
-TOP_KEYS = {"report", "status", "inputs", "key", "maps", "tolerances", "counts", "first_divergence", "worst", "pairs",
-            "pairs_omitted", "unmatched", "malformed", "tracked_token", "dumped"}
-PAIR_KEYS = {"checkpoint", "layer", "stage", "token_idx", "step", "rank", "order", "tier", "metric", "value", "rule",
-             "reason", "basis", "hash", "metrics", "names", "dtypes", "shapes", "locations", "values", "mismatches"}
+TOP_KEYS = {
+    "report",
+    "status",
+    "inputs",
+    "key",
+    "maps",
+    "tolerances",
+    "counts",
+    "first_divergence",
+    "worst",
+    "pairs",
+    "pairs_omitted",
+    "unmatched",
+    "malformed",
+    "tracked_token",
+    "dumped",
+}
+PAIR_KEYS = {
+    "checkpoint",
+    "layer",
+    "stage",
+    "token_idx",
+    "step",
+    "rank",
+    "order",
+    "tier",
+    "metric",
+    "value",
+    "rule",
+    "reason",
+    "basis",
+    "hash",
+    "metrics",
+    "names",
+    "dtypes",
+    "shapes",
+    "locations",
+    "values",
+    "mismatches",
+}
 
 
 def _diverged(tmp_path, **opts):
@@ -47,8 +84,16 @@ def test_unmatched_records_and_malformed_lines_are_listed_with_where_they_are(tm
     (bad,) = doc["malformed"]
     assert bad["input"] == "b" and bad["line"] == len(run()) - 3 + 3 and "malformed JSON" in bad["message"]
     text = str(report)
-    for section in ("RESULTS:", "FIRST DIVERGENCE: token 1", "error by layer at token 1", "WORST OFFENDERS:",
-                    "UNMATCHED (only in a): 3", "UNMATCHED (only in b): 1", "MALFORMED INPUT: 1", "RESULT: diverged"):
+    for section in (
+        "RESULTS:",
+        "FIRST DIVERGENCE: token 1",
+        "error by layer at token 1",
+        "WORST OFFENDERS:",
+        "UNMATCHED (only in a): 3",
+        "UNMATCHED (only in b): 1",
+        "MALFORMED INPUT: 1",
+        "RESULT: diverged",
+    ):
         assert section in text, section
 
 
@@ -78,10 +123,20 @@ def test_pairs_whose_hashes_differ_with_nothing_else_say_so_with_each_sides_rms(
     import json as _json
 
     def write(path, blake3):
-        doc = {"name": "attn_out", "shape": [4], "dtype": "f32", "blake3": blake3, "rms": 0.5, "num_elements": 4,
-               "seq": 0, "layer": 1, "stage": "attn_out"}
+        doc = {
+            "name": "attn_out",
+            "shape": [4],
+            "dtype": "f32",
+            "blake3": blake3,
+            "rms": 0.5,
+            "num_elements": 4,
+            "seq": 0,
+            "layer": 1,
+            "stage": "attn_out",
+        }
         path.write_text(_json.dumps(doc) + "\n")
         return path
+
     report = compare(write(tmp_path / "a.jsonl", "a" * 64), write(tmp_path / "b.jsonl", "b" * 64))
     assert report and report.findings.counts[-1] == 1  # unknown is not a failure
     assert "differs, magnitude unknown (rms 0.5 vs 0.5)" in str(report)

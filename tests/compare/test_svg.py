@@ -1,4 +1,5 @@
 """SVG helpers: log scales that survive zeros, NaN and infinities."""
+
 from __future__ import annotations
 
 import math
@@ -15,14 +16,16 @@ def test_log_position_clamps_and_orders():
 
 def test_ramp_runs_from_light_to_dark():
     def lightness(c):
-        return sum(int(c[i:i + 2], 16) for i in (1, 3, 5))
+        return sum(int(c[i : i + 2], 16) for i in (1, 3, 5))
+
     shades = [lightness(svg.ramp_color(t / 10)) for t in range(11)]
     assert shades == sorted(shades, reverse=True)
 
 
 def test_charts_are_well_formed_with_awkward_values():
-    bars = svg.error_bars([("a", 0.0, "exact"), ("b", math.nan, "unknown"), ("c", math.inf, "fail")], "t",
-                          [("threshold", 1e-2)])
+    bars = svg.error_bars(
+        [("a", 0.0, "exact"), ("b", math.nan, "unknown"), ("c", math.inf, "fail")], "t", [("threshold", 1e-2)]
+    )
     heat = svg.heatmap(["r<1>"], ["0", "1"], [[None, 3.0]], "h & m", mark=(0, 1))
     for chart in (bars, heat, svg.tier_strip([("exact", 3), ("fail", 0)])):
         ET.fromstring(chart)

@@ -1,4 +1,5 @@
 """Whole-tensor metrics agree with their textbook formulas, NaN and Inf included."""
+
 from __future__ import annotations
 
 import math
@@ -21,8 +22,8 @@ def test_metrics_match_the_plain_formulas(dtype):
     assert d.max_abs == pytest.approx(diff.max(), rel=1e-6)
     assert d.mean_abs == pytest.approx(diff.mean(), rel=1e-5)
     assert d.max_rel == pytest.approx((diff / np.maximum(np.abs(a64), 1e-8)).max(), rel=1e-5)
-    assert d.rms_a == pytest.approx(np.sqrt(np.mean(a64 ** 2)), rel=1e-6)
-    assert d.rms_diff == pytest.approx(np.sqrt(np.mean(diff ** 2)), rel=1e-5)
+    assert d.rms_a == pytest.approx(np.sqrt(np.mean(a64**2)), rel=1e-6)
+    assert d.rms_diff == pytest.approx(np.sqrt(np.mean(diff**2)), rel=1e-5)
     assert d.l2 == pytest.approx(np.linalg.norm(a64 - b64), rel=1e-5)
     cos = a64 @ b64 / (np.linalg.norm(a64) * np.linalg.norm(b64))
     assert 1 - d.cosine == pytest.approx(1 - cos, rel=1e-3)

@@ -1,4 +1,5 @@
 """Tolerance files: the shipped split, rule order, overrides, and clear errors."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,9 +20,11 @@ def test_shipped_defaults_are_loose_for_logits_strict_for_embeddings_and_between
 
 def test_the_first_matching_rule_wins(tmp_path):
     path = tmp_path / "t.toml"
-    path.write_text('[default]\nthreshold = 0.5\n'
-                    '[[rule]]\nname = "q"\nmatch = "Q*"\nmetric = "cosine"\nthreshold = 0.99\n'
-                    '[[rule]]\nname = "all"\nmatch = ["*"]\nthreshold = 2.0\ncos_tol = 0.9\ntiers = [0, 0, 0, 1]\n')
+    path.write_text(
+        "[default]\nthreshold = 0.5\n"
+        '[[rule]]\nname = "q"\nmatch = "Q*"\nmetric = "cosine"\nthreshold = 0.99\n'
+        '[[rule]]\nname = "all"\nmatch = ["*"]\nthreshold = 2.0\ncos_tol = 0.9\ntiers = [0, 0, 0, 1]\n'
+    )
     tol = load_tolerances(str(path))
     assert tol.rule_for("Qcur").name == "q" and tol.rule_for("Qcur").higher_is_better
     assert tol.rule_for("Kcur").name == "all" and tol.rule_for("Kcur").cos_tol == 0.9
@@ -35,14 +38,17 @@ def test_command_line_overrides_apply_to_every_rule():
         load_tolerances().overridden(metric="vibes")
 
 
-@pytest.mark.parametrize("text, message", [
-    ("[[rule]]\nname = 'x'\n", "needs match"),
-    ("[[rule]]\nmatch = '*'\nmetric = 'vibes'\n", "not one of"),
-    ("[[rule]]\nmatch = '*'\ntiers = [3, 2, 1, 0]\n", "4 increasing"),
-    ("[[rule]]\nmatch = '*'\nthreshold = 'big'\n", "must be numbers"),
-    ("[[rule]]\nmatch = '*'\ncolour = 1\n", "unknown key"),
-    ("threshold = 1\n", "unknown key"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("[[rule]]\nname = 'x'\n", "needs match"),
+        ("[[rule]]\nmatch = '*'\nmetric = 'vibes'\n", "not one of"),
+        ("[[rule]]\nmatch = '*'\ntiers = [3, 2, 1, 0]\n", "4 increasing"),
+        ("[[rule]]\nmatch = '*'\nthreshold = 'big'\n", "must be numbers"),
+        ("[[rule]]\nmatch = '*'\ncolour = 1\n", "unknown key"),
+        ("threshold = 1\n", "unknown key"),
+    ],
+)
 def test_bad_tolerance_files_are_clear_errors(tmp_path, text, message):
     path = tmp_path / "t.toml"
     path.write_text(text)

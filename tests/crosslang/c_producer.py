@@ -13,13 +13,15 @@ DTYPE NDIM DIMS... TOKEN LAYER STAGE STEP NMETA`, NMETA meta lines and
 numbers decimal as the file gives them. A meta line is `m KEY KIND VALUE`:
 KIND b (0/1), i (decimal), f (the f64's 16 hex digits of bits), s (text).
 """
+
 from __future__ import annotations
 
 import json
 import struct
 import subprocess
 import sys
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from tests.vectors_io import meta_from_json
 
@@ -53,9 +55,22 @@ def token_stream(doc: dict) -> str:
     for t in doc["tensors"]:
         # Pairs one at a time: a repeated key must reach the C program twice.
         meta = [next(iter(meta_from_json({k: v}).items())) for k, v in t["meta"]]
-        lines.append(" ".join(["tensor", _text(t["checkpoint"]), t["dtype"], str(len(t["shape"])),
-                               *map(str, t["shape"]), _number(t["token_idx"]), _number(t["layer"]),
-                               "-" if t["stage"] is None else _text(t["stage"]), _number(t["step"]), str(len(meta))]))
+        lines.append(
+            " ".join(
+                [
+                    "tensor",
+                    _text(t["checkpoint"]),
+                    t["dtype"],
+                    str(len(t["shape"])),
+                    *map(str, t["shape"]),
+                    _number(t["token_idx"]),
+                    _number(t["layer"]),
+                    "-" if t["stage"] is None else _text(t["stage"]),
+                    _number(t["step"]),
+                    str(len(meta)),
+                ]
+            )
+        )
         lines += _meta_lines(meta)
         lines.append("data x" + t["data_hex"])
     return "\n".join(lines) + "\n"

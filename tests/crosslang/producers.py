@@ -5,14 +5,15 @@ logs every tensor in it through its emitter's public API, configured by the
 ORCH_LOG_* env knobs alone, and exits 1 when its emitter counted an error.
 Adding an emitter is one entry in PRODUCERS.
 """
+
 from __future__ import annotations
 
 import dataclasses
 import os
 import subprocess
 import sys
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Callable, Mapping
 
 from tests.cargo import rust_example
 from tests.native import build
@@ -23,9 +24,12 @@ PROGRAMS = Path(__file__).with_name("programs")
 def cpp_program() -> Path:
     """programs/cross_language.cpp, over the header-only logger (and the C++ tests' JSON reader)."""
     support = build.ROOT / "native" / "cpp" / "tests"
-    return build.build_cpp(PROGRAMS / "cross_language.cpp", f"-I{support}",
-                           f'-DORCHLOG_VECTORS_DIR="{build.ROOT / "schema" / "vectors"}"',
-                           inputs=[support / "support" / "json.hpp", support / "support" / "vectors.hpp"])
+    return build.build_cpp(
+        PROGRAMS / "cross_language.cpp",
+        f"-I{support}",
+        f'-DORCHLOG_VECTORS_DIR="{build.ROOT / "schema" / "vectors"}"',
+        inputs=[support / "support" / "json.hpp", support / "support" / "vectors.hpp"],
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,8 +45,16 @@ PRODUCERS = [
     Producer("rust", lambda tensors: [str(rust_example("cross_language")), str(tensors)]),
     Producer("cpp", lambda tensors: [str(cpp_program()), str(tensors)]),
     Producer("python", lambda tensors: [sys.executable, "-m", "tests.crosslang.python_producer", str(tensors)]),
-    Producer("c", lambda tensors: [sys.executable, "-m", "tests.crosslang.c_producer",
-                                   str(build.build_c(PROGRAMS / "cross_language.c")), str(tensors)]),
+    Producer(
+        "c",
+        lambda tensors: [
+            sys.executable,
+            "-m",
+            "tests.crosslang.c_producer",
+            str(build.build_c(PROGRAMS / "cross_language.c")),
+            str(tensors),
+        ],
+    ),
 ]
 
 
@@ -60,11 +72,11 @@ class Run:
 def launch(producer: Producer, tensors: Path, knobs: Mapping[str, str | bytes], out_dir: Path) -> Run:
     """Run a producer with exactly `knobs` as its ORCH_LOG_* settings (bytes values for invalid UTF-8)."""
     env: dict[str | bytes, str | bytes] = {
-        k: v for k, v in os.environ.items() if not k.startswith("ORCH_LOG_") and k != "SOURCE_DATE_EPOCH"}
+        k: v for k, v in os.environ.items() if not k.startswith("ORCH_LOG_") and k != "SOURCE_DATE_EPOCH"
+    }
     env.update(knobs)
     env_bytes = {os.fsencode(k): v if isinstance(v, bytes) else os.fsencode(v) for k, v in env.items()}
-    done = subprocess.run(producer.command(tensors), env=env_bytes, capture_output=True, timeout=120,
-                          cwd=build.ROOT)
+    done = subprocess.run(producer.command(tensors), env=env_bytes, capture_output=True, timeout=120, cwd=build.ROOT)
     files = {p.name: p.read_bytes() for p in sorted(out_dir.iterdir()) if p.is_file()}
     return Run(done.returncode, done.stderr.decode("utf-8", "replace"), files)
 

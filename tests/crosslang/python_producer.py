@@ -9,6 +9,7 @@ invalid selector, a record not written), as the other producers do.
 A meta key that the file repeats reaches `orchlog.log` once, with its later
 value: a Python dict cannot hold it twice, and later-wins is the format's rule.
 """
+
 from __future__ import annotations
 
 import json
@@ -17,7 +18,7 @@ import sys
 import numpy as np
 
 import orchlog
-from orchlog import emitter
+from orchlog.emit import api as emitter
 from tests.vectors_io import meta_from_json
 
 # The NumPy type holding each dtype's little-endian elements; bf16 travels as its bits.
@@ -26,8 +27,16 @@ NUMPY = {"f32": "<f4", "f16": "<f2", "bf16": "<u2", "f64": "<f8", "i8": "i1", "u
 
 def log_tensor(tensor: dict) -> None:
     array = np.frombuffer(bytes.fromhex(tensor["data_hex"]), dtype=NUMPY[tensor["dtype"]]).reshape(tensor["shape"])
-    orchlog.log(tensor["checkpoint"], array, tensor["token_idx"], tensor["layer"], tensor["stage"], tensor["step"],
-                meta=meta_from_json(dict(tensor["meta"])), dtype="bf16" if tensor["dtype"] == "bf16" else None)
+    orchlog.log(
+        tensor["checkpoint"],
+        array,
+        tensor["token_idx"],
+        tensor["layer"],
+        tensor["stage"],
+        tensor["step"],
+        meta=meta_from_json(dict(tensor["meta"])),
+        dtype="bf16" if tensor["dtype"] == "bf16" else None,
+    )
 
 
 def main(path: str) -> int:

@@ -8,6 +8,7 @@ spaces and tabs around values, a blank selector, the selector's raw text in
 the header, empty model and commit, text knobs that are not UTF-8, and a
 selector meeting null keys. Stale files at the output paths are truncated.
 """
+
 from __future__ import annotations
 
 import json
@@ -20,18 +21,27 @@ from tests.crosslang.reference import TENSORS, expected_files
 KNOB_SETS = {
     "defaults": {},
     "all_values_rank_2_of_4_layers_0_1": {
-        "ORCH_LOG_VALUES": "all", "ORCH_LOG_RANK": "2", "ORCH_LOG_WORLD_SIZE": "4",
-        "ORCH_LOG_SELECT": "layer=0-1,checkpoint=*", "ORCH_LOG_MODEL": "qwen2.5-0.5b-f16.gguf",
+        "ORCH_LOG_VALUES": "all",
+        "ORCH_LOG_RANK": "2",
+        "ORCH_LOG_WORLD_SIZE": "4",
+        "ORCH_LOG_SELECT": "layer=0-1,checkpoint=*",
+        "ORCH_LOG_MODEL": "qwen2.5-0.5b-f16.gguf",
         "ORCH_LOG_GIT_COMMIT": "abc123def",
     },
     "three_values_two_globs": {"ORCH_LOG_VALUES": "3", "ORCH_LOG_SELECT": "checkpoint=*_out, checkpoint=?cur"},
     "blank_select_empty_model_and_commit": {"ORCH_LOG_SELECT": " \t ", "ORCH_LOG_MODEL": "", "ORCH_LOG_GIT_COMMIT": ""},
     "spaces_and_tabs_around_knobs_select_text_kept_as_given": {
-        "ORCH_LOG_SELECT": " layer = 0-1 ,\tcheckpoint=* ", "ORCH_LOG_VALUES": "\t3 ", "ORCH_LOG_RANK": " 1",
-        "ORCH_LOG_WORLD_SIZE": "2\t"},
+        "ORCH_LOG_SELECT": " layer = 0-1 ,\tcheckpoint=* ",
+        "ORCH_LOG_VALUES": "\t3 ",
+        "ORCH_LOG_RANK": " 1",
+        "ORCH_LOG_WORLD_SIZE": "2\t",
+    },
     "a_selector_never_matches_null_keys": {"ORCH_LOG_SELECT": "token=0-,step=0-"},
-    "text_knobs_that_are_not_utf8": {"ORCH_LOG_TEAM": b"caf\xc3", "ORCH_LOG_MODEL": b"m\xff.gguf",
-                                     "ORCH_LOG_SELECT": b"checkpoint=*\xe2\x82,checkpoint=attn_*"},
+    "text_knobs_that_are_not_utf8": {
+        "ORCH_LOG_TEAM": b"caf\xc3",
+        "ORCH_LOG_MODEL": b"m\xff.gguf",
+        "ORCH_LOG_SELECT": b"checkpoint=*\xe2\x82,checkpoint=attn_*",
+    },
 }
 
 
@@ -41,15 +51,20 @@ def first_difference(got: bytes, want: bytes) -> str:
             if g != w:
                 return f"line {i + 1}:\n got  {g[:400]!r}\n want {w[:400]!r}"
     offset = next((i for i, (g, w) in enumerate(zip(got, want)) if g != w), min(len(got), len(want)))
-    return f"byte {offset} of {len(got)} (want {len(want)}): got {got[offset:offset + 32].hex()} want {want[offset:offset + 32].hex()}"
+    return f"byte {offset} of {len(got)} (want {len(want)}): got {got[offset : offset + 32].hex()} want {want[offset : offset + 32].hex()}"
 
 
 @pytest.mark.parametrize("mode", ["summary", "full", "both"])
 @pytest.mark.parametrize("knob_set", list(KNOB_SETS))
 @pytest.mark.parametrize("producer", producers.PRODUCERS, ids=str)
 def test_each_emitter_writes_the_reference_bytes(producer, knob_set, mode, tmp_path):
-    knobs = {"ORCH_LOG_FILE": str(tmp_path / "trace.out"), "ORCH_LOG_MODE": mode, "ORCH_LOG_TEAM": "crosslang",
-             "SOURCE_DATE_EPOCH": "1767323045", **KNOB_SETS[knob_set]}
+    knobs = {
+        "ORCH_LOG_FILE": str(tmp_path / "trace.out"),
+        "ORCH_LOG_MODE": mode,
+        "ORCH_LOG_TEAM": "crosslang",
+        "SOURCE_DATE_EPOCH": "1767323045",
+        **KNOB_SETS[knob_set],
+    }
     expected = expected_files(json.loads(TENSORS.read_text(encoding="utf-8")), knobs, producer.language)
     for name in expected:  # a previous run's files: truncated when the run starts, not appended to
         (tmp_path / name).write_bytes(b"stale bytes of an earlier run\n" * 1000)

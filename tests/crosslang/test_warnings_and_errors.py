@@ -5,6 +5,7 @@ logging off (no file at all), a malformed SOURCE_DATE_EPOCH makes `created`
 the current time; each is warned about once and counted, so every producer
 exits 1 (FORMAT.md, "Header and env").
 """
+
 from __future__ import annotations
 
 import calendar
@@ -22,8 +23,13 @@ DOC = json.loads(TENSORS.read_text(encoding="utf-8"))
 
 
 def _knobs(tmp_path, mode: str, **extra: str) -> dict[str, str]:
-    return {"ORCH_LOG_FILE": str(tmp_path / "trace.out"), "ORCH_LOG_MODE": mode, "ORCH_LOG_TEAM": "crosslang",
-            "SOURCE_DATE_EPOCH": PINNED, **extra}
+    return {
+        "ORCH_LOG_FILE": str(tmp_path / "trace.out"),
+        "ORCH_LOG_MODE": mode,
+        "ORCH_LOG_TEAM": "crosslang",
+        "SOURCE_DATE_EPOCH": PINNED,
+        **extra,
+    }
 
 
 def _assert_one_counted_warning(done: producers.Run, producer, *mentions: str) -> None:
@@ -33,8 +39,15 @@ def _assert_one_counted_warning(done: producers.Run, producer, *mentions: str) -
     assert all(m in done.warnings[0] for m in mentions), done.warnings[0]
 
 
-@pytest.mark.parametrize("knob, raw", [("ORCH_LOG_VALUES", "lots"), ("ORCH_LOG_VALUES", "\u0663"),
-                                       ("ORCH_LOG_RANK", "+1"), ("ORCH_LOG_MODE", "full\u3000")])
+@pytest.mark.parametrize(
+    "knob, raw",
+    [
+        ("ORCH_LOG_VALUES", "lots"),
+        ("ORCH_LOG_VALUES", "\u0663"),
+        ("ORCH_LOG_RANK", "+1"),
+        ("ORCH_LOG_MODE", "full\u3000"),
+    ],
+)
 @pytest.mark.parametrize("producer", producers.PRODUCERS, ids=str)
 def test_a_malformed_knob_warns_once_is_counted_and_falls_back_to_its_default(producer, knob, raw, tmp_path):
     knobs = _knobs(tmp_path, "both", **{knob: raw})

@@ -1,4 +1,5 @@
 """Canonical float text: ECMAScript layout of shortest round-trip digits."""
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """The canonical msgpack writer picks the smallest form, as msgpack-python does."""
+
 from __future__ import annotations
 
 import msgpack
@@ -6,8 +7,29 @@ import pytest
 
 from orchlog.encoding import msgpack_canonical as mp
 
-INTS = [0, 1, 127, 128, 255, 256, 65535, 65536, 2**32 - 1, 2**32, 2**64 - 1,
-        -1, -32, -33, -128, -129, -32768, -32769, -(2**31), -(2**31) - 1, -(2**63)]
+INTS = [
+    0,
+    1,
+    127,
+    128,
+    255,
+    256,
+    65535,
+    65536,
+    2**32 - 1,
+    2**32,
+    2**64 - 1,
+    -1,
+    -32,
+    -33,
+    -128,
+    -129,
+    -32768,
+    -32769,
+    -(2**31),
+    -(2**31) - 1,
+    -(2**63),
+]
 
 
 @pytest.mark.parametrize("value", INTS)

@@ -1,4 +1,5 @@
 """encode_record validates its input and lays fields out in schema order."""
+
 from __future__ import annotations
 
 import json

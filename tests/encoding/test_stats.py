@@ -1,4 +1,5 @@
 """Whole-tensor stats: finite-only, fixed lane order, nulls and +0."""
+
 from __future__ import annotations
 
 import math

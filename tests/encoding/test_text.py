@@ -1,4 +1,5 @@
 """JSON string escaping and UTF-8 repair."""
+
 from __future__ import annotations
 
 import json

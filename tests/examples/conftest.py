@@ -3,6 +3,7 @@ logits for the default scenario (computed once per session).
 
 Fixtures that import torch or build llama.cpp are used by `slow` tests only.
 """
+
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,4 +1,5 @@
 """The agreement report (`python -m examples.agreement`), whose figures the docs quote."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """The bundled demo: its traces come from the committed generator, and compare names the injected bug."""
+
 from __future__ import annotations
 
 import shutil

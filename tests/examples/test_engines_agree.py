@@ -1,6 +1,7 @@
 """The three engines on the tiny Qwen2: llama.cpp (the reference), HF
 transformers and the clean NumPy engine agree on every logit of the prompt
 pass and of each decode step; every injected bug breaks that agreement."""
+
 from __future__ import annotations
 
 import numpy as np

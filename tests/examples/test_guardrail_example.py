@@ -1,5 +1,6 @@
 """The bundled guardrail example: its tree comes from the committed generator, and the README shows what
 `orchlog guardrail` really prints for it."""
+
 from __future__ import annotations
 
 import filecmp
@@ -37,8 +38,8 @@ def test_the_example_passes_and_its_regressed_twin_fails_at_token_18(tmp_path):
 
 def test_the_readme_shows_the_command_and_what_it_prints(tmp_path):
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Runs that must agree"):]
-    section = section[:section.index("\n## ", 1)]
+    section = readme[readme.index("## Runs that must agree") :]
+    section = section[: section.index("\n## ", 1)]
     (command,) = re.findall(r"```sh\n(.*?)```", section, flags=re.S)
     (shown,) = re.findall(r"```text\n(.*?)```", section, flags=re.S)
     shutil.copytree(EXAMPLE, tmp_path / "examples/guardrail", ignore=shutil.ignore_patterns("*.py", "__pycache__"))

@@ -1,4 +1,5 @@
 """An empty artifact tree per test, written with the example generator (examples/guardrail/artifacts.py)."""
+
 from __future__ import annotations
 
 import pytest

@@ -8,6 +8,7 @@ f32 arrays, far more as parsed JSON); the peaks must differ by much less.
 allocator reach their working size: 1 row 194 MB, 4 rows 208 MB, 16, 28 and
 56 rows 219-220 MB, of which 159 MB is the interpreter with orchlog imported.)
 """
+
 from __future__ import annotations
 
 import json

@@ -1,4 +1,5 @@
 """First-fail tracking: the first failing pair in matrix order, and the first failing token in it."""
+
 from __future__ import annotations
 
 from examples.guardrail.artifacts import Pair

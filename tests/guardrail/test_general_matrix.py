@@ -1,5 +1,6 @@
 """A matrix other than prefill/decode × kv_aligned: batch 1 vs batch 8 over dtype × seed, declared in config.json,
 end to end through the command line."""
+
 from __future__ import annotations
 
 import json
@@ -30,8 +31,11 @@ def _batching_tree(root, faults=None):
 
 
 def _guardrail(root, *args):
-    proc = subprocess.run([sys.executable, "-m", "orchlog", "guardrail", str(root), "--format", "json", *args],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "orchlog", "guardrail", str(root), "--format", "json", *args],
+        capture_output=True,
+        text=True,
+    )
     return proc.returncode, json.loads(proc.stdout) if proc.stdout else None, proc.stderr
 
 
@@ -39,8 +43,11 @@ def test_a_batch_size_matrix_passes_when_its_f32_pairs_match(tmp_path):
     code, summary, _ = _guardrail(_batching_tree(tmp_path / "ab").root)
     assert code == 0 and summary["verdict"] == "PASS_GUARDRAIL"
     assert [(p["pair"], p["must_match"], p["verdict"]) for p in summary["pairs"]] == [
-        ("dtype=f32 seed=0", True, "PASS_EQUIV"), ("dtype=f32 seed=1", True, "PASS_EQUIV"),
-        ("dtype=bf16 seed=0", False, "EXPECTED_DRIFT"), ("dtype=bf16 seed=1", False, "EXPECTED_DRIFT")]
+        ("dtype=f32 seed=0", True, "PASS_EQUIV"),
+        ("dtype=f32 seed=1", True, "PASS_EQUIV"),
+        ("dtype=bf16 seed=0", False, "EXPECTED_DRIFT"),
+        ("dtype=bf16 seed=1", False, "EXPECTED_DRIFT"),
+    ]
     assert summary["matrix"]["sides"] == ["batch_1", "batch_8"]
     assert (tmp_path / "ab/metrics/batching/f32/seed_1_metrics.json").is_file()
 
@@ -57,8 +64,9 @@ def test_a_missing_run_of_the_declared_matrix_makes_it_incomplete(tmp_path):
     shutil.rmtree(tree.root / "batching/bf16/seed_1")
     code, summary, _ = _guardrail(tree.root)
     assert code == 1 and summary["verdict"] == "INCOMPLETE"
-    assert summary["missing_pairs"] == [{"pair": "dtype=bf16 seed=1", "axes": {"dtype": "bf16", "seed": 1},
-                                         "run_dir": "batching/bf16/seed_1"}]
+    assert summary["missing_pairs"] == [
+        {"pair": "dtype=bf16 seed=1", "axes": {"dtype": "bf16", "seed": 1}, "run_dir": "batching/bf16/seed_1"}
+    ]
 
 
 def test_the_same_matrix_can_come_from_a_config_file_elsewhere(tmp_path):

@@ -1,8 +1,15 @@
 """Each global verdict, produced on a generated artifact tree."""
+
 from __future__ import annotations
 
-from orchlog.guardrail import (EXPECTED_DRIFT_ONLY, FAIL_GUARDRAIL, INCOMPLETE, PASS_GUARDRAIL, PASS_GUARDRAIL_LOCAL,
-                               guardrail)
+from orchlog.guardrail import (
+    EXPECTED_DRIFT_ONLY,
+    FAIL_GUARDRAIL,
+    INCOMPLETE,
+    PASS_GUARDRAIL,
+    PASS_GUARDRAIL_LOCAL,
+    guardrail,
+)
 from tests.guardrail.trees import write_matrix
 
 
@@ -32,7 +39,8 @@ def test_declared_pairs_that_are_missing_make_it_incomplete_and_are_listed(tree)
     assert result.verdict == INCOMPLETE and result.exit_code == 1
     assert result.to_json()["missing_pairs"] == [
         {"pair": "kv_aligned=0 seed=2", "axes": {"kv_aligned": 0, "seed": 2}, "run_dir": "runs/kv_aligned_0/seed_2"},
-        {"pair": "kv_aligned=1 seed=2", "axes": {"kv_aligned": 1, "seed": 2}, "run_dir": "runs/kv_aligned_1/seed_2"}]
+        {"pair": "kv_aligned=1 seed=2", "axes": {"kv_aligned": 1, "seed": 2}, "run_dir": "runs/kv_aligned_1/seed_2"},
+    ]
     assert "MISSING PAIRS" in str(result) and "kv_aligned=1 seed=2  (runs/kv_aligned_1/seed_2)" in str(result)
 
 

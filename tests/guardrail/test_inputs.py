@@ -1,5 +1,6 @@
 """What a side may hold: logits.jsonl plain or gzipped, or an orchlog trace in its place; and how missing or
 malformed files are reported (file and line), never raised."""
+
 from __future__ import annotations
 
 import gzip
@@ -12,8 +13,13 @@ from orchlog.encoding.record import HeaderInput, RecordInput, encode_header, enc
 from orchlog.guardrail import PAIRING_ERROR, PASS_EQUIV, guardrail
 
 RUN = "runs/kv_aligned_1/seed_0"
-FORMATS = {"jsonl": "legacy-logits", "jsonl.gz": "legacy-logits", "orchlog-jsonl": "orchlog-jsonl",
-           "orchlog-bin": "orchlog-binary", "orchlog-parquet": "orchlog-parquet"}
+FORMATS = {
+    "jsonl": "legacy-logits",
+    "jsonl.gz": "legacy-logits",
+    "orchlog-jsonl": "orchlog-jsonl",
+    "orchlog-bin": "orchlog-binary",
+    "orchlog-parquet": "orchlog-parquet",
+}
 
 
 def _pair(tree, **pair):
@@ -22,9 +28,16 @@ def _pair(tree, **pair):
     return result
 
 
-@pytest.mark.parametrize("encodings", [("jsonl", "jsonl.gz"), ("jsonl.gz", "orchlog-jsonl"),
-                                       ("orchlog-bin", "jsonl"), ("orchlog-jsonl", "orchlog-bin"),
-                                       ("orchlog-parquet", "jsonl.gz")])
+@pytest.mark.parametrize(
+    "encodings",
+    [
+        ("jsonl", "jsonl.gz"),
+        ("jsonl.gz", "orchlog-jsonl"),
+        ("orchlog-bin", "jsonl"),
+        ("orchlog-jsonl", "orchlog-bin"),
+        ("orchlog-parquet", "jsonl.gz"),
+    ],
+)
 def test_every_encoding_reads_the_same_logits(tree, encodings):
     pair = _pair(tree, encodings=encodings)
     assert pair.verdict == PASS_EQUIV and len(pair.tokens) == tree.gen_len and pair.aggregates["max_abs_diff"] == 0
@@ -43,10 +56,13 @@ def test_an_orchlog_trace_needs_no_metadata_json_but_legacy_logits_do(tree):
     assert pair.pairing_errors[0].message == f"decode: {tree.root / RUN / 'decode/metadata.json'} is missing"
 
 
-@pytest.mark.parametrize("missing, message", [
-    ("logits", "decode: {run}/decode/logits.jsonl (or .gz, or an orchlog trace) is missing"),
-    ("side", "decode: {run}/decode/ is missing"),
-])
+@pytest.mark.parametrize(
+    "missing, message",
+    [
+        ("logits", "decode: {run}/decode/logits.jsonl (or .gz, or an orchlog trace) is missing"),
+        ("side", "decode: {run}/decode/ is missing"),
+    ],
+)
 def test_missing_files_are_reported_as_such(tree, missing, message):
     pair = _pair(tree, missing=missing)
     assert pair.verdict == PAIRING_ERROR
@@ -66,7 +82,8 @@ def test_malformed_metadata_json_is_reported_with_its_line(tree):
     (tree.root / RUN / "prefill/metadata.json").write_text('{\n "dtype": "bf16",\n "seed": }\n')
     (pair,) = guardrail(tree.root).pairs
     assert [e.message for e in pair.pairing_errors] == [
-        f"prefill: {tree.root / RUN}/prefill/metadata.json:3: malformed JSON (Expecting value at column 10)"]
+        f"prefill: {tree.root / RUN}/prefill/metadata.json:3: malformed JSON (Expecting value at column 10)"
+    ]
 
 
 def test_a_bad_token_span_is_reported(tree):
@@ -83,8 +100,10 @@ def test_a_gzip_file_cut_short_keeps_its_whole_rows_and_says_where_it_broke(tree
     assert pair.verdict == PAIRING_ERROR and [t.token_idx for t in pair.tokens] == [16, 17, 18]
     broken = pair.pairing_errors[0]
     assert broken.kind == "MALFORMED_FILE" and broken.message.startswith(f"decode: {path}@")
-    assert broken.message.endswith(": compressed stream cut short (Compressed file ended before the end-of-stream "
-                                   "marker was reached); the lines before it were read")
+    assert broken.message.endswith(
+        ": compressed stream cut short (Compressed file ended before the end-of-stream "
+        "marker was reached); the lines before it were read"
+    )
 
 
 def test_an_empty_logits_file_is_malformed_not_a_crash(tree):
@@ -92,7 +111,8 @@ def test_an_empty_logits_file_is_malformed_not_a_crash(tree):
     (tree.root / RUN / "decode/logits.jsonl").write_bytes(b"")
     (pair,) = guardrail(tree.root).pairs
     assert [str(e) for e in pair.pairing_errors] == [
-        f"MALFORMED_FILE: decode: {tree.root / RUN}/decode/logits.jsonl is empty: nothing to read"]
+        f"MALFORMED_FILE: decode: {tree.root / RUN}/decode/logits.jsonl is empty: nothing to read"
+    ]
 
 
 def test_both_logits_files_or_several_traces_are_ambiguous(tree):
@@ -108,8 +128,9 @@ def test_an_orchlog_trace_holding_only_leading_values_is_reported_with_what_to_d
     decode = tree.root / RUN / "decode"
     (decode / "logits.jsonl").unlink()
     head, _ = encode_header(HeaderInput(language="python", created="2026-01-01T00:00:00Z"))
-    rec = RecordInput(checkpoint="logits", dtype="f32", shape=(64,), data=np.zeros(64, "<f4").tobytes(),
-                      token_idx=16, values=10)
+    rec = RecordInput(
+        checkpoint="logits", dtype="f32", shape=(64,), data=np.zeros(64, "<f4").tobytes(), token_idx=16, values=10
+    )
     (decode / "trace.jsonl").write_bytes(head + encode_record(rec).jsonl)
     (pair,) = guardrail(tree.root).pairs
     assert "holds 10 of 64 logits (log every value: ORCH_LOG_VALUES=all" in pair.pairing_errors[0].message

@@ -1,5 +1,6 @@
 """What the guardrail leaves behind: summary.json, one metrics file per pair where the seed puts them, and a
 Markdown report; in the artifact directory or wherever the caller says."""
+
 from __future__ import annotations
 
 import json
@@ -11,22 +12,48 @@ from orchlog.guardrail import guardrail
 from orchlog.guardrail.report import write_outputs
 from tests.guardrail.trees import write_matrix
 
-SUMMARY_KEYS = {"report", "verdict", "meaning", "full_verdict", "directory", "matrix", "thresholds", "counts", "pairs",
-                "pairing_errors", "missing_pairs", "ignored", "first_fail"}
+SUMMARY_KEYS = {
+    "report",
+    "verdict",
+    "meaning",
+    "full_verdict",
+    "directory",
+    "matrix",
+    "thresholds",
+    "counts",
+    "pairs",
+    "pairing_errors",
+    "missing_pairs",
+    "ignored",
+    "first_fail",
+}
 
 
 def test_summary_metrics_files_and_report_are_written_into_the_artifact_directory(tree):
     result = guardrail(write_matrix(tree, {(1, 2): {"diverge_at": 1}, (0, 1): {"span_shift": 1}}).root)
     written = write_outputs(result, tree.root)
     names = sorted(str(p.relative_to(tree.root)) for p in written)
-    assert names == ["EQUIVALENCE_GUARDRAIL.md", "metrics/kv_aligned_0/seed_0_metrics.json",
-                     "metrics/kv_aligned_0/seed_1_metrics.json", "metrics/kv_aligned_0/seed_2_metrics.json",
-                     "metrics/kv_aligned_1/seed_0_metrics.json", "metrics/kv_aligned_1/seed_1_metrics.json",
-                     "metrics/kv_aligned_1/seed_2_metrics.json", "summary.json"]
+    assert names == [
+        "EQUIVALENCE_GUARDRAIL.md",
+        "metrics/kv_aligned_0/seed_0_metrics.json",
+        "metrics/kv_aligned_0/seed_1_metrics.json",
+        "metrics/kv_aligned_0/seed_2_metrics.json",
+        "metrics/kv_aligned_1/seed_0_metrics.json",
+        "metrics/kv_aligned_1/seed_1_metrics.json",
+        "metrics/kv_aligned_1/seed_2_metrics.json",
+        "summary.json",
+    ]
     summary = json.loads((tree.root / "summary.json").read_text())
     assert set(summary) == SUMMARY_KEYS and summary["verdict"] == "FAIL_GUARDRAIL"
-    assert summary["counts"] == {"pairs": 6, "PASS_EQUIV": 2, "FAIL_EQUIV": 1, "EXPECTED_DRIFT": 2,
-                                 "PAIRING_ERROR": 1, "missing": 0, "undeclared": 0}
+    assert summary["counts"] == {
+        "pairs": 6,
+        "PASS_EQUIV": 2,
+        "FAIL_EQUIV": 1,
+        "EXPECTED_DRIFT": 2,
+        "PAIRING_ERROR": 1,
+        "missing": 0,
+        "undeclared": 0,
+    }
     assert {e["pair"] for e in summary["pairing_errors"]} == {"kv_aligned=0 seed=1"}
     assert summary["first_fail"]["pair"] == "kv_aligned=0 seed=1"  # matrix order: kv_aligned=0 comes first
 
@@ -38,8 +65,18 @@ def test_a_pair_s_metrics_file_holds_every_position(tree):
     assert doc["verdict"] == "FAIL_EQUIV" and doc["thresholds"]["max_abs_diff"] == 5e-3
     assert [t["token_idx"] for t in doc["per_token"]] == [16, 17, 18, 19]
     assert doc["per_token"][0]["max_abs_diff"] == 0 and doc["per_token"][1]["max_abs_diff"] == 0.25
-    assert set(doc["per_token"][0]) == {"token_idx", "token_id", "max_abs_diff", "p99_abs_diff", "top1_match",
-                                        "top1_a", "top1_b", "cos_sim", "l2", "kl"}
+    assert set(doc["per_token"][0]) == {
+        "token_idx",
+        "token_id",
+        "max_abs_diff",
+        "p99_abs_diff",
+        "top1_match",
+        "top1_a",
+        "top1_b",
+        "cos_sim",
+        "l2",
+        "kl",
+    }
     assert doc["first_fail"]["token_idx"] == 17
 
 

@@ -1,4 +1,5 @@
 """Pair verdicts: PASS_EQUIV / FAIL_EQUIV where a pair must match, EXPECTED_DRIFT where it may drift."""
+
 from __future__ import annotations
 
 import gzip
@@ -46,9 +47,8 @@ def test_a_top1_disagreement_alone_fails_a_must_match_pair(tree):
     rows = [json.loads(line) for line in gzip.decompress(decode.read_bytes()).splitlines()]
     top = max(range(tree.vocab), key=lambda i: rows[2]["logits"][i])
     second = sorted(rows[2]["logits"])[-2]
-    rows[2]["logits"][top] = second - 2 ** -20  # a hair below the runner-up: a tiny change that flips the argmax
+    rows[2]["logits"][top] = second - 2**-20  # a hair below the runner-up: a tiny change that flips the argmax
     decode.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode()))
     (p,) = guardrail(tree.root, LOOSE_VALUES).pairs
     assert p.verdict == FAIL_EQUIV and [b.metric for b in p.breaches] == ["top1_agreement"]
     assert p.aggregates["top1_agreement"] == 0.75 and p.first_fail()["token_idx"] == tree.prompt_len + 2
-

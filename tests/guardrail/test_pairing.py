@@ -1,5 +1,6 @@
 """Pairing checks: both sides cover the same positions with the same token ids and vocabulary, and their
 metadata agrees with the run directory and config.json; each mismatch says which pair and what differs."""
+
 from __future__ import annotations
 
 import gzip
@@ -66,8 +67,9 @@ def test_different_token_ids_at_a_position_are_a_token_mismatch_naming_position_
     pos = tree.prompt_len + 1
     prefill_id = pair.tokens[1].token_id
     assert err.kind == "TOKEN_MISMATCH" and err.positions == (pos,)
-    assert err.message == (f"token ids differ at 1 positions: position {pos}: prefill {prefill_id}, "
-                           f"decode {(prefill_id + 1) % tree.vocab}")
+    assert err.message == (
+        f"token ids differ at 1 positions: position {pos}: prefill {prefill_id}, decode {(prefill_id + 1) % tree.vocab}"
+    )
 
 
 def test_logits_of_different_lengths_are_a_shape_mismatch(tree):

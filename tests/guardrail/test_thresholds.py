@@ -1,4 +1,5 @@
 """Thresholds: the seed's defaults, a thresholds section in config.json, and overrides (the CLI's flags)."""
+
 from __future__ import annotations
 
 import pytest
@@ -9,8 +10,11 @@ from orchlog.guardrail import FAIL_EQUIV, PASS_EQUIV, GuardrailOptions, Threshol
 
 
 def test_the_defaults_are_the_seed_s():
-    assert Thresholds().active() == [("p99_abs_diff", "max", 1e-3), ("max_abs_diff", "max", 5e-3),
-                                     ("top1_agreement", "min", 0.999)]
+    assert Thresholds().active() == [
+        ("p99_abs_diff", "max", 1e-3),
+        ("max_abs_diff", "max", 5e-3),
+        ("top1_agreement", "min", 0.999),
+    ]
 
 
 def _drifting_must_match_pair(tree, **config):
@@ -42,11 +46,14 @@ def test_a_null_threshold_turns_a_bound_off(tree):
     assert guardrail(root).pairs[0].verdict == PASS_EQUIV
 
 
-@pytest.mark.parametrize("section, message", [
-    ({"max_abs": 1.0}, "unknown threshold 'max_abs'"),
-    ({"max_abs_diff": -1}, "non-negative number"),
-    ({"top1_agreement": "high"}, "non-negative number"),
-])
+@pytest.mark.parametrize(
+    "section, message",
+    [
+        ({"max_abs": 1.0}, "unknown threshold 'max_abs'"),
+        ({"max_abs_diff": -1}, "non-negative number"),
+        ({"top1_agreement": "high"}, "non-negative number"),
+    ],
+)
 def test_bad_thresholds_in_config_json_are_named(tree, section, message):
     root = _drifting_must_match_pair(tree, thresholds=section)
     with pytest.raises(OrchlogError, match=message) as err:

@@ -1,5 +1,6 @@
 """The name maps shipped in orchlog/maps/: llama.cpp's suffixed graph names and HF module paths meet
 on the canonical names (llama.cpp's names without the suffix, as the ggml adapter writes them)."""
+
 from __future__ import annotations
 
 import pytest

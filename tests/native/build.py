@@ -3,6 +3,7 @@
 Results are cached under .cache/ by a digest of their inputs (the headers,
 the source, the flags), so only the first run after a change compiles.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -32,33 +33,44 @@ def header_files() -> list[Path]:
     return [p for p in INCLUDE.rglob("*") if p.is_file()]
 
 
-def build_cpp(source: Path, *flags: str, libs: tuple[str, ...] = (), compiler: str | None = None,
-              inputs: list[Path] | None = None) -> Path:
+def build_cpp(
+    source: Path, *flags: str, libs: tuple[str, ...] = (), compiler: str | None = None, inputs: list[Path] | None = None
+) -> Path:
     """Compile one C++ source that includes orchlog (`libs` go after it); returns the executable."""
     compiler = compiler or CXX
     if compiler is None:
         raise RuntimeError("no C++ compiler on PATH")
-    return _compile(compiler, source, ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{INCLUDE}", *flags],
-                    libs, inputs)
+    return _compile(
+        compiler, source, ["-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{INCLUDE}", *flags], libs, inputs
+    )
 
 
 def build_c(source: Path, *flags: str) -> Path:
     """Compile one C99 source against orchlog.h and liborchlog_c; returns the executable."""
     lib = c_library()
-    return _compile(shutil.which("gcc") or "cc", source,
-                    ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", f"-I{INCLUDE}", *flags],
-                    (str(lib), f"-Wl,-rpath,{lib.parent}"), [lib])
+    return _compile(
+        shutil.which("gcc") or "cc",
+        source,
+        ["-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-pedantic", f"-I{INCLUDE}", *flags],
+        (str(lib), f"-Wl,-rpath,{lib.parent}"),
+        [lib],
+    )
 
 
-def _compile(compiler: str, source: Path, argv_flags: list[str], libs: tuple[str, ...],
-             inputs: list[Path] | None) -> Path:
+def _compile(
+    compiler: str, source: Path, argv_flags: list[str], libs: tuple[str, ...], inputs: list[Path] | None
+) -> Path:
     digest = _digest([source, *header_files(), *(inputs or [])], [compiler, *argv_flags, *libs])
     out = CACHE / "test-programs" / f"{source.stem}-{digest}"
     if not out.exists():
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_suffix(f".tmp{os.getpid()}")
-        subprocess.run([compiler, *argv_flags, str(source), "-o", str(tmp), *libs, "-pthread"], check=True,
-                       capture_output=True, text=True)
+        subprocess.run(
+            [compiler, *argv_flags, str(source), "-o", str(tmp), *libs, "-pthread"],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         tmp.rename(out)
     return out
 
@@ -72,10 +84,25 @@ def c_library() -> Path:
     """liborchlog_c.so, built by the project's own CMake target (incrementally)."""
     build = CACHE / "c-abi-build"
     if not (build / "build.ninja").exists():
-        subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-                        "-DORCHLOG_BUILD_C_LIBRARY=ON", "-DORCHLOG_INSTALL=OFF"],
-                       check=True, capture_output=True, text=True)
-    subprocess.run(["cmake", "--build", str(build), "--target", "orchlog_c", "-j", "2"], check=True,
-                   capture_output=True, text=True)
+        subprocess.run(
+            [
+                "cmake",
+                "-S",
+                str(ROOT),
+                "-B",
+                str(build),
+                "-G",
+                "Ninja",
+                "-DCMAKE_BUILD_TYPE=Release",
+                "-DORCHLOG_BUILD_C_LIBRARY=ON",
+                "-DORCHLOG_INSTALL=OFF",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+    subprocess.run(
+        ["cmake", "--build", str(build), "--target", "orchlog_c", "-j", "2"], check=True, capture_output=True, text=True
+    )
     (lib,) = [p for p in (build / "native" / "c").glob("liborchlog_c.so*") if not p.is_symlink()]
     return lib

@@ -1,4 +1,5 @@
 """Fixtures of the native tests: the C ABI loaded through cffi."""
+
 from __future__ import annotations
 
 import functools
@@ -14,8 +15,9 @@ HEADER = build.INCLUDE / "orchlog" / "orchlog.h"
 @functools.lru_cache(maxsize=1)
 def c_declarations() -> str:
     """orchlog.h through the preprocessor, as the header invites FFI generators to read it."""
-    return subprocess.run(["gcc", "-E", "-P", "-DORCHLOG_CDEF_ONLY", str(HEADER)], check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(
+        ["gcc", "-E", "-P", "-DORCHLOG_CDEF_ONLY", str(HEADER)], check=True, capture_output=True, text=True
+    ).stdout
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,6 @@
 """Host processes for the crash and full-disk tests: a C++ program and a
 Python script that log a known tensor per record until told to stop."""
+
 from __future__ import annotations
 
 import os

@@ -1,5 +1,6 @@
 """The header's BLAKE3 agrees with the `blake3` package on random buffers of
 many lengths, on every kernel path this CPU runs (each path is forced)."""
+
 from __future__ import annotations
 
 import blake3
@@ -14,9 +15,34 @@ PATHS = ["portable", "sse41", "avx2", "avx512"]
 # Lengths around every boundary the tree has: blocks (64), chunks (1024), the
 # SIMD batch widths (4, 8, 16 chunks), the partial batches of 2 or 3 chunks
 # left over after them, and the 64 KiB segments; plus random lengths.
-_EDGES = [0, 1, 63, 64, 65, 1023, 1024, 1025, 2048, 2049, 3 * 1024, 3 * 1024 + 5, 4 * 1024 - 1, 4 * 1024 + 1,
-          8 * 1024 + 7, 11 * 1024, 16 * 1024, 16 * 1024 + 1, 17 * 1024, 19 * 1024, 23 * 1024 + 1, 65535, 65536,
-          65537, 2 * 65536 + 1, 5 * 65536 - 3]
+_EDGES = [
+    0,
+    1,
+    63,
+    64,
+    65,
+    1023,
+    1024,
+    1025,
+    2048,
+    2049,
+    3 * 1024,
+    3 * 1024 + 5,
+    4 * 1024 - 1,
+    4 * 1024 + 1,
+    8 * 1024 + 7,
+    11 * 1024,
+    16 * 1024,
+    16 * 1024 + 1,
+    17 * 1024,
+    19 * 1024,
+    23 * 1024 + 1,
+    65535,
+    65536,
+    65537,
+    2 * 65536 + 1,
+    5 * 65536 - 3,
+]
 LENGTHS = sorted(set(_EDGES + np.random.default_rng(0xB1A4E3).integers(0, 600_000, 40).tolist()))
 
 

@@ -1,16 +1,14 @@
 """The C ABI (orchlog/orchlog.h, liborchlog_c) through cffi: the vectors byte
 for byte, and logging that a C engine would do."""
+
 from __future__ import annotations
 
 import subprocess
 import sys
 
-import numpy as np
-import pytest
-
-from orchlog.reader import open_trace
-from tests.native import build
+from orchlog.read.paths import open_trace
 from tests.conftest import load_vectors
+from tests.native import build
 from tests.native.conftest import c_declarations
 from tests.vectors_io import meta_from_json
 
@@ -121,8 +119,12 @@ lib.orchlog_close()
 
 def test_a_c_host_logs_records_that_read_back_with_a_c_producer(c_abi, tmp_path):
     out = tmp_path / "c.jsonl"
-    proc = subprocess.run([sys.executable, "-c", _LOGGING_CHILD, str(build.c_library()), c_declarations(), str(out)],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-c", _LOGGING_CHILD, str(build.c_library()), c_declarations(), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["2", "1"]
     assert "unknown dtype 'q4_0'" in proc.stderr
@@ -130,19 +132,38 @@ def test_a_c_host_logs_records_that_read_back_with_a_c_producer(c_abi, tmp_path)
     recs = list(trace)
     assert trace.header["producer"]["language"] == "c" and trace.header["team"] == "c-engine"
     assert [(r.checkpoint, r.token_idx, r.layer, r.stage, r.shape) for r in recs] == [
-        ("Qcur", 3, 1, "rope", (2, 4)), ("embedding", None, None, None, (2, 4))]
+        ("Qcur", 3, 1, "rope", (2, 4)),
+        ("embedding", None, None, None, (2, 4)),
+    ]
     assert recs[0].values.tolist() == [0.0, 1.0, 2.0, 3.0]
 
 
 def test_the_c_header_compiles_as_c99_and_links_against_the_library(tmp_path):
     src = tmp_path / "host.c"
-    src.write_text('#include <orchlog/orchlog.h>\n#include <stdio.h>\n'
-                   'int main(void) { float x[2] = {1, 2}; int64_t shape[1] = {2};\n'
-                   '  orchlog_key key = {0, ORCHLOG_NONE, ORCHLOG_NONE, NULL};\n'
-                   '  printf("%d %s\\n", orchlog_log("x", x, "f32", shape, 1, &key), orchlog_version()); return 0; }\n')
+    src.write_text(
+        "#include <orchlog/orchlog.h>\n#include <stdio.h>\n"
+        "int main(void) { float x[2] = {1, 2}; int64_t shape[1] = {2};\n"
+        "  orchlog_key key = {0, ORCHLOG_NONE, ORCHLOG_NONE, NULL};\n"
+        '  printf("%d %s\\n", orchlog_log("x", x, "f32", shape, 1, &key), orchlog_version()); return 0; }\n'
+    )
     lib = build.c_library()
     exe = tmp_path / "host"
-    subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", f"-I{build.INCLUDE}", str(src),
-                    str(lib), f"-Wl,-rpath,{lib.parent}", "-o", str(exe)], check=True)
+    subprocess.run(
+        [
+            "gcc",
+            "-std=c99",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-pedantic",
+            f"-I{build.INCLUDE}",
+            str(src),
+            str(lib),
+            f"-Wl,-rpath,{lib.parent}",
+            "-o",
+            str(exe),
+        ],
+        check=True,
+    )
     out = subprocess.run([str(exe)], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, check=True)
     assert out.stdout.split() == ["0", "0.1.0"]  # no ORCH_LOG_FILE: nothing written

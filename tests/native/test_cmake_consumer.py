@@ -1,6 +1,7 @@
 """A separate CMake project finds the installed package and links its targets:
 find_package(orchlog) + target_link_libraries(app orchlog::orchlog), and
 orchlog::orchlog_c for a C program."""
+
 from __future__ import annotations
 
 import shutil
@@ -43,8 +44,17 @@ def _cmake(*args, cwd=None):
 
 def test_an_installed_orchlog_is_found_and_linked_by_a_consumer_project(tmp_path):
     build, prefix, consumer = tmp_path / "build", tmp_path / "prefix", tmp_path / "consumer"
-    _cmake("-S", str(ROOT), "-B", str(build), "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-           "-DORCHLOG_BUILD_C_LIBRARY=ON", f"-DCMAKE_INSTALL_PREFIX={prefix}")
+    _cmake(
+        "-S",
+        str(ROOT),
+        "-B",
+        str(build),
+        "-G",
+        "Ninja",
+        "-DCMAKE_BUILD_TYPE=Release",
+        "-DORCHLOG_BUILD_C_LIBRARY=ON",
+        f"-DCMAKE_INSTALL_PREFIX={prefix}",
+    )
     _cmake("--build", str(build), "-j", "2")
     _cmake("--install", str(build))
     assert (prefix / "include/orchlog/orchlog.hpp").exists() and (prefix / "include/orchlog/orchlog.h").exists()

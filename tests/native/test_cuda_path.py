@@ -6,6 +6,7 @@ machine class has no GPU, so the programs run the no-device path: host
 pointers must still be logged and nothing may crash. On a GPU machine the
 device tensor must read back equal to the host one.
 """
+
 from __future__ import annotations
 
 import os
@@ -24,15 +25,23 @@ pytestmark = pytest.mark.slow
 
 TOOLKIT = CACHE / "cuda-toolkit"
 # One CUDA release, pinned so that every checkout compiles with the same nvcc.
-WHEELS = ["nvidia-cuda-nvcc==13.5.37", "nvidia-nvvm==13.5.37", "nvidia-cuda-runtime==13.5.37",
-          "nvidia-cuda-crt==13.5.37"]
+WHEELS = [
+    "nvidia-cuda-nvcc==13.5.37",
+    "nvidia-nvvm==13.5.37",
+    "nvidia-cuda-runtime==13.5.37",
+    "nvidia-cuda-crt==13.5.37",
+]
 
 
 def _toolkit_from_wheels():
     root = TOOLKIT / "nvidia" / "cu13"
     if not (root / "bin" / "nvcc").exists():
-        proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(TOOLKIT),
-                               *WHEELS], capture_output=True, text=True, timeout=900)
+        proc = subprocess.run(
+            [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(TOOLKIT), *WHEELS],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         if proc.returncode != 0:
             pytest.skip(f"nvcc is not on PATH and NVIDIA's wheels could not be installed: {proc.stderr.strip()[-300:]}")
         for tool in [*(root / "bin").iterdir(), *(root / "nvvm" / "bin").iterdir()]:
@@ -60,14 +69,34 @@ def _records(path):
 def test_nvcc_compiles_the_cuda_macros_and_the_program_runs_on_any_machine(cuda, tmp_path):
     nvcc, _, cudart = cuda
     exe = tmp_path / "cuda_log"
-    proc = subprocess.run([nvcc, "-std=c++17", "-O2", "-DORCH_LOGGING", f"-I{INCLUDE}", str(PROGRAMS / "cuda_log.cu"),
-                           "-o", str(exe), "-cudart", "none", "-Xlinker", cudart], capture_output=True, text=True,
-                          timeout=600)
+    proc = subprocess.run(
+        [
+            nvcc,
+            "-std=c++17",
+            "-O2",
+            "-DORCH_LOGGING",
+            f"-I{INCLUDE}",
+            str(PROGRAMS / "cuda_log.cu"),
+            "-o",
+            str(exe),
+            "-cudart",
+            "none",
+            "-Xlinker",
+            cudart,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr
     trace = tmp_path / "cuda.jsonl"
-    run = subprocess.run([str(exe)], env=env(ORCH_LOG_FILE=str(trace),
-                                             LD_LIBRARY_PATH=os.path.dirname(cudart)),
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [str(exe)],
+        env=env(ORCH_LOG_FILE=str(trace), LD_LIBRARY_PATH=os.path.dirname(cudart)),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     records = _records(trace)
     if "no CUDA device" in run.stdout:
@@ -80,8 +109,12 @@ def test_nvcc_compiles_the_cuda_macros_and_the_program_runs_on_any_machine(cuda,
 
 def test_orchlog_cuda_builds_with_a_plain_host_compiler_against_the_runtime_headers(cuda, tmp_path):
     _, include, cudart = cuda
-    exe = build_cpp(PROGRAMS / "cuda_host_compiler.cpp", "-DORCHLOG_CUDA", f"-isystem{include}",
-                    libs=(cudart, f"-Wl,-rpath,{os.path.dirname(cudart)}"))
+    exe = build_cpp(
+        PROGRAMS / "cuda_host_compiler.cpp",
+        "-DORCHLOG_CUDA",
+        f"-isystem{include}",
+        libs=(cudart, f"-Wl,-rpath,{os.path.dirname(cudart)}"),
+    )
     trace = tmp_path / "host.jsonl"
     run = subprocess.run([str(exe)], env=env(ORCH_LOG_FILE=str(trace)), capture_output=True, text=True, timeout=60)
     assert run.returncode == 0 and run.stdout.strip() == "written", run.stderr

@@ -1,5 +1,6 @@
 """A host whose log cannot be written carries on and exits 0 with one warning:
 a full disk (/dev/full) or an unwritable path, from C++ and from Python."""
+
 from __future__ import annotations
 
 import subprocess
@@ -10,8 +11,13 @@ from tests.native import host_processes as hosts
 
 
 def _run(host: str, path: str, mode: str = "summary") -> subprocess.CompletedProcess:
-    return subprocess.run(hosts.HOSTS[host](100), env=hosts.env(ORCH_LOG_FILE=path, ORCH_LOG_MODE=mode),
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        hosts.HOSTS[host](100),
+        env=hosts.env(ORCH_LOG_FILE=path, ORCH_LOG_MODE=mode),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _warnings(stderr: str) -> list[str]:

@@ -4,6 +4,7 @@ token rows, views, dtypes, the selector's say over what is copied.
 The program is compiled against the ggml of the cached llama.cpp build
 (examples/llama_cpp/build.py), hence the slow tier.
 """
+
 from __future__ import annotations
 
 import subprocess
@@ -24,8 +25,11 @@ def graph_cases():
 
     prefix = ensure_llama_cpp(quiet=True).prefix
     lib = prefix / "lib"
-    return build.build_cpp(build.PROGRAMS / "ggml_graph_cases.cpp", f"-I{prefix / 'include'}",
-                           libs=(f"-L{lib}", "-lggml-base", f"-Wl,-rpath,{lib}"))
+    return build.build_cpp(
+        build.PROGRAMS / "ggml_graph_cases.cpp",
+        f"-I{prefix / 'include'}",
+        libs=(f"-L{lib}", "-lggml-base", f"-Wl,-rpath,{lib}"),
+    )
 
 
 def run(program, tmp_path, select: str = "") -> tuple[dict[str, list[int]], list, str]:
@@ -135,7 +139,10 @@ def test_the_selector_decides_what_the_scheduler_is_asked_to_copy(graph_cases, t
     assert answers["attn_norm-0"] == [0] and answers["embd"] == [0, 0]
     assert answers["Qcur-0"] == [1, 1, 1]
     assert [(r.checkpoint, r.stage, r.token_idx) for r in records] == [
-        ("Qcur", None, 6), ("Qcur", "add", 6), ("Qcur", "reshape", 6)]
+        ("Qcur", None, 6),
+        ("Qcur", "add", 6),
+        ("Qcur", "reshape", 6),
+    ]
 
 
 def test_with_logging_off_nothing_is_asked_for(graph_cases, tmp_path):

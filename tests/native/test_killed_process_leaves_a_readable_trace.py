@@ -4,6 +4,7 @@ Each record is one write straight to the kernel, so a killed process leaves
 every earlier record whole; at most the record being written is cut short,
 and the reader reports that instead of failing.
 """
+
 from __future__ import annotations
 
 import signal
@@ -20,8 +21,12 @@ WANT = 150  # records written before the kill
 
 
 def _kill_after(argv, jsonl, timeout=60.0):
-    proc = subprocess.Popen(argv, env=hosts.env(ORCH_LOG_FILE=str(jsonl), ORCH_LOG_MODE="both", ORCH_LOG_VALUES="4"),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        argv,
+        env=hosts.env(ORCH_LOG_FILE=str(jsonl), ORCH_LOG_MODE="both", ORCH_LOG_VALUES="4"),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     deadline = time.monotonic() + timeout
     try:
         while time.monotonic() < deadline:

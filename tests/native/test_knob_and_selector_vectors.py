@@ -5,6 +5,7 @@ it says so; each selector writes exactly the records it matches, and each
 invalid one turns logging off. (The C++ tests check the same vectors against
 the parsers directly; these check that the two bindings reach them.)
 """
+
 from __future__ import annotations
 
 import json
@@ -13,17 +14,30 @@ import numpy as np
 import pytest
 
 import orchlog
-from orchlog import emitter
+from orchlog.emit import api as emitter
 from orchlog.errors import OrchlogError
 from tests.conftest import load_vectors
 
 ENV = load_vectors("env.json")
 SELECTOR = load_vectors("selector.json")
-KNOBS = ["ORCH_LOG_FILE", "ORCH_LOG_TEAM", "ORCH_LOG_VALUES", "ORCH_LOG_MODE", "ORCH_LOG_SELECT", "ORCH_LOG_RANK",
-         "ORCH_LOG_WORLD_SIZE", "ORCH_LOG_MODEL", "ORCH_LOG_GIT_COMMIT"]
+KNOBS = [
+    "ORCH_LOG_FILE",
+    "ORCH_LOG_TEAM",
+    "ORCH_LOG_VALUES",
+    "ORCH_LOG_MODE",
+    "ORCH_LOG_SELECT",
+    "ORCH_LOG_RANK",
+    "ORCH_LOG_WORLD_SIZE",
+    "ORCH_LOG_MODEL",
+    "ORCH_LOG_GIT_COMMIT",
+]
 IN_HEADER = {"ORCH_LOG_VALUES": "values", "ORCH_LOG_RANK": "rank", "ORCH_LOG_WORLD_SIZE": "world_size"}
-C_FIELD = {"ORCH_LOG_VALUES": "values", "ORCH_LOG_MODE": "mode", "ORCH_LOG_RANK": "rank",
-           "ORCH_LOG_WORLD_SIZE": "world_size"}
+C_FIELD = {
+    "ORCH_LOG_VALUES": "values",
+    "ORCH_LOG_MODE": "mode",
+    "ORCH_LOG_RANK": "rank",
+    "ORCH_LOG_WORLD_SIZE": "world_size",
+}
 
 
 @pytest.fixture
@@ -92,8 +106,14 @@ def test_the_python_emitter_writes_exactly_what_each_selector_matches(case, clea
         return orchlog.configure(path=str(tmp_path / "t.jsonl"), select=selector, rank=rank)
 
     def log_one(key):
-        return orchlog.log(key["checkpoint"], np.zeros(2, dtype=np.float32), token_idx=key["token_idx"],
-                           layer=key["layer"], stage=key["stage"], step=key["step"])
+        return orchlog.log(
+            key["checkpoint"],
+            np.zeros(2, dtype=np.float32),
+            token_idx=key["token_idx"],
+            layer=key["layer"],
+            stage=key["stage"],
+            step=key["step"],
+        )
 
     assert _written(log_one, configure, case["selector"]) == case["matches"]
     emitter.close()
@@ -109,16 +129,23 @@ def test_the_c_abi_writes_exactly_what_each_selector_matches(case, c_abi, clean_
         return keep[-1]
 
     def configure(selector, rank):
-        options = ffi.new("orchlog_options*", {"path": text(str(tmp_path / "t.jsonl")), "select": text(selector),
-                                               "rank": text(str(rank))})
+        options = ffi.new(
+            "orchlog_options*",
+            {"path": text(str(tmp_path / "t.jsonl")), "select": text(selector), "rank": text(str(rank))},
+        )
         return lib.orchlog_configure(options) == 1
 
     def log_one(key):
         none = -1
-        k = ffi.new("orchlog_key*", {"token_idx": none if key["token_idx"] is None else key["token_idx"],
-                                     "layer": none if key["layer"] is None else key["layer"],
-                                     "step": none if key["step"] is None else key["step"],
-                                     "stage": ffi.NULL if key["stage"] is None else text(key["stage"])})
+        k = ffi.new(
+            "orchlog_key*",
+            {
+                "token_idx": none if key["token_idx"] is None else key["token_idx"],
+                "layer": none if key["layer"] is None else key["layer"],
+                "step": none if key["step"] is None else key["step"],
+                "stage": ffi.NULL if key["stage"] is None else text(key["stage"]),
+            },
+        )
         shape = ffi.new("int64_t[]", [2])
         return lib.orchlog_log(text(key["checkpoint"]), ffi.new("float[]", 2), b"f32", shape, 1, k)
 
@@ -138,4 +165,3 @@ def test_an_invalid_selector_is_refused_by_both_bindings(selector, c_abi, clean_
     assert lib.orchlog_configure(ffi.new("orchlog_options*", {"path": path, "select": text})) == 0
     warnings = _warnings(capfd)
     assert len(warnings) == 2 and all("is invalid" in w for w in warnings)
-

@@ -1,4 +1,5 @@
 """The pybind11 extension is built through CMake and carries the generated tables."""
+
 from __future__ import annotations
 
 from orchlog import _native, schema_gen

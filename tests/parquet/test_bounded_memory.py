@@ -1,4 +1,5 @@
 """Packing and reading a trace keep memory bounded by row groups, far below the trace's size."""
+
 from __future__ import annotations
 
 import subprocess
@@ -25,7 +26,7 @@ def _peak_rss_mib(code: str) -> float:
 
     VmHWM, not ru_maxrss: a child's ru_maxrss starts at its parent's (pytest's) when that is larger.
     """
-    script = "import orchlog.formats, orchlog.parquet; orchlog.formats.formats()\n" + textwrap.dedent(code)
+    script = "import orchlog.read.formats, orchlog.parquet; orchlog.read.formats.formats()\n" + textwrap.dedent(code)
     script += "\nprint(next(line.split()[1] for line in open('/proc/self/status') if line.startswith('VmHWM')))"
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     return int(out.split()[-1]) / 1024

@@ -1,4 +1,5 @@
 """Selections: keywords, ranges, lists, globs and selector text mean what the selector grammar says."""
+
 from __future__ import annotations
 
 import pyarrow as pa
@@ -8,12 +9,14 @@ import pytest
 from orchlog.errors import OrchlogError
 from orchlog.parquet.filters import selection
 
-TABLE = pa.table({
-    "checkpoint": ["attn_norm", "attn_out", "ffn_out", "logits", None],
-    "layer": pa.array([0, 1, 2, None, 3], pa.int32()),
-    "token_idx": pa.array([5, 5, 6, 7, None], pa.int64()),
-    "rank": pa.array([0, 0, 1, 1, 0], pa.int32()),
-})
+TABLE = pa.table(
+    {
+        "checkpoint": ["attn_norm", "attn_out", "ffn_out", "logits", None],
+        "layer": pa.array([0, 1, 2, None, 3], pa.int32()),
+        "token_idx": pa.array([5, 5, 6, 7, None], pa.int64()),
+        "rank": pa.array([0, 0, 1, 1, 0], pa.int32()),
+    }
+)
 
 
 def _kept(**kw) -> list[int]:

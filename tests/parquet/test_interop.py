@@ -1,4 +1,5 @@
 """A packed trace opens as it is in DuckDB, pandas and Polars, and their answers agree with orchlog's."""
+
 from __future__ import annotations
 
 import json
@@ -19,10 +20,22 @@ def packed(tmp_path):
     rng = np.random.default_rng(1)
     inputs = []
     for rank in (0, 1):
-        recs = [record(cp, (rng.standard_normal(96) * (1 + layer)).astype(np.float32), token_idx=t, layer=layer,
-                       step=t, rank=rank, world_size=2, seq=i, meta={"shard": rank})
-                for i, (t, layer, cp) in enumerate((t, layer, cp) for t in range(3) for layer in range(4)
-                                                   for cp in ("attn_norm", "ffn_out"))]
+        recs = [
+            record(
+                cp,
+                (rng.standard_normal(96) * (1 + layer)).astype(np.float32),
+                token_idx=t,
+                layer=layer,
+                step=t,
+                rank=rank,
+                world_size=2,
+                seq=i,
+                meta={"shard": rank},
+            )
+            for i, (t, layer, cp) in enumerate(
+                (t, layer, cp) for t in range(3) for layer in range(4) for cp in ("attn_norm", "ffn_out")
+            )
+        ]
         inputs.append(write_frames(tmp_path / f"rank{rank}.bin", recs, header(rank=rank, world_size=2)))
     pack(inputs, tmp_path / "trace.parquet")
     return tmp_path / "trace.parquet"
@@ -44,8 +57,10 @@ def test_duckdb_sql_gives_the_rms_per_layer_that_orchlog_reads(packed):
 
 
 def test_duckdb_reads_tensor_bytes_and_the_footer_headers(packed):
-    ((blob,),) = duckdb.sql(f"SELECT data FROM read_parquet('{packed}') WHERE rank = 1 AND layer = 2 "
-                            "AND token_idx = 1 AND checkpoint = 'ffn_out'").fetchall()
+    ((blob,),) = duckdb.sql(
+        f"SELECT data FROM read_parquet('{packed}') WHERE rank = 1 AND layer = 2 "
+        "AND token_idx = 1 AND checkpoint = 'ffn_out'"
+    ).fetchall()
     (rec,) = list(read(packed, rank=1, layer=2, token_idx=1, checkpoint="ffn_out"))
     np.testing.assert_array_equal(np.frombuffer(blob, dtype="<f4"), rec.tensor())
     kv = dict(duckdb.sql(f"SELECT decode(key), decode(value) FROM parquet_kv_metadata('{packed}')").fetchall())
@@ -63,10 +78,12 @@ def test_pandas_reads_the_rows_with_their_types(packed):
 
 
 def test_polars_reads_and_filters_lazily(packed):
-    out = (pl.scan_parquet(packed)
-           .filter((pl.col("layer") == 3) & (pl.col("checkpoint") == "ffn_out"))
-           .select("rank", "token_idx", "abs_max", "data")
-           .collect())
+    out = (
+        pl.scan_parquet(packed)
+        .filter((pl.col("layer") == 3) & (pl.col("checkpoint") == "ffn_out"))
+        .select("rank", "token_idx", "abs_max", "data")
+        .collect()
+    )
     assert out.height == 6 and out.schema["data"] == pl.Binary
     by_key = {(r.rank, r.token_idx): r for r in read(packed, layer=3, checkpoint="ffn_out")}
     for rank, token, abs_max, data in out.iter_rows():

@@ -1,4 +1,5 @@
 """pack: binary streams and JSONL summaries become one Parquet trace, every row and byte kept."""
+
 from __future__ import annotations
 
 import gzip
@@ -10,14 +11,26 @@ import pytest
 
 from orchlog.errors import OrchlogError
 from orchlog.parquet import pack, read
-from orchlog.reader import open_trace
+from orchlog.read.paths import open_trace
 from tests.tracegen import header, record, write_frames, write_jsonl
 
 
 def _rank_records(rank: int, n: int = 6):
     rng = np.random.default_rng(rank)
-    return [record(f"blk{i % 3}", rng.standard_normal((2, 40)).astype(np.float32), rank=rank, world_size=2,
-                   seq=i, layer=i % 2, token_idx=i // 2, step=0, meta={"shard": rank}) for i in range(n)]
+    return [
+        record(
+            f"blk{i % 3}",
+            rng.standard_normal((2, 40)).astype(np.float32),
+            rank=rank,
+            world_size=2,
+            seq=i,
+            layer=i % 2,
+            token_idx=i // 2,
+            step=0,
+            meta={"shard": rank},
+        )
+        for i in range(n)
+    ]
 
 
 def test_a_binary_stream_packs_to_rows_with_the_same_fields_and_bytes(tmp_path):
@@ -26,8 +39,22 @@ def test_a_binary_stream_packs_to_rows_with_the_same_fields_and_bytes(tmp_path):
     assert result and result.records == result.tensors == 6 and result.tensor_bytes == 6 * 80 * 4
     packed, original = list(read(tmp_path / "out.parquet")), list(open_trace(stream))
     for p, o in zip(packed, original, strict=True):
-        for field in ("checkpoint", "team", "token_idx", "layer", "stage", "step", "rank", "world_size", "seq",
-                      "dtype", "shape", "numel", "blake3", "meta"):
+        for field in (
+            "checkpoint",
+            "team",
+            "token_idx",
+            "layer",
+            "stage",
+            "step",
+            "rank",
+            "world_size",
+            "seq",
+            "dtype",
+            "shape",
+            "numel",
+            "blake3",
+            "meta",
+        ):
             assert getattr(p, field) == getattr(o, field), field
         assert vars(p.stats) == vars(o.stats)
         np.testing.assert_array_equal(p.values, o.values)
@@ -79,8 +106,10 @@ def test_large_tensors_span_row_groups_of_the_requested_size(tmp_path):
 def test_every_codec_packs_the_same_rows(tmp_path, codec):
     stream = write_frames(tmp_path / "r0.bin", _rank_records(0))
     pack([stream], tmp_path / "out.parquet", codec=codec)
-    assert pq.ParquetFile(tmp_path / "out.parquet").metadata.row_group(0).column(0).compression == \
-        {"zstd": "ZSTD", "lz4": "LZ4", "snappy": "SNAPPY", "none": "UNCOMPRESSED"}[codec]
+    assert (
+        pq.ParquetFile(tmp_path / "out.parquet").metadata.row_group(0).column(0).compression
+        == {"zstd": "ZSTD", "lz4": "LZ4", "snappy": "SNAPPY", "none": "UNCOMPRESSED"}[codec]
+    )
     assert len(list(read(tmp_path / "out.parquet"))) == 6
 
 

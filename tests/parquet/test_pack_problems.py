@@ -1,4 +1,5 @@
 """pack reports hash mismatches and truncated inputs with their positions; --strict makes them fatal."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -86,8 +87,9 @@ def test_a_previous_output_survives_a_failed_strict_pack(tmp_path):
 
 def test_a_tensor_too_large_for_a_parquet_value_is_reported_and_its_row_kept(tmp_path, monkeypatch):
     monkeypatch.setattr(schema, "MAX_TENSOR_BYTES", 200)  # real limit: 2 GiB, too big for a test
-    stream = write_frames(tmp_path / "t.bin", [record("small", np.ones(8, np.float32)),
-                                                record("big", np.ones(64, np.float32))])
+    stream = write_frames(
+        tmp_path / "t.bin", [record("small", np.ones(8, np.float32)), record("big", np.ones(64, np.float32))]
+    )
     result = pack([stream], tmp_path / "out.parquet")
     assert result.records == 2 and result.tensors == 1
     assert "more than one Parquet value can hold" in result.problems[0].message

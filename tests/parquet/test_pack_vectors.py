@@ -1,4 +1,5 @@
 """Every conformance vector, as the exact frames emitters write, packs to rows that say what its JSONL says."""
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,9 @@ def _stream(tmp_path, record_vectors):
 
 
 def _same_number(a, b) -> bool:
-    return (a is None and b is None) or (a is not None and b is not None and
-                                         (a == b or (math.isnan(a) and math.isnan(b))))
+    return (a is None and b is None) or (
+        a is not None and b is not None and (a == b or (math.isnan(a) and math.isnan(b)))
+    )
 
 
 def _json_number(v):
@@ -39,8 +41,21 @@ def test_vector_frames_pack_to_rows_matching_their_jsonl(tmp_path, record_vector
     for case, row in zip(record_vectors, rows, strict=True):
         line = case["expected"]["jsonl"]
         doc = json.loads(line)
-        for key in ("checkpoint", "team", "token_idx", "layer", "stage", "step", "rank", "world_size", "seq",
-                    "dtype", "shape", "numel", "blake3"):
+        for key in (
+            "checkpoint",
+            "team",
+            "token_idx",
+            "layer",
+            "stage",
+            "step",
+            "rank",
+            "world_size",
+            "seq",
+            "dtype",
+            "shape",
+            "numel",
+            "blake3",
+        ):
             assert row[key] == doc[key], (case["name"], key)
         assert row["data"] == bytes.fromhex(case["input"]["data_hex"]), case["name"]
         for key, value in doc["stats"].items():
@@ -51,7 +66,7 @@ def test_vector_frames_pack_to_rows_matching_their_jsonl(tmp_path, record_vector
         assert all(_same_number(a, b) for a, b in zip(row["values"], expected_values, strict=True)), case["name"]
         # meta values are the exact canonical JSON text of the JSONL line
         meta_text = "{" + ",".join(f"{json_string(k)}:{v}" for k, v in row["meta"]) + "}"
-        assert f'"meta":{meta_text}}}' == line[line.rindex('"meta":'):].rstrip("\n"), case["name"]
+        assert f'"meta":{meta_text}}}' == line[line.rindex('"meta":') :].rstrip("\n"), case["name"]
 
 
 def test_vector_tensors_read_back_as_their_bytes(tmp_path, record_vectors):

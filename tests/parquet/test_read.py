@@ -1,4 +1,5 @@
 """Reading Parquet traces: records found by content, tensors read lazily, zero-copy where aligned."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +9,7 @@ import pytest
 
 from orchlog.errors import OrchlogError
 from orchlog.parquet import read
-from orchlog.reader import open_trace
+from orchlog.read.paths import open_trace
 from tests.tracegen import record, write_parquet
 
 
@@ -68,9 +69,16 @@ def test_records_of_one_row_group_share_one_read(tmp_path):
 
 
 def test_rows_without_tensor_bytes_have_no_data_even_in_a_mixed_row_group(tmp_path):
-    table = pa.table({"checkpoint": ["a", "b"], "dtype": ["f32", "f32"], "shape": [[1], [1]], "numel": [1, 1],
-                      "blake3": ["x" * 64, "y" * 64],
-                      "data": pa.array([None, np.float32(3).tobytes()], pa.large_binary())})
+    table = pa.table(
+        {
+            "checkpoint": ["a", "b"],
+            "dtype": ["f32", "f32"],
+            "shape": [[1], [1]],
+            "numel": [1, 1],
+            "blake3": ["x" * 64, "y" * 64],
+            "data": pa.array([None, np.float32(3).tobytes()], pa.large_binary()),
+        }
+    )
     pq.write_table(table, tmp_path / "mixed.parquet")
     a, b = list(read(tmp_path / "mixed.parquet"))
     assert not a.has_data and a.tensor() is None
@@ -80,15 +88,24 @@ def test_rows_without_tensor_bytes_have_no_data_even_in_a_mixed_row_group(tmp_pa
 
 def test_which_rows_have_tensors_is_read_bit_by_bit_across_many_rows(tmp_path):
     present = [i % 3 != 0 and i != 10 for i in range(21)]  # the validity bitmap spans three bytes
-    table = pa.table({"checkpoint": [f"c{i}" for i in range(21)], "dtype": ["f32"] * 21, "shape": [[1]] * 21,
-                      "numel": [1] * 21, "blake3": ["x" * 64] * 21,
-                      "data": pa.array([np.float32(i).tobytes() if p else None for i, p in enumerate(present)],
-                                       pa.large_binary())})
+    table = pa.table(
+        {
+            "checkpoint": [f"c{i}" for i in range(21)],
+            "dtype": ["f32"] * 21,
+            "shape": [[1]] * 21,
+            "numel": [1] * 21,
+            "blake3": ["x" * 64] * 21,
+            "data": pa.array(
+                [np.float32(i).tobytes() if p else None for i, p in enumerate(present)], pa.large_binary()
+            ),
+        }
+    )
     pq.write_table(table, tmp_path / "mixed.parquet")
     recs = list(read(tmp_path / "mixed.parquet"))
     assert [r.has_data for r in recs] == present
-    assert [None if r.tensor() is None else r.tensor().tolist() for r in recs] == \
-        [[float(i)] if p else None for i, p in enumerate(present)]
+    assert [None if r.tensor() is None else r.tensor().tolist() for r in recs] == [
+        [float(i)] if p else None for i, p in enumerate(present)
+    ]
 
 
 def test_a_file_cut_before_its_footer_is_a_clear_error(tmp_path):
@@ -107,7 +124,8 @@ def test_a_parquet_file_that_is_not_a_trace_says_so(tmp_path):
 def test_a_file_from_a_newer_schema_is_read_with_a_warning(tmp_path):
     table = pq.read_table(write_parquet(tmp_path / "t.parquet", [record("a", np.ones(2, np.float32))]))
     newer = table.append_column("future_field", pa.array([1])).replace_schema_metadata(
-        {**table.schema.metadata, b"orchlog.schema_version": b"99"})
+        {**table.schema.metadata, b"orchlog.schema_version": b"99"}
+    )
     pq.write_table(newer, tmp_path / "new.parquet")
     trace = read(tmp_path / "new.parquet")
     assert [r.checkpoint for r in trace] == ["a"]

@@ -1,4 +1,5 @@
 """A directory of Parquet traces (one file per rank or run, hive partitions allowed) reads as one trace."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -6,22 +7,28 @@ import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from orchlog.parquet import read
-from orchlog.reader import open_trace
+from orchlog.read.paths import open_trace
 from tests.tracegen import header, record, write_frames, write_parquet
 
 
 def _rank(rank: int):
-    return [record(f"c{i}", np.full(4, 10 * rank + i, np.float32), rank=rank, world_size=2, seq=i, layer=i)
-            for i in range(3)]
+    return [
+        record(f"c{i}", np.full(4, 10 * rank + i, np.float32), rank=rank, world_size=2, seq=i, layer=i)
+        for i in range(3)
+    ]
 
 
 def _hive_directory(tmp_path):
     """What pyarrow/Spark write when partitioning by rank: the rank column lives only in the path."""
     table = pq.read_table(write_parquet(tmp_path / "all.parquet", _rank(0) + _rank(1)))
     root = tmp_path / "hive"
-    ds.write_dataset(table, root, format="parquet",
-                     partitioning=ds.partitioning(table.select(["rank"]).schema, flavor="hive"),
-                     existing_data_behavior="overwrite_or_ignore")
+    ds.write_dataset(
+        table,
+        root,
+        format="parquet",
+        partitioning=ds.partitioning(table.select(["rank"]).schema, flavor="hive"),
+        existing_data_behavior="overwrite_or_ignore",
+    )
     (tmp_path / "all.parquet").unlink()
     return root
 
@@ -31,8 +38,14 @@ def test_one_file_per_rank_reads_as_one_trace(tmp_path):
         write_parquet(tmp_path / f"rank{r}.parquet", _rank(r), header(rank=r, world_size=2))
     for trace in (read(tmp_path), open_trace(tmp_path)):
         recs = list(trace)
-        assert [(r.rank, r.checkpoint) for r in recs] == [(0, "c0"), (0, "c1"), (0, "c2"), (1, "c0"), (1, "c1"),
-                                                           (1, "c2")]
+        assert [(r.rank, r.checkpoint) for r in recs] == [
+            (0, "c0"),
+            (0, "c1"),
+            (0, "c2"),
+            (1, "c0"),
+            (1, "c1"),
+            (1, "c2"),
+        ]
         assert [h["rank"] for h in trace.headers] == [0, 1]
     assert [r.tensor()[0] for r in read(tmp_path, rank=1)] == [10, 11, 12]
 

@@ -1,4 +1,5 @@
 """Selections are pushed down: row groups whose statistics cannot match are not read at all."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -16,10 +17,14 @@ def _bytes_read_by_this_process() -> int:
 def _decode_trace(tmp_path):
     """20 tokens x 4 layers x 2 checkpoints, one token per row group, values=all so summaries weigh something."""
     rng = np.random.default_rng(0)
-    recs = [record(cp, rng.standard_normal(8192).astype(np.float32), token_idx=t, layer=layer, step=t, seq=i,
-                   values=ALL_VALUES)
-            for i, (t, layer, cp) in enumerate((t, layer, cp) for t in range(20) for layer in range(4)
-                                               for cp in ("attn_out", "ffn_out"))]
+    recs = [
+        record(
+            cp, rng.standard_normal(8192).astype(np.float32), token_idx=t, layer=layer, step=t, seq=i, values=ALL_VALUES
+        )
+        for i, (t, layer, cp) in enumerate(
+            (t, layer, cp) for t in range(20) for layer in range(4) for cp in ("attn_out", "ffn_out")
+        )
+    ]
     return write_parquet(tmp_path / "t.parquet", recs, row_group_bytes=8 * (32 * 1024 + 64 * 1024))
 
 

@@ -1,4 +1,5 @@
 """RowBatch: rows become one Arrow table, tensor bytes kept in a reused arena without a second copy."""
+
 from __future__ import annotations
 
 import numpy as np

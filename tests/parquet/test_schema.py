@@ -1,4 +1,5 @@
 """The Arrow schema comes from the schema file: every field typed, tensors as large_binary, headers in the footer."""
+
 from __future__ import annotations
 
 import json
@@ -15,7 +16,7 @@ def test_every_record_field_has_a_typed_column_and_stats_are_flattened():
     expected = [f.name for f in schema_gen.RECORD_FIELDS if f.name != "stats"]
     stats = [f.name for f in schema_gen.STATS_FIELDS]
     assert [n for n in ARROW_SCHEMA.names if n not in stats] == expected
-    assert ARROW_SCHEMA.names[ARROW_SCHEMA.get_field_index("numel") + 2:][:len(stats)] == stats
+    assert ARROW_SCHEMA.names[ARROW_SCHEMA.get_field_index("numel") + 2 :][: len(stats)] == stats
     assert ARROW_SCHEMA.field("data").type == pa.large_binary()
     assert ARROW_SCHEMA.field("shape").type == pa.list_(pa.int64())
     assert ARROW_SCHEMA.field("values").type == pa.list_(pa.float64())

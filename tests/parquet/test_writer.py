@@ -1,4 +1,5 @@
 """Writer: tensors logged from Python become rows with the canonical summary and the full bytes."""
+
 from __future__ import annotations
 
 import threading
@@ -19,11 +20,32 @@ def test_logged_tensors_read_back_with_canonical_fields(tmp_path):
     with Writer(tmp_path / "t.parquet", team="ours", rank=1, world_size=2, values=4) as w:
         w.log("attn_norm", x, token_idx=5, layer=3, stage="mul_mat", step=0, meta={"kv_aligned": 1})
     (rec,) = list(read(tmp_path / "t.parquet"))
-    reference = encode_record(record("attn_norm", x, team="ours", rank=1, world_size=2, values=4, token_idx=5,
-                                     layer=3, stage="mul_mat", step=0, meta={"kv_aligned": 1}))
+    reference = encode_record(
+        record(
+            "attn_norm",
+            x,
+            team="ours",
+            rank=1,
+            world_size=2,
+            values=4,
+            token_idx=5,
+            layer=3,
+            stage="mul_mat",
+            step=0,
+            meta={"kv_aligned": 1},
+        )
+    )
     assert rec.blake3 == reference.blake3 == blake3.blake3(x.tobytes()).hexdigest()
-    assert (rec.team, rec.rank, rec.world_size, rec.token_idx, rec.layer, rec.stage, rec.step, rec.seq) == \
-        ("ours", 1, 2, 5, 3, "mul_mat", 0, 0)
+    assert (rec.team, rec.rank, rec.world_size, rec.token_idx, rec.layer, rec.stage, rec.step, rec.seq) == (
+        "ours",
+        1,
+        2,
+        5,
+        3,
+        "mul_mat",
+        0,
+        0,
+    )
     assert rec.values.tolist() == x.reshape(-1)[:4].astype(np.float64).tolist()
     assert vars(rec.stats) == vars(canonical_stats.compute(x.tobytes(), "f32"))
     assert rec.meta == {"kv_aligned": 1}
@@ -31,9 +53,16 @@ def test_logged_tensors_read_back_with_canonical_fields(tmp_path):
 
 
 def test_every_dtype_and_shape_round_trips_exactly(tmp_path):
-    arrays = [np.float32(2.5).reshape(()), np.zeros((0, 4), np.float16), np.arange(7, dtype=np.int8),
-              np.arange(5, dtype=np.uint8), np.arange(3, dtype=np.int32), np.array([2**62, -5], np.int64),
-              np.array([1e300, -0.0], np.float64), np.arange(6, dtype=np.float32).reshape(2, 3).T]
+    arrays = [
+        np.float32(2.5).reshape(()),
+        np.zeros((0, 4), np.float16),
+        np.arange(7, dtype=np.int8),
+        np.arange(5, dtype=np.uint8),
+        np.arange(3, dtype=np.int32),
+        np.array([2**62, -5], np.int64),
+        np.array([1e300, -0.0], np.float64),
+        np.arange(6, dtype=np.float32).reshape(2, 3).T,
+    ]
     with Writer(tmp_path / "t.parquet") as w:
         for i, a in enumerate(arrays):
             w.log(f"c{i}", a)
@@ -74,9 +103,11 @@ def test_row_groups_are_bounded_by_row_group_bytes(tmp_path):
 
 def test_seq_is_the_order_of_rows_when_threads_log_at_once(tmp_path):
     with Writer(tmp_path / "t.parquet", row_group_bytes=4096) as w:
+
         def work(t):
             for i in range(50):
                 w.log(f"thread{t}", np.full(64, i, np.float32), token_idx=i)
+
         threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
         for t in threads:
             t.start()

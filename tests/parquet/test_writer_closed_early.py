@@ -1,4 +1,5 @@
 """A run that stops early (exception, Ctrl-C, exit without close) still leaves a valid file with its rows."""
+
 from __future__ import annotations
 
 import signal
@@ -32,8 +33,9 @@ def test_rows_logged_before_an_exception_or_interrupt_are_all_in_the_file(tmp_pa
 
 
 def _python(code: str, **kw) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, **kw)
+    return subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw
+    )
 
 
 def test_ctrl_c_in_a_running_process_keeps_every_completed_row(tmp_path):

@@ -4,6 +4,7 @@ Each test runs the crate's `log_loop` example (an engine stand-in that logs
 100 records) in a subprocess: it must exit 0, finish its own work, and see
 exactly one warning on stderr and the error counter go up.
 """
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,9 @@ MODES = ["summary", "full", "both"]
 def run_host(env_knobs: dict[str, str], count: int = 100) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("ORCH_LOG_")}
     env.update(env_knobs)
-    return subprocess.run([str(rust_example("log_loop")), str(count), "256"], env=env, capture_output=True, text=True,
-                          timeout=60)
+    return subprocess.run(
+        [str(rust_example("log_loop")), str(count), "256"], env=env, capture_output=True, text=True, timeout=60
+    )
 
 
 def warnings(done: subprocess.CompletedProcess) -> list[str]:

@@ -4,6 +4,7 @@ Every record the host wrote is whole (written by one call, flushed before
 orch_log! returns); the reader gets every one of them, numbered without
 gaps, and at most reports a truncated last record.
 """
+
 from __future__ import annotations
 
 import os

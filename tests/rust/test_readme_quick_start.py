@@ -1,5 +1,6 @@
 """The README's Rust quick start works as written: its dependency line and its
 code, in a fresh crate beside an orchlog checkout, build, run and log."""
+
 from __future__ import annotations
 
 import re
@@ -28,7 +29,8 @@ def test_the_quick_start_builds_runs_and_writes_a_record(tmp_path):
     engine = tmp_path / "my-engine"
     (engine / "src").mkdir(parents=True)
     (engine / "Cargo.toml").write_text(
-        f'[package]\nname = "my-engine"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n{dependency}')
+        f'[package]\nname = "my-engine"\nversion = "0.1.0"\nedition = "2021"\n\n[dependencies]\n{dependency}'
+    )
     (engine / "src" / "main.rs").write_text(code)
     # The crate's own lock file pins the same dependency versions the suite tested.
     shutil.copy(CRATE / "Cargo.lock", engine / "Cargo.lock")

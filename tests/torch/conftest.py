@@ -1,4 +1,5 @@
 """orchlog.torch tests import torch (several seconds): the slow tier."""
+
 from __future__ import annotations
 
 import pytest
@@ -14,4 +15,4 @@ def trace(tmp_path):
     path = tmp_path / "torch.bin"
     orchlog.configure(path=str(path), mode="full", team="torch", select="")
     yield path
-    orchlog.emitter.close()
+    orchlog.close()

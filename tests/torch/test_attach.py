@@ -1,5 +1,6 @@
 """attach() on a small plain torch model: one record per token row with its position, step and layer;
 outputs captured before later in-place work; inputs on request; hooks gone after the block."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -47,8 +48,11 @@ def test_each_output_is_one_record_per_token_with_position_step_and_layer(trace)
         model(torch.tensor([[4]]))
     assert hooks.paths == ["embed", "layers.0.proj", "layers.1.proj"]
     got = [(r.checkpoint, r.layer, r.step, r.token_idx, r.shape) for r in records(trace)]
-    step0 = [(name, layer, 0, t, (4,)) for name, layer in (("embed", None), ("layers.0.proj", 0),
-                                                          ("layers.1.proj", 1)) for t in range(3)]
+    step0 = [
+        (name, layer, 0, t, (4,))
+        for name, layer in (("embed", None), ("layers.0.proj", 0), ("layers.1.proj", 1))
+        for t in range(3)
+    ]
     step1 = [("embed", None, 1, 3, (4,)), ("layers.0.proj", 0, 1, 3, (4,)), ("layers.1.proj", 1, 1, 3, (4,))]
     assert got == step0 + step1
     assert hooks.records == len(got)
@@ -71,10 +75,16 @@ def test_inputs_are_logged_with_stage_input_on_request_also_of_modules_whose_out
         model(torch.tensor([[5, 6]]))
     assert hooks.paths == ["layers.0.act", "layers.1.proj", "layers.1.act"]
     got = [(r.checkpoint, r.stage, r.token_idx) for r in records(trace)]
-    assert got == [("layers.0.act", None, 0), ("layers.0.act", None, 1),
-                   ("layers.1.proj", "input", 0), ("layers.1.proj", "input", 1),
-                   ("layers.1.act", "input", 0), ("layers.1.act", "input", 1),
-                   ("layers.1.act", None, 0), ("layers.1.act", None, 1)]
+    assert got == [
+        ("layers.0.act", None, 0),
+        ("layers.0.act", None, 1),
+        ("layers.1.proj", "input", 0),
+        ("layers.1.proj", "input", 1),
+        ("layers.1.act", "input", 0),
+        ("layers.1.act", "input", 1),
+        ("layers.1.act", None, 0),
+        ("layers.1.act", None, 1),
+    ]
 
 
 def test_positions_and_steps_can_be_given(trace):

@@ -1,5 +1,6 @@
 """attach() on the tiny HF Qwen2 of the examples: prompt pass and cached decode steps get their
 steps and positions, tuple outputs and inputs are logged, and the logits do not change."""
+
 from __future__ import annotations
 
 import numpy as np

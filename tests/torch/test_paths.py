@@ -1,4 +1,5 @@
 """Module paths: the layer a path is in, and which paths a glob picks (`*` within a component, `**` across)."""
+
 from __future__ import annotations
 
 import pytest
@@ -15,8 +16,14 @@ def test_the_first_number_in_a_path_is_its_layer():
     assert layer_of("model.layers3x.mlp") is None
 
 
-PATHS = ["model.embed_tokens", "model.layers.0", "model.layers.0.mlp", "model.layers.0.mlp.up_proj",
-         "model.layers.12", "lm_head"]
+PATHS = [
+    "model.embed_tokens",
+    "model.layers.0",
+    "model.layers.0.mlp",
+    "model.layers.0.mlp.up_proj",
+    "model.layers.12",
+    "lm_head",
+]
 
 
 def test_a_star_stays_within_one_component_of_the_path():

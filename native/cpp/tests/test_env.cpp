@@ -4,7 +4,7 @@
 #include <ctime>
 #include <string>
 
-#include "orchlog/detail/env.hpp"
+#include "orchlog/detail/logger/env.hpp"
 #include "support/json.hpp"
 
 namespace t = orchlog_test;

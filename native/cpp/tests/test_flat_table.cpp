@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "orchlog/detail/flat_table.hpp"
+#include "orchlog/detail/ggml/flat_table.hpp"
 
 using orchlog::detail::FlatTable;
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "orchlog/detail/ggml_layout.hpp"
+#include "orchlog/detail/ggml/layout.hpp"
 
 namespace d = orchlog::detail;
 using Flow = d::TokenFlow;
@@ -58,7 +58,7 @@ TEST(GgmlLayout, GatheredRowsMayBeFewerThanTheTokens) {
 
 TEST(GgmlLayout, ASourceDimensionThatDoesNotFitFallsBackToTheShape) {
   const std::int64_t ne[4] = {64, 8, 16, 1};
-  EXPECT_EQ(d::token_dim(Flow::same_as_first_source, ne, 8, 2), 1);  // 16 rows: more than the tokens
+  EXPECT_EQ(d::token_dim(Flow::same_as_first_source, ne, 8, 2), 1);   // 16 rows: more than the tokens
   EXPECT_EQ(d::token_dim(Flow::same_as_first_source, ne, 8, -1), 1);  // the source was no node
   EXPECT_EQ(d::token_dim(Flow::from_second_source, ne, 8, 0), 1);     // never the row itself
 }

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "orchlog/detail/ggml_names.hpp"
+#include "orchlog/detail/ggml/names.hpp"
 
 namespace d = orchlog::detail;
 

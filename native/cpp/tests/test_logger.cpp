@@ -158,7 +158,9 @@ TEST(Logger, RecordsFromManyThreadsNeverInterleaveAndSeqFollowsFileOrder) {
     const int i = std::stoi(line.substr(at));
     const orchlog::Tensor tensor{data[i].data(), orchlog::DType::f32, {static_cast<std::int64_t>(data[i].size())}};
     // Each thread's records appear in its own order, each line exactly as encoded.
-    ASSERT_EQ(line, t::expected_record("thread_" + std::to_string(i), tensor, {next_token[i]++}, static_cast<std::int64_t>(seq)).jsonl);
+    ASSERT_EQ(line, t::expected_record("thread_" + std::to_string(i), tensor, {next_token[i]++},
+                                       static_cast<std::int64_t>(seq))
+                        .jsonl);
   }
 }
 

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <string>
 
-#include "orchlog/detail/number_text.hpp"
+#include "orchlog/detail/encode/number_text.hpp"
 #include "support/json.hpp"
 
 namespace t = orchlog_test;

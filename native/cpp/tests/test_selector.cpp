@@ -4,7 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "orchlog/detail/selector.hpp"
+#include "orchlog/detail/logger/selector.hpp"
 #include "support/json.hpp"
 
 namespace t = orchlog_test;

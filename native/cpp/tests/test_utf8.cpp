@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "orchlog/detail/utf8.hpp"
+#include "orchlog/detail/encode/utf8.hpp"
 
 namespace d = orchlog::detail;
 
@@ -32,11 +32,11 @@ TEST(Utf8, ValidTextIsLeftAlone) {
 TEST(Utf8, EachMaximalSubpartBecomesOneReplacementCharacter) {
   EXPECT_EQ(repaired("\x61\xF1\x80\x80\xE1\x80\xC2\x62\x80\x63\x80\xBF\x64"),
             "a" + R + R + R + "b" + R + "c" + R + R + "d");
-  EXPECT_EQ(repaired("\xC0\xAF"), R + R);                // overlong lead bytes are never valid
-  EXPECT_EQ(repaired("\xE0\x80\x80"), R + R + R);        // E0 needs A0..BF next
-  EXPECT_EQ(repaired("\xED\xA0\x80"), R + R + R);        // surrogates are not scalar values
+  EXPECT_EQ(repaired("\xC0\xAF"), R + R);                  // overlong lead bytes are never valid
+  EXPECT_EQ(repaired("\xE0\x80\x80"), R + R + R);          // E0 needs A0..BF next
+  EXPECT_EQ(repaired("\xED\xA0\x80"), R + R + R);          // surrogates are not scalar values
   EXPECT_EQ(repaired("\xF4\x90\x80\x80"), R + R + R + R);  // beyond U+10FFFF
-  EXPECT_EQ(repaired("\xE2\x82"), R);                    // truncated at the end: one subpart
+  EXPECT_EQ(repaired("\xE2\x82"), R);                      // truncated at the end: one subpart
   EXPECT_EQ(repaired("\xFF"), R);
 }
 

@@ -37,7 +37,8 @@ orchlog::Key key_of(const t::Json& tensor) {
   orchlog::Key key;
   key.token_idx = with_number(tensor["token_idx"], [](auto n) { return orchlog::Key{n}.token_idx; });
   key.layer = with_number(tensor["layer"], [](auto n) { return orchlog::Key{orchlog::none, n}.layer; });
-  key.step = with_number(tensor["step"], [](auto n) { return orchlog::Key{orchlog::none, orchlog::none, orchlog::none, n}.step; });
+  key.step = with_number(tensor["step"],
+                         [](auto n) { return orchlog::Key{orchlog::none, orchlog::none, orchlog::none, n}.step; });
   if (!tensor["stage"].is_null()) key.stage = std::string_view(tensor["stage"].str());
   return key;
 }

@@ -1,4 +1,5 @@
 """The hunt's directory: the model and llama.cpp's trace, made once per session."""
+
 from __future__ import annotations
 
 import pytest

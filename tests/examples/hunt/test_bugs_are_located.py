@@ -1,6 +1,7 @@
 """Each bug injected into the NumPy engine is located by `orchlog compare --format json` against
 llama.cpp (traced through the ggml adapter): the first diverging token, then the stage and layer
 where the real incident broke."""
+
 from __future__ import annotations
 
 import json

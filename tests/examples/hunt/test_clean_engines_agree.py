@@ -1,6 +1,7 @@
 """With f32 weights, an f32 KV cache and flash attention off, llama.cpp (ggml adapter), HF
 transformers (orchlog.torch, hf_qwen2 map) and the clean NumPy engine (orchlog.log) agree on every
 stage each one can observe, to about 1e-5, over the prompt pass and every decode step."""
+
 from __future__ import annotations
 
 import pytest
@@ -19,8 +20,7 @@ pytestmark = pytest.mark.slow  # builds llama.cpp (cached), imports torch
 STAGES = [*BEFORE_BLOCKS, *PER_BLOCK, *AFTER_BLOCKS]
 
 
-@pytest.mark.parametrize("engine, unobservable", [("numpy", {(c, None) for c in NOT_COMPARABLE}),
-                                                  ("hf", NOT_IN_HF)])
+@pytest.mark.parametrize("engine, unobservable", [("numpy", {(c, None) for c in NOT_COMPARABLE}), ("hf", NOT_IN_HF)])
 def test_every_observable_stage_agrees_with_llama_cpp(hunt_dir, engine, unobservable):
     hunt = prepare(hunt_dir, engine)
     report = compare(hunt.reference, hunt.ours, hunt.options(detail=True))

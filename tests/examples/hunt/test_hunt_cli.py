@@ -1,4 +1,5 @@
 """`python -m examples.hunt`: a report, the command that reproduces it, and compare's exit code."""
+
 from __future__ import annotations
 
 import pytest

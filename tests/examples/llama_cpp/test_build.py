@@ -1,5 +1,6 @@
 """The cached llama.cpp build: where it lives, what it holds, and that a
 second call costs nothing."""
+
 from __future__ import annotations
 
 import subprocess
@@ -43,8 +44,9 @@ def test_the_install_prefix_holds_the_headers_libraries_and_cmake_package():
 def test_a_finished_build_is_returned_at_once_and_quietly_when_piped(repo_root):
     prefix = ensure_llama_cpp(quiet=True).prefix
     started = time.monotonic()
-    proc = subprocess.run([sys.executable, "-m", "examples.llama_cpp.build"], capture_output=True, text=True,
-                          cwd=repo_root)
+    proc = subprocess.run(
+        [sys.executable, "-m", "examples.llama_cpp.build"], capture_output=True, text=True, cwd=repo_root
+    )
     assert proc.returncode == 0, proc.stderr
     assert time.monotonic() - started < 10
     assert proc.stdout.strip() == str(prefix)

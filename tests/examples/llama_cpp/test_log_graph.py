@@ -1,4 +1,5 @@
 """examples/llama_cpp/log_graph.cpp, the ten-line adapter example: it traces a prompt pass."""
+
 from __future__ import annotations
 
 import subprocess

@@ -1,6 +1,7 @@
 """run_tokens.cpp on the tiny Qwen2: logits of every position, reproducible,
 unchanged by logging, and a graph whose tensors the NumPy engine's stages
 can meet (seen through the orchlog ggml adapter)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -37,8 +38,9 @@ def test_cached_decode_steps_match_one_pass_over_all_tokens(tiny_gguf, run_token
     np.testing.assert_allclose(logits, llama_logits, rtol=0, atol=AGREEMENT_ATOL)
 
 
-def test_logging_every_graph_tensor_leaves_the_logits_bit_identical(tiny_gguf, run_tokens_program, llama_logits,
-                                                                     tmp_path):
+def test_logging_every_graph_tensor_leaves_the_logits_bit_identical(
+    tiny_gguf, run_tokens_program, llama_logits, tmp_path
+):
     trace = TraceSettings(tmp_path / "all.bin")
     assert np.array_equal(run_llama_cpp(tiny_gguf, program=run_tokens_program, trace=trace), llama_logits)
 

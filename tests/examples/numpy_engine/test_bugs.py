@@ -1,4 +1,5 @@
 """Bug flags: parsed from names, combined, unknown names refused."""
+
 from __future__ import annotations
 
 import pytest
@@ -21,4 +22,8 @@ def test_an_unknown_name_is_refused_with_the_known_ones():
 
 def test_the_four_incidents_are_all_there():
     assert {b.name for b in ALL_BUGS} == {
-        "TRANSPOSED_EMBEDDING", "NO_QKV_BIAS", "ROPE_K_PER_Q_HEAD", "EPS_FROM_WRONG_KEY"}
+        "TRANSPOSED_EMBEDDING",
+        "NO_QKV_BIAS",
+        "ROPE_K_PER_Q_HEAD",
+        "EPS_FROM_WRONG_KEY",
+    }

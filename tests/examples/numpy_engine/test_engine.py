@@ -1,4 +1,5 @@
 """The clean NumPy engine: KV cache consistency, and the stages it reports."""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -12,7 +13,6 @@ from examples.numpy_engine.run import run_numpy_engine
 from examples.qwen2_tiny.config import TINY
 from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO
 from tests.examples.conftest import AGREEMENT_ATOL, assert_logits_of_every_position
-
 
 
 class Recorder:
@@ -81,4 +81,3 @@ def test_attention_weights_span_the_calls_cache_and_mask_later_positions(tiny_gg
     np.testing.assert_allclose(probs[3].sum(axis=-1), 1.0, rtol=1e-6)
     # A decode step attends to everything cached so far, itself included.
     assert probs[n_prompt].shape == (TINY.n_head, n_prompt + 1)
-

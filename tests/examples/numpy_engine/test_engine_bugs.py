@@ -1,5 +1,6 @@
 """Each injected bug changes the logits, and first shows at the stage, layer
 and token where the real incident did (compared with the clean engine)."""
+
 from __future__ import annotations
 
 import numpy as np

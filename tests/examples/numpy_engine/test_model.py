@@ -1,4 +1,5 @@
 """Loading the GGUF: hyperparameters from the qwen2 keys, and the epsilon bug."""
+
 from __future__ import annotations
 
 import gguf

@@ -1,5 +1,6 @@
 """The GGUF file: tensors round-trip exactly, in ggml's layout, with the
 metadata llama.cpp's qwen2 loader reads."""
+
 from __future__ import annotations
 
 import gguf

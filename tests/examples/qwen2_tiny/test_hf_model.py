@@ -1,4 +1,5 @@
 """The HF model holds exactly the GGUF's weights, under HF's names."""
+
 from __future__ import annotations
 
 import numpy as np

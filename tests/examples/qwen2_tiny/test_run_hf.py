@@ -1,5 +1,6 @@
 """The HF reference run: logits of every position, and decoding with the KV
 cache gives the logits of one pass over the whole sequence."""
+
 from __future__ import annotations
 
 import numpy as np

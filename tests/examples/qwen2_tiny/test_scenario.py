@@ -1,4 +1,5 @@
 """The scenario: a prompt pass, then one single-token call per decode token."""
+
 from __future__ import annotations
 
 from examples.qwen2_tiny.config import TINY

@@ -1,4 +1,5 @@
 """Random weights: reproducible from the seed, shaped and typed as the model says."""
+
 from __future__ import annotations
 
 import numpy as np

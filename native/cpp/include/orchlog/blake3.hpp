@@ -17,7 +17,7 @@
 #include <optional>
 #include <string_view>
 
-#include "orchlog/detail/blake3_tree.hpp"
+#include "orchlog/detail/blake3/tree.hpp"
 #include "orchlog/detail/stderr.hpp"
 
 namespace orchlog {
@@ -27,10 +27,14 @@ inline constexpr Blake3Path kAllBlake3Paths[] = {Blake3Path::portable, Blake3Pat
 
 constexpr std::string_view blake3_path_name(Blake3Path path) noexcept {
   switch (path) {
-    case Blake3Path::portable: return "portable";
-    case Blake3Path::sse41: return "sse41";
-    case Blake3Path::avx2: return "avx2";
-    case Blake3Path::avx512: return "avx512";
+    case Blake3Path::portable:
+      return "portable";
+    case Blake3Path::sse41:
+      return "sse41";
+    case Blake3Path::avx2:
+      return "avx2";
+    case Blake3Path::avx512:
+      return "avx512";
   }
   return "?";
 }
@@ -46,10 +50,14 @@ inline bool blake3_path_supported(Blake3Path path) noexcept {
 #if ORCHLOG_X86_SIMD
   __builtin_cpu_init();
   switch (path) {
-    case Blake3Path::portable: return true;
-    case Blake3Path::sse41: return __builtin_cpu_supports("sse4.1");
-    case Blake3Path::avx2: return __builtin_cpu_supports("avx2");
-    case Blake3Path::avx512: return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+    case Blake3Path::portable:
+      return true;
+    case Blake3Path::sse41:
+      return __builtin_cpu_supports("sse4.1");
+    case Blake3Path::avx2:
+      return __builtin_cpu_supports("avx2");
+    case Blake3Path::avx512:
+      return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
   }
   return false;
 #else
@@ -73,7 +81,8 @@ inline Blake3Path blake3_path_from_env() noexcept {
   if (raw == nullptr || *raw == '\0') return blake3_best_path();
   const auto path = blake3_path_from_name(raw);
   if (path && blake3_path_supported(*path)) return *path;
-  print_warning({"ORCHLOG_BLAKE3=", raw, " is not a kernel this CPU runs; using ", blake3_path_name(blake3_best_path())});
+  print_warning(
+      {"ORCHLOG_BLAKE3=", raw, " is not a kernel this CPU runs; using ", blake3_path_name(blake3_best_path())});
   return blake3_best_path();
 }
 }  // namespace detail

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "orchlog/detail/macro_support.hpp"
+#include "orchlog/detail/logger/macro_support.hpp"
 #include "orchlog/logger.hpp"
 
 namespace orchlog {
@@ -39,7 +39,8 @@ inline const void* host_bytes(const Tensor& t, cudaStream_t stream, std::vector<
   cudaError_t e = cudaPointerGetAttributes(&attr, t.data);
   if (e != cudaSuccess) {
     (void)cudaGetLastError();  // leave no error behind for the engine's own checks
-    if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) g_presence.store(kAbsent, std::memory_order_relaxed);
+    if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver)
+      g_presence.store(kAbsent, std::memory_order_relaxed);
     return t.data;  // also what older runtimes say about plain host memory
   }
   g_presence.store(kPresent, std::memory_order_relaxed);

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "orchlog/detail/record_parts.hpp"
+#include "orchlog/detail/encode/record_parts.hpp"
 #include "orchlog/types.hpp"
 
 namespace orchlog {
@@ -49,8 +49,7 @@ inline std::optional<EncodedRecord> encode_record(const RecordInput& in, std::st
   parts.size = *size;
   parts.summary = detail::summarize(in.tensor, *size);
   parts.meta = &meta;
-  const schema::RecordView view =
-      detail::record_view(parts, {in.team, in.rank, in.world_size, in.seq, in.values});
+  const schema::RecordView view = detail::record_view(parts, {in.team, in.rank, in.world_size, in.seq, in.values});
   EncodedRecord out;
   detail::append_jsonl(out.jsonl, view);
   const schema::BytesView data = detail::append_frame_prefix(out.frame, view);

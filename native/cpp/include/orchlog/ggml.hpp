@@ -47,9 +47,9 @@
 #include <unordered_set>
 #include <vector>
 
-#include "orchlog/detail/flat_table.hpp"
-#include "orchlog/detail/ggml_layout.hpp"
-#include "orchlog/detail/ggml_names.hpp"
+#include "orchlog/detail/ggml/flat_table.hpp"
+#include "orchlog/detail/ggml/layout.hpp"
+#include "orchlog/detail/ggml/names.hpp"
 #include "orchlog/detail/stderr.hpp"
 #include "orchlog/logger.hpp"
 
@@ -139,9 +139,10 @@ class GraphLogger {
     if (graph_first_ && !again) return;
     if (again && !warned_several_graphs_) {
       warned_several_graphs_ = true;
-      detail::print_warning({"ggml adapter: a step evaluated more than one graph; its records share one step and "
-                             "the same token positions. Call begin_step() before each evaluation and evaluate each "
-                             "batch as one graph (llama.cpp: n_ubatch >= the batch size). (printed once)"});
+      detail::print_warning(
+          {"ggml adapter: a step evaluated more than one graph; its records share one step and "
+           "the same token positions. Call begin_step() before each evaluation and evaluate each "
+           "batch as one graph (llama.cpp: n_ubatch >= the batch size). (printed once)"});
     }
     graph_first_ = t;
     graph_first_op_ = t->op;
@@ -192,14 +193,29 @@ class GraphLogger {
 
   static bool plain_type(enum ggml_type type, DType& dtype) {
     switch (type) {
-      case GGML_TYPE_F32: dtype = DType::f32; return true;
-      case GGML_TYPE_F16: dtype = DType::f16; return true;
-      case GGML_TYPE_BF16: dtype = DType::bf16; return true;
-      case GGML_TYPE_F64: dtype = DType::f64; return true;
-      case GGML_TYPE_I8: dtype = DType::i8; return true;
-      case GGML_TYPE_I32: dtype = DType::i32; return true;
-      case GGML_TYPE_I64: dtype = DType::i64; return true;
-      default: return false;
+      case GGML_TYPE_F32:
+        dtype = DType::f32;
+        return true;
+      case GGML_TYPE_F16:
+        dtype = DType::f16;
+        return true;
+      case GGML_TYPE_BF16:
+        dtype = DType::bf16;
+        return true;
+      case GGML_TYPE_F64:
+        dtype = DType::f64;
+        return true;
+      case GGML_TYPE_I8:
+        dtype = DType::i8;
+        return true;
+      case GGML_TYPE_I32:
+        dtype = DType::i32;
+        return true;
+      case GGML_TYPE_I64:
+        dtype = DType::i64;
+        return true;
+      default:
+        return false;
     }
   }
 

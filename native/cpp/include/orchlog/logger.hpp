@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "orchlog/detail/logger_core.hpp"
+#include "orchlog/detail/logger/core.hpp"
 #include "orchlog/options.hpp"
 #include "orchlog/types.hpp"
 

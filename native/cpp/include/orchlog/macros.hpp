@@ -15,8 +15,8 @@
 
 #if defined(ORCH_LOGGING)
 
-#include "orchlog/detail/macro_support.hpp"
 #include "orchlog/cuda.hpp"
+#include "orchlog/detail/logger/macro_support.hpp"
 
 // Device pointers are detected only in CUDA builds (nvcc, or ORCHLOG_CUDA).
 #if ORCHLOG_CUDA_ENABLED
@@ -27,10 +27,10 @@
   ::orchlog::detail::macro_log(checkpoint, key, data, dtype, shape)
 #endif
 
-#define ORCHLOG_DETAIL_LOG(checkpoint, key, data, dtype, shape, stream)                                          \
-  do {                                                                                                           \
-    if (ORCHLOG_UNLIKELY(::orchlog::detail::may_log()))                                                          \
-      ORCHLOG_DETAIL_WRITE(::orchlog::detail::text_arg(checkpoint), key, (data), (dtype), shape, stream);        \
+#define ORCHLOG_DETAIL_LOG(checkpoint, key, data, dtype, shape, stream)                                   \
+  do {                                                                                                    \
+    if (ORCHLOG_UNLIKELY(::orchlog::detail::may_log()))                                                   \
+      ORCHLOG_DETAIL_WRITE(::orchlog::detail::text_arg(checkpoint), key, (data), (dtype), shape, stream); \
   } while (0)
 
 #define ORCHLOG_DETAIL_KEY(token_idx, layer, stage, step) \
@@ -39,23 +39,23 @@
 #define ORCH_LOG(checkpoint, data, dtype, ...) \
   ORCHLOG_DETAIL_LOG(checkpoint, ::orchlog::Key{}, data, dtype, ::orchlog::dims(__VA_ARGS__), nullptr)
 
-#define ORCH_LOG_TOKEN(checkpoint, token_idx, data, dtype, ...)                                                  \
+#define ORCH_LOG_TOKEN(checkpoint, token_idx, data, dtype, ...)                                                    \
   ORCHLOG_DETAIL_LOG(checkpoint, ORCHLOG_DETAIL_KEY(token_idx, ::orchlog::none, ::orchlog::none, ::orchlog::none), \
                      data, dtype, ::orchlog::dims(__VA_ARGS__), nullptr)
 
-#define ORCH_LOG_AT(checkpoint, token_idx, layer, stage, step, data, dtype, ...)                              \
-  ORCHLOG_DETAIL_LOG(checkpoint, ORCHLOG_DETAIL_KEY(token_idx, layer, stage, step), data, dtype,               \
+#define ORCH_LOG_AT(checkpoint, token_idx, layer, stage, step, data, dtype, ...)                 \
+  ORCHLOG_DETAIL_LOG(checkpoint, ORCHLOG_DETAIL_KEY(token_idx, layer, stage, step), data, dtype, \
                      ::orchlog::dims(__VA_ARGS__), nullptr)
 
-#define ORCH_LOG_CUDA(checkpoint, token_idx, data, stream, dtype, ...)                                           \
+#define ORCH_LOG_CUDA(checkpoint, token_idx, data, stream, dtype, ...)                                             \
   ORCHLOG_DETAIL_LOG(checkpoint, ORCHLOG_DETAIL_KEY(token_idx, ::orchlog::none, ::orchlog::none, ::orchlog::none), \
                      data, dtype, ::orchlog::dims(__VA_ARGS__), (stream))
 
-#define ORCH_LOG_JSON_TOKEN(name, values, count, dtype, shape_text, token_idx)                                   \
-  ORCHLOG_DETAIL_LOG(name, ORCHLOG_DETAIL_KEY(token_idx, ::orchlog::none, ::orchlog::none, ::orchlog::none),      \
-                     values, dtype,                                                                              \
-                     ::orchlog::detail::legacy_shape(::orchlog::detail::text_arg(name), ::orchlog::to_dim(count), \
-                                                     ::orchlog::detail::text_arg(shape_text)),                   \
+#define ORCH_LOG_JSON_TOKEN(name, values, count, dtype, shape_text, token_idx)                                       \
+  ORCHLOG_DETAIL_LOG(name, ORCHLOG_DETAIL_KEY(token_idx, ::orchlog::none, ::orchlog::none, ::orchlog::none), values, \
+                     dtype,                                                                                          \
+                     ::orchlog::detail::legacy_shape(::orchlog::detail::text_arg(name), ::orchlog::to_dim(count),    \
+                                                     ::orchlog::detail::text_arg(shape_text)),                       \
                      nullptr)
 
 #else  // logging compiled out: nothing is evaluated

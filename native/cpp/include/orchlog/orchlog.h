@@ -56,15 +56,15 @@ typedef struct orchlog_meta {
 /* orchlog_configure settings, as text parsed exactly like the env knob of
    the same name; a NULL field is taken from that knob. */
 typedef struct orchlog_options {
-  const char* path;       /* ORCH_LOG_FILE; "" turns logging off */
-  const char* team;       /* ORCH_LOG_TEAM */
-  const char* values;     /* ORCH_LOG_VALUES: a count or "all" */
-  const char* mode;       /* ORCH_LOG_MODE: summary, full or both */
-  const char* select;     /* ORCH_LOG_SELECT */
-  const char* rank;       /* ORCH_LOG_RANK */
-  const char* world_size; /* ORCH_LOG_WORLD_SIZE */
-  const char* model;      /* ORCH_LOG_MODEL */
-  const char* git_commit; /* ORCH_LOG_GIT_COMMIT */
+  const char* path;           /* ORCH_LOG_FILE; "" turns logging off */
+  const char* team;           /* ORCH_LOG_TEAM */
+  const char* values;         /* ORCH_LOG_VALUES: a count or "all" */
+  const char* mode;           /* ORCH_LOG_MODE: summary, full or both */
+  const char* select;         /* ORCH_LOG_SELECT */
+  const char* rank;           /* ORCH_LOG_RANK */
+  const char* world_size;     /* ORCH_LOG_WORLD_SIZE */
+  const char* model;          /* ORCH_LOG_MODEL */
+  const char* git_commit;     /* ORCH_LOG_GIT_COMMIT */
   const orchlog_meta* config; /* the run header's `config`, n_config entries (no knob: NULL is none) */
   size_t n_config;
 } orchlog_options;

@@ -150,7 +150,7 @@ struct MetaItem {
     value.kind = schema::MetaValue::Kind::integer;
     // Unsigned values beyond i64 saturate: meta integers are i64 in every encoding.
     value.i = to_dim(i) < 0 && std::is_unsigned_v<I> ? std::numeric_limits<std::int64_t>::max()
-                                                      : static_cast<std::int64_t>(i);
+                                                     : static_cast<std::int64_t>(i);
   }
   template <class F, std::enable_if_t<std::is_floating_point_v<F>, int> = 0>
   MetaItem(std::string_view k, F f) : key(k) {

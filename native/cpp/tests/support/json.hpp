@@ -52,7 +52,9 @@ class JsonParser {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& why) { throw std::runtime_error("JSON: " + why + " at " + std::to_string(i_)); }
+  [[noreturn]] void fail(const std::string& why) {
+    throw std::runtime_error("JSON: " + why + " at " + std::to_string(i_));
+  }
   void ws() {
     while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\n' || s_[i_] == '\r' || s_[i_] == '\t')) ++i_;
   }
@@ -160,11 +162,21 @@ class JsonParser {
       }
       c = s_[i_++];
       switch (c) {
-        case 'b': out.push_back('\b'); break;
-        case 'f': out.push_back('\f'); break;
-        case 'n': out.push_back('\n'); break;
-        case 'r': out.push_back('\r'); break;
-        case 't': out.push_back('\t'); break;
+        case 'b':
+          out.push_back('\b');
+          break;
+        case 'f':
+          out.push_back('\f');
+          break;
+        case 'n':
+          out.push_back('\n');
+          break;
+        case 'r':
+          out.push_back('\r');
+          break;
+        case 't':
+          out.push_back('\t');
+          break;
         case 'u': {
           std::uint32_t cp = hex4();
           if (cp >= 0xD800 && cp < 0xDC00 && s_.compare(i_, 2, "\\u") == 0) {
@@ -174,7 +186,8 @@ class JsonParser {
           utf8(out, cp);
           break;
         }
-        default: out.push_back(c);
+        default:
+          out.push_back(c);
       }
     }
     ++i_;
@@ -195,7 +208,9 @@ inline std::string read_file(const std::string& path) {
   return buf.str();
 }
 
-inline Json load_vectors(const std::string& name) { return parse_json(read_file(std::string(ORCHLOG_VECTORS_DIR) + "/" + name)); }
+inline Json load_vectors(const std::string& name) {
+  return parse_json(read_file(std::string(ORCHLOG_VECTORS_DIR) + "/" + name));
+}
 
 inline std::string from_hex(const std::string& hex) {
   std::string out;

@@ -23,11 +23,16 @@ inline double f64_from_tag(const std::string& text) {
 // Json document, which must outlive them.
 inline orchlog::MetaItem meta_item(const std::string& key, const Json& v) {
   switch (v.type) {
-    case Json::Type::boolean: return {key, v.b};
-    case Json::Type::number: return {key, v.i64()};
-    case Json::Type::string: return {key, std::string_view(v.text)};
-    case Json::Type::object: return {key, f64_from_tag(v["f64"].str())};
-    default: throw std::runtime_error("unexpected meta value for " + key);
+    case Json::Type::boolean:
+      return {key, v.b};
+    case Json::Type::number:
+      return {key, v.i64()};
+    case Json::Type::string:
+      return {key, std::string_view(v.text)};
+    case Json::Type::object:
+      return {key, f64_from_tag(v["f64"].str())};
+    default:
+      throw std::runtime_error("unexpected meta value for " + key);
   }
 }
 

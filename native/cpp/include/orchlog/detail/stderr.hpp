@@ -5,8 +5,8 @@
 #include <initializer_list>
 #include <string_view>
 
-#include <cerrno>
 #include <unistd.h>
+#include <cerrno>
 
 namespace orchlog {
 namespace detail {

@@ -1,0 +1,182 @@
+// The BLAKE3 hash tree over a contiguous buffer, on top of hash_many.
+//
+// Chunks of 1024 bytes are the leaves; parents join pairs of chaining values.
+// The tree is left-complete, which is exactly what pairing neighbours level
+// by level gives (an odd last node moves up unchanged). To bound memory the
+// input is cut into 64 KiB segments, each a complete subtree, kept on a
+// stack merged like a binary counter; the final (possibly partial) segment
+// is merged in right to left, and the last merge is the root.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "orchlog/detail/blake3/avx2.hpp"
+#include "orchlog/detail/blake3/avx512.hpp"
+#include "orchlog/detail/blake3/portable.hpp"
+#include "orchlog/detail/blake3/sse41.hpp"
+
+namespace orchlog {
+
+// Which hash_many kernels hashing may use: a path uses its own width and
+// every narrower one for the remainders.
+enum class Blake3Path : std::uint8_t { portable, sse41, avx2, avx512 };
+
+namespace detail {
+namespace blake3 {
+
+inline constexpr std::size_t kSegmentChunks = 64;
+inline constexpr std::size_t kSegmentLen = kSegmentChunks * kChunkLen;
+
+inline void hash_many(Blake3Path path, const std::uint8_t* base, std::size_t stride, std::size_t n, std::size_t blocks,
+                      std::uint64_t counter, bool increment_counter, std::uint8_t flags, std::uint8_t flags_start,
+                      std::uint8_t flags_end, std::uint8_t* out) noexcept {
+#if ORCHLOG_X86_SIMD
+  const auto run = [&](auto kernel, std::size_t lanes) {
+    kernel(base, stride, lanes, blocks, counter, increment_counter, flags, flags_start, flags_end, out);
+    base += lanes * stride;
+    out += lanes * kOutLen;
+    if (increment_counter) counter += lanes;
+    n -= lanes;
+  };
+  const auto full_batches = [&](std::size_t degree, auto kernel) {
+    while (n >= degree) run(kernel, degree);
+  };
+  // Whole batches at each width, widest first; then two or three leftover
+  // inputs as one partial batch of the narrowest kernel.
+  if (path == Blake3Path::avx512) {
+    full_batches(avx512::kDegree, avx512::hash_many);
+    full_batches(avx512_ymm::kDegree, avx512_ymm::hash_many);
+    full_batches(avx512_xmm::kDegree, avx512_xmm::hash_many);
+    if (n >= 2) run(avx512_xmm::hash_many, n);
+  } else {
+    if (path >= Blake3Path::avx2) full_batches(avx2::kDegree, avx2::hash_many);
+    if (path >= Blake3Path::sse41) {
+      full_batches(sse41::kDegree, sse41::hash_many);
+      if (n >= 2) run(sse41::hash_many, n);
+    }
+  }
+#else
+  (void)path;
+#endif
+  hash_many_portable(base, stride, n, blocks, counter, increment_counter, flags, flags_start, flags_end, out);
+}
+
+// A node whose last compression is still to be done: as a chaining value,
+// or with the ROOT flag as the hash output.
+struct Node {
+  std::uint32_t cv[8];
+  std::uint8_t block[kBlockLen];
+  std::uint8_t block_len;
+  std::uint64_t counter;
+  std::uint8_t flags;
+};
+
+inline Node chunk_node(const std::uint8_t* p, std::size_t len, std::uint64_t counter) noexcept {
+  Node node{};
+  std::memcpy(node.cv, kIV, sizeof node.cv);
+  const std::size_t blocks = len == 0 ? 1 : (len + kBlockLen - 1) / kBlockLen;
+  for (std::size_t b = 0; b + 1 < blocks; ++b)
+    compress_in_place(node.cv, p + b * kBlockLen, kBlockLen, counter, b == 0 ? kChunkStart : 0);
+  const std::size_t last = len - (blocks - 1) * kBlockLen;
+  if (last > 0) std::memcpy(node.block, p + (blocks - 1) * kBlockLen, last);
+  node.block_len = static_cast<std::uint8_t>(last);
+  node.counter = counter;
+  node.flags = static_cast<std::uint8_t>((blocks == 1 ? kChunkStart : 0) | kChunkEnd);
+  return node;
+}
+
+inline Node parent_node(const std::uint8_t left_right[2 * kOutLen]) noexcept {
+  Node node{};
+  std::memcpy(node.cv, kIV, sizeof node.cv);
+  std::memcpy(node.block, left_right, kBlockLen);
+  node.block_len = kBlockLen;
+  node.flags = kParent;
+  return node;
+}
+
+inline void node_cv(const Node& node, std::uint8_t out[kOutLen]) noexcept {
+  std::uint32_t cv[8];
+  std::memcpy(cv, node.cv, sizeof cv);
+  compress_in_place(cv, node.block, node.block_len, node.counter, node.flags);
+  for (int i = 0; i < 8; ++i) store_le32(out + 4 * i, cv[i]);
+}
+
+inline void node_root_output(const Node& node, std::uint8_t* out, std::size_t out_len) noexcept {
+  std::uint8_t block[64];
+  for (std::uint64_t t = 0; out_len > 0; ++t) {
+    compress_xof(node.cv, node.block, node.block_len, t, static_cast<std::uint8_t>(node.flags | kRoot), block);
+    const std::size_t take = out_len < 64 ? out_len : 64;
+    std::memcpy(out, block, take);
+    out += take;
+    out_len -= take;
+  }
+}
+
+// Chaining values of the chunks of [p, p + len), len >= 1; returns their number.
+inline std::size_t chunk_cvs(Blake3Path path, const std::uint8_t* p, std::size_t len, std::uint64_t counter,
+                             std::uint8_t* cvs) noexcept {
+  const std::size_t full = len / kChunkLen, rest = len % kChunkLen;
+  hash_many(path, p, kChunkLen, full, kChunkLen / kBlockLen, counter, true, 0, kChunkStart, kChunkEnd, cvs);
+  if (rest == 0) return full;
+  node_cv(chunk_node(p + full * kChunkLen, rest, counter + full), cvs + full * kOutLen);
+  return full + 1;
+}
+
+// Joins neighbouring chaining values level by level until two remain (n >= 2).
+// In place: parent i lands at 32*i, below the inputs still to be read.
+inline void reduce_to_two(Blake3Path path, std::uint8_t* cvs, std::size_t n) noexcept {
+  while (n > 2) {
+    const std::size_t pairs = n / 2;
+    hash_many(path, cvs, 2 * kOutLen, pairs, 1, 0, false, kParent, 0, 0, cvs);
+    if (n % 2) std::memmove(cvs + pairs * kOutLen, cvs + 2 * pairs * kOutLen, kOutLen);
+    n = pairs + n % 2;
+  }
+}
+
+inline void hash(Blake3Path path, const std::uint8_t* p, std::size_t len, std::uint8_t* out,
+                 std::size_t out_len) noexcept {
+  if (len <= kChunkLen) {
+    node_root_output(chunk_node(p, len, 0), out, out_len);
+    return;
+  }
+  std::uint8_t cvs[kSegmentChunks * kOutLen];
+  std::uint8_t stack[64][2 * kOutLen];  // each entry: a left CV, room for its right partner
+  std::size_t depth = 0;
+  std::uint64_t segments = 0;
+  std::size_t offset = 0;
+  while (len - offset > kSegmentLen) {
+    reduce_to_two(path, cvs, chunk_cvs(path, p + offset, kSegmentLen, offset / kChunkLen, cvs));
+    std::uint8_t cv[kOutLen];
+    node_cv(parent_node(cvs), cv);
+    for (std::uint64_t t = ++segments; t % 2 == 0; t /= 2) {  // merge equal-sized subtrees
+      std::memcpy(stack[--depth] + kOutLen, cv, kOutLen);
+      node_cv(parent_node(stack[depth]), cv);
+    }
+    std::memcpy(stack[depth++], cv, kOutLen);
+    offset += kSegmentLen;
+  }
+  const std::size_t n = chunk_cvs(path, p + offset, len - offset, offset / kChunkLen, cvs);
+  if (n > 1) reduce_to_two(path, cvs, n);
+  if (depth == 0) {  // the whole input was one segment: its top parent is the root
+    node_root_output(parent_node(cvs), out, out_len);
+    return;
+  }
+  std::uint8_t right[kOutLen];
+  if (n > 1) {
+    node_cv(parent_node(cvs), right);
+  } else {
+    std::memcpy(right, cvs, kOutLen);
+  }
+  while (depth > 1) {
+    std::memcpy(stack[--depth] + kOutLen, right, kOutLen);
+    node_cv(parent_node(stack[depth]), right);
+  }
+  std::memcpy(stack[0] + kOutLen, right, kOutLen);
+  node_root_output(parent_node(stack[0]), out, out_len);
+}
+
+}  // namespace blake3
+}  // namespace detail
+}  // namespace orchlog

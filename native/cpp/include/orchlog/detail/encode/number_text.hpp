@@ -1,0 +1,172 @@
+// Canonical number text for JSONL (FORMAT.md, "Numbers") and exact widening
+// of half-precision floats.
+//
+// Floats: the shortest digits that round-trip in the value's own precision
+// (std::to_chars with no precision gives exactly those), laid out as
+// ECMAScript's Number::toString; negative zero is `-0.0` and non-finite
+// values are the JSON strings "NaN", "Infinity", "-Infinity".
+#pragma once
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "orchlog/schema_gen.hpp"
+
+namespace orchlog {
+namespace detail {
+
+inline void append_i64(std::string& out, std::int64_t v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, static_cast<std::size_t>(r.ptr - buf));
+}
+
+// Lays out `digits` (no leading or trailing zeros) with decimal exponent n,
+// value = 0.digits x 10^n, as ECMAScript Number::toString steps 6-10.
+inline void append_ecmascript_layout(std::string& out, std::string_view digits, int n) {
+  const int k = static_cast<int>(digits.size());
+  if (k <= n && n <= 21) {
+    out.append(digits);
+    out.append(static_cast<std::size_t>(n - k), '0');
+  } else if (0 < n && n <= 21) {
+    out.append(digits.substr(0, static_cast<std::size_t>(n)));
+    out.push_back('.');
+    out.append(digits.substr(static_cast<std::size_t>(n)));
+  } else if (-6 < n && n <= 0) {
+    out.append("0.");
+    out.append(static_cast<std::size_t>(-n), '0');
+    out.append(digits);
+  } else {
+    out.push_back(digits[0]);
+    if (k > 1) {
+      out.push_back('.');
+      out.append(digits.substr(1));
+    }
+    out.push_back('e');
+    out.push_back(n - 1 >= 0 ? '+' : '-');
+    append_i64(out, n - 1 >= 0 ? n - 1 : 1 - n);
+  }
+}
+
+// Shortest round-trip text of a finite, non-zero float or double.
+template <class Float>
+void append_shortest(std::string& out, Float v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  std::string_view sci(buf, static_cast<std::size_t>(r.ptr - buf));  // "-d.ddde-xx"
+  if (sci.front() == '-') {
+    out.push_back('-');
+    sci.remove_prefix(1);
+  }
+  const std::size_t e = sci.find('e');
+  char digits[32];
+  std::size_t k = 0;
+  for (std::size_t i = 0; i < e; ++i)
+    if (sci[i] != '.') digits[k++] = sci[i];
+  while (k > 1 && digits[k - 1] == '0') --k;
+  int exponent = 0;
+  std::from_chars(sci.data() + e + (sci[e + 1] == '+' ? 2 : 1), sci.data() + sci.size(), exponent);
+  append_ecmascript_layout(out, std::string_view(digits, k), exponent + 1);
+}
+
+template <class Float>
+void append_float(std::string& out, Float v) {
+  if (std::isnan(v)) {
+    out.append(schema::kNanToken);
+  } else if (std::isinf(v)) {
+    out.append(v > 0 ? schema::kPosInfToken : schema::kNegInfToken);
+  } else if (v == 0) {
+    if (std::signbit(v)) {
+      out.append(schema::kNegativeZeroToken);
+    } else {
+      out.push_back('0');
+    }
+  } else {
+    append_shortest(out, v);
+  }
+}
+
+inline void append_f64(std::string& out, double v) { append_float(out, v); }
+inline void append_f32(std::string& out, float v) { append_float(out, v); }
+
+// ------------------------------------------------------------ widening
+// Done on bits, never by hardware converters, which may quiet a signalling
+// NaN: the f32 keeps the sign and the payload shifted left, no quiet bit set.
+
+constexpr std::uint32_t bf16_to_f32_bits(std::uint16_t h) noexcept { return static_cast<std::uint32_t>(h) << 16; }
+
+constexpr std::uint32_t f16_to_f32_bits(std::uint16_t h) noexcept {
+  const std::uint32_t sign = static_cast<std::uint32_t>(h >> 15) << 31;
+  const std::uint32_t exp = (h >> 10) & 0x1Fu;
+  std::uint32_t mant = h & 0x3FFu;
+  if (exp == 0x1F) return sign | 0x7F800000u | (mant << 13);  // Inf, NaN with its payload
+  if (exp != 0) return sign | ((exp + 112) << 23) | (mant << 13);
+  if (mant == 0) return sign;  // signed zero
+  // Subnormal: normalise so that the leading 1 moves into the implicit bit.
+  std::uint32_t e = 113;
+  while ((mant & 0x400u) == 0) {
+    mant <<= 1;
+    --e;
+  }
+  return sign | (e << 23) | ((mant & 0x3FFu) << 13);
+}
+
+inline float f32_from_bits(std::uint32_t bits) noexcept {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+inline std::uint32_t load_u32_le(const std::uint8_t* p) noexcept {
+  return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
+         (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
+}
+
+inline std::uint64_t load_u64_le(const std::uint8_t* p) noexcept {
+  return static_cast<std::uint64_t>(load_u32_le(p)) | (static_cast<std::uint64_t>(load_u32_le(p + 4)) << 32);
+}
+
+inline std::uint16_t load_u16_le(const std::uint8_t* p) noexcept {
+  return static_cast<std::uint16_t>(p[0] | (p[1] << 8));
+}
+
+// Element i of a tensor of a float dtype as the bits of the f32 it prints as
+// (f32, f16, bf16). f64 and integer dtypes are read by their own loaders.
+inline std::uint32_t f32_bits_at(schema::DType dtype, const std::uint8_t* data, std::int64_t i) noexcept {
+  switch (dtype) {
+    case schema::DType::f16:
+      return f16_to_f32_bits(load_u16_le(data + 2 * i));
+    case schema::DType::bf16:
+      return bf16_to_f32_bits(load_u16_le(data + 2 * i));
+    default:
+      return load_u32_le(data + 4 * i);
+  }
+}
+
+// Element i of an integer dtype, widened to i64.
+inline std::int64_t int_at(schema::DType dtype, const std::uint8_t* data, std::int64_t i) noexcept {
+  switch (dtype) {
+    case schema::DType::i8:
+      return static_cast<std::int8_t>(data[i]);
+    case schema::DType::u8:
+      return data[i];
+    case schema::DType::i32:
+      return static_cast<std::int32_t>(load_u32_le(data + 4 * i));
+    default:
+      return static_cast<std::int64_t>(load_u64_le(data + 8 * i));
+  }
+}
+
+inline double f64_at(const std::uint8_t* data, std::int64_t i) noexcept {
+  const std::uint64_t bits = load_u64_le(data + 8 * i);
+  double d;
+  std::memcpy(&d, &bits, sizeof d);
+  return d;
+}
+
+}  // namespace detail
+}  // namespace orchlog

@@ -1,0 +1,354 @@
+// The process-wide logger behind orchlog::log and the ORCH_LOG macros.
+//
+// Hot path when logging is off: one relaxed atomic load and a branch
+// (may_log). Everything else is out of line and never lets an exception, a
+// failed write or a bad argument reach the host: it warns on stderr, counts
+// the error and, when the output itself failed, switches logging off.
+#pragma once
+
+#include <atomic>
+#include <charconv>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <string_view>
+
+#include "orchlog/detail/encode/record_parts.hpp"
+#include "orchlog/detail/logger/session.hpp"
+#include "orchlog/detail/stderr.hpp"
+#include "orchlog/encode.hpp"
+#include "orchlog/options.hpp"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ORCHLOG_LIKELY(x) __builtin_expect(!!(x), 1)
+#define ORCHLOG_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define ORCHLOG_NOINLINE __attribute__((noinline, cold))
+#else
+#define ORCHLOG_LIKELY(x) (x)
+#define ORCHLOG_UNLIKELY(x) (x)
+#define ORCHLOG_NOINLINE
+#endif
+
+namespace orchlog {
+
+namespace detail {
+
+enum State : std::uint8_t { kUnconfigured = 0, kOff = 1, kOn = 2 };
+
+inline std::atomic<std::uint8_t> g_state{kUnconfigured};
+
+inline bool may_log() noexcept { return g_state.load(std::memory_order_relaxed) != kOff; }
+
+// Problems worth one line on stderr the first time they happen.
+enum Warning : std::uint32_t { kBadCall = 1u << 0, kInternal = 1u << 1, kCuda = 1u << 2, kLegacyShape = 1u << 3 };
+
+class Logger {
+ public:
+  std::shared_ptr<Session> session() const { return std::atomic_load(&session_); }
+
+  void count_error() noexcept { errors_.fetch_add(1, std::memory_order_relaxed); }
+  std::uint64_t errors() const noexcept { return errors_.load(std::memory_order_relaxed); }
+
+  // Prints the warning only the first time its kind occurs.
+  void warn_once(Warning kind, std::string_view message) noexcept {
+    if ((warned_.fetch_or(kind, std::memory_order_relaxed) & kind) == 0) print_warning({message, " (printed once)"});
+  }
+
+  // A record that could not be written: counted every time, printed once per kind.
+  void report(Warning kind, std::string_view message) noexcept {
+    count_error();
+    warn_once(kind, message);
+  }
+
+  // The output failed (caller holds s->mutex): one warning, and logging is
+  // off until configure().
+  void fail(const std::shared_ptr<Session>& s, std::string_view why) noexcept {
+    count_error();
+    s->closed = true;
+    s->jsonl.close();
+    s->frames.close();
+    if (session() == s) g_state.store(kOff, std::memory_order_relaxed);
+    char count[24];
+    const auto end = std::to_chars(count, count + sizeof count, s->seq).ptr;
+    print_warning({why, "; logging is off from now on (",
+                   std::string_view(count, static_cast<std::size_t>(end - count)), " records had been written)"});
+  }
+
+  // Replaces the current run (closing its files) with `next`, or with none.
+  void install(std::shared_ptr<Session> next) noexcept {
+    const std::shared_ptr<Session> previous = std::atomic_exchange(&session_, next);
+    g_state.store(next ? kOn : kOff, std::memory_order_relaxed);
+    if (previous) {
+      std::lock_guard<std::mutex> lock(previous->mutex);
+      previous->closed = true;
+      previous->jsonl.close();
+      previous->frames.close();
+    }
+  }
+
+  std::mutex configure_mutex;
+
+ private:
+  std::shared_ptr<Session> session_;
+  std::atomic<std::uint64_t> errors_{0};
+  std::atomic<std::uint32_t> warned_{0};
+};
+
+// Never destroyed: records may be logged from atexit handlers or from threads
+// that outlive main(), and a half-destroyed logger must not be reachable.
+inline Logger& logger() noexcept {
+  alignas(Logger) static unsigned char storage[sizeof(Logger)];
+  static Logger* instance = new (storage) Logger();  // placement: no allocation that could fail
+  return *instance;
+}
+
+inline const char* env(const char* name) { return std::getenv(name); }
+
+// Options + env knobs -> checked settings; `warnings` collects one line per bad value,
+// `select_error` the complaint about an invalid selector (empty when it is fine).
+inline Settings resolve(const Options& o, std::vector<std::string>& warnings, std::string& select_error) {
+  Settings s;
+  const auto take = [&warnings](auto parsed) {
+    if (!parsed.warning.empty()) warnings.push_back(parsed.warning);
+    return parsed.value;
+  };
+  s.rank = o.rank ? *o.rank
+                  : take(parse_int(schema::kOrchLogRank, schema::kOrchLogRankDefault, env(schema::kOrchLogRank), 0));
+  if (s.rank < 0) {
+    warnings.push_back("rank " + std::to_string(s.rank) + " is negative; using 0");
+    s.rank = 0;
+  }
+  s.world_size = o.world_size ? *o.world_size
+                              : take(parse_int(schema::kOrchLogWorldSize, schema::kOrchLogWorldSizeDefault,
+                                               env(schema::kOrchLogWorldSize), 1));
+  if (s.world_size < 1) {
+    warnings.push_back("world_size " + std::to_string(s.world_size) + " is below 1; using 1");
+    s.world_size = 1;
+  }
+  s.values = o.values ? *o.values : take(parse_values(env(schema::kOrchLogValues)));
+  if (s.values < kAllValues || s.values > kI32Max) {
+    warnings.push_back("values " + std::to_string(s.values) + " is not a count or all; using 10");
+    s.values = 10;
+  }
+  s.mode = o.mode ? *o.mode : take(parse_mode(env(schema::kOrchLogMode)));
+  s.team = o.team ? *o.team : std::string(env(schema::kOrchLogTeam) ? env(schema::kOrchLogTeam) : "");
+  const auto optional_env = [](const std::optional<std::string>& given,
+                               const char* name) -> std::optional<std::string> {
+    if (given) return given->empty() ? std::nullopt : given;
+    const char* raw = env(name);
+    return raw && *raw ? std::optional<std::string>(raw) : std::nullopt;
+  };
+  s.model = optional_env(o.model, schema::kOrchLogModel);
+  s.git_commit = optional_env(o.git_commit, schema::kOrchLogGitCommit);
+  const std::optional<std::string> select = o.select ? o.select : optional_env(std::nullopt, schema::kOrchLogSelect);
+  if (select && !trim(*select).empty()) {
+    std::string error;
+    s.selector = Selector::parse(*select, error);
+    if (!s.selector) select_error = "selector '" + *select + "' is invalid (" + error + "); logging is off";
+    s.select_text = select;
+  }
+  for (const MetaItem& item : o.config) {
+    OwnedMetaItem owned{std::string(item.key), item.value, std::string(item.value.s)};
+    s.config.push_back(std::move(owned));
+  }
+  s.producer = o.producer;
+  s.created = take(created_timestamp(env("SOURCE_DATE_EPOCH")));
+  const std::string templ = o.path ? *o.path : std::string(env(schema::kOrchLogFile) ? env(schema::kOrchLogFile) : "");
+  if (!templ.empty()) {
+    s.path = expand_path(templ, s.rank, static_cast<std::int64_t>(::getpid()));
+    if (s.mode == Mode::both) s.binary_path = s.path + std::string(schema::kBothModeSuffix);
+  }
+  return s;
+}
+
+inline EncodedHeader header_of(const Settings& s) {
+  HeaderInput h;
+  h.language = s.producer;
+  h.created = s.created;
+  h.team = s.team;
+  if (s.model) h.model = *s.model;
+  if (s.git_commit) h.git_commit = *s.git_commit;
+  h.rank = s.rank;
+  h.world_size = s.world_size;
+  h.values = static_cast<std::int32_t>(s.values);
+  if (s.select_text) h.select = *s.select_text;
+  for (const OwnedMetaItem& item : s.config) {
+    MetaItem m(item.key, false);
+    m.value = item.value;
+    if (m.value.kind == schema::MetaValue::Kind::text) m.value.s = item.text;
+    h.config.push_back(m);
+  }
+  return encode_header(h);
+}
+
+// Opens the run's files and writes their headers; false (with `error`) when that fails.
+inline bool open_session(Session& s, std::string& error) {
+  const Settings& st = s.settings;
+  const EncodedHeader header = header_of(st);
+  if (st.writes_jsonl()) {
+    if (!s.jsonl.open(st.path, error) || !s.jsonl.write(header.jsonl.data(), header.jsonl.size(), nullptr, 0, error))
+      return false;
+  }
+  if (st.writes_frames()) {
+    const std::string& path = st.mode == Mode::both ? st.binary_path : st.path;
+    if (!s.frames.open(path, error) || !s.frames.write(header.frame.data(), header.frame.size(), nullptr, 0, error))
+      return false;
+  }
+  return true;
+}
+
+// Must hold logger().configure_mutex.
+inline bool configure_locked(const Options& options) noexcept {
+  Logger& lg = logger();
+  try {
+    std::vector<std::string> warnings;
+    std::string select_error;
+    Settings settings = resolve(options, warnings, select_error);
+    // The selector matters only to a run that writes: without a file it is not reported (as in Rust).
+    if (!settings.path.empty() && !select_error.empty()) warnings.push_back(select_error);
+    for (const std::string& w : warnings) {
+      lg.count_error();
+      print_warning(w);
+    }
+    if (settings.path.empty() || !select_error.empty()) {
+      lg.install(nullptr);
+      return false;
+    }
+    auto session = std::make_shared<Session>(std::move(settings));
+    std::string error;
+    if (!open_session(*session, error)) {
+      lg.install(nullptr);
+      lg.count_error();
+      print_warning({error, "; logging is off"});
+      return false;
+    }
+    lg.install(std::move(session));
+    return true;
+  } catch (...) {
+    lg.install(nullptr);
+    lg.report(kInternal, "could not start logging: out of memory");
+    return false;
+  }
+}
+
+inline bool configure(const Options& options) noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(logger().configure_mutex);
+    return configure_locked(options);
+  } catch (...) {  // std::system_error from the mutex
+    return false;
+  }
+}
+
+// First use without configure(): settings come from the env knobs alone.
+// `producer` is the language the bindings (C, Python) write in the header.
+inline void configure_from_env_once(std::string_view producer = "cpp") noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(logger().configure_mutex);
+    if (g_state.load(std::memory_order_relaxed) != kUnconfigured) return;
+    Options options;
+    options.producer = std::string(producer);
+    configure_locked(options);
+  } catch (...) {
+  }
+}
+
+// Negative key values mean "none" (engines use -1 for embeddings and logits). A Key's
+// fields may have been set to them directly, so the constructor's rule is applied again.
+inline Key normalized(const Key& k) { return Key{k.token_idx, k.layer, k.stage, k.step}; }
+
+// Whether the run's selector accepts the key (checkpoint and stage valid UTF-8,
+// key normalized) for any of `token_count` tokens from key.token_idx.
+inline bool selected(const Settings& st, std::string_view checkpoint, const Key& key, std::int64_t token_count = 1) {
+  if (!st.selector) return true;
+  SelectorCandidate c{checkpoint, key.stage, key.token_idx, key.layer, key.step, st.rank, token_count};
+  return st.selector->matches(c);
+}
+
+// The out-of-line part of orchlog::selects().
+ORCHLOG_NOINLINE inline bool would_write(std::string_view checkpoint, const Key& given_key,
+                                         std::int64_t token_count) noexcept {
+  try {
+    if (g_state.load(std::memory_order_relaxed) == kUnconfigured) configure_from_env_once();
+    const std::shared_ptr<Session> session = logger().session();
+    if (!session || g_state.load(std::memory_order_relaxed) != kOn) return false;
+    Key key = normalized(given_key);
+    std::string checkpoint_text, stage_text;
+    checkpoint = as_valid_utf8(checkpoint, checkpoint_text);
+    if (key.stage) key.stage = as_valid_utf8(*key.stage, stage_text);
+    return selected(session->settings, checkpoint, key, token_count);
+  } catch (...) {
+    return false;
+  }
+}
+
+// The out-of-line part of every log call.
+ORCHLOG_NOINLINE inline bool write_record(std::string_view checkpoint, const Tensor& tensor, const Key& given_key,
+                                          MetaSpan meta) noexcept {
+  Logger& lg = logger();
+  try {
+    if (g_state.load(std::memory_order_relaxed) == kUnconfigured) configure_from_env_once();
+    const std::shared_ptr<Session> session = lg.session();
+    if (!session || g_state.load(std::memory_order_relaxed) != kOn) return false;
+    const Settings& st = session->settings;
+
+    Key key = normalized(given_key);
+    std::string checkpoint_text, stage_text;
+    checkpoint = as_valid_utf8(checkpoint, checkpoint_text);
+    if (key.stage) key.stage = as_valid_utf8(*key.stage, stage_text);
+    if (!selected(st, checkpoint, key)) return false;
+
+    std::string error;
+    const auto size = measure(tensor, error);
+    if (!size) {
+      lg.report(kBadCall, "record '" + std::string(checkpoint) + "' not written: " + error);
+      return false;
+    }
+    if (st.writes_frames() && size->nbytes > kMaxFrameDataBytes) {
+      lg.report(kBadCall, "record '" + std::string(checkpoint) + "' not written: its " + std::to_string(size->nbytes) +
+                              " bytes exceed the 4 GiB a binary-stream frame holds");
+      return false;
+    }
+    const SortedMeta sorted_meta(meta);
+    RecordParts parts;
+    parts.checkpoint = checkpoint;
+    parts.key = key;
+    parts.tensor = &tensor;
+    parts.size = *size;
+    parts.summary = summarize(tensor, *size);  // the expensive part, outside the lock
+    parts.meta = &sorted_meta;
+
+    std::lock_guard<std::mutex> lock(session->mutex);
+    if (session->closed) return false;
+    const schema::RecordView view = record_view(parts, {st.team, st.rank, st.world_size, session->seq, st.values});
+    std::string& buf = session->buffer;
+    if (st.writes_jsonl()) {
+      buf.clear();
+      append_jsonl(buf, view);
+      if (!session->jsonl.write(buf.data(), buf.size(), nullptr, 0, error)) {
+        lg.fail(session, error);
+        return false;
+      }
+    }
+    if (st.writes_frames()) {
+      buf.clear();
+      const schema::BytesView data = append_frame_prefix(buf, view);
+      if (!session->frames.write(buf.data(), buf.size(), data.data, data.size, error)) {
+        lg.fail(session, error);
+        return false;
+      }
+    }
+    ++session->seq;
+    if (buf.capacity() > (std::size_t{16} << 20)) std::string().swap(buf);  // values=all on a huge tensor
+    return true;
+  } catch (...) {
+    lg.report(kInternal, "a record was not written: out of memory");
+    return false;
+  }
+}
+
+}  // namespace detail
+}  // namespace orchlog

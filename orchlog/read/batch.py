@@ -1,0 +1,251 @@
+"""RecordBatch: many records as columns, so that comparing a million of them is array work.
+
+A reader may produce batches directly (the orchlog JSONL reader does, from
+the native line parser) or yield `TraceRecord`s, which `from_records` packs.
+`record(i)` gives one row back as a TraceRecord. Integer key fields hold
+`NONE` (-1) where the record has no value: every one of them is >= 0 in the
+schema, so -1 is never a real value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from orchlog.read.trace import Location, TraceRecord
+from orchlog.schema_gen import Stats
+from orchlog.strings import Strings
+
+NONE = -1
+STAT_FIELDS = ("min", "max", "mean", "rms", "abs_max")
+
+# Column kinds: one entry per row, or a ragged list (offsets + flat items).
+_ROW = (
+    "checkpoint",
+    "team",
+    "stage",
+    "dtype",
+    "token_idx",
+    "layer",
+    "step",
+    "rank",
+    "world_size",
+    "seq",
+    "numel",
+    "has_shape",
+    "stats",
+    "counts",
+    "blake3",
+    "meta",
+    "path",
+    "line",
+    "offset",
+    "order",
+    "loader",
+    "renamed_from",
+)
+_RAGGED = (("shape_off", "shape_dims"), ("val_off", "values"))
+
+
+def _none_or(v: int) -> int | None:
+    return None if v == NONE else int(v)
+
+
+def _objects(items: Iterable[Any]) -> np.ndarray:
+    items = list(items)
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
+def ragged_take(off: np.ndarray, flat: np.ndarray, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows idx of a ragged column: new offsets and the gathered items."""
+    starts = off[idx]
+    lengths = off[idx + 1] - starts
+    new_off = np.zeros(len(idx) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=new_off[1:])
+    if new_off[-1] == 0:
+        return new_off, flat[:0].copy()
+    gather = np.repeat(starts - new_off[:-1], lengths) + np.arange(new_off[-1], dtype=np.int64)
+    return new_off, flat[gather]
+
+
+def _concat(columns: list) -> Any:
+    if isinstance(columns[0], Strings):
+        return Strings.concat(columns)
+    return np.concatenate(columns)
+
+
+@dataclasses.dataclass
+class RecordBatch:
+    checkpoint: Strings
+    team: Strings
+    stage: Strings  # None where absent
+    dtype: Strings  # None where unknown
+    token_idx: np.ndarray  # int64, NONE when absent (as are the next three)
+    layer: np.ndarray
+    step: np.ndarray
+    seq: np.ndarray
+    rank: np.ndarray  # int64
+    world_size: np.ndarray  # int64
+    numel: np.ndarray  # int64, NONE when unknown
+    has_shape: np.ndarray  # bool
+    shape_off: np.ndarray  # int64 [n+1]
+    shape_dims: np.ndarray  # int64
+    val_off: np.ndarray  # int64 [n+1]
+    values: np.ndarray  # float64: the leading values each record carries
+    stats: np.ndarray  # float64 [n, 5] in STAT_FIELDS order, NaN when absent
+    counts: np.ndarray  # int64 [n, 2]: nan_count, inf_count; NONE when absent
+    blake3: np.ndarray  # S64, b"" when absent
+    meta: np.ndarray  # object: dict or None (None for empty)
+    path: Strings
+    line: np.ndarray  # int64, NONE when the location is a byte offset
+    offset: np.ndarray  # int64, NONE when the location is a line
+    order: np.ndarray  # int64: position in the trace's file order
+    loader: np.ndarray  # object: Callable[[], bytes] or None
+    renamed_from: Strings | None = None  # the checkpoint name before a name map, None when unchanged
+
+    def __post_init__(self) -> None:
+        if self.renamed_from is None:
+            self.renamed_from = Strings.repeat(None, len(self.checkpoint))
+
+    def __len__(self) -> int:
+        return len(self.checkpoint)
+
+    # ------------------------------------------------------------ rows
+
+    def n_values(self) -> np.ndarray:
+        return np.diff(self.val_off)
+
+    def row_values(self, i: int) -> np.ndarray:
+        return self.values[self.val_off[i] : self.val_off[i + 1]]
+
+    def shape_of(self, i: int) -> tuple[int, ...] | None:
+        if not self.has_shape[i]:
+            return None
+        return tuple(int(d) for d in self.shape_dims[self.shape_off[i] : self.shape_off[i + 1]])
+
+    def has_full_values(self) -> np.ndarray:
+        """Rows whose leading values are the whole tensor."""
+        return (self.numel >= 0) & (self.n_values() == self.numel)
+
+    def has_data(self) -> np.ndarray:
+        """Rows whose whole tensor is at hand: tensor bytes to load, or every value inline."""
+        return (self.loader != None) | self.has_full_values()  # noqa: E711 - elementwise on an object array
+
+    def location(self, i: int) -> Location:
+        return Location(self.path[i], line=_none_or(self.line[i]), offset=_none_or(self.offset[i]))
+
+    def record(self, i: int) -> TraceRecord:
+        stats = None
+        if not (np.isnan(self.stats[i]).all() and self.counts[i, 0] == NONE):
+            s = [None if np.isnan(v) else float(v) for v in self.stats[i]]
+            stats = Stats(*s, nan_count=int(max(self.counts[i, 0], 0)), inf_count=int(max(self.counts[i, 1], 0)))
+        return TraceRecord(
+            checkpoint=self.checkpoint[i],
+            team=self.team[i],
+            token_idx=_none_or(self.token_idx[i]),
+            layer=_none_or(self.layer[i]),
+            stage=self.stage[i],
+            step=_none_or(self.step[i]),
+            rank=int(self.rank[i]),
+            world_size=int(self.world_size[i]),
+            seq=_none_or(self.seq[i]),
+            dtype=self.dtype[i],
+            shape=self.shape_of(i),
+            numel=_none_or(self.numel[i]),
+            values=self.row_values(i).copy(),
+            stats=stats,
+            blake3=self.blake3[i].decode() or None,
+            meta=dict(self.meta[i] or {}),
+            location=self.location(i),
+            order=int(self.order[i]),
+            loader=self.loader[i],
+        )
+
+    def records(self) -> Iterable[TraceRecord]:
+        for i in range(len(self)):
+            yield self.record(i)
+
+    # ------------------------------------------------------------ reshaping
+
+    def take(self, idx: Sequence[int] | np.ndarray) -> RecordBatch:
+        idx = np.asarray(idx, dtype=np.int64)
+        cols = {name: getattr(self, name)[idx] for name in _ROW}
+        for off, flat in _RAGGED:
+            cols[off], cols[flat] = ragged_take(getattr(self, off), getattr(self, flat), idx)
+        return RecordBatch(**cols)
+
+    @staticmethod
+    def concat(batches: Sequence[RecordBatch]) -> RecordBatch:
+        batches = [b for b in batches if len(b)] or list(batches[:1])
+        if len(batches) == 1:
+            return batches[0]
+        cols = {name: _concat([getattr(b, name) for b in batches]) for name in _ROW}
+        for off, flat in _RAGGED:
+            offsets, items, base = [np.zeros(1, dtype=np.int64)], [], 0
+            for b in batches:
+                offsets.append(getattr(b, off)[1:] + base)
+                items.append(getattr(b, flat))
+                base += int(getattr(b, off)[-1])
+            cols[off], cols[flat] = np.concatenate(offsets), np.concatenate(items)
+        return RecordBatch(**cols)
+
+    @staticmethod
+    def empty() -> RecordBatch:
+        return RecordBatch.from_records([])
+
+    # ------------------------------------------------------------ building
+
+    @staticmethod
+    def from_records(records: Sequence[TraceRecord]) -> RecordBatch:
+        n = len(records)
+
+        def ints(get: Callable[[TraceRecord], int | None]) -> np.ndarray:
+            return np.fromiter((NONE if (v := get(r)) is None else v for r in records), dtype=np.int64, count=n)
+
+        def ragged(get: Callable[[TraceRecord], Any], dtype) -> tuple[np.ndarray, np.ndarray]:
+            parts = [np.asarray(get(r) if get(r) is not None else (), dtype=dtype) for r in records]
+            off = np.zeros(n + 1, dtype=np.int64)
+            np.cumsum([len(p) for p in parts], out=off[1:])
+            return off, (np.concatenate(parts) if parts else np.zeros(0, dtype=dtype))
+
+        stats = np.full((n, 5), np.nan)
+        counts = np.full((n, 2), NONE, dtype=np.int64)
+        for i, r in enumerate(records):
+            if r.stats is not None:
+                stats[i] = [np.nan if (v := getattr(r.stats, f)) is None else v for f in STAT_FIELDS]
+                counts[i] = (r.stats.nan_count, r.stats.inf_count)
+        shape_off, shape_dims = ragged(lambda r: r.shape, np.int64)
+        val_off, values = ragged(lambda r: r.values, np.float64)
+        locs = [r.location or Location("") for r in records]
+        return RecordBatch(
+            checkpoint=Strings.from_values(r.checkpoint for r in records),
+            team=Strings.from_values(r.team for r in records),
+            stage=Strings.from_values(r.stage for r in records),
+            dtype=Strings.from_values(r.dtype for r in records),
+            token_idx=ints(lambda r: r.token_idx),
+            layer=ints(lambda r: r.layer),
+            step=ints(lambda r: r.step),
+            seq=ints(lambda r: r.seq),
+            rank=ints(lambda r: r.rank),
+            world_size=ints(lambda r: r.world_size),
+            numel=ints(lambda r: r.numel),
+            has_shape=np.array([r.shape is not None for r in records], dtype=bool),
+            shape_off=shape_off,
+            shape_dims=shape_dims,
+            val_off=val_off,
+            values=values,
+            stats=stats,
+            counts=counts,
+            blake3=np.array([(r.blake3 or "").encode() for r in records], dtype="S64"),
+            meta=_objects(r.meta or None for r in records),
+            path=Strings.from_values(loc.path for loc in locs),
+            line=ints(lambda r: r.location.line if r.location else None),
+            offset=ints(lambda r: r.location.offset if r.location else None),
+            order=ints(lambda r: r.order),
+            loader=_objects(r.loader for r in records),
+        )

@@ -1,0 +1,152 @@
+"""Trace formats, found by content, not by file name.
+
+Each format module calls `register(Format(...))` with a `sniff` that looks
+at the first bytes of a file (already decompressed when it is gzip) and an
+`open` that returns a `Trace`. `detect` asks them in priority order.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import importlib
+import json
+import re
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from orchlog.errors import OrchlogError
+from orchlog.read.trace import Trace
+
+HEAD_BYTES = 64 * 1024
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclasses.dataclass(frozen=True)
+class Format:
+    name: str
+    sniff: Callable[[Path, bytes], bool]  # (path, first bytes, decompressed) -> is it mine?
+    open: Callable[[Path], Trace]
+    priority: int = 50  # lower asks first; specific formats before permissive ones
+    companions: tuple[str, ...] = ()  # files read along with this format's files (e.g. metadata.json)
+
+
+_FORMATS: list[Format] = []
+# Modules that register formats; imported on first use so that `import orchlog` stays light.
+_MODULES = [
+    "orchlog.read.formats.orchlog_frames",
+    "orchlog.read.formats.orchlog_jsonl",
+    "orchlog.read.formats.parquet",
+    "orchlog.read.formats.legacy_checkpoint",
+    "orchlog.read.formats.legacy_trace",
+    "orchlog.read.formats.legacy_logits",
+]
+_loaded = False
+
+
+def register(fmt: Format) -> None:
+    _FORMATS.append(fmt)
+    _FORMATS.sort(key=lambda f: f.priority)
+
+
+def _load() -> None:
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        for name in _MODULES:
+            importlib.import_module(name)
+
+
+def formats() -> list[Format]:
+    _load()
+    return list(_FORMATS)
+
+
+def is_gzip(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(2) == GZIP_MAGIC
+
+
+def open_binary(path: Path):
+    """A binary file object, transparently gunzipped."""
+    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
+
+
+def read_into(f, view: memoryview) -> tuple[int, Exception | None]:
+    """Like f.readinto(view), but a gzip stream that breaks off (a writer killed mid-file) keeps what came before.
+
+    readinto would raise and lose the bytes it had already placed; reading one decompressed
+    piece at a time counts them. Returns the bytes read and the error that stopped them, if any."""
+    n = 0
+    while n < len(view):
+        try:
+            got = f.readinto1(view[n:])
+        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            return n, exc
+        if not got:
+            break
+        n += got
+    return n, None
+
+
+def disk_position(f) -> int:
+    """Bytes of the file on disk consumed so far (the compressed position for gzip)."""
+    raw = getattr(f, "fileobj", None) if isinstance(f, gzip.GzipFile) else f
+    try:
+        return (raw or f).tell()
+    except (OSError, ValueError):
+        return 0
+
+
+_KEY = re.compile(rb'"([A-Za-z_][A-Za-z0-9_]*)"\s*:')
+
+
+def first_object(head: bytes) -> tuple[dict[str, Any] | None, set[str]]:
+    """The first JSON object of a file's head and its keys, for sniffing.
+
+    When the first line is not a whole object (a pretty-printed file, or a
+    line longer than the head) the object is None and the keys are the
+    quoted names followed by a colon near the start.
+    """
+    body = head.lstrip()
+    if not body.startswith(b"{"):
+        return None, set()
+    line = body.split(b"\n", 1)[0]
+    try:
+        doc = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        try:
+            doc = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            doc = None
+    if isinstance(doc, dict):
+        return doc, set(doc)
+    return None, {m.decode() for m in _KEY.findall(body[:4096])}
+
+
+def read_head(path: Path, n: int = HEAD_BYTES) -> bytes:
+    try:
+        with open_binary(path) as f:
+            head = bytearray(n)
+            got, _ = read_into(f, memoryview(head))  # a cut-short gzip file is still recognised by its first lines
+            return bytes(head[:got])
+    except (OSError, EOFError) as exc:
+        raise OrchlogError(f"cannot read {path}: {exc}") from None
+
+
+def detect(path: Path) -> Format:
+    """The format of one file, by content; OrchlogError when nothing claims it."""
+    head = read_head(path)
+    for fmt in formats():
+        if fmt.sniff(path, head):
+            return fmt
+    if not head:
+        raise OrchlogError(f"{path} is empty: nothing to read")
+    raise OrchlogError(
+        f"{path}: not a trace format orchlog knows (orchlog JSONL or binary stream, Parquet, "
+        "or the legacy checkpoint/trace/logits JSONL)"
+    )

@@ -1,0 +1,89 @@
+"""Legacy per-token logits: JSONL (often gzipped) lines `{"token_idx","token_id","logits":[...]}`
+with a `metadata.json` beside the file (dtype, prompt_len, seed, kv_aligned, mode, ...).
+
+Each line becomes a `logits` record holding every value, so it is compared
+as a full tensor. The metadata becomes the trace's header; the token id
+goes to `meta["token_id"]`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+
+from orchlog.read.formats import Format, first_object, register
+from orchlog.read.formats.lines import json_objects
+from orchlog.read.formats.orchlog_jsonl import number
+from orchlog.read.trace import Location, Trace, TraceRecord
+
+METADATA = "metadata.json"
+CHECKPOINT = "logits"
+_PLAIN_NUMBERS = {float, int}
+
+
+def _sniff(path: Path, head: bytes) -> bool:
+    _, keys = first_object(head)
+    return {"token_idx", "logits"} <= keys
+
+
+def _read_metadata(trace: Trace) -> None:
+    meta_path = Path(trace.path).parent / METADATA
+    if not meta_path.is_file():
+        return
+    try:
+        doc = json.loads(meta_path.read_bytes())
+    except (OSError, ValueError) as exc:
+        trace.report(Location(str(meta_path)), f"unreadable metadata ({exc}); ignored")
+        return
+    if isinstance(doc, dict):
+        trace.headers.append(doc)
+    else:
+        trace.report(Location(str(meta_path)), "metadata is not a JSON object; ignored")
+
+
+def _logits_array(values: list) -> tuple[np.ndarray, str]:
+    """The logits as written, and the narrowest float dtype that holds every one exactly."""
+    if set(map(type, values)) <= _PLAIN_NUMBERS:
+        # The usual line: numbers only. Converting them in one call is ten times faster than
+        # one `number` call per value, which only the spelled-out non-finite values need.
+        arr = np.fromiter(values, dtype=np.float64, count=len(values))
+    else:
+        arr = np.array([number(v) for v in values], dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        narrow = arr.astype(np.float32)
+    if np.array_equal(narrow.astype(np.float64), arr, equal_nan=True):
+        return arr, "f32"
+    return arr, "f64"
+
+
+def _records(trace: Trace) -> Iterator[TraceRecord]:
+    _read_metadata(trace)
+    for lineno, doc in json_objects(trace):
+        where = Location(trace.path, line=lineno)
+        try:
+            if "logits" not in doc or not isinstance(doc["logits"], list):
+                raise ValueError("line lacks a logits list")
+            values, dtype = _logits_array(doc["logits"])
+            meta = {} if doc.get("token_id") is None else {"token_id": int(doc["token_id"])}
+            yield TraceRecord(
+                checkpoint=CHECKPOINT,
+                token_idx=None if doc.get("token_idx") is None else int(doc["token_idx"]),
+                dtype=dtype,
+                shape=(len(values),),
+                numel=len(values),
+                values=values,
+                meta=meta,
+                location=where,
+            )
+        except (ValueError, TypeError) as exc:
+            trace.report(where, f"invalid record ({exc}); line skipped")
+
+
+def open_logits(path: Path) -> Trace:
+    return Trace(str(path), "legacy-logits", _records)
+
+
+register(Format("legacy-logits", _sniff, open_logits, priority=32, companions=(METADATA,)))

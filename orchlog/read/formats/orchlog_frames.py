@@ -1,0 +1,303 @@
+"""The binary stream: concatenated msgpack maps, header first, tensor bytes lazily loaded.
+
+The decoder here is deliberately small: it reads the metadata of each frame,
+notes where the `data` bytes sit and seeks past them, so that opening a
+multi-gigabyte trace costs what its metadata costs.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+import threading
+import weakref
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from orchlog.read.formats import Format, disk_position, is_gzip, open_binary, register
+from orchlog.read.formats.orchlog_jsonl import record_from
+from orchlog.read.trace import Location, Trace, TraceRecord
+
+HEADER_MARK = b"\xa7orchlog"
+RECORD_MARK = b"\xaacheckpoint"
+_MAP_STARTS = {0xDE, 0xDF} | set(range(0x80, 0x90))
+_RESYNC_CHUNK = 1 << 20
+MAP_FROM = 1 << 20  # tensors of at least this many bytes are memory-mapped instead of read
+_POPULATE = getattr(mmap, "MAP_POPULATE", 0)  # Linux: map every page up front instead of faulting one by one
+
+
+class _Truncated(Exception):
+    """The file ended inside a frame."""
+
+
+class _Garbage(Exception):
+    """Bytes that are not a msgpack value of the expected shape."""
+
+
+class _Decoder:
+    def __init__(self, f: BinaryIO, size: int | None) -> None:
+        self.f = f
+        self.size = size  # file size when known (not for gzip)
+
+    def take(self, n: int) -> bytes:
+        b = self.f.read(n)
+        if len(b) != n:
+            raise _Truncated()
+        return b
+
+    def value(self, lazy_bin: bool = False) -> Any:
+        t = self.take(1)[0]
+        if t <= 0x7F:
+            return t
+        if t >= 0xE0:
+            return t - 0x100
+        if 0x80 <= t <= 0x8F:
+            return self.map(t & 0x0F)
+        if 0x90 <= t <= 0x9F:
+            return self.array(t & 0x0F)
+        if 0xA0 <= t <= 0xBF:
+            return self.str(t & 0x1F)
+        if t == 0xC0:
+            return None
+        if t in (0xC2, 0xC3):
+            return t == 0xC3
+        if t in (0xC4, 0xC5, 0xC6):
+            n = int.from_bytes(self.take({0xC4: 1, 0xC5: 2, 0xC6: 4}[t]), "big")
+            if lazy_bin:
+                start = self.f.tell()
+                # Seeking past the end raises nothing, so check that the bytes are there.
+                if self.f.seek(n, 1) != start + n or (self.size is not None and start + n > self.size):
+                    raise _Truncated()
+                return ("lazy", start, n)
+            return self.take(n)
+        if t == 0xCA:
+            return struct.unpack(">f", self.take(4))[0]
+        if t == 0xCB:
+            return struct.unpack(">d", self.take(8))[0]
+        if 0xCC <= t <= 0xCF:
+            return int.from_bytes(self.take(1 << (t - 0xCC)), "big")
+        if 0xD0 <= t <= 0xD3:
+            return int.from_bytes(self.take(1 << (t - 0xD0)), "big", signed=True)
+        if t in (0xD9, 0xDA, 0xDB):
+            return self.str(int.from_bytes(self.take(1 << (t - 0xD9)), "big"))
+        if t in (0xDC, 0xDD):
+            return self.array(int.from_bytes(self.take(2 if t == 0xDC else 4), "big"))
+        if t in (0xDE, 0xDF):
+            return self.map(int.from_bytes(self.take(2 if t == 0xDE else 4), "big"))
+        raise _Garbage(f"byte 0x{t:02x} is not a msgpack type orchlog writes")
+
+    def str(self, n: int) -> str:
+        return self.take(n).decode("utf-8", errors="replace")
+
+    def array(self, n: int) -> list[Any] | np.ndarray:
+        if n >= 8:
+            # Fast path for the common case: all float32 (5 bytes each) or all float64 (9).
+            pos = self.f.tell()
+            first = self.f.read(1)
+            self.f.seek(pos)
+            if first in (b"\xca", b"\xcb"):
+                width = 5 if first == b"\xca" else 9
+                raw = self.f.read(n * width)
+                if len(raw) == n * width:
+                    grid = np.frombuffer(raw, dtype=np.uint8).reshape(n, width)
+                    if (grid[:, 0] == first[0]).all():
+                        body = np.ascontiguousarray(grid[:, 1:])
+                        with np.errstate(invalid="ignore"):  # widening a signalling NaN is not an error
+                            return body.view(">f4" if width == 5 else ">f8").reshape(n).astype(np.float64)
+                self.f.seek(pos)
+        return [self.value() for _ in range(n)]
+
+    def map(self, n: int) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for _ in range(n):
+            key = self.value()
+            if not isinstance(key, str):
+                raise _Garbage("map key is not a string")
+            out[key] = self.value(lazy_bin=(key == "data"))
+        return out
+
+
+def _sniff(path: Path, head: bytes) -> bool:
+    if not head or head[0] not in _MAP_STARTS:
+        return False
+    start = 1 if head[0] < 0xDE else (3 if head[0] == 0xDE else 5)
+    return head[start:].startswith(HEADER_MARK) or head[start:].startswith(RECORD_MARK)
+
+
+def _find_next_frame(f: BinaryIO, start: int) -> int | None:
+    """Offset of the next plausible frame start after `start`, or None at EOF."""
+    f.seek(start)
+    carry = b""
+    base = start
+    while True:
+        chunk = f.read(_RESYNC_CHUNK)
+        if not chunk:
+            return None
+        buf = carry + chunk
+        best = None
+        for mark in (RECORD_MARK, HEADER_MARK):
+            i = buf.find(mark, 1)
+            while i != -1:
+                for back in (1, 3, 5):
+                    j = i - back
+                    if j >= 0 and buf[j] in _MAP_STARTS and (back == 1) == (buf[j] < 0xDE):
+                        best = j if best is None else min(best, j)
+                        break
+                else:
+                    i = buf.find(mark, i + 1)
+                    continue
+                break
+        if best is not None:
+            return base + best
+        keep = max(len(RECORD_MARK) + 5, 0)
+        carry = buf[-keep:]
+        base += len(buf) - len(carry)
+
+
+def _preadinto(fd: int, offset: int, buffer: memoryview) -> int:
+    """Fill buffer from offset; one call moves at most about 2 GiB on Linux. Returns the bytes read."""
+    done = 0
+    while done < len(buffer):
+        got = os.preadv(fd, [buffer[done:]], offset + done)
+        if not got:
+            break
+        done += got
+    return done
+
+
+def _map(f: BinaryIO, offset: int, length: int) -> memoryview:
+    """The bytes [offset, offset + length) of an open file, mapped rather than copied.
+
+    Large tensors are then read straight from the page cache by whatever
+    consumes them, with no copy in between; the mapping lives as long as
+    the returned view (and any array made from it).
+    """
+    start = offset - offset % mmap.ALLOCATIONGRANULARITY
+    mapped = mmap.mmap(
+        f.fileno(), length + offset - start, flags=mmap.MAP_SHARED | _POPULATE, prot=mmap.PROT_READ, offset=start
+    )
+    return memoryview(mapped)[offset - start :]
+
+
+class _TensorBytes:
+    """Reads tensor bytes out of one stream file through a single handle opened on first use.
+
+    Plain files are read with os.pread, which neither moves a shared file
+    position nor needs a lock, so loaders stay cheap and thread-safe (pack
+    reads every tensor, and opening the file once per record used to cost
+    more than small tensors themselves). A gzip stream can only seek by
+    decompressing, so it keeps one handle and moves forward from where the
+    last read ended: reading tensors in file order costs one decompression.
+    """
+
+    def __init__(self, path: str, gz: bool) -> None:
+        self.path = path
+        self.gz = gz
+        self._file: BinaryIO | None = None
+        self._lock = threading.Lock()
+
+    def read(self, offset: int, length: int) -> memoryview:
+        if not self.gz and length >= MAP_FROM:
+            with self._lock:
+                f = self._open()
+            if offset + length <= os.fstat(f.fileno()).st_size:
+                return _map(f, offset, length)
+        data = memoryview(bytearray(length))
+        self.readinto(offset, data)
+        return data.toreadonly()
+
+    def _open(self) -> BinaryIO:
+        """The shared handle, opened on first use (call with the lock held)."""
+        if self._file is None:
+            self._file = open_binary(Path(self.path))
+            weakref.finalize(self, self._file.close)
+        return self._file
+
+    def readinto(self, offset: int, buffer: memoryview) -> None:
+        """Fill buffer with the bytes at offset; OSError when the file ends first."""
+        with self._lock:
+            self._open()
+            if self.gz:
+                self._file.seek(offset)
+                got = self._file.readinto(buffer)
+        if not self.gz:
+            got = _preadinto(self._file.fileno(), offset, buffer)
+        if got != len(buffer):
+            raise OSError(f"{self.path}: tensor at byte {offset} is cut short ({got} of {len(buffer)} bytes)")
+
+    def loader(self, offset: int, length: int) -> _TensorLoader:
+        return _TensorLoader(self, offset, length)
+
+
+class _TensorLoader:
+    """A record's loader: call it for the bytes, or `readinto` a buffer of `nbytes` (pack does)."""
+
+    def __init__(self, source: _TensorBytes, offset: int, nbytes: int) -> None:
+        self.source, self.offset, self.nbytes = source, offset, nbytes
+
+    def __call__(self) -> memoryview:
+        return self.source.read(self.offset, self.nbytes)
+
+    def readinto(self, buffer: memoryview) -> None:
+        self.source.readinto(self.offset, buffer)
+
+
+def _records(trace: Trace) -> Iterator[TraceRecord]:
+    path = Path(trace.path)
+    gz = is_gzip(path)
+    tensors = _TensorBytes(trace.path, gz)
+    with open_binary(path) as f:
+        dec = _Decoder(f, None if gz else path.stat().st_size)
+        while True:
+            start = f.tell()
+            trace.bytes_read = disk_position(f)
+            if not f.read(1):
+                return
+            f.seek(start)
+            where = Location(trace.path, offset=start)
+            try:
+                frame = dec.value()
+                if not isinstance(frame, dict):
+                    raise _Garbage("frame is not a map")
+            except _Truncated:
+                size = dec.size if dec.size is not None else f.seek(0, 2)
+                trace.report(
+                    where,
+                    f"truncated frame: the file ends {size - start} bytes into it; every frame before it was read",
+                    fatal=True,
+                )
+                return
+            except (_Garbage, UnicodeDecodeError, ValueError) as exc:
+                nxt = _find_next_frame(f, start + 1)
+                skipped = "to the end" if nxt is None else f"{nxt - start} bytes"
+                trace.report(where, f"unreadable bytes ({exc}); skipped {skipped}")
+                if nxt is None:
+                    return
+                f.seek(nxt)
+                continue
+            if "orchlog" in frame:
+                trace.headers.append(frame)
+                continue
+            data = frame.pop("data", None)
+            try:
+                rec = record_from(frame, where)
+            except (ValueError, TypeError, KeyError) as exc:
+                trace.report(where, f"invalid record ({exc}); frame skipped")
+                continue
+            if isinstance(data, tuple):
+                _, offset, length = data
+                rec.loader = tensors.loader(offset, length)
+            elif isinstance(data, bytes):
+                rec.loader = lambda b=data: b
+            yield rec
+
+
+def open_frames(path: Path) -> Trace:
+    return Trace(str(path), "orchlog-binary", _records)
+
+
+register(Format("orchlog-binary", _sniff, open_frames, priority=10))

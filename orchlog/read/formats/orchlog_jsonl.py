@@ -1,0 +1,198 @@
+"""orchlog JSONL: a header line, then one record per line (FORMAT.md).
+
+Read in chunks of whole lines: the native parser (orchlog._kernels) turns
+every canonical record line into columns, and hands back the rest (the
+header, lines laid out differently, broken lines) to be parsed here one by
+one, reported by line number when they are not records.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from orchlog import kernels
+from orchlog.read.batch import NONE, RecordBatch
+from orchlog.read.formats import Format, register
+from orchlog.read.formats.lines import parse_object, read_line_chunks, report_unterminated, split_lines
+from orchlog.read.trace import Location, Trace, TraceRecord
+from orchlog.schema_gen import DTYPE_ALIASES, Stats
+from orchlog.strings import Strings
+
+_NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+_REQUIRED = ("checkpoint", "dtype", "shape", "numel", "values", "stats", "blake3")
+_NARROW_FLOATS = ("f32", "f16", "bf16")
+
+
+def number(v: Any) -> float | None:
+    """A JSON number or non-finite token as a float (None stays None)."""
+    if v is None:
+        return None
+    if isinstance(v, str):
+        if v in _NONFINITE:
+            return _NONFINITE[v]
+        raise ValueError(f"{v!r} is not a number")
+    return float(v)
+
+
+def stats_from(doc: dict[str, Any]) -> Stats:
+    return Stats(
+        min=number(doc.get("min")),
+        max=number(doc.get("max")),
+        mean=number(doc.get("mean")),
+        rms=number(doc.get("rms")),
+        abs_max=number(doc.get("abs_max")),
+        nan_count=int(doc.get("nan_count", 0)),
+        inf_count=int(doc.get("inf_count", 0)),
+    )
+
+
+def exact_values(values: np.ndarray, dtype: str | None) -> np.ndarray:
+    """Printed f32/f16/bf16 values back to the exact numbers the tensor held.
+
+    The text is the shortest decimal that rounds to the f32 (FORMAT.md), so
+    rounding its f64 reading to f32 recovers the element exactly; without
+    this step the same tensor read from JSONL and from the binary stream
+    would differ in the ninth digit.
+    """
+    if dtype in _NARROW_FLOATS and values.size:
+        return values.astype(np.float32).astype(np.float64)
+    return values
+
+
+def record_from(doc: dict[str, Any], location: Location) -> TraceRecord:
+    """A TraceRecord from a decoded record object (JSON line or msgpack map)."""
+    missing = [k for k in _REQUIRED if k not in doc]
+    if missing:
+        raise ValueError(f"record lacks {', '.join(missing)}")
+    dtype = DTYPE_ALIASES.get(doc["dtype"], doc["dtype"])
+    return TraceRecord(
+        checkpoint=str(doc["checkpoint"]),
+        team=doc.get("team") or "",
+        token_idx=doc.get("token_idx"),
+        layer=doc.get("layer"),
+        stage=doc.get("stage"),
+        step=doc.get("step"),
+        rank=int(doc.get("rank", 0)),
+        world_size=int(doc.get("world_size", 1)),
+        seq=doc.get("seq"),
+        dtype=dtype,
+        shape=tuple(int(d) for d in doc["shape"]),
+        numel=int(doc["numel"]),
+        values=exact_values(_values_array(doc["values"]), dtype),
+        stats=stats_from(doc["stats"]),
+        blake3=doc["blake3"],
+        meta=dict(doc.get("meta") or {}),
+        location=location,
+    )
+
+
+def _values_array(values: Any) -> np.ndarray:
+    if isinstance(values, np.ndarray):
+        return values.astype(np.float64, copy=False)
+    return np.array([number(v) for v in values], dtype=np.float64)
+
+
+def _sniff(path: Path, head: bytes) -> bool:
+    first = head.lstrip()[:64]
+    return first.startswith(b'{"orchlog":') or (
+        first.startswith(b'{"checkpoint":') and b'"numel":' in head[:4096] and b'"blake3":' in head[:4096]
+    )
+
+
+def parse_line(trace: Trace, line: bytes, lineno: int) -> TraceRecord | None:
+    """A record from one line, a header kept on the trace, or None with the problem reported."""
+    doc = parse_object(trace, line, lineno)
+    if doc is None:
+        return None
+    if "orchlog" in doc:
+        trace.headers.append(doc)
+        return None
+    try:
+        return record_from(doc, Location(trace.path, line=lineno))
+    except (ValueError, TypeError, KeyError) as exc:
+        trace.report(Location(trace.path, line=lineno), f"invalid record ({exc}); line skipped")
+        return None
+
+
+def batch_from_columns(cols: dict[str, Any], path: str) -> RecordBatch:
+    """A RecordBatch from the native parser's columns."""
+    n = int(cols["n"])
+    dtype_names = [DTYPE_ALIASES.get(d, d) for d in cols["dtype_names"]]
+    values = cols["values"]
+    narrow = np.isin(cols["dtype"], [i for i, d in enumerate(dtype_names) if d in _NARROW_FLOATS])
+    if narrow.any():
+        mask = np.repeat(narrow, np.diff(cols["val_off"]))
+        values[mask] = values[mask].astype(np.float32)
+    meta = np.full(n, None, dtype=object)
+    for row, text in cols["meta"]:
+        meta[row] = orjson.loads(text)
+    return RecordBatch(
+        checkpoint=Strings(cols["checkpoint_names"], cols["checkpoint"]),
+        team=Strings(cols["team_names"], cols["team"]),
+        stage=Strings(cols["stage_names"], cols["stage"]),
+        dtype=Strings(dtype_names, cols["dtype"]),
+        token_idx=cols["token_idx"],
+        layer=cols["layer"],
+        step=cols["step"],
+        seq=cols["seq"],
+        rank=cols["rank"],
+        world_size=cols["world_size"],
+        numel=cols["numel"],
+        has_shape=np.ones(n, dtype=bool),
+        shape_off=cols["shape_off"],
+        shape_dims=cols["shape"],
+        val_off=cols["val_off"],
+        values=values,
+        stats=cols["stats"].reshape(n, 5),
+        counts=cols["counts"].reshape(n, 2),
+        blake3=np.frombuffer(cols["blake3"], dtype="S64"),
+        meta=meta,
+        path=Strings.repeat(path, n),
+        line=cols["line"],
+        offset=np.full(n, NONE, dtype=np.int64),
+        order=np.zeros(n, dtype=np.int64),
+        loader=np.full(n, None, dtype=object),
+    )
+
+
+def _parse_chunk(trace: Trace, chunk: memoryview | bytes, first_line: int) -> tuple[RecordBatch, int]:
+    """The records of a chunk of whole lines, and how many lines it held."""
+    cols = kernels.parse_orchlog_jsonl(chunk, first_line)
+    if cols is None:
+        text = bytes(chunk)
+        others: Iterator[tuple[int, bytes]] = split_lines(text, first_line)
+        fast, lines = None, text.count(b"\n")
+    else:
+        spans = cols["other"].reshape(-1, 3)
+        others = ((int(ln), bytes(chunk[s:e])) for ln, s, e in spans)
+        fast, lines = (batch_from_columns(cols, trace.path) if cols["n"] else None), int(cols["lines"])
+    slow = [rec for lineno, line in others if (rec := parse_line(trace, line, lineno)) is not None]
+    if fast is None:
+        return RecordBatch.from_records(slow), lines
+    if not slow:
+        return fast, lines
+    both = RecordBatch.concat([fast, RecordBatch.from_records(slow)])
+    return both.take(np.argsort(both.line, kind="stable")), lines
+
+
+def _batches(trace: Trace) -> Iterator[RecordBatch]:
+    first_line = 1
+    for chunk in read_line_chunks(trace):
+        report_unterminated(trace, chunk, first_line)
+        batch, lines = _parse_chunk(trace, chunk, first_line)
+        first_line += lines
+        if len(batch):
+            yield batch
+
+
+def open_jsonl(path: Path) -> Trace:
+    return Trace(str(path), "orchlog-jsonl", batches=_batches)
+
+
+register(Format("orchlog-jsonl", _sniff, open_jsonl, priority=20))

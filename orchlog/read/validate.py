@@ -1,0 +1,218 @@
+"""`orchlog validate TRACE` as a value: schema checks on every record, and hashes where the data is there.
+
+Works on TraceRecords, so every format is checked the same way. The
+orchlog formats (JSONL, binary stream, Parquet) must follow the schema
+to the letter (header, seq counter, stats); the legacy formats get the
+checks that make sense without a schema (dtype, shape against element
+count, hash syntax, values against element count). `verify_hashes`
+recomputes BLAKE3 over each record's data: the stored bytes when the
+format has them, or the values when a record carries every one of them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+import blake3 as _blake3
+import numpy as np
+
+from orchlog.encoding import dtypes as _dtypes
+from orchlog.read.trace import Trace, TraceRecord
+from orchlog.schema_gen import DTYPE_SIZES, SCHEMA_VERSION
+
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+_INT_DTYPES = {"i8": np.int8, "u8": np.uint8, "i32": np.int32, "i64": np.int64}
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    location: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.message}"
+
+
+@dataclasses.dataclass
+class ValidationReport:
+    path: str
+    format: str
+    records: int
+    hashes_checked: int
+    hashes_requested: bool
+    problems: list[Problem]
+
+    def __bool__(self) -> bool:
+        return not self.problems
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self else 1
+
+    def __str__(self) -> str:
+        hashes = (
+            f"{self.hashes_checked} hashes verified"
+            if self.hashes_requested
+            else "hashes not verified (add --verify-hashes)"
+        )
+        head = f"{self.path} [{self.format}]: {self.records} records, {hashes}"
+        if not self.problems:
+            return f"{head}\nvalid\n"
+        lines = [head, f"{len(self.problems)} problems:"] + [f"  {p}" for p in self.problems]
+        return "\n".join(lines) + "\n"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "format": self.format,
+            "valid": not self.problems,
+            "records": self.records,
+            "hashes_checked": self.hashes_checked,
+            "problems": [dataclasses.asdict(p) for p in self.problems],
+        }
+
+
+def _is_orchlog(fmt: str) -> bool:
+    return all(part.startswith("orchlog") for part in fmt.split("+"))
+
+
+def _check_header(trace: Trace, problems: list[Problem]) -> None:
+    if not trace.headers:
+        problems.append(Problem(trace.path, "no run header (an orchlog file starts with one)"))
+    for h in trace.headers:
+        if h.get("orchlog") != SCHEMA_VERSION:
+            problems.append(
+                Problem(trace.path, f"header says schema {h.get('orchlog')!r}; this orchlog reads {SCHEMA_VERSION}")
+            )
+        if not isinstance(h.get("producer"), dict):
+            problems.append(Problem(trace.path, "header has no producer"))
+
+
+def _check_stats(rec: TraceRecord, out: list[str]) -> None:
+    s = rec.stats
+    if s is None:
+        out.append("no stats")
+        return
+    counted = s.nan_count + s.inf_count
+    if rec.numel is not None and counted > rec.numel:
+        out.append(f"stats count {counted} NaN/Inf in {rec.numel} elements")
+    finite = None if rec.numel is None else rec.numel - counted
+    fields = (s.min, s.max, s.mean, s.rms, s.abs_max)
+    if finite == 0 and any(v is not None for v in fields):
+        out.append("stats must be null when no element is finite")
+    elif finite and any(v is None for v in fields):
+        out.append("stats are null but some elements are finite")
+    elif finite:
+        if s.min > s.max:
+            out.append(f"stats min {s.min} > max {s.max}")
+        if s.abs_max != max(abs(s.min), abs(s.max)):
+            out.append(f"stats abs_max {s.abs_max} is not max(|min|, |max|)")
+        if not s.rms >= 0:
+            out.append(f"stats rms {s.rms} is negative")
+
+
+def check_record(rec: TraceRecord, strict: bool, expected_values: int | None) -> list[str]:
+    """What is wrong with one record (empty when nothing is)."""
+    out = []
+    for field in ("token_idx", "layer", "step", "seq"):
+        v = getattr(rec, field)
+        if v is not None and v < 0:
+            out.append(f"{field} {v} is negative")
+    if not 0 <= rec.rank < max(rec.world_size, 1) or rec.world_size < 1:
+        out.append(f"rank {rec.rank} is outside world_size {rec.world_size}")
+    if rec.dtype is not None and rec.dtype not in DTYPE_SIZES:
+        out.append(f"unknown dtype {rec.dtype!r}")
+    if rec.shape is not None:
+        if any(d < 0 for d in rec.shape):
+            out.append(f"shape {list(rec.shape)} has a negative dimension")
+        elif rec.numel is not None and math.prod(rec.shape) != rec.numel:
+            out.append(f"numel {rec.numel} is not the product of shape {list(rec.shape)}")
+    n_values = 0 if rec.values is None else len(rec.values)
+    if rec.numel is not None and n_values > rec.numel:
+        out.append(f"{n_values} values for {rec.numel} elements")
+    if expected_values is not None and rec.numel is not None:
+        want = rec.numel if expected_values < 0 else min(expected_values, rec.numel)
+        if n_values != want:
+            out.append(f"{n_values} leading values, the header says {want}")
+    if rec.blake3 is not None and not _HEX64.match(rec.blake3):
+        out.append(f"blake3 {rec.blake3[:16]!r}... is not 64 lowercase hex digits")
+    if strict:
+        if rec.blake3 is None:
+            out.append("no blake3")
+        if rec.seq is None:
+            out.append("no seq")
+        _check_stats(rec, out)
+    return out
+
+
+def _bytes_from_values(rec: TraceRecord) -> bytes | None:
+    """The tensor's bytes rebuilt from values that are all there, when that is exact."""
+    if rec.values is None or rec.numel is None or len(rec.values) != rec.numel or rec.dtype not in DTYPE_SIZES:
+        return None
+    v = rec.values
+    if rec.dtype in _INT_DTYPES:
+        return v.astype(_INT_DTYPES[rec.dtype]).astype(_INT_DTYPES[rec.dtype]().dtype.newbyteorder("<")).tobytes()
+    if np.isnan(v).any():
+        return None  # the text form drops NaN payloads, so the exact bytes cannot be rebuilt
+    f32 = v.astype("<f4")
+    if rec.dtype == "f64":
+        return v.astype("<f8").tobytes()
+    if rec.dtype == "f32":
+        return f32.tobytes()
+    if rec.dtype == "f16":
+        return v.astype("<f2").tobytes()
+    return (f32.view("<u4") >> 16).astype("<u2").tobytes()  # bf16: exact, values were bf16 to begin with
+
+
+def _verify(rec: TraceRecord) -> tuple[bool, list[str]]:
+    """(whether a hash was checked, problems)."""
+    raw = rec.raw_bytes() if rec.has_data else _bytes_from_values(rec)
+    if raw is None:
+        return False, []
+    out = []
+    if rec.dtype in DTYPE_SIZES and rec.numel is not None and len(raw) != rec.numel * DTYPE_SIZES[rec.dtype]:
+        out.append(f"{len(raw)} data bytes for {rec.numel} elements of {rec.dtype}")
+    if rec.blake3 is None:
+        return False, out + ["data but no blake3 to check it against"]
+    digest = _blake3.blake3(raw).hexdigest()
+    if digest != rec.blake3:
+        out.append(f"blake3 of the data is {digest[:16]}..., the record says {rec.blake3[:16]}...")
+    if rec.has_data and rec.values is not None and len(rec.values) and rec.dtype in DTYPE_SIZES and not out:
+        head = _dtypes.to_f64(_dtypes.from_bytes(raw, rec.dtype)[: len(rec.values)], rec.dtype)
+        if not np.array_equal(head, rec.values, equal_nan=True):
+            out.append("leading values differ from the data")
+    return True, out
+
+
+def validate(
+    trace: Trace, verify_hashes: bool = False, progress: Callable[[float], None] | None = None
+) -> ValidationReport:
+    problems: list[Problem] = []
+    strict = _is_orchlog(trace.format)
+    records = checked = 0
+    last_seq: dict[str, int] = {}
+    for rec in trace:
+        records += 1
+        if progress and records % 1024 == 0:
+            progress(trace.progress())
+        where = str(rec.location) if rec.location else trace.path
+        expected = trace.headers[0].get("values") if strict and len(trace.headers) == 1 else None
+        found = check_record(rec, strict, expected if isinstance(expected, int) else None)
+        if strict and rec.seq is not None and rec.location is not None:
+            prev = last_seq.get(rec.location.path, -1)
+            if rec.seq != prev + 1:
+                found.append(f"seq {rec.seq} follows {prev} (records are missing or out of order)")
+            last_seq[rec.location.path] = rec.seq
+        if verify_hashes:
+            did, more = _verify(rec)
+            checked += did
+            found += more
+        problems += [Problem(where, m) for m in found]
+    if strict:
+        _check_header(trace, problems)
+    problems = [Problem(str(d.location), d.message) for d in trace.diagnostics] + problems
+    return ValidationReport(trace.path, trace.format, records, checked, verify_hashes, problems)

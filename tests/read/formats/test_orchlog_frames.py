@@ -1,0 +1,86 @@
+"""Reading the binary stream: lazy tensors, truncated tails, garbage in the middle."""
+
+from __future__ import annotations
+
+import gzip
+import mmap
+
+import numpy as np
+import pytest
+
+from orchlog.encoding.record import encode_record
+from orchlog.read.paths import open_trace
+from tests.tracegen import record, write_frames
+
+
+def _arrays(n=4):
+    rng = np.random.default_rng(0)
+    return [rng.standard_normal((4, 33)).astype(np.float32) for _ in range(n)]
+
+
+def test_full_tensors_load_lazily_and_exactly(tmp_path):
+    arrays = _arrays()
+    path = write_frames(tmp_path / "t.bin", [record(f"c{i}", a, seq=i) for i, a in enumerate(arrays)])
+    trace = open_trace(path)
+    recs = list(trace)
+    assert trace.format == "orchlog-binary" and trace.header["orchlog"] == 1
+    for rec, arr in zip(recs, arrays):
+        assert rec.has_data
+        np.testing.assert_array_equal(rec.tensor(), arr)
+
+
+def test_a_truncated_tail_keeps_every_whole_frame_and_says_where_it_broke(tmp_path):
+    arrays = _arrays()
+    path = write_frames(tmp_path / "t.bin", [record(f"c{i}", a) for i, a in enumerate(arrays)])
+    full = path.read_bytes()
+    last = encode_record(record("c3", arrays[3])).frame
+    path.write_bytes(full[:-10])
+    trace = open_trace(path)
+    assert [r.checkpoint for r in trace] == ["c0", "c1", "c2"]
+    (diag,) = trace.diagnostics
+    assert diag.fatal and diag.location.offset == len(full) - len(last)
+    assert "truncated frame" in diag.message
+
+
+def test_garbage_between_frames_is_skipped_and_reported(tmp_path):
+    arrays = _arrays(2)
+    frames = [encode_record(record(f"c{i}", a)).frame for i, a in enumerate(arrays)]
+    path = write_frames(tmp_path / "t.bin", [])
+    path.write_bytes(path.read_bytes() + frames[0] + b"\x00\x01garbage\xff" + frames[1])
+    trace = open_trace(path)
+    assert [r.checkpoint for r in trace] == ["c0", "c1"]
+    assert "unreadable bytes" in trace.diagnostics[0].message
+
+
+def test_gzipped_streams_read_the_same(tmp_path):
+    arrays = _arrays(2)
+    path = write_frames(tmp_path / "t.bin", [record(f"c{i}", a) for i, a in enumerate(arrays)])
+    gz = tmp_path / "t.bin.gz"
+    gz.write_bytes(gzip.compress(path.read_bytes()))
+    recs = list(open_trace(gz))
+    np.testing.assert_array_equal(recs[1].tensor(), arrays[1])
+
+
+def test_a_loader_can_fill_a_buffer_of_its_size_instead_of_returning_bytes(tmp_path):
+    arrays = _arrays(2)
+    recs = list(open_trace(write_frames(tmp_path / "t.bin", [record(f"c{i}", a) for i, a in enumerate(arrays)])))
+    room = bytearray(recs[1].loader.nbytes)
+    recs[1].loader.readinto(memoryview(room))
+    assert bytes(room) == arrays[1].tobytes() == bytes(recs[1].raw_bytes())
+
+
+def test_a_tensor_cut_short_after_reading_the_frame_is_an_oserror_that_says_where(tmp_path):
+    path = write_frames(tmp_path / "t.bin", [record("c0", _arrays(1)[0])])
+    (rec,) = list(open_trace(path))
+    path.write_bytes(path.read_bytes()[:-8])
+    with pytest.raises(OSError, match=r"tensor at byte \d+ is cut short"):
+        rec.raw_bytes()
+
+
+def test_large_tensors_are_mapped_from_the_file_not_copied(tmp_path):
+    big = np.random.default_rng(1).standard_normal(1 << 19).astype(np.float32)  # 2 MiB
+    path = write_frames(tmp_path / "t.bin", [record("small", np.ones(4, np.float32)), record("big", big)])
+    small, large = open_trace(path)
+    assert isinstance(large.raw_bytes().obj, mmap.mmap)
+    assert not isinstance(small.raw_bytes().obj, mmap.mmap)
+    np.testing.assert_array_equal(large.tensor(), big)

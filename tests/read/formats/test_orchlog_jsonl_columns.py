@@ -1,0 +1,88 @@
+"""The JSONL reader gives the same records through the native parser and through plain Python."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from orchlog import kernels
+from orchlog.read.formats import orchlog_jsonl
+from orchlog.read.formats.lines import CHUNK_BYTES
+from orchlog.read.paths import open_trace
+from tests.conftest import VECTORS
+from tests.tracegen import record, write_jsonl
+
+
+def _records_of(path, monkeypatch=None, native=True):
+    if not native:
+        monkeypatch.setattr(kernels, "_native", None)
+    trace = open_trace(path)
+    return list(trace), trace
+
+
+def _comparable(rec):
+    d = vars(rec).copy()
+    d.pop("loader")
+    values = d.pop("values")
+    return d, values
+
+
+def test_every_vector_line_reads_the_same_with_and_without_the_native_parser(tmp_path, monkeypatch):
+    cases = json.loads((VECTORS / "records.json").read_text(encoding="utf-8"))["cases"]
+    path = tmp_path / "v.jsonl"
+    path.write_bytes(b"".join(c["expected"]["jsonl"].encode() + b"\n" for c in cases))
+    fast, _ = _records_of(path)
+    slow, _ = _records_of(path, monkeypatch, native=False)
+    assert len(fast) == len(slow) == len(cases)
+    for f, s in zip(fast, slow):
+        (df, vf), (ds, vs) = _comparable(f), _comparable(s)
+        assert df == ds
+        assert np.array_equal(vf, vs, equal_nan=True) and np.array_equal(np.signbit(vf), np.signbit(vs))
+
+
+def test_f32_values_read_back_as_the_exact_floats_written(tmp_path):
+    arr = np.array([0.1, 1 / 3, 3.4028235e38, 1e-45], dtype=np.float32)
+    (rec,) = open_trace(write_jsonl(tmp_path / "t.jsonl", [record("x", arr)]))
+    assert rec.values.tolist() == arr.astype(np.float64).tolist()
+
+
+def test_lines_laid_out_differently_are_still_records_and_keep_file_order(tmp_path):
+    path = write_jsonl(tmp_path / "t.jsonl", [record(f"c{i}", np.arange(3, dtype=np.float32), seq=i) for i in range(3)])
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[2] = (json.dumps(json.loads(lines[2]), indent=None) + "\n").encode()  # spaces after , and :
+    path.write_bytes(b"".join(lines))
+    trace = open_trace(path)
+    assert [(r.checkpoint, r.location.line) for r in trace] == [("c0", 2), ("c1", 3), ("c2", 4)]
+    assert not trace.diagnostics
+
+
+def test_lines_longer_than_a_read_chunk_are_read_whole(tmp_path):
+    big = np.arange(CHUNK_BYTES // 8, dtype=np.float32)
+    path = write_jsonl(tmp_path / "t.jsonl", [record("big", big, values=-1), record("small", big[:3])])
+    recs = list(open_trace(path))
+    assert [r.checkpoint for r in recs] == ["big", "small"]
+    assert recs[0].values.size == big.size and recs[0].values[-1] == big[-1]
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_malformed_lines_are_reported_by_number_in_both_paths(tmp_path, monkeypatch, native):
+    path = write_jsonl(tmp_path / "t.jsonl", [record(f"c{i}", np.ones(2, np.float32)) for i in range(3)])
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines.insert(3, b'{"checkpoint":"c9","team":"",\n')
+    lines.insert(5, b'{"checkpoint":"missing fields"}\n')
+    path.write_bytes(b"".join(lines))
+    recs, trace = _records_of(path, monkeypatch, native)
+    assert [r.checkpoint for r in recs] == ["c0", "c1", "c2"]
+    assert [(d.location.line, d.message.split(" (")[0]) for d in trace.diagnostics] == [
+        (4, "malformed JSON"),
+        (6, "invalid record"),
+    ]
+
+
+def test_batch_columns_hold_the_key_fields_with_minus_one_for_null(tmp_path):
+    path = write_jsonl(tmp_path / "t.jsonl", [record("a", np.ones(2, np.float32), token_idx=4, layer=None, seq=0)])
+    (batch,) = open_trace(path).batches()
+    assert batch.token_idx.tolist() == [4] and batch.layer.tolist() == [-1] and batch.stage.tolist() == [None]
+    assert orchlog_jsonl.exact_values(np.array([0.1]), "f32")[0] == float(np.float32(0.1))

@@ -1,0 +1,61 @@
+"""validate(): schema checks per record, hash checks where the data is, any format."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from orchlog.read.paths import open_trace
+from orchlog.read.validate import validate
+from tests.compare.runs import run
+from tests.tracegen import header, record, write_frames, write_json_lines, write_jsonl
+
+
+def test_traces_written_by_the_reference_encoder_are_valid(tmp_path):
+    for path in (
+        write_jsonl(tmp_path / "t.jsonl", run()),
+        write_frames(tmp_path / "t.bin", run()),
+        write_jsonl(tmp_path / "all.jsonl", run(values=-1), header(values=-1)),
+    ):
+        report = validate(open_trace(path), verify_hashes=True)
+        assert report, str(report)
+    assert validate(open_trace(tmp_path / "all.jsonl"), verify_hashes=True).hashes_checked == len(run())
+
+
+def _edit_line(path, lineno, change):
+    lines = path.read_text().splitlines()
+    doc = json.loads(lines[lineno - 1])
+    change(doc)
+    lines[lineno - 1] = json.dumps(doc)
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_schema_problems_are_reported_where_they_are(tmp_path):
+    path = write_jsonl(tmp_path / "t.jsonl", [record(f"c{i}", np.arange(4, dtype=np.float32), seq=i) for i in range(4)])
+    _edit_line(path, 2, lambda d: d.update(numel=5))
+    _edit_line(path, 3, lambda d: d["stats"].update(min=9.0))
+    _edit_line(path, 4, lambda d: d.update(blake3="XYZ"))
+    _edit_line(path, 5, lambda d: d.update(seq=7))
+    problems = [str(p) for p in validate(open_trace(path)).problems]
+    assert any(p.startswith(f"{path}:2: numel 5 is not the product") for p in problems)
+    assert any(p.startswith(f"{path}:3: stats min 9.0 > max") for p in problems)
+    assert any(p.startswith(f"{path}:4: blake3 'XYZ'") for p in problems)
+    assert any(p.startswith(f"{path}:5: seq 7 follows 2") for p in problems)
+
+
+def test_values_that_disagree_with_the_hash_are_caught_when_all_values_are_inline(tmp_path):
+    path = write_jsonl(
+        tmp_path / "t.jsonl", [record("x", np.arange(3, dtype=np.float32), values=-1)], header(values=-1)
+    )
+    _edit_line(path, 2, lambda d: d.update(values=[0, 1, 2.5]))
+    report = validate(open_trace(path), verify_hashes=True)
+    assert not report and "blake3 of the data" in report.problems[0].message
+
+
+def test_a_missing_header_is_a_problem_for_orchlog_files_only(tmp_path):
+    path = write_jsonl(tmp_path / "t.jsonl", run(tokens=1))
+    path.write_text("".join(path.read_text().splitlines(keepends=True)[1:]))
+    assert any("no run header" in p.message for p in validate(open_trace(path)).problems)
+    legacy = write_json_lines(tmp_path / "l.jsonl", [{"token_idx": 0, "logits": [1.0]}])
+    assert validate(open_trace(legacy))
