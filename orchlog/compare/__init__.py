@@ -173,7 +173,12 @@ def compare(
         decided_by=decided_by,
         first=first,
         growth=findings.growth(token) if token is not None else [],
-        unmatched=_unmatched("a", aligner.leftover_a, key) + _unmatched("b", aligner.leftover_b, key),
+        unmatched=[
+            *_unmatched("a", aligner.leftover_a, key),
+            *_unmatched("a", side_a.held_out, key),
+            *_unmatched("b", aligner.leftover_b, key),
+            *_unmatched("b", side_b.held_out, key),
+        ],
         malformed=malformed,
         track_token=opts.track_token,
         dumped=dumper.written if dumper else [],

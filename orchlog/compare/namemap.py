@@ -141,6 +141,8 @@ class NameMap:
                 target = rule.target or name
                 target = target.replace("{layer}", str(layer)) if layer is not None else target
                 new_stage = rule.target_stage if rule.sets_stage else None if rule.matches_stage else stage
+                if not rule.target and not rule.sets_stage:  # a view alone: the record keeps its name and stage
+                    new_stage = stage
                 found = (Mapped(target, layer, new_stage), rule)
                 break
         self._cache[key] = found

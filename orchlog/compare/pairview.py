@@ -90,6 +90,13 @@ class PairView:
         }
 
 
+def _leading(va: np.ndarray, vb: np.ndarray, alignment: Alignment | None) -> tuple[list[float], list[float]]:
+    """The first values side by side: of the compared window when there is one, else as each side wrote them."""
+    if alignment is not None and alignment.window is not None:
+        va, vb = alignment.window.leading(va, vb)
+    return va[:LEADING].tolist(), vb[:LEADING].tolist()
+
+
 def _shard_ranks(alignment: Alignment | None, rule) -> list[int] | None:
     """The ranks whose piece fails the rule, when some pieces pass: the evidence names them."""
     shards = alignment.shards if alignment is not None else None
@@ -145,7 +152,7 @@ def make_views(
                 dtypes=(dtype_a[k], dtype_b[k]),
                 shapes=(a.shape_of(i), b.shape_of(j)),
                 locations=(str(a.location(i)), str(b.location(j))),
-                values=(a.row_values(i)[:LEADING].tolist(), b.row_values(j)[:LEADING].tolist()),
+                values=_leading(a.row_values(i), b.row_values(j), alignment[k]),
                 mismatches=tuple(kind for kind, flag in zip(("dtype", "shape", "numel", "window"), flags[k]) if flag),
                 records=(a.record(i), b.record(j)) if keep_records else None,
                 alignment=alignment[k],

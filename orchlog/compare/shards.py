@@ -17,8 +17,9 @@ goes with the k-th of every other) and, once all W have arrived, puts one
 record in their place: rank 0 of world size 1, whose tensor is built from the
 pieces when it is loaded (`Gathered`, which also says where each rank's piece
 lies, so that a report can name the rank whose piece carries an error).
-Pieces of a checkpoint that never complete are handed on as they are (and
-reported), so a missing rank shows as unmatched records, never as a pass.
+Pieces that cannot be put together (a rank missing, shapes that do not fit)
+are reported and set aside as unmatched (`held_out`): a piece is never
+compared with a whole tensor, and a missing rank is never a pass.
 
 Records will carry their own layout once the schema has the fields
 (`shard_axis`, `shard_index`, `num_shards`, `shard_partial`); `layout_of`
@@ -240,6 +241,7 @@ class Gatherer:
         self._occurrence: dict[tuple, int] = {}
         self._layouts: list[Layout] = []
         self.gathered = 0
+        self.held_out: list[RecordBatch] = []  # pieces that could not be gathered
 
     @property
     def active(self) -> bool:
@@ -293,7 +295,7 @@ class Gatherer:
                 r = rows[0]
                 self.problem(
                     self._held.location(r),
-                    f"{self._held.checkpoint[r]} not gathered: {record}; its pieces are compared as they are",
+                    f"{self._held.checkpoint[r]} not gathered: {record}; its pieces are left unmatched",
                 )
                 refused += rows
             else:
@@ -307,13 +309,13 @@ class Gatherer:
             gathered.renamed_from = self._held.renamed_from[np.asarray(firsts)]
             out.append(gathered)
         if refused:
-            out.append(self._held.take(refused))
+            self.held_out.append(self._held.take(refused))
         rest = [r for r in range(len(self._held_groups)) if r not in used]
         self._held = self._held.take(rest)
         self._held_groups = [self._held_groups[r] for r in rest]
         self._layouts = [self._layouts[r] for r in rest]
         self.gathered += len(records)
-        return RecordBatch.concat(out)
+        return RecordBatch.concat(out) if out else RecordBatch.empty()
 
     def _gather(self, rows: list[int]) -> TraceRecord | str:
         """The record that stands for the pieces `rows` (in rank order), or why there is none."""
@@ -350,10 +352,10 @@ class Gatherer:
             loader=gathered if loaded else None,
         )
 
-    def flush(self) -> RecordBatch:
-        """Pieces that never completed, handed on as they are (each missing rank is reported)."""
+    def flush(self) -> None:
+        """Pieces that never completed are set aside as unmatched, each missing rank reported."""
         if not len(self._held):
-            return self._held
+            return
         members: dict[tuple, list[int]] = {}
         for row, group in enumerate(self._held_groups):
             members.setdefault(group, []).append(row)
@@ -366,5 +368,5 @@ class Gatherer:
                 self._held.location(r),
                 f"{group[0]} has the pieces of ranks {have} of {count}; missing {missing}: not gathered",
             )
-        out, self._held, self._held_groups, self._layouts = self._held, RecordBatch.empty(), [], []
-        return out
+        self.held_out.append(self._held)
+        self._held, self._held_groups, self._layouts = RecordBatch.empty(), [], []

@@ -3,10 +3,11 @@
 In order: names and views of the side's maps (--map-a/--map-b, then --map),
 the token offset, the token ids noted, tensor-parallel pieces gathered, and
 derived checkpoints added. Every stage works on a batch at a time; the
-gathering and derivation hold records back until their partners arrive, and
-`flush` hands over what never completed. Problems (a view that does not fit
-a record, a missing rank, a derived record without its parts) are
-diagnostics, listed with the trace's malformed input; nothing is dropped.
+gathering and derivation hold records back until their partners arrive.
+Problems (a view that does not fit a record, a missing rank, a derived
+record without its parts) are diagnostics, listed with the trace's malformed
+input; pieces that could not be gathered are `held_out`, listed as
+unmatched: nothing is dropped.
 """
 
 from __future__ import annotations
@@ -40,7 +41,10 @@ class Side:
         return self.deriver(self.gatherer(batch))
 
     def flush(self) -> RecordBatch:
-        rest = self.gatherer.flush()
-        rest = self.deriver(rest) if len(rest) else rest
-        self.deriver.flush()
-        return rest
+        self.gatherer.flush()
+        return self.deriver.flush()
+
+    @property
+    def held_out(self) -> RecordBatch:
+        """Records set aside rather than aligned: tensor-parallel pieces that could not be gathered."""
+        return RecordBatch.concat(self.gatherer.held_out) if self.gatherer.held_out else RecordBatch.empty()

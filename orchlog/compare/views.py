@@ -51,8 +51,8 @@ def _axis(axis: int, ndim: int, op: str) -> int:
 
 @dataclasses.dataclass(frozen=True)
 class Slice:
-    index: tuple[Any, ...]  # ints, slices and Ellipsis
-    text: str
+    index: tuple[Any, ...] = dataclasses.field(compare=False)  # ints, slices and Ellipsis (slices hash by text)
+    text: str = ""
 
     def shape(self, shape: Shape) -> Shape:
         return _index_shape(self.index, shape, self.text)
