@@ -9,7 +9,7 @@ from examples.numpy_engine.observe import AFTER_BLOCKS, BEFORE_BLOCKS, PER_BLOCK
 from orchlog.compare.namemap import load_maps, shipped_maps
 
 # What HF cannot observe as a module's output or input (see hf_qwen2.toml).
-NOT_IN_HF = {("Qcur", "rope"), ("Kcur", "rope"), ("kq_soft_max", None)}
+NOT_IN_HF = {("Qcur", "rope"), ("Kcur", "rope"), ("kq", None)}
 CANONICAL_STAGES = [*BEFORE_BLOCKS, *PER_BLOCK, *AFTER_BLOCKS]
 
 
@@ -34,6 +34,7 @@ def _hf_qwen2_paths(layer: int) -> dict[tuple[str, str | None], tuple[str, str |
         (f"{block}.self_attn.q_proj", None): ("Qcur", "add"),
         (f"{block}.self_attn.k_proj", None): ("Kcur", "add"),
         (f"{block}.self_attn.v_proj", None): ("Vcur", "add"),
+        (f"{block}.self_attn", "probs"): ("kq_soft_max", None),
         (f"{block}.self_attn.o_proj", "input"): ("kqv_out", None),
         (f"{block}.self_attn.o_proj", None): ("attn_out", None),
         (f"{block}.post_attention_layernorm", "input"): ("ffn_inp", None),
