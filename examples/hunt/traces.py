@@ -29,6 +29,7 @@ HF_OUTPUTS = (
 )
 HF_INPUTS = ("**.self_attn.o_proj", "**.post_attention_layernorm", "**.mlp.down_proj")
 
+
 class _Run:
     """An orchlog run of this process, closed on exit (the emitter is process-wide)."""
 
@@ -76,4 +77,16 @@ def hf_trace(gguf: Path, out: Path, scenario: Scenario = DEFAULT_SCENARIO, cache
     model = load_hf_model(gguf)
     with _Run(out, "hf"), orchlog.torch.attach(model, HF_OUTPUTS, inputs=HF_INPUTS, attention=True, cache=cache):
         run_hf(gguf, scenario, model=model)
+    return out
+
+
+def vllm_style_trace(gguf: Path, out: Path, bugs: Bug = Bug.NONE, scenario: Scenario = DEFAULT_SCENARIO) -> Path:
+    """The NumPy engine logging what a vLLM-style engine does (examples/numpy_engine/vllm_style.py)."""
+    from examples.numpy_engine.vllm_style import observer
+
+    def log(checkpoint, layer, token_idx, step, array, stage=None):
+        orchlog.log(checkpoint, np.ascontiguousarray(array), token_idx=token_idx, layer=layer, stage=stage, step=step)
+
+    with _Run(out, f"vllm-style{'+' + bugs.name.lower() if bugs else ''}"):
+        run_numpy_engine(gguf, scenario, bugs=bugs, observe=observer(log))
     return out
