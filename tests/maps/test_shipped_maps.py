@@ -3,10 +3,13 @@ on the canonical names (llama.cpp's names without the suffix, as the ggml adapte
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from examples.numpy_engine.observe import AFTER_BLOCKS, BEFORE_BLOCKS, PER_BLOCK
 from orchlog.compare.namemap import load_maps, shipped_maps
+from orchlog.read.batch import RecordBatch
+from orchlog.read.trace import TraceRecord
 
 # What HF cannot observe as a module's output or input (see hf_qwen2.toml).
 NOT_IN_HF = {("Qcur", "rope"), ("Kcur", "rope"), ("kq", None)}
@@ -59,9 +62,33 @@ def test_hf_qwen2_module_paths_map_onto_every_stage_hf_can_observe():
     assert set(expected.values()) == set(CANONICAL_STAGES) - NOT_IN_HF
 
 
-def test_hf_llama_leaves_out_the_projections_llama_cpp_stores_permuted():
+def _llama_qk_permutation(tensor: np.ndarray, n_head: int) -> np.ndarray:
+    """What convert_hf_to_gguf.py does to Q and K for the `llama` architecture (its `permute`)."""
+    shape = tensor.shape
+    return tensor.reshape(n_head, 2, shape[0] // n_head // 2, *shape[1:]).swapaxes(1, 2).reshape(shape)
+
+
+def test_hf_llama_meets_the_projections_llama_cpp_stores_permuted_in_hf_order():
     names = load_maps(["hf_llama"])
-    assert names.lookup("model.layers.2.self_attn.q_proj") is None
-    assert names.lookup("model.layers.2.self_attn.k_proj") is None
+    assert names.lookup("model.layers.2.self_attn.q_proj") == ("Qcur", 2, "hf_order")
+    assert names.lookup("model.layers.2.self_attn.k_proj") == ("Kcur", 2, "hf_order")
+    assert names.lookup("Qcur", "reshape") == ("Qcur", None, "hf_order")
     assert names.lookup("model.layers.2.self_attn.v_proj") == ("Vcur", 2, None)  # no bias: llama.cpp's MUL_MAT
     assert names.lookup("model.layers.2.self_attn.o_proj", "input") == ("kqv_out", 2, None)
+
+
+@pytest.mark.parametrize("n_head, head_dim", [(4, 16), (14, 64), (2, 128)])
+def test_hf_llamas_view_undoes_the_gguf_permutation_for_any_head_count(n_head, head_dim):
+    rng = np.random.default_rng(n_head)
+    weight = rng.standard_normal((n_head * head_dim, 24)).astype(np.float32)
+    x = rng.standard_normal(24).astype(np.float32)
+    hf = weight @ x  # q_proj's output
+    gguf = _llama_qk_permutation(weight, n_head) @ x  # llama.cpp's Qcur, then RESHAPE'd per head
+    raw = memoryview(np.ascontiguousarray(gguf.reshape(n_head, head_dim))).cast("B")
+    record = TraceRecord(
+        "Qcur", stage="reshape", dtype="f32", shape=(n_head, head_dim), numel=hf.size, loader=lambda: raw
+    )
+    viewed = load_maps(["hf_llama"]).apply(RecordBatch.from_records([record]))
+    assert not np.array_equal(gguf, hf)
+    assert np.array_equal(np.frombuffer(viewed.loader[0](), np.float32), hf)
+    assert viewed.shape_of(0) == (n_head * head_dim,) and viewed.stage[0] == "hf_order"
