@@ -4,6 +4,7 @@ test, and the `orchlog compare` options that line them up."""
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from pathlib import Path
 
 from examples.hunt.traces import hf_trace, llama_trace, numpy_trace
@@ -40,7 +41,7 @@ class Hunt:
         ]
 
     def command(self) -> str:
-        return " ".join(["orchlog compare", *self.arguments()])
+        return "orchlog compare " + shlex.join(self.arguments())
 
 
 def prepare(directory: Path, engine: str = "numpy", bugs: Bug = Bug.NONE, program: Path | None = None) -> Hunt:
