@@ -142,8 +142,9 @@ def _settled(t: PairTable, rows: np.ndarray, track_token: int | None) -> None:
             t.m["rank_a"][r] = t.m["rank_b"][r] = rank_of(values, track_token)
 
 
-def _windows(t: PairTable, windows: Callable[[str | None], bool] | None) -> None:
+def _windows(t: PairTable, windows: Callable[[str | None], bool] | None) -> np.ndarray:
     """Find the pairs of the same rank and different extents; note their windows and which may pass."""
+    found = np.zeros(len(t), dtype=bool)
     for r in np.flatnonzero(t.shape_mismatch).tolist():
         i, j = int(t.ia[r]), int(t.ib[r])
         name = t.a.checkpoint[i]
@@ -151,9 +152,11 @@ def _windows(t: PairTable, windows: Callable[[str | None], bool] | None) -> None
         if window is None:
             continue
         t.alignment[r] = Alignment(window)
+        found[r] = True
         # The window is what is compared; allowed, the pair is graded on it alone, else it fails.
         t.numel_mismatch[r] &= not window.allowed
         t.shape_mismatch[r] = t.window_refused[r] = not window.allowed
+    return found
 
 
 def _summary_windows(t: PairTable, rows: np.ndarray) -> None:
@@ -220,8 +223,7 @@ def measure(
         numel_mismatch,
         a.checkpoint[ia].per_row(is_logits, dtype=bool),
     )
-    _windows(t, windows)
-    windowed = np.array([x is not None and x.window is not None for x in t.alignment], dtype=bool)
+    windowed = _windows(t, windows)
     settled = (hash_state == 1) & ~dtype_mismatch & ~numel_mismatch & ~windowed
     full = ~settled & a.has_data()[ia] & b.has_data()[ib]
     t.basis[settled], t.basis[full] = HASH, TENSOR
@@ -234,7 +236,8 @@ def measure(
         _summary_windows(t, np.flatnonzero(summary & windowed))
     if (summary & ~windowed).any():
         _summary(t, np.flatnonzero(summary & ~windowed))
-    for r in np.flatnonzero(summary).tolist():  # a view, derivation or gathering still says so
+    loaded = (a.loader[ia] != None) | (b.loader[ib] != None)  # noqa: E711 - elementwise on object arrays
+    for r in np.flatnonzero(summary & loaded).tolist():  # a view, derivation or gathering still says so
         how = (how_loaded(a.loader[ia[r]]), how_loaded(b.loader[ib[r]]))
         if any(how):
             t.alignment[r] = dataclasses.replace(t.alignment[r] or Alignment(), how=how)
