@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from examples.numpy_engine.observe import AFTER_BLOCKS, BEFORE_BLOCKS, PER_BLOCK
+from examples.qwen2_tiny.weights import llama_qk_permutation
 from orchlog.compare.namemap import load_maps, shipped_maps
 from orchlog.read.batch import RecordBatch
 from orchlog.read.trace import TraceRecord
@@ -62,12 +63,6 @@ def test_hf_qwen2_module_paths_map_onto_every_stage_hf_can_observe():
     assert set(expected.values()) == set(CANONICAL_STAGES) - NOT_IN_HF
 
 
-def _llama_qk_permutation(tensor: np.ndarray, n_head: int) -> np.ndarray:
-    """What convert_hf_to_gguf.py does to Q and K for the `llama` architecture (its `permute`)."""
-    shape = tensor.shape
-    return tensor.reshape(n_head, 2, shape[0] // n_head // 2, *shape[1:]).swapaxes(1, 2).reshape(shape)
-
-
 def test_hf_llama_meets_the_projections_llama_cpp_stores_permuted_in_hf_order():
     names = load_maps(["hf_llama"])
     assert names.lookup("model.layers.2.self_attn.q_proj") == ("Qcur", 2, "hf_order")
@@ -83,7 +78,7 @@ def test_hf_llamas_view_undoes_the_gguf_permutation_for_any_head_count(n_head, h
     weight = rng.standard_normal((n_head * head_dim, 24)).astype(np.float32)
     x = rng.standard_normal(24).astype(np.float32)
     hf = weight @ x  # q_proj's output
-    gguf = _llama_qk_permutation(weight, n_head) @ x  # llama.cpp's Qcur, then RESHAPE'd per head
+    gguf = llama_qk_permutation(weight, n_head) @ x  # llama.cpp's Qcur, then RESHAPE'd per head
     raw = memoryview(np.ascontiguousarray(gguf.reshape(n_head, head_dim))).cast("B")
     record = TraceRecord(
         "Qcur", stage="reshape", dtype="f32", shape=(n_head, head_dim), numel=hf.size, loader=lambda: raw

@@ -5,30 +5,22 @@ the wrong pairs: only layer 0's projections, before any attention, still mean th
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from examples.hunt.run import prepare
 from examples.hunt.traces import llama_trace
-from examples.qwen2_tiny.config import TINY
 from examples.qwen2_tiny.gguf_file import write_gguf
 from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO
-from examples.qwen2_tiny.weights import make_weights
+from examples.qwen2_tiny.weights import make_weights, with_llama_qk_permutation
 from orchlog.compare import CompareOptions, compare
 from tests.examples.conftest import AGREEMENT_ATOL
-from tests.maps.test_shipped_maps import _llama_qk_permutation
 
 pytestmark = pytest.mark.slow  # builds llama.cpp (cached), imports torch
 
 
 @pytest.fixture(scope="module")
 def permuted_llama(tmp_path_factory, run_tokens_program):
-    weights = make_weights()
-    for layer in range(TINY.n_layer):
-        for name, n_head in (("attn_q", TINY.n_head), ("attn_k", TINY.n_head_kv)):
-            for part in ("weight", "bias"):
-                key = f"blk.{layer}.{name}.{part}"
-                weights[key] = np.ascontiguousarray(_llama_qk_permutation(weights[key], n_head))
+    weights = with_llama_qk_permutation(make_weights())
     out = tmp_path_factory.mktemp("permuted")
     return llama_trace(write_gguf(out / "permuted.gguf", weights), out / "llama.bin", program=run_tokens_program)
 
