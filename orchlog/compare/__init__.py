@@ -36,11 +36,10 @@ from orchlog.compare.result import (
     CompareReport,
     InputInfo,
     Malformed,
-    TokenCheck,
     Unmatched,
 )
 from orchlog.compare.sides import Side
-from orchlog.compare.tokens import compared_positions, first_difference
+from orchlog.compare.tokens import TokenCheck
 from orchlog.compare.tolerances import load_tolerances
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.paths import open_trace
@@ -134,11 +133,7 @@ def compare(
             progress((trace_a.progress() + trace_b.progress()) / 2)
     token = findings.diverging_token()
     first = findings.first_divergence()
-    tokens = TokenCheck(
-        compared_positions(side_a.tokens, side_b.tokens),
-        first_difference(side_a.tokens, side_b.tokens),
-        opts.token_offset,
-    )
+    tokens = TokenCheck.between(side_a.tokens, side_b.tokens, opts.token_offset)
     if tokens.mismatch is not None:  # the prompts differ: what the numbers say next is not a divergence
         status, token, first = TOKENS_DIFFER, None, None
     elif findings.failed:

@@ -72,7 +72,9 @@ class Alignment:
     def lines(self) -> list[str]:
         out = [f"{side}: {text}" for side, text in zip("ab", self.how) if text]
         if self.window is not None:
-            out.append(self.window.describe() + ("" if self.window.allowed else " (not allowed, so it fails: --window)"))
+            out.append(
+                self.window.describe() + ("" if self.window.allowed else " (not allowed, so it fails: --window)")
+            )
         return out
 
     def to_json(self) -> dict:

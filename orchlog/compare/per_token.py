@@ -22,10 +22,10 @@ from orchlog.compare.keys import Interner, key_matrix
 from orchlog.compare.logits import LogitsDiff, logits_diff
 from orchlog.compare.namemap import load_maps
 from orchlog.compare.render import fmt
-from orchlog.compare.result import DIVERGED, NO_MATCH, OK, TOKENS_DIFFER, TokenCheck, number
+from orchlog.compare.result import DIVERGED, NO_MATCH, OK, TOKENS_DIFFER, number
 from orchlog.compare.sides import Side
 from orchlog.compare.tensors import flat_tensor
-from orchlog.compare.tokens import compared_positions, first_difference
+from orchlog.compare.tokens import TokenCheck
 from orchlog.errors import OrchlogError
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.trace import Diagnostic, Trace
@@ -232,9 +232,7 @@ def compare_per_token(
     malformed = [
         (name, d) for name, t, side in (("a", a, side_a), ("b", b, side_b)) for d in t.diagnostics + side.diagnostics
     ]
-    tokens = TokenCheck(
-        compared_positions(side_a.tokens, side_b.tokens), first_difference(side_a.tokens, side_b.tokens), token_offset
-    )
+    tokens = TokenCheck.between(side_a.tokens, side_b.tokens, token_offset)
     return PerTokenReport(
         positions,
         cos_tol,

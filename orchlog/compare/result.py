@@ -16,7 +16,7 @@ from orchlog.compare.grading import TIER_NAMES
 from orchlog.compare.growth import GrowthRow
 from orchlog.compare.metrics import BASES
 from orchlog.compare.pairview import PairView
-from orchlog.compare.tokens import TokenMismatch
+from orchlog.compare.tokens import TokenCheck
 from orchlog.compare.tolerances import Tolerances
 from orchlog.read.trace import Diagnostic
 
@@ -46,23 +46,6 @@ class Unmatched:
 class Malformed:
     side: str
     diagnostic: Diagnostic
-
-
-@dataclasses.dataclass(frozen=True)
-class TokenCheck:
-    """The token ids both traces give for the same positions: how many, and the first that differ."""
-
-    positions: int = 0
-    mismatch: TokenMismatch | None = None
-    offset: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        m = self.mismatch
-        return {
-            "positions": self.positions,
-            "offset": self.offset,
-            "first_difference": None if m is None else {"position": m.position, "a": m.a, "b": m.b},
-        }
 
 
 @dataclasses.dataclass

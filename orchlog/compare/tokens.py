@@ -21,6 +21,7 @@ N positions on before they are aligned; a negative N moves a's instead.
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 import numpy as np
 
@@ -87,5 +88,22 @@ def first_difference(a: TokenIds, b: TokenIds) -> TokenMismatch | None:
     return next((TokenMismatch(p, a.ids[p], b.ids[p]) for p in common if a.ids[p] != b.ids[p]), None)
 
 
-def compared_positions(a: TokenIds, b: TokenIds) -> int:
-    return len(set(a.ids) & set(b.ids))
+@dataclasses.dataclass(frozen=True)
+class TokenCheck:
+    """The token ids both traces give for the same positions: how many, and the first that differ."""
+
+    positions: int = 0
+    mismatch: TokenMismatch | None = None
+    offset: int = 0
+
+    @staticmethod
+    def between(a: TokenIds, b: TokenIds, offset: int = 0) -> TokenCheck:
+        return TokenCheck(len(set(a.ids) & set(b.ids)), first_difference(a, b), offset)
+
+    def to_json(self) -> dict[str, Any]:
+        m = self.mismatch
+        return {
+            "positions": self.positions,
+            "offset": self.offset,
+            "first_difference": None if m is None else {"position": m.position, "a": m.a, "b": m.b},
+        }
