@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from orchlog.compare.views import INDEX_MAP_LIMIT
 from orchlog.encoding import dtypes
 from orchlog.read.batch import RecordBatch
 from orchlog.read.trace import Location, TraceRecord
@@ -182,26 +183,23 @@ def _gathered_shape(pieces: Sequence[Piece], axis: int | None) -> tuple[int, ...
 
 
 def _gathered_values(batch: RecordBatch, rows: list[int], pieces: list[Piece], axis: int | None) -> np.ndarray:
-    """The gathered record's leading values: what the pieces' leading values say of the whole."""
+    """The gathered record's leading values: the longest run of the whole tensor the pieces' leading values hold."""
     values = [batch.row_values(i) for i in rows]
-    full = all(len(v) == math.prod(p.shape) for v, p in zip(values, pieces))
-    if axis is None:
+    if axis is None:  # a sum: as far as every piece's values reach
         n = min(len(v) for v in values)
         return np.sum([v[:n] for v in values], axis=0) if n else values[0][:0]
-    if full:
-        return np.concatenate([v.reshape(p.shape) for v, p in zip(values, pieces)], axis=axis).reshape(-1)
-    if axis == 0:  # the whole of each piece comes before the next: a prefix of the pieces in turn
-        out = []
-        for v, p in zip(values, pieces):
-            out.append(v)
-            if len(v) < math.prod(p.shape):
-                break
-        return np.concatenate(out)
-    # Along an inner axis the whole tensor's first row already needs a piece of every rank.
-    first_rows = [v[: p.shape[-1]] if axis == len(p.shape) - 1 else v[:0] for v, p in zip(values, pieces)]
-    if axis == len(pieces[0].shape) - 1 and all(len(r) == p.shape[-1] for r, p in zip(first_rows, pieces)):
-        return np.concatenate(first_rows)
-    return values[0][:0]
+    if sum(math.prod(p.shape) for p in pieces) > INDEX_MAP_LIMIT:
+        return values[0][:0]
+    # Each element of the whole tensor as (piece, index in that piece), in the whole tensor's order.
+    which = np.concatenate([np.full(p.shape, k, dtype=np.int64) for k, p in enumerate(pieces)], axis=axis).reshape(-1)
+    local = np.concatenate(
+        [np.arange(math.prod(p.shape), dtype=np.int64).reshape(p.shape) for p in pieces], axis=axis
+    ).reshape(-1)
+    held = local < np.array([len(v) for v in values])[which]
+    n = int(np.argmin(held)) if not held.all() else len(held)
+    flat = np.concatenate(values)
+    starts = np.cumsum([0] + [len(v) for v in values[:-1]])
+    return flat[starts[which[:n]] + local[:n]]
 
 
 def _gathered_stats(batch: RecordBatch, rows: list[int], pieces: list[Piece], axis: int | None) -> Stats | None:

@@ -100,3 +100,33 @@ def test_dims_that_do_not_fit_a_record_are_reported_and_it_is_not_gathered():
     )
     out = gatherer(batch)
     assert len(out) == 2 and gatherer.gathered == 0 and "name 2 axes" in problems[0]
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_the_leading_values_of_random_pieces_are_a_true_prefix_of_the_whole(seed):
+    rng = np.random.default_rng(100 + seed)
+    ways = int(rng.integers(2, 4))
+    shape = [int(d) for d in rng.integers(1, 5, size=rng.integers(1, 4))]
+    axis = int(rng.integers(0, len(shape)))
+    shape[axis] *= ways
+    whole = rng.standard_normal(shape)
+    pieces = np.split(whole, ways, axis=axis)
+    records = [
+        TraceRecord(
+            "x",
+            dtype="f32",
+            shape=p.shape,
+            numel=p.size,
+            rank=r,
+            world_size=ways,
+            values=p.reshape(-1)[: int(rng.integers(0, p.size + 1))],
+        )
+        for r, p in enumerate(pieces)
+    ]
+    names = " ".join(f"d{k}(tp)" if k == axis else f"d{k}" for k in range(len(shape)))
+    out = Gatherer([("x", parse_dims(names))], lambda *p: None)(RecordBatch.from_records(records))
+    assert len(out) == 1 and out.shape_of(0) == whole.shape
+    got = out.row_values(0)
+    assert np.array_equal(got, whole.reshape(-1)[: len(got)])
+    if all(len(r.values) == r.numel for r in records):
+        assert len(got) == whole.size
