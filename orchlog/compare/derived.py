@@ -19,7 +19,8 @@ the engine did log:
     of = "qkv"                                       # one part, looked at through view operations
     slice = "0:64"
 
-Parts are canonical names (after [names]); `name@stage` picks that stage, a
+Parts are canonical names (after [names]) of records the side logged or
+gathered (not of other derived records); `name@stage` picks that stage, a
 plain name the records without one. The parts of one derived record share
 their layer, token, step and rank (the k-th record of each part goes with the
 k-th of the others). Any derived record may end with view operations

@@ -22,8 +22,9 @@ are reported and set aside as unmatched (`held_out`): a piece is never
 compared with a whole tensor, and a missing rank is never a pass.
 
 Records will carry their own layout once the schema has the fields
-(`shard_axis`, `shard_index`, `num_shards`, `shard_partial`); `layout_of`
-reads them when a batch has them and falls back to the map.
+(`shard_axis`, `shard_index`, `num_shards`, `shard_partial`: RecordBatch
+columns of int64, NONE where absent, and bool); `layout_of` reads them when
+a batch has them and falls back to the map.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import numpy as np
 
 from orchlog.compare.views import INDEX_MAP_LIMIT
 from orchlog.encoding import dtypes
-from orchlog.read.batch import RecordBatch
+from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.trace import Location, TraceRecord
 from orchlog.schema_gen import Stats
 from orchlog.strings import glob_matcher
@@ -99,10 +100,9 @@ def layout_of(batch: RecordBatch, i: int, dims: Dims | None) -> Layout | str | N
     """The record's layout (from its own fields when it has them, else from the map's dims), None when it is
     not a piece, or a message saying why the map's dims do not fit it."""
     if all(hasattr(batch, f) for f in LAYOUT_FIELDS):
-        count = int(batch.num_shards[i])
-        if count > 1:
-            axis = None if bool(batch.shard_partial[i]) else int(batch.shard_axis[i])
-            return Layout(axis, int(batch.shard_index[i]), count, "record")
+        count, axis, partial = int(batch.num_shards[i]), int(batch.shard_axis[i]), bool(batch.shard_partial[i])
+        if count > 1 and (partial or axis != NONE):  # NONE: the record does not say
+            return Layout(None if partial else axis, int(batch.shard_index[i]), count, "record")
     count = int(batch.world_size[i])
     if dims is None or count <= 1:
         return None

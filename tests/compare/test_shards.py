@@ -130,3 +130,16 @@ def test_the_leading_values_of_random_pieces_are_a_true_prefix_of_the_whole(seed
     assert np.array_equal(got, whole.reshape(-1)[: len(got)])
     if all(len(r.values) == r.numel for r in records):
         assert len(got) == whole.size
+
+
+def test_a_records_own_layout_fields_are_read_when_the_batch_has_them():
+    from orchlog.read.batch import NONE
+
+    records = [TraceRecord("y", shape=(2,), numel=2, dtype="f32", values=np.array([r, r]), rank=r) for r in range(2)]
+    batch = RecordBatch.from_records(records)
+    batch.shard_axis, batch.shard_index = np.array([0, 0]), np.array([0, 1])  # the columns the schema will add
+    batch.num_shards, batch.shard_partial = np.array([2, 2]), np.array([False, False])
+    out = Gatherer([], lambda *p: None)(batch)  # no map: the records say it
+    assert len(out) == 1 and out.shape_of(0) == (4,) and out.row_values(0).tolist() == [0, 0, 1, 1]
+    batch.shard_axis = np.array([NONE, NONE])
+    assert len(Gatherer([], lambda *p: None)(batch)) == 2  # a record that does not say is no piece
