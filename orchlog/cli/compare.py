@@ -20,7 +20,7 @@ EXAMPLES = """example:
   orchlog compare llama.bin hf.bin --map-b hf_qwen2 --token-offset 1
   orchlog compare reference.bin tp_run/ --map-b tp_shards.toml
 
-exit codes: 0 every pair within tolerance, 1 divergence (or nothing matched), 2 error"""
+exit codes: 0 every pair within tolerance, 1 divergence (or token ids that differ, or nothing matched), 2 error"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
