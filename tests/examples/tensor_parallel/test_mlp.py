@@ -56,3 +56,11 @@ def test_a_wrong_partial_sum_is_found_but_not_pinned_on_a_rank(tmp_path, unshard
         text=True,
     ).stdout
     assert "b: sum of 4 partial sums (ranks 0-3)" in text and "the error lies in" not in text
+
+
+def test_the_example_prints_the_report_and_exits_like_compare(capsys):
+    from examples.tensor_parallel.__main__ import main
+
+    assert main(["--ways", "4"]) == 0
+    assert main(["--ways", "2", "--bug", "rank1_up_shard"]) == 1
+    assert "ffn_up, layer 0, token 0, step 0, in the shard of rank 1" in capsys.readouterr().out
