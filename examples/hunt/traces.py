@@ -29,12 +29,6 @@ HF_OUTPUTS = (
 )
 HF_INPUTS = ("**.self_attn.o_proj", "**.post_attention_layernorm", "**.mlp.down_proj")
 
-# llama.cpp's attention probabilities span its whole KV cache, padded to 256
-# positions with zeros where masked; the NumPy engine's span the positions so
-# far. Same numbers, different sizes: the pair cannot be compared whole, so the
-# NumPy engine's are left out of its trace (its observer still sees them).
-NOT_COMPARABLE = ("kq_soft_max",)
-
 
 class _Run:
     """An orchlog run of this process, closed on exit (the emitter is process-wide)."""
@@ -55,23 +49,44 @@ def llama_trace(gguf: Path, out: Path, program: Path | None = None, scenario: Sc
 
 
 def numpy_trace(gguf: Path, out: Path, bugs: Bug = Bug.NONE, scenario: Scenario = DEFAULT_SCENARIO) -> Path:
+    """Every stage of the NumPy engine, each record with the token id of its position (in `meta`)."""
+    token_ids = scenario.prompt + scenario.decode
+
     def observe(checkpoint, layer, token_idx, step, array, stage=None):
-        if checkpoint not in NOT_COMPARABLE:
-            orchlog.log(
-                checkpoint, np.ascontiguousarray(array), token_idx=token_idx, layer=layer, stage=stage, step=step
-            )
+        orchlog.log(
+            checkpoint,
+            np.ascontiguousarray(array),
+            token_idx=token_idx,
+            layer=layer,
+            stage=stage,
+            step=step,
+            meta={"token_id": token_ids[token_idx]},
+        )
 
     with _Run(out, f"numpy{'+' + bugs.name.lower() if bugs else ''}"):
         run_numpy_engine(gguf, scenario, bugs=bugs, observe=observe)
     return out
 
 
-def hf_trace(gguf: Path, out: Path, scenario: Scenario = DEFAULT_SCENARIO) -> Path:
+def hf_trace(gguf: Path, out: Path, scenario: Scenario = DEFAULT_SCENARIO, cache: bool = False) -> Path:
+    """HF's modules as hf_qwen2.toml maps them, with the attention probabilities (and, asked, the KV cache)."""
     import orchlog.torch
     from examples.qwen2_tiny.hf_model import load_hf_model
     from examples.qwen2_tiny.run_hf import run_hf
 
     model = load_hf_model(gguf)
-    with _Run(out, "hf"), orchlog.torch.attach(model, HF_OUTPUTS, inputs=HF_INPUTS):
+    with _Run(out, "hf"), orchlog.torch.attach(model, HF_OUTPUTS, inputs=HF_INPUTS, attention=True, cache=cache):
         run_hf(gguf, scenario, model=model)
+    return out
+
+
+def vllm_style_trace(gguf: Path, out: Path, bugs: Bug = Bug.NONE, scenario: Scenario = DEFAULT_SCENARIO) -> Path:
+    """The NumPy engine logging what a vLLM-style engine does (examples/numpy_engine/vllm_style.py)."""
+    from examples.numpy_engine.vllm_style import observer
+
+    def log(checkpoint, layer, token_idx, step, array, stage=None):
+        orchlog.log(checkpoint, np.ascontiguousarray(array), token_idx=token_idx, layer=layer, stage=stage, step=step)
+
+    with _Run(out, f"vllm-style{'+' + bugs.name.lower() if bugs else ''}"):
+        run_numpy_engine(gguf, scenario, bugs=bugs, observe=observer(log))
     return out

@@ -90,7 +90,9 @@ class NumpyQwen2Engine:
         group = hp.n_head // hp.n_head_kv  # Q heads per KV head; Q head i reads KV head i // group
         keys, values = np.repeat(keys, group, axis=1), np.repeat(values, group, axis=1)
 
-        scores = np.einsum("thd,shd->ths", q, keys) * np.float32(1.0 / np.sqrt(hp.head_dim))
+        kq = np.einsum("thd,shd->ths", q, keys)  # every cached position, before scaling and masking (ggml's kq)
+        self._emit("kq", layer, call, kq)
+        scores = kq * np.float32(1.0 / np.sqrt(hp.head_dim))
         # Causal: the token at position p sees cache positions 0..p.
         scores = np.where(np.arange(n_kv)[None, None, :] <= positions[:, None, None], scores, -np.inf)
         probs = _softmax(scores)

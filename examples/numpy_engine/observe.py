@@ -27,7 +27,9 @@ PER_BLOCK = (
     ("Qcur", "rope"),
     ("Kcur", "rope"),
     # Per token (n_head, n_kv): llama.cpp's rows span its padded cache (256
-    # here) and this engine's the positions cached so far; both are 0 where masked.
+    # here) and this engine's the positions cached so far (compare them with
+    # --window 'kq*'). kq is Q.K before scaling and masking; kq_soft_max is 0 where masked.
+    ("kq", None),
     ("kq_soft_max", None),
     ("kqv_out", None),  # attention output, heads concatenated, before o_proj
     # o_proj's output: llama.cpp leaves this tensor unnamed (`node_<n>`, the

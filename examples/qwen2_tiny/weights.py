@@ -69,3 +69,21 @@ def _draw(rng: np.random.Generator, name: str, shape: tuple[int, ...]) -> np.nda
     # Matrices scaled by 1/sqrt(fan_in) keep activations near unit size through the layers.
     fan_in = shape[1]
     return rng.normal(0.0, 1.0 / np.sqrt(fan_in), shape)
+
+
+def llama_qk_permutation(tensor: np.ndarray, n_head: int) -> np.ndarray:
+    """What convert_hf_to_gguf.py does to Q and K for the `llama` architecture (not qwen2): within each
+    head, element (t, j) of [2, head_dim/2] moves to 2j + t, so that adjacent pairs rotate together."""
+    shape = tensor.shape
+    return tensor.reshape(n_head, 2, shape[0] // n_head // 2, *shape[1:]).swapaxes(1, 2).reshape(shape)
+
+
+def with_llama_qk_permutation(weights: dict[str, np.ndarray], config: TinyQwen2Config = TINY) -> dict:
+    """The weights with every layer's Q and K (weights and biases) permuted as for the `llama` architecture."""
+    out = dict(weights)
+    for layer in range(config.n_layer):
+        for name, n_head in (("attn_q", config.n_head), ("attn_k", config.n_head_kv)):
+            for part in ("weight", "bias"):
+                key = f"blk.{layer}.{name}.{part}"
+                out[key] = np.ascontiguousarray(llama_qk_permutation(weights[key], n_head))
+    return out

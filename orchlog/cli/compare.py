@@ -16,8 +16,11 @@ EXAMPLES = """example:
   orchlog compare ref/ ours/ --key checkpoint,token_idx --tolerances my_tolerances.toml --format json
   orchlog compare ref_logits.jsonl.gz ours_logits.jsonl.gz --per-token --cos-tol 0.999
   orchlog compare reference.jsonl ours.jsonl --format html --output report.html
+  orchlog compare llama.bin ours.bin --window 'kq*' --threshold 1e-4
+  orchlog compare llama.bin hf.bin --map-b hf_qwen2 --token-offset 1
+  orchlog compare reference.bin tp_run/ --map-b tp_shards.toml
 
-exit codes: 0 every pair within tolerance, 1 divergence (or nothing matched), 2 error"""
+exit codes: 0 every pair within tolerance, 1 divergence (or token ids that differ, or nothing matched), 2 error"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -43,6 +46,35 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=[],
         metavar="FILE|NAME",
         help="name map(s) that turn each engine's names into canonical ones (repeatable; shipped: see docs/compare.md)",
+    )
+    p.add_argument(
+        "--map-a",
+        action="append",
+        default=[],
+        metavar="FILE|NAME",
+        help="name map(s) for the reference only, tried before --map (repeatable)",
+    )
+    p.add_argument(
+        "--map-b",
+        action="append",
+        default=[],
+        metavar="FILE|NAME",
+        help="name map(s) for the trace under test only, tried before --map (repeatable)",
+    )
+    p.add_argument(
+        "--window",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="checkpoints whose same-rank tensors of different extents (a padded KV cache) are compared on "
+        "their common leading window and graded as usual (repeatable)",
+    )
+    p.add_argument(
+        "--token-offset",
+        type=int,
+        default=0,
+        metavar="N",
+        help="b's position p is a's position p + N (1: a has a leading token more, such as a BOS; negative: b has)",
     )
     p.add_argument(
         "--tolerances", default="default", metavar="FILE|NAME", help="tolerance file (default: the shipped 'default')"
@@ -116,6 +148,7 @@ def _run(args: argparse.Namespace) -> int:
                 ("--threshold", args.threshold is not None),
                 ("--metric", args.metric),
                 ("--tolerances", args.tolerances != "default"),
+                ("--window", args.window),
             )
             if given
         ]
@@ -146,6 +179,9 @@ def _run(args: argparse.Namespace) -> int:
                     logits=logits,
                     track_token=args.track_token,
                     maps=args.map,
+                    maps_a=args.map_a,
+                    maps_b=args.map_b,
+                    token_offset=args.token_offset,
                     progress=progress,
                 )
             else:
@@ -164,6 +200,10 @@ def _run(args: argparse.Namespace) -> int:
                     dump_raw=args.dump_raw,
                     dump_all=args.dump_all,
                     heatmap=args.format == "html",
+                    maps_a=args.map_a,
+                    maps_b=args.map_b,
+                    windows=tuple(args.window),
+                    token_offset=args.token_offset,
                 )
                 report = compare(a, b, opts, progress=progress)
         except OSError as exc:

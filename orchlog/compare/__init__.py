@@ -6,7 +6,9 @@
         print(report.first.where())
 
 Modules, one job each: keys (alignment keys), namemap (--map files),
-align (streaming matcher), tensor_metrics / logits / metrics (measuring),
+views / derived / shards / tokens (what maps and options do to a side's
+records, put together per side by sides), align (streaming matcher), window
+and aligned (lining a pair's tensors up), tensor_metrics / logits / metrics (measuring),
 tolerances / grading (verdicts), divergence (what the walk found),
 result / render (the report), dump (--dump-raw), per_token (--per-token).
 """
@@ -26,7 +28,18 @@ from orchlog.compare.grading import grade
 from orchlog.compare.keys import DEFAULT_KEY, Interner, key_matrix
 from orchlog.compare.metrics import measure
 from orchlog.compare.namemap import load_maps
-from orchlog.compare.result import DIVERGED, NO_MATCH, OK, CompareReport, InputInfo, Malformed, Unmatched
+from orchlog.compare.result import (
+    DIVERGED,
+    NO_MATCH,
+    OK,
+    TOKENS_DIFFER,
+    CompareReport,
+    InputInfo,
+    Malformed,
+    Unmatched,
+)
+from orchlog.compare.sides import Side
+from orchlog.compare.tokens import TokenCheck
 from orchlog.compare.tolerances import load_tolerances
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.paths import open_trace
@@ -52,6 +65,10 @@ class CompareOptions:
     dump_raw: str | None = None
     dump_all: bool = False
     heatmap: bool = False  # keep the worst error of every token and layer (the HTML report draws it)
+    maps_a: list[str] = dataclasses.field(default_factory=list)  # maps for a only, tried before `maps`
+    maps_b: list[str] = dataclasses.field(default_factory=list)
+    windows: tuple[str, ...] = ()  # globs over canonical names compared on the common window of two extents
+    token_offset: int = 0  # b's position p is a's position p + token_offset
 
 
 def _as_trace(t: Trace | str | os.PathLike[str]) -> Trace:
@@ -88,7 +105,13 @@ def compare(
     opts = options or CompareOptions()
     trace_a, trace_b = _as_trace(a), _as_trace(b)
     tolerances = load_tolerances(opts.tolerances).overridden(opts.metric, opts.threshold, opts.cos_tol)
-    names = load_maps(opts.maps)
+    side_a = Side(load_maps(opts.maps_a + opts.maps), token_shift=max(-opts.token_offset, 0))
+    side_b = Side(load_maps(opts.maps_b + opts.maps), token_shift=max(opts.token_offset, 0))
+    windowed = glob_matcher(opts.windows + side_a.names.windows + side_b.names.windows)
+
+    def windows(name: str | None) -> bool:
+        return windowed(name) or tolerances.rule_for(name or "").window
+
     key = opts.key or (
         trace_a.default_key if trace_a.default_key and trace_a.default_key == trace_b.default_key else DEFAULT_KEY
     )
@@ -98,9 +121,9 @@ def compare(
         tolerances, top_n=opts.top, keep=None if opts.detail else opts.max_pairs, detail=opts.detail, heat=opts.heatmap
     )
     dumper = Dumper(opts.dump_raw) if opts.dump_raw else None
-    aligner = Aligner(trace_a, trace_b, lambda batch: key_matrix(batch, key, interner), names.apply)
+    aligner = Aligner(trace_a, trace_b, lambda batch: key_matrix(batch, key, interner), side_a, side_b)
     for rnd in aligner:
-        table = measure(rnd.a, rnd.b, rnd.ia, rnd.ib, is_logits, opts.track_token)
+        table = measure(rnd.a, rnd.b, rnd.ia, rnd.ib, is_logits, opts.track_token, windows)
         grades = grade(table, tolerances)
         findings.add(table, grades)
         if dumper and opts.dump_all:
@@ -110,38 +133,53 @@ def compare(
             progress((trace_a.progress() + trace_b.progress()) / 2)
     token = findings.diverging_token()
     first = findings.first_divergence()
-    if findings.failed:
+    tokens = TokenCheck.between(side_a.tokens, side_b.tokens, opts.token_offset)
+    if tokens.mismatch is not None:  # the prompts differ: what the numbers say next is not a divergence
+        status, token, first = TOKENS_DIFFER, None, None
+    elif findings.failed:
         status = DIVERGED
     elif findings.pairs == 0:
         status = NO_MATCH
     else:
         status = OK
     decided_by = None
-    if token is not None:
+    if token is not None and status == DIVERGED:
         state = findings.tokens[token]
         decided_by = ("logits" if state.logits_seen else "last_checkpoint") if state.decided_fail else "first_failure"
     if dumper and first is not None and not opts.dump_all:
         dumper.dump(first)
     infos = []
-    for trace, rows in zip((trace_a, trace_b), aligner.rows_read):
+    for trace, side in ((trace_a, side_a), (trace_b, side_b)):
         team, producer = _producer(trace)
-        infos.append(InputInfo(trace.path, trace.format, rows, team, producer))
-    malformed = [Malformed(side, d) for side, t in (("a", trace_a), ("b", trace_b)) for d in t.diagnostics]
+        infos.append(InputInfo(trace.path, trace.format, side.rows_in, team, producer))
+    malformed = [
+        Malformed(name, d)
+        for name, t, side in (("a", trace_a, side_a), ("b", trace_b, side_b))
+        for d in [*t.diagnostics, *side.diagnostics]
+    ]
     return CompareReport(
         status=status,
         inputs=(infos[0], infos[1]),
         key=tuple(key),
-        maps=names.sources,
+        maps=list(dict.fromkeys(side_a.names.sources + side_b.names.sources)),
         tolerances=tolerances,
         findings=findings,
         diverging_token=token,
         decided_by=decided_by,
         first=first,
         growth=findings.growth(token) if token is not None else [],
-        unmatched=_unmatched("a", aligner.leftover_a, key) + _unmatched("b", aligner.leftover_b, key),
+        unmatched=[
+            *_unmatched("a", aligner.leftover_a, key),
+            *_unmatched("a", side_a.held_out, key),
+            *_unmatched("b", aligner.leftover_b, key),
+            *_unmatched("b", side_b.held_out, key),
+        ],
         malformed=malformed,
         track_token=opts.track_token,
         dumped=dumper.written if dumper else [],
+        tokens=tokens,
+        windows=tuple(opts.windows),
+        maps_by_side=(side_a.names.sources, side_b.names.sources),
     )
 
 

@@ -69,6 +69,16 @@ def unmatched(n: int, taken: np.ndarray) -> np.ndarray:
     return np.flatnonzero(keep)
 
 
+def _prepared(prepare: Callable[[RecordBatch], RecordBatch], batches: Iterator[RecordBatch]) -> Iterator[RecordBatch]:
+    for batch in batches:
+        yield prepare(batch)
+    flush = getattr(prepare, "flush", None)
+    if flush is not None:
+        rest = flush()
+        if len(rest):
+            yield rest
+
+
 @dataclasses.dataclass
 class Round:
     """One step of the walk: the records on each side and the pairs found among them."""
@@ -98,11 +108,14 @@ class Aligner:
         b: Trace,
         keys_of: Callable[[RecordBatch], np.ndarray],
         prepare: Callable[[RecordBatch], RecordBatch] = lambda batch: batch,
+        prepare_b: Callable[[RecordBatch], RecordBatch] | None = None,
     ) -> None:
+        """`prepare` turns each batch of a (and of b, unless `prepare_b` is given) into what is aligned; one
+        with a `flush()` method may hold records back, and hands them over at the end of its trace."""
         self.keys_of = keys_of
         self.sides = [
-            _Side(t, map(prepare, prefetch(t.batches())), RecordBatch.empty(), keys_of(RecordBatch.empty()))
-            for t in (a, b)
+            _Side(t, _prepared(p, prefetch(t.batches())), RecordBatch.empty(), keys_of(RecordBatch.empty()))
+            for t, p in ((a, prepare), (b, prepare_b or prepare))
         ]
 
     @property

@@ -57,6 +57,7 @@ def _grade_rows(rule: Rule, t: PairTable, rows: np.ndarray) -> tuple[np.ndarray,
             severity = np.fmax(severity, np.where(low, (1.0 - cosine) / room if room > 0 else np.inf, 0.0))
     for flag, why in (
         (t.numel_mismatch[rows], "sizes differ"),
+        (t.window_refused[rows], "shapes differ (compared on their common window; --window allows it)"),
         (t.m["nonfinite_mismatch"][rows] > 0, "NaN/Inf where the other side is finite"),
     ):
         fails |= flag

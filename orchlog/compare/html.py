@@ -17,7 +17,15 @@ from orchlog.compare import svg
 from orchlog.compare.grading import TIER_NAMES
 from orchlog.compare.growth import Growth, GrowthRow
 from orchlog.compare.pairview import PairView
-from orchlog.compare.render import fmt, metrics_line, result_line, token_text, verdict_line
+from orchlog.compare.render import (
+    alignment_lines,
+    fmt,
+    metrics_line,
+    result_line,
+    token_lines,
+    token_text,
+    verdict_line,
+)
 
 if TYPE_CHECKING:
     from orchlog.compare.result import CompareReport
@@ -74,6 +82,7 @@ def _pair(v: PairView) -> list[str]:
         f"<p>{_tier_chip(v.tier)}: {escape(verdict_line(v))}</p>",
         f"<p><code>{escape(metrics_line(v))}</code></p>",
         f"<p>a: <code>{escape(v.locations[0])}</code> &nbsp; b: <code>{escape(v.locations[1])}</code></p>",
+        *(f"<p>{escape(line)}</p>" for line in alignment_lines(v)),
     ]
     va, vb = v.values
     if va or vb:
@@ -199,6 +208,7 @@ def render_html(r: CompareReport) -> str:
     body = [
         f'<h1>orchlog compare <span class="badge {escape(r.status)}">{escape(r.status)}</span></h1>',
         f"<p><strong>{escape(result_line(r))}</strong></p>",
+        *(f"<p>{escape(line)}</p>" for line in token_lines(r)),
     ]
     body += _inputs(r) + _counts(r)
     if r.first is not None:

@@ -22,9 +22,11 @@ from collections.abc import Callable
 import numpy as np
 
 from orchlog import kernels
+from orchlog.compare.aligned import Alignment, how_loaded, pair_arrays
 from orchlog.compare.logits import agreement, rank_of
 from orchlog.compare.tensor_metrics import TensorDiff, tensor_diff
 from orchlog.compare.tensors import flat_tensor
+from orchlog.compare.window import Window
 from orchlog.read.batch import RecordBatch
 
 DIFF_COLUMNS = tuple(f.name for f in dataclasses.fields(TensorDiff))
@@ -49,6 +51,17 @@ class PairTable:
     shape_mismatch: np.ndarray
     numel_mismatch: np.ndarray
     is_logits: np.ndarray
+    # Pairs of the same rank but different extents compared on their common window without being
+    # allowed to (--window): they fail. `alignment` says per pair how its tensors were lined up (None: as written).
+    window_refused: np.ndarray | None = None
+    alignment: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        n = len(self.ia)
+        if self.window_refused is None:
+            self.window_refused = np.zeros(n, dtype=bool)
+        if self.alignment is None:
+            self.alignment = np.full(n, None, dtype=object)
 
     def __len__(self) -> int:
         return len(self.ia)
@@ -129,9 +142,44 @@ def _settled(t: PairTable, rows: np.ndarray, track_token: int | None) -> None:
             t.m["rank_a"][r] = t.m["rank_b"][r] = rank_of(values, track_token)
 
 
+def _windows(t: PairTable, windows: Callable[[str | None], bool] | None) -> np.ndarray:
+    """Find the pairs of the same rank and different extents; note their windows and which may pass."""
+    found = np.zeros(len(t), dtype=bool)
+    for r in np.flatnonzero(t.shape_mismatch).tolist():
+        i, j = int(t.ia[r]), int(t.ib[r])
+        name = t.a.checkpoint[i]
+        window = Window.of(t.a.shape_of(i), t.b.shape_of(j), bool(windows and windows(name)))
+        if window is None:
+            continue
+        t.alignment[r] = Alignment(window)
+        found[r] = True
+        # The window is what is compared; allowed, the pair is graded on it alone, else it fails.
+        t.numel_mismatch[r] &= not window.allowed
+        t.shape_mismatch[r] = t.window_refused[r] = not window.allowed
+    return found
+
+
+def _summary_windows(t: PairTable, rows: np.ndarray) -> None:
+    """Summary pairs compared on a window: the window's elements both sides' leading values hold."""
+    for r in rows.tolist():
+        i, j = int(t.ia[r]), int(t.ib[r])
+        va, vb = t.alignment[r].window.leading(t.a.row_values(i), t.b.row_values(j))
+        for c, v in _diff_row(tensor_diff(va, vb)).items():
+            t.m[c][r] = v
+
+
 def _tensor_pair(t: PairTable, r: int, track_token: int | None) -> None:
     i, j = t.ia[r], t.ib[r]
-    ta, tb = flat_tensor(t.a, i), flat_tensor(t.b, j)
+    window = t.alignment[r].window if t.alignment[r] is not None else None
+    ta, tb, how = pair_arrays(
+        flat_tensor(t.a, i),
+        flat_tensor(t.b, j),
+        (t.a.shape_of(i), t.b.shape_of(j)),
+        window,
+        (t.a.loader[i], t.b.loader[j]),
+    )
+    if how:
+        t.alignment[r] = how
     for c, v in _diff_row(tensor_diff(ta, tb)).items():
         t.m[c][r] = v
     if t.is_logits[r]:
@@ -150,8 +198,10 @@ def measure(
     ib: np.ndarray,
     is_logits: Callable[[str | None], bool],
     track_token: int | None = None,
+    windows: Callable[[str | None], bool] | None = None,
 ) -> PairTable:
-    """Metrics for the pairs (ia[p], ib[p]) of two batches."""
+    """Metrics for the pairs (ia[p], ib[p]) of two batches; `windows` says which canonical checkpoints may be
+    compared on the common window of two extents."""
     n = len(ia)
     dtype_a, dtype_b = a.dtype[ia].values(), b.dtype[ib].values()
     numel_a, numel_b = a.numel[ia], b.numel[ib]
@@ -173,14 +223,22 @@ def measure(
         numel_mismatch,
         a.checkpoint[ia].per_row(is_logits, dtype=bool),
     )
-    settled = (hash_state == 1) & ~dtype_mismatch & ~numel_mismatch
+    windowed = _windows(t, windows)
+    settled = (hash_state == 1) & ~dtype_mismatch & ~numel_mismatch & ~windowed
     full = ~settled & a.has_data()[ia] & b.has_data()[ib]
     t.basis[settled], t.basis[full] = HASH, TENSOR
     if settled.any():
         _settled(t, np.flatnonzero(settled), track_token)
     for r in np.flatnonzero(full):
         _tensor_pair(t, int(r), track_token)
-    summary = np.flatnonzero(~settled & ~full)
-    if len(summary):
-        _summary(t, summary)
+    summary = ~settled & ~full
+    if (summary & windowed).any():
+        _summary_windows(t, np.flatnonzero(summary & windowed))
+    if (summary & ~windowed).any():
+        _summary(t, np.flatnonzero(summary & ~windowed))
+    loaded = (a.loader[ia] != None) | (b.loader[ib] != None)  # noqa: E711 - elementwise on object arrays
+    for r in np.flatnonzero(summary & loaded).tolist():  # a view, derivation or gathering still says so
+        how = (how_loaded(a.loader[ia[r]]), how_loaded(b.loader[ib[r]]))
+        if any(how):
+            t.alignment[r] = dataclasses.replace(t.alignment[r] or Alignment(), how=how)
     return t

@@ -25,19 +25,39 @@ Stages: a pattern holding `@` is tried on `name@stage`, and only for records
 that have a stage; the stage it matched is replaced by the target's. A
 target `name@stage` sets the record's stage (`name@` clears it); a plain
 target keeps the record's stage, unless the pattern matched one.
+
+A target may be a table that also says how to view the tensor before it is
+compared (orchlog.compare.views; the operations apply in the order written,
+or list them under `view` when one repeats) and whether the canonical
+checkpoint is compared on the common window of two extents:
+
+    "model.layers.{layer}.self_attn@probs" = { name = "kq_soft_max", stage = "", window = true }
+    "past_key_values@value" = { name = "cache_v", stage = "", slice = "0", transpose = [1, 2] }
+    "Qcur@rope" = { view = [{ reshape = [0, -1, 2] }, { permute = [0, 2, 1] }, { reshape = [0, -1] }] }
+
+A table without `name` keeps the record's name. `[shards]` says how an
+engine that does not annotate its records splits a canonical checkpoint
+across tensor-parallel ranks (orchlog.compare.shards), and `[derived]`
+computes canonical checkpoints from others (orchlog.compare.derived).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from orchlog.compare.derived import DerivedSpec, parse_derived
+from orchlog.compare.shards import Dims, parse_dims
 from orchlog.compare.tomlfile import load_named, shipped
+from orchlog.compare.views import OPS, View, ViewError, apply_view, parse_view
 from orchlog.errors import OrchlogError
 from orchlog.read.batch import NONE, RecordBatch
+from orchlog.read.trace import Location
 from orchlog.strings import Strings
 
 MAPS = "orchlog.maps"
@@ -72,11 +92,13 @@ class NameRule:
     matches_stage: bool = False  # tried on "name@stage"
     sets_stage: bool = False  # the target says what the stage becomes
     target_stage: str | None = None
+    view: View = View(())  # how the tensor is looked at before it is compared
+    window: bool = False  # the canonical checkpoint is compared on the common window of two extents
 
     @staticmethod
-    def of(source: str, regex: re.Pattern[str], target: str) -> NameRule:
+    def of(source: str, regex: re.Pattern[str], target: str, view: View = View(()), window: bool = False) -> NameRule:
         name, sep, stage = target.partition(STAGE_SEPARATOR)
-        return NameRule(source, regex, name, STAGE_SEPARATOR in source, bool(sep), stage or None)
+        return NameRule(source, regex, name, STAGE_SEPARATOR in source, bool(sep), stage or None, view, window)
 
 
 class Mapped(NamedTuple):
@@ -91,13 +113,20 @@ class NameMap:
 
     rules: list[NameRule]
     sources: list[str]  # where the rules came from, for the report
+    shards: list[tuple[str, Dims]] = dataclasses.field(default_factory=list)  # canonical glob -> layout
+    derived: list[DerivedSpec] = dataclasses.field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self._cache: dict[tuple[str, str | None], Mapped | None] = {}
+        self._cache: dict[tuple[str, str | None], tuple[Mapped, NameRule] | None] = {}
         self.uses_stages = any(rule.matches_stage or rule.sets_stage for rule in self.rules)
+        self.problem: Callable[[Location, str], None] | None = None  # told of records a view cannot fit
 
-    def lookup(self, name: str, stage: str | None = None) -> Mapped | None:
-        """What a record named `name` with `stage` becomes, or None when no rule matches."""
+    @property
+    def windows(self) -> tuple[str, ...]:
+        """Globs over canonical names that targets marked `window = true`."""
+        return tuple(rule.target.replace("{layer}", "*") for rule in self.rules if rule.window and rule.target)
+
+    def _match(self, name: str, stage: str | None) -> tuple[Mapped, NameRule] | None:
         key = (name, stage)
         if key in self._cache:
             return self._cache[key]
@@ -109,12 +138,20 @@ class NameMap:
             if m:
                 layer = m.groupdict().get("layer")
                 layer = None if layer is None else int(layer)
-                target = rule.target.replace("{layer}", str(layer)) if layer is not None else rule.target
+                target = rule.target or name
+                target = target.replace("{layer}", str(layer)) if layer is not None else target
                 new_stage = rule.target_stage if rule.sets_stage else None if rule.matches_stage else stage
-                found = Mapped(target, layer, new_stage)
+                if not rule.target and not rule.sets_stage:  # a view alone: the record keeps its name and stage
+                    new_stage = stage
+                found = (Mapped(target, layer, new_stage), rule)
                 break
         self._cache[key] = found
         return found
+
+    def lookup(self, name: str, stage: str | None = None) -> Mapped | None:
+        """What a record named `name` with `stage` becomes, or None when no rule matches."""
+        found = self._match(name, stage)
+        return None if found is None else found[0]
 
     def _distinct(self, batch: RecordBatch) -> tuple[list[tuple[str | None, str | None]], np.ndarray]:
         """The distinct (name, stage) pairs the rules must see, and each row's index into them."""
@@ -135,7 +172,8 @@ class NameMap:
         """The batch with mapped checkpoints (and stages) renamed, the original name kept in renamed_from,
         and layers filled in."""
         keys, inverse = self._distinct(batch)
-        hits = [self.lookup(name, stage) if name is not None else None for name, stage in keys]
+        found = [self._match(name, stage) if name is not None else None for name, stage in keys]
+        hits = [f[0] if f else None for f in found]
         if not any(hits):
             return batch
 
@@ -155,38 +193,105 @@ class NameMap:
         n = len(batch)
         first_rename = renamed & (batch.renamed_from.codes < 0)
         renamed_from = Strings(both.table, np.where(first_rename, both.codes[n:], both.codes[:n]))
-        return dataclasses.replace(batch, checkpoint=checkpoint, stage=stage, layer=layer, renamed_from=renamed_from)
+        out = dataclasses.replace(batch, checkpoint=checkpoint, stage=stage, layer=layer, renamed_from=renamed_from)
+        for k, f in enumerate(found):
+            if f is not None and f[1].view:
+                out = apply_view(out, np.flatnonzero(inverse == k), f[1].view, self._view_problem)
+        return out
+
+    def _view_problem(self, batch: RecordBatch, row: int, error: ViewError) -> None:
+        if self.problem is not None:
+            self.problem(batch.location(row), f"{batch.checkpoint[row]}: {error}; compared as written")
 
 
 def shipped_maps() -> list[str]:
     return shipped(MAPS)
 
 
+SECTIONS = ("description", "names", "regex", "shards", "derived")
+_TABLE_KEYS = ("name", "stage", "view", "window", *OPS)
+
+
+def _table_target(target: dict[str, Any], where: str) -> tuple[str, View, bool]:
+    """A table target as (name@stage text, view, window)."""
+    unknown = set(target) - set(_TABLE_KEYS)
+    if unknown:
+        raise OrchlogError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; expected {', '.join(_TABLE_KEYS)}")
+    name, stage = target.get("name", ""), target.get("stage")
+    if not isinstance(name, str) or (stage is not None and not isinstance(stage, str)):
+        raise OrchlogError(f"{where}: name and stage must be strings")
+    if not isinstance(target.get("window", False), bool):
+        raise OrchlogError(f"{where}: window must be true or false")
+    ops = [(key, value) for key, value in target.items() if key in OPS]
+    steps = target.get("view", [])
+    if not isinstance(steps, list) or not all(isinstance(s, dict) and len(s) == 1 for s in steps):
+        raise OrchlogError(f"{where}: view must be a list of one-operation tables, e.g. [{{ permute = [1, 0] }}]")
+    if ops and steps:
+        raise OrchlogError(f"{where}: give the operations either as keys or as a view list, not both")
+    ops += [next(iter(s.items())) for s in steps]
+    try:
+        view = parse_view(ops)
+    except OrchlogError as exc:
+        raise OrchlogError(f"{where}: {exc}") from None
+    text = name if stage is None else f"{name}{STAGE_SEPARATOR}{stage}"
+    if not name and target.get("window"):
+        raise OrchlogError(f"{where}: window = true needs the canonical name (name = ...) it applies to")
+    if not name and not (view or stage is not None):
+        raise OrchlogError(f"{where}: a table target needs a name, a stage or a view")
+    return text, view, bool(target.get("window", False))
+
+
 def _rules_from(doc: dict[str, Any], where: str) -> list[NameRule]:
     rules = []
-    unknown = set(doc) - {"description", "names", "regex"}
+    unknown = set(doc) - set(SECTIONS)
     if unknown:
-        raise OrchlogError(f"{where}: unknown section(s) {', '.join(sorted(unknown))}; expected [names] and [regex]")
+        raise OrchlogError(
+            f"{where}: unknown section(s) {', '.join(sorted(unknown))}; expected [names], [regex], [shards], [derived]"
+        )
     for section, compile_ in (("names", compile_pattern), ("regex", re.compile)):
         table = doc.get(section, {})
         if not isinstance(table, dict):
             raise OrchlogError(f'{where}: [{section}] must be a table of pattern = "canonical name"')
         for pattern, target in table.items():
-            if not isinstance(target, str) or not target:
+            view, window = View(()), False
+            if isinstance(target, dict):
+                target, view, window = _table_target(target, f"{where}: [{section}] {pattern!r}")
+            elif not isinstance(target, str) or not target:
                 raise OrchlogError(f"{where}: [{section}] {pattern!r} must map to a non-empty name")
             try:
                 regex = compile_(pattern)
             except re.error as exc:
                 raise OrchlogError(f"{where}: [{section}] {pattern!r} is not a valid pattern ({exc})") from None
-            rules.append(NameRule.of(pattern, regex, target))
+            rules.append(NameRule.of(pattern, regex, target, view, window))
     return rules
+
+
+def _shards_from(doc: dict[str, Any], where: str) -> list[tuple[str, Dims]]:
+    table = doc.get("shards", {})
+    if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+        raise OrchlogError(f'{where}: [shards] must be a table of canonical name = "dims", e.g. "ffn_up" = "f(tp)"')
+    out = []
+    for glob, dims in table.items():
+        try:
+            out.append((glob, parse_dims(dims)))
+        except ValueError as exc:
+            raise OrchlogError(f"{where}: [shards] {glob!r}: {exc}") from None
+    return out
 
 
 def load_maps(specs: list[str]) -> NameMap:
     """The rules of every map given (file paths or shipped names), in order."""
-    rules, sources = [], []
+    rules, sources, shards, derived = [], [], [], []
     for spec in specs:
         where, doc = load_named(spec, MAPS, "--map")
         rules.extend(_rules_from(doc, where))
+        shards.extend(_shards_from(doc, where))
+        derived.extend(parse_derived(doc.get("derived", {}), where, _map_dir(spec)))
         sources.append(where)
-    return NameMap(rules, sources)
+    return NameMap(rules, sources, shards, derived)
+
+
+def _map_dir(spec: str) -> Path | None:
+    """Where a map's relative file names (derived weights) are found: beside the map file."""
+    path = Path(spec)
+    return path.resolve().parent if path.is_file() else None

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from orchlog.compare.aligned import Alignment
 from orchlog.compare.grading import TIER_NAMES, Grades
 from orchlog.compare.metrics import BASES, COLUMNS, PairTable
 from orchlog.compare.tolerances import Tolerances
@@ -49,8 +50,11 @@ class PairView:
     shapes: tuple[tuple[int, ...] | None, tuple[int, ...] | None]
     locations: tuple[str, str]
     values: tuple[list[float], list[float]]
-    mismatches: tuple[str, ...]  # "dtype", "shape", "numel"
+    mismatches: tuple[str, ...]  # "dtype", "shape", "numel", "window" (extents differ, no window allowed)
     records: tuple[TraceRecord, TraceRecord] | None = None  # kept only where tensors may be dumped
+    alignment: Alignment | None = None  # how the two tensors were lined up, when not as written
+    # Of a tensor gathered from shards: the ranks whose own piece fails the pair's rule, when not all of them.
+    shard_ranks: list[int] | None = None
 
     @property
     def failed(self) -> bool:
@@ -68,6 +72,11 @@ class PairView:
             parts.append(f"step {self.step}")
         if self.rank:
             parts.append(f"rank {self.rank}")
+        if self.shard_ranks:
+            ranks = ", ".join(str(r) for r in self.shard_ranks)
+            parts.append(
+                f"in the shard of rank {ranks}" if len(self.shard_ranks) == 1 else f"in the shards of ranks {ranks}"
+            )
         return ", ".join(parts)
 
     def key(self) -> dict[str, Any]:
@@ -81,6 +90,22 @@ class PairView:
         }
 
 
+def _leading(va: np.ndarray, vb: np.ndarray, alignment: Alignment | None) -> tuple[list[float], list[float]]:
+    """The first values side by side: of the compared window when there is one, else as each side wrote them."""
+    if alignment is not None and alignment.window is not None:
+        va, vb = alignment.window.leading(va, vb)
+    return va[:LEADING].tolist(), vb[:LEADING].tolist()
+
+
+def _shard_ranks(alignment: Alignment | None, rule) -> list[int] | None:
+    """The ranks whose piece fails the rule, when some pieces pass: the evidence names them."""
+    shards = alignment.shards if alignment is not None else None
+    if shards is None:
+        return None
+    failing = shards.failing(rule.metric, rule.threshold, rule.higher_is_better, rule.cos_tol)
+    return failing if 0 < len(failing) < len(shards.ranks) else None
+
+
 def make_views(
     t: PairTable, g: Grades, rows: np.ndarray, tolerances: Tolerances, order: np.ndarray, keep_records: bool = False
 ) -> list[PairView]:
@@ -91,7 +116,10 @@ def make_views(
     a, b, ia, ib = t.a, t.b, t.ia[rows], t.ib[rows]
     rules = tolerances.all_rules
     block = np.column_stack([t.m[c][rows] for c in COLUMNS]).tolist()
-    flags = np.column_stack([t.dtype_mismatch[rows], t.shape_mismatch[rows], t.numel_mismatch[rows]]).tolist()
+    flags = np.column_stack(
+        [t.dtype_mismatch[rows], t.shape_mismatch[rows], t.numel_mismatch[rows], t.window_refused[rows]]
+    ).tolist()
+    alignment = t.alignment[rows].tolist()
     names_a, names_b = a.checkpoint[ia].tolist(), b.checkpoint[ib].tolist()
     own_a, own_b = a.renamed_from[ia].tolist(), b.renamed_from[ib].tolist()
     cols = {name: getattr(a, name)[ia].tolist() for name in ("layer", "token_idx", "step", "rank")}
@@ -124,9 +152,11 @@ def make_views(
                 dtypes=(dtype_a[k], dtype_b[k]),
                 shapes=(a.shape_of(i), b.shape_of(j)),
                 locations=(str(a.location(i)), str(b.location(j))),
-                values=(a.row_values(i)[:LEADING].tolist(), b.row_values(j)[:LEADING].tolist()),
-                mismatches=tuple(kind for kind, flag in zip(("dtype", "shape", "numel"), flags[k]) if flag),
+                values=_leading(a.row_values(i), b.row_values(j), alignment[k]),
+                mismatches=tuple(kind for kind, flag in zip(("dtype", "shape", "numel", "window"), flags[k]) if flag),
                 records=(a.record(i), b.record(j)) if keep_records else None,
+                alignment=alignment[k],
+                shard_ranks=_shard_ranks(alignment[k], rule),
             )
         )
     return out

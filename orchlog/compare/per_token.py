@@ -22,8 +22,10 @@ from orchlog.compare.keys import Interner, key_matrix
 from orchlog.compare.logits import LogitsDiff, logits_diff
 from orchlog.compare.namemap import load_maps
 from orchlog.compare.render import fmt
-from orchlog.compare.result import DIVERGED, NO_MATCH, OK, number
+from orchlog.compare.result import DIVERGED, NO_MATCH, OK, TOKENS_DIFFER, number
+from orchlog.compare.sides import Side
 from orchlog.compare.tensors import flat_tensor
+from orchlog.compare.tokens import TokenCheck
 from orchlog.errors import OrchlogError
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.trace import Diagnostic, Trace
@@ -58,13 +60,18 @@ class PerTokenReport:
     unmatched: tuple[int, int]
     malformed: list[tuple[str, Diagnostic]]
     track_token: int | None = None
+    tokens: TokenCheck = TokenCheck()
 
     @property
     def first_divergence(self) -> Position | None:
+        if self.tokens.mismatch is not None:
+            return None
         return next((p for p in self.positions if p.diverges(self.cos_tol)), None)
 
     @property
     def status(self) -> str:
+        if self.tokens.mismatch is not None:
+            return TOKENS_DIFFER
         if not self.positions:
             return NO_MATCH
         return DIVERGED if self.first_divergence is not None else OK
@@ -103,7 +110,12 @@ class PerTokenReport:
             out.append(f"positions only in a: {self.unmatched[0]}, only in b: {self.unmatched[1]}")
         out += [f"malformed input ({side}): {d}" for side, d in self.malformed]
         out.append(f"max absolute diff: {fmt(self.max_absolute_diff)}")
-        if self.status == NO_MATCH:
+        if self.tokens.mismatch is not None:
+            out.append(
+                f"RESULT: {self.tokens.mismatch.describe()}: the prompts differ "
+                "(a leading token more on one side lines up with --token-offset N)"
+            )
+        elif self.status == NO_MATCH:
             out.append("RESULT: no logits positions matched (check --key and --logits)")
         elif first is None:
             out.append(
@@ -146,6 +158,7 @@ class PerTokenReport:
             "malformed": [
                 {"input": side, "location": str(m.location), "message": m.message} for side, m in self.malformed
             ],
+            "token_ids": self.tokens.to_json(),
         }
         if self.track_token is not None:
             out["tracked_token"] = {
@@ -178,11 +191,21 @@ def compare_per_token(
     track_token: int | None = None,
     maps: list[str] = (),
     progress: Callable[[float], None] | None = None,
+    maps_a: list[str] = (),
+    maps_b: list[str] = (),
+    token_offset: int = 0,
 ) -> PerTokenReport:
     interner = Interner()
-    names = load_maps(list(maps))
+    side_a = Side(load_maps([*maps_a, *maps]), token_shift=max(-token_offset, 0))
+    side_b = Side(load_maps([*maps_b, *maps]), token_shift=max(token_offset, 0))
     keep = _logits_only(glob_matcher(logits))
-    aligner = Aligner(a, b, lambda batch: key_matrix(batch, key, interner), lambda batch: keep(names.apply(batch)))
+    aligner = Aligner(
+        a,
+        b,
+        lambda batch: key_matrix(batch, key, interner),
+        lambda batch: keep(side_a(batch)),
+        lambda batch: keep(side_b(batch)),
+    )
     positions = []
     for rnd in aligner:
         for i, j in zip(rnd.ia, rnd.ib):
@@ -206,7 +229,16 @@ def compare_per_token(
             f"{empty}: no logits records (checkpoints matching {', '.join(logits)}); name them with --logits GLOB"
         )
     positions.sort(key=lambda p: -1 if p.token_idx is None else p.token_idx)
-    malformed = [(side, d) for side, t in (("a", a), ("b", b)) for d in t.diagnostics]
+    malformed = [
+        (name, d) for name, t, side in (("a", a, side_a), ("b", b, side_b)) for d in t.diagnostics + side.diagnostics
+    ]
+    tokens = TokenCheck.between(side_a.tokens, side_b.tokens, token_offset)
     return PerTokenReport(
-        positions, cos_tol, (a.path, b.path), (len(aligner.leftover_a), len(aligner.leftover_b)), malformed, track_token
+        positions,
+        cos_tol,
+        (a.path, b.path),
+        (len(aligner.leftover_a), len(aligner.leftover_b)),
+        malformed,
+        track_token,
+        tokens,
     )

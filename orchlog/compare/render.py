@@ -85,12 +85,43 @@ def pair_block(v: PairView, indent: str = "  ") -> list[str]:
     if v.hash:
         lines.append(f"{indent}  blake3 {v.hash}; basis {v.basis}")
     for kind in v.mismatches:
+        if kind == "window" or (kind == "numel" and v.alignment and v.alignment.window):
+            continue  # the alignment lines below say what was compared
         detail = {"dtype": v.dtypes, "shape": v.shapes}.get(kind)
         text = f"{detail[0]} vs {detail[1]}" if detail else "different element counts; the common prefix is compared"
         lines.append(f"{indent}  {kind} differs: {text}")
+    lines += [f"{indent}  {line}" for line in alignment_lines(v)]
     lines.append(f"{indent}  a: {v.locations[0]}   b: {v.locations[1]}")
     lines += side_by_side(v, indent + "  ")
     return lines
+
+
+def alignment_lines(v: PairView) -> list[str]:
+    """How the pair's tensors were lined up (views, windows, gathered shards), one line each."""
+    a = v.alignment
+    if not a:
+        return []
+    lines = a.lines()
+    if a.shards is not None:
+        errors = ", ".join(f"{r}: {fmt(x)}" for r, x in zip(a.shards.ranks, a.shards.values(v.metric)))
+        lines.append(f"{v.metric} by rank of {a.shards.side}'s shards: {errors}")
+        if v.shard_ranks:
+            lines.append(f"the error lies in the shard of rank {', '.join(map(str, v.shard_ranks))}")
+    return lines
+
+
+def token_lines(r: CompareReport) -> list[str]:
+    t = r.tokens
+    if t.mismatch is not None:
+        return [
+            f"TOKEN IDS: {t.mismatch.describe()}: the two runs were fed different prompts, so their numbers "
+            "are not compared as a divergence. A side with a leading token more (a BOS) lines up with "
+            "--token-offset N (b's position p is a's position p + N)."
+        ]
+    if t.positions:
+        offset = f" (with --token-offset {t.offset})" if t.offset else ""
+        return [f"Token ids: the same at all {t.positions} positions both traces give{offset}"]
+    return []
 
 
 def _listing(items: list, show: Callable, limit: int = SHOWN) -> list[str]:
@@ -119,6 +150,9 @@ def render_text(r: CompareReport) -> str:
     mism = ", ".join(f"{k} {c}" for k, c in f.mismatch_counts.items() if c)
     if mism:
         out.append(f"Mismatched pairs: {mism}")
+    tokens = token_lines(r)
+    if tokens:
+        out += [""] + tokens
     out += ["", "RESULTS:"]
     out += [f"  {name:<11} {int(c):>8}" for name, c in zip(TIER_NAMES, f.counts) if name != "unknown" or c]
     if r.first is not None:
@@ -180,6 +214,8 @@ def result_line(r: CompareReport) -> str:
         return f"RESULT: ok, all {r.findings.pairs} pairs within tolerance"
     if r.status == "no_match":
         return "RESULT: no records matched; check --key and --map (exit 1)"
+    if r.status == "tokens_differ" and r.tokens.mismatch is not None:
+        return f"RESULT: {r.tokens.mismatch.describe()}: the prompts differ (exit 1)"
     where = r.first.where() if r.first else "?"
     return (
         f"RESULT: diverged: {r.findings.failed} pairs fail; "
@@ -197,6 +233,7 @@ def render_markdown(r: CompareReport) -> str:
         f"Key: `{', '.join(r.key)}`. Tolerances: {r.tolerances.source}.",
         "",
         f"**{result_line(r)}**",
+        *(["", *token_lines(r)] if token_lines(r) else []),
         "",
         "| tier | pairs |",
         "|---|---:|",
@@ -211,6 +248,7 @@ def render_markdown(r: CompareReport) -> str:
             f"- {verdict_line(v)}",
             f"- {metrics_line(v)}",
             f"- a: `{v.locations[0]}`, b: `{v.locations[1]}`",
+            *(f"- {line}" for line in alignment_lines(v)),
         ]
         if v.values[0] or v.values[1]:
             out += ["", "| i | a | b | abs diff |", "|---:|---:|---:|---:|"]

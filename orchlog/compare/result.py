@@ -16,11 +16,13 @@ from orchlog.compare.grading import TIER_NAMES
 from orchlog.compare.growth import GrowthRow
 from orchlog.compare.metrics import BASES
 from orchlog.compare.pairview import PairView
+from orchlog.compare.tokens import TokenCheck
 from orchlog.compare.tolerances import Tolerances
 from orchlog.read.trace import Diagnostic
 
 REPORT_VERSION = "orchlog-compare/1"
 OK, DIVERGED, NO_MATCH = "ok", "diverged", "no_match"
+TOKENS_DIFFER = "tokens_differ"  # both traces say which token each position holds, and they disagree
 
 
 @dataclasses.dataclass
@@ -62,6 +64,9 @@ class CompareReport:
     malformed: list[Malformed]
     track_token: int | None = None
     dumped: list[str] = dataclasses.field(default_factory=list)
+    tokens: TokenCheck = TokenCheck()
+    windows: tuple[str, ...] = ()
+    maps_by_side: tuple[list[str], list[str]] = ([], [])
 
     def __bool__(self) -> bool:
         return self.status == OK
@@ -131,6 +136,9 @@ class CompareReport:
             if self.track_token is None
             else {"id": self.track_token, "positions": [dataclasses.asdict(t) for t in f.tracked]},
             "dumped": self.dumped,
+            "token_ids": self.tokens.to_json(),
+            "windows": list(self.windows),
+            "maps_by_side": dict(zip("ab", self.maps_by_side)),
         }
 
 
@@ -163,6 +171,8 @@ def pair_json(v: PairView) -> dict[str, Any]:
         "locations": dict(zip("ab", v.locations)),
         "values": {s: [number(x) for x in vals] for s, vals in zip("ab", v.values)},
         "mismatches": list(v.mismatches),
+        "alignment": None if not v.alignment else v.alignment.to_json(),
+        "shard_ranks": v.shard_ranks,
     }
 
 
@@ -203,4 +213,15 @@ def malformed_json(m: Malformed) -> dict[str, Any]:
     }
 
 
-__all__ = ["CompareReport", "InputInfo", "Malformed", "Tracked", "Unmatched", "OK", "DIVERGED", "NO_MATCH"]
+__all__ = [
+    "CompareReport",
+    "InputInfo",
+    "Malformed",
+    "TokenCheck",
+    "Tracked",
+    "Unmatched",
+    "OK",
+    "DIVERGED",
+    "NO_MATCH",
+    "TOKENS_DIFFER",
+]

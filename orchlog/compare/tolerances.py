@@ -14,6 +14,8 @@ A tolerance file is TOML (the shipped one is orchlog/tolerances/default.toml;
     threshold = 1.0
     cos_tol = 0.999                 # optional: also fail when cosine < cos_tol
     tiers = [1e-5, 1e-3, 1e-1, 1.0] # optional: exact / close / acceptable / warning bounds
+    window = true                   # optional: same-rank tensors of different extents are compared
+                                    # on their common window (orchlog.compare.window) and graded as usual
 
 Metrics where lower is better fail at `value >= threshold`; cosine and
 top1_match fail at `value < threshold`. Tiers grade how close a pair is:
@@ -53,6 +55,7 @@ class Rule:
     threshold: float = 1.0
     cos_tol: float | None = None
     tiers: tuple[float, float, float, float] | None = None
+    window: bool = False  # compare same-rank tensors of different extents on their common window
 
     @property
     def bounds(self) -> tuple[float, ...]:
@@ -113,7 +116,7 @@ class Tolerances:
 
 
 def _rule(doc: dict[str, Any], where: str, name: str, patterns: tuple[str, ...]) -> Rule:
-    unknown = set(doc) - {"name", "match", "metric", "threshold", "cos_tol", "tiers"}
+    unknown = set(doc) - {"name", "match", "metric", "threshold", "cos_tol", "tiers", "window"}
     if unknown:
         raise OrchlogError(f"{where}: rule {name!r} has unknown key(s) {', '.join(sorted(unknown))}")
     metric = doc.get("metric", "max_abs")
@@ -134,7 +137,10 @@ def _rule(doc: dict[str, Any], where: str, name: str, patterns: tuple[str, ...])
         cos_tol = None if doc.get("cos_tol") is None else float(doc["cos_tol"])
     except (TypeError, ValueError):
         raise OrchlogError(f"{where}: rule {name!r}: threshold and cos_tol must be numbers") from None
-    return Rule(name, patterns, metric, threshold, cos_tol, None if tiers is None else tuple(float(t) for t in tiers))
+    if not isinstance(doc.get("window", False), bool):
+        raise OrchlogError(f"{where}: rule {name!r}: window must be true or false")
+    tiers_ = None if tiers is None else tuple(float(t) for t in tiers)
+    return Rule(name, patterns, metric, threshold, cos_tol, tiers_, bool(doc.get("window", False)))
 
 
 def parse_tolerances(doc: dict[str, Any], where: str) -> Tolerances:

@@ -13,8 +13,10 @@ the module path, layer = the first number in it, stage = None for outputs
 and "input" for inputs, step = the model's forward call (0 first), token_idx
 = the position of the row's token. Tensors are detached and copied to the
 CPU before they are logged, so nothing the model does afterwards (in-place
-kernels, buffer reuse) changes what was captured. Leaving the `with` block
-removes every hook. docs/torch.md has the details; orchlog/maps/hf_qwen2.toml
+kernels, buffer reuse) changes what was captured; a row's token id, when
+the call had input_ids, goes to its meta. `attention=True` also logs the
+attention probabilities per query token, `cache=True` the KV cache each call
+returns. Leaving the `with` block removes every hook. docs/torch.md has the details; orchlog/maps/hf_qwen2.toml
 maps these paths onto llama.cpp's names.
 """
 

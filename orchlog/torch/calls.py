@@ -19,6 +19,13 @@ class Call:
     step: int
     positions: list[int]  # of the call's tokens, in order
     batch: int | None  # batch size, None when the inputs have no batch dimension
+    token_ids: list[list[int]] | None = None  # per sequence of the batch, when the call was given input_ids
+
+    def token_id(self, batch_index: int, row: int) -> int | None:
+        """The token id of a row of sequence `batch_index`, when known."""
+        if self.token_ids is None or batch_index >= len(self.token_ids) or row >= len(self.token_ids[batch_index]):
+            return None
+        return self.token_ids[batch_index][row]
 
 
 def first_tensor(args: tuple, kwargs: dict) -> torch.Tensor | None:
@@ -42,6 +49,17 @@ def _tokens_and_batch(args: tuple, kwargs: dict) -> tuple[int, int | None]:
         return 0, None
     batched = x.dim() > -token_axis
     return int(x.shape[token_axis]), int(x.shape[0]) if batched else None
+
+
+def _token_ids(args: tuple, kwargs: dict) -> list[list[int]] | None:
+    """input_ids as lists per sequence: (batch, tokens) or (tokens,)."""
+    x = kwargs.get("input_ids")
+    if x is None and args and isinstance(args[0], torch.Tensor) and not args[0].is_floating_point():
+        x = args[0]
+    if not isinstance(x, torch.Tensor) or x.is_floating_point() or x.dim() not in (1, 2):
+        return None
+    ids = x.detach().to("cpu").tolist()
+    return ids if x.dim() == 2 else [ids]
 
 
 def _given_positions(kwargs: dict) -> list[int] | None:
@@ -83,7 +101,7 @@ class CallCounter:
                 start = _cached_length(kwargs)
                 start = self.next_position if start is None else start
                 positions = list(range(start, start + n_tokens))
-        self.current = Call(self.next_step, positions, batch)
+        self.current = Call(self.next_step, positions, batch, _token_ids(args, kwargs))
         self.next_step += 1
         self.next_position = positions[-1] + 1 if positions else self.next_position
         return self.current

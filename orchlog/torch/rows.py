@@ -22,15 +22,23 @@ def captured(value: Any) -> torch.Tensor | None:
     return value.detach().to("cpu", copy=True)
 
 
-def token_rows(tensor: torch.Tensor, call: Call, batch_index: int = 0) -> Iterator[tuple[int | None, torch.Tensor]]:
-    """(position, row) per token: the axis after the batch axis, or the first one when the call had no
-    batch, is the token axis when its length is the call's token count; otherwise the whole tensor is one
-    record without a position."""
+def token_rows(
+    tensor: torch.Tensor, call: Call, batch_index: int = 0, token_axis: int = 1
+) -> Iterator[tuple[int | None, torch.Tensor]]:
+    """(position, row) per token: axis `token_axis` of a batched call's tensor (after the batch axis: 1),
+    or the first one when the call had no batch, is the token axis when its length is the call's token
+    count; otherwise the whole tensor is one record without a position. Attention weights, [batch,
+    heads, queries, keys], have their tokens on axis 2."""
     n = len(call.positions)
-    if call.batch is not None and tensor.dim() >= 2 and tensor.shape[0] == call.batch and tensor.shape[1] == n:
-        tensor = tensor[batch_index]
-    elif call.batch is not None or tensor.dim() == 0 or tensor.shape[0] != n:
+    if call.batch is not None:
+        if tensor.dim() <= token_axis or tensor.shape[0] != call.batch or tensor.shape[token_axis] != n:
+            yield None, tensor
+            return
+        tensor, axis = tensor[batch_index], token_axis - 1
+    elif tensor.dim() == 0 or tensor.dim() < token_axis or tensor.shape[max(token_axis - 1, 0)] != n:
         yield None, tensor
         return
-    for position, row in zip(call.positions, tensor):
-        yield position, row.contiguous()
+    else:
+        axis = max(token_axis - 1, 0)
+    for position, k in zip(call.positions, range(n)):
+        yield position, tensor.select(axis, k).contiguous()

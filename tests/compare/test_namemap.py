@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from orchlog.compare.namemap import compile_pattern, load_maps, shipped_maps
@@ -93,3 +94,60 @@ def test_bad_map_files_are_clear_errors(tmp_path, text, message):
 def test_an_unknown_map_name_lists_the_shipped_ones():
     with pytest.raises(OrchlogError, match="--map no_such_map: .*shipped: .*example"):
         load_maps(["no_such_map"])
+
+
+def test_a_table_target_views_the_tensor_and_can_keep_the_name(tmp_path):
+    path = tmp_path / "m.toml"
+    path.write_text(
+        '[names]\n"cache.{layer}@value" = { name = "cache_v", stage = "", slice = "0", transpose = [1, 2] }\n'
+        '"q@rope" = { view = [{ reshape = [0, -1, 2] }, { permute = [0, 2, 1] }, { reshape = [0, -1] }] }\n'
+        '"probs" = { name = "kq_soft_max", window = true }\n'
+    )
+    names = load_maps([str(path)])
+    assert names.lookup("cache.3", "value") == ("cache_v", 3, None)
+    assert names.lookup("q", "rope") == ("q", None, "rope")
+    assert names.windows == ("kq_soft_max",)
+    x = np.arange(2 * 6, dtype=np.float32).reshape(2, 6)
+    raw = memoryview(x.reshape(-1)).cast("B")
+    batch = RecordBatch.from_records(
+        [TraceRecord("q", stage="rope", dtype="f32", shape=(2, 6), numel=12, values=x.reshape(-1), loader=lambda: raw)]
+    )
+    out = names.apply(batch)
+    expected = x.reshape(2, 3, 2).transpose(0, 2, 1).reshape(2, 6)
+    assert np.frombuffer(out.loader[0](), np.float32).tolist() == expected.reshape(-1).tolist()
+    assert out.row_values(0).tolist() == expected.reshape(-1).tolist() and out.checkpoint[0] == "q"
+
+
+@pytest.mark.parametrize(
+    "target, message",
+    [
+        ('{ name = "x", rotate = 1 }', "unknown key"),
+        ("{ window = true }", "needs the canonical name"),
+        ("{ permute = [0], view = [{ permute = [0] }] }", "either as keys or as a view list"),
+        ("{ view = [{ permute = [0], reshape = [1] }] }", "one-operation tables"),
+        ('{ name = "x", dtype = "q4" }', "choose one of"),
+    ],
+)
+def test_bad_table_targets_are_clear_errors(tmp_path, target, message):
+    path = tmp_path / "bad.toml"
+    path.write_text(f'[names]\n"a" = {target}\n')
+    with pytest.raises(OrchlogError, match=message):
+        load_maps([str(path)])
+
+
+def test_each_side_can_have_its_own_map_and_the_shared_one_applies_to_both(tmp_path):
+    from orchlog.compare import CompareOptions, compare
+    from tests.tracegen import record, write_frames
+
+    # The same raw name for two different points: a's `Qcur` is after the bias, b's before it.
+    (tmp_path / "a.toml").write_text('[names]\n"Qcur" = "Qcur@add"\n"Qcur_mm" = "Qcur@mul_mat"\n')
+    (tmp_path / "b.toml").write_text('[names]\n"Qcur" = "Qcur@mul_mat"\n"Qcur_biased" = "Qcur@add"\n')
+    (tmp_path / "both.toml").write_text('[names]\n"attn_norm-{layer}" = "attn_norm"\n')
+    x = np.ones(4, np.float32)
+    a = write_frames(tmp_path / "a.bin", [record("Qcur_mm", x), record("Qcur", x + 1), record("attn_norm-0", x)])
+    b = write_frames(tmp_path / "b.bin", [record("Qcur", x), record("Qcur_biased", x + 1), record("attn_norm-0", x)])
+    opts = CompareOptions(maps=[str(tmp_path / "both.toml")], maps_a=[str(tmp_path / "a.toml")])
+    opts.maps_b = [str(tmp_path / "b.toml")]
+    report = compare(a, b, opts)
+    assert report.status == "ok" and report.findings.pairs == 3 and not report.unmatched
+    assert report.to_json()["maps_by_side"]["a"][0].endswith("a.toml")

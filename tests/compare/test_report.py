@@ -26,6 +26,9 @@ TOP_KEYS = {
     "malformed",
     "tracked_token",
     "dumped",
+    "token_ids",
+    "windows",
+    "maps_by_side",
 }
 PAIR_KEYS = {
     "checkpoint",
@@ -49,6 +52,8 @@ PAIR_KEYS = {
     "locations",
     "values",
     "mismatches",
+    "alignment",
+    "shard_ranks",
 }
 
 

@@ -10,9 +10,8 @@ import pytest
 from examples.llama_cpp.run import run_llama_cpp
 from examples.numpy_engine.bugs import ALL_BUGS
 from examples.numpy_engine.run import run_numpy_engine
-from examples.qwen2_tiny.config import TINY
 from examples.qwen2_tiny.gguf_file import write_gguf
-from examples.qwen2_tiny.weights import make_weights
+from examples.qwen2_tiny.weights import make_weights, with_llama_qk_permutation
 from tests.examples.conftest import AGREEMENT_ATOL
 
 pytestmark = pytest.mark.slow  # builds llama.cpp (cached) and imports torch
@@ -42,21 +41,10 @@ def test_each_bug_moves_the_numpy_logits_away_from_llama_cpp(tiny_gguf, llama_lo
     assert difference > 100 * AGREEMENT_ATOL
 
 
-def _llama_qk_permutation(tensor: np.ndarray, n_head: int) -> np.ndarray:
-    """What convert_hf_to_gguf.py does to Q and K for the `llama` architecture (not qwen2)."""
-    shape = tensor.shape
-    return tensor.reshape(n_head, 2, shape[0] // n_head // 2, *shape[1:]).swapaxes(1, 2).reshape(shape)
-
-
 def test_llamas_qk_permutation_would_break_the_agreement_from_position_1(tmp_path, hf_logits, run_tokens_program):
     # Shows that the agreement above does check the Q/K layout: the permutation
     # leaves position 0 alone (RoPE rotates by zero there) and nothing else.
-    weights = make_weights()
-    for layer in range(TINY.n_layer):
-        for name, n_head in (("attn_q", TINY.n_head), ("attn_k", TINY.n_head_kv)):
-            for part in ("weight", "bias"):
-                key = f"blk.{layer}.{name}.{part}"
-                weights[key] = np.ascontiguousarray(_llama_qk_permutation(weights[key], n_head))
+    weights = with_llama_qk_permutation(make_weights())
     permuted = run_llama_cpp(write_gguf(tmp_path / "permuted.gguf", weights), program=run_tokens_program)
     difference = np.abs(permuted - hf_logits).max(axis=-1)
     assert difference[0] <= AGREEMENT_ATOL

@@ -3,13 +3,17 @@ on the canonical names (llama.cpp's names without the suffix, as the ggml adapte
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from examples.numpy_engine.observe import AFTER_BLOCKS, BEFORE_BLOCKS, PER_BLOCK
+from examples.qwen2_tiny.weights import llama_qk_permutation
 from orchlog.compare.namemap import load_maps, shipped_maps
+from orchlog.read.batch import RecordBatch
+from orchlog.read.trace import TraceRecord
 
 # What HF cannot observe as a module's output or input (see hf_qwen2.toml).
-NOT_IN_HF = {("Qcur", "rope"), ("Kcur", "rope"), ("kq_soft_max", None)}
+NOT_IN_HF = {("Qcur", "rope"), ("Kcur", "rope"), ("kq", None)}
 CANONICAL_STAGES = [*BEFORE_BLOCKS, *PER_BLOCK, *AFTER_BLOCKS]
 
 
@@ -34,6 +38,7 @@ def _hf_qwen2_paths(layer: int) -> dict[tuple[str, str | None], tuple[str, str |
         (f"{block}.self_attn.q_proj", None): ("Qcur", "add"),
         (f"{block}.self_attn.k_proj", None): ("Kcur", "add"),
         (f"{block}.self_attn.v_proj", None): ("Vcur", "add"),
+        (f"{block}.self_attn", "probs"): ("kq_soft_max", None),
         (f"{block}.self_attn.o_proj", "input"): ("kqv_out", None),
         (f"{block}.self_attn.o_proj", None): ("attn_out", None),
         (f"{block}.post_attention_layernorm", "input"): ("ffn_inp", None),
@@ -58,9 +63,27 @@ def test_hf_qwen2_module_paths_map_onto_every_stage_hf_can_observe():
     assert set(expected.values()) == set(CANONICAL_STAGES) - NOT_IN_HF
 
 
-def test_hf_llama_leaves_out_the_projections_llama_cpp_stores_permuted():
+def test_hf_llama_meets_the_projections_llama_cpp_stores_permuted_in_hf_order():
     names = load_maps(["hf_llama"])
-    assert names.lookup("model.layers.2.self_attn.q_proj") is None
-    assert names.lookup("model.layers.2.self_attn.k_proj") is None
+    assert names.lookup("model.layers.2.self_attn.q_proj") == ("Qcur", 2, "hf_order")
+    assert names.lookup("model.layers.2.self_attn.k_proj") == ("Kcur", 2, "hf_order")
+    assert names.lookup("Qcur", "reshape") == ("Qcur", None, "hf_order")
     assert names.lookup("model.layers.2.self_attn.v_proj") == ("Vcur", 2, None)  # no bias: llama.cpp's MUL_MAT
     assert names.lookup("model.layers.2.self_attn.o_proj", "input") == ("kqv_out", 2, None)
+
+
+@pytest.mark.parametrize("n_head, head_dim", [(4, 16), (14, 64), (2, 128)])
+def test_hf_llamas_view_undoes_the_gguf_permutation_for_any_head_count(n_head, head_dim):
+    rng = np.random.default_rng(n_head)
+    weight = rng.standard_normal((n_head * head_dim, 24)).astype(np.float32)
+    x = rng.standard_normal(24).astype(np.float32)
+    hf = weight @ x  # q_proj's output
+    gguf = llama_qk_permutation(weight, n_head) @ x  # llama.cpp's Qcur, then RESHAPE'd per head
+    raw = memoryview(np.ascontiguousarray(gguf.reshape(n_head, head_dim))).cast("B")
+    record = TraceRecord(
+        "Qcur", stage="reshape", dtype="f32", shape=(n_head, head_dim), numel=hf.size, loader=lambda: raw
+    )
+    viewed = load_maps(["hf_llama"]).apply(RecordBatch.from_records([record]))
+    assert not np.array_equal(gguf, hf)
+    assert np.array_equal(np.frombuffer(viewed.loader[0](), np.float32), hf)
+    assert viewed.shape_of(0) == (n_head * head_dim,) and viewed.stage[0] == "hf_order"

@@ -57,3 +57,35 @@ def test_hooks_change_no_logit(model, tiny_gguf, trace):
     with orchlog.torch.attach(model):
         hooked = run_hf(tiny_gguf, model=model)
     assert np.array_equal(plain, hooked)
+
+
+def test_attention_probabilities_are_logged_per_query_token_as_heads_by_keys(model, tiny_gguf, trace):
+    with orchlog.torch.attach(model, [], attention=True):
+        run_hf(tiny_gguf, model=model)
+    probs = [r for r in orchlog.open_trace(trace) if r.stage == "probs" and r.layer == 1]
+    got = [(r.step, r.token_idx, r.shape) for r in probs]
+    n_head = model.config.num_attention_heads
+    assert got == [(c.step, p, (n_head, c.positions[-1] + 1)) for c in DEFAULT_SCENARIO.calls() for p in c.positions]
+    rows = np.stack([r.tensor() for r in probs[:8]])  # the prompt pass: causal, each row sums to 1
+    assert np.allclose(rows.sum(axis=-1), 1.0, atol=1e-6) and (rows[0][:, 1:] == 0).all()
+
+
+def test_each_record_of_a_token_row_carries_its_token_id(model, tiny_gguf, trace):
+    with orchlog.torch.attach(model, ["lm_head"]):
+        run_hf(tiny_gguf, model=model)
+    ids = [r.meta["token_id"] for r in orchlog.open_trace(trace)]
+    assert ids == list(DEFAULT_SCENARIO.prompt + DEFAULT_SCENARIO.decode)
+
+
+def test_the_kv_cache_each_call_returns_is_logged_as_hf_holds_it(model, tiny_gguf, trace):
+    with orchlog.torch.attach(model, [], cache=True):
+        run_hf(tiny_gguf, model=model)
+    cache = [(r.step, r.layer, r.stage, r.token_idx, r.shape) for r in orchlog.open_trace(trace)]
+    kv_heads, head_dim = model.config.num_key_value_heads, model.config.hidden_size // model.config.num_attention_heads
+    expected = [
+        (c.step, layer, stage, None, (1, kv_heads, c.positions[-1] + 1, head_dim))
+        for c in DEFAULT_SCENARIO.calls()
+        for layer in range(model.config.num_hidden_layers)
+        for stage in ("key", "value")
+    ]
+    assert cache == expected

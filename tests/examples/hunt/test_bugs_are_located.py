@@ -43,3 +43,23 @@ def test_orchlog_compare_names_the_bugs_first_token_stage_and_layer(hunt_dir, bu
 def test_the_clean_numpy_engine_agrees_with_llama_cpp(hunt_dir):
     exit_code, report = orchlog_compare_json(prepare(hunt_dir))
     assert (exit_code, report["status"], report["first_divergence"]) == (0, "ok", None)
+
+
+def _compare_json(*args) -> tuple[int, dict]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "orchlog", "compare", *map(str, args), "--format", "json", "--detail"],
+        capture_output=True,
+        text=True,
+    )
+    return proc.returncode, json.loads(proc.stdout)
+
+
+def test_the_attention_rows_agree_on_the_window_of_llama_cpps_padded_cache(hunt_dir):
+    hunt = prepare(hunt_dir)
+    exit_code, report = _compare_json(hunt.reference, hunt.ours, "--window", "kq*", "--threshold", "1e-4")
+    attention = [p for p in report["pairs"] if p["checkpoint"] in ("kq", "kq_soft_max")]
+    assert exit_code == 0 and len(attention) == 2 * 2 * 11  # two stages, two layers, eleven tokens
+    assert {p["alignment"]["window"]["a"][1] for p in attention} == {256}
+    exit_code, report = _compare_json(hunt.reference, hunt.ours, "--threshold", "1e-4")
+    failing = {p["checkpoint"] for p in report["pairs"] if p["tier"] == "fail"}
+    assert exit_code == 1 and failing == {"kq", "kq_soft_max"}  # without the window only these fail

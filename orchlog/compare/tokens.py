@@ -1,0 +1,109 @@
+"""Token ids: are both runs fed the same prompt, position by position? And `--token-offset`.
+
+Two runs compared at token 5 only mean something if token 5 is the same token
+on both sides. One side prepending a BOS (seed 004: llama.cpp's tokenizer adds
+151643, HF's does not) shifts every position by one, and a comparison of the
+shifted positions reports a "divergence" at token 0 that only says the
+prompts differ. So when both traces say which token id each position holds,
+compare checks them first and reports the first position whose ids differ.
+
+Where the id of a position comes from: the record's `token_id` field once the
+schema has it (a RecordBatch column of int64, NONE where absent: `token_ids`
+reads it when the batch has it), else the record's `meta["token_id"]` (what
+the legacy per-token logits format carries, and what any emitter can write
+today through `meta`).
+
+`--token-offset N` says that b's position p is a's position p + N (N = 1:
+a has one more leading token, as a prepended BOS), so b's records are moved
+N positions on before they are aligned; a negative N moves a's instead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import numpy as np
+
+from orchlog.read.batch import NONE, RecordBatch
+
+TOKEN_ID = "token_id"
+
+
+def token_ids(batch: RecordBatch) -> np.ndarray:
+    """Each record's token id (int64, NONE where the record does not say)."""
+    column = getattr(batch, TOKEN_ID, None)
+    ids = np.full(len(batch), NONE, dtype=np.int64) if column is None else np.asarray(column, dtype=np.int64).copy()
+    missing = np.flatnonzero((ids == NONE) & (batch.meta != None))  # noqa: E711 - elementwise on an object array
+    for i in missing.tolist():
+        value = batch.meta[i].get(TOKEN_ID)
+        if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 0:
+            ids[i] = int(value)
+    return ids
+
+
+def shift_positions(batch: RecordBatch, by: int) -> RecordBatch:
+    """The batch with every token position moved `by` on (records without a position keep none)."""
+    if by == 0 or not len(batch):
+        return batch
+    return dataclasses.replace(batch, token_idx=np.where(batch.token_idx == NONE, NONE, batch.token_idx + by))
+
+
+@dataclasses.dataclass(frozen=True)
+class TokenMismatch:
+    position: int
+    a: int
+    b: int
+
+    def describe(self) -> str:
+        return f"token ids differ at position {self.position} (a: {self.a}, b: {self.b})"
+
+
+class TokenIds:
+    """The token id each position holds in one trace, gathered as its records stream by."""
+
+    def __init__(self) -> None:
+        self.ids: dict[int, int] = {}
+        self.conflicts: list[tuple[int, int, int]] = []  # (position, first id, another id)
+
+    def add(self, batch: RecordBatch) -> None:
+        ids = token_ids(batch)
+        rows = np.flatnonzero((ids != NONE) & (batch.token_idx != NONE))
+        if not len(rows):
+            return
+        positions, values = batch.token_idx[rows], ids[rows]
+        pairs = np.unique(np.stack([positions, values], axis=1), axis=0)
+        for position, value in pairs.tolist():
+            known = self.ids.setdefault(position, value)
+            if known != value and len(self.conflicts) < 10:
+                self.conflicts.append((position, known, value))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+def first_difference(a: TokenIds, b: TokenIds) -> TokenMismatch | None:
+    """The first position both traces give an id for where the ids differ; None when they agree (or do not say)."""
+    common = sorted(set(a.ids) & set(b.ids))
+    return next((TokenMismatch(p, a.ids[p], b.ids[p]) for p in common if a.ids[p] != b.ids[p]), None)
+
+
+@dataclasses.dataclass(frozen=True)
+class TokenCheck:
+    """The token ids both traces give for the same positions: how many, and the first that differ."""
+
+    positions: int = 0
+    mismatch: TokenMismatch | None = None
+    offset: int = 0
+
+    @staticmethod
+    def between(a: TokenIds, b: TokenIds, offset: int = 0) -> TokenCheck:
+        return TokenCheck(len(set(a.ids) & set(b.ids)), first_difference(a, b), offset)
+
+    def to_json(self) -> dict[str, Any]:
+        m = self.mismatch
+        return {
+            "positions": self.positions,
+            "offset": self.offset,
+            "first_difference": None if m is None else {"position": m.position, "a": m.a, "b": m.b},
+        }

@@ -1,0 +1,92 @@
+"""Token ids: when both traces say which token each position holds, compare checks them first and
+names the first position where the prompts differ (seed 004: one side prepends a BOS);
+--token-offset lines a shifted side up."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+
+from orchlog.compare import CompareOptions, compare
+from orchlog.compare.per_token import compare_per_token
+from orchlog.compare.tokens import TokenIds, first_difference, shift_positions, token_ids
+from orchlog.read.batch import NONE, RecordBatch
+from orchlog.read.paths import open_trace
+from orchlog.read.trace import TraceRecord
+from tests.tracegen import write_json_lines
+
+BOS = 151643
+PROMPT = [785, 6722, 315, 9625, 374]  # "The capital of France is"
+
+
+def _logits(tmp_path, name, ids, rows):
+    docs = [{"token_idx": p, "token_id": t, "logits": row.tolist()} for p, (t, row) in enumerate(zip(ids, rows))]
+    return write_json_lines(tmp_path / f"{name}.jsonl", docs)
+
+
+def _bos_pair(tmp_path):
+    """llama.cpp's run with a BOS (a) and HF's without (b): b's position p is a's p + 1."""
+    rows = np.random.default_rng(4).standard_normal((len(PROMPT) + 1, 32)).astype(np.float32)
+    a = _logits(tmp_path, "with_bos", [BOS, *PROMPT], rows)
+    b = _logits(tmp_path, "without_bos", PROMPT, rows[1:])
+    return a, b
+
+
+def test_a_records_token_id_comes_from_its_meta_until_the_schema_has_a_field():
+    batch = RecordBatch.from_records(
+        [TraceRecord("x", token_idx=0, meta={"token_id": 7}), TraceRecord("x", token_idx=1), TraceRecord("y")]
+    )
+    assert token_ids(batch).tolist() == [7, NONE, NONE]
+    batch.token_id = np.array([NONE, 9, NONE])  # the column the schema will add
+    assert token_ids(batch).tolist() == [7, 9, NONE]
+
+
+def test_shifting_positions_leaves_records_without_one_alone():
+    batch = RecordBatch.from_records([TraceRecord("x", token_idx=0), TraceRecord("y")])
+    assert shift_positions(batch, 2).token_idx.tolist() == [2, NONE]
+
+
+def test_the_first_differing_position_is_named_and_positions_only_one_side_has_are_not_differences():
+    a, b = TokenIds(), TokenIds()
+    a.ids, b.ids = {0: 1, 1: 2, 2: 3, 5: 9}, {1: 2, 2: 4, 3: 8}
+    m = first_difference(a, b)
+    assert (m.position, m.a, m.b) == (2, 3, 4)
+    assert m.describe() == "token ids differ at position 2 (a: 3, b: 4)"
+
+
+def test_a_prepended_bos_is_reported_as_different_prompts_not_as_a_divergence(tmp_path):
+    a, b = _bos_pair(tmp_path)
+    report = compare(a, b)
+    assert report.status == "tokens_differ" and report.exit_code == 1 and report.first is None
+    assert "token ids differ at position 0 (a: 151643, b: 785)" in str(report)
+    assert report.to_json()["token_ids"]["first_difference"] == {"position": 0, "a": BOS, "b": 785}
+
+
+def test_token_offset_lines_the_shifted_side_up(tmp_path):
+    a, b = _bos_pair(tmp_path)
+    report = compare(a, b, CompareOptions(token_offset=1))
+    assert report.status == "ok" and report.tokens.positions == len(PROMPT)
+    assert f"the same at all {len(PROMPT)} positions" in str(report)
+    assert [u.key["token_idx"] for u in report.unmatched] == [0]  # the BOS, only in a
+    assert compare(b, a, CompareOptions(token_offset=-1)).status == "ok"
+
+
+def test_per_token_logits_check_the_token_ids_too(tmp_path):
+    a, b = _bos_pair(tmp_path)
+    report = compare_per_token(open_trace(a), open_trace(b))
+    assert report.status == "tokens_differ" and report.exit_code == 1
+    assert "token ids differ at position 0" in str(report)
+    assert compare_per_token(open_trace(a), open_trace(b), token_offset=1).status == "ok"
+
+
+def test_the_command_line_says_where_the_prompts_differ_and_exits_1(tmp_path):
+    a, b = _bos_pair(tmp_path)
+    run = lambda *extra: subprocess.run(  # noqa: E731
+        [sys.executable, "-m", "orchlog", "compare", str(a), str(b), *extra], capture_output=True, text=True
+    )
+    proc = run()
+    assert proc.returncode == 1 and "RESULT: token ids differ at position 0 (a: 151643, b: 785)" in proc.stdout
+    assert run("--token-offset", "1").returncode == 0
+    assert run("--token-offset", "1", "--per-token").returncode == 0
