@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -156,28 +157,58 @@ ORCHLOG_WIDEST void bracket_pass(const T* a, const T* b, size_t n, T lo, T hi, s
   *below = under, *inside = in;
 }
 
-// The usual way in: bracket rank k between two values read off a sorted
-// sample, then one streaming pass counts the elements below the bracket and
-// gathers those inside it, and the rank is selected among those few. The
-// count is exact, so a bracket that misses (an unlucky sample) only costs
-// a fall back to the radix passes above, never a wrong answer.
+// The m largest of |a-b| kept in a min-heap: its top is the m-th largest. The
+// 99th percentile of a small tensor is among its last few elements (m = 9 of
+// 896), so one pass with a compare per element beats any partition of a copy.
 template <typename T>
-T select_t(const T* a, const T* b, size_t n, uint64_t k) {
-  constexpr size_t kSample = size_t(1) << 16;
-  if (n <= 4 * kSample) {
-    std::vector<T> all(n);
-    for (size_t i = 0; i < n; ++i) all[i] = std::fabs(a[i] - b[i]);
-    std::nth_element(all.begin(), all.begin() + std::ptrdiff_t(k), all.end());
-    return all[k];
+T top_m_select(const T* a, const T* b, size_t n, size_t m, std::vector<T>& heap) {
+  heap.clear();
+  for (size_t i = 0; i < m; ++i) heap.push_back(std::fabs(a[i] - b[i]));
+  std::make_heap(heap.begin(), heap.end(), std::greater<T>());
+  T top = heap.front();
+  for (size_t i = m; i < n; ++i) {
+    const T v = std::fabs(a[i] - b[i]);
+    if (v <= top) continue;
+    // Replace the smallest kept value and sift it down.
+    size_t at = 0;
+    for (;;) {
+      size_t child = 2 * at + 1;
+      if (child >= m) break;
+      if (child + 1 < m && heap[child + 1] < heap[child]) ++child;
+      if (!(heap[child] < v)) break;
+      heap[at] = heap[child], at = child;
+    }
+    heap[at] = v;
+    top = heap.front();
   }
-  std::vector<T> sample(kSample);
-  const size_t stride = n / kSample;
-  for (size_t j = 0; j < kSample; ++j) sample[j] = std::fabs(a[j * stride] - b[j * stride]);
-  std::sort(sample.begin(), sample.end());
-  const double q = double(k) / double(n), margin = 4.0 * std::sqrt(std::max(q * (1 - q), 1e-6) / double(kSample));
-  const T lo = sample[size_t(std::max(0.0, q - margin) * double(kSample - 1))];
-  const T hi = sample[size_t(std::min(1.0, q + margin) * double(kSample - 1))];
-  unsigned workers = worker_count(n);
+  return top;
+}
+
+constexpr size_t kTopM = 64;                    // the heap above, up to this many kept values
+constexpr size_t kBracketFrom = size_t(1) << 15;  // from this size on, bracket the rank with a sample
+constexpr size_t kSelectPerThread = size_t(1) << 18;  // a thread per this many elements pays for itself
+
+// The usual way in for large arrays: bracket rank k between two values read
+// off a sample (partitioned, not sorted), then one streaming pass counts the
+// elements below the bracket and gathers those inside it, and the rank is
+// selected among those few. The count is exact, so a bracket that misses (an
+// unlucky sample) only costs a fall back to the radix passes above, never a
+// wrong answer. The sample grows as sqrt(n): a larger one narrows the bracket
+// (fewer elements gathered) but costs more to partition.
+template <typename T>
+T bracket_select(const T* a, const T* b, size_t n, uint64_t k) {
+  const size_t samples = std::min<size_t>(size_t(1) << 16, std::max<size_t>(4096, size_t(8 * std::sqrt(double(n)))));
+  std::vector<T> sample(samples);
+  const size_t stride = n / samples;
+  for (size_t j = 0; j < samples; ++j) sample[j] = std::fabs(a[j * stride] - b[j * stride]);
+  const double q = double(k) / double(n), margin = 4.0 * std::sqrt(std::max(q * (1 - q), 1e-6) / double(samples));
+  const size_t lo_rank = size_t(std::max(0.0, q - margin) * double(samples - 1));
+  const size_t hi_rank = size_t(std::min(1.0, q + margin) * double(samples - 1));
+  std::nth_element(sample.begin(), sample.begin() + std::ptrdiff_t(lo_rank), sample.end());
+  const T lo = sample[lo_rank];
+  std::nth_element(sample.begin() + std::ptrdiff_t(lo_rank), sample.begin() + std::ptrdiff_t(hi_rank), sample.end());
+  const T hi = sample[hi_rank];
+  unsigned workers = worker_count(n, kSelectPerThread);
   std::vector<uint64_t> below(workers, 0), inside(workers, 0);
   std::vector<std::vector<T>> parts(workers);
   const size_t cap = kGatherLimit / workers;  // past this, counting goes on but gathering stops
@@ -196,12 +227,26 @@ T select_t(const T* a, const T* b, size_t n, uint64_t k) {
   return *nth;
 }
 
+// The k-th smallest |a-b| (0-based) of n > k elements, exactly, by whichever way is cheapest at
+// that size; `scratch` is reused between calls so that small arrays allocate nothing.
+template <typename T>
+T select_t(const T* a, const T* b, size_t n, uint64_t k, std::vector<T>& scratch) {
+  const size_t m = n - size_t(k);  // the answer is the m-th largest
+  if (m <= kTopM) return top_m_select(a, b, n, m, scratch);
+  if (n >= kBracketFrom) return bracket_select(a, b, n, k);
+  scratch.resize(n);
+  for (size_t i = 0; i < n; ++i) scratch[i] = std::fabs(a[i] - b[i]);
+  std::nth_element(scratch.begin(), scratch.begin() + std::ptrdiff_t(k), scratch.end());
+  return scratch[k];
+}
+
 template <typename T>
 double abs_diff_select_t(py::array_t<T, py::array::c_style> a, py::array_t<T, py::array::c_style> b, uint64_t k) {
   size_t n = size_t(std::min(a.size(), b.size()));
   if (k >= n) throw py::value_error("rank k is out of range");
   py::gil_scoped_release nogil;
-  return double(select_t<T>(a.data(), b.data(), n, k));
+  std::vector<T> scratch;
+  return double(select_t<T>(a.data(), b.data(), n, k, scratch));
 }
 
 }  // namespace orchlog_kernels
