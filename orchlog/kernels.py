@@ -256,6 +256,18 @@ def tensor_diffs(
     return rows, flagged.astype(bool)
 
 
+# How decode_frames stopped: at the end of its window, at a frame running past it, at a frame it
+# hands to the Python decoder, or after a record whose large tensor it stepped over.
+FRAMES_END, FRAMES_MORE, FRAMES_OTHER, FRAMES_SKIP = range(4)
+
+
+def decode_frames(chunk: np.ndarray, base: int, inline_max: int) -> dict[str, Any]:
+    """Columns for the record frames of a window of a binary stream starting at file offset `base`
+    (native/python/kernels/frames.hpp); `stop` and `next` say why it stopped and where to go on."""
+    assert _native is not None
+    return _native.decode_frames(chunk, base, inline_max)
+
+
 def parse_orchlog_jsonl(buf: bytes, first_line: int, native: bool = True) -> dict[str, Any] | None:
     """Columns for the canonical record lines of `buf` (see native/python/kernels/jsonl_columns.hpp), or None without the extension.
 
