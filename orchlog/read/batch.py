@@ -194,7 +194,7 @@ class RecordBatch:
             numel=_none_or(self.numel[i]),
             values=self.row_values(i).copy(),
             stats=stats,
-            blake3=self.blake3[i].decode() or None,
+            blake3=self.blake3[i].decode(errors="replace") or None,
             meta=dict(self.meta[i] or {}),
             location=self.location(i),
             order=int(self.order[i]),

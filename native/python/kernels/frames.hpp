@@ -321,7 +321,11 @@ bool parse_frame(MsgReader& r, const unsigned char* chunk, int64_t base, uint32_
       case kTeam: ok = r.nil() || r.str(f.team); break;
       case kStage: ok = r.nil() || (f.has_stage = r.str(f.stage)); break;
       case kDtype: ok = r.str(f.dtype); break;
-      case kBlake3: ok = r.nil() || (r.str(f.blake3) && (f.blake3.size() == 64 || r.fail_other())); break;
+      case kBlake3:  // 64 ASCII characters, or Python decides (it stores what it is given)
+        ok = r.nil() || (r.str(f.blake3) && ((f.blake3.size() == 64 && std::all_of(f.blake3.begin(), f.blake3.end(),
+                                                                                      [](char ch) { return ch > 0; })) ||
+                                               r.fail_other()));
+        break;
       case kTokenIdx: ok = optional_int(r, f.token_idx); break;
       case kLayer: ok = optional_int(r, f.layer); break;
       case kStep: ok = optional_int(r, f.step); break;
@@ -434,7 +438,8 @@ py::dict decode_frames(py::buffer buf, int64_t base, uint32_t inline_max) {
         stop = kStopSkip, next = data_end;
         break;
       }
-      pos = std::max(size_t(r.pos() - chunk), size_t(data_end - base));
+      pos = size_t(r.pos() - chunk);
+      if (data_end > 0) pos = std::max(pos, size_t(data_end - base));
     }
   }
   py::dict d;

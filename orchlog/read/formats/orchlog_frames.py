@@ -37,6 +37,8 @@ HEADER_MARK = b"\xa7orchlog"
 RECORD_MARK = b"\xaacheckpoint"
 _MAP_STARTS = {0xDE, 0xDF} | set(range(0x80, 0x90))
 _RESYNC_CHUNK = 1 << 20
+_PIECE = 1 << 20
+_MAX_DEPTH = 32  # msgpack nesting beyond this is garbage, not a reason to exhaust the stack
 MAP_FROM = 1 << 20  # tensors of at least this many bytes are memory-mapped instead of read
 _POPULATE = getattr(mmap, "MAP_POPULATE", 0)  # Linux: map every page up front instead of faulting one by one
 
@@ -55,21 +57,35 @@ class _Decoder:
         self.size = size  # file size when known (not for gzip)
 
     def take(self, n: int) -> bytes:
-        b = self.f.read(n)
+        self.room(n)
+        if self.size is None and n > _PIECE:  # no size to check against: read in pieces, as far as there are bytes
+            b = bytearray()
+            while len(b) < n and (piece := self.f.read(min(_PIECE, n - len(b)))):
+                b += piece
+            b = bytes(b)
+        else:
+            b = self.f.read(n)
         if len(b) != n:
             raise _Truncated()
         return b
 
-    def value(self, lazy_bin: bool = False) -> Any:
+    def room(self, n: int) -> None:
+        """_Truncated unless n more bytes are there: a hostile length or count reads (and reserves) nothing."""
+        if self.size is not None and self.f.tell() + n > self.size:
+            raise _Truncated()
+
+    def value(self, lazy_bin: bool = False, depth: int = 0) -> Any:
+        if depth > _MAX_DEPTH:
+            raise _Garbage(f"values nested more than {_MAX_DEPTH} deep")
         t = self.take(1)[0]
         if t <= 0x7F:
             return t
         if t >= 0xE0:
             return t - 0x100
         if 0x80 <= t <= 0x8F:
-            return self.map(t & 0x0F)
+            return self.map(t & 0x0F, depth)
         if 0x90 <= t <= 0x9F:
-            return self.array(t & 0x0F)
+            return self.array(t & 0x0F, depth)
         if 0xA0 <= t <= 0xBF:
             return self.str(t & 0x1F)
         if t == 0xC0:
@@ -96,22 +112,23 @@ class _Decoder:
         if t in (0xD9, 0xDA, 0xDB):
             return self.str(int.from_bytes(self.take(1 << (t - 0xD9)), "big"))
         if t in (0xDC, 0xDD):
-            return self.array(int.from_bytes(self.take(2 if t == 0xDC else 4), "big"))
+            return self.array(int.from_bytes(self.take(2 if t == 0xDC else 4), "big"), depth)
         if t in (0xDE, 0xDF):
-            return self.map(int.from_bytes(self.take(2 if t == 0xDE else 4), "big"))
+            return self.map(int.from_bytes(self.take(2 if t == 0xDE else 4), "big"), depth)
         raise _Garbage(f"byte 0x{t:02x} is not a msgpack type orchlog writes")
 
     def str(self, n: int) -> str:
         return self.take(n).decode("utf-8", errors="replace")
 
-    def array(self, n: int) -> list[Any] | np.ndarray:
+    def array(self, n: int, depth: int = 0) -> list[Any] | np.ndarray:
+        self.room(n)  # every element takes a byte at least
         if n >= 8:
             # Fast path for the common case: all float32 (5 bytes each) or all float64 (9).
             pos = self.f.tell()
             first = self.f.read(1)
             self.f.seek(pos)
-            if first in (b"\xca", b"\xcb"):
-                width = 5 if first == b"\xca" else 9
+            width = 5 if first == b"\xca" else 9
+            if first in (b"\xca", b"\xcb") and (self.size is None or pos + n * width <= self.size):
                 raw = self.f.read(n * width)
                 if len(raw) == n * width:
                     grid = np.frombuffer(raw, dtype=np.uint8).reshape(n, width)
@@ -120,15 +137,16 @@ class _Decoder:
                         with np.errstate(invalid="ignore"):  # widening a signalling NaN is not an error
                             return body.view(">f4" if width == 5 else ">f8").reshape(n).astype(np.float64)
                 self.f.seek(pos)
-        return [self.value() for _ in range(n)]
+        return [self.value(depth=depth + 1) for _ in range(n)]
 
-    def map(self, n: int) -> dict[str, Any]:
+    def map(self, n: int, depth: int = 0) -> dict[str, Any]:
+        self.room(2 * n)
         out: dict[str, Any] = {}
         for _ in range(n):
-            key = self.value()
+            key = self.value(depth=depth + 1)
             if not isinstance(key, str):
                 raise _Garbage("map key is not a string")
-            out[key] = self.value(lazy_bin=(key == "data"))
+            out[key] = self.value(lazy_bin=(key == "data"), depth=depth + 1)
         return out
 
 
