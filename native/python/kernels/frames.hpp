@@ -249,15 +249,21 @@ enum Key : int {
 };  // clang-format: one line per group would not read better
 
 inline Key key_of(std::string_view k) {
-  static const std::pair<std::string_view, Key> keys[] = {
-      {"checkpoint", kCheckpoint}, {"team", kTeam},   {"token_idx", kTokenIdx}, {"layer", kLayer},
-      {"stage", kStage},           {"step", kStep},   {"rank", kRank},          {"world_size", kWorldSize},
-      {"seq", kSeq},               {"dtype", kDtype}, {"shape", kShape},        {"numel", kNumel},
-      {"values", kValues},         {"stats", kStats}, {"blake3", kBlake3},      {"meta", kMeta},
-      {"data", kData},             {"orchlog", kHeaderKey}};
-  for (auto& [name, key] : keys)
-    if (name == k) return key;
-  return kUnknownKey;
+  // By length first: at most a few names share one, so a key costs a compare or two.
+  switch (k.size()) {
+    case 3: return k == "seq" ? kSeq : kUnknownKey;
+    case 4:
+      return k == "team" ? kTeam : k == "step" ? kStep : k == "rank" ? kRank : k == "meta" ? kMeta
+             : k == "data" ? kData : kUnknownKey;
+    case 5:
+      return k == "layer" ? kLayer : k == "stage" ? kStage : k == "dtype" ? kDtype : k == "shape" ? kShape
+             : k == "numel" ? kNumel : k == "stats" ? kStats : kUnknownKey;
+    case 6: return k == "values" ? kValues : k == "blake3" ? kBlake3 : kUnknownKey;
+    case 7: return k == "orchlog" ? kHeaderKey : kUnknownKey;
+    case 9: return k == "token_idx" ? kTokenIdx : kUnknownKey;
+    case 10: return k == "checkpoint" ? kCheckpoint : k == "world_size" ? kWorldSize : kUnknownKey;
+    default: return kUnknownKey;
+  }
 }
 
 // A nullable key field: nil is NONE (-1), an int is itself.

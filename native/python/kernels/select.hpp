@@ -157,34 +157,54 @@ ORCHLOG_WIDEST void bracket_pass(const T* a, const T* b, size_t n, T lo, T hi, s
   *below = under, *inside = in;
 }
 
-// The m largest of |a-b| kept in a min-heap: its top is the m-th largest. The
-// 99th percentile of a small tensor is among its last few elements (m = 9 of
-// 896), so one pass with a compare per element beats any partition of a copy.
+// The k-th smallest of |a-b| for arrays that fit in cache, by blocks: one pass
+// (at vector width) writes the differences and each block's largest; the
+// m = n - k largest differences are then all at or above t0, the m-th largest
+// of the block maxima (each of the m blocks with the largest maxima holds one
+// element at least that large), so only blocks whose maximum reaches t0 are
+// looked into, and only their elements from t0 up are partitioned. For the
+// 99th percentile that is a few dozen elements, not the whole array.
+constexpr size_t kSelectBlock = 32;
+
 template <typename T>
-T top_m_select(const T* a, const T* b, size_t n, size_t m, std::vector<T>& heap) {
-  heap.clear();
-  for (size_t i = 0; i < m; ++i) heap.push_back(std::fabs(a[i] - b[i]));
-  std::make_heap(heap.begin(), heap.end(), std::greater<T>());
-  T top = heap.front();
-  for (size_t i = m; i < n; ++i) {
-    const T v = std::fabs(a[i] - b[i]);
-    if (v <= top) continue;
-    // Replace the smallest kept value and sift it down.
-    size_t at = 0;
-    for (;;) {
-      size_t child = 2 * at + 1;
-      if (child >= m) break;
-      if (child + 1 < m && heap[child + 1] < heap[child]) ++child;
-      if (!(heap[child] < v)) break;
-      heap[at] = heap[child], at = child;
+ORCHLOG_WIDEST void block_maxima(const T* a, const T* b, size_t n, T* diffs, T* maxima) {
+  for (size_t base = 0, blk = 0; base < n; base += kSelectBlock, ++blk) {
+    const size_t len = std::min(kSelectBlock, n - base);
+    T most = 0;
+#pragma omp simd reduction(max : most)
+    for (size_t j = 0; j < len; ++j) {
+      const T v = std::fabs(a[base + j] - b[base + j]);
+      diffs[base + j] = v;
+      most = most > v ? most : v;
     }
-    heap[at] = v;
-    top = heap.front();
+    maxima[blk] = most;
   }
-  return top;
 }
 
-constexpr size_t kTopM = 64;                    // the heap above, up to this many kept values
+template <typename T>
+T block_select(const T* a, const T* b, size_t n, uint64_t k, std::vector<T>& scratch) {
+  const size_t blocks = (n + kSelectBlock - 1) / kSelectBlock, m = n - size_t(k);
+  scratch.resize(n + 2 * blocks);
+  T *diffs = scratch.data(), *maxima = diffs + n, *ranked = maxima + blocks;
+  block_maxima<T>(a, b, n, diffs, maxima);
+  if (m > blocks) {  // too few blocks to bound the rank: partition the differences themselves
+    std::nth_element(diffs, diffs + k, diffs + n);
+    return diffs[k];
+  }
+  std::copy(maxima, maxima + blocks, ranked);
+  std::nth_element(ranked, ranked + (blocks - m), ranked + blocks);
+  const T floor = ranked[blocks - m];
+  size_t kept = 0;  // the candidates, gathered at the front of `diffs` (never ahead of what is read)
+  for (size_t blk = 0; blk < blocks; ++blk) {
+    if (maxima[blk] < floor) continue;
+    const size_t base = blk * kSelectBlock, len = std::min(kSelectBlock, n - base);
+    for (size_t j = 0; j < len; ++j)
+      if (diffs[base + j] >= floor) diffs[kept++] = diffs[base + j];
+  }
+  std::nth_element(diffs, diffs + (kept - m), diffs + kept);
+  return diffs[kept - m];
+}
+
 constexpr size_t kBracketFrom = size_t(1) << 15;  // from this size on, bracket the rank with a sample
 constexpr size_t kSelectPerThread = size_t(1) << 18;  // a thread per this many elements pays for itself
 
@@ -231,13 +251,8 @@ T bracket_select(const T* a, const T* b, size_t n, uint64_t k) {
 // that size; `scratch` is reused between calls so that small arrays allocate nothing.
 template <typename T>
 T select_t(const T* a, const T* b, size_t n, uint64_t k, std::vector<T>& scratch) {
-  const size_t m = n - size_t(k);  // the answer is the m-th largest
-  if (m <= kTopM) return top_m_select(a, b, n, m, scratch);
   if (n >= kBracketFrom) return bracket_select(a, b, n, k);
-  scratch.resize(n);
-  for (size_t i = 0; i < n; ++i) scratch[i] = std::fabs(a[i] - b[i]);
-  std::nth_element(scratch.begin(), scratch.begin() + std::ptrdiff_t(k), scratch.end());
-  return scratch[k];
+  return block_select(a, b, n, k, scratch);
 }
 
 template <typename T>
