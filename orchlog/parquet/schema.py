@@ -31,10 +31,12 @@ FILTER_COLUMNS = ("checkpoint", "team", "token_idx", "layer", "stage", "step", "
 # never repeat, and trying a dictionary on them (pyarrow's default) made writes a third slower.
 DICTIONARY_COLUMNS = ["checkpoint", "team", "stage", "dtype"]
 # Min/max per row group let DuckDB, Polars and orchlog's reader skip row groups; for lists,
-# maps and hashes they would say nothing useful. The tensor column keeps only its null
-# count (min/max of values over 4 KiB are dropped by the writer): it tells a reader which
-# row groups hold tensors without reading them.
-STATISTICS_COLUMNS = [*FILTER_COLUMNS, "world_size", "dtype", "numel", *STATS_COLUMNS, DATA_COLUMN]
+# maps and hashes they would say nothing useful. The tensor column has none: the writer
+# compares every tensor's bytes to find a min/max it then drops (values over 4 KiB), which
+# cost pack a third of its time. What a reader wants from them, how many rows of each row
+# group hold no tensor, is kept in the footer's key-value metadata instead (DATA_NULLS_KEY).
+STATISTICS_COLUMNS = [*FILTER_COLUMNS, "world_size", "dtype", "numel", *STATS_COLUMNS]
+DATA_NULLS_KEY = "orchlog.data_nulls"  # JSON list: rows without a tensor, per row group
 
 # Chosen by benchmarks/parquet_bench.py on synthetic transformer activations
 # (docs/parquet.md, "Codec"): zstd level 1 is as small as level 3 on float data
