@@ -24,11 +24,9 @@ one row each, with the full tensors.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from typing import Any
-
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from orchlog import _native, schema_gen
 from orchlog.emit import selector as _selector

@@ -12,9 +12,8 @@ where that matters.
 
 from __future__ import annotations
 
-import json
-
 import atexit
+import json
 import os
 import queue
 import threading

@@ -19,7 +19,11 @@ DTYPES = ("f32", "f16", "bf16", "f64", "i8", "u8", "i32", "i64")
 
 def _array(rng: np.random.Generator, dtype: str, n: int, base: np.ndarray | None) -> np.ndarray:
     """n elements of a dtype, near `base` when given, with NaN/Inf now and then for floats."""
-    x = rng.standard_normal(n) * rng.choice([1e-3, 1.0, 100.0]) if base is None else base[:n] + rng.standard_normal(n) * 1e-3
+    x = (
+        rng.standard_normal(n) * rng.choice([1e-3, 1.0, 100.0])
+        if base is None
+        else base[:n] + rng.standard_normal(n) * 1e-3
+    )
     if dtype in ("i8", "u8", "i32", "i64"):
         info = np.iinfo(dtypes.storage_dtype(dtype))
         return np.clip(np.round(x * 50), info.min, info.max).astype(dtypes.storage_dtype(dtype))

@@ -94,20 +94,28 @@ class MsgReader {
     if (t <= 0x7F) return v = t, true;
     if (t >= 0xE0) return v = int64_t(int8_t(t)), true;
     switch (t) {
-      case 0xCC: return unsigned_into<uint8_t>(v);
-      case 0xCD: return unsigned_into<uint16_t>(v);
-      case 0xCE: return unsigned_into<uint32_t>(v);
+      case 0xCC:
+        return unsigned_into<uint8_t>(v);
+      case 0xCD:
+        return unsigned_into<uint16_t>(v);
+      case 0xCE:
+        return unsigned_into<uint32_t>(v);
       case 0xCF: {
         uint64_t u;
         if (!be(u)) return false;
         if (u > uint64_t(std::numeric_limits<int64_t>::max())) return fail_other();
         return v = int64_t(u), true;
       }
-      case 0xD0: return signed_into<uint8_t, int8_t>(v);
-      case 0xD1: return signed_into<uint16_t, int16_t>(v);
-      case 0xD2: return signed_into<uint32_t, int32_t>(v);
-      case 0xD3: return signed_into<uint64_t, int64_t>(v);
-      default: return --p_, fail_other();
+      case 0xD0:
+        return signed_into<uint8_t, int8_t>(v);
+      case 0xD1:
+        return signed_into<uint16_t, int16_t>(v);
+      case 0xD2:
+        return signed_into<uint32_t, int32_t>(v);
+      case 0xD3:
+        return signed_into<uint64_t, int64_t>(v);
+      default:
+        return --p_, fail_other();
     }
   }
 
@@ -244,25 +252,57 @@ struct FrameRecord {
 };
 
 enum Key : int {
-  kCheckpoint, kTeam, kTokenIdx, kLayer, kStage, kStep, kRank, kWorldSize, kSeq,
-  kDtype, kShape, kNumel, kValues, kStats, kBlake3, kMeta, kData, kUnknownKey, kHeaderKey
+  kCheckpoint,
+  kTeam,
+  kTokenIdx,
+  kLayer,
+  kStage,
+  kStep,
+  kRank,
+  kWorldSize,
+  kSeq,
+  kDtype,
+  kShape,
+  kNumel,
+  kValues,
+  kStats,
+  kBlake3,
+  kMeta,
+  kData,
+  kUnknownKey,
+  kHeaderKey
 };  // clang-format: one line per group would not read better
 
 inline Key key_of(std::string_view k) {
   // By length first: at most a few names share one, so a key costs a compare or two.
   switch (k.size()) {
-    case 3: return k == "seq" ? kSeq : kUnknownKey;
+    case 3:
+      return k == "seq" ? kSeq : kUnknownKey;
     case 4:
-      return k == "team" ? kTeam : k == "step" ? kStep : k == "rank" ? kRank : k == "meta" ? kMeta
-             : k == "data" ? kData : kUnknownKey;
+      return k == "team"   ? kTeam
+             : k == "step" ? kStep
+             : k == "rank" ? kRank
+             : k == "meta" ? kMeta
+             : k == "data" ? kData
+                           : kUnknownKey;
     case 5:
-      return k == "layer" ? kLayer : k == "stage" ? kStage : k == "dtype" ? kDtype : k == "shape" ? kShape
-             : k == "numel" ? kNumel : k == "stats" ? kStats : kUnknownKey;
-    case 6: return k == "values" ? kValues : k == "blake3" ? kBlake3 : kUnknownKey;
-    case 7: return k == "orchlog" ? kHeaderKey : kUnknownKey;
-    case 9: return k == "token_idx" ? kTokenIdx : kUnknownKey;
-    case 10: return k == "checkpoint" ? kCheckpoint : k == "world_size" ? kWorldSize : kUnknownKey;
-    default: return kUnknownKey;
+      return k == "layer"   ? kLayer
+             : k == "stage" ? kStage
+             : k == "dtype" ? kDtype
+             : k == "shape" ? kShape
+             : k == "numel" ? kNumel
+             : k == "stats" ? kStats
+                            : kUnknownKey;
+    case 6:
+      return k == "values" ? kValues : k == "blake3" ? kBlake3 : kUnknownKey;
+    case 7:
+      return k == "orchlog" ? kHeaderKey : kUnknownKey;
+    case 9:
+      return k == "token_idx" ? kTokenIdx : kUnknownKey;
+    case 10:
+      return k == "checkpoint" ? kCheckpoint : k == "world_size" ? kWorldSize : kUnknownKey;
+    default:
+      return kUnknownKey;
   }
 }
 
@@ -323,22 +363,44 @@ bool parse_frame(MsgReader& r, const unsigned char* chunk, int64_t base, uint32_
     seen |= 1u << key;
     bool ok = true;
     switch (key) {
-      case kCheckpoint: ok = r.str(f.checkpoint); break;
-      case kTeam: ok = r.nil() || r.str(f.team); break;
-      case kStage: ok = r.nil() || (f.has_stage = r.str(f.stage)); break;
-      case kDtype: ok = r.str(f.dtype); break;
+      case kCheckpoint:
+        ok = r.str(f.checkpoint);
+        break;
+      case kTeam:
+        ok = r.nil() || r.str(f.team);
+        break;
+      case kStage:
+        ok = r.nil() || (f.has_stage = r.str(f.stage));
+        break;
+      case kDtype:
+        ok = r.str(f.dtype);
+        break;
       case kBlake3:  // 64 ASCII characters, or Python decides (it stores what it is given)
         ok = r.nil() || (r.str(f.blake3) && ((f.blake3.size() == 64 && std::all_of(f.blake3.begin(), f.blake3.end(),
-                                                                                      [](char ch) { return ch > 0; })) ||
-                                               r.fail_other()));
+                                                                                   [](char ch) { return ch > 0; })) ||
+                                             r.fail_other()));
         break;
-      case kTokenIdx: ok = optional_int(r, f.token_idx); break;
-      case kLayer: ok = optional_int(r, f.layer); break;
-      case kStep: ok = optional_int(r, f.step); break;
-      case kSeq: ok = optional_int(r, f.seq); break;
-      case kRank: ok = r.int64(f.rank); break;
-      case kWorldSize: ok = r.int64(f.world_size); break;
-      case kNumel: ok = r.int64(f.numel); break;
+      case kTokenIdx:
+        ok = optional_int(r, f.token_idx);
+        break;
+      case kLayer:
+        ok = optional_int(r, f.layer);
+        break;
+      case kStep:
+        ok = optional_int(r, f.step);
+        break;
+      case kSeq:
+        ok = optional_int(r, f.seq);
+        break;
+      case kRank:
+        ok = r.int64(f.rank);
+        break;
+      case kWorldSize:
+        ok = r.int64(f.world_size);
+        break;
+      case kNumel:
+        ok = r.int64(f.numel);
+        break;
       case kShape: {
         uint32_t dims;
         ok = r.container(false, dims) && r.need(dims);
@@ -359,7 +421,9 @@ bool parse_frame(MsgReader& r, const unsigned char* chunk, int64_t base, uint32_
         }
         break;
       }
-      case kStats: ok = parse_stats(r, f); break;
+      case kStats:
+        ok = parse_stats(r, f);
+        break;
       case kMeta: {
         if (r.nil()) break;
         f.meta_begin = r.pos();
@@ -389,7 +453,8 @@ bool parse_frame(MsgReader& r, const unsigned char* chunk, int64_t base, uint32_
         }
         break;
       }
-      default: break;
+      default:
+        break;
     }
     if (!ok) return undo();
   }

@@ -341,7 +341,9 @@ _AFTER_SKIP = 64 << 10  # the read after skipping a large tensor: the next frame
 _BATCH_ROWS = 4096  # small batches (frames of large tensors) are gathered up to this many rows
 
 
-def _frames_batch(cols: dict[str, Any], chunk: np.ndarray, base: int, trace: Trace, tensors: _TensorBytes) -> RecordBatch:
+def _frames_batch(
+    cols: dict[str, Any], chunk: np.ndarray, base: int, trace: Trace, tensors: _TensorBytes
+) -> RecordBatch:
     """A RecordBatch from decode_frames' columns; small tensors stay in `chunk`, large ones get loaders."""
     n = int(cols["n"])
     dtype_names = [DTYPE_ALIASES.get(d, d) for d in cols["dtype_names"]]
