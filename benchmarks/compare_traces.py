@@ -134,3 +134,22 @@ def write_parquet_pair(path_a: Path, path_b: Path, records: int, numel: int, see
     for stream, path in ((stream_a, path_a), (stream_b, path_b)):
         pack([stream], path)
         stream.unlink()
+
+
+def write_rows_pair(path_a: Path, path_b: Path, records: int, hidden: int = HIDDEN, layers: int = 24) -> None:
+    """Two full-mode binary streams of `records` hidden-state rows (f32[hidden]) each, as an engine logs them:
+    per token, every checkpoint of every layer. b is a plus noise of about 1e-3. Written by the C++ core
+    through orchlog.log, so the frames are exactly what emitters write."""
+    import orchlog
+
+    rng = np.random.default_rng(0)
+    pool = rng.standard_normal((4096, hidden), dtype=np.float32)
+    noise = (rng.standard_normal((4096, hidden), dtype=np.float32) * np.float32(1e-3)).astype(np.float32)
+    keys = [(layer, name) for layer in range(layers) for name in CHECKPOINTS]
+    for path, team, delta in ((path_a, "llama.cpp", None), (path_b, "engine", noise)):
+        orchlog.configure(path=str(path), team=team, mode="full")
+        for i in range(records):
+            row = pool[i % 4096] if delta is None else pool[i % 4096] + delta[(i * 7) % 4096]
+            layer, name = keys[i % len(keys)]
+            orchlog.log(name, row, token_idx=i // len(keys), layer=layer, step=0)
+        orchlog.close()

@@ -222,6 +222,52 @@ def _prefix_matrix(
     return out
 
 
+# Element codes of tensor_diffs: the schema dtypes in order, then f64 values that hold f32 numbers
+# (the leading values of a f32/f16/bf16 record, read back from text or msgpack).
+ELEMENT_CODES = {"f32": 0, "f16": 1, "bf16": 2, "f64": 3, "i8": 4, "u8": 5, "i32": 6, "i64": 7}
+F64_AS_F32 = 8
+
+
+def tensor_diffs(
+    bufs_a: Any,
+    start_a: np.ndarray,
+    count_a: np.ndarray,
+    code_a: np.ndarray,
+    bufs_b: Any,
+    start_b: np.ndarray,
+    count_b: np.ndarray,
+    code_b: np.ndarray,
+    p99: bool = True,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """PREFIX_COLUMNS of many whole-tensor pairs, from their bytes, in one call; None without the extension.
+
+    Pair p compares count_a[p] elements of code code_a[p] starting at byte start_a[p] of the
+    buffer bufs_a[p] with the same of b, over their common length, exactly as
+    tensor_metrics.tensor_diff does on the arrays compare.tensors.flat_tensor makes of them.
+    Returns (rows, flagged): a flagged pair holds a NaN or Inf on some side and its row is
+    left unset, for tensor_diff's careful path. The twin without the extension is that
+    per-pair path itself (orchlog.compare.metrics).
+    """
+    if _native is None:
+        return None
+    ints = [np.ascontiguousarray(x, dtype=np.int64) for x in (start_a, count_a, start_b, count_b)]
+    codes = [np.ascontiguousarray(x, dtype=np.int8) for x in (code_a, code_b)]
+    rows, flagged = _native.tensor_diffs(bufs_a, ints[0], ints[1], codes[0], bufs_b, ints[2], ints[3], codes[1], p99)
+    return rows, flagged.astype(bool)
+
+
+# How decode_frames stopped: at the end of its window, at a frame running past it, at a frame it
+# hands to the Python decoder, or after a record whose large tensor it stepped over.
+FRAMES_END, FRAMES_MORE, FRAMES_OTHER, FRAMES_SKIP = range(4)
+
+
+def decode_frames(chunk: np.ndarray, base: int, inline_max: int) -> dict[str, Any]:
+    """Columns for the record frames of a window of a binary stream starting at file offset `base`
+    (native/python/kernels/frames.hpp); `stop` and `next` say why it stopped and where to go on."""
+    assert _native is not None
+    return _native.decode_frames(chunk, base, inline_max)
+
+
 def parse_orchlog_jsonl(buf: bytes, first_line: int, native: bool = True) -> dict[str, Any] | None:
     """Columns for the canonical record lines of `buf` (see native/python/kernels/jsonl_columns.hpp), or None without the extension.
 

@@ -56,6 +56,22 @@ def test_quantile_is_exact_nearest_rank(dtype, q, n):
     assert kernels.abs_diff_quantile(a, b, q, native=False) == want
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_quantile_is_exact_at_every_small_size_and_in_any_order(dtype):
+    # Below the bracketing size the rank is found by blocks: sizes around the block width, ties,
+    # and differences sorted ascending (every block beats the last) are its hard cases.
+    rng = np.random.default_rng(5)
+    for n in [1, 2, 31, 32, 33, 99, 100, 101, 896, 1000, 3201, 6400, 6401, 20_000, 32_767]:
+        for layout in ("random", "ascending", "ties"):
+            a = rng.standard_normal(n).astype(dtype)
+            d = np.abs(rng.standard_normal(n))
+            d = np.sort(d) if layout == "ascending" else np.round(d, 1) if layout == "ties" else d
+            b = (a + d).astype(dtype)
+            for q in (0.0, 0.5, 0.99, 1.0):
+                want = np.percentile(np.abs(a - b), q * 100, method="inverted_cdf")
+                assert kernels.abs_diff_quantile(a, b, q) == want, (n, layout, q)
+
+
 @pytest.mark.parametrize("n", [50_000, 2_000_000])
 def test_quantile_handles_many_equal_differences(n):
     a = np.zeros(n, dtype=np.float32)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from orchlog.parquet.schema import CODECS, DEFAULT_CODEC, DEFAULT_LEVEL, DEFAULT_ROW_GROUP_BYTES
+from orchlog.parquet.settings import CODECS, DEFAULT_CODEC, DEFAULT_LEVEL, DEFAULT_ROW_GROUP_BYTES
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -56,8 +56,9 @@ def run_starts(*columns: np.ndarray) -> np.ndarray:
     return np.flatnonzero(change)
 
 
-def _merge(rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """One row per (token, label): counts add up, extremes combine, the worst pair wins."""
+def _reduce(rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """One row per (token, label): counts add up, extremes combine, the worst pair wins (of equally bad
+    pairs, the later one)."""
     by = np.lexsort((rows["worst_severity"], rows["label"], rows["token"]))
     starts = run_starts(rows["token"][by], rows["label"][by])
     if len(starts) == len(by):
@@ -78,13 +79,26 @@ def _merge(rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     }
 
 
+def _empty(n: int = 0) -> dict[str, np.ndarray]:
+    return {
+        f: np.zeros(n, dtype=np.float64 if f in ("max_abs", "min_cosine", "worst_severity") else np.int64)
+        for f in _FIELDS
+    }
+
+
 class Growth:
+    """The (token, label) rows, each found through an index, so that adding a round costs that round's rows,
+    whatever the table already holds (the heatmap keeps every token's)."""
+
     def __init__(self) -> None:
-        self.rows = {
-            f: np.zeros(0, dtype=np.float64 if f in ("max_abs", "min_cosine", "worst_severity") else np.int64)
-            for f in _FIELDS
-        }
+        self._cols = _empty(64)
+        self._n = 0
+        self._where: dict[tuple[int, int], int] = {}
         self._names: dict[str, int] = {}
+
+    @property
+    def rows(self) -> dict[str, np.ndarray]:
+        return {f: col[: self._n] for f, col in self._cols.items()}
 
     def add(
         self,
@@ -101,12 +115,11 @@ class Growth:
         name_ids = names.per_row(lambda s: self._names.setdefault(s or "", len(self._names)), dtype=np.int64)
         label = np.where(layers != NONE, layers, -2 - name_ids)
         sev = np.where(np.isnan(severity), -np.inf, severity)
-        one = np.ones(len(tokens), dtype=np.int64)
         new = {
             "token": tokens,
             "label": label,
             "first_order": order,
-            "pairs": one,
+            "pairs": np.ones(len(tokens), dtype=np.int64),
             "failed": failed.astype(np.int64),
             "max_abs": max_abs,
             "min_cosine": cosine,
@@ -114,39 +127,84 @@ class Growth:
             "worst_name": name_ids,
             "worst_tier": tier.astype(np.int64),
         }
-        self.rows = _merge({f: np.concatenate([self.rows[f], new[f]]) for f in _FIELDS})
+        self._merge(_reduce(new))
+
+    def _merge(self, new: dict[str, np.ndarray]) -> None:
+        """Fold rows (one per token and label) into the table: into the row of their key, or as new rows."""
+        keys = list(zip(new["token"].tolist(), new["label"].tolist()))
+        at = np.fromiter((self._where.get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
+        old = np.flatnonzero(at >= 0)
+        if len(old):
+            c, i = self._cols, at[old]
+            c["first_order"][i] = np.minimum(c["first_order"][i], new["first_order"][old])
+            c["pairs"][i] += new["pairs"][old]
+            c["failed"][i] += new["failed"][old]
+            c["max_abs"][i] = np.fmax(c["max_abs"][i], new["max_abs"][old])
+            c["min_cosine"][i] = np.fmin(c["min_cosine"][i], new["min_cosine"][old])
+            wins = new["worst_severity"][old] >= c["worst_severity"][i]  # a tie goes to the later pair
+            for f in ("worst_severity", "worst_name", "worst_tier"):
+                c[f][i[wins]] = new[f][old][wins]
+        fresh = np.flatnonzero(at < 0)
+        if len(fresh):
+            self._grow(self._n + len(fresh))
+            for f, col in self._cols.items():
+                col[self._n : self._n + len(fresh)] = new[f][fresh]
+            for k, row in zip(fresh.tolist(), range(self._n, self._n + len(fresh))):
+                self._where[keys[k]] = row
+            self._n += len(fresh)
+
+    def _grow(self, n: int) -> None:
+        if n > len(self._cols["token"]):
+            bigger = _empty(max(n, 2 * len(self._cols["token"])))
+            for f, col in self._cols.items():
+                bigger[f][: self._n] = col[: self._n]
+            self._cols = bigger
 
     def keep(self, tokens: np.ndarray) -> None:
         """Forget every token not in `tokens`."""
-        mask = np.isin(self.rows["token"], tokens)
+        mask = np.isin(self._cols["token"][: self._n], tokens)
         if not mask.all():
-            self.rows = {f: col[mask] for f, col in self.rows.items()}
+            kept = {f: col[: self._n][mask] for f, col in self._cols.items()}
+            self._cols, self._n = _empty(max(64, len(kept["token"]))), 0
+            self._where = {}
+            self._merge(kept)
 
     def tokens(self) -> list[int]:
         """Every token with rows, in order (-1, records outside any token, first)."""
-        return sorted(set(self.rows["token"].tolist()))
+        return np.unique(self._cols["token"][: self._n]).tolist()
 
     def table(self, token: int) -> list[GrowthRow]:
         """The rows of one token, in execution order."""
+        sel = np.flatnonzero(self._cols["token"][: self._n] == token)
+        return self._rows(sel[np.argsort(self._cols["first_order"][sel], kind="stable")])
+
+    def tables(self) -> dict[int, list[GrowthRow]]:
+        """The rows of every token, each in execution order: table(t) for all t at once."""
+        rows = self.rows
+        by = np.lexsort((rows["first_order"], rows["token"]))
+        starts = run_starts(rows["token"][by])
+        ends = np.r_[starts[1:], len(by)]
+        out = self._rows(by)
+        return {int(rows["token"][by[s]]): out[s:e] for s, e in zip(starts.tolist(), ends.tolist())}
+
+    def _rows(self, sel: np.ndarray) -> list[GrowthRow]:
         names = list(self._names)
-        sel = np.flatnonzero(self.rows["token"] == token)
-        sel = sel[np.argsort(self.rows["first_order"][sel], kind="stable")]
+        c = {f: self._cols[f][sel].tolist() for f in _FIELDS}
         out = []
-        for i in sel:
-            r = {f: self.rows[f][i] for f in _FIELDS}
-            layer = int(r["label"]) if r["label"] >= 0 else None
-            label = f"layer {layer}" if layer is not None else names[-2 - int(r["label"])]
+        for k in range(len(sel)):
+            label_id = int(c["label"][k])
+            layer = label_id if label_id >= 0 else None
             out.append(
                 GrowthRow(
-                    label,
+                    f"layer {layer}" if layer is not None else names[-2 - label_id],
                     layer,
-                    int(r["first_order"]),
-                    int(r["pairs"]),
-                    int(r["failed"]),
-                    float(r["max_abs"]),
-                    float(r["min_cosine"]),
-                    names[int(r["worst_name"])],
-                    TIER_NAMES[int(r["worst_tier"])],
+                    int(c["first_order"][k]),
+                    int(c["pairs"][k]),
+                    int(c["failed"][k]),
+                    float(c["max_abs"][k]),
+                    float(c["min_cosine"][k]),
+                    names[int(c["worst_name"][k])],
+                    TIER_NAMES[int(c["worst_tier"][k])],
                 )
             )
         return out

@@ -122,8 +122,8 @@ def heat_grid(
     heat: Growth, max_columns: int = MAX_COLUMNS
 ) -> tuple[list[str], list[str], list[list[float | None]], list[list[int]]]:
     """(row labels, column labels, worst max_abs per cell, tokens of each column) for the heatmap."""
-    tokens = heat.tokens()
-    per_token = {t: heat.table(t) for t in tokens}
+    per_token = heat.tables()
+    tokens = sorted(per_token)
     labels = _row_order(per_token)
     group = max(1, math.ceil(len(tokens) / max_columns))
     columns = [tokens[i : i + group] for i in range(0, len(tokens), group)]

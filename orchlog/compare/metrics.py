@@ -25,9 +25,10 @@ from orchlog import kernels
 from orchlog.compare.aligned import Alignment, how_loaded, pair_arrays
 from orchlog.compare.logits import agreement, rank_of
 from orchlog.compare.tensor_metrics import TensorDiff, tensor_diff
-from orchlog.compare.tensors import flat_tensor
+from orchlog.compare.tensors import NARROW_FLOATS, flat_tensor
 from orchlog.compare.window import Window
 from orchlog.read.batch import RecordBatch
+from orchlog.schema_gen import DTYPE_SIZES
 
 DIFF_COLUMNS = tuple(f.name for f in dataclasses.fields(TensorDiff))
 LOGITS_COLUMNS = ("top1_a", "top1_b", "top1_match", "kl", "rank_a", "rank_b")
@@ -176,7 +177,7 @@ def _tensor_pair(t: PairTable, r: int, track_token: int | None) -> None:
         flat_tensor(t.b, j),
         (t.a.shape_of(i), t.b.shape_of(j)),
         window,
-        (t.a.loader[i], t.b.loader[j]),
+        (t.a.loader_of(i), t.b.loader_of(j)),
     )
     if how:
         t.alignment[r] = how
@@ -189,6 +190,72 @@ def _tensor_pair(t: PairTable, r: int, track_token: int | None) -> None:
             value = getattr(g, c)
             t.m[c][r] = math.nan if value is None else value
         t.m["top1_match"][r] = float(g.top1_a == g.top1_b)
+
+
+@dataclasses.dataclass
+class _Sources:
+    """Where each of some rows keeps its whole tensor in memory, as tensor_diffs takes it; `ok` marks the rows it can take."""
+
+    bufs: np.ndarray  # object
+    start: np.ndarray
+    count: np.ndarray
+    code: np.ndarray
+    ok: np.ndarray
+
+
+def _code(dtype: str | None) -> int:
+    return kernels.ELEMENT_CODES.get(dtype, -1) if dtype is not None else -1
+
+
+def _sources(batch: RecordBatch, rows: np.ndarray) -> _Sources:
+    """The rows' tensors as flat_tensor reads them: the bytes (when the dtype is known), else every value inline.
+
+    Bytes behind a loader (a file still to read) are not taken: those pairs are measured one by one."""
+    dtype_code = batch.dtype.per_row(_code, dtype=np.int8)[rows]
+    has_dtype = batch.dtype.codes[rows] >= 0
+    length = batch.data_len[rows]
+    itemsize = np.array([DTYPE_SIZES.get(name, 1) for name in kernels.ELEMENT_CODES] + [1])[dtype_code]
+    with_bytes = ((batch.loader[rows] != None) | (length >= 0)) & has_dtype  # noqa: E711 - elementwise
+    inline = with_bytes & (length >= 0) & (dtype_code >= 0) & (length % itemsize == 0)
+    by_values = ~with_bytes & batch.has_full_values()[rows]
+    narrow = batch.dtype.per_row(lambda d: d in NARROW_FLOATS, dtype=bool)[rows]
+    bufs = batch.data_buf[rows].copy()
+    holder = np.empty(1, dtype=object)
+    holder[0] = batch.values
+    bufs[by_values] = holder
+    off = batch.val_off[rows]
+    return _Sources(
+        bufs=bufs,
+        start=np.where(by_values, off * 8, batch.data_start[rows]),
+        count=np.where(by_values, batch.val_off[rows + 1] - off, length // itemsize),
+        code=np.where(by_values, np.where(narrow, kernels.F64_AS_F32, kernels.ELEMENT_CODES["f64"]), dtype_code),
+        ok=inline | by_values,
+    )
+
+
+def _tensor_pairs(t: PairTable, rows: np.ndarray, track_token: int | None) -> None:
+    """Every whole-tensor pair of `rows`: those in memory in one native call, the rest one by one.
+
+    One by one: logits (they need more than differences), pairs compared on a window, and sides that a
+    map views, derives or gathers (their tensors are made by their loaders, not read as stored)."""
+    aligned = np.array([t.alignment[r] is not None for r in rows.tolist()], dtype=bool)
+    plain = rows[~t.is_logits[rows] & ~aligned]
+    done = np.zeros(0, dtype=np.int64)
+    if len(plain) and kernels.NATIVE:
+        sa, sb = _sources(t.a, t.ia[plain]), _sources(t.b, t.ib[plain])
+        take = np.flatnonzero(sa.ok & sb.ok)
+        if len(take):
+            measured = kernels.tensor_diffs(
+                sa.bufs[take], sa.start[take], sa.count[take], sa.code[take],
+                sb.bufs[take], sb.start[take], sb.count[take], sb.code[take],
+            )  # fmt: skip
+            assert measured is not None
+            block, flagged = measured
+            done = plain[take[~flagged]]
+            for k, c in enumerate(DIFF_COLUMNS):
+                t.m[c][done] = block[~flagged, k]
+    for r in np.setdiff1d(rows, done, assume_unique=True):
+        _tensor_pair(t, int(r), track_token)
 
 
 def measure(
@@ -229,8 +296,8 @@ def measure(
     t.basis[settled], t.basis[full] = HASH, TENSOR
     if settled.any():
         _settled(t, np.flatnonzero(settled), track_token)
-    for r in np.flatnonzero(full):
-        _tensor_pair(t, int(r), track_token)
+    if full.any():
+        _tensor_pairs(t, np.flatnonzero(full), track_token)
     summary = ~settled & ~full
     if (summary & windowed).any():
         _summary_windows(t, np.flatnonzero(summary & windowed))

@@ -321,7 +321,7 @@ class Gatherer:
         if len({(x.axis, x.count) for x in layouts}) > 1 or len({held.dtype[r] for r in rows}) > 1:
             return "its pieces disagree on their layout or dtype"
         pieces = [
-            Piece(x.index, held.loader[r], held.dtype[r] or "f32", held.shape_of(r) or (), str(held.location(r)))
+            Piece(x.index, held.loader_of(r), held.dtype[r] or "f32", held.shape_of(r) or (), str(held.location(r)))
             for r, x in zip(rows, layouts)
         ]
         axis = layouts[0].axis

@@ -13,7 +13,7 @@ NARROW_FLOATS = ("f32", "f16", "bf16")
 def flat_tensor(batch: RecordBatch, i: int) -> np.ndarray | None:
     """f32 for f32/f16/bf16 tensors (exact), f64 for the rest; None when the tensor is not at hand."""
     dtype = batch.dtype[i]
-    loader = batch.loader[i]
+    loader = batch.loader_of(i)
     if loader is not None and dtype is not None:
         flat = dtypes.from_bytes(loader(), dtype)
         if dtype == "bf16":

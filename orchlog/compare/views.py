@@ -362,6 +362,7 @@ def apply_view(batch, rows: np.ndarray, view: View, problem: Callable[[Any, int,
     shapes, values, changed = {}, {}, []
     numel, stats, counts = batch.numel.copy(), batch.stats.copy(), batch.counts.copy()
     blake3, loader, has_shape = batch.blake3.copy(), batch.loader.copy(), batch.has_shape.copy()
+    data_len = batch.data_len.copy()
     dtype = batch.dtype.tolist()
     for i in rows.tolist():
         source = batch.shape_of(i)
@@ -383,8 +384,10 @@ def apply_view(batch, rows: np.ndarray, view: View, problem: Callable[[Any, int,
             stats[i], counts[i] = np.nan, NONE
         blake3[i] = b""
         out_dtype = viewed_dtype(dtype[i], view)
-        if batch.loader[i] is not None and dtype[i] is not None:
-            loader[i] = Viewed(batch.loader[i], dtype[i], source, view, out_dtype)
+        stored = batch.loader_of(i)  # bytes in memory or the format's loader
+        if stored is not None and dtype[i] is not None:
+            loader[i] = Viewed(stored, dtype[i], source, view, out_dtype)
+            data_len[i] = NONE  # the tensor is the view's now, not the bytes as stored
         dtype[i] = out_dtype
     if not changed:
         return batch
@@ -403,4 +406,5 @@ def apply_view(batch, rows: np.ndarray, view: View, problem: Callable[[Any, int,
         counts=counts,
         blake3=blake3,
         loader=loader,
+        data_len=data_len,
     )

@@ -24,11 +24,11 @@ one row each, with the full tensors.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchlog import _native, schema_gen
-from orchlog.emit import parquet_run
 from orchlog.emit import selector as _selector
 from orchlog.encoding.record import check_meta
 from orchlog.errors import OrchlogError
@@ -36,6 +36,10 @@ from orchlog.errors import OrchlogError
 FORMATS = ("parquet",)  # besides the default: JSONL and/or the binary stream, as the mode says
 
 # The Parquet run that log() feeds, when configure(format="parquet") started one.
+if TYPE_CHECKING:
+    from orchlog.emit import parquet_run
+
+# The Parquet writer (and pyarrow with it) is imported only when a run asks for Parquet.
 _parquet: parquet_run.ParquetRun | None = None
 
 Scalar = bool | int | float | str
@@ -147,6 +151,8 @@ def configure(
 
 def _start_parquet(**options: Any) -> bool:
     global _parquet
+    from orchlog.emit import parquet_run
+
     settings, warnings = parquet_run.resolve(**options)
     _parquet = parquet_run.start(settings, warnings)
     return _parquet is not None
@@ -195,7 +201,8 @@ class EmitterStats:
 def stats() -> EmitterStats:
     """Where the emitter stands: on or off, records written, errors counted."""
     native = _native.status()
-    errors = native["errors"] + parquet_run.problems
+    parquet_run = sys.modules.get("orchlog.emit.parquet_run")  # never imported: no Parquet run, no problems
+    errors = native["errors"] + (parquet_run.problems if parquet_run is not None else 0)
     parquet = _parquet
     if parquet is not None:
         return EmitterStats(

@@ -8,9 +8,27 @@
 The layout is in docs/parquet.md; the columns come from schema/orchlog.schema.yaml.
 """
 
-from orchlog.parquet.pack import PackResult, pack
-from orchlog.parquet.read import read
-from orchlog.parquet.schema import ARROW_SCHEMA
-from orchlog.parquet.writer import Writer, open_writer
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# Imported on first use: pyarrow costs a third of a second to import, and `orchlog --help` should not pay it.
+_LAZY = {
+    "PackResult": "orchlog.parquet.pack",
+    "pack": "orchlog.parquet.pack",
+    "read": "orchlog.parquet.read",
+    "ARROW_SCHEMA": "orchlog.parquet.schema",
+    "Writer": "orchlog.parquet.writer",
+    "open_writer": "orchlog.parquet.writer",
+}
 
 __all__ = ["ARROW_SCHEMA", "PackResult", "Writer", "open_writer", "pack", "read"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'orchlog.parquet' has no attribute {name!r}")

@@ -35,6 +35,7 @@ from orchlog.parquet.filters import Selection, selection
 from orchlog.parquet.schema import (
     ARROW_SCHEMA,
     DATA_COLUMN,
+    DATA_NULLS_KEY,
     STATS_COLUMNS,
     SUMMARY_COLUMNS,
     headers_from,
@@ -179,6 +180,7 @@ class _File:
             ([0], np.cumsum([meta.row_group(i).num_rows for i in range(meta.num_row_groups)]))
         )
         self._meta = meta
+        self._data_nulls: list[int] | None = None  # from the footer's key-value metadata, read on first use
         chunk_paths = (
             [meta.row_group(0).column(i).path_in_schema for i in range(meta.num_columns)] if meta.num_row_groups else []
         )
@@ -193,7 +195,11 @@ class _File:
         if self._data_chunk is None:
             return self._meta.row_group(rg).num_rows
         stats = self._meta.row_group(rg).column(self._data_chunk).statistics
-        return stats.null_count if stats is not None and stats.has_null_count else None
+        if stats is not None and stats.has_null_count:
+            return stats.null_count
+        if self._data_nulls is None:
+            self._data_nulls = _footer_data_nulls(self._meta, self._meta.num_row_groups)
+        return self._data_nulls[rg] if self._data_nulls else None
 
     def records(self, sel: Selection, cache: _RowGroupCache) -> Iterator[TraceRecord]:
         for piece in self.fragment.split_by_row_group(sel.expression, schema=self.schema):
@@ -272,6 +278,17 @@ def _equals_all(values: dict[str, Any]) -> ds.Expression:
         term = ds.field(key).is_null() if value is None else ds.field(key) == value
         expression = term if expression is None else expression & term
     return expression
+
+
+def _footer_data_nulls(meta, row_groups: int) -> list[int]:
+    """Rows without a tensor per row group, as orchlog's writers keep them in the footer; [] when absent or odd."""
+    raw = (meta.metadata or {}).get(DATA_NULLS_KEY.encode())
+    try:
+        nulls = json.loads(raw) if raw is not None else []
+    except ValueError:
+        return []
+    ok = isinstance(nulls, list) and len(nulls) == row_groups and all(isinstance(x, int) for x in nulls)
+    return nulls if ok else []
 
 
 class _RowGroupCache:

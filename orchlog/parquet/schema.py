@@ -17,6 +17,10 @@ import pyarrow as pa
 from orchlog import schema_gen
 from orchlog.encoding.record import json_scalar
 from orchlog.encoding.text import json_string
+from orchlog.parquet.settings import CODECS as CODECS
+from orchlog.parquet.settings import DEFAULT_CODEC as DEFAULT_CODEC
+from orchlog.parquet.settings import DEFAULT_LEVEL as DEFAULT_LEVEL
+from orchlog.parquet.settings import DEFAULT_ROW_GROUP_BYTES as DEFAULT_ROW_GROUP_BYTES
 
 ARROW_SCHEMA: pa.Schema = schema_gen.arrow_schema()
 COLUMNS: tuple[str, ...] = tuple(ARROW_SCHEMA.names)
@@ -31,22 +35,13 @@ FILTER_COLUMNS = ("checkpoint", "team", "token_idx", "layer", "stage", "step", "
 # never repeat, and trying a dictionary on them (pyarrow's default) made writes a third slower.
 DICTIONARY_COLUMNS = ["checkpoint", "team", "stage", "dtype"]
 # Min/max per row group let DuckDB, Polars and orchlog's reader skip row groups; for lists,
-# maps and hashes they would say nothing useful. The tensor column keeps only its null
-# count (min/max of values over 4 KiB are dropped by the writer): it tells a reader which
-# row groups hold tensors without reading them.
-STATISTICS_COLUMNS = [*FILTER_COLUMNS, "world_size", "dtype", "numel", *STATS_COLUMNS, DATA_COLUMN]
+# maps and hashes they would say nothing useful. The tensor column has none: the writer
+# compares every tensor's bytes to find a min/max it then drops (values over 4 KiB), which
+# cost pack a third of its time. What a reader wants from them, how many rows of each row
+# group hold no tensor, is kept in the footer's key-value metadata instead (DATA_NULLS_KEY).
+STATISTICS_COLUMNS = [*FILTER_COLUMNS, "world_size", "dtype", "numel", *STATS_COLUMNS]
+DATA_NULLS_KEY = "orchlog.data_nulls"  # JSON list: rows without a tensor, per row group
 
-# Chosen by benchmarks/parquet_bench.py on synthetic transformer activations
-# (docs/parquet.md, "Codec"): zstd level 1 is as small as level 3 on float data
-# and much faster; lz4 and snappy find nothing to save in float mantissas.
-DEFAULT_CODEC = "zstd"
-DEFAULT_LEVEL = 1
-CODECS = ("zstd", "lz4", "snappy", "gzip", "none")
-# A row group is the unit of reading: a tensor is read with the rest of its row group, and
-# memory while packing or streaming scales with it (docs/parquet.md, "Performance"). 16 MiB
-# reads one 4 MiB tensor of a 2 GiB trace in 15 MiB, packs in about 220 MiB and streams in
-# about 130 MiB, with a 250 KiB footer.
-DEFAULT_ROW_GROUP_BYTES = 16 << 20
 # Summaries without data are tiny; this bounds a row group of them all the same.
 MAX_ROWS_PER_GROUP = 65536
 # Parquet stores a binary value's length and its page's size as 32-bit signed integers;

@@ -13,6 +13,7 @@ where that matters.
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import queue
 import threading
@@ -28,6 +29,8 @@ import pyarrow.parquet as pq
 from orchlog.encoding.record import HeaderInput, RecordInput, created_from_epoch, header_values, record_values
 from orchlog.parquet.rows import RowBatch
 from orchlog.parquet.schema import (
+    DATA_COLUMN,
+    DATA_NULLS_KEY,
     DEFAULT_CODEC,
     DEFAULT_LEVEL,
     DEFAULT_ROW_GROUP_BYTES,
@@ -78,6 +81,7 @@ class RowGroupSink:
         self._idle.set()
         self._error: BaseException | None = None
         self.accepted: object = None  # the tag of the last table handed to the thread
+        self._data_nulls: list[int] = []  # rows without a tensor in each row group written
 
     def write(self, table, tag: object = None) -> None:
         """Hand one row group to the writer thread, after the one in flight is written."""
@@ -101,6 +105,8 @@ class RowGroupSink:
     def _write_in_background(self, table) -> None:
         try:
             self._writer.write_table(table, row_group_size=max(1, table.num_rows))
+            data = table.column(DATA_COLUMN) if DATA_COLUMN in table.column_names else None
+            self._data_nulls.append(table.num_rows if data is None else data.null_count)
         except BaseException as exc:
             self._error = exc
         finally:
@@ -129,10 +135,12 @@ class RowGroupSink:
     def _close_file(self) -> None:
         if not self._writer.is_open:
             return
+        extra = {DATA_NULLS_KEY: json.dumps(self._data_nulls, separators=(",", ":"))}
         if len(self.headers) != self._written_headers:
             # Headers met after the file was opened (a stream that several runs appended to)
             # still reach the footer; orchlog's reader reads this key from there.
-            self._writer.add_key_value_metadata({HEADERS_KEY: headers_json(self.headers)})
+            extra[HEADERS_KEY] = headers_json(self.headers)
+        self._writer.add_key_value_metadata(extra)
         self._writer.close()
 
 

@@ -46,6 +46,9 @@ _ROW = (
     "order",
     "loader",
     "renamed_from",
+    "data_buf",
+    "data_start",
+    "data_len",
 )
 _RAGGED = (("shape_off", "shape_dims"), ("val_off", "values"))
 
@@ -71,6 +74,21 @@ def ragged_take(off: np.ndarray, flat: np.ndarray, idx: np.ndarray) -> tuple[np.
         return new_off, flat[:0].copy()
     gather = np.repeat(starts - new_off[:-1], lengths) + np.arange(new_off[-1], dtype=np.int64)
     return new_off, flat[gather]
+
+
+class InlineBytes:
+    """A loader for tensor bytes already in memory: a read-only view, no copy; `readinto` copies them out."""
+
+    __slots__ = ("buffer", "start", "nbytes")
+
+    def __init__(self, buffer: Any, start: int, nbytes: int) -> None:
+        self.buffer, self.start, self.nbytes = buffer, start, nbytes
+
+    def __call__(self) -> memoryview:
+        return memoryview(self.buffer).cast("B")[self.start : self.start + self.nbytes].toreadonly()
+
+    def readinto(self, buffer: memoryview) -> None:
+        buffer[: self.nbytes] = self()
 
 
 def _concat(columns: list) -> Any:
@@ -107,10 +125,21 @@ class RecordBatch:
     order: np.ndarray  # int64: position in the trace's file order
     loader: np.ndarray  # object: Callable[[], bytes] or None
     renamed_from: Strings | None = None  # the checkpoint name before a name map, None when unchanged
+    # Tensor bytes already in memory (a binary stream's small records, read a chunk at a time):
+    # the object holding them (any buffer, shared by the rows of a chunk), where they start and
+    # how many bytes (NONE: not in memory; the row may still have a loader).
+    data_buf: np.ndarray | None = None  # object
+    data_start: np.ndarray | None = None  # int64
+    data_len: np.ndarray | None = None  # int64
 
     def __post_init__(self) -> None:
+        n = len(self.checkpoint)
         if self.renamed_from is None:
-            self.renamed_from = Strings.repeat(None, len(self.checkpoint))
+            self.renamed_from = Strings.repeat(None, n)
+        if self.data_buf is None:
+            self.data_buf = np.full(n, None, dtype=object)
+            self.data_start = np.zeros(n, dtype=np.int64)
+            self.data_len = np.full(n, NONE, dtype=np.int64)
 
     def __len__(self) -> int:
         return len(self.checkpoint)
@@ -133,8 +162,14 @@ class RecordBatch:
         return (self.numel >= 0) & (self.n_values() == self.numel)
 
     def has_data(self) -> np.ndarray:
-        """Rows whose whole tensor is at hand: tensor bytes to load, or every value inline."""
-        return (self.loader != None) | self.has_full_values()  # noqa: E711 - elementwise on an object array
+        """Rows whose whole tensor is at hand: tensor bytes in memory or to load, or every value inline."""
+        return (self.loader != None) | (self.data_len >= 0) | self.has_full_values()  # noqa: E711 - elementwise
+
+    def loader_of(self, i: int) -> Callable[[], bytes | memoryview] | None:
+        """Row i's tensor bytes as a loader (the bytes in memory, or the format's own loader), or None."""
+        if self.data_len[i] >= 0:
+            return InlineBytes(self.data_buf[i], int(self.data_start[i]), int(self.data_len[i]))
+        return self.loader[i]
 
     def location(self, i: int) -> Location:
         return Location(self.path[i], line=_none_or(self.line[i]), offset=_none_or(self.offset[i]))
@@ -159,11 +194,11 @@ class RecordBatch:
             numel=_none_or(self.numel[i]),
             values=self.row_values(i).copy(),
             stats=stats,
-            blake3=self.blake3[i].decode() or None,
+            blake3=self.blake3[i].decode(errors="replace") or None,
             meta=dict(self.meta[i] or {}),
             location=self.location(i),
             order=int(self.order[i]),
-            loader=self.loader[i],
+            loader=self.loader_of(i),
         )
 
     def records(self) -> Iterable[TraceRecord]:

@@ -131,3 +131,22 @@ def test_a_closed_writer_refuses_rows_and_closing_twice_is_harmless(tmp_path):
 def test_an_unsupported_dtype_is_a_clear_error(tmp_path):
     with Writer(tmp_path / "t.parquet") as w, pytest.raises(ValueError, match="cannot log a complex64"):
         w.log("z", np.zeros(2, np.complex64))
+
+
+def test_tensor_bytes_carry_no_statistics_and_the_footer_counts_rows_without_them(tmp_path):
+    import json
+
+    from orchlog.parquet.schema import DATA_NULLS_KEY
+    from tests.tracegen import write_parquet
+
+    path = write_parquet(
+        tmp_path / "t.parquet", [record("a", np.ones(4, np.float32)), record("b", np.ones(2, np.float32))]
+    )
+    meta = pq.ParquetFile(path).metadata
+    data = [
+        meta.row_group(0).column(i)
+        for i in range(meta.num_columns)
+        if meta.row_group(0).column(i).path_in_schema == "data"
+    ]
+    assert data[0].statistics is None
+    assert json.loads(meta.metadata[DATA_NULLS_KEY.encode()]) == [0]

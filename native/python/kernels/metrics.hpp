@@ -18,7 +18,6 @@
 #include <unordered_map>
 #include <vector>
 
-
 namespace py = pybind11;
 
 namespace orchlog_kernels {
@@ -90,9 +89,16 @@ ORCHLOG_WIDEST void sums_range(const T* a, const T* b, size_t n, Sums* out) {
 // memory-bound, so a second core nearly halves the time.
 constexpr size_t kPerThread = size_t(1) << 21;
 
-unsigned worker_count(size_t n) {
-  unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-  return unsigned(std::min<size_t>(hw, std::max<size_t>(1, n / kPerThread)));
+// The core count, asked once: std::thread::hardware_concurrency reads /sys on every call,
+// which cost more than the metrics of a small pair.
+unsigned core_count() {
+  static const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  return cores;
+}
+
+// How many threads to split n elements across: one per `per_thread` elements, at most one per core.
+unsigned worker_count(size_t n, size_t per_thread = kPerThread) {
+  return unsigned(std::min<size_t>(core_count(), std::max<size_t>(1, n / per_thread)));
 }
 
 template <typename T>

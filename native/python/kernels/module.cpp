@@ -6,12 +6,19 @@
 //                               on the float bits (two passes for f32)
 //   prefix_diffs(...)           the same metrics over the leading values of many
 //                               pairs of summary records at once
+//   tensor_diffs(...)           every metric of many whole-tensor pairs at once,
+//                               read from their bytes (a batch's buffer)
+//   decode_frames(buf, base, inline_max)
+//                               binary-stream record frames -> columns; frames it
+//                               does not take whole are handed back to Python
 //   parse_orchlog_jsonl(buf, first_line)
 //                               canonical orchlog JSONL lines -> columns; lines
 //                               it does not recognise are handed back to Python
 //
 // The Python side checks every result against its NumPy twin in the tests.
+#include "frames.hpp"
 #include "jsonl_columns.hpp"
+#include "tensor_diffs.hpp"
 
 using namespace orchlog_kernels;
 
@@ -24,4 +31,7 @@ PYBIND11_MODULE(_kernels, m) {
   m.def("parse_orchlog_jsonl", &parse_orchlog_jsonl, py::arg("buf"), py::arg("first_line"));
   m.def("prefix_diffs", &prefix_diffs, py::arg("values_a"), py::arg("offsets_a"), py::arg("rows_a"),
         py::arg("values_b"), py::arg("offsets_b"), py::arg("rows_b"));
+  m.def("decode_frames", &decode_frames, py::arg("buf"), py::arg("base"), py::arg("inline_max"));
+  m.def("tensor_diffs", &tensor_diffs, py::arg("bufs_a"), py::arg("start_a"), py::arg("count_a"), py::arg("code_a"),
+        py::arg("bufs_b"), py::arg("start_b"), py::arg("count_b"), py::arg("code_b"), py::arg("p99") = true);
 }

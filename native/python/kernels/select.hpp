@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -156,28 +157,82 @@ ORCHLOG_WIDEST void bracket_pass(const T* a, const T* b, size_t n, T lo, T hi, s
   *below = under, *inside = in;
 }
 
-// The usual way in: bracket rank k between two values read off a sorted
-// sample, then one streaming pass counts the elements below the bracket and
-// gathers those inside it, and the rank is selected among those few. The
-// count is exact, so a bracket that misses (an unlucky sample) only costs
-// a fall back to the radix passes above, never a wrong answer.
+// The k-th smallest of |a-b| for arrays that fit in cache, by blocks: one pass
+// (at vector width) writes the differences and each block's largest; the
+// m = n - k largest differences are then all at or above t0, the m-th largest
+// of the block maxima (each of the m blocks with the largest maxima holds one
+// element at least that large), so only blocks whose maximum reaches t0 are
+// looked into, and only their elements from t0 up are partitioned. For the
+// 99th percentile that is a few dozen elements, not the whole array.
+constexpr size_t kSelectBlock = 32;
+
 template <typename T>
-T select_t(const T* a, const T* b, size_t n, uint64_t k) {
-  constexpr size_t kSample = size_t(1) << 16;
-  if (n <= 4 * kSample) {
-    std::vector<T> all(n);
-    for (size_t i = 0; i < n; ++i) all[i] = std::fabs(a[i] - b[i]);
-    std::nth_element(all.begin(), all.begin() + std::ptrdiff_t(k), all.end());
-    return all[k];
+ORCHLOG_WIDEST void block_maxima(const T* a, const T* b, size_t n, T* diffs, T* maxima) {
+  for (size_t base = 0, blk = 0; base < n; base += kSelectBlock, ++blk) {
+    const size_t len = std::min(kSelectBlock, n - base);
+    T most = 0;
+#pragma omp simd reduction(max : most)
+    for (size_t j = 0; j < len; ++j) {
+      const T v = std::fabs(a[base + j] - b[base + j]);
+      diffs[base + j] = v;
+      most = most > v ? most : v;
+    }
+    maxima[blk] = most;
   }
-  std::vector<T> sample(kSample);
-  const size_t stride = n / kSample;
-  for (size_t j = 0; j < kSample; ++j) sample[j] = std::fabs(a[j * stride] - b[j * stride]);
-  std::sort(sample.begin(), sample.end());
-  const double q = double(k) / double(n), margin = 4.0 * std::sqrt(std::max(q * (1 - q), 1e-6) / double(kSample));
-  const T lo = sample[size_t(std::max(0.0, q - margin) * double(kSample - 1))];
-  const T hi = sample[size_t(std::min(1.0, q + margin) * double(kSample - 1))];
-  unsigned workers = worker_count(n);
+}
+
+template <typename T>
+T block_select(const T* a, const T* b, size_t n, uint64_t k, std::vector<T>& scratch) {
+  const size_t blocks = (n + kSelectBlock - 1) / kSelectBlock, m = n - size_t(k);
+  scratch.resize(n + 2 * blocks);
+  T *diffs = scratch.data(), *maxima = diffs + n, *ranked = maxima + blocks;
+  block_maxima<T>(a, b, n, diffs, maxima);
+  if (m > blocks) {  // too few blocks to bound the rank: partition the differences themselves
+    std::nth_element(diffs, diffs + k, diffs + n);
+    return diffs[k];
+  }
+  std::copy(maxima, maxima + blocks, ranked);
+  std::nth_element(ranked, ranked + (blocks - m), ranked + blocks);
+  const T floor = ranked[blocks - m];
+  size_t kept = 0;  // the candidates, gathered at the front of `diffs` (never ahead of what is read)
+  for (size_t blk = 0; blk < blocks; ++blk) {
+    if (maxima[blk] < floor) continue;
+    const size_t base = blk * kSelectBlock, len = std::min(kSelectBlock, n - base);
+    for (size_t j = 0; j < len; ++j)
+      if (diffs[base + j] >= floor) diffs[kept++] = diffs[base + j];
+  }
+  std::nth_element(diffs, diffs + (kept - m), diffs + kept);
+  return diffs[kept - m];
+}
+
+constexpr size_t kBracketFrom = size_t(1) << 15;      // from this size on, bracket the rank with a sample
+constexpr size_t kSelectPerThread = size_t(1) << 18;  // a thread per this many elements pays for itself
+
+// The usual way in for large arrays: bracket rank k between two values read
+// off a sample (partitioned, not sorted), then one streaming pass counts the
+// elements below the bracket and gathers those inside it, and the rank is
+// selected among those few. The count is exact, so a bracket that misses (an
+// unlucky sample) only costs a fall back to the radix passes above, never a
+// wrong answer. The sample grows as sqrt(n): a larger one narrows the bracket
+// (fewer elements gathered) but costs more to partition.
+template <typename T>
+T bracket_select(const T* a, const T* b, size_t n, uint64_t k) {
+  const size_t samples = std::min<size_t>(size_t(1) << 16, std::max<size_t>(4096, size_t(8 * std::sqrt(double(n)))));
+  // The sample is taken in runs of contiguous elements spread evenly over the array: whole cache
+  // lines, which cost a fraction of one scattered load per element.
+  constexpr size_t kRun = 64;
+  std::vector<T> sample(samples);
+  const size_t runs = samples / kRun, stride = n / runs;
+  for (size_t r = 0; r < runs; ++r)
+    for (size_t j = 0; j < kRun; ++j) sample[r * kRun + j] = std::fabs(a[r * stride + j] - b[r * stride + j]);
+  const double q = double(k) / double(n), margin = 4.0 * std::sqrt(std::max(q * (1 - q), 1e-6) / double(samples));
+  const size_t lo_rank = size_t(std::max(0.0, q - margin) * double(samples - 1));
+  const size_t hi_rank = size_t(std::min(1.0, q + margin) * double(samples - 1));
+  std::nth_element(sample.begin(), sample.begin() + std::ptrdiff_t(lo_rank), sample.end());
+  const T lo = sample[lo_rank];
+  std::nth_element(sample.begin() + std::ptrdiff_t(lo_rank), sample.begin() + std::ptrdiff_t(hi_rank), sample.end());
+  const T hi = sample[hi_rank];
+  unsigned workers = worker_count(n, kSelectPerThread);
   std::vector<uint64_t> below(workers, 0), inside(workers, 0);
   std::vector<std::vector<T>> parts(workers);
   const size_t cap = kGatherLimit / workers;  // past this, counting goes on but gathering stops
@@ -196,12 +251,21 @@ T select_t(const T* a, const T* b, size_t n, uint64_t k) {
   return *nth;
 }
 
+// The k-th smallest |a-b| (0-based) of n > k elements, exactly, by whichever way is cheapest at
+// that size; `scratch` is reused between calls so that small arrays allocate nothing.
+template <typename T>
+T select_t(const T* a, const T* b, size_t n, uint64_t k, std::vector<T>& scratch) {
+  if (n >= kBracketFrom) return bracket_select(a, b, n, k);
+  return block_select(a, b, n, k, scratch);
+}
+
 template <typename T>
 double abs_diff_select_t(py::array_t<T, py::array::c_style> a, py::array_t<T, py::array::c_style> b, uint64_t k) {
   size_t n = size_t(std::min(a.size(), b.size()));
   if (k >= n) throw py::value_error("rank k is out of range");
   py::gil_scoped_release nogil;
-  return double(select_t<T>(a.data(), b.data(), n, k));
+  std::vector<T> scratch;
+  return double(select_t<T>(a.data(), b.data(), n, k, scratch));
 }
 
 }  // namespace orchlog_kernels

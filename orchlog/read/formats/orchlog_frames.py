@@ -1,12 +1,19 @@
 """The binary stream: concatenated msgpack maps, header first, tensor bytes lazily loaded.
 
-The decoder here is deliberately small: it reads the metadata of each frame,
-notes where the `data` bytes sit and seeks past them, so that opening a
-multi-gigabyte trace costs what its metadata costs.
+Plain files are read a window (up to 16 MiB) at a time and their record
+frames decoded natively into batches (orchlog._kernels.decode_frames):
+small tensors stay in the window they were read with, one buffer per batch,
+and large ones (1 MiB and up) are skipped over and read later, by offset,
+memory-mapped. The frames the native decoder hands back (the header, a
+frame of unusual types, garbage, a frame cut short) are read by the Python
+decoder below, which makes the rules: it reads the metadata of one frame,
+notes where its `data` bytes sit and seeks past them. Gzipped streams, and
+machines without the extension, use the Python decoder for every frame.
 """
 
 from __future__ import annotations
 
+import io
 import mmap
 import os
 import struct
@@ -18,14 +25,20 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from orchlog import kernels
+from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.formats import Format, disk_position, is_gzip, open_binary, register
-from orchlog.read.formats.orchlog_jsonl import record_from
+from orchlog.read.formats.orchlog_jsonl import _NARROW_FLOATS, record_from
 from orchlog.read.trace import Location, Trace, TraceRecord
+from orchlog.schema_gen import DTYPE_ALIASES
+from orchlog.strings import Strings
 
 HEADER_MARK = b"\xa7orchlog"
 RECORD_MARK = b"\xaacheckpoint"
 _MAP_STARTS = {0xDE, 0xDF} | set(range(0x80, 0x90))
 _RESYNC_CHUNK = 1 << 20
+_PIECE = 1 << 20
+_MAX_DEPTH = 32  # msgpack nesting beyond this is garbage, not a reason to exhaust the stack
 MAP_FROM = 1 << 20  # tensors of at least this many bytes are memory-mapped instead of read
 _POPULATE = getattr(mmap, "MAP_POPULATE", 0)  # Linux: map every page up front instead of faulting one by one
 
@@ -44,21 +57,35 @@ class _Decoder:
         self.size = size  # file size when known (not for gzip)
 
     def take(self, n: int) -> bytes:
-        b = self.f.read(n)
+        self.room(n)
+        if self.size is None and n > _PIECE:  # no size to check against: read in pieces, as far as there are bytes
+            b = bytearray()
+            while len(b) < n and (piece := self.f.read(min(_PIECE, n - len(b)))):
+                b += piece
+            b = bytes(b)
+        else:
+            b = self.f.read(n)
         if len(b) != n:
             raise _Truncated()
         return b
 
-    def value(self, lazy_bin: bool = False) -> Any:
+    def room(self, n: int) -> None:
+        """_Truncated unless n more bytes are there: a hostile length or count reads (and reserves) nothing."""
+        if self.size is not None and self.f.tell() + n > self.size:
+            raise _Truncated()
+
+    def value(self, lazy_bin: bool = False, depth: int = 0) -> Any:
+        if depth > _MAX_DEPTH:
+            raise _Garbage(f"values nested more than {_MAX_DEPTH} deep")
         t = self.take(1)[0]
         if t <= 0x7F:
             return t
         if t >= 0xE0:
             return t - 0x100
         if 0x80 <= t <= 0x8F:
-            return self.map(t & 0x0F)
+            return self.map(t & 0x0F, depth)
         if 0x90 <= t <= 0x9F:
-            return self.array(t & 0x0F)
+            return self.array(t & 0x0F, depth)
         if 0xA0 <= t <= 0xBF:
             return self.str(t & 0x1F)
         if t == 0xC0:
@@ -85,22 +112,23 @@ class _Decoder:
         if t in (0xD9, 0xDA, 0xDB):
             return self.str(int.from_bytes(self.take(1 << (t - 0xD9)), "big"))
         if t in (0xDC, 0xDD):
-            return self.array(int.from_bytes(self.take(2 if t == 0xDC else 4), "big"))
+            return self.array(int.from_bytes(self.take(2 if t == 0xDC else 4), "big"), depth)
         if t in (0xDE, 0xDF):
-            return self.map(int.from_bytes(self.take(2 if t == 0xDE else 4), "big"))
+            return self.map(int.from_bytes(self.take(2 if t == 0xDE else 4), "big"), depth)
         raise _Garbage(f"byte 0x{t:02x} is not a msgpack type orchlog writes")
 
     def str(self, n: int) -> str:
         return self.take(n).decode("utf-8", errors="replace")
 
-    def array(self, n: int) -> list[Any] | np.ndarray:
+    def array(self, n: int, depth: int = 0) -> list[Any] | np.ndarray:
+        self.room(n)  # every element takes a byte at least
         if n >= 8:
             # Fast path for the common case: all float32 (5 bytes each) or all float64 (9).
             pos = self.f.tell()
             first = self.f.read(1)
             self.f.seek(pos)
-            if first in (b"\xca", b"\xcb"):
-                width = 5 if first == b"\xca" else 9
+            width = 5 if first == b"\xca" else 9
+            if first in (b"\xca", b"\xcb") and (self.size is None or pos + n * width <= self.size):
                 raw = self.f.read(n * width)
                 if len(raw) == n * width:
                     grid = np.frombuffer(raw, dtype=np.uint8).reshape(n, width)
@@ -109,15 +137,16 @@ class _Decoder:
                         with np.errstate(invalid="ignore"):  # widening a signalling NaN is not an error
                             return body.view(">f4" if width == 5 else ">f8").reshape(n).astype(np.float64)
                 self.f.seek(pos)
-        return [self.value() for _ in range(n)]
+        return [self.value(depth=depth + 1) for _ in range(n)]
 
-    def map(self, n: int) -> dict[str, Any]:
+    def map(self, n: int, depth: int = 0) -> dict[str, Any]:
+        self.room(2 * n)
         out: dict[str, Any] = {}
         for _ in range(n):
-            key = self.value()
+            key = self.value(depth=depth + 1)
             if not isinstance(key, str):
                 raise _Garbage("map key is not a string")
-            out[key] = self.value(lazy_bin=(key == "data"))
+            out[key] = self.value(lazy_bin=(key == "data"), depth=depth + 1)
         return out
 
 
@@ -246,58 +275,222 @@ class _TensorLoader:
         self.source.readinto(self.offset, buffer)
 
 
+_END = object()  # what _frame_at returns when there is nothing more to read
+
+
+def _frame_at(f: BinaryIO, dec: _Decoder, trace: Trace, tensors: _TensorBytes) -> TraceRecord | object | None:
+    """The frame at f's position, by the Python decoder: a record, None (a header, or a frame reported and
+    skipped; f is then at the next frame), or _END (the end of the file, or a problem that ends the read)."""
+    start = f.tell()
+    trace.bytes_read = disk_position(f)
+    if not f.read(1):
+        return _END
+    f.seek(start)
+    where = Location(trace.path, offset=start)
+    try:
+        frame = dec.value()
+        if not isinstance(frame, dict):
+            raise _Garbage("frame is not a map")
+    except _Truncated:
+        size = dec.size if dec.size is not None else f.seek(0, 2)
+        trace.report(
+            where,
+            f"truncated frame: the file ends {size - start} bytes into it; every frame before it was read",
+            fatal=True,
+        )
+        return _END
+    except (_Garbage, UnicodeDecodeError, ValueError) as exc:
+        nxt = _find_next_frame(f, start + 1)
+        skipped = "to the end" if nxt is None else f"{nxt - start} bytes"
+        trace.report(where, f"unreadable bytes ({exc}); skipped {skipped}")
+        if nxt is None:
+            return _END
+        f.seek(nxt)
+        return None
+    if "orchlog" in frame:
+        trace.headers.append(frame)
+        return None
+    data = frame.pop("data", None)
+    try:
+        rec = record_from(frame, where)
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+        trace.report(where, f"invalid record ({exc}); frame skipped")
+        return None
+    if isinstance(data, tuple):
+        _, offset, length = data
+        rec.loader = tensors.loader(offset, length)
+    elif isinstance(data, bytes):
+        rec.loader = lambda b=data: b
+    return rec
+
+
 def _records(trace: Trace) -> Iterator[TraceRecord]:
+    """Every record by the Python decoder alone (gzip streams, and any machine without the native kernels)."""
     path = Path(trace.path)
     gz = is_gzip(path)
     tensors = _TensorBytes(trace.path, gz)
     with open_binary(path) as f:
         dec = _Decoder(f, None if gz else path.stat().st_size)
-        while True:
-            start = f.tell()
-            trace.bytes_read = disk_position(f)
-            if not f.read(1):
-                return
-            f.seek(start)
-            where = Location(trace.path, offset=start)
-            try:
-                frame = dec.value()
-                if not isinstance(frame, dict):
-                    raise _Garbage("frame is not a map")
-            except _Truncated:
-                size = dec.size if dec.size is not None else f.seek(0, 2)
-                trace.report(
-                    where,
-                    f"truncated frame: the file ends {size - start} bytes into it; every frame before it was read",
-                    fatal=True,
-                )
-                return
-            except (_Garbage, UnicodeDecodeError, ValueError) as exc:
-                nxt = _find_next_frame(f, start + 1)
-                skipped = "to the end" if nxt is None else f"{nxt - start} bytes"
-                trace.report(where, f"unreadable bytes ({exc}); skipped {skipped}")
-                if nxt is None:
-                    return
-                f.seek(nxt)
-                continue
-            if "orchlog" in frame:
-                trace.headers.append(frame)
-                continue
-            data = frame.pop("data", None)
-            try:
-                rec = record_from(frame, where)
-            except (ValueError, TypeError, KeyError) as exc:
-                trace.report(where, f"invalid record ({exc}); frame skipped")
-                continue
-            if isinstance(data, tuple):
-                _, offset, length = data
-                rec.loader = tensors.loader(offset, length)
-            elif isinstance(data, bytes):
-                rec.loader = lambda b=data: b
-            yield rec
+        while (item := _frame_at(f, dec, trace, tensors)) is not _END:
+            if item is not None:
+                yield item  # type: ignore[misc]
+
+
+WINDOW = 16 << 20  # bytes read and decoded at a time: a batch of records
+_AFTER_SKIP = 64 << 10  # the read after skipping a large tensor: the next frame is likely large too
+_BATCH_ROWS = 4096  # small batches (frames of large tensors) are gathered up to this many rows
+
+
+def _frames_batch(
+    cols: dict[str, Any], chunk: np.ndarray, base: int, trace: Trace, tensors: _TensorBytes
+) -> RecordBatch:
+    """A RecordBatch from decode_frames' columns; small tensors stay in `chunk`, large ones get loaders."""
+    n = int(cols["n"])
+    dtype_names = [DTYPE_ALIASES.get(d, d) for d in cols["dtype_names"]]
+    values = cols["values"]
+    narrow = np.isin(cols["dtype"], [i for i, d in enumerate(dtype_names) if d in _NARROW_FLOATS])
+    if narrow.any():
+        mask = np.repeat(narrow, np.diff(cols["val_off"]))
+        values[mask] = values[mask].astype(np.float32)  # exact_values: what record_from does per record
+    meta = np.full(n, None, dtype=object)
+    for row, start, end in cols["meta"].reshape(-1, 3).tolist():
+        meta[row] = _Decoder(io.BytesIO(chunk[start:end].tobytes()), end - start).value()
+    data_pos, data_len = cols["data_pos"], cols["data_len"]
+    inline = (data_len >= 0) & (data_len < MAP_FROM)
+    loader = np.full(n, None, dtype=object)
+    for row in np.flatnonzero(data_len >= MAP_FROM).tolist():
+        loader[row] = tensors.loader(int(data_pos[row]), int(data_len[row]))
+    data_buf = np.full(n, None, dtype=object)
+    holder = np.empty(1, dtype=object)
+    holder[0] = chunk
+    data_buf[inline] = holder
+    return RecordBatch(
+        checkpoint=Strings(cols["checkpoint_names"], cols["checkpoint"]),
+        team=Strings(cols["team_names"], cols["team"]),
+        stage=Strings(cols["stage_names"], cols["stage"]),
+        dtype=Strings(dtype_names, cols["dtype"]),
+        token_idx=cols["token_idx"],
+        layer=cols["layer"],
+        step=cols["step"],
+        seq=cols["seq"],
+        rank=cols["rank"],
+        world_size=cols["world_size"],
+        numel=cols["numel"],
+        has_shape=np.ones(n, dtype=bool),
+        shape_off=cols["shape_off"],
+        shape_dims=cols["shape"],
+        val_off=cols["val_off"],
+        values=values,
+        stats=cols["stats"].reshape(n, 5),
+        counts=cols["counts"].reshape(n, 2),
+        blake3=np.frombuffer(cols["blake3"], dtype="S64"),
+        meta=meta,
+        path=Strings.repeat(trace.path, n),
+        line=np.full(n, NONE, dtype=np.int64),
+        offset=cols["offset"],
+        order=np.zeros(n, dtype=np.int64),
+        loader=loader,
+        data_buf=data_buf,
+        data_start=np.where(inline, data_pos - base, 0),
+        data_len=np.where(inline, data_len, NONE),
+    )
+
+
+class _Gather:
+    """Batches on their way out: tiny ones (a frame or two of large tensors each) are joined up first."""
+
+    def __init__(self) -> None:
+        self.parts: list[RecordBatch] = []
+        self.records: list[TraceRecord] = []
+        self.rows = 0
+
+    def add(self, batch: RecordBatch) -> None:
+        self._flush_records()
+        self.parts.append(batch)
+        self.rows += len(batch)
+
+    def add_record(self, rec: TraceRecord) -> None:
+        self.records.append(rec)
+        self.rows += 1
+
+    def _flush_records(self) -> None:
+        if self.records:
+            self.parts.append(RecordBatch.from_records(self.records))
+            self.records = []
+
+    def take(self) -> RecordBatch | None:
+        self._flush_records()
+        batch = RecordBatch.concat(self.parts) if self.parts else None
+        self.parts, self.rows = [], 0
+        return batch
+
+
+def _native_batches(trace: Trace, f: BinaryIO, tensors: _TensorBytes) -> Iterator[RecordBatch]:
+    """Record frames decoded natively a window of the file at a time; the Python decoder takes the frames the
+    native one hands back (headers, unusual or broken frames), so both report the same problems the same way."""
+    fd = f.fileno()
+    dec = _Decoder(f, os.fstat(fd).st_size)
+    pos, read_size = 0, _AFTER_SKIP
+    out = _Gather()
+    while True:
+        size = os.fstat(fd).st_size
+        if pos >= size:
+            break
+        want = min(read_size, size - pos)
+        chunk = np.empty(want, dtype=np.uint8)
+        got = _preadinto(fd, pos, memoryview(chunk))
+        chunk = chunk[:got]
+        cols = kernels.decode_frames(chunk, pos, MAP_FROM)
+        stop, nxt = int(cols["stop"]), int(cols["next"])
+        if cols["n"]:
+            batch = _frames_batch(cols, chunk, pos, trace, tensors)
+            if stop == kernels.FRAMES_SKIP and nxt > size:  # the last frame's tensor runs past the end of the file
+                batch, stop, nxt = batch.take(np.arange(len(batch) - 1)), kernels.FRAMES_OTHER, int(batch.offset[-1])
+            out.add(batch)
+        trace.bytes_read = min(nxt, size)
+        if out.rows >= _BATCH_ROWS or (got >= WINDOW and out.rows):
+            yield out.take()  # type: ignore[misc]
+        if stop in (kernels.FRAMES_END, kernels.FRAMES_SKIP):
+            pos, read_size = nxt, (_AFTER_SKIP if stop == kernels.FRAMES_SKIP else min(WINDOW, 4 * read_size))
+            continue
+        if stop == kernels.FRAMES_MORE and (nxt > pos or got < size - pos):
+            # A frame runs past the window: read again from it, in a window large enough to hold it.
+            read_size = min(WINDOW, 4 * read_size) if nxt > pos else 2 * read_size
+            pos = nxt
+            continue
+        # A frame the native decoder does not take (or one cut short by the end of the file): Python's turn.
+        f.seek(nxt)
+        item = _frame_at(f, dec, trace, tensors)
+        if item is _END:
+            break
+        if item is not None:
+            out.add_record(item)  # type: ignore[arg-type]
+        pos = f.tell()
+    trace.bytes_read = os.fstat(fd).st_size
+    if (last := out.take()) is not None:
+        yield last
+
+
+def _batches(trace: Trace) -> Iterator[RecordBatch]:
+    path = Path(trace.path)
+    gz = is_gzip(path)
+    tensors = _TensorBytes(trace.path, gz)
+    if gz or not kernels.NATIVE:
+        rows: list[TraceRecord] = []
+        for rec in _records(trace):
+            rows.append(rec)
+            if len(rows) == _BATCH_ROWS:
+                yield RecordBatch.from_records(rows)
+                rows = []
+        if rows:
+            yield RecordBatch.from_records(rows)
+        return
+    with open(path, "rb") as f:
+        yield from _native_batches(trace, f, tensors)
 
 
 def open_frames(path: Path) -> Trace:
-    return Trace(str(path), "orchlog-binary", _records)
+    return Trace(str(path), "orchlog-binary", batches=_batches)
 
 
 register(Format("orchlog-binary", _sniff, open_frames, priority=10))

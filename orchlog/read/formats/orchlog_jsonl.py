@@ -65,6 +65,18 @@ def exact_values(values: np.ndarray, dtype: str | None) -> np.ndarray:
     return values
 
 
+def _optional_int(doc: dict[str, Any], name: str) -> int | None:
+    """An integer key field (None when absent or null); anything else, or beyond 64 bits, is a ValueError."""
+    v = doc.get(name)
+    if v is None:
+        return None
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    if isinstance(v, bool) or not isinstance(v, int) or not -(2**63) <= v < 2**63:
+        raise ValueError(f"{name} is not a 64-bit integer")
+    return v
+
+
 def record_from(doc: dict[str, Any], location: Location) -> TraceRecord:
     """A TraceRecord from a decoded record object (JSON line or msgpack map)."""
     missing = [k for k in _REQUIRED if k not in doc]
@@ -74,13 +86,13 @@ def record_from(doc: dict[str, Any], location: Location) -> TraceRecord:
     return TraceRecord(
         checkpoint=str(doc["checkpoint"]),
         team=doc.get("team") or "",
-        token_idx=doc.get("token_idx"),
-        layer=doc.get("layer"),
+        token_idx=_optional_int(doc, "token_idx"),
+        layer=_optional_int(doc, "layer"),
         stage=doc.get("stage"),
-        step=doc.get("step"),
+        step=_optional_int(doc, "step"),
         rank=int(doc.get("rank", 0)),
         world_size=int(doc.get("world_size", 1)),
-        seq=doc.get("seq"),
+        seq=_optional_int(doc, "seq"),
         dtype=dtype,
         shape=tuple(int(d) for d in doc["shape"]),
         numel=int(doc["numel"]),

@@ -69,12 +69,20 @@ def test_a_loader_can_fill_a_buffer_of_its_size_instead_of_returning_bytes(tmp_p
     assert bytes(room) == arrays[1].tobytes() == bytes(recs[1].raw_bytes())
 
 
-def test_a_tensor_cut_short_after_reading_the_frame_is_an_oserror_that_says_where(tmp_path):
-    path = write_frames(tmp_path / "t.bin", [record("c0", _arrays(1)[0])])
+def test_a_large_tensor_cut_short_after_reading_the_frame_is_an_oserror_that_says_where(tmp_path):
+    path = write_frames(tmp_path / "t.bin", [record("c0", np.ones(1 << 18, np.float32))])  # 1 MiB: read later
     (rec,) = list(open_trace(path))
     path.write_bytes(path.read_bytes()[:-8])
     with pytest.raises(OSError, match=r"tensor at byte \d+ is cut short"):
         rec.raw_bytes()
+
+
+def test_a_small_tensor_is_read_with_its_frame_so_a_later_cut_loses_nothing(tmp_path):
+    array = _arrays(1)[0]
+    path = write_frames(tmp_path / "t.bin", [record("c0", array)])
+    (rec,) = list(open_trace(path))
+    path.write_bytes(path.read_bytes()[:-8])
+    np.testing.assert_array_equal(rec.tensor(), array)
 
 
 def test_large_tensors_are_mapped_from_the_file_not_copied(tmp_path):

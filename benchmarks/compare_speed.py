@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""Compare's speed as ratios to baselines measured in the same run: medians of interleaved runs, wall and CPU time.
+
+    .venv/bin/python benchmarks/compare_speed.py rows --records 200000     # full-mode hidden-state rows vs cat, NumPy
+    .venv/bin/python benchmarks/compare_speed.py start                     # --help and a 1,000-record compare vs python -c pass
+    .venv/bin/python benchmarks/compare_speed.py p99 --mib 4               # exact p99 vs reading both arrays once
+    .venv/bin/python benchmarks/compare_speed.py report --records 2000000  # --format html vs text
+    .venv/bin/python benchmarks/compare_speed.py all --runs 5 --json out.json
+
+Every case is a whole process (what a user waits for). The cases of one
+figure run in turn, --runs times (ABAB..., not AA..BB..), so that a burst of
+load on the shared machine hits both sides; each side's median is kept, and
+its CPU time (user + system of the process and its threads), which load
+disturbs far less than wall time. Traces are written once under --work.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.compare_measure import ROOT, machine
+
+PY = sys.executable
+ORCHLOG = [PY, "-m", "orchlog"]
+
+
+def _run(cmd: list[str]) -> tuple[float, float]:
+    """Wall and CPU seconds of one process (its children's rusage, taken around it)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def interleaved(cases: dict[str, list[str]], runs: int) -> dict[str, dict[str, float]]:
+    """Median wall and CPU time of each command, the commands run in turn `runs` times."""
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
+    for _ in range(runs):
+        for name, cmd in cases.items():
+            times[name].append(_run(cmd))
+    return {
+        name: {"wall_s": statistics.median(w for w, _ in t), "cpu_s": statistics.median(c for _, c in t)}
+        for name, t in times.items()
+    }
+
+
+def _ratios(result: dict, ours: str, base: str) -> dict:
+    o, b = result[ours], result[base]
+    return {"wall_ratio": o["wall_s"] / b["wall_s"], "cpu_ratio": o["cpu_s"] / max(b["cpu_s"], 1e-9)}
+
+
+NUMPY_ROWS = """
+import sys, numpy as np
+# The plain script: the bytes of both traces read as raw f32 rows of 896 (the same amount of floats as
+# the traces hold), max|a-b| and cosine per row.
+a, b = (np.fromfile(p, dtype=np.uint8) for p in sys.argv[1:3])
+n = min(a.size, b.size) // 3584 * 3584
+a, b = a[:n].view(np.float32).reshape(-1, 896), b[:n].view(np.float32).reshape(-1, 896)
+d = np.abs(a - b).max(axis=1)
+cos = (a * b).sum(axis=1) / np.sqrt((a * a).sum(axis=1) * (b * b).sum(axis=1))
+print(d.max(), cos.min())
+"""
+
+
+def rows(work: Path, records: int, runs: int) -> dict:
+    from benchmarks.compare_traces import write_rows_pair
+
+    a, b = work / f"rows_{records}_a.bin", work / f"rows_{records}_b.bin"
+    if not (a.exists() and b.exists()):
+        write_rows_pair(a, b, records)
+    script = work / "numpy_rows.py"
+    script.write_text(NUMPY_ROWS)
+    cases = {
+        "orchlog": [*ORCHLOG, "compare", str(a), str(b), "-q"],
+        "cat": ["sh", "-c", f"cat {a} {b} > /dev/null"],
+        "numpy": [PY, str(script), str(a), str(b)],
+    }
+    res = interleaved(cases, runs)
+    return {
+        "records": records,
+        "trace_bytes": a.stat().st_size + b.stat().st_size,
+        **res,
+        "orchlog_vs_cat": _ratios(res, "orchlog", "cat"),
+        "orchlog_vs_numpy": _ratios(res, "orchlog", "numpy"),
+    }
+
+
+def start(work: Path, runs: int) -> dict:
+    from benchmarks.compare_traces import write_jsonl_pair
+
+    a, b = work / "jsonl_1000_a.jsonl", work / "jsonl_1000_b.jsonl"
+    if not (a.exists() and b.exists()):
+        write_jsonl_pair(a, b, 1000)
+    cases = {
+        "python": [PY, "-c", "pass"],
+        "help": [*ORCHLOG, "compare", "--help"],
+        "compare_1000": [*ORCHLOG, "compare", str(a), str(b), "-q"],
+    }
+    res = interleaved(cases, runs)
+    return {**res, "help_vs_python": _ratios(res, "help", "python")}
+
+
+P99 = """
+import sys, time, numpy as np
+from orchlog import kernels
+n = int(sys.argv[1]) * (1 << 20) // 4
+rng = np.random.default_rng(0)
+a = rng.standard_normal(n, dtype=np.float32); b = (a + rng.standard_normal(n, dtype=np.float32) * 1e-3).astype(np.float32)
+def best(fn, k=int(sys.argv[2])):
+    t = []
+    for _ in range(k):
+        s = time.perf_counter(); fn(); t.append(time.perf_counter() - s)
+    return float(np.median(t))
+floor = best(lambda: (a.max(), b.max()))
+sums = best(lambda: kernels.diff_sums(a, b))
+p99 = best(lambda: kernels.abs_diff_quantile(a, b, 0.99))
+print(floor, sums, p99)
+"""
+
+
+def p99(mib: int, runs: int) -> dict:
+    out = subprocess.run([PY, "-c", P99, str(mib), str(max(runs, 5) * 4)], capture_output=True, text=True, check=True)
+    floor, sums, q = (float(x) for x in out.stdout.split())
+    return {
+        "array_mib": mib,
+        "floor_s": floor,
+        "sums_s": sums,
+        "p99_s": q,
+        "metrics_and_p99_vs_floor": floor / (sums + q),
+        "p99_vs_floor": floor / q,
+    }
+
+
+def report(work: Path, records: int, runs: int) -> dict:
+    from benchmarks.compare_traces import write_jsonl_pair
+
+    a, b = work / f"jsonl_{records}_a.jsonl", work / f"jsonl_{records}_b.jsonl"
+    if not (a.exists() and b.exists()):
+        write_jsonl_pair(a, b, records)
+    out = work / "report.out"
+    cases = {
+        fmt: [*ORCHLOG, "compare", str(a), str(b), "-q", "--format", fmt, "-o", str(out)] for fmt in ("text", "html")
+    }
+    res = interleaved(cases, runs)
+    return {"records": records, **res, "html_vs_text": _ratios(res, "html", "text")}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("which", choices=("rows", "start", "p99", "report", "all"))
+    p.add_argument("--records", type=int, help="rows: 200,000; report: 2,000,000")
+    p.add_argument("--mib", type=int, default=4, help="p99: MiB per array (4)")
+    p.add_argument("--runs", type=int, default=5)
+    p.add_argument("--work", type=Path, default=ROOT / ".cache" / "bench")
+    p.add_argument("--json", type=Path, help="also write the figures here")
+    args = p.parse_args(argv)
+    args.work.mkdir(parents=True, exist_ok=True)
+    out: dict = {
+        "machine": machine(),
+        "uptime_at_start": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
+    }
+    print(f"machine: {out['machine']}; {out['uptime_at_start']}")
+    jobs = {
+        "start": lambda: start(args.work, args.runs),
+        "p99": lambda: p99(args.mib, args.runs),
+        "rows": lambda: rows(args.work, args.records or 200_000, args.runs),
+        "report": lambda: report(args.work, args.records or 2_000_000, args.runs),
+    }
+    for name, job in jobs.items():
+        if args.which in (name, "all"):
+            out[name] = job()
+            print(f"[{name}]", json.dumps(out[name], indent=1))
+    out["uptime_at_end"] = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+    print(out["uptime_at_end"])
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

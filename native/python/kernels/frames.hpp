@@ -1,0 +1,539 @@
+// orchlog._kernels: Binary-stream record frames -> columns; any other frame goes back to Python.
+// Included once, by module.cpp: the kernels build as one translation unit.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+#include "jsonl_columns.hpp"
+
+namespace orchlog_kernels {
+
+// ------------------------------------------------------------ binary frames
+//
+// A binary stream is msgpack maps back to back (FORMAT.md). decode_frames
+// reads the record frames of one chunk of a file into columns, without the
+// GIL: every field by its key (in any order; keys it does not know are
+// skipped), the leading values as f64, and where each record's tensor bytes
+// sit. It stops, and says where and why, at the first frame it does not take
+// whole: one that runs past the chunk (the caller reads on and calls again),
+// and one that is not a plain record (the header, a value of a type the
+// schema does not give that field, garbage, a cut-short file), which the
+// Python decoder (orchlog/read/formats/orchlog_frames.py) then reads or
+// reports, with the rules it has always had. Every length and count is
+// checked against the bytes present before anything is read or reserved, so
+// no input, however hostile, makes it read out of bounds or allocate more
+// than the chunk's size.
+
+enum FrameStop : int { kStopEnd = 0, kStopMore = 1, kStopOther = 2, kStopSkip = 3 };
+
+struct FrameColumns : Columns {
+  std::vector<int64_t> offset, data_pos, data_len;  // data_pos: file offset of the tensor bytes (-1: none)
+  std::vector<int64_t> meta_spans;                  // (row, start, end) of non-empty meta maps, in the chunk
+};
+
+// Why a frame was not taken: it needs bytes past the chunk, or it is not a plain record.
+enum class Miss { kNone, kMore, kOther };
+
+class MsgReader {
+ public:
+  MsgReader(const unsigned char* p, const unsigned char* end) : p_(p), end_(end) {}
+  const unsigned char* pos() const { return p_; }
+  Miss miss = Miss::kNone;
+
+  bool fail_more() { return miss = Miss::kMore, false; }
+  bool fail_other() { return miss = Miss::kOther, false; }
+  bool need(size_t n) { return size_t(end_ - p_) >= n ? true : fail_more(); }
+  void advance(size_t n) { p_ += n; }
+
+  template <typename U>
+  bool be(U& out) {  // a big-endian unsigned integer of sizeof(U) bytes
+    if (!need(sizeof(U))) return false;
+    U v = 0;
+    for (size_t i = 0; i < sizeof(U); ++i) v = U((v << 8) | U(p_[i]));
+    p_ += sizeof(U), out = v;
+    return true;
+  }
+
+  // The length of a str whose type byte is next; false when the next value is not a str.
+  bool str_header(uint32_t& n) {
+    if (!need(1)) return false;
+    const unsigned char t = *p_;
+    if (t >= 0xA0 && t <= 0xBF) return ++p_, n = t & 0x1F, true;
+    ++p_;
+    if (t == 0xD9) return be_into<uint8_t>(n);
+    if (t == 0xDA) return be_into<uint16_t>(n);
+    if (t == 0xDB) return be_into<uint32_t>(n);
+    --p_;
+    return fail_other();
+  }
+
+  bool str(std::string_view& s) {
+    uint32_t n;
+    if (!str_header(n) || !need(n)) return false;
+    s = std::string_view(reinterpret_cast<const char*>(p_), n), p_ += n;
+    return true;
+  }
+
+  bool nil() {
+    if (p_ < end_ && *p_ == 0xC0) return ++p_, true;
+    return false;
+  }
+
+  // A msgpack int that fits int64 (a uint64 above that is not taken: the Python reader decides).
+  bool int64(int64_t& v) {
+    if (!need(1)) return false;
+    const unsigned char t = *p_++;
+    if (t <= 0x7F) return v = t, true;
+    if (t >= 0xE0) return v = int64_t(int8_t(t)), true;
+    switch (t) {
+      case 0xCC:
+        return unsigned_into<uint8_t>(v);
+      case 0xCD:
+        return unsigned_into<uint16_t>(v);
+      case 0xCE:
+        return unsigned_into<uint32_t>(v);
+      case 0xCF: {
+        uint64_t u;
+        if (!be(u)) return false;
+        if (u > uint64_t(std::numeric_limits<int64_t>::max())) return fail_other();
+        return v = int64_t(u), true;
+      }
+      case 0xD0:
+        return signed_into<uint8_t, int8_t>(v);
+      case 0xD1:
+        return signed_into<uint16_t, int16_t>(v);
+      case 0xD2:
+        return signed_into<uint32_t, int32_t>(v);
+      case 0xD3:
+        return signed_into<uint64_t, int64_t>(v);
+      default:
+        return --p_, fail_other();
+    }
+  }
+
+  // A number as f64: float32, float64, or an int (as Python's float() of it); nil gives NaN when allowed.
+  bool number(double& v, bool nil_is_nan) {
+    if (!need(1)) return false;
+    const unsigned char t = *p_;
+    if (t == 0xCA) {
+      ++p_;
+      uint32_t bits;
+      if (!be(bits)) return false;
+      float f;
+      std::memcpy(&f, &bits, sizeof f);
+      return v = double(f), true;
+    }
+    if (t == 0xCB) {
+      ++p_;
+      uint64_t bits;
+      if (!be(bits)) return false;
+      std::memcpy(&v, &bits, sizeof v);
+      return true;
+    }
+    if (t == 0xC0 && nil_is_nan) return ++p_, v = std::numeric_limits<double>::quiet_NaN(), true;
+    if (t == 0xCF) {  // uint64: float(int) rounds to nearest, as the cast does
+      ++p_;
+      uint64_t u;
+      if (!be(u)) return false;
+      return v = double(u), true;
+    }
+    int64_t i;
+    if (!int64(i)) return false;
+    return v = double(i), true;
+  }
+
+  // The element count of an array or map whose type byte is next.
+  bool container(bool map, uint32_t& n) {
+    if (!need(1)) return false;
+    const unsigned char t = *p_++;
+    const unsigned char fix = map ? 0x80 : 0x90;
+    if (t >= fix && t <= fix + 0x0F) return n = t & 0x0F, true;
+    if (t == (map ? 0xDE : 0xDC)) return be_into<uint16_t>(n);
+    if (t == (map ? 0xDF : 0xDD)) return be_into<uint32_t>(n);
+    return --p_, fail_other();
+  }
+
+  bool bin_header(uint32_t& n) {
+    if (!need(1)) return false;
+    const unsigned char t = *p_++;
+    if (t == 0xC4) return be_into<uint8_t>(n);
+    if (t == 0xC5) return be_into<uint16_t>(n);
+    if (t == 0xC6) return be_into<uint32_t>(n);
+    return --p_, fail_other();
+  }
+
+  // Step over any value of the types orchlog writes, nested up to a fixed depth.
+  bool skip() {
+    constexpr int kDepth = 32;
+    uint64_t left[kDepth];
+    int depth = 0;
+    uint64_t todo = 1;
+    for (;;) {
+      while (todo == 0) {
+        if (depth == 0) return true;
+        todo = left[--depth];
+      }
+      --todo;
+      if (!need(1)) return false;
+      const unsigned char t = *p_;
+      uint32_t n = 0;
+      if (t <= 0x7F || t >= 0xE0 || t == 0xC0 || t == 0xC2 || t == 0xC3) {
+        ++p_;
+      } else if ((t >= 0xA0 && t <= 0xBF) || t == 0xD9 || t == 0xDA || t == 0xDB) {
+        if (!str_header(n) || !need(n)) return false;
+        p_ += n;
+      } else if (t == 0xC4 || t == 0xC5 || t == 0xC6) {
+        if (!bin_header(n) || !need(n)) return false;
+        p_ += n;
+      } else if (t == 0xCA || t == 0xCB || (t >= 0xCC && t <= 0xD3)) {
+        static const uint8_t widths[] = {4, 8, 1, 2, 4, 8, 1, 2, 4, 8};
+        if (!need(1 + widths[t - 0xCA])) return false;
+        p_ += 1 + widths[t - 0xCA];
+      } else if ((t >= 0x80 && t <= 0x8F) || t == 0xDE || t == 0xDF || (t >= 0x90 && t <= 0x9F) || t == 0xDC ||
+                 t == 0xDD) {
+        const bool map = (t >= 0x80 && t <= 0x8F) || t == 0xDE || t == 0xDF;
+        if (!container(map, n)) return false;
+        const uint64_t items = uint64_t(n) * (map ? 2 : 1);
+        if (!need(size_t(std::min<uint64_t>(items, uint64_t(end_ - p_) + 1)))) return false;  // a byte each at least
+        if (items) {
+          if (depth == kDepth) return fail_other();
+          left[depth++] = todo, todo = items;
+        }
+      } else {
+        return fail_other();  // ext types and 0xc1: not a value orchlog writes
+      }
+    }
+  }
+
+ private:
+  template <typename U>
+  bool be_into(uint32_t& n) {
+    U v;
+    if (!be(v)) return false;
+    return n = uint32_t(v), true;
+  }
+  template <typename U>
+  bool unsigned_into(int64_t& out) {
+    U v;
+    if (!be(v)) return false;
+    return out = int64_t(v), true;
+  }
+  template <typename U, typename S>
+  bool signed_into(int64_t& out) {
+    U v;
+    if (!be(v)) return false;
+    S s;
+    std::memcpy(&s, &v, sizeof s);
+    return out = int64_t(s), true;
+  }
+
+  const unsigned char* p_;
+  const unsigned char* end_;
+};
+
+// The fields of one record, as parsed, before they go into the columns.
+struct FrameRecord {
+  std::string_view checkpoint, team, stage, dtype, blake3;
+  bool has_stage = false;
+  int64_t token_idx = -1, layer = -1, step = -1, seq = -1, rank = 0, world_size = 1, numel = 0;
+  double stats[5];
+  int64_t counts[2] = {0, 0};
+  const unsigned char *data = nullptr, *meta_begin = nullptr, *meta_end = nullptr;
+  uint32_t data_len = 0;
+  bool has_data = false, data_outside = false;
+};
+
+enum Key : int {
+  kCheckpoint,
+  kTeam,
+  kTokenIdx,
+  kLayer,
+  kStage,
+  kStep,
+  kRank,
+  kWorldSize,
+  kSeq,
+  kDtype,
+  kShape,
+  kNumel,
+  kValues,
+  kStats,
+  kBlake3,
+  kMeta,
+  kData,
+  kUnknownKey,
+  kHeaderKey
+};  // clang-format: one line per group would not read better
+
+inline Key key_of(std::string_view k) {
+  // By length first: at most a few names share one, so a key costs a compare or two.
+  switch (k.size()) {
+    case 3:
+      return k == "seq" ? kSeq : kUnknownKey;
+    case 4:
+      return k == "team"   ? kTeam
+             : k == "step" ? kStep
+             : k == "rank" ? kRank
+             : k == "meta" ? kMeta
+             : k == "data" ? kData
+                           : kUnknownKey;
+    case 5:
+      return k == "layer"   ? kLayer
+             : k == "stage" ? kStage
+             : k == "dtype" ? kDtype
+             : k == "shape" ? kShape
+             : k == "numel" ? kNumel
+             : k == "stats" ? kStats
+                            : kUnknownKey;
+    case 6:
+      return k == "values" ? kValues : k == "blake3" ? kBlake3 : kUnknownKey;
+    case 7:
+      return k == "orchlog" ? kHeaderKey : kUnknownKey;
+    case 9:
+      return k == "token_idx" ? kTokenIdx : kUnknownKey;
+    case 10:
+      return k == "checkpoint" ? kCheckpoint : k == "world_size" ? kWorldSize : kUnknownKey;
+    default:
+      return kUnknownKey;
+  }
+}
+
+// A nullable key field: nil is NONE (-1), an int is itself.
+inline bool optional_int(MsgReader& r, int64_t& v) { return r.nil() ? (v = -1, true) : r.int64(v); }
+
+bool parse_stats(MsgReader& r, FrameRecord& f) {
+  static const std::string_view names[] = {"min", "max", "mean", "rms", "abs_max", "nan_count", "inf_count"};
+  uint32_t n;
+  if (!r.container(true, n)) return false;
+  for (double& s : f.stats) s = std::numeric_limits<double>::quiet_NaN();
+  f.counts[0] = f.counts[1] = 0;
+  unsigned seen = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string_view k;
+    if (!r.str(k)) return false;
+    int which = -1;
+    for (int j = 0; j < 7; ++j)
+      if (names[j] == k) which = j;
+    if (which < 0) {
+      if (!r.skip()) return false;
+      continue;
+    }
+    if (seen & (1u << which)) return r.fail_other();  // a repeated key: Python's dict keeps the last
+    seen |= 1u << which;
+    if (which >= 5) {
+      if (!r.int64(f.counts[which - 5])) return false;
+    } else if (!r.number(f.stats[which], true)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// One record frame at r's position into `c` (and its tensor bytes noted); false leaves `c` as it was.
+bool parse_frame(MsgReader& r, const unsigned char* chunk, int64_t base, uint32_t inline_max, FrameColumns& c) {
+  uint32_t entries;
+  if (!r.container(true, entries)) return false;
+  if (entries > 64) return r.fail_other();
+  FrameRecord f;
+  const size_t values_at = c.values.size(), shape_at = c.shape.size();
+  auto undo = [&] {
+    c.values.resize(values_at), c.shape.resize(shape_at);
+    return false;
+  };
+  uint32_t seen = 0;
+  for (uint32_t i = 0; i < entries; ++i) {
+    if (f.data_outside) return r.fail_other(), undo();  // a key after tensor bytes left unread
+    std::string_view name;
+    if (!r.str(name)) return undo();
+    const Key key = key_of(name);
+    if (key == kHeaderKey) return r.fail_other(), undo();
+    if (key == kUnknownKey) {
+      if (!r.skip()) return undo();
+      continue;
+    }
+    if (seen & (1u << key)) return r.fail_other(), undo();
+    seen |= 1u << key;
+    bool ok = true;
+    switch (key) {
+      case kCheckpoint:
+        ok = r.str(f.checkpoint);
+        break;
+      case kTeam:
+        ok = r.nil() || r.str(f.team);
+        break;
+      case kStage:
+        ok = r.nil() || (f.has_stage = r.str(f.stage));
+        break;
+      case kDtype:
+        ok = r.str(f.dtype);
+        break;
+      case kBlake3:  // 64 ASCII characters, or Python decides (it stores what it is given)
+        ok = r.nil() || (r.str(f.blake3) && ((f.blake3.size() == 64 && std::all_of(f.blake3.begin(), f.blake3.end(),
+                                                                                   [](char ch) { return ch > 0; })) ||
+                                             r.fail_other()));
+        break;
+      case kTokenIdx:
+        ok = optional_int(r, f.token_idx);
+        break;
+      case kLayer:
+        ok = optional_int(r, f.layer);
+        break;
+      case kStep:
+        ok = optional_int(r, f.step);
+        break;
+      case kSeq:
+        ok = optional_int(r, f.seq);
+        break;
+      case kRank:
+        ok = r.int64(f.rank);
+        break;
+      case kWorldSize:
+        ok = r.int64(f.world_size);
+        break;
+      case kNumel:
+        ok = r.int64(f.numel);
+        break;
+      case kShape: {
+        uint32_t dims;
+        ok = r.container(false, dims) && r.need(dims);
+        for (uint32_t d = 0; ok && d < dims; ++d) {
+          int64_t v;
+          ok = r.int64(v);
+          if (ok) c.shape.push_back(v);
+        }
+        break;
+      }
+      case kValues: {
+        uint32_t count;
+        ok = r.container(false, count) && r.need(count);  // one byte per value at least: no reserving on faith
+        for (uint32_t k = 0; ok && k < count; ++k) {
+          double v;
+          ok = r.number(v, true);
+          if (ok) c.values.push_back(v);
+        }
+        break;
+      }
+      case kStats:
+        ok = parse_stats(r, f);
+        break;
+      case kMeta: {
+        if (r.nil()) break;
+        f.meta_begin = r.pos();
+        uint32_t n = 0;
+        ok = r.container(true, n) && r.need(n);
+        for (uint32_t k = 0; ok && k < n; ++k) {  // str keys and scalar values, or Python decides
+          std::string_view key;
+          ok = r.str(key) && r.need(1);
+          if (!ok) break;
+          const unsigned char t = *r.pos();
+          const bool scalar = t <= 0x7F || t >= 0xE0 || (t >= 0xA0 && t <= 0xBF) || t == 0xC0 || t == 0xC2 ||
+                              t == 0xC3 || (t >= 0xCA && t <= 0xD3) || (t >= 0xD9 && t <= 0xDB);
+          ok = scalar ? r.skip() : r.fail_other();
+        }
+        f.meta_end = r.pos();
+        if (n == 0) f.meta_begin = nullptr;
+        break;
+      }
+      case kData: {
+        if (r.nil()) break;
+        ok = r.bin_header(f.data_len);
+        f.has_data = ok, f.data = r.pos();
+        if (ok && f.data_len >= inline_max) {
+          f.data_outside = true;  // read later, by offset: the bytes may run past the chunk
+        } else if (ok && (ok = r.need(f.data_len))) {
+          r.advance(f.data_len);
+        }
+        break;
+      }
+      default:
+        break;
+    }
+    if (!ok) return undo();
+  }
+  constexpr uint32_t required = (1u << kCheckpoint) | (1u << kDtype) | (1u << kShape) | (1u << kNumel) |
+                                (1u << kValues) | (1u << kStats) | (1u << kBlake3);
+  if ((seen & required) != required) return r.fail_other(), undo();
+  c.offset.push_back(0);  // filled in by the caller, which knows where the frame started
+  c.line.push_back(-1);
+  c.checkpoint.push_back(c.checkpoints.id(f.checkpoint));
+  c.team.push_back(c.teams.id(f.team));
+  c.stage.push_back(f.has_stage ? c.stages.id(f.stage) : -1);
+  c.dtype.push_back(c.dtypes.id(f.dtype));
+  c.token_idx.push_back(f.token_idx), c.layer.push_back(f.layer), c.step.push_back(f.step), c.seq.push_back(f.seq);
+  c.rank.push_back(f.rank), c.world_size.push_back(f.world_size), c.numel.push_back(f.numel);
+  c.shape_off.push_back(int64_t(c.shape.size())), c.val_off.push_back(int64_t(c.values.size()));
+  c.stats.insert(c.stats.end(), f.stats, f.stats + 5);
+  c.counts.insert(c.counts.end(), f.counts, f.counts + 2);
+  if (f.blake3.size() == 64) {
+    c.blake3.insert(c.blake3.end(), f.blake3.begin(), f.blake3.end());
+  } else {
+    c.blake3.insert(c.blake3.end(), 64, '\0');  // no hash: b"" in the S64 column
+  }
+  c.data_pos.push_back(f.has_data ? base + int64_t(f.data - chunk) : -1);
+  c.data_len.push_back(f.has_data ? int64_t(f.data_len) : -1);
+  if (f.meta_begin) {
+    c.meta_spans.push_back(int64_t(c.line.size()) - 1);
+    c.meta_spans.push_back(int64_t(f.meta_begin - chunk)), c.meta_spans.push_back(int64_t(f.meta_end - chunk));
+  }
+  return true;
+}
+
+py::dict decode_frames(py::buffer buf, int64_t base, uint32_t inline_max) {
+  py::buffer_info info = buf.request();
+  const auto* chunk = static_cast<const unsigned char*>(info.ptr);
+  const size_t size = size_t(info.size * info.itemsize);
+  FrameColumns c;
+  int stop = kStopEnd;
+  int64_t next = base + int64_t(size);
+  {
+    py::gil_scoped_release nogil;
+    size_t pos = 0;
+    while (pos < size) {
+      MsgReader r(chunk + pos, chunk + size);
+      if (!parse_frame(r, chunk, base, inline_max, c)) {
+        stop = r.miss == Miss::kMore ? kStopMore : kStopOther;
+        next = base + int64_t(pos);
+        break;
+      }
+      c.offset.back() = base + int64_t(pos);
+      const int64_t data_end = c.data_len.back() >= 0 ? c.data_pos.back() + c.data_len.back() : 0;
+      if (data_end > base + int64_t(size)) {  // tensor bytes past the chunk: the caller moves on past them
+        stop = kStopSkip, next = data_end;
+        break;
+      }
+      pos = size_t(r.pos() - chunk);
+      if (data_end > 0) pos = std::max(pos, size_t(data_end - base));
+    }
+  }
+  py::dict d;
+  d["n"] = c.offset.size();
+  d["stop"] = stop;
+  d["next"] = next;
+  d["offset"] = to_array(std::move(c.offset));
+  d["checkpoint"] = to_array(std::move(c.checkpoint)), d["checkpoint_names"] = c.checkpoints.to_list();
+  d["team"] = to_array(std::move(c.team)), d["team_names"] = c.teams.to_list();
+  d["stage"] = to_array(std::move(c.stage)), d["stage_names"] = c.stages.to_list();
+  d["dtype"] = to_array(std::move(c.dtype)), d["dtype_names"] = c.dtypes.to_list();
+  d["token_idx"] = to_array(std::move(c.token_idx)), d["layer"] = to_array(std::move(c.layer)),
+  d["step"] = to_array(std::move(c.step));
+  d["rank"] = to_array(std::move(c.rank)), d["world_size"] = to_array(std::move(c.world_size)),
+  d["seq"] = to_array(std::move(c.seq));
+  d["numel"] = to_array(std::move(c.numel));
+  d["shape_off"] = to_array(std::move(c.shape_off)), d["shape"] = to_array(std::move(c.shape));
+  d["val_off"] = to_array(std::move(c.val_off)), d["values"] = to_array(std::move(c.values));
+  d["stats"] = to_array(std::move(c.stats)), d["counts"] = to_array(std::move(c.counts));
+  d["blake3"] = py::bytes(c.blake3.data(), c.blake3.size());
+  d["data_pos"] = to_array(std::move(c.data_pos)), d["data_len"] = to_array(std::move(c.data_len));
+  d["meta"] = to_array(std::move(c.meta_spans));
+  return d;
+}
+
+}  // namespace orchlog_kernels

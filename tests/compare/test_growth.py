@@ -1,0 +1,90 @@
+"""The growth table folds each round into one row per token and layer, as a from-scratch reduction would."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from orchlog.compare.grading import TIER_NAMES
+from orchlog.compare.growth import Growth
+from orchlog.read.batch import NONE
+from orchlog.strings import Strings
+
+
+def _reference(rounds: list[dict]) -> dict[int, list[tuple]]:
+    """Every pair ever added, reduced per (token, label) in plain Python: the worst pair is the one with the
+    highest severity, the latest of equals."""
+    groups: dict[tuple[int, str], dict] = {}
+    for r in rounds:
+        for k in range(len(r["tokens"])):
+            layer = int(r["layers"][k])
+            label = f"layer {layer}" if layer != NONE else r["names"][k]
+            sev = -np.inf if np.isnan(r["severity"][k]) else r["severity"][k]
+            g = groups.setdefault((int(r["tokens"][k]), label), {"pairs": 0, "failed": 0, "sev": None})
+            g["first"] = min(g.get("first", np.inf), int(r["order"][k]))
+            g["pairs"] += 1
+            g["failed"] += int(r["failed"][k])
+            g["max_abs"] = np.fmax(g.get("max_abs", np.nan), r["max_abs"][k])
+            g["min_cos"] = np.fmin(g.get("min_cos", np.nan), r["cosine"][k])
+            if g["sev"] is None or sev >= g["sev"]:
+                g["sev"], g["worst"], g["tier"] = sev, r["names"][k], TIER_NAMES[int(r["tier"][k])]
+    out: dict[int, list[tuple]] = {}
+    for (tok, label), g in groups.items():
+        out.setdefault(tok, []).append(
+            (label, g["first"], g["pairs"], g["failed"], g["max_abs"], g["min_cos"], g["worst"], g["tier"])
+        )
+    return {tok: sorted(rows, key=lambda r: r[1]) for tok, rows in out.items()}
+
+
+def _round(rng: np.random.Generator, n: int, start: int) -> dict:
+    names = [str(rng.choice(["Qcur", "l_out", "result_output", "inp_embd"])) for _ in range(n)]
+    return {
+        "tokens": rng.integers(-1, 6, n),
+        "layers": np.where(rng.random(n) < 0.2, NONE, rng.integers(0, 4, n)),
+        "names": names,
+        "order": start + rng.permutation(n),
+        "failed": rng.random(n) < 0.3,
+        "max_abs": np.where(rng.random(n) < 0.1, np.nan, rng.random(n)),
+        "cosine": rng.random(n),
+        "severity": np.where(rng.random(n) < 0.1, np.nan, np.round(rng.random(n) * 3, 1)),  # ties on purpose
+        "tier": rng.integers(0, len(TIER_NAMES), n),
+    }
+
+
+def _rows(table) -> list[tuple]:
+    return [
+        (g.label, g.first_order, g.pairs, g.failed, g.max_abs, g.min_cosine, g.worst_checkpoint, g.worst_tier)
+        for g in table
+    ]
+
+
+def test_rounds_fold_into_the_rows_a_single_reduction_gives():
+    rng = np.random.default_rng(0)
+    growth, rounds = Growth(), []
+    for k in range(12):
+        r = _round(rng, int(rng.integers(1, 80)), 1000 * k)
+        rounds.append(r)
+        growth.add(
+            r["tokens"], r["layers"], Strings.from_values(r["names"]), r["order"], r["failed"],
+            r["max_abs"], r["cosine"], r["severity"], r["tier"],
+        )  # fmt: skip
+    want = _reference(rounds)
+    assert growth.tokens() == sorted(want)
+    for tok, rows in want.items():
+        np.testing.assert_equal(_rows(growth.table(tok)), rows)
+    assert {t: _rows(rows) for t, rows in growth.tables().items()} == {t: _rows(growth.table(t)) for t in want}
+
+
+def test_keeping_some_tokens_forgets_the_others_and_goes_on_folding():
+    rng = np.random.default_rng(1)
+    growth = Growth()
+    first, second = _round(rng, 50, 0), _round(rng, 50, 100)
+    for r in (first, second):
+        growth.add(
+            r["tokens"], r["layers"], Strings.from_values(r["names"]), r["order"], r["failed"],
+            r["max_abs"], r["cosine"], r["severity"], r["tier"],
+        )  # fmt: skip
+        growth.keep(np.array([0, 2]))
+    want = _reference([first, second])
+    assert growth.tokens() == [0, 2]
+    for tok in (0, 2):
+        np.testing.assert_equal(_rows(growth.table(tok)), want[tok])
