@@ -17,7 +17,7 @@ from orchlog import __version__
 from orchlog.errors import OrchlogError
 
 # Subcommand modules, in the order `orchlog --help` lists them.
-COMMANDS = ["compare", "show", "validate", "pack", "guardrail", "codegen"]
+COMMANDS = ["compare", "show", "validate", "pack", "guardrail", "codegen", "completion"]
 
 EXIT_OK, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 
@@ -37,7 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Run `orchlog COMMAND --help` for each command's options and an example.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"orchlog {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"orchlog {__version__}")
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
         importlib.import_module(f"orchlog.cli.{name}").register(sub)

@@ -161,7 +161,7 @@ def _run(args: argparse.Namespace) -> int:
     a, b = open_trace(args.a), open_trace(args.b)
     logits = tuple(args.logits) if args.logits else LOGITS_NAMES
     total = (a.size or 0) + (b.size or 0)
-    with Progress("comparing", total=total or None, quiet=args.quiet, unit=" B") as bar:
+    with Progress("comparing", total=total or None, quiet=args.quiet, unit="B") as bar:
 
         def progress(fraction: float) -> None:
             bar.advance(max(0, int(fraction * total) - bar.done))

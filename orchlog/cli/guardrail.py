@@ -75,7 +75,7 @@ def _run(args: argparse.Namespace) -> int:
     thresholds = {name: getattr(args, name) for name in THRESHOLD_FLAGS.values() if getattr(args, name) is not None}
     options = GuardrailOptions(config=args.config, thresholds=thresholds)
     try:
-        with Progress("guardrail", quiet=args.quiet, unit=" pairs") as bar:
+        with Progress("guardrail", quiet=args.quiet, unit="pairs") as bar:
             result = guardrail(args.directory, options, progress=lambda pair: bar.advance())
     except OSError as exc:
         raise OrchlogError(f"cannot read {exc.filename or args.directory}: {exc.strerror or exc}") from None

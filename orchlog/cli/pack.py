@@ -62,7 +62,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.level is not None and args.codec not in ("zstd", "gzip"):
         raise OrchlogError(f"--level applies to zstd and gzip, not {args.codec}")
     level = args.level if args.level is not None else (DEFAULT_LEVEL if args.codec == DEFAULT_CODEC else None)
-    with Progress("packing", quiet=args.quiet, unit=" records") as progress:
+    with Progress("packing", quiet=args.quiet, unit="records") as progress:
 
         def on_problem(diag) -> None:
             progress.close()

@@ -1,32 +1,55 @@
 """Progress for long commands: on a terminal only, silent when piped or --quiet.
 
 Usage:
-    with Progress("comparing", total=n, quiet=args.quiet) as p:
-        for item in items:
-            p.advance()
+    with Progress("comparing", total=n_bytes, quiet=args.quiet, unit="B") as p:
+        for chunk in chunks:
+            p.advance(len(chunk))
+
+The bar is tqdm's (counts in human units, rate and time left when the total
+is known); it is imported only when a bar will be drawn, so that piped and
+quiet runs start no faster or slower for it.
 """
 
 from __future__ import annotations
 
 import sys
-import time
-from typing import TextIO
+from typing import Any, TextIO
 
 
 class Progress:
-    """A single self-overwriting status line on stderr, redrawn at most 10 times a second."""
+    """A self-overwriting status line on stderr, redrawn at most 10 times a second.
+
+    Counts are shown with k/M/G suffixes and their unit (`unit="B"`: 16.0MB),
+    the rate, and the time left when the total is known."""
 
     def __init__(
         self, label: str, total: int | None = None, quiet: bool = False, stream: TextIO | None = None, unit: str = ""
     ) -> None:
-        self.label = label
-        self.total = total
-        self.unit = unit
-        self.stream = stream if stream is not None else sys.stderr
-        self.enabled = not quiet and _is_terminal(self.stream)
         self.done = 0
-        self._started = time.monotonic()
-        self._last_draw = 0.0
+        self._bar: Any = None
+        stream = stream if stream is not None else sys.stderr
+        if quiet or not _is_terminal(stream):
+            return
+        from tqdm import tqdm
+
+        unit = unit.strip() or "it"
+        unit = unit if unit == "B" else " " + unit  # 16.8MB, 12.5k records
+        counts = "{n_fmt}%s/{total_fmt}%s [{elapsed}<{remaining}, {rate_fmt}]" % (unit, unit)
+        self._bar = tqdm(
+            desc=label,
+            total=total or None,
+            file=stream,
+            unit=unit,
+            unit_scale=True,
+            mininterval=0.1,
+            leave=False,
+            dynamic_ncols=True,
+            bar_format="{l_bar}{bar}| " + counts if total else "{desc}: {n_fmt}%s [{elapsed}, {rate_fmt}]" % unit,
+        )
+
+    @property
+    def enabled(self) -> bool:
+        return self._bar is not None
 
     def __enter__(self) -> Progress:
         return self
@@ -36,28 +59,13 @@ class Progress:
 
     def advance(self, n: int = 1) -> None:
         self.done += n
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if now - self._last_draw >= 0.1:
-            self._last_draw = now
-            self._draw(now)
-
-    def _draw(self, now: float) -> None:
-        elapsed = now - self._started
-        rate = self.done / elapsed if elapsed > 0 else 0.0
-        if self.total:
-            pct = 100.0 * self.done / self.total
-            text = f"{self.label}: {self.done:,}/{self.total:,}{self.unit} ({pct:.0f}%, {rate:,.0f}{self.unit}/s)"
-        else:
-            text = f"{self.label}: {self.done:,}{self.unit} ({rate:,.0f}{self.unit}/s)"
-        self.stream.write("\r\x1b[2K" + text)
-        self.stream.flush()
+        if self._bar is not None:
+            self._bar.update(n)
 
     def close(self) -> None:
-        if self.enabled and self._last_draw:
-            self.stream.write("\r\x1b[2K")
-            self.stream.flush()
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
 
 
 def _is_terminal(stream: TextIO) -> bool:

@@ -33,7 +33,7 @@ def _run(args: argparse.Namespace) -> int:
 
     try:
         trace = open_trace(args.trace)
-        with Progress("validating", total=trace.size or None, quiet=args.quiet, unit=" B") as bar:
+        with Progress("validating", total=trace.size or None, quiet=args.quiet, unit="B") as bar:
             report = validate(
                 trace,
                 verify_hashes=args.verify_hashes,

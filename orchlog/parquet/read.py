@@ -202,7 +202,9 @@ class _File:
         return self._data_nulls[rg] if self._data_nulls else None
 
     def records(self, sel: Selection, cache: _RowGroupCache) -> Iterator[TraceRecord]:
-        for piece in self.fragment.split_by_row_group(sel.expression, schema=self.schema):
+        pieces = list(self.fragment.split_by_row_group(sel.expression, schema=self.schema))
+        cache.plan(self, [piece.row_groups[0].id for piece in pieces])
+        for piece in pieces:
             rg = piece.row_groups[0].id
             table = piece.to_table(schema=self.schema, columns=self.summary_columns)
             table = sel.apply(table.append_column(_ROW, pa.array(np.arange(table.num_rows))))
@@ -294,11 +296,12 @@ def _footer_data_nulls(meta, row_groups: int) -> list[int]:
 class _RowGroupCache:
     """The tensor column of the row group read last, shared by the records of one trace.
 
-    Reading a row group also starts reading the next one on a worker thread
-    (pyarrow decompresses without holding the GIL), so a consumer walking the
-    trace in order finds it ready: on two cores, one side's row group
-    decompresses while the other side's is being measured. Memory grows by
-    at most that one row group.
+    Reading a row group also starts reading the next one the selection visits
+    on a worker thread (pyarrow decompresses without holding the GIL), so a
+    consumer walking the trace in order finds it ready: on two cores, one
+    side's row group decompresses while the other side's is being measured.
+    Memory grows by at most that one row group, and a row group the selection
+    skips is never read.
     """
 
     def __init__(self) -> None:
@@ -307,6 +310,12 @@ class _RowGroupCache:
         self._chunks: list[pa.Array] = []
         self._next: tuple[tuple[str, int], Future] | None = None
         self._pool: ThreadPoolExecutor | None = None
+        self._successor: dict[tuple[str, int], int] = {}  # row group -> the next one the selection reads
+
+    def plan(self, f: _File, row_groups: list[int]) -> None:
+        """The row groups of f that a walk will read, in order: what to read ahead of each."""
+        with self._lock:
+            self._successor.update({(f.path, rg): nxt for rg, nxt in zip(row_groups, row_groups[1:])})
 
     def _column(self, f: _File, rg: int) -> list[pa.Array]:
         with self._lock:
@@ -325,11 +334,12 @@ class _RowGroupCache:
             if ahead is not None:
                 ahead[1].cancel()
             chunks = f.read_tensors(rg).chunks
-        if rg + 1 < f.row_group_count:
+        nxt = self._successor.get((f.path, rg))
+        if nxt is not None:
             if self._pool is None:
                 self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="orchlog-parquet")
                 weakref.finalize(self, self._pool.shutdown, wait=False, cancel_futures=True)
-            self._next = ((f.path, rg + 1), self._pool.submit(f.read_tensors, rg + 1))
+            self._next = ((f.path, nxt), self._pool.submit(f.read_tensors, nxt))
         return chunks
 
     def _value(self, f: _File, rg: int, row: int) -> tuple[pa.Array, int]:

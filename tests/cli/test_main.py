@@ -38,3 +38,7 @@ def test_version_matches_the_schema_library_version():
     from orchlog import schema_gen
 
     assert _run("--version").stdout.strip() == f"orchlog {schema_gen.LIBRARY_VERSION}"
+
+
+def test_minus_capital_v_prints_the_version_too():
+    assert _run("-V").stdout == _run("--version").stdout

@@ -72,3 +72,60 @@ def test_an_installed_orchlog_is_found_and_linked_by_a_consumer_project(tmp_path
     assert len(list(open_trace(cpp_trace))) == 12
     (rec,) = list(open_trace(c_trace))
     assert (rec.checkpoint, rec.token_idx, rec.layer, rec.stage) == ("from_c", 7, 2, "mul_mat")
+
+    # The same install serves pkg-config users: the C++ header-only package and the C library.
+    pc_env = env(PKG_CONFIG_PATH=str(prefix / "lib/pkgconfig"))
+    flags = subprocess.run(
+        ["pkg-config", "--cflags", "--libs", "orchlog"], env=pc_env, capture_output=True, text=True, check=True
+    ).stdout.split()
+    subprocess.run(
+        [
+            "g++",
+            "-std=c++17",
+            "-DORCH_LOGGING",
+            str(ROOT / "examples/cpp/quickstart.cpp"),
+            "-o",
+            str(tmp_path / "pc_app"),
+            *flags,
+        ],
+        check=True,
+        timeout=300,
+    )
+    c_flags = subprocess.run(
+        ["pkg-config", "--cflags", "--libs", "orchlog-c"], env=pc_env, capture_output=True, text=True, check=True
+    ).stdout.split()
+    subprocess.run(["gcc", str(consumer / "capp.c"), "-o", str(tmp_path / "pc_capp"), *c_flags], check=True, timeout=60)
+    pc_trace = tmp_path / "pc.jsonl"
+    subprocess.run(
+        [str(tmp_path / "pc_capp")],
+        env=env(ORCH_LOG_FILE=str(pc_trace), LD_LIBRARY_PATH=str(prefix / "lib")),
+        check=True,
+        timeout=60,
+    )
+    subprocess.run(
+        [str(tmp_path / "pc_app")], env=env(ORCH_LOG_FILE=str(tmp_path / "pc_cpp.jsonl")), check=True, timeout=60
+    )
+    assert len(list(open_trace(pc_trace))) == 1 and len(list(open_trace(tmp_path / "pc_cpp.jsonl"))) == 12
+
+
+SUBPROJECT_CMAKE = """\
+cmake_minimum_required(VERSION 3.18)
+project(engine LANGUAGES CXX)
+add_subdirectory({orchlog} orchlog)
+add_executable(engine app.cpp)
+target_link_libraries(engine PRIVATE orchlog::orchlog)
+target_compile_definitions(engine PRIVATE ORCH_LOGGING)
+install(TARGETS engine)
+"""
+
+
+def test_a_project_that_adds_orchlog_as_a_subdirectory_installs_nothing_of_orchlogs(tmp_path):
+    engine, prefix = tmp_path / "engine", tmp_path / "prefix"
+    engine.mkdir()
+    (engine / "CMakeLists.txt").write_text(SUBPROJECT_CMAKE.format(orchlog=ROOT.as_posix()))
+    shutil.copy(ROOT / "examples/cpp/quickstart.cpp", engine / "app.cpp")
+    _cmake("-S", str(engine), "-B", str(engine / "build"), "-G", "Ninja", f"-DCMAKE_INSTALL_PREFIX={prefix}")
+    _cmake("--build", str(engine / "build"), "-j", "2")
+    _cmake("--install", str(engine / "build"))
+    installed = sorted(p.relative_to(prefix).as_posix() for p in prefix.rglob("*") if p.is_file())
+    assert installed == ["bin/engine"]
