@@ -34,3 +34,13 @@ def test_comparing_jsonl_traces_imports_neither_pyarrow_nor_the_emitters(tmp_pat
     loaded = _loaded_after(f"from orchlog.cli import main\nassert main(['compare', {str(a)!r}, {str(b)!r}, '-q']) == 0")
     assert "numpy" in loaded
     assert not {"pyarrow", "pandas", "torch", "orchlog.emit.parquet_run", "orchlog.parquet.writer"} & set(loaded)
+
+
+def test_the_parquet_functions_stay_functions_whatever_was_imported_before():
+    # A submodule named like the function it holds would replace it on the package once imported.
+    code = (
+        "import orchlog.parquet.packing, orchlog.parquet.reading, orchlog.parquet.writer\n"
+        "from orchlog.parquet import Writer, open_writer, pack, read\n"
+        "assert all(callable(f) and not isinstance(f, type(orchlog)) for f in (Writer, open_writer, pack, read))"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -55,7 +55,7 @@ def _run(args: argparse.Namespace) -> int:
     from orchlog.cli import EXIT_FOUND, EXIT_OK
     from orchlog.cli.progress import Progress
     from orchlog.errors import OrchlogError
-    from orchlog.parquet.pack import pack
+    from orchlog.parquet.packing import pack
 
     if args.row_group_mb <= 0:
         raise OrchlogError(f"--row-group-mb must be positive, not {args.row_group_mb:g}")

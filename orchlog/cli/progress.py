@@ -34,7 +34,8 @@ class Progress:
 
         unit = unit.strip() or "it"
         unit = unit if unit == "B" else " " + unit  # 16.8MB, 12.5k records
-        counts = "{n_fmt}%s/{total_fmt}%s [{elapsed}<{remaining}, {rate_fmt}]" % (unit, unit)
+        # tqdm's own fields in braces; the unit is put in beside the counts.
+        counts = "{n_fmt}" + unit + "/{total_fmt}" + unit + " [{elapsed}<{remaining}, {rate_fmt}]"
         self._bar = tqdm(
             desc=label,
             total=total or None,
@@ -44,7 +45,7 @@ class Progress:
             mininterval=0.1,
             leave=False,
             dynamic_ncols=True,
-            bar_format="{l_bar}{bar}| " + counts if total else "{desc}: {n_fmt}%s [{elapsed}, {rate_fmt}]" % unit,
+            bar_format="{l_bar}{bar}| " + counts if total else "{desc}: {n_fmt}" + unit + " [{elapsed}, {rate_fmt}]",
         )
 
     @property

@@ -15,9 +15,9 @@ from typing import Any
 
 # Imported on first use: pyarrow costs a third of a second to import, and `orchlog --help` should not pay it.
 _LAZY = {
-    "PackResult": "orchlog.parquet.pack",
-    "pack": "orchlog.parquet.pack",
-    "read": "orchlog.parquet.read",
+    "PackResult": "orchlog.parquet.packing",
+    "pack": "orchlog.parquet.packing",
+    "read": "orchlog.parquet.reading",
     "ARROW_SCHEMA": "orchlog.parquet.schema",
     "Writer": "orchlog.parquet.writer",
     "open_writer": "orchlog.parquet.writer",

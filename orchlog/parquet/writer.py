@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from orchlog.encoding.record import HeaderInput, RecordInput, created_from_epoch, header_values, record_values
@@ -351,6 +352,10 @@ def open_writer(path: str | os.PathLike[str], **options: Any) -> Writer:
     to: an engine that never calls close still gets a readable file when Python exits.
     """
     writer = Writer(path, **options)
+    # pyarrow imports pandas the first time it builds an array, to ask whether the input is a
+    # pandas object; at interpreter exit that import fails (no atexit registration after
+    # shutdown) and the close would lose every row. Build one now, while imports still work.
+    pa.array([0])
     atexit.register(writer.close)
     return writer
 

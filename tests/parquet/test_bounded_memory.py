@@ -26,7 +26,9 @@ def _peak_rss_mib(code: str) -> float:
 
     VmHWM, not ru_maxrss: a child's ru_maxrss starts at its parent's (pytest's) when that is larger.
     """
-    script = "import orchlog.read.formats, orchlog.parquet; orchlog.read.formats.formats()\n" + textwrap.dedent(code)
+    # orchlog.parquet imports pyarrow on first use: load its modules here so that the baseline holds them.
+    preload = "import orchlog.read.formats, orchlog.parquet.packing, orchlog.parquet.reading; orchlog.read.formats.formats()\n"
+    script = preload + textwrap.dedent(code)
     script += "\nprint(next(line.split()[1] for line in open('/proc/self/status') if line.startswith('VmHWM')))"
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     return int(out.split()[-1]) / 1024

@@ -7,7 +7,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from orchlog.parquet import read
-from orchlog.parquet.pack import tensor_problems
+from orchlog.parquet.packing import tensor_problems
 from tests.tracegen import record, write_parquet
 
 

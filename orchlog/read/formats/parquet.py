@@ -10,7 +10,7 @@ from pathlib import Path
 from orchlog.read.formats import Format, register
 from orchlog.read.trace import Trace
 
-FORMAT_NAME = "orchlog-parquet"  # orchlog.parquet.read.FORMAT_NAME
+FORMAT_NAME = "orchlog-parquet"  # orchlog.parquet.reading.FORMAT_NAME
 MAGIC = b"PAR1"
 
 
@@ -19,7 +19,7 @@ def _sniff(path: Path, head: bytes) -> bool:
 
 
 def _open(path: Path) -> Trace:
-    from orchlog.parquet.read import open_parquet
+    from orchlog.parquet.reading import open_parquet
 
     return open_parquet(path)
 
