@@ -245,15 +245,17 @@ def make_case(rng: np.random.Generator, cause: Planted, summary: bool) -> tuple[
     n = int(rng.choice([64, 256]))
     R, shape = REFERENCES[ref_kind](rng, t, n)
     R = _f32(R)
-    O = plant(rng, cause.name, R, shape, ref_kind)
-    if O is None:
+    Ours = plant(rng, cause.name, R, shape, ref_kind)
+    if Ours is None:
         return None
     if cause.name not in ("precision", "int8"):
-        O = clean_noise(rng, O, relative_only=ref_kind == "probabilities")
-    if cause.name == "none" and np.array_equal(O, R):
+        Ours = clean_noise(rng, Ours, relative_only=ref_kind == "probabilities")
+    if cause.name == "none" and np.array_equal(Ours, R):
         return None
     first = 1 if cause.name == "rotation_within_heads" and t > 1 else 0
-    pairs = [Pair(Where("x", 0, None, k), _side(R[k], shape, summary), _side(O[k], shape, summary)) for k in range(t)]
+    pairs = [
+        Pair(Where("x", 0, None, k), _side(R[k], shape, summary), _side(Ours[k], shape, summary)) for k in range(t)
+    ]
     others = _f32(rng.standard_normal((2, R.shape[1])) * float(np.sqrt(np.mean(np.square(R[np.isfinite(R)])))))
     pool = [Reference(p.where, p.ref, "other_token") for k, p in enumerate(pairs) if k != first]
     pool += [

@@ -187,11 +187,11 @@ def per_channel_scale(case: Case) -> Finding | None:
     if n < _MIN_VALUES:
         return None
     R = np.stack([r[:n] for r, _ in rows])
-    O = np.stack([o[:n] for _, o in rows])
+    Ours = np.stack([o[:n] for _, o in rows])
     S = noise_scale(R)
     if not S.any():
         return None
-    Rw, Dw = R / S, (O - R) / S
+    Rw, Dw = R / S, (Ours - R) / S
     num, den = np.einsum("tj,tj->j", Dw, Rw), np.einsum("tj,tj->j", Rw, Rw)
     rest = den[None, :] - Rw * Rw  # each channel's fit without token t
     known = rest > 1e-12 * max(float(den.max()), 1e-300)
