@@ -27,6 +27,20 @@ class Bug(enum.Flag):
     # absent from a qwen2 GGUF (its key is `qwen2.attention...`), and silently
     # defaults to 0.
     EPS_FROM_WRONG_KEY = enum.auto()
+    # The FFN norm multiplies by its weight twice: once inside a fused
+    # "normalize and scale" kernel and once more where the unfused code used
+    # to apply it. Every channel is off by its own weight, at every token.
+    NORM_WEIGHT_TWICE = enum.auto()
+    # The attention block's residual add is dropped: ffn_inp is the attention
+    # output alone instead of attention output plus the block's input (the
+    # in-place add wrote into a temporary).
+    SKIPPED_ATTN_RESIDUAL = enum.auto()
+    # The FFN down projection's output goes through a float16 buffer (a
+    # half-precision scratch tensor reused for it): rounded to float16.
+    F16_FFN_OUT = enum.auto()
+    # RoPE is given positions counted from 1 instead of 0 (a BOS slot counted
+    # that the prompt does not have): every token is rotated one position too far.
+    POSITION_OFF_BY_ONE = enum.auto()
 
     @classmethod
     def parse(cls, names: str) -> Bug:

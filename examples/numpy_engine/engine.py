@@ -52,9 +52,11 @@ class NumpyQwen2Engine:
         attn = self._attention(layer, h, positions, call)
         attn_out = attn @ w("attn_output.weight").T
         self._emit("attn_out", layer, call, attn_out)
-        ffn_inp = attn_out + x
+        ffn_inp = attn_out if Bug.SKIPPED_ATTN_RESIDUAL in self.bugs else attn_out + x
         self._emit("ffn_inp", layer, call, ffn_inp)
         h = self._rms_norm(ffn_inp, w("ffn_norm.weight"))
+        if Bug.NORM_WEIGHT_TWICE in self.bugs:
+            h = h * w("ffn_norm.weight")
         self._emit("ffn_norm", layer, call, h)
         gate = h @ w("ffn_gate.weight").T
         self._emit("ffn_gate", layer, call, gate)
@@ -63,6 +65,8 @@ class NumpyQwen2Engine:
         act = _silu(gate) * up
         self._emit("ffn_swiglu", layer, call, act)
         ffn_out = act @ w("ffn_down.weight").T
+        if Bug.F16_FFN_OUT in self.bugs:
+            ffn_out = ffn_out.astype(np.float16).astype(np.float32)
         self._emit("ffn_out", layer, call, ffn_out)
         out = ffn_out + ffn_inp
         self._emit("l_out", layer, call, out)
@@ -100,6 +104,8 @@ class NumpyQwen2Engine:
         return out
 
     def _rope(self, q: np.ndarray, k: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if Bug.POSITION_OFF_BY_ONE in self.bugs:
+            positions = positions + 1
         cos, sin = _rope_tables(positions, self.hp.head_dim, self.hp.rope_theta)
         if Bug.ROPE_K_PER_Q_HEAD not in self.bugs:
             return _rotate_neox(q, cos, sin), _rotate_neox(k, cos, sin)

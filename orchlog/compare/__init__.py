@@ -52,6 +52,8 @@ class CompareOptions:
     dump_raw: str | None = None
     dump_all: bool = False
     heatmap: bool = False  # keep the worst error of every token and layer (the HTML report draws it)
+    diagnose: bool = True  # name the first divergence's bug signature (orchlog.diagnose; reads the traces again)
+    diagnose_worst: int = 0  # ... and that of this many of the worst offenders
 
 
 def _as_trace(t: Trace | str | os.PathLike[str]) -> Trace:
@@ -122,6 +124,12 @@ def compare(
         decided_by = ("logits" if state.logits_seen else "last_checkpoint") if state.decided_fail else "first_failure"
     if dumper and first is not None and not opts.dump_all:
         dumper.dump(first)
+    diagnosis = []
+    if opts.diagnose and first is not None:
+        from orchlog.diagnose.run import diagnose_views
+
+        worst = findings.worst[: opts.diagnose_worst]
+        diagnosis = diagnose_views(trace_a, trace_b, first, worst, tuple(key), names.apply, is_logits)
     infos = []
     for trace, rows in zip((trace_a, trace_b), aligner.rows_read):
         team, producer = _producer(trace)
@@ -142,6 +150,7 @@ def compare(
         malformed=malformed,
         track_token=opts.track_token,
         dumped=dumper.written if dumper else [],
+        diagnosis=diagnosis,
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchlog.compare.divergence import Findings, Tracked
 from orchlog.compare.grading import TIER_NAMES
@@ -18,6 +18,9 @@ from orchlog.compare.metrics import BASES
 from orchlog.compare.pairview import PairView
 from orchlog.compare.tolerances import Tolerances
 from orchlog.read.trace import Diagnostic
+
+if TYPE_CHECKING:
+    from orchlog.diagnose.report import Diagnosis
 
 REPORT_VERSION = "orchlog-compare/1"
 OK, DIVERGED, NO_MATCH = "ok", "diverged", "no_match"
@@ -62,6 +65,7 @@ class CompareReport:
     malformed: list[Malformed]
     track_token: int | None = None
     dumped: list[str] = dataclasses.field(default_factory=list)
+    diagnosis: list[Diagnosis] = dataclasses.field(default_factory=list)  # first divergence first (orchlog.diagnose)
 
     def __bool__(self) -> bool:
         return self.status == OK
@@ -131,7 +135,14 @@ class CompareReport:
             if self.track_token is None
             else {"id": self.track_token, "positions": [dataclasses.asdict(t) for t in f.tracked]},
             "dumped": self.dumped,
+            **_diagnosis_json(self.diagnosis),
         }
+
+
+def _diagnosis_json(diagnoses: list) -> dict[str, Any]:
+    from orchlog.diagnose.report import diagnosis_json
+
+    return diagnosis_json(diagnoses)
 
 
 def number(v: float | None) -> float | str | None:

@@ -145,7 +145,10 @@ def _shift_story(shifts: list[tuple[int, int]]) -> str:
         return f"; the extra turn equals the position ({listed}): RoPE applied twice"
     if len(shifts) >= 2 and tokens == [-m for m in ms]:
         return f"; the extra turn undoes the position ({listed}): RoPE not applied in ours"
-    if len(set(ms)) == 1:
-        span = "every token" if len(shifts) >= 2 else f"token {tokens[0]}"
-        return f"; {ms[0]:+d} position(s) at {span}: a position offset (or RoPE applied twice at position {ms[0]})"
+    if len(set(ms)) == 1 and len(shifts) >= 2:
+        return f"; {ms[0]:+d} position(s) at every token ({len(shifts)} tokens): a position offset"
+    if len(shifts) == 1:
+        m, t = ms[0], tokens[0]
+        twice = f", or RoPE applied twice (at position {t})" if m == t else ""
+        return f"; {m:+d} position(s) at token {t}: a position offset{twice}"
     return f"; extra positions {listed}"

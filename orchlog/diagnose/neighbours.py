@@ -1,0 +1,118 @@
+"""The records around a divergence, read back from both traces after the compare's walk.
+
+The walk keeps what its report needs and nothing more, so the diagnosis
+reads the two traces once more and keeps only the records it looks at, for
+each target pair: every record of its token and step (its inputs, the
+stage before and after it, every layer of its checkpoint), and the records
+of the tokens within `WINDOW` positions of it at its layer, the layer
+before and outside the layers (the same checkpoint at other tokens, and
+those tokens' inputs). Tensors stay on disk until a signature loads them.
+At most `MAX_ROWS` records per side are kept; the rest of a very wide run
+is left out and said so. Traces that cannot be read twice (a pipe) are not
+diagnosed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import stat
+from collections.abc import Callable
+
+import numpy as np
+
+from orchlog.read.batch import NONE, RecordBatch
+from orchlog.read.paths import open_trace
+from orchlog.read.trace import Trace
+
+WINDOW = 16
+MAX_ROWS = 50_000
+
+
+@dataclasses.dataclass(frozen=True)
+class Target:
+    """A pair to diagnose, by its canonical key (after the name maps)."""
+
+    checkpoint: str
+    layer: int | None
+    stage: str | None
+    token_idx: int | None
+    step: int | None
+    rank: int = 0
+
+
+@dataclasses.dataclass
+class Neighbourhood:
+    a: RecordBatch  # the reference's records kept
+    b: RecordBatch  # ours
+    truncated: bool = False
+
+
+class NotRereadable(Exception):
+    """A trace that cannot be read a second time (a pipe)."""
+
+
+def rereadable(trace: Trace) -> bool:
+    try:
+        mode = os.stat(trace.path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISREG(mode) or stat.S_ISDIR(mode)
+
+
+def _as_int(v: int | None) -> int:
+    return NONE if v is None else int(v)
+
+
+def select(batch: RecordBatch, targets: list[Target], window: int = WINDOW) -> np.ndarray:
+    """Rows of a (renamed) batch that some target needs."""
+    keep = np.zeros(len(batch), dtype=bool)
+    for t in targets:
+        if t.token_idx is None:
+            same = batch.token_idx == NONE
+            if t.step is not None:
+                same &= batch.step == t.step
+            keep |= same & (batch.rank == t.rank)
+            continue
+        tok = t.token_idx
+        at_token = (batch.token_idx == tok) & (batch.rank == t.rank)
+        if t.step is not None:
+            at_token &= (batch.step == t.step) | (batch.step == NONE)
+        near = (np.abs(batch.token_idx - tok) <= window) & (batch.token_idx != NONE) & (batch.rank == t.rank)
+        if t.layer is not None:
+            near &= np.isin(batch.layer, [t.layer, t.layer - 1, NONE])
+        keep |= at_token | near
+    return np.flatnonzero(keep)
+
+
+def gather(
+    trace_a: Trace,
+    trace_b: Trace,
+    targets: list[Target],
+    prepare: Callable[[RecordBatch], RecordBatch] = lambda batch: batch,
+    window: int = WINDOW,
+    max_rows: int = MAX_ROWS,
+) -> Neighbourhood:
+    """Read both traces again and keep the records the targets need (names mapped by `prepare`)."""
+    for trace in (trace_a, trace_b):
+        if not rereadable(trace):
+            raise NotRereadable(trace.path)
+    kept: list[RecordBatch] = []
+    truncated = False
+    for trace in (trace_a, trace_b):
+        parts: list[RecordBatch] = []
+        held = 0
+        for batch in open_trace(trace.path).batches():
+            batch = prepare(batch)
+            rows = select(batch, targets, window)
+            if not len(rows):
+                continue
+            if held + len(rows) > max_rows:
+                rows = rows[: max(max_rows - held, 0)]
+                truncated = True
+            parts.append(batch.take(rows))
+            held += len(rows)
+            if held >= max_rows:
+                break
+        kept.append(RecordBatch.concat(parts) if parts else RecordBatch.empty())
+    return Neighbourhood(kept[0], kept[1], truncated)
