@@ -12,6 +12,7 @@ sketches too, so `Pair.linear()` appends them to the leading values.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -148,11 +149,15 @@ class Pair:
 
 @dataclasses.dataclass
 class Reference:
-    """A reference value elsewhere in the run, for `equals_other_checkpoint`."""
+    """A reference value elsewhere in the run, for `equals_other_checkpoint`: a Side, or a function that
+    loads it (so that a long list of candidates is read one at a time)."""
 
     where: Where
-    side: Side
+    source: Side | Callable[[], Side]
     relation: str  # "earlier", "later" (same token), "other_token", "other_layer"
+
+    def side(self) -> Side:
+        return self.source if isinstance(self.source, Side) else self.source()
 
 
 @dataclasses.dataclass

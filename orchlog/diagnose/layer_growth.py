@@ -12,8 +12,7 @@ import dataclasses
 import math
 from typing import Any
 
-from orchlog.diagnose.case import Pair
-from orchlog.diagnose.locality import PairError, pair_error
+from orchlog.diagnose.locality import PairError
 
 NOISE = 1e-5  # relative error of float32 rounding after a few ops
 JUMP = 100.0
@@ -36,18 +35,17 @@ class LayerGrowth:
         }
 
 
-def layer_growth(layers: list[Pair], layer: int | None) -> LayerGrowth | None:
-    """None when the checkpoint has no layer or is seen at one layer only."""
-    if layer is None or len(layers) < 2:
+def layer_growth(errors: list[tuple[int, PairError]], layer: int | None) -> LayerGrowth | None:
+    """From (layer, error) of the checkpoint at every layer of the token; None when the checkpoint has no
+    layer, or no layer before the diverging one to compare with."""
+    if layer is None or len(errors) < 2:
         return None
-    errors = [(p.where.layer, pair_error(p)) for p in layers if p.where.layer is not None]
     upto = [(lay, e.relative) for lay, e in errors if lay <= layer and not math.isnan(e.relative)]
     if not upto or upto[-1][0] != layer:
         return None
     here = upto[-1][1]
     if len(upto) < 2:
-        msg = f"layer {layer} is the first layer where this checkpoint is compared: nothing before it to grow from"
-        return LayerGrowth("unclear", errors, None, msg)
+        return None  # the first layer where it is compared: nothing before it to grow from
     prev_layer, prev = upto[-2]
     factor = here / prev if prev > 0 else math.inf
     if factor >= JUMP or (prev < NOISE and here >= 10 * max(prev, NOISE)):

@@ -61,10 +61,11 @@ class Locality:
         }
 
 
-def locality(pair: Pair, inputs: list[Pair], earlier: list[Pair]) -> Locality:
+def locality(pair: Pair, inputs: list[Pair], earlier: list[tuple[str, PairError]]) -> Locality:
+    """`earlier`: (label, error) of every earlier record at the token, for the report."""
     out = pair_error(pair)
     ins = [(p.where.label(), pair_error(p)) for p in inputs]
-    worst = max(((p.where.label(), pair_error(p)) for p in earlier), key=lambda x: _key(x[1]), default=None)
+    worst = max(earlier, key=lambda x: _key(x[1]), default=None)
     if not ins:
         msg = (
             "it is the first record of its token in both traces: the error entered here or before anything was "

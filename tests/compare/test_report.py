@@ -26,6 +26,8 @@ TOP_KEYS = {
     "malformed",
     "tracked_token",
     "dumped",
+    "diagnosis",
+    "diagnoses",
 }
 PAIR_KEYS = {
     "checkpoint",

@@ -58,14 +58,15 @@ def equals_other_checkpoint(case: Case) -> Finding | None:
         if base == 0 or not np.isfinite(base):
             return None
         for cand in case.pool:
-            if not cand.side.full:
+            side = cand.side()
+            if not side.full:
                 continue
-            gap = _full_gap(o, base, r, cand.side.values)
+            gap = _full_gap(o, base, r, side.values)
             if gap is not None and gap <= CLOSE and (best is None or gap < best[0]):
                 best = (gap, cand)
         confidence = None if best is None else 1.0 - best[0]
     else:
-        matches = [c for c in case.pool if _summary_match(pair.ours, pair.ref, c.side)]
+        matches = [c for c in case.pool if _summary_match(pair.ours, pair.ref, c.side())]
         if matches:
             best = (0.0, matches[0])
         confidence = THIN if best is not None else None
