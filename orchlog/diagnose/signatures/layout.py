@@ -129,42 +129,54 @@ def _flat_permutation(r: np.ndarray, o: np.ndarray) -> np.ndarray:
     return perm
 
 
+def _within_blocks(perm: np.ndarray) -> tuple[int, np.ndarray] | None:
+    """(s, tau) for the smallest block size s whose blocks are all shuffled alike by tau, else None."""
+    n = len(perm)
+    for s in [*_divisors(n), n]:
+        inner = perm.reshape(-1, s) - np.arange(0, n, s)[:, None]
+        if (inner >= 0).all() and (inner < s).all() and (inner == inner[0]).all():
+            return s, inner[0]
+    return None
+
+
+def _named_shuffle(tau: np.ndarray, s: int) -> str | None:
+    half = s // 2
+    if s % 2:
+        return None
+    if np.array_equal(tau, np.r_[np.arange(0, s, 2), np.arange(1, s, 2)]):
+        return "even elements then odd ones (interleaved pairs read as halves)"
+    if np.array_equal(tau, np.ravel(np.column_stack([np.arange(half), np.arange(half, s)]))):
+        return "halves interleaved (halves read as interleaved pairs)"
+    if np.array_equal(tau, (np.arange(s) + half) % s):
+        return "halves swapped"
+    return None
+
+
 def describe(perm: np.ndarray) -> str:
     """Plain words for a permutation p (ours[i] = ref[p[i]])."""
     n = len(perm)
     idx = np.arange(n)
-    shift = (perm - idx) % n
-    values, counts = np.unique(shift, return_counts=True)
+    values, counts = np.unique((perm - idx) % n, return_counts=True)
     if counts.max() >= 0.95 * n:
         k = int(values[np.argmax(counts)])
-        return (
-            f"shifted by {k if k <= n // 2 else k - n} (ours[i] = ref[i{'+' if k <= n // 2 else '-'}{min(k, n - k)}])"
-        )
+        if 2 * k == n:
+            return "halves swapped"
+        k = k if k <= n // 2 else k - n
+        return f"shifted by {k} (ours[i] = ref[i{'+' if k > 0 else '-'}{abs(k)}])"
     if np.array_equal(perm, idx[::-1]):
         return "reversed"
+    within = _within_blocks(perm)
+    if within is not None:
+        s, tau = within
+        named = _named_shuffle(tau, s)
+        if named is not None:
+            return named if s == n else f"{named} within every block of {s}"
     for s in reversed(_divisors(n)):  # blocks of size s moved whole
         block = perm.reshape(-1, s)
-        if (
-            np.array_equal(block - block[:, :1], np.broadcast_to(np.arange(s), block.shape))
-            and (block[:, 0] % s == 0).all()
-        ):
-            order = (block[:, 0] // s).tolist()
-            what = "halves swapped" if len(order) == 2 else f"blocks of {s} reordered: {order[:16]}"
-            return what
-    for s in _divisors(n) + [n]:  # the same shuffle inside every block of size s
-        block = perm.reshape(-1, s)
-        inner = block - (np.arange(0, n, s))[:, None]
-        if (inner >= 0).all() and (inner < s).all() and (inner == inner[0]).all():
-            tau = inner[0]
-            half = s // 2
-            if s % 2 == 0 and np.array_equal(tau, np.r_[np.arange(0, s, 2), np.arange(1, s, 2)]):
-                return f"even elements then odd ones within every block of {s} (interleaved pairs read as halves)"
-            if s % 2 == 0 and np.array_equal(tau, np.ravel(np.column_stack([np.arange(half), np.arange(half, s)]))):
-                return f"halves interleaved within every block of {s} (halves read as interleaved pairs)"
-            if s % 2 == 0 and np.array_equal(tau, (np.arange(s) + half) % s):
-                return f"halves swapped within every block of {s}"
-            if s < n:
-                return f"the same shuffle within every block of {s}: {tau[:16].tolist()}"
+        if (block - block[:, :1] == np.arange(s)).all() and (block[:, 0] % s == 0).all():
+            return f"blocks of {s} reordered: {(block[:, 0] // s).tolist()[:16]}"
+    if within is not None and within[0] < n:
+        return f"the same shuffle within every block of {within[0]}: {within[1][:16].tolist()}"
     return f"an unrecognised permutation (ours[0..7] = ref{perm[:8].tolist()})"
 
 
