@@ -85,6 +85,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--dump-raw", metavar="DIR", help="save the two tensors of the first divergence as .npy in DIR")
     p.add_argument("--dump-all", action="store_true", help="with --dump-raw, save every failing pair")
+    p.add_argument(
+        "--no-diagnose",
+        dest="diagnose",
+        action="store_false",
+        help="skip the diagnosis of the first divergence (its bug signature; it reads the traces a second time)",
+    )
+    p.add_argument(
+        "--diagnose-worst",
+        type=nonnegative_int,
+        default=0,
+        metavar="N",
+        help="also diagnose the N worst offenders (default 0; see docs/diagnose.md)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress line")
     p.set_defaults(func=_run)
 
@@ -164,6 +177,8 @@ def _run(args: argparse.Namespace) -> int:
                     dump_raw=args.dump_raw,
                     dump_all=args.dump_all,
                     heatmap=args.format == "html",
+                    diagnose=args.diagnose,
+                    diagnose_worst=args.diagnose_worst,
                 )
                 report = compare(a, b, opts, progress=progress)
         except OSError as exc:
