@@ -35,12 +35,13 @@ class Bug(enum.Flag):
     # output alone instead of attention output plus the block's input (the
     # in-place add wrote into a temporary).
     SKIPPED_ATTN_RESIDUAL = enum.auto()
-    # The FFN down projection's output goes through a float16 buffer (a
-    # half-precision scratch tensor reused for it): rounded to float16.
-    F16_FFN_OUT = enum.auto()
-    # RoPE is given positions counted from 1 instead of 0 (a BOS slot counted
-    # that the prompt does not have): every token is rotated one position too far.
-    POSITION_OFF_BY_ONE = enum.auto()
+    # The FFN down projection's output goes through a bfloat16 buffer (a
+    # half-precision scratch tensor reused for it): rounded to bfloat16.
+    BF16_FFN_OUT = enum.auto()
+    # Decode steps give RoPE the number of tokens cached before the previous
+    # one (n_past - 1) as the new token's position: prefill and decode
+    # disagree, every decode token is rotated one position short.
+    DECODE_POSITION_OFF_BY_ONE = enum.auto()
 
     @classmethod
     def parse(cls, names: str) -> Bug:

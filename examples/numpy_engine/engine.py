@@ -65,8 +65,8 @@ class NumpyQwen2Engine:
         act = _silu(gate) * up
         self._emit("ffn_swiglu", layer, call, act)
         ffn_out = act @ w("ffn_down.weight").T
-        if Bug.F16_FFN_OUT in self.bugs:
-            ffn_out = ffn_out.astype(np.float16).astype(np.float32)
+        if Bug.BF16_FFN_OUT in self.bugs:
+            ffn_out = _round_to_bf16(ffn_out)
         self._emit("ffn_out", layer, call, ffn_out)
         out = ffn_out + ffn_inp
         self._emit("l_out", layer, call, out)
@@ -83,7 +83,9 @@ class NumpyQwen2Engine:
         q = q.reshape(n_tokens, hp.n_head, hp.head_dim)
         k = k.reshape(n_tokens, hp.n_head_kv, hp.head_dim)
         v = v.reshape(n_tokens, hp.n_head_kv, hp.head_dim)
-        q, k = self._rope(q, k, positions)
+        q, k = self._rope(
+            q, k, positions - 1 if call.step > 0 and Bug.DECODE_POSITION_OFF_BY_ONE in self.bugs else positions
+        )
         self._emit("Qcur", layer, call, q, stage="rope")
         self._emit("Kcur", layer, call, k, stage="rope")
 
@@ -104,8 +106,6 @@ class NumpyQwen2Engine:
         return out
 
     def _rope(self, q: np.ndarray, k: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if Bug.POSITION_OFF_BY_ONE in self.bugs:
-            positions = positions + 1
         cos, sin = _rope_tables(positions, self.hp.head_dim, self.hp.rope_theta)
         if Bug.ROPE_K_PER_Q_HEAD not in self.bugs:
             return _rotate_neox(q, cos, sin), _rotate_neox(k, cos, sin)
@@ -151,6 +151,13 @@ def _rotate_neox(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     half = x.shape[-1] // 2
     x0, x1 = x[..., :half], x[..., half:]
     return np.concatenate([x0 * cos - x1 * sin, x0 * sin + x1 * cos], axis=-1)
+
+
+def _round_to_bf16(x: np.ndarray) -> np.ndarray:
+    """float32 rounded to the nearest bfloat16 (ties to even), as a float32 array."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    rounded = (bits + np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1))) & np.uint32(0xFFFF0000)
+    return rounded.view(np.float32)
 
 
 def _softmax(scores: np.ndarray) -> np.ndarray:

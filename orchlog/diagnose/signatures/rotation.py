@@ -17,6 +17,7 @@ from orchlog.diagnose.stats import P_CLAIM, at_most_p, energy
 HEAD_DIMS = (128, 64, 256, 96, 80, 32, 16, 160, 112, 48)
 PAIRINGS = {"neox": "pairs (i, i + d/2)", "gptj": "pairs (2i, 2i + 1)"}
 RADIAL_CLAIM = 0.02  # claims when lengths account for at most 2% of the difference's energy
+NOISE = 1e-5  # tokens whose relative difference is below this agree (float32 rounding)
 MAX_SHIFT = 32  # extra rotations of pair 0 named as whole positions: -32..32 (unambiguous mod 2 pi at 0.005 rad)
 
 
@@ -123,13 +124,13 @@ def rotation_within_heads(case: Case) -> Finding | None:
 
 
 def _shifts(case: Case, fit: _Fit) -> list[tuple[int, int]]:
-    """(token, extra whole positions) at the tokens where ours differs by a turn of whole positions."""
+    """(token, extra whole positions) at the tokens that differ beyond float noise by a turn of whole positions."""
     out = []
     for p in case.tokens or [case.pair]:
         if not p.full or p.where.token_idx is None or p.ref.values.size != case.pair.ref.values.size:
             continue
         r, o = p.common()
-        if r.size != p.ref.values.size or not (o - r).any():
+        if r.size != p.ref.values.size or np.linalg.norm(o - r) <= NOISE * np.linalg.norm(r):
             continue
         turn = extra_turn(r, o, fit.head_dim, fit.pairing or "neox")
         m = whole_positions(turn) if turn is not None else None
@@ -146,7 +147,8 @@ def _shift_story(shifts: list[tuple[int, int]]) -> str:
     if len(shifts) >= 2 and tokens == [-m for m in ms]:
         return f"; the extra turn undoes the position ({listed}): RoPE not applied in ours"
     if len(set(ms)) == 1 and len(shifts) >= 2:
-        return f"; {ms[0]:+d} position(s) at every token ({len(shifts)} tokens): a position offset"
+        span = f"tokens {tokens[0]} to {tokens[-1]}" if tokens == list(range(tokens[0], tokens[-1] + 1)) else "tokens"
+        return f"; {ms[0]:+d} position(s) at each of the {len(shifts)} {span} that differ: a position offset"
     if len(shifts) == 1:
         m, t = ms[0], tokens[0]
         twice = f", or RoPE applied twice (at position {t})" if m == t else ""

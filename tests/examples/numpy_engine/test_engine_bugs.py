@@ -17,6 +17,11 @@ FIRST_DIVERGENCE = {
     # Position 0 rotates by zero, so token 0 is untouched everywhere.
     Bug.ROPE_K_PER_Q_HEAD: ("Kcur", "rope", 0, 1),
     Bug.EPS_FROM_WRONG_KEY: ("attn_norm", None, 0, 0),
+    Bug.NORM_WEIGHT_TWICE: ("ffn_norm", None, 0, 0),
+    Bug.SKIPPED_ATTN_RESIDUAL: ("ffn_inp", None, 0, 0),
+    Bug.BF16_FFN_OUT: ("ffn_out", None, 0, 0),
+    # The prompt pass is right; the first decode step (position 8) is rotated one position short.
+    Bug.DECODE_POSITION_OFF_BY_ONE: ("Qcur", "rope", 0, 8),
 }
 
 
