@@ -30,7 +30,15 @@ def test_matching_weights_exit_0_and_a_transposed_one_exits_1(tmp_path):
 def test_markdown_goes_to_a_file(tmp_path):
     w = gguf_weights()
     out = tmp_path / "r.md"
-    proc = _orchlog("weights", write_gguf(tmp_path / "m.gguf", w), write_hf(tmp_path / "m.safetensors", w), "-o", out, "--format", "md")
+    proc = _orchlog(
+        "weights",
+        write_gguf(tmp_path / "m.gguf", w),
+        write_hf(tmp_path / "m.safetensors", w),
+        "-o",
+        out,
+        "--format",
+        "md",
+    )
     assert proc.returncode == 0 and proc.stdout == "" and out.read_text().startswith("# orchlog weights")
 
 

@@ -59,7 +59,19 @@ def test_the_cli_flags_turn_it_off_and_add_the_worst(tmp_path):
     a, b = traces(tmp_path, missing_bias_from_layer(0))
     run = lambda *extra: json.loads(  # noqa: E731
         subprocess.run(
-            [sys.executable, "-m", "orchlog", "compare", str(a), str(b), "--threshold", "1e-3", "--format", "json", *extra],
+            [
+                sys.executable,
+                "-m",
+                "orchlog",
+                "compare",
+                str(a),
+                str(b),
+                "--threshold",
+                "1e-3",
+                "--format",
+                "json",
+                *extra,
+            ],
             capture_output=True,
             text=True,
         ).stdout

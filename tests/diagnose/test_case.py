@@ -12,7 +12,14 @@ from orchlog.schema_gen import Stats
 def _record(values, numel, loader=None, meta=None, dtype="f32", shape=None):
     stats = Stats(0.0, 1.0, 0.5, 0.6, 1.0, nan_count=0, inf_count=0)
     return TraceRecord(
-        "x", dtype=dtype, shape=shape, numel=numel, values=np.asarray(values), stats=stats, loader=loader, meta=meta or {}
+        "x",
+        dtype=dtype,
+        shape=shape,
+        numel=numel,
+        values=np.asarray(values),
+        stats=stats,
+        loader=loader,
+        meta=meta or {},
     )
 
 

@@ -16,7 +16,12 @@ from tests.diagnose.runs import missing_bias_from_layer, traces
 def _diagnose(a, b, target):
     names = lambda batch: batch  # noqa: E731 - no name map
     return diagnose_targets(
-        open_trace(a), open_trace(b), [("first_divergence", target)], ("checkpoint", "layer", "stage", "token_idx", "step", "rank"), names, lambda n: False
+        open_trace(a),
+        open_trace(b),
+        [("first_divergence", target)],
+        ("checkpoint", "layer", "stage", "token_idx", "step", "rank"),
+        names,
+        lambda n: False,
     )[0]
 
 
@@ -50,7 +55,12 @@ def test_a_trace_that_cannot_be_read_twice_is_not_diagnosed(tmp_path):
     trace_b = open_trace(b)
     trace_b.path = str(fifo)
     d = diagnose_targets(
-        open_trace(a), trace_b, [("first_divergence", Target("Qcur", 1, "add", 2, 0))], ("checkpoint",), lambda x: x, lambda n: False
+        open_trace(a),
+        trace_b,
+        [("first_divergence", Target("Qcur", 1, "add", 2, 0))],
+        ("checkpoint",),
+        lambda x: x,
+        lambda n: False,
     )[0]
     assert not d.ran and "cannot be read a second time" in d.notes[0]
 

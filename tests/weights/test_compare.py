@@ -31,7 +31,11 @@ def test_a_corrupted_bias_and_a_transposed_matrix_are_both_named(tmp_path):
     report = compare_weights(write_gguf(tmp_path / "m.gguf", w), write_hf(tmp_path / "bad.safetensors", bad))
     assert report.exit_code == 1
     rows = _rows(report)
-    assert {r.name_a for r in report.failing()} == {"blk.0.attn_k.bias", "blk.1.attn_output.weight", "blk.1.ffn_down.weight"}
+    assert {r.name_a for r in report.failing()} == {
+        "blk.0.attn_k.bias",
+        "blk.1.attn_output.weight",
+        "blk.1.ffn_down.weight",
+    }
     assert rows["blk.0.attn_k.bias"].relation == "as_stored" and rows["blk.0.attn_k.bias"].tier == "fail"
     assert rows["blk.0.attn_k.bias"].signatures[0].kind == "localized"
     assert rows["blk.1.attn_output.weight"].relation == "transposed"  # square: same shape, other layout
@@ -54,7 +58,8 @@ def test_a_llama_gguf_is_compared_after_the_converters_q_k_permutation(tmp_path)
 def test_a_llama_gguf_written_without_the_permutation_is_named_so(tmp_path):
     hf = gguf_weights(biases=False)
     report = compare_weights(
-        write_gguf(tmp_path / "llama.gguf", hf, arch="llama"), write_hf(tmp_path / "hf.safetensors", hf, gguf.MODEL_ARCH.LLAMA)
+        write_gguf(tmp_path / "llama.gguf", hf, arch="llama"),
+        write_hf(tmp_path / "hf.safetensors", hf, gguf.MODEL_ARCH.LLAMA),
     )
     moved = {r.name_a: r.relation for r in report.failing()}
     assert set(moved) == {f"blk.{i}.attn_{p}.weight" for i in range(2) for p in "qk"}
@@ -64,7 +69,8 @@ def test_a_llama_gguf_written_without_the_permutation_is_named_so(tmp_path):
 def test_the_hf_side_may_come_first(tmp_path):
     hf = gguf_weights(biases=False)
     report = compare_weights(
-        write_hf(tmp_path / "hf.safetensors", hf, gguf.MODEL_ARCH.LLAMA), write_gguf(tmp_path / "l.gguf", llama_gguf_weights(hf), arch="llama")
+        write_hf(tmp_path / "hf.safetensors", hf, gguf.MODEL_ARCH.LLAMA),
+        write_gguf(tmp_path / "l.gguf", llama_gguf_weights(hf), arch="llama"),
     )
     assert report.status == "ok" and not any(r.name_a.startswith("blk.") for r in report.rows)
 
@@ -105,6 +111,17 @@ def test_the_json_has_stable_keys(tmp_path):
     assert set(doc) == {"report", "status", "inputs", "map", "tolerances", "counts", "weights", "only_in"}
     assert doc["report"] == "orchlog-weights/1" and doc["counts"]["relations"] == {"as_stored": len(w)}
     assert set(doc["weights"][0]) == {
-        "names", "shapes", "dtypes", "layout", "relation", "relation_means", "tier", "metric", "value", "rule",
-        "reason", "metrics", "signatures",
+        "names",
+        "shapes",
+        "dtypes",
+        "layout",
+        "relation",
+        "relation_means",
+        "tier",
+        "metric",
+        "value",
+        "rule",
+        "reason",
+        "metrics",
+        "signatures",
     }

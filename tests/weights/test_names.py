@@ -19,7 +19,9 @@ def test_every_tensor_maps_both_ways_as_the_gguf_package_says(arch, model_arch):
 
 def test_the_map_says_whether_q_and_k_are_permuted():
     assert load_map("llama").qk_permuted and not load_map("qwen2").qk_permuted
-    assert load_map("llama").is_qk("blk.3.attn_k.bias") == "k" and load_map("llama").is_qk("blk.3.attn_v.weight") is None
+    assert (
+        load_map("llama").is_qk("blk.3.attn_k.bias") == "k" and load_map("llama").is_qk("blk.3.attn_v.weight") is None
+    )
 
 
 def test_the_map_is_chosen_by_the_gguf_architecture_or_by_the_names():
@@ -34,4 +36,7 @@ def test_a_map_file_of_ones_own_is_read(tmp_path):
     path = tmp_path / "mine.toml"
     path.write_text('[names]\n"blk.{layer}.wq" = "layers.{layer}.attention.wq.weight"\n')
     m = load_map(str(path))
-    assert m.to_hf("blk.7.wq") == "layers.7.attention.wq.weight" and m.to_gguf("layers.2.attention.wq.weight") == "blk.2.wq"
+    assert (
+        m.to_hf("blk.7.wq") == "layers.7.attention.wq.weight"
+        and m.to_gguf("layers.2.attention.wq.weight") == "blk.2.wq"
+    )
