@@ -28,6 +28,7 @@ from orchlog.compare.metrics import measure
 from orchlog.compare.namemap import load_maps
 from orchlog.compare.result import DIVERGED, NO_MATCH, OK, CompareReport, InputInfo, Malformed, Unmatched
 from orchlog.compare.tolerances import load_tolerances
+from orchlog.diagnose.extent import Extent
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.paths import open_trace
 from orchlog.read.trace import Trace
@@ -101,7 +102,11 @@ def compare(
     )
     dumper = Dumper(opts.dump_raw) if opts.dump_raw else None
     aligner = Aligner(trace_a, trace_b, lambda batch: key_matrix(batch, key, interner), names.apply)
+    extents = (Extent(), Extent()) if opts.diagnose else None  # where each token's records end, for the diagnosis
     for rnd in aligner:
+        if extents is not None:
+            extents[0].add(rnd.a)
+            extents[1].add(rnd.b)
         table = measure(rnd.a, rnd.b, rnd.ia, rnd.ib, is_logits, opts.track_token)
         grades = grade(table, tolerances)
         findings.add(table, grades)
@@ -129,7 +134,7 @@ def compare(
         from orchlog.diagnose.run import diagnose_views
 
         worst = findings.worst[: opts.diagnose_worst]
-        diagnosis = diagnose_views(trace_a, trace_b, first, worst, tuple(key), names.apply, is_logits)
+        diagnosis = diagnose_views(trace_a, trace_b, first, worst, tuple(key), names.apply, is_logits, extents)
     infos = []
     for trace, rows in zip((trace_a, trace_b), aligner.rows_read):
         team, producer = _producer(trace)

@@ -27,7 +27,7 @@ from orchlog.diagnose.neighbours import Neighbourhood, Target
 from orchlog.read.batch import NONE, RecordBatch
 
 MAX_POOL = 4000
-MAX_TOKENS = 16
+MAX_TOKENS = 17
 TOKEN_BUDGET = 1 << 23  # elements, both sides, of the same checkpoint across tokens
 
 

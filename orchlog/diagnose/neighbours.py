@@ -25,8 +25,9 @@ from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.paths import open_trace
 from orchlog.read.trace import Trace
 
-WINDOW = 16
+WINDOW = 8
 MAX_ROWS = 50_000
+READ_ROWS = 512
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,6 +86,13 @@ def select(batch: RecordBatch, targets: list[Target], window: int = WINDOW) -> n
     return np.flatnonzero(keep)
 
 
+def needed_tokens(targets: list[Target], window: int = WINDOW) -> set[int | None]:
+    out: set[int | None] = set()
+    for t in targets:
+        out |= {None} if t.token_idx is None else set(range(max(t.token_idx - window, 0), t.token_idx + window + 1))
+    return out
+
+
 def gather(
     trace_a: Trace,
     trace_b: Trace,
@@ -92,17 +100,24 @@ def gather(
     prepare: Callable[[RecordBatch], RecordBatch] = lambda batch: batch,
     window: int = WINDOW,
     max_rows: int = MAX_ROWS,
+    stop_after: tuple[int | None, int | None] = (None, None),
 ) -> Neighbourhood:
-    """Read both traces again and keep the records the targets need (names mapped by `prepare`)."""
+    """Read both traces again and keep the records the targets need (names mapped by `prepare`).
+
+    `stop_after` (per trace, a file-order position: see `extent.Extent`) ends a trace's reading once no
+    record the targets need can follow; None reads it to the end."""
     for trace in (trace_a, trace_b):
         if not rereadable(trace):
             raise NotRereadable(trace.path)
     kept: list[RecordBatch] = []
     truncated = False
-    for trace in (trace_a, trace_b):
+    for trace, stop in zip((trace_a, trace_b), stop_after):
         parts: list[RecordBatch] = []
         held = 0
-        for batch in open_trace(trace.path).batches():
+        # Small batches, so that the read can stop soon after the last record it needs.
+        for batch in open_trace(trace.path).batches(rows=READ_ROWS):
+            if stop is not None and len(batch) and int(batch.order[0]) > stop:
+                break
             batch = prepare(batch)
             rows = select(batch, targets, window)
             if not len(rows):

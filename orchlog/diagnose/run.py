@@ -11,9 +11,10 @@ import numpy as np
 from orchlog.diagnose.assemble import Assembler
 from orchlog.diagnose.case import Where
 from orchlog.diagnose.catalogue import find_signatures
+from orchlog.diagnose.extent import Extent
 from orchlog.diagnose.layer_growth import layer_growth
 from orchlog.diagnose.locality import locality
-from orchlog.diagnose.neighbours import NotRereadable, Target, gather
+from orchlog.diagnose.neighbours import NotRereadable, Target, gather, needed_tokens
 from orchlog.diagnose.report import Diagnosis
 from orchlog.read.batch import RecordBatch
 from orchlog.read.trace import Trace
@@ -35,10 +36,17 @@ def diagnose_targets(
     key: tuple[str, ...],
     prepare: Callable[[RecordBatch], RecordBatch],
     is_logits: Callable[[str | None], bool],
+    extents: tuple[Extent, Extent] | None = None,
 ) -> list[Diagnosis]:
-    """One Diagnosis per (role, target), in order."""
+    """One Diagnosis per (role, target), in order; `extents` (kept by the compare's walk) let the second
+    read stop early."""
+    wanted = [t for _, t in targets]
+    stop = (None, None)
+    if extents is not None:
+        tokens = needed_tokens(wanted)
+        stop = (extents[0].last(tokens), extents[1].last(tokens))
     try:
-        nb = gather(trace_a, trace_b, [t for _, t in targets], prepare)
+        nb = gather(trace_a, trace_b, wanted, prepare, stop_after=stop)
     except NotRereadable as exc:
         note = f"{exc} cannot be read a second time (a pipe?); write the trace to a file to diagnose it"
         return [Diagnosis(_where(t), role, "none", notes=[note]) for role, t in targets]
@@ -85,6 +93,7 @@ def diagnose_views(
     key: tuple[str, ...],
     prepare: Callable[[RecordBatch], RecordBatch],
     is_logits: Callable[[str | None], bool],
+    extents: tuple[Extent, Extent] | None = None,
 ) -> list[Diagnosis]:
     """The compare's hook: diagnose its first divergence and any of its worst pairs (PairViews).
 
@@ -93,7 +102,7 @@ def diagnose_views(
     targets = [("first_divergence", target_of(first))]
     targets += [("worst", target_of(v)) for v in worst if v.failed and target_of(v) != targets[0][1]]
     try:
-        return diagnose_targets(trace_a, trace_b, targets, key, prepare, is_logits)
+        return diagnose_targets(trace_a, trace_b, targets, key, prepare, is_logits, extents)
     except Exception as exc:  # the compare's verdict stands without its diagnosis
         if os.environ.get("ORCHLOG_DEBUG"):
             raise

@@ -22,26 +22,26 @@ def forward(tokens: int = 5, layers: int = 3, bug: Bug | None = None, seed: int 
     w_q = rng.standard_normal((layers, WIDTH, WIDTH)) / np.sqrt(WIDTH)
     b_q = 0.5 * rng.standard_normal((layers, WIDTH))
     w_o = rng.standard_normal((layers, WIDTH, WIDTH)) / np.sqrt(WIDTH)
-    out = []
+    out: list[tuple] = []
+
+    def emit(name, stage, layer, tok, seen, values):
+        values = values.astype(np.float32)
+        if bug is not None:
+            values = bug(name, stage, layer, tok, values, seen).astype(np.float32)
+        seen[(name, stage, layer)] = values
+        out.append((name, stage, layer, tok, values))
+        return values.astype(np.float64)
+
     for tok in range(tokens):
         seen: dict = {}
-
-        def emit(name, stage, layer, values):
-            values = values.astype(np.float32)
-            if bug is not None:
-                values = bug(name, stage, layer, tok, values, seen).astype(np.float32)
-            seen[(name, stage, layer)] = values
-            out.append((name, stage, layer, tok, values))
-            return values.astype(np.float64)
-
-        x = emit("embd", None, None, rng.standard_normal(WIDTH))
+        x = emit("embd", None, None, tok, seen, rng.standard_normal(WIDTH))
         for layer in range(layers):
-            h = emit("attn_norm", None, layer, x / np.sqrt(np.mean(x**2) + 1e-6))
-            q = emit("Qcur", None, layer, w_q[layer] @ h)
-            q = emit("Qcur", "add", layer, q + b_q[layer])
-            a = emit("attn_out", None, layer, w_o[layer] @ np.tanh(q))
-            f = emit("ffn_inp", None, layer, a + x)
-            x = emit("l_out", None, layer, f + 0.1 * np.tanh(f))
+            h = emit("attn_norm", None, layer, tok, seen, x / np.sqrt(np.mean(x**2) + 1e-6))
+            q = emit("Qcur", None, layer, tok, seen, w_q[layer] @ h)
+            q = emit("Qcur", "add", layer, tok, seen, q + b_q[layer])
+            a = emit("attn_out", None, layer, tok, seen, w_o[layer] @ np.tanh(q))
+            f = emit("ffn_inp", None, layer, tok, seen, a + x)
+            x = emit("l_out", None, layer, tok, seen, f + 0.1 * np.tanh(f))
     return out
 
 
