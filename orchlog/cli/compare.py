@@ -112,6 +112,17 @@ def _emit(text: str, output: str | None) -> None:
         raise OrchlogError(f"--output {output}: cannot write ({exc.strerror})") from None
 
 
+def report_text(report, fmt: str) -> str:
+    """A report value (compare's, weights') in the chosen format: json, md, html or text."""
+    if fmt == "json":
+        return json.dumps(report.to_json(), indent=1, allow_nan=False) + "\n"
+    if fmt == "md":
+        return report.to_markdown()
+    if fmt == "html":
+        return report.to_html()
+    return str(report)
+
+
 def _run(args: argparse.Namespace) -> int:
     from orchlog.cli.progress import Progress
     from orchlog.compare import LOGITS_NAMES, CompareOptions, compare
@@ -183,13 +194,5 @@ def _run(args: argparse.Namespace) -> int:
                 report = compare(a, b, opts, progress=progress)
         except OSError as exc:
             raise OrchlogError(f"cannot read input: {exc}") from None
-    if args.format == "json":
-        text = json.dumps(report.to_json(), indent=1, allow_nan=False) + "\n"
-    elif args.format == "md":
-        text = report.to_markdown()
-    elif args.format == "html":
-        text = report.to_html()
-    else:
-        text = str(report)
-    _emit(text, args.output)
+    _emit(report_text(report, args.format), args.output)
     return report.exit_code

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 
 from orchlog.cli.argtypes import nonnegative, unit_interval
-from orchlog.cli.compare import _emit
+from orchlog.cli.compare import _emit, report_text
+from orchlog.errors import OrchlogError
 
 EXAMPLES = """example:
   orchlog weights model-f16.gguf hf_checkpoint/            # GGUF against HF safetensors shards (+ config.json)
@@ -63,14 +63,6 @@ def _run(args: argparse.Namespace) -> int:
         try:
             report = compare_weights(args.a, args.b, opts, progress=progress)
         except OSError as exc:
-            from orchlog.errors import OrchlogError
-
             raise OrchlogError(f"cannot read input: {exc}") from None
-    if args.format == "json":
-        text = json.dumps(report.to_json(), indent=1, allow_nan=False) + "\n"
-    elif args.format == "md":
-        text = report.to_markdown()
-    else:
-        text = str(report)
-    _emit(text, args.output)
+    _emit(report_text(report, args.format), args.output)
     return report.exit_code

@@ -16,8 +16,7 @@ import os
 from collections.abc import Callable
 
 from orchlog.compare.tolerances import load_tolerances
-from orchlog.weights.compare import WeightsOptions, _heads, compare_pair, pair_names, plan_for
-from orchlog.weights.layout import can_permute, llama_permute
+from orchlog.weights.compare import WeightsOptions, compare_pair, heads_for, plan_for
 from orchlog.weights.report import Input, WeightsReport
 from orchlog.weights.source import WeightSource, open_weights
 
@@ -34,33 +33,19 @@ def compare_weights(
     src_b = b if isinstance(b, WeightSource) else open_weights(b)
     tolerances = load_tolerances(opts.tolerances).overridden(opts.metric, opts.threshold, opts.cos_tol)
     plan = plan_for(src_a, src_b, opts.map)
-    pairs, only_a, only_b = pair_names(src_a, src_b, plan.name_map)
+    pairs, only_a, only_b = plan.pairs(src_a, src_b)
     rows = []
     for k, (name_a, name_b) in enumerate(pairs):
         arr_a, arr_b = src_a.load(name_a), src_b.load(name_b)
         role = plan.name_map.is_qk(plan.gguf_name(name_a, name_b))
-        n_head = _heads(plan, src_a, src_b, role) if role else None
-        expected = None
-        if plan.name_map.qk_permuted and role and can_permute(arr_b, n_head):
-            # The GGUF side holds HF's rows permuted; bring the HF side into GGUF's layout (or back).
-            if plan.gguf_side == "a":
-                expected = ("llama_qk_permuted", lambda x, h=n_head: llama_permute(x, h))
-            else:
-                from orchlog.weights.layout import llama_unpermute
-
-                expected = ("llama_qk_permuted", lambda x, h=n_head: llama_unpermute(x, h))
+        n_head = heads_for(role, src_a, src_b)
         info = (src_a.tensors[name_a].dtype, src_b.tensors[name_b].dtype)
+        expected = plan.expected(role, n_head, arr_b)
         rows.append(compare_pair(name_a, name_b, arr_a, arr_b, info, tolerances, expected, n_head))
         if progress:
             progress(k + 1, len(pairs))
-    return WeightsReport(
-        (Input.of(src_a), Input.of(src_b)),
-        plan.name_map.source if plan.name_map.pairs else plan.name_map.name,
-        tolerances,
-        rows,
-        only_a,
-        only_b,
-    )
+    label = plan.name_map.source if plan.name_map.pairs else plan.name_map.name
+    return WeightsReport((Input.of(src_a), Input.of(src_b)), label, tolerances, rows, only_a, only_b)
 
 
 __all__ = ["WeightsOptions", "WeightsReport", "compare_weights", "open_weights"]

@@ -100,34 +100,34 @@ def _metrics(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
     return {f.name: float(getattr(d, f.name)) for f in dataclasses.fields(d)}
 
 
-def pair_names(
-    a: WeightSource, b: WeightSource, name_map: NameMap
-) -> tuple[list[tuple[str, str]], list[str], list[str]]:
-    """(pairs, only in a, only in b), in a's order."""
-    if name_map is IDENTITY or name_map.name == "none":
-        common = [n for n in a.tensors if n in b.tensors]
-        return (
-            [(n, n) for n in common],
-            [n for n in a.tensors if n not in b.tensors],
-            [n for n in b.tensors if n not in a.tensors],
-        )
-    a_is_gguf = a.format == "gguf" or b.format != "gguf"
-    pairs = []
-    for name in a.tensors:
-        other = name_map.to_hf(name) if a_is_gguf else name_map.to_gguf(name)
-        if other is not None and other in b.tensors:
-            pairs.append((name, other))
-    taken_a, taken_b = {p[0] for p in pairs}, {p[1] for p in pairs}
-    return pairs, [n for n in a.tensors if n not in taken_a], [n for n in b.tensors if n not in taken_b]
-
-
 @dataclasses.dataclass
 class Plan:
+    """How two sources' names pair up, and which side holds GGUF names and layouts."""
+
     name_map: NameMap
     gguf_side: str | None  # "a", "b" or None
 
     def gguf_name(self, name_a: str, name_b: str) -> str:
         return name_b if self.gguf_side == "b" else name_a
+
+    def pairs(self, a: WeightSource, b: WeightSource) -> tuple[list[tuple[str, str]], list[str], list[str]]:
+        """(pairs, only in a, only in b), in a's order."""
+        if not self.name_map.pairs:
+            pairs = [(n, n) for n in a.tensors if n in b.tensors]
+        else:
+            translate = self.name_map.to_gguf if self.gguf_side == "b" else self.name_map.to_hf
+            pairs = [(n, other) for n in a.tensors if (other := translate(n)) is not None and other in b.tensors]
+        taken_a, taken_b = {p[0] for p in pairs}, {p[1] for p in pairs}
+        return pairs, [n for n in a.tensors if n not in taken_a], [n for n in b.tensors if n not in taken_b]
+
+    def expected(self, role: str | None, n_head: int | None, arr_b: np.ndarray):
+        """(layout name, function bringing b into a's layout) when the map says GGUF permutes this Q or K
+        tensor: the HF side permuted as the converter does, or the GGUF side un-permuted; else None."""
+        if not (self.name_map.qk_permuted and role and layout.can_permute(arr_b, n_head)):
+            return None
+        if self.gguf_side == "b":
+            return "llama_qk_permuted", lambda x: layout.llama_unpermute(x, n_head)
+        return "llama_qk_permuted", lambda x: layout.llama_permute(x, n_head)
 
 
 def plan_for(a: WeightSource, b: WeightSource, spec: str) -> Plan:
@@ -140,7 +140,10 @@ def plan_for(a: WeightSource, b: WeightSource, spec: str) -> Plan:
     return Plan(IDENTITY if spec == "none" else load_map(spec), gguf_side or "a")
 
 
-def _heads(plan: Plan, a: WeightSource, b: WeightSource, role: str | None) -> int | None:
+def heads_for(role: str | None, a: WeightSource, b: WeightSource) -> int | None:
+    """The head count that shapes a Q ('q': n_head) or K ('k': n_head_kv) tensor, from either side's metadata."""
+    if role is None:
+        return None
     heads = [s.n_head if role == "q" else s.n_head_kv for s in (a, b)]
     return next((int(h) for h in heads if h), None)
 
