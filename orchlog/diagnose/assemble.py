@@ -142,8 +142,8 @@ class Assembler:
         rows = self._rows(checkpoint=t.checkpoint, stage=t.stage, token_idx=t.token_idx, rank=t.rank)
         if t.step is not None:
             rows = rows[b.step[rows] == t.step]
-        rows = [int(i) for i in rows if int(i) in self.partner and b.layer[i] != NONE]
-        return sorted(((int(b.layer[i]), pair_error(self.pair(i))) for i in rows), key=lambda x: x[0])
+        kept = [int(i) for i in rows if int(i) in self.partner and b.layer[i] != NONE]
+        return sorted(((int(b.layer[i]), pair_error(self.pair(i))) for i in kept), key=lambda x: x[0])
 
     def _token_inputs(self, input_row: int, by_token: dict[int, int]) -> dict[int, Side]:
         """The reference's record of the input's checkpoint at each token of the target's checkpoint."""

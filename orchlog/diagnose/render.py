@@ -25,7 +25,7 @@ def evidence_text(f: Finding) -> str:
     return ", ".join(f"{k} {_value(v)}" for k, v in f.evidence.items())
 
 
-def _context(d: Diagnosis) -> list[str]:
+def _context(d: Diagnosis) -> list[tuple[str, str]]:
     out = []
     if d.locality is not None:
         out.append(("where it started", d.locality.message))

@@ -41,7 +41,7 @@ def diagnose_targets(
     """One Diagnosis per (role, target), in order; `extents` (kept by the compare's walk) let the second
     read stop early."""
     wanted = [t for _, t in targets]
-    stop = (None, None)
+    stop: tuple[int | None, int | None] = (None, None)
     if extents is not None:
         tokens = needed_tokens(wanted)
         stop = (extents[0].last(tokens), extents[1].last(tokens))

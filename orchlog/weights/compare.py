@@ -123,11 +123,12 @@ class Plan:
     def expected(self, role: str | None, n_head: int | None, arr_b: np.ndarray):
         """(layout name, function bringing b into a's layout) when the map says GGUF permutes this Q or K
         tensor: the HF side permuted as the converter does, or the GGUF side un-permuted; else None."""
-        if not (self.name_map.qk_permuted and role and layout.can_permute(arr_b, n_head)):
+        if n_head is None or not (self.name_map.qk_permuted and role and layout.can_permute(arr_b, n_head)):
             return None
+        heads = n_head
         if self.gguf_side == "b":
-            return "llama_qk_permuted", lambda x: layout.llama_unpermute(x, n_head)
-        return "llama_qk_permuted", lambda x: layout.llama_permute(x, n_head)
+            return "llama_qk_permuted", lambda x: layout.llama_unpermute(x, heads)
+        return "llama_qk_permuted", lambda x: layout.llama_permute(x, heads)
 
 
 def plan_for(a: WeightSource, b: WeightSource, spec: str) -> Plan:

@@ -27,7 +27,7 @@ def llama_unpermute(w: np.ndarray, n_head: int) -> np.ndarray:
 
 
 def can_permute(w: np.ndarray, n_head: int | None) -> bool:
-    return bool(n_head) and w.ndim >= 1 and w.shape[0] % (2 * n_head) == 0
+    return n_head is not None and n_head > 0 and w.ndim >= 1 and w.shape[0] % (2 * n_head) == 0
 
 
 def matched_rows(a: np.ndarray, b: np.ndarray, seed: int = 0) -> np.ndarray | None:
@@ -57,16 +57,17 @@ def alternatives(
             "the same bytes read with the dimensions reversed but not transposed (GGUF's ne order taken as NumPy's)",
             lambda: b.reshape(a.shape),
         )
-    if b.shape == a.shape and can_permute(b, n_head):
+    if n_head is not None and b.shape == a.shape and can_permute(b, n_head):
+        heads = n_head
         yield (
             "qk_permuted",
             f"llama.cpp's Q/K row permutation ({n_head} heads) applied on one side only",
-            lambda: llama_permute(b, n_head),
+            lambda: llama_permute(b, heads),
         )
         yield (
             "qk_unpermuted",
             f"llama.cpp's Q/K row permutation ({n_head} heads) undone on one side only",
-            lambda: llama_unpermute(b, n_head),
+            lambda: llama_unpermute(b, heads),
         )
     perm = matched_rows(a, b) if b.shape == a.shape else None
     if perm is not None:

@@ -282,7 +282,7 @@ def softmax_temperature(case: Case) -> Finding | None:
     if not claims(explained, p) or (len(b) > 1 and np.std(b) > 0.05 * abs(beta)) or abs(beta - 1) < 1e-6:
         return None
     nice = nice_factor(beta, _head_dims(case))
-    evidence = {"slope": beta, "rows": len(b), "slope_min": float(b.min()), "slope_max": float(b.max())}
+    evidence: dict = {"slope": beta, "rows": len(b), "slope_min": float(b.min()), "slope_max": float(b.max())}
     evidence["explained"] = explained
     if nice:
         evidence["slope_is"] = nice
