@@ -28,7 +28,6 @@ from orchlog.compare.metrics import measure
 from orchlog.compare.namemap import load_maps
 from orchlog.compare.result import DIVERGED, NO_MATCH, OK, CompareReport, InputInfo, Malformed, Unmatched
 from orchlog.compare.tolerances import load_tolerances
-from orchlog.diagnose.extent import Extent
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.paths import open_trace
 from orchlog.read.trace import Trace
@@ -102,7 +101,11 @@ def compare(
     )
     dumper = Dumper(opts.dump_raw) if opts.dump_raw else None
     aligner = Aligner(trace_a, trace_b, lambda batch: key_matrix(batch, key, interner), names.apply)
-    extents = (Extent(), Extent()) if opts.diagnose else None  # where each token's records end, for the diagnosis
+    extents = None
+    if opts.diagnose:  # where each token's records end in each file, so the diagnosis's second read can stop there
+        from orchlog.diagnose.extent import Extent
+
+        extents = (Extent(), Extent())
     for rnd in aligner:
         if extents is not None:
             extents[0].add(rnd.a)
