@@ -164,7 +164,7 @@ class Reference:
 class Case:
     pair: Pair
     tokens: list[Pair] = dataclasses.field(default_factory=list)  # same checkpoint at other tokens (and this one)
-    inputs: list[Pair] = dataclasses.field(default_factory=list)  # records the stage reads, nearest first
+    inputs: list[Pair] = dataclasses.field(default_factory=list)  # the stage's inputs (see assemble.py)
     token_inputs: dict[int, Side] = dataclasses.field(default_factory=dict)  # the reference's input, per token
     pool: list[Reference] = dataclasses.field(default_factory=list)
     is_logits: bool = False
