@@ -42,9 +42,11 @@ def offset(case: Case) -> Finding | None:
         "max_abs": float(np.abs(b).max()),
         "reference_rms": ref_rms,
         "leading": [float(x) for x in b[:8]],
+        "values": n,
     }
+    over = f"; over the {n} values each summary holds" if case.thin else ""
     message = (
-        f"ours - reference is the same vector at every token ({len(pairs)} tokens; norm {evidence['norm']:.4g}, "
+        f"ours - reference is the same vector at every token ({len(pairs)} tokens{over}; norm {evidence['norm']:.4g}, "
         f"rms {evidence['rms']:.4g} against the reference's {ref_rms:.4g}): a bias missing, doubled or taken "
         "from elsewhere"
     )
