@@ -48,7 +48,7 @@ def diagnose_targets(
     try:
         nb = gather(trace_a, trace_b, wanted, prepare, stop_after=stop)
     except NotRereadable as exc:
-        note = f"{exc} cannot be read a second time (a pipe?); write the trace to a file to diagnose it"
+        note = f"{exc} cannot be read a second time (a pipe, or not a file); write the trace to a file to diagnose it"
         return [Diagnosis(_where(t), role, "none", notes=[note]) for role, t in targets]
     assembler = Assembler(nb, key, is_logits)
     out = []
