@@ -93,32 +93,52 @@ def needed_tokens(targets: list[Target], window: int = WINDOW) -> set[int | None
     return out
 
 
+Prepare = Callable[[RecordBatch], RecordBatch]
+
+
+def _identity(batch: RecordBatch) -> RecordBatch:
+    return batch
+
+
+def _batches(trace: Trace, prepare: Prepare, stop: int | None):
+    """The trace's batches as the compare saw them (`prepare`: its maps, offsets, gathering), up to `stop`.
+
+    A `prepare` that holds records back (gathering shards, deriving checkpoints) has a `flush()` that
+    hands them over at the end, as in the compare's walk."""
+    # Small batches, so that the read can stop soon after the last record it needs.
+    for batch in open_trace(trace.path).batches(rows=READ_ROWS):
+        if stop is not None and len(batch) and int(batch.order[0]) > stop:
+            break
+        yield prepare(batch)
+    flush = getattr(prepare, "flush", None)
+    if flush is not None:
+        yield flush()
+
+
 def gather(
     trace_a: Trace,
     trace_b: Trace,
     targets: list[Target],
-    prepare: Callable[[RecordBatch], RecordBatch] = lambda batch: batch,
+    prepare: Prepare | tuple[Prepare, Prepare] = _identity,
     window: int = WINDOW,
     max_rows: int = MAX_ROWS,
     stop_after: tuple[int | None, int | None] = (None, None),
 ) -> Neighbourhood:
-    """Read both traces again and keep the records the targets need (names mapped by `prepare`).
+    """Read both traces again and keep the records the targets need, each batch first through `prepare`
+    (one for both traces, or one per trace: fresh ones, configured as the compare's were).
 
     `stop_after` (per trace, a file-order position: see `extent.Extent`) ends a trace's reading once no
     record the targets need can follow; None reads it to the end."""
     for trace in (trace_a, trace_b):
         if not rereadable(trace):
             raise NotRereadable(trace.path)
+    prepares = prepare if isinstance(prepare, tuple) else (prepare, prepare)
     kept: list[RecordBatch] = []
     truncated = False
-    for trace, stop in zip((trace_a, trace_b), stop_after):
+    for trace, side_prepare, stop in zip((trace_a, trace_b), prepares, stop_after):
         parts: list[RecordBatch] = []
         held = 0
-        # Small batches, so that the read can stop soon after the last record it needs.
-        for batch in open_trace(trace.path).batches(rows=READ_ROWS):
-            if stop is not None and len(batch) and int(batch.order[0]) > stop:
-                break
-            batch = prepare(batch)
+        for batch in _batches(trace, side_prepare, stop):
             rows = select(batch, targets, window)
             if not len(rows):
                 continue

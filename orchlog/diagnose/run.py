@@ -14,9 +14,8 @@ from orchlog.diagnose.catalogue import find_signatures
 from orchlog.diagnose.extent import Extent
 from orchlog.diagnose.layer_growth import layer_growth
 from orchlog.diagnose.locality import locality
-from orchlog.diagnose.neighbours import NotRereadable, Target, gather, needed_tokens
+from orchlog.diagnose.neighbours import NotRereadable, Prepare, Target, gather, needed_tokens
 from orchlog.diagnose.report import Diagnosis
-from orchlog.read.batch import RecordBatch
 from orchlog.read.trace import Trace
 
 THIN_NOTE = (
@@ -34,12 +33,13 @@ def diagnose_targets(
     trace_b: Trace,
     targets: list[tuple[str, Target]],
     key: tuple[str, ...],
-    prepare: Callable[[RecordBatch], RecordBatch],
+    prepare: Prepare | tuple[Prepare, Prepare],
     is_logits: Callable[[str | None], bool],
     extents: tuple[Extent, Extent] | None = None,
 ) -> list[Diagnosis]:
-    """One Diagnosis per (role, target), in order; `extents` (kept by the compare's walk) let the second
-    read stop early."""
+    """One Diagnosis per (role, target), in order. `prepare`: what the compare did to each batch before
+    aligning it (see `neighbours.gather`); `extents` (kept by the compare's walk) let the second read stop
+    early."""
     wanted = [t for _, t in targets]
     stop: tuple[int | None, int | None] = (None, None)
     if extents is not None:
@@ -91,7 +91,7 @@ def diagnose_views(
     first,
     worst: list,
     key: tuple[str, ...],
-    prepare: Callable[[RecordBatch], RecordBatch],
+    prepare: Prepare | tuple[Prepare, Prepare],
     is_logits: Callable[[str | None], bool],
     extents: tuple[Extent, Extent] | None = None,
 ) -> list[Diagnosis]:
