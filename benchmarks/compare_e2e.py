@@ -39,8 +39,9 @@ FORMATS: dict[str, tuple[Callable[[Path, Path, int, int], None], dict[str, str]]
 }
 
 ORCHLOG = """
-from orchlog.compare import compare
-report = compare(*paths)
+from orchlog.compare import CompareOptions, compare
+# The walk alone: the diagnosis of the first divergence is benchmarks/diagnose.py's.
+report = compare(*paths, CompareOptions(diagnose=False))
 result = report.findings.pairs
 """
 

@@ -36,8 +36,9 @@ result = pairs
 """
 
 ORCHLOG = """
-from orchlog.compare import compare
-report = compare(%(a)r, %(b)r)
+from orchlog.compare import CompareOptions, compare
+# The walk alone: the diagnosis of the first divergence is benchmarks/diagnose.py's.
+report = compare(%(a)r, %(b)r, CompareOptions(diagnose=False))
 result = report.findings.pairs
 """
 

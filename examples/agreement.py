@@ -49,10 +49,10 @@ def report(seed: int) -> str:
         f"tiny Qwen2, seed {seed}: {TINY.n_layer} layers, n_embd {TINY.n_embd}, {TINY.n_head} heads, "
         f"{TINY.n_head_kv} KV heads, n_ff {TINY.n_ff}, vocab {TINY.n_vocab}; "
         f"{len(DEFAULT_SCENARIO.prompt)} prompt tokens + {len(DEFAULT_SCENARIO.decode)} decode steps",
-        f"{'max |logit difference|':44} {'all':>9} {'prompt':>9} {'decode':>9}",
+        f"{'max |logit difference|':48} {'all':>9} {'prompt':>9} {'decode':>9}",
     ]
     for label, a, b in rows:
-        lines.append(f"{label:44} " + " ".join(f"{d:9.2e}" for d in max_abs_difference(a, b)))
+        lines.append(f"{label:48} " + " ".join(f"{d:9.2e}" for d in max_abs_difference(a, b)))
     same_top = (hf.argmax(-1) == llama.argmax(-1)).all() and (numpy_clean.argmax(-1) == llama.argmax(-1)).all()
     lines.append(f"top-1 token identical at every position (llama.cpp, HF, NumPy): {'yes' if same_top else 'NO'}")
     return "\n".join(lines)

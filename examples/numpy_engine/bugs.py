@@ -27,6 +27,21 @@ class Bug(enum.Flag):
     # absent from a qwen2 GGUF (its key is `qwen2.attention...`), and silently
     # defaults to 0.
     EPS_FROM_WRONG_KEY = enum.auto()
+    # The FFN norm multiplies by its weight twice: once inside a fused
+    # "normalize and scale" kernel and once more where the unfused code used
+    # to apply it. Every channel is off by its own weight, at every token.
+    NORM_WEIGHT_TWICE = enum.auto()
+    # The attention block's residual add is dropped: ffn_inp is the attention
+    # output alone instead of attention output plus the block's input (the
+    # in-place add wrote into a temporary).
+    SKIPPED_ATTN_RESIDUAL = enum.auto()
+    # The FFN down projection's output goes through a bfloat16 buffer (a
+    # half-precision scratch tensor reused for it): rounded to bfloat16.
+    BF16_FFN_OUT = enum.auto()
+    # Decode steps give RoPE the number of tokens cached before the previous
+    # one (n_past - 1) as the new token's position: prefill and decode
+    # disagree, every decode token is rotated one position short.
+    DECODE_POSITION_OFF_BY_ONE = enum.auto()
 
     @classmethod
     def parse(cls, names: str) -> Bug:

@@ -52,9 +52,11 @@ class NumpyQwen2Engine:
         attn = self._attention(layer, h, positions, call)
         attn_out = attn @ w("attn_output.weight").T
         self._emit("attn_out", layer, call, attn_out)
-        ffn_inp = attn_out + x
+        ffn_inp = attn_out if Bug.SKIPPED_ATTN_RESIDUAL in self.bugs else attn_out + x
         self._emit("ffn_inp", layer, call, ffn_inp)
         h = self._rms_norm(ffn_inp, w("ffn_norm.weight"))
+        if Bug.NORM_WEIGHT_TWICE in self.bugs:
+            h = h * w("ffn_norm.weight")
         self._emit("ffn_norm", layer, call, h)
         gate = h @ w("ffn_gate.weight").T
         self._emit("ffn_gate", layer, call, gate)
@@ -63,6 +65,8 @@ class NumpyQwen2Engine:
         act = _silu(gate) * up
         self._emit("ffn_swiglu", layer, call, act)
         ffn_out = act @ w("ffn_down.weight").T
+        if Bug.BF16_FFN_OUT in self.bugs:
+            ffn_out = _round_to_bf16(ffn_out)
         self._emit("ffn_out", layer, call, ffn_out)
         out = ffn_out + ffn_inp
         self._emit("l_out", layer, call, out)
@@ -79,7 +83,9 @@ class NumpyQwen2Engine:
         q = q.reshape(n_tokens, hp.n_head, hp.head_dim)
         k = k.reshape(n_tokens, hp.n_head_kv, hp.head_dim)
         v = v.reshape(n_tokens, hp.n_head_kv, hp.head_dim)
-        q, k = self._rope(q, k, positions)
+        q, k = self._rope(
+            q, k, positions - 1 if call.step > 0 and Bug.DECODE_POSITION_OFF_BY_ONE in self.bugs else positions
+        )
         self._emit("Qcur", layer, call, q, stage="rope")
         self._emit("Kcur", layer, call, k, stage="rope")
 
@@ -147,6 +153,13 @@ def _rotate_neox(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     half = x.shape[-1] // 2
     x0, x1 = x[..., :half], x[..., half:]
     return np.concatenate([x0 * cos - x1 * sin, x0 * sin + x1 * cos], axis=-1)
+
+
+def _round_to_bf16(x: np.ndarray) -> np.ndarray:
+    """float32 rounded to the nearest bfloat16 (ties to even), as a float32 array."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    rounded = (bits + np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1))) & np.uint32(0xFFFF0000)
+    return rounded.view(np.float32)
 
 
 def _softmax(scores: np.ndarray) -> np.ndarray:

@@ -17,7 +17,7 @@ from orchlog import __version__
 from orchlog.errors import OrchlogError
 
 # Subcommand modules, in the order `orchlog --help` lists them.
-COMMANDS = ["compare", "show", "validate", "pack", "guardrail", "codegen", "completion"]
+COMMANDS = ["compare", "weights", "show", "validate", "pack", "guardrail", "codegen", "completion"]
 
 EXIT_OK, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 

@@ -117,6 +117,19 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--dump-raw", metavar="DIR", help="save the two tensors of the first divergence as .npy in DIR")
     p.add_argument("--dump-all", action="store_true", help="with --dump-raw, save every failing pair")
+    p.add_argument(
+        "--no-diagnose",
+        dest="diagnose",
+        action="store_false",
+        help="skip the diagnosis of the first divergence (its bug signature; it reads the traces a second time)",
+    )
+    p.add_argument(
+        "--diagnose-worst",
+        type=nonnegative_int,
+        default=0,
+        metavar="N",
+        help="also diagnose the N worst offenders (default 0; see docs/diagnose.md)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress line")
     p.set_defaults(func=_run)
 
@@ -129,6 +142,17 @@ def _emit(text: str, output: str | None) -> None:
         Path(output).write_text(text, encoding="utf-8")
     except OSError as exc:
         raise OrchlogError(f"--output {output}: cannot write ({exc.strerror})") from None
+
+
+def report_text(report, fmt: str) -> str:
+    """A report value (compare's, weights') in the chosen format: json, md, html or text."""
+    if fmt == "json":
+        return json.dumps(report.to_json(), indent=1, allow_nan=False) + "\n"
+    if fmt == "md":
+        return report.to_markdown()
+    if fmt == "html":
+        return report.to_html()
+    return str(report)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -204,17 +228,11 @@ def _run(args: argparse.Namespace) -> int:
                     maps_b=args.map_b,
                     windows=tuple(args.window),
                     token_offset=args.token_offset,
+                    diagnose=args.diagnose,
+                    diagnose_worst=args.diagnose_worst,
                 )
                 report = compare(a, b, opts, progress=progress)
         except OSError as exc:
             raise OrchlogError(f"cannot read input: {exc}") from None
-    if args.format == "json":
-        text = json.dumps(report.to_json(), indent=1, allow_nan=False) + "\n"
-    elif args.format == "md":
-        text = report.to_markdown()
-    elif args.format == "html":
-        text = report.to_html()
-    else:
-        text = str(report)
-    _emit(text, args.output)
+    _emit(report_text(report, args.format), args.output)
     return report.exit_code

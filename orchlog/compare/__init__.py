@@ -69,6 +69,8 @@ class CompareOptions:
     maps_b: list[str] = dataclasses.field(default_factory=list)
     windows: tuple[str, ...] = ()  # globs over canonical names compared on the common window of two extents
     token_offset: int = 0  # b's position p is a's position p + token_offset
+    diagnose: bool = True  # name the first divergence's bug signature (orchlog.diagnose; reads the traces again)
+    diagnose_worst: int = 0  # ... and that of this many of the worst offenders
 
 
 def _as_trace(t: Trace | str | os.PathLike[str]) -> Trace:
@@ -122,7 +124,15 @@ def compare(
     )
     dumper = Dumper(opts.dump_raw) if opts.dump_raw else None
     aligner = Aligner(trace_a, trace_b, lambda batch: key_matrix(batch, key, interner), side_a, side_b)
+    extents = None
+    if opts.diagnose:  # where each token's records end in each file, so the diagnosis's second read can stop there
+        from orchlog.diagnose.extent import Extent
+
+        extents = (Extent(), Extent())
     for rnd in aligner:
+        if extents is not None:
+            extents[0].add(rnd.a)
+            extents[1].add(rnd.b)
         table = measure(rnd.a, rnd.b, rnd.ia, rnd.ib, is_logits, opts.track_token, windows)
         grades = grade(table, tolerances)
         findings.add(table, grades)
@@ -148,6 +158,17 @@ def compare(
         decided_by = ("logits" if state.logits_seen else "last_checkpoint") if state.decided_fail else "first_failure"
     if dumper and first is not None and not opts.dump_all:
         dumper.dump(first)
+    diagnosis = []
+    if opts.diagnose and first is not None:
+        from orchlog.diagnose.run import diagnose_views
+
+        worst = findings.worst[: opts.diagnose_worst]
+        # Fresh sides, made as the compare's were: the second read walks the traces from the start.
+        fresh = tuple(
+            Side(load_maps(m + opts.maps), token_shift=max(s * opts.token_offset, 0))
+            for m, s in ((opts.maps_a, -1), (opts.maps_b, 1))
+        )
+        diagnosis = diagnose_views(trace_a, trace_b, first, worst, tuple(key), fresh, is_logits, extents)
     infos = []
     for trace, side in ((trace_a, side_a), (trace_b, side_b)):
         team, producer = _producer(trace)
@@ -180,6 +201,7 @@ def compare(
         tokens=tokens,
         windows=tuple(opts.windows),
         maps_by_side=(side_a.names.sources, side_b.names.sources),
+        diagnosis=diagnosis,
     )
 
 

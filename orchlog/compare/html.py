@@ -214,6 +214,10 @@ def render_html(r: CompareReport) -> str:
     if r.first is not None:
         body.append(f"<h2>First divergence: {escape(token_text(r.diverging_token))}, {escape(r.first.where())}</h2>")
         body += _pair(r.first) + _growth_chart(r)
+    if r.diagnosis:
+        from orchlog.diagnose.render import diagnosis_html
+
+        body += diagnosis_html(r.diagnosis)
     body += _heatmap(r) + _worst(r) + _problems(r)
     body.append(f"<footer><p>orchlog {escape(__version__)}</p></footer>")
     return (

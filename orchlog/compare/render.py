@@ -167,6 +167,10 @@ def render_text(r: CompareReport) -> str:
                     f"    {g.label:<24} {mark:<10} max_abs {fmt(g.max_abs):>12}  min cosine "
                     f"{fmt(g.min_cosine):>10}  ({g.failed}/{g.pairs} failing; worst {g.worst_checkpoint})"
                 )
+    if r.diagnosis:
+        from orchlog.diagnose.render import diagnosis_text
+
+        out += diagnosis_text(r.diagnosis)
     if f.worst and f.failed:
         out += ["", "WORST OFFENDERS:"]
         for n, v in enumerate(f.worst, 1):
@@ -264,6 +268,10 @@ def render_markdown(r: CompareReport) -> str:
                 f"| {g.label} | {g.worst_tier} | {fmt(g.max_abs)} | {fmt(g.min_cosine)} | {g.failed}/{g.pairs} |"
                 for g in r.growth
             ]
+    if r.diagnosis:
+        from orchlog.diagnose.render import diagnosis_markdown
+
+        out += diagnosis_markdown(r.diagnosis)
     if f.worst and f.failed:
         out += ["", "## Worst offenders", "", "| # | where | metric | value | tier |", "|---:|---|---|---:|---|"]
         out += [f"| {n} | {v.where()} | {v.metric} | {fmt(v.value)} | {v.tier} |" for n, v in enumerate(f.worst, 1)]

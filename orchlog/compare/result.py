@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from orchlog.compare.divergence import Findings, Tracked
 from orchlog.compare.grading import TIER_NAMES
@@ -19,6 +19,9 @@ from orchlog.compare.pairview import PairView
 from orchlog.compare.tokens import TokenCheck
 from orchlog.compare.tolerances import Tolerances
 from orchlog.read.trace import Diagnostic
+
+if TYPE_CHECKING:
+    from orchlog.diagnose.report import Diagnosis
 
 REPORT_VERSION = "orchlog-compare/1"
 OK, DIVERGED, NO_MATCH = "ok", "diverged", "no_match"
@@ -67,6 +70,7 @@ class CompareReport:
     tokens: TokenCheck = TokenCheck()
     windows: tuple[str, ...] = ()
     maps_by_side: tuple[list[str], list[str]] = ([], [])
+    diagnosis: list[Diagnosis] = dataclasses.field(default_factory=list)  # first divergence first (orchlog.diagnose)
 
     def __bool__(self) -> bool:
         return self.status == OK
@@ -139,7 +143,14 @@ class CompareReport:
             "token_ids": self.tokens.to_json(),
             "windows": list(self.windows),
             "maps_by_side": dict(zip("ab", self.maps_by_side)),
+            **_diagnosis_json(self.diagnosis),
         }
+
+
+def _diagnosis_json(diagnoses: list) -> dict[str, Any]:
+    from orchlog.diagnose.report import diagnosis_json
+
+    return diagnosis_json(diagnoses)
 
 
 def number(v: float | None) -> float | str | None:

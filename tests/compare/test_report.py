@@ -29,6 +29,8 @@ TOP_KEYS = {
     "token_ids",
     "windows",
     "maps_by_side",
+    "diagnosis",
+    "diagnoses",
 }
 PAIR_KEYS = {
     "checkpoint",

@@ -20,10 +20,14 @@ def test_an_unknown_name_is_refused_with_the_known_ones():
         Bug.parse("off_by_one")
 
 
-def test_the_four_incidents_are_all_there():
+def test_every_bug_is_there():
     assert {b.name for b in ALL_BUGS} == {
         "TRANSPOSED_EMBEDDING",
         "NO_QKV_BIAS",
         "ROPE_K_PER_Q_HEAD",
         "EPS_FROM_WRONG_KEY",
+        "NORM_WEIGHT_TWICE",
+        "SKIPPED_ATTN_RESIDUAL",
+        "BF16_FFN_OUT",
+        "DECODE_POSITION_OFF_BY_ONE",
     }

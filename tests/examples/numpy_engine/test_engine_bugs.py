@@ -18,6 +18,11 @@ FIRST_DIVERGENCE = {
     # the causal mask, holds its query against every cached key, the later tokens' rotated ones too.
     Bug.ROPE_K_PER_Q_HEAD: ("kq", None, 0, 0),
     Bug.EPS_FROM_WRONG_KEY: ("attn_norm", None, 0, 0),
+    Bug.NORM_WEIGHT_TWICE: ("ffn_norm", None, 0, 0),
+    Bug.SKIPPED_ATTN_RESIDUAL: ("ffn_inp", None, 0, 0),
+    Bug.BF16_FFN_OUT: ("ffn_out", None, 0, 0),
+    # The prompt pass is right; the first decode step (position 8) is rotated one position short.
+    Bug.DECODE_POSITION_OFF_BY_ONE: ("Qcur", "rope", 0, 8),
 }
 
 

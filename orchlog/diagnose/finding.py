@@ -1,0 +1,76 @@
+"""What the diagnosis says: findings (one per signature that fits), and the whole diagnosis as a value.
+
+A Finding's `kind` is one of the stable names in `KINDS` (documented in
+docs/diagnose.md); `confidence` is in [0, 1] and follows the rule the
+signature's docstring states; `evidence` holds numbers (and short labels) a
+reader can check; `message` says in plain words what it likely means.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+# The catalogue's kind names, in the order signatures are tried. Names are only ever added.
+KINDS = (
+    "nonfinite_origin",
+    "equals_other_checkpoint",
+    "transpose",
+    "permutation",
+    "offset",
+    "scale",
+    "per_token_scale",
+    "per_channel_scale",
+    "softmax_temperature",
+    "rotation_within_heads",
+    "support_change",
+    "localized",
+    "precision",
+)
+
+# Confidence is multiplied by this when the evidence is a summary (leading values and stats) rather than
+# whole tensors: the same fit over 10 values of 4096 says less.
+THIN = 0.6
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    kind: str
+    confidence: float
+    evidence: dict[str, Any]
+    message: str
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown signature kind {self.kind!r}")
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "confidence": round(float(self.confidence), 4),
+            "evidence": {k: json_number(v) for k, v in self.evidence.items()},
+            "message": self.message,
+        }
+
+
+def json_number(v: Any) -> Any:
+    """Evidence values for JSON: floats rounded to 6 significant digits, non-finite ones as strings."""
+    if isinstance(v, (list, tuple)):
+        return [json_number(x) for x in v]
+    if isinstance(v, bool) or v is None or isinstance(v, (int, str)):
+        return v
+    if hasattr(v, "item"):  # NumPy scalars
+        return json_number(v.item())
+    if isinstance(v, float):
+        if math.isnan(v):
+            return "NaN"
+        if math.isinf(v):
+            return "Infinity" if v > 0 else "-Infinity"
+        return float(f"{v:.6g}")
+    return v
+
+
+def ranked(findings: list[Finding]) -> list[Finding]:
+    """Most confident first; ties keep the catalogue's order."""
+    return sorted(findings, key=lambda f: (-f.confidence, KINDS.index(f.kind)))

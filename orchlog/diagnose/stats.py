@@ -1,0 +1,122 @@
+"""The statistics the signatures share: how much of a difference a model explains, and how unlikely
+that would be if the difference were only noise.
+
+Under the null "the difference is isotropic noise", the fraction of its
+energy that a k-parameter linear model absorbs out of n numbers follows
+Beta(k/2, (n-k)/2); `explained_p` is that distribution's upper tail at the
+observed fraction. Signatures claim a fit only when it explains most of the
+difference AND that p-value is tiny, so a clean pair (float noise only) and
+a small sample claim nothing.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+# A signature claims only when the noise null would give its fit with less than this probability.
+P_CLAIM = 1e-6
+# ... and when its model explains at least this share of the difference's energy.
+EXPLAINED_CLAIM = 0.9
+
+
+def _beta_cf(a: float, b: float, x: float) -> float:
+    """Continued fraction of the regularized incomplete beta (modified Lentz)."""
+    tiny = 1e-300
+    qab, qap, qam = a + b, a + 1.0, a - 1.0
+    c, d = 1.0, 1.0 - qab * x / qap
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 10_000):
+        m2 = 2 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c if abs(1.0 + aa / c) > tiny else tiny
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        d = 1.0 / (d if abs(d) > tiny else tiny)
+        c = 1.0 + aa / c if abs(1.0 + aa / c) > tiny else tiny
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < 1e-15:
+            break
+    return h
+
+
+def beta_cdf(x: float, a: float, b: float) -> float:
+    """I_x(a, b): P(X <= x) for X ~ Beta(a, b)."""
+    if x <= 0.0:
+        return 0.0
+    if x >= 1.0:
+        return 1.0
+    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return math.exp(log_front) * _beta_cf(a, b, x) / a
+    return 1.0 - math.exp(log_front) * _beta_cf(b, a, 1.0 - x) / b
+
+
+def explained_p(fraction: float, k: float, n: float) -> float:
+    """P(a k-parameter fit absorbs at least `fraction` of n numbers of isotropic noise)."""
+    if n <= k:
+        return 1.0
+    return beta_cdf(1.0 - fraction, (n - k) / 2.0, k / 2.0)
+
+
+def at_most_p(fraction: float, k: float, n: float) -> float:
+    """P(a k-dimensional share of n numbers of isotropic noise holds at most `fraction` of its energy)."""
+    if n <= k:
+        return 1.0
+    return beta_cdf(fraction, k / 2.0, (n - k) / 2.0)
+
+
+def claims(explained: float, p: float) -> bool:
+    return explained >= EXPLAINED_CLAIM and p < P_CLAIM
+
+
+def energy(x: np.ndarray) -> float:
+    return float(np.dot(x.ravel(), x.ravel()))
+
+
+def effective_count(d: np.ndarray) -> float:
+    """How many numbers the energy of d is really spread over: (sum d^2)^2 / sum d^4, from 1 (one value
+    holds it all) to len(d) (all alike); about len(d) / 3 for Gaussian noise. The noise null uses this
+    rather than len(d), so that two outlier channels do not pass for 4096 independent witnesses."""
+    sq = np.square(d.ravel())
+    s2 = float(sq.sum())
+    s4 = float(np.dot(sq, sq))
+    return s2 * s2 / s4 if s4 > 0 else 0.0
+
+
+def nice_factor(c: float, head_dims: tuple[int, ...] = ()) -> str | None:
+    """Names c when c or 1/c is (to 0.1%) a power of two or the square root of a head size."""
+    if not math.isfinite(c) or c == 0:
+        return None
+    candidates: list[tuple[float, str]] = []
+    for d in dict.fromkeys((*head_dims, 64, 128, 256, 96, 80, 32, 16)):
+        candidates.append((math.sqrt(d), f"sqrt({d})"))
+    for k in range(1, 9):
+        candidates.append((2.0**k, f"2^{k}" if k > 1 else "2"))
+    for value, name in candidates:
+        if abs(abs(c) / value - 1) < 1e-3:
+            return ("-" if c < 0 else "") + name
+        if abs(abs(c) * value - 1) < 1e-3:
+            return ("-" if c < 0 else "") + f"1/{name}"
+    if abs(c + 1) < 1e-3:
+        return "-1"
+    return None
+
+
+def relative_energy(r: np.ndarray, o: np.ndarray, typical: np.ndarray | None = None) -> np.ndarray:
+    """Each element's squared difference against the noise it could carry there (its reference value, floored
+    at a tenth of the rms, or of that element's rms over tokens when `typical` gives it, and at least of the
+    median element's): an outlier
+    channel's float noise does not outweigh a real change elsewhere."""
+    if typical is None:
+        floor = 0.1 * float(np.sqrt(np.mean(np.square(r))))
+    else:  # elements that are zero at every token (masked) get the median element's floor
+        floor = 0.1 * np.maximum(typical, float(np.median(typical)))
+    floor = np.maximum(floor, 1e-30)
+    return np.square(o - r) / (np.square(r) + np.square(floor))

@@ -1,0 +1,38 @@
+"""The catalogue: every kind has one signature, in the documented order; clean pairs claim nothing."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from orchlog.diagnose import KINDS, find_signatures
+from orchlog.diagnose.signatures import CATALOGUE
+from tests.diagnose.synthetic import case_of, noisy, reference
+
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "diagnose.md"
+
+
+def test_every_kind_has_its_signature_in_order():
+    assert tuple(CATALOGUE) == KINDS
+
+
+def test_every_kind_is_documented():
+    documented = set(re.findall(r"^\| `([a-z_]+)` \|", DOCS.read_text(encoding="utf-8"), flags=re.M))
+    assert set(KINDS) <= documented
+
+
+def test_a_clean_pair_has_no_known_signature():
+    ref = reference()
+    assert find_signatures(case_of(ref, noisy(ref), shape=(4, 16))) == []
+
+
+def test_findings_come_most_confident_first():
+    ref = reference()
+    found = find_signatures(case_of(ref, noisy(ref * 2)))
+    assert [f.kind for f in found][:1] == ["scale"]
+    assert all(a.confidence >= b.confidence for a, b in zip(found, found[1:]))
+
+
+def test_only_the_kinds_asked_for_are_tried():
+    ref = reference()
+    assert find_signatures(case_of(ref, noisy(ref * 2)), kinds=("offset",)) == []

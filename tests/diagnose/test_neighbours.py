@@ -1,0 +1,69 @@
+"""The records kept around a divergence when the traces are read again."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from orchlog.diagnose.neighbours import Target, gather, select
+from orchlog.read.batch import RecordBatch
+from orchlog.read.paths import open_trace
+from tests.diagnose.runs import forward, missing_bias_from_layer, traces, write
+
+
+def test_the_token_and_the_nearby_tokens_at_its_layers_are_kept(tmp_path):
+    path = write(tmp_path / "ref.bin", forward(tokens=40, layers=4))
+    batch = next(open_trace(path).batches(rows=1 << 20))
+    rows = select(batch, [Target("Qcur", 2, "add", 20, 0)], window=3)
+    kept = batch.take(rows)
+    at_token = kept.token_idx == 20
+    assert at_token.sum() == 1 + 4 * 6  # every record of token 20
+    others = kept.layer[~at_token]
+    assert set(kept.token_idx[~at_token].tolist()) == {17, 18, 19, 21, 22, 23}
+    assert set(others.tolist()) <= {1, 2, -1}  # the layer before, the layer, and records outside the layers
+
+
+def test_both_traces_are_read_again_and_a_row_cap_is_said(tmp_path):
+    a, b = traces(tmp_path, missing_bias_from_layer(1), tokens=10)
+    target = Target("Qcur", 1, "add", 5, 0)
+    nb = gather(open_trace(a), open_trace(b), [target], window=2)
+    assert len(nb.a) == len(nb.b) and not nb.truncated
+    capped = gather(open_trace(a), open_trace(b), [target], window=2, max_rows=10)
+    assert capped.truncated and len(capped.a) == 10
+
+
+def test_records_without_a_token_are_kept_for_a_target_without_one(tmp_path):
+    path = write(tmp_path / "ref.bin", forward(tokens=2, layers=1))
+    batch = next(open_trace(path).batches())
+    assert len(select(batch, [Target("embd", None, None, None, 0)])) == int(np.sum(batch.token_idx == -1))
+
+
+def test_each_trace_gets_its_own_preparation_and_held_back_records_are_flushed(tmp_path):
+    a, b = traces(tmp_path, missing_bias_from_layer(1), tokens=3)
+
+    class Renaming:
+        """A stand-in for the compare's per-trace preparation that holds one record back until the end."""
+
+        def __init__(self, name):
+            self.name, self.held = name, []
+
+        def __call__(self, batch):
+            batch = dataclasses.replace(batch, checkpoint=batch.checkpoint.map(lambda s: f"{self.name}:{s}"))
+            self.held.append(batch.take([0]))
+            return batch.take(np.arange(1, len(batch)))
+
+        def flush(self):
+            return RecordBatch.concat(self.held)
+
+    target = Target("b:Qcur", 1, "add", 1, 0)
+    nb = gather(
+        open_trace(a), open_trace(b), [Target("a:embd", None, None, 0, 0), target], (Renaming("a"), Renaming("b"))
+    )
+    assert set(nb.a.checkpoint.tolist()) <= {
+        f"a:{n}" for n in ("embd", "attn_norm", "Qcur", "attn_out", "ffn_inp", "l_out")
+    }
+    assert "a:embd" in nb.a.checkpoint.tolist()  # the first record, held back and flushed
+    assert set(nb.b.checkpoint.tolist()) <= {
+        f"b:{n}" for n in ("embd", "attn_norm", "Qcur", "attn_out", "ffn_inp", "l_out")
+    }
