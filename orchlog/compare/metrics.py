@@ -67,7 +67,8 @@ def _shape_mismatch(a: RecordBatch, b: RecordBatch, ia: np.ndarray, ib: np.ndarr
         neq = a.shape_dims[np.repeat(starts_a, lengths) + steps] != b.shape_dims[np.repeat(starts_b, lengths) + steps]
         per_pair = np.add.reduceat(neq.astype(np.int64), np.cumsum(lengths) - lengths)
         differs[rows] = per_pair > 0
-    return differs
+    out: np.ndarray = differs
+    return out
 
 
 def _nan_columns(n: int) -> dict[str, np.ndarray]:
@@ -132,6 +133,7 @@ def _settled(t: PairTable, rows: np.ndarray, track_token: int | None) -> None:
 def _tensor_pair(t: PairTable, r: int, track_token: int | None) -> None:
     i, j = t.ia[r], t.ib[r]
     ta, tb = flat_tensor(t.a, i), flat_tensor(t.b, j)
+    assert ta is not None and tb is not None, "called for pairs whose tensors are at hand on both sides (has_data)"
     for c, v in _diff_row(tensor_diff(ta, tb)).items():
         t.m[c][r] = v
     if t.is_logits[r]:

@@ -16,7 +16,7 @@ from orchlog.compare.grading import TIER_NAMES
 from orchlog.compare.growth import GrowthRow
 from orchlog.compare.metrics import BASES
 from orchlog.compare.pairview import PairView
-from orchlog.compare.tolerances import Tolerances
+from orchlog.compare.tolerances import Rule, Tolerances
 from orchlog.read.trace import Diagnostic
 
 REPORT_VERSION = "orchlog-compare/1"
@@ -179,7 +179,7 @@ def growth_json(r: GrowthRow) -> dict[str, Any]:
     }
 
 
-def rule_json(r) -> dict[str, Any]:
+def rule_json(r: Rule) -> dict[str, Any]:
     return {
         "name": r.name,
         "match": list(r.patterns),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 
@@ -23,7 +24,7 @@ class Hooks:
         self.calls = calls
         self.batch_index = batch_index
         self.records = 0  # written so far
-        self._handles: list = []
+        self._handles: list[torch.utils.hooks.RemovableHandle] = []
 
     @property
     def step(self) -> int | None:
@@ -38,10 +39,10 @@ class Hooks:
     def __enter__(self) -> Hooks:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.remove()
 
-    def _log(self, path: str, value, stage: str | None) -> None:
+    def _log(self, path: str, value: object, stage: str | None) -> None:
         call = self.calls.current
         tensor = captured(value)
         if call is None or tensor is None:
@@ -76,7 +77,7 @@ def attach(
         model, [p for p in named if p in outputs or p in inputs_of], CallCounter(step, positions), batch_index
     )
 
-    def root_pre_hook(_module, args, kwargs):
+    def root_pre_hook(_module: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         hooks.calls.start(args, kwargs)
 
     hooks._handles.append(model.register_forward_pre_hook(root_pre_hook, with_kwargs=True))

@@ -7,6 +7,8 @@ multi-gigabyte trace costs what its metadata costs.
 
 from __future__ import annotations
 
+import builtins
+import io
 import mmap
 import os
 import struct
@@ -14,7 +16,7 @@ import threading
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +41,7 @@ class _Garbage(Exception):
 
 
 class _Decoder:
-    def __init__(self, f: BinaryIO, size: int | None) -> None:
+    def __init__(self, f: io.BufferedIOBase, size: int | None) -> None:
         self.f = f
         self.size = size  # file size when known (not for gzip)
 
@@ -111,7 +113,7 @@ class _Decoder:
                 self.f.seek(pos)
         return [self.value() for _ in range(n)]
 
-    def map(self, n: int) -> dict[str, Any]:
+    def map(self, n: int) -> dict[builtins.str, Any]:  # builtins: str is a method here
         out: dict[str, Any] = {}
         for _ in range(n):
             key = self.value()
@@ -128,7 +130,7 @@ def _sniff(path: Path, head: bytes) -> bool:
     return head[start:].startswith(HEADER_MARK) or head[start:].startswith(RECORD_MARK)
 
 
-def _find_next_frame(f: BinaryIO, start: int) -> int | None:
+def _find_next_frame(f: io.BufferedIOBase, start: int) -> int | None:
     """Offset of the next plausible frame start after `start`, or None at EOF."""
     f.seek(start)
     carry = b""
@@ -169,7 +171,7 @@ def _preadinto(fd: int, offset: int, buffer: memoryview) -> int:
     return done
 
 
-def _map(f: BinaryIO, offset: int, length: int) -> memoryview:
+def _map(f: io.BufferedIOBase, offset: int, length: int) -> memoryview:
     """The bytes [offset, offset + length) of an open file, mapped rather than copied.
 
     Large tensors are then read straight from the page cache by whatever
@@ -197,7 +199,7 @@ class _TensorBytes:
     def __init__(self, path: str, gz: bool) -> None:
         self.path = path
         self.gz = gz
-        self._file: BinaryIO | None = None
+        self._file: io.BufferedIOBase | None = None
         self._lock = threading.Lock()
 
     def read(self, offset: int, length: int) -> memoryview:
@@ -210,7 +212,7 @@ class _TensorBytes:
         self.readinto(offset, data)
         return data.toreadonly()
 
-    def _open(self) -> BinaryIO:
+    def _open(self) -> io.BufferedIOBase:
         """The shared handle, opened on first use (call with the lock held)."""
         if self._file is None:
             self._file = open_binary(Path(self.path))
@@ -220,12 +222,12 @@ class _TensorBytes:
     def readinto(self, offset: int, buffer: memoryview) -> None:
         """Fill buffer with the bytes at offset; OSError when the file ends first."""
         with self._lock:
-            self._open()
+            f = self._open()
             if self.gz:
-                self._file.seek(offset)
-                got = self._file.readinto(buffer)
+                f.seek(offset)
+                got = f.readinto(buffer)
         if not self.gz:
-            got = _preadinto(self._file.fileno(), offset, buffer)
+            got = _preadinto(f.fileno(), offset, buffer)
         if got != len(buffer):
             raise OSError(f"{self.path}: tensor at byte {offset} is cut short ({got} of {len(buffer)} bytes)")
 
