@@ -70,12 +70,13 @@ cpp_tests() {
 }
 
 # The same suite under AddressSanitizer (with LeakSanitizer) and UndefinedBehaviorSanitizer;
-# the first error found ends the test that made it.
+# the first error found ends the test that made it. Unoptimised: it compiles in less than
+# half the time of -O1 and the sanitizers see the same; the tests run in seconds either way.
 SANITIZE="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
 asan_tests() {
   ASAN_OPTIONS=detect_leaks=1:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1 \
     UBSAN_OPTIONS=print_stacktrace=1 \
-    ctest_suite .cache/cmake-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS=-O1 $SANITIZE" \
+    ctest_suite .cache/cmake-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS=$SANITIZE" \
     "-DCMAKE_EXE_LINKER_FLAGS=$SANITIZE"
 }
 
