@@ -14,6 +14,8 @@ copy. Three readers, on the same files, taking turns:
   python      orchlog's _Decoder, data left on disk (what open_trace does)
   msgpack     Unpacker over the file: every frame decoded whole, data copied
   msgpack-kv  Unpacker key by key, skip() over data (read, not copied)
+  records     for context: orchlog.open_trace's whole job, TraceRecords made
+              (the decoder is part of it)
 
 Each figure is frames per second of the best turn, and the median over turns
 of the time ratio against `python` measured in the same turn (>1: slower than
@@ -35,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
+import orchlog
 from orchlog.encoding.record import HeaderInput, RecordInput, encode_header, encode_record
 from orchlog.read.formats.orchlog_frames import _Decoder
 
@@ -94,10 +97,15 @@ def read_msgpack_kv(path: Path) -> int:
             n += 1
 
 
+def read_records(path: Path) -> int:
+    return 1 + sum(1 for _ in orchlog.open_trace(path))  # the header, then the records
+
+
 READERS: dict[str, Callable[[Path], int]] = {
     "python": read_python,
     "msgpack": read_msgpack,
     "msgpack-kv": read_msgpack_kv,
+    "records": read_records,
 }
 
 
