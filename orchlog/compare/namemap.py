@@ -145,9 +145,8 @@ class NameMap:
 
         checkpoint = per_row([hit.checkpoint if hit else name for hit, (name, _) in zip(hits, keys)])
         captured = np.array([hit.layer if hit and hit.layer is not None else NONE for hit in hits])[inverse]
-        renamed = np.array([hit is not None and (hit.checkpoint, hit.stage) != key for hit, key in zip(hits, keys)])[
-            inverse
-        ]
+        changed = [hit is not None and (hit.checkpoint, hit.stage) != key for hit, key in zip(hits, keys)]
+        renamed = np.array(changed)[inverse]
         stage = batch.stage
         if self.uses_stages:
             stage = per_row([hit.stage if hit else s for hit, (_, s) in zip(hits, keys)])
