@@ -7,7 +7,7 @@
 #     whose tool could not be installed says that it skipped its check
 #   - .venv with orchlog installed editable (native extension built by CMake)
 #     with the test, e2e, codegen and lint extras (pytest; torch, transformers, gguf for
-#     examples/; pyyaml and jinja2 for codegen; ruff, mypy, clang-format),
+#     examples/; pyyaml and jinja2 for codegen; ruff, mypy, clang-format, pre-commit),
 #     reinstalled only when the build inputs change
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,14 +49,14 @@ if command -v rustup >/dev/null; then
   if ! rustup toolchain list | grep -q "^$msrv_toolchain-"; then
     say "installing Rust $msrv_toolchain (the crate's rust-version) with rustup"
     rustup toolchain install "$msrv_toolchain" --profile minimal >/dev/null 2>&1 ||
-      say "could not install Rust $msrv_toolchain; the msrv stage will skip"
+      echo "bootstrap: could not install Rust $msrv_toolchain; the msrv stage will skip" >&2
   fi
 fi
 cargo_hack_version=0.6.46
 if command -v cargo >/dev/null && ! cargo hack --version >/dev/null 2>&1; then
   say "installing cargo-hack $cargo_hack_version (cargo install --locked)"
   cargo install --locked --quiet "cargo-hack@$cargo_hack_version" >/dev/null 2>&1 ||
-    say "could not install cargo-hack; the rust stage will run no-features and all-features only, and say so"
+    echo "bootstrap: could not install cargo-hack; the rust stage will run no-features and all-features only, and say so" >&2
 fi
 
 if [ ! -x .venv/bin/python ]; then
