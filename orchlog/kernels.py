@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from types import ModuleType
 from typing import Any
 
 import numpy as np
 
+_native: ModuleType | None
 try:
     from orchlog import _kernels as _native
 except ImportError:  # pragma: no cover - the extension is built by every install path
@@ -147,7 +149,8 @@ def prefix_diffs(
         )
     ]
     if native and _native is not None:
-        return _native.prefix_diffs(*args)
+        sums: np.ndarray = _native.prefix_diffs(*args)
+        return sums
     return _prefix_diffs_numpy(*args)
 
 
@@ -268,7 +271,7 @@ def decode_frames(chunk: np.ndarray, base: int, inline_max: int) -> dict[str, An
     return _native.decode_frames(chunk, base, inline_max)
 
 
-def parse_orchlog_jsonl(buf: bytes, first_line: int, native: bool = True) -> dict[str, Any] | None:
+def parse_orchlog_jsonl(buf: bytes | memoryview, first_line: int, native: bool = True) -> dict[str, Any] | None:
     """Columns for the canonical record lines of `buf` (see native/python/kernels/jsonl_columns.hpp), or None without the extension.
 
     Lines the kernel does not take (headers, non-canonical or broken lines) come
@@ -276,4 +279,5 @@ def parse_orchlog_jsonl(buf: bytes, first_line: int, native: bool = True) -> dic
     """
     if not (native and _native is not None):
         return None
-    return _native.parse_orchlog_jsonl(buf, first_line)
+    cols: dict[str, Any] | None = _native.parse_orchlog_jsonl(buf, first_line)
+    return cols

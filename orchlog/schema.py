@@ -88,13 +88,13 @@ class Schema:
         raise KeyError(name)
 
 
-def _require(mapping: dict, key: str, where: str) -> Any:
+def _require(mapping: dict[str, Any], key: str, where: str) -> Any:
     if key not in mapping:
         raise SchemaError(f"{where}: missing key {key!r}")
     return mapping[key]
 
 
-def _fields(items: list, where: str) -> tuple[Field, ...]:
+def _fields(items: list[dict[str, Any]], where: str) -> tuple[Field, ...]:
     out = []
     seen = set()
     for i, raw in enumerate(items):
@@ -123,7 +123,7 @@ def _fields(items: list, where: str) -> tuple[Field, ...]:
     return tuple(out)
 
 
-def parse(data: dict, source: Path = SCHEMA_PATH) -> Schema:
+def parse(data: dict[str, Any], source: Path = SCHEMA_PATH) -> Schema:
     """Validate a parsed YAML mapping and return a Schema."""
     if not isinstance(data, dict):
         raise SchemaError("top level must be a mapping")

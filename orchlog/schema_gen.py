@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 SCHEMA_VERSION = 1
 LIBRARY_VERSION = '0.1.0'
@@ -225,7 +228,7 @@ class Header:
 
 
 # ---------------------------------------------------------------- Arrow
-def arrow_schema():
+def arrow_schema() -> pa.Schema:
     """The Parquet/Arrow schema: one row per record, stats flattened."""
     import pyarrow as pa
 

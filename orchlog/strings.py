@@ -11,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, overload
 
 import numpy as np
 
@@ -52,7 +52,11 @@ class Strings:
     def __len__(self) -> int:
         return len(self.codes)
 
-    def __getitem__(self, i):
+    @overload
+    def __getitem__(self, i: int | np.integer[Any]) -> str | None: ...
+    @overload
+    def __getitem__(self, i: slice | np.ndarray) -> Strings: ...
+    def __getitem__(self, i: int | np.integer[Any] | slice | np.ndarray) -> str | None | Strings:
         if isinstance(i, (int, np.integer)):
             code = self.codes[i]
             return None if code < 0 else self.table[code]
@@ -66,7 +70,8 @@ class Strings:
         return iter(self.values().tolist())
 
     def tolist(self) -> list[str | None]:
-        return self.values().tolist()
+        out: list[str | None] = self.values().tolist()
+        return out
 
     def __repr__(self) -> str:
         return f"Strings({self.tolist()!r})"

@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Make a fresh machine ready to build and test orchlog; cheap when it already is.
 #   - Debian packages (compilers, CMake, Ninja, GoogleTest) via apt-get when missing
-#   - Rust's rustfmt/clippy components when rustup is there
+#   - Rust's rustfmt/clippy components when rustup is there; cargo-hack (the rust
+#     stage's feature combinations) and, with rustup, the toolchain of the crate's
+#     rust-version (the msrv stage), each cached in ~/.cargo or ~/.rustup; a stage
+#     whose tool could not be installed says that it skipped its check
 #   - .venv with orchlog installed editable (native extension built by CMake)
 #     with the test, e2e, codegen and lint extras (pytest; torch, transformers, gguf for
-#     examples/; pyyaml and jinja2 for codegen; ruff, mypy, clang-format),
+#     examples/; pyyaml and jinja2 for codegen; ruff, mypy, clang-format, pre-commit),
 #     reinstalled only when the build inputs change
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,6 +44,20 @@ if command -v rustup >/dev/null; then
   for comp in rustfmt clippy; do
     rustup component list --installed 2>/dev/null | grep -q "^$comp" || rustup component add "$comp" >/dev/null 2>&1 || true
   done
+  # Exactly the rust-version (1.85 means 1.85.0, not the latest 1.85.x).
+  msrv_toolchain=$rust_msrv
+  case $msrv_toolchain in *.*.*) ;; *) msrv_toolchain=$msrv_toolchain.0 ;; esac
+  if ! rustup toolchain list | grep -q "^$msrv_toolchain-"; then
+    say "installing Rust $msrv_toolchain (the crate's rust-version) with rustup"
+    rustup toolchain install "$msrv_toolchain" --profile minimal >/dev/null 2>&1 ||
+      echo "bootstrap: could not install Rust $msrv_toolchain; the msrv stage will skip" >&2
+  fi
+fi
+cargo_hack_version=0.6.46
+if command -v cargo >/dev/null && ! cargo hack --version >/dev/null 2>&1; then
+  say "installing cargo-hack $cargo_hack_version (cargo install --locked)"
+  cargo install --locked --quiet "cargo-hack@$cargo_hack_version" >/dev/null 2>&1 ||
+    echo "bootstrap: could not install cargo-hack; the rust stage will run no-features and all-features only, and say so" >&2
 fi
 
 if [ ! -x .venv/bin/python ]; then

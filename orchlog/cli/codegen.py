@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import argparse
 
+from orchlog.errors import OrchlogError
 
-def register(sub: argparse._SubParsersAction) -> None:
+# What the codegen extra installs (pyyaml, jinja2), by the names they are imported under.
+CODEGEN_MODULES = ("yaml", "jinja2")
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "codegen",
         help="regenerate the C++/Rust/Python schema tables and vectors from the schema",
@@ -21,9 +26,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from orchlog.codegen import main
-
     argv = [flag for flag, on in (("--check", args.check), ("--diff", args.diff), ("--quiet", args.quiet)) if on]
     if args.root:
         argv += ["--root", args.root]
-    return main(argv)
+    try:
+        from orchlog.codegen import main
+
+        return main(argv)
+    except ModuleNotFoundError as exc:
+        if exc.name not in CODEGEN_MODULES:
+            raise
+        raise OrchlogError(
+            f"orchlog codegen needs {exc.name}, which is not installed: pip install 'orchlog[codegen]'"
+        ) from None

@@ -6,9 +6,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from orchlog.cli.argtypes import nonnegative, nonnegative_int, unit_interval
 from orchlog.errors import OrchlogError
+
+if TYPE_CHECKING:
+    from orchlog.compare.per_token import PerTokenReport
 
 EXAMPLES = """example:
   orchlog compare reference.jsonl ours.jsonl
@@ -23,7 +27,7 @@ EXAMPLES = """example:
 exit codes: 0 every pair within tolerance, 1 divergence (or token ids that differ, or nothing matched), 2 error"""
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "compare",
         help="align two traces and name the first diverging token, layer and stage",
@@ -157,7 +161,7 @@ def report_text(report, fmt: str) -> str:
 
 def _run(args: argparse.Namespace) -> int:
     from orchlog.cli.progress import Progress
-    from orchlog.compare import LOGITS_NAMES, CompareOptions, compare
+    from orchlog.compare import LOGITS_NAMES, CompareOptions, CompareReport, compare
     from orchlog.compare.keys import parse_key
     from orchlog.read.paths import open_trace
 
@@ -185,6 +189,7 @@ def _run(args: argparse.Namespace) -> int:
     a, b = open_trace(args.a), open_trace(args.b)
     logits = tuple(args.logits) if args.logits else LOGITS_NAMES
     total = (a.size or 0) + (b.size or 0)
+    report: CompareReport | PerTokenReport
     with Progress("comparing", total=total or None, quiet=args.quiet, unit="B") as bar:
 
         def progress(fraction: float) -> None:

@@ -32,7 +32,7 @@ THRESHOLD_FLAGS = {
 }
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "guardrail",
         help="equivalence guardrail: pairs of runs that must match (prefill vs decode, ...) over a matrix",

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from orchlog.parquet.settings import CODECS, DEFAULT_CODEC, DEFAULT_LEVEL, DEFAULT_ROW_GROUP_BYTES
 
+if TYPE_CHECKING:
+    from orchlog.read.trace import Diagnostic
 
-def register(sub: argparse._SubParsersAction) -> None:
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "pack",
         help="convert traces (binary streams, JSONL) into one Parquet file, checking every tensor's blake3",
@@ -64,7 +68,7 @@ def _run(args: argparse.Namespace) -> int:
     level = args.level if args.level is not None else (DEFAULT_LEVEL if args.codec == DEFAULT_CODEC else None)
     with Progress("packing", quiet=args.quiet, unit="records") as progress:
 
-        def on_problem(diag) -> None:
+        def on_problem(diag: Diagnostic) -> None:
             progress.close()
             print(f"orchlog pack: {diag}", file=sys.stderr)
 

@@ -26,6 +26,7 @@ class Progress:
         self, label: str, total: int | None = None, quiet: bool = False, stream: TextIO | None = None, unit: str = ""
     ) -> None:
         self.done = 0
+        self.total = total
         self._bar: Any = None
         stream = stream if stream is not None else sys.stderr
         if quiet or not _is_terminal(stream):

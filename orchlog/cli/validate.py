@@ -7,7 +7,7 @@ import json
 import sys
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "validate",
         help="check a trace against the schema (and its hashes with --verify-hashes); exit 1 on problems",

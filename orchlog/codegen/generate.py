@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
@@ -58,11 +60,15 @@ def _outputs(schema: schema_mod.Schema) -> dict[str, Callable[[], str]]:
         "schema/orchlog.jsonl.schema.json": lambda: jsonschema_gen.render(schema, GENERATED_MARK),
     }
     for name, build in vectors.FILES.items():
-        out[f"schema/vectors/{name}"] = lambda b=build: _json_text(b(GENERATED_MARK))
+        out[f"schema/vectors/{name}"] = functools.partial(_vector_text, build)
     return out
 
 
-def _json_text(doc: dict) -> str:
+def _vector_text(build: Callable[[str], dict[str, Any]]) -> str:
+    return _json_text(build(GENERATED_MARK))
+
+
+def _json_text(doc: dict[str, Any]) -> str:
     return jsonschema_gen.json_with_mark(doc)
 
 

@@ -590,7 +590,7 @@ SOURCE_DATE_EPOCHS = [
 
 def _created_case(raw: str) -> dict[str, Any]:
     parsed = knobs.parse_source_date_epoch(raw)
-    created = None if parsed.value is None else created_from_epoch(parsed.value)
+    created = created_from_epoch(parsed.value) if isinstance(parsed.value, int) else None
     return {"SOURCE_DATE_EPOCH": raw, "created": created, "warning": parsed.warning is not None}
 
 
@@ -675,7 +675,7 @@ def floats_doc(mark: str) -> dict[str, Any]:
 
 
 def selector_doc(mark: str) -> dict[str, Any]:
-    keys = [
+    keys: list[dict[str, Any]] = [
         {"checkpoint": "attn_norm", "layer": 0, "token_idx": 5, "step": 0, "rank": 0, "stage": None},
         {"checkpoint": "attn_norm", "layer": 3, "token_idx": 5, "step": 1, "rank": 1, "stage": "mul_mat"},
         {"checkpoint": "attn_out", "layer": 4, "token_idx": 6, "step": 0, "rank": 0, "stage": "rope"},

@@ -86,6 +86,7 @@ def _producer(trace: Trace) -> tuple[str | None, str | None]:
 
 def _unmatched(side: str, batch: RecordBatch, key: tuple[str, ...]) -> list[Unmatched]:
     out = []
+    assert batch.renamed_from is not None, "RecordBatch.__post_init__ fills it"
     for i in range(len(batch)):
         k = {}
         for field in key:
@@ -93,7 +94,9 @@ def _unmatched(side: str, batch: RecordBatch, key: tuple[str, ...]) -> list[Unma
             if isinstance(v, np.integer):
                 v = None if v == NONE else int(v)
             k[field] = v
-        out.append(Unmatched(side, k, batch.renamed_from[i] or batch.checkpoint[i], str(batch.location(i))))
+        name = batch.renamed_from[i] or batch.checkpoint[i]
+        assert name is not None, "checkpoint is a required column"
+        out.append(Unmatched(side, k, name, str(batch.location(i))))
     return out
 
 

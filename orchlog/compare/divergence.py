@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
+from collections.abc import Callable
 
 import numpy as np
 
@@ -87,7 +88,10 @@ class Findings:
         self.pairs += n
         self.counts += np.bincount(g.tier, minlength=len(TIER_NAMES))
         self.bases += np.bincount(t.basis, minlength=len(BASES))
-        views = lambda rows, keep=False: make_views(t, g, rows, self.tolerances, order, keep)  # noqa: E731
+
+        def views(rows: np.ndarray, keep: bool = False) -> list[PairView]:
+            return make_views(t, g, rows, self.tolerances, order, keep)
+
         for kind, flags in (("dtype", t.dtype_mismatch), ("shape", t.shape_mismatch), ("numel", t.numel_mismatch)):
             hits = np.flatnonzero(flags)
             self.mismatch_counts[kind] += len(hits)
@@ -117,7 +121,7 @@ class Findings:
         in_play = [tok for tok, s in self.tokens.items() if s.first_fail is not None or tok in seen_now]
         self.growth_rows.keep(np.array(in_play, dtype=np.int64))
 
-    def _add_worst(self, g: Grades, views) -> None:
+    def _add_worst(self, g: Grades, views: Callable[..., list[PairView]]) -> None:
         sev = np.where(np.isnan(g.severity), -np.inf, g.severity)
         if self.worst and len(self.worst) >= self.top_n:
             floor = self.worst[-1].severity
@@ -130,7 +134,7 @@ class Findings:
         merged.sort(key=lambda v: (-v.severity, v.order))
         self.worst = merged[: self.top_n]
 
-    def _add_tokens(self, t: PairTable, g: Grades, order: np.ndarray, views) -> None:
+    def _add_tokens(self, t: PairTable, g: Grades, order: np.ndarray, views: Callable[..., list[PairView]]) -> None:
         tokens = t.a.token_idx[t.ia]
         failed = g.tier == FAIL
         # Earliest failing pair per token.
@@ -177,7 +181,7 @@ class Findings:
         state = self.tokens.get(token)
         return state is None or state.first_fail is None or order < state.first_fail.order
 
-    def _add_kept(self, g: Grades, order: np.ndarray, views) -> None:
+    def _add_kept(self, g: Grades, order: np.ndarray, views: Callable[..., list[PairView]]) -> None:
         rows = np.arange(len(order)) if self.detail else np.flatnonzero(g.tier == FAIL)
         if self.keep is not None:
             if len(self._kept) >= self.keep and len(rows):

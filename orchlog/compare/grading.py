@@ -30,7 +30,8 @@ class Grades:
 
     @property
     def failed(self) -> np.ndarray:
-        return self.tier == FAIL
+        failed: np.ndarray = self.tier == FAIL
+        return failed
 
 
 def _grade_rows(rule: Rule, t: PairTable, rows: np.ndarray) -> tuple[np.ndarray, ...]:

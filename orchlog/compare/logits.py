@@ -20,7 +20,8 @@ def log_softmax(logits: np.ndarray) -> np.ndarray:
     """log(softmax(x)) in f64, stable for any finite logits."""
     x = np.asarray(logits, dtype=np.float64)
     shifted = x - np.max(x)
-    return shifted - np.log(np.sum(np.exp(shifted)))
+    out: np.ndarray = shifted - np.log(np.sum(np.exp(shifted)))
+    return out
 
 
 def kl_divergence(ref_logits: np.ndarray, test_logits: np.ndarray) -> float:
@@ -81,7 +82,7 @@ def agreement(a: np.ndarray, b: np.ndarray, track_token: int | None = None) -> A
     if n == 0:
         return Agreement(-1, -1, math.nan)
     finite = bool(np.isfinite(a).all() and np.isfinite(b).all())
-    ranks = (None, None)
+    ranks: tuple[int | None, int | None] = (None, None)
     if track_token is not None and 0 <= track_token < n:
         ranks = (rank_of(a, track_token), rank_of(b, track_token))
     return Agreement(top1(a), top1(b), kl_divergence(a, b) if finite else math.nan, *ranks)

@@ -81,7 +81,8 @@ def _shape_mismatch(a: RecordBatch, b: RecordBatch, ia: np.ndarray, ib: np.ndarr
         neq = a.shape_dims[np.repeat(starts_a, lengths) + steps] != b.shape_dims[np.repeat(starts_b, lengths) + steps]
         per_pair = np.add.reduceat(neq.astype(np.int64), np.cumsum(lengths) - lengths)
         differs[rows] = per_pair > 0
-    return differs
+    out: np.ndarray = differs
+    return out
 
 
 def _nan_columns(n: int) -> dict[str, np.ndarray]:

@@ -157,7 +157,7 @@ class NameMap:
         """The distinct (name, stage) pairs the rules must see, and each row's index into them."""
         names, stages = batch.checkpoint, batch.stage
         if not self.uses_stages:  # one lookup per distinct name; the last entry stands for a missing name
-            keys = [(name, None) for name in names.table] + [(None, None)]
+            keys: list[tuple[str | None, str | None]] = [(name, None) for name in [*names.table, None]]
             return keys, np.where(names.codes < 0, len(names.table), names.codes)
         width = len(stages.table) + 1
         pairs = (names.codes.astype(np.int64) + 1) * width + (stages.codes.astype(np.int64) + 1)
@@ -177,18 +177,20 @@ class NameMap:
         if not any(hits):
             return batch
 
-        def per_row(values: list) -> Strings:
+        def per_row(values: list[str | None]) -> Strings:
             distinct = Strings.from_values(values)
             return Strings(distinct.table, distinct.codes[inverse])
 
         checkpoint = per_row([hit.checkpoint if hit else name for hit, (name, _) in zip(hits, keys)])
         captured = np.array([hit.layer if hit and hit.layer is not None else NONE for hit in hits])[inverse]
-        renamed = np.array([bool(hit) and (hit.checkpoint, hit.stage) != key for hit, key in zip(hits, keys)])[inverse]
+        changed = [hit is not None and (hit.checkpoint, hit.stage) != key for hit, key in zip(hits, keys)]
+        renamed = np.array(changed)[inverse]
         stage = batch.stage
         if self.uses_stages:
             stage = per_row([hit.stage if hit else s for hit, (_, s) in zip(hits, keys)])
         layer = np.where((batch.layer == NONE) & (captured != NONE), captured, batch.layer)
         # Keep the name each side wrote; a record renamed by an earlier map keeps its first name.
+        assert batch.renamed_from is not None, "RecordBatch.__post_init__ fills it"
         both = Strings.concat([batch.renamed_from, batch.checkpoint])
         n = len(batch)
         first_rename = renamed & (batch.renamed_from.codes < 0)

@@ -24,7 +24,8 @@ def _opt(v: int) -> int | None:
 def exec_order(t: PairTable) -> np.ndarray:
     """Execution order of each pair: the reference record's emitter counter, else its place in the file."""
     seq = t.a.seq[t.ia]
-    return np.where(seq >= 0, seq, t.a.order[t.ia])
+    order: np.ndarray = np.where(seq >= 0, seq, t.a.order[t.ia])
+    return order
 
 
 @dataclasses.dataclass
@@ -121,6 +122,7 @@ def make_views(
     ).tolist()
     alignment = t.alignment[rows].tolist()
     names_a, names_b = a.checkpoint[ia].tolist(), b.checkpoint[ib].tolist()
+    assert a.renamed_from is not None and b.renamed_from is not None, "RecordBatch.__post_init__ fills them"
     own_a, own_b = a.renamed_from[ia].tolist(), b.renamed_from[ib].tolist()
     cols = {name: getattr(a, name)[ia].tolist() for name in ("layer", "token_idx", "step", "rank")}
     stage, dtype_a, dtype_b = a.stage[ia].tolist(), a.dtype[ia].tolist(), b.dtype[ib].tolist()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -189,7 +189,7 @@ def compare_per_token(
     key: tuple[str, ...] = ("token_idx",),
     logits: tuple[str, ...] = ("logits",),
     track_token: int | None = None,
-    maps: list[str] = (),
+    maps: Sequence[str] = (),
     progress: Callable[[float], None] | None = None,
     maps_a: list[str] = (),
     maps_b: list[str] = (),

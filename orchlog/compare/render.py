@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from orchlog.compare.grading import TIER_NAMES
 from orchlog.compare.metrics import BASES
@@ -124,7 +124,7 @@ def token_lines(r: CompareReport) -> list[str]:
     return []
 
 
-def _listing(items: list, show: Callable, limit: int = SHOWN) -> list[str]:
+def _listing(items: list[Any], show: Callable[[Any], str], limit: int = SHOWN) -> list[str]:
     lines = [show(x) for x in items[:limit]]
     if len(items) > limit:
         lines.append(f"  ... and {len(items) - limit} more (all of them in --format json)")
@@ -209,7 +209,7 @@ def render_text(r: CompareReport) -> str:
     return "\n".join(out) + "\n"
 
 
-def _key_text(key: dict) -> str:
+def _key_text(key: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in key.items() if v is not None)
 
 

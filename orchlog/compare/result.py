@@ -17,7 +17,7 @@ from orchlog.compare.growth import GrowthRow
 from orchlog.compare.metrics import BASES
 from orchlog.compare.pairview import PairView
 from orchlog.compare.tokens import TokenCheck
-from orchlog.compare.tolerances import Tolerances
+from orchlog.compare.tolerances import Rule, Tolerances
 from orchlog.read.trace import Diagnostic
 
 if TYPE_CHECKING:
@@ -200,7 +200,7 @@ def growth_json(r: GrowthRow) -> dict[str, Any]:
     }
 
 
-def rule_json(r) -> dict[str, Any]:
+def rule_json(r: Rule) -> dict[str, Any]:
     return {
         "name": r.name,
         "match": list(r.patterns),

@@ -111,7 +111,10 @@ class Tolerances:
             changes["cos_tol"] = cos_tol
         if not changes:
             return self
-        edit = lambda r: dataclasses.replace(r, **changes)  # noqa: E731
+
+        def edit(r: Rule) -> Rule:
+            return dataclasses.replace(r, **changes)
+
         return Tolerances([edit(r) for r in self.rules], edit(self.default), self.source + " (with overrides)")
 
 
@@ -139,8 +142,8 @@ def _rule(doc: dict[str, Any], where: str, name: str, patterns: tuple[str, ...])
         raise OrchlogError(f"{where}: rule {name!r}: threshold and cos_tol must be numbers") from None
     if not isinstance(doc.get("window", False), bool):
         raise OrchlogError(f"{where}: rule {name!r}: window must be true or false")
-    tiers_ = None if tiers is None else tuple(float(t) for t in tiers)
-    return Rule(name, patterns, metric, threshold, cos_tol, tiers_, bool(doc.get("window", False)))
+    bounds = None if tiers is None else (float(tiers[0]), float(tiers[1]), float(tiers[2]), float(tiers[3]))
+    return Rule(name, patterns, metric, threshold, cos_tol, bounds, bool(doc.get("window", False)))
 
 
 def parse_tolerances(doc: dict[str, Any], where: str) -> Tolerances:

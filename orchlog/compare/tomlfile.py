@@ -17,7 +17,8 @@ else:  # pragma: no cover - exercised on 3.10 only
 
 def load_toml(raw: bytes, where: str) -> dict[str, Any]:
     try:
-        return tomllib.loads(raw.decode("utf-8"))
+        data: dict[str, Any] = tomllib.loads(raw.decode("utf-8"))
+        return data
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise OrchlogError(f"{where}: not valid TOML ({exc})") from None
 

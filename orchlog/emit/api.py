@@ -68,7 +68,8 @@ def log(
     parquet = _parquet
     if parquet is not None:
         return parquet.log(checkpoint, array, token_idx, layer, stage, step, meta, dtype)
-    return _native.log(checkpoint, array, token_idx, layer, stage, step, meta, dtype)
+    written: bool = _native.log(checkpoint, array, token_idx, layer, stage, step, meta, dtype)
+    return written
 
 
 def configure(
@@ -111,9 +112,9 @@ def configure(
             isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= _I32_MAX
         ):
             raise OrchlogError(f"{name}={value!r}: want an integer >= {minimum}")
-    for name, value in (("path", path), ("team", team), ("model", model), ("git_commit", git_commit)):
-        if value is not None and not isinstance(value, str):
-            raise OrchlogError(f"{name}={value!r}: want a string")
+    for name, text in (("path", path), ("team", team), ("model", model), ("git_commit", git_commit)):
+        if text is not None and not isinstance(text, str):
+            raise OrchlogError(f"{name}={text!r}: want a string")
     _check_config(config)
     if format is not None and format not in FORMATS:
         raise OrchlogError(f"format={format!r}: want one of {', '.join(FORMATS)} (or None for the mode's encodings)")

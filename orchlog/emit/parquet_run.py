@@ -119,7 +119,7 @@ def resolve(
         model=(model if model is not None else env(schema_gen.ORCH_LOG_MODEL)) or None,
         git_commit=(git_commit if git_commit is not None else env(schema_gen.ORCH_LOG_GIT_COMMIT)) or None,
         config=dict(config or {}),
-        created=created_from_epoch(epoch.value if epoch.value is not None else int(time.time())),
+        created=created_from_epoch(epoch.value if isinstance(epoch.value, int) else int(time.time())),
     ), warnings
 
 

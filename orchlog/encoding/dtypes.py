@@ -8,11 +8,13 @@ the rule is spelled out here rather than left to them.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from orchlog import schema_gen
 
-_NUMPY = {
+_NUMPY: dict[str, np.dtype[Any]] = {
     "f32": np.dtype("<f4"),
     "f16": np.dtype("<f2"),
     "bf16": np.dtype("<u2"),
@@ -30,7 +32,7 @@ def storage_dtype(dtype: str) -> np.dtype:
     return _NUMPY[dtype]
 
 
-def from_bytes(data: bytes, dtype: str) -> np.ndarray:
+def from_bytes(data: bytes | memoryview, dtype: str) -> np.ndarray:
     """View raw little-endian bytes as a flat array of the storage dtype."""
     return np.frombuffer(data, dtype=_NUMPY[dtype])
 

@@ -9,7 +9,7 @@ only place they are written down.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import blake3 as _blake3
@@ -33,7 +33,7 @@ class RecordInput:
     checkpoint: str | bytes
     dtype: str
     shape: tuple[int, ...]
-    data: bytes
+    data: bytes | memoryview  # a view of the caller's buffer is read, never kept
     team: str = ""
     token_idx: int | None = None
     layer: int | None = None
@@ -168,7 +168,7 @@ def _json_value(ftype: str, value: Any, dtype: str) -> str:
     raise AssertionError(f"no JSON form for field type {ftype}")
 
 
-def _json_object(fields, values: Mapping[str, Any], dtype: str = "f64") -> str:
+def _json_object(fields: Sequence[schema_gen.FieldSpec], values: Mapping[str, Any], dtype: str = "f64") -> str:
     parts = [
         f"{json_string(f.name)}:{_json_value(f.type, values[f.name], dtype)}" for f in fields if "jsonl" in f.encodings
     ]
@@ -229,7 +229,7 @@ def _mp_value(ftype: str, value: Any, dtype: str) -> bytes:
     raise AssertionError(f"no msgpack form for field type {ftype}")
 
 
-def _mp_object(fields, values: Mapping[str, Any], dtype: str = "f64") -> bytes:
+def _mp_object(fields: Sequence[schema_gen.FieldSpec], values: Mapping[str, Any], dtype: str = "f64") -> bytes:
     present = [f for f in fields if "msgpack" in f.encodings]
     out = [mp.map_header(len(present))]
     for f in present:
@@ -241,7 +241,7 @@ def _mp_object(fields, values: Mapping[str, Any], dtype: str = "f64") -> bytes:
 # ------------------------------------------------------------------ public
 
 
-def leading_values(data: bytes, dtype: str, n: int) -> np.ndarray:
+def leading_values(data: bytes | memoryview, dtype: str, n: int) -> np.ndarray:
     """The first n elements (all when n is ALL_VALUES), widened for printing."""
     flat = dtypes.from_bytes(data, dtype)
     if n != ALL_VALUES:

@@ -24,7 +24,7 @@ from orchlog.compare.tensors import flat_tensor
 from orchlog.errors import OrchlogError
 from orchlog.guardrail.problems import MALFORMED_FILE, MISSING_FILE, PairingError
 from orchlog.read import formats
-from orchlog.read.batch import NONE
+from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.paths import open_trace
 from orchlog.read.trace import Trace
 from orchlog.strings import glob_matcher
@@ -169,7 +169,7 @@ class Side:
             self._problem(MALFORMED_FILE, f"{self.logits_path}: unreadable after {self.rows_read} token rows ({exc})")
         self._collect_diagnostics()
 
-    def _row(self, batch, i: int) -> TokenRow | None:
+    def _row(self, batch: RecordBatch, i: int) -> TokenRow | None:
         where = str(batch.location(i))
         if batch.token_idx[i] == NONE:
             self._problem(MALFORMED_FILE, f"{where}: logits without a token_idx; skipped")
@@ -187,6 +187,7 @@ class Side:
 
     def _collect_diagnostics(self) -> None:
         """Reader problems (malformed lines, cut-off files) become pairing errors; metadata.json has its own checks."""
+        assert self._trace is not None, "called while the logits are read"
         new = self._trace.diagnostics[self._diagnostics_seen :]
         self._diagnostics_seen += len(new)
         for d in new:

@@ -239,7 +239,7 @@ def _fields(rec: TraceRecord, data: Any) -> dict[str, Any]:
     }
 
 
-def _size(n: int) -> str:
+def _size(n: float) -> str:
     for unit in ("B", "KiB", "MiB", "GiB"):
         if n < 1024 or unit == "GiB":
             return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.1f} {unit}"

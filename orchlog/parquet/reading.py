@@ -19,7 +19,7 @@ import os
 import threading
 import urllib.parse
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -193,7 +193,7 @@ class _File:
         telling which rows have tensors means reading the row group's tensors.
         """
         if self._data_chunk is None:
-            return self._meta.row_group(rg).num_rows
+            return int(self._meta.row_group(rg).num_rows)
         stats = self._meta.row_group(rg).column(self._data_chunk).statistics
         if stats is not None and stats.has_null_count:
             return stats.null_count
@@ -308,7 +308,7 @@ class _RowGroupCache:
         self._lock = threading.Lock()
         self._key: tuple[str, int] | None = None
         self._chunks: list[pa.Array] = []
-        self._next: tuple[tuple[str, int], Future] | None = None
+        self._next: tuple[tuple[str, int], Future[pa.ChunkedArray]] | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._successor: dict[tuple[str, int], int] = {}  # row group -> the next one the selection reads
 
@@ -328,6 +328,7 @@ class _RowGroupCache:
     def _take(self, f: _File, rg: int) -> list[pa.Array]:
         """Row group rg's tensors, from the read ahead when it guessed right; then read ahead again."""
         ahead, self._next = self._next, None
+        chunks: list[pa.Array]
         if ahead is not None and ahead[0] == (f.path, rg):
             chunks = ahead[1].result().chunks
         else:
@@ -353,8 +354,16 @@ class _RowGroupCache:
         chunk, i = self._value(f, rg, row)
         return _is_valid(chunk, i)
 
-    def loader(self, f: _File, rg: int, row: int, itemsize: int):
-        return lambda: self.tensor_bytes(f, rg, row, itemsize)
+    def loader(self, f: _File, rg: int, row: int, itemsize: int) -> Callable[[], memoryview]:
+        """Made only for rows that hold a tensor; one gone since (the file rewritten) is an OSError, as a cut-short one is."""
+
+        def load() -> memoryview:
+            data = self.tensor_bytes(f, rg, row, itemsize)
+            if data is None:
+                raise OSError(f"{f.path}: row group {rg} row {row} holds no tensor")
+            return data
+
+        return load
 
     def tensor_bytes(self, f: _File, rg: int, row: int, itemsize: int) -> memoryview | None:
         """The tensor's bytes as a read-only view of the Arrow buffer, copied only to align them."""

@@ -30,7 +30,7 @@ _ROW_OVERHEAD = 160
 
 
 class _Row(NamedTuple):
-    plain: tuple  # values of the _PLAIN columns, in order
+    plain: tuple[Any, ...]  # values of the _PLAIN columns, in order
     shape: np.ndarray
     values: np.ndarray
     meta: list[tuple[str, str]]
@@ -78,7 +78,7 @@ class RowBatch:
             if self._rows:
                 raise ValueError("no room for this tensor in the row group; write and clear the batch first")
             arena = self._arenas[self._current] = np.empty(max(self.capacity, nbytes), np.uint8)
-        return memoryview(arena[used : used + nbytes])
+        return arena[used : used + nbytes].data
 
     def append(self, fields: Mapping[str, Any], reserved: bool = False) -> None:
         """Add one row; ValueError (and nothing added) when a required field is missing.

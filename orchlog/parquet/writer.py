@@ -19,7 +19,7 @@ import queue
 import threading
 import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,7 +76,7 @@ class RowGroupSink:
         self.headers = list(headers)
         self._written_headers = len(self.headers)
         self._writer = pq.ParquetWriter(str(path), schema_with_headers(self.headers), **writer_options(codec, level))
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[tuple[RowGroupSink, pa.Table] | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._idle = threading.Event()
         self._idle.set()
@@ -84,7 +84,7 @@ class RowGroupSink:
         self.accepted: object = None  # the tag of the last table handed to the thread
         self._data_nulls: list[int] = []  # rows without a tensor in each row group written
 
-    def write(self, table, tag: object = None) -> None:
+    def write(self, table: pa.Table, tag: object = None) -> None:
         """Hand one row group to the writer thread, after the one in flight is written."""
         self.wait()
         if self._thread is None:
@@ -103,7 +103,7 @@ class RowGroupSink:
         self.accepted = tag
         self._queue.put((self, table))
 
-    def _write_in_background(self, table) -> None:
+    def _write_in_background(self, table: pa.Table) -> None:
         try:
             self._writer.write_table(table, row_group_size=max(1, table.num_rows))
             data = table.column(DATA_COLUMN) if DATA_COLUMN in table.column_names else None
@@ -145,7 +145,7 @@ class RowGroupSink:
         self._writer.close()
 
 
-def _write_queued(jobs: queue.SimpleQueue) -> None:
+def _write_queued(jobs: queue.SimpleQueue[tuple[RowGroupSink, pa.Table] | None]) -> None:
     """The writer thread: (sink, table) jobs until None. It keeps no reference between jobs."""
     while True:
         job = jobs.get()
@@ -157,7 +157,7 @@ def _write_queued(jobs: queue.SimpleQueue) -> None:
         del sink, table
 
 
-def _despite_interrupts(step) -> bool:
+def _despite_interrupts(step: Callable[[], object]) -> bool:
     """Run step to completion, starting again after each Ctrl-C; whether there was one.
 
     A file without its footer is lost, so closing must not stop half-way.
@@ -252,7 +252,7 @@ class Writer:
                 checkpoint=checkpoint,
                 dtype=schema_dtype,
                 shape=arr.shape,
-                data=memoryview(arr.reshape(-1).view(np.uint8)),
+                data=arr.reshape(-1).view(np.uint8).data,
                 team=self.team,
                 token_idx=token_idx,
                 layer=layer,

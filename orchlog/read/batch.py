@@ -91,7 +91,7 @@ class InlineBytes:
         buffer[: self.nbytes] = self()
 
 
-def _concat(columns: list) -> Any:
+def _concat(columns: list[Any]) -> Any:
     if isinstance(columns[0], Strings):
         return Strings.concat(columns)
     return np.concatenate(columns)
@@ -159,7 +159,8 @@ class RecordBatch:
 
     def has_full_values(self) -> np.ndarray:
         """Rows whose leading values are the whole tensor."""
-        return (self.numel >= 0) & (self.n_values() == self.numel)
+        full: np.ndarray = (self.numel >= 0) & (self.n_values() == self.numel)
+        return full
 
     def has_data(self) -> np.ndarray:
         """Rows whose whole tensor is at hand: tensor bytes in memory or to load, or every value inline."""
@@ -172,16 +173,20 @@ class RecordBatch:
         return self.loader[i]
 
     def location(self, i: int) -> Location:
-        return Location(self.path[i], line=_none_or(self.line[i]), offset=_none_or(self.offset[i]))
+        path = self.path[i]
+        assert path is not None, "every record has a path"
+        return Location(path, line=_none_or(self.line[i]), offset=_none_or(self.offset[i]))
 
     def record(self, i: int) -> TraceRecord:
         stats = None
         if not (np.isnan(self.stats[i]).all() and self.counts[i, 0] == NONE):
-            s = [None if np.isnan(v) else float(v) for v in self.stats[i]]
-            stats = Stats(*s, nan_count=int(max(self.counts[i, 0], 0)), inf_count=int(max(self.counts[i, 1], 0)))
+            s = {f: None if np.isnan(v) else float(v) for f, v in zip(STAT_FIELDS, self.stats[i])}
+            stats = Stats(**s, nan_count=int(max(self.counts[i, 0], 0)), inf_count=int(max(self.counts[i, 1], 0)))
+        checkpoint, team = self.checkpoint[i], self.team[i]
+        assert checkpoint is not None and team is not None, "checkpoint and team are required columns"
         return TraceRecord(
-            checkpoint=self.checkpoint[i],
-            team=self.team[i],
+            checkpoint=checkpoint,
+            team=team,
             token_idx=_none_or(self.token_idx[i]),
             layer=_none_or(self.layer[i]),
             stage=self.stage[i],
@@ -242,7 +247,7 @@ class RecordBatch:
         def ints(get: Callable[[TraceRecord], int | None]) -> np.ndarray:
             return np.fromiter((NONE if (v := get(r)) is None else v for r in records), dtype=np.int64, count=n)
 
-        def ragged(get: Callable[[TraceRecord], Any], dtype) -> tuple[np.ndarray, np.ndarray]:
+        def ragged(get: Callable[[TraceRecord], Any], dtype: type[np.generic]) -> tuple[np.ndarray, np.ndarray]:
             parts = [np.asarray(get(r) if get(r) is not None else (), dtype=dtype) for r in records]
             off = np.zeros(n + 1, dtype=np.int64)
             np.cumsum([len(p) for p in parts], out=off[1:])

@@ -21,7 +21,8 @@ def _span(values: set[int]) -> str:
     """{0,1,2,5} -> "0-2, 5"."""
     if not values:
         return "none"
-    out, run = [], []
+    out: list[str] = []
+    run: list[int] = []
     for v in sorted(values):
         if run and v == run[-1] + 1:
             run.append(v)
@@ -101,12 +102,13 @@ def producer_text(h: dict[str, Any]) -> str:
 def overview(trace: Trace) -> TraceOverview:
     checkpoints: collections.Counter[str] = collections.Counter()
     dtypes: collections.Counter[str] = collections.Counter()
-    layers, tokens, steps, ranks = set(), set(), set(), set()
+    layers, tokens, steps, ranks = set[int](), set[int](), set[int](), set[int]()
     records = with_data = no_token = 0
     for batch in trace.batches():
         records += len(batch)
         with_data += int(batch.has_data().sum())
         for name, n in batch.checkpoint.counts():  # a Counter keeps names in order of first appearance
+            assert name is not None, "checkpoint is a required column"
             checkpoints[name] += n
         dtypes.update(d or "unknown" for d in batch.dtype.values())
         for target, col in ((layers, batch.layer), (tokens, batch.token_idx), (steps, batch.step), (ranks, batch.rank)):

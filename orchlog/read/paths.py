@@ -25,7 +25,7 @@ def open_trace(path: str | os.PathLike[str]) -> Trace:
 
 
 def _trace_files(root: Path) -> list[Path]:
-    files = []
+    files: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
         files.extend(Path(dirpath) / f for f in sorted(filenames) if not f.startswith("."))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Iterator
-from typing import TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 _DONE = object()
@@ -23,7 +23,7 @@ class _Failure:
 
 
 def prefetch(source: Iterator[T], depth: int = 2) -> Iterator[T]:
-    items: queue.Queue = queue.Queue(maxsize=depth)
+    items: queue.Queue[Any] = queue.Queue(maxsize=depth)  # T, _DONE or a _Failure
     stop = threading.Event()
 
     def put(item: object) -> bool:

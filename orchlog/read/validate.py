@@ -107,6 +107,7 @@ def _check_stats(rec: TraceRecord, out: list[str]) -> None:
     elif finite and any(v is None for v in fields):
         out.append("stats are null but some elements are finite")
     elif finite:
+        assert s.min is not None and s.max is not None and s.rms is not None, "all present: checked above"
         if s.min > s.max:
             out.append(f"stats min {s.min} > max {s.max}")
         if s.abs_max != max(abs(s.min), abs(s.max)):

@@ -20,6 +20,15 @@ returns. Leaving the `with` block removes every hook. docs/torch.md has the deta
 maps these paths onto llama.cpp's names.
 """
 
+try:
+    import torch  # noqa: F401 - imported first so that a missing PyTorch gets the message below
+except ModuleNotFoundError as exc:
+    if exc.name != "torch":
+        raise  # PyTorch is there but broken: its own error says more
+    raise ModuleNotFoundError(
+        "orchlog.torch needs PyTorch, which is not installed: pip install 'orchlog[torch]'", name="torch"
+    ) from None
+
 from orchlog.torch.attach import Hooks, attach
 
 __all__ = ["Hooks", "attach"]

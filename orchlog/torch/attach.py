@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import torch
 
@@ -26,7 +27,7 @@ class Hooks:
         self.calls = calls
         self.batch_index = batch_index
         self.records = 0  # written so far
-        self._handles: list = []
+        self._handles: list[torch.utils.hooks.RemovableHandle] = []
 
     @property
     def step(self) -> int | None:
@@ -41,10 +42,12 @@ class Hooks:
     def __enter__(self) -> Hooks:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.remove()
 
-    def _log(self, path: str, value, stage: str | None, token_axis: int | None = 1, layer: int | None = None) -> None:
+    def _log(
+        self, path: str, value: object, stage: str | None, token_axis: int | None = 1, layer: int | None = None
+    ) -> None:
         call = self.calls.current
         tensor = captured(value)
         if call is None or tensor is None:
@@ -108,7 +111,7 @@ def attach(
         batch_index,
     )
 
-    def root_pre_hook(_module, args, kwargs):
+    def root_pre_hook(_module: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         hooks.calls.start(args, kwargs)
 
     hooks._handles.append(model.register_forward_pre_hook(root_pre_hook, with_kwargs=True))

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 
-PositionsFn = Callable[[tuple, dict], Sequence[int]]
+PositionsFn = Callable[[tuple[Any, ...], dict[str, Any]], Sequence[int]]
 
 
 @dataclasses.dataclass
@@ -28,14 +29,14 @@ class Call:
         return self.token_ids[batch_index][row]
 
 
-def first_tensor(args: tuple, kwargs: dict) -> torch.Tensor | None:
+def first_tensor(args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor | None:
     for value in (*args, *kwargs.values()):
         if isinstance(value, torch.Tensor):
             return value
     return None
 
 
-def _tokens_and_batch(args: tuple, kwargs: dict) -> tuple[int, int | None]:
+def _tokens_and_batch(args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[int, int | None]:
     """Token ids are (batch, tokens) or (tokens,); embeddings (batch, tokens, hidden) or (tokens, hidden)."""
     x = kwargs.get("input_ids")
     if x is None:
@@ -51,7 +52,7 @@ def _tokens_and_batch(args: tuple, kwargs: dict) -> tuple[int, int | None]:
     return int(x.shape[token_axis]), int(x.shape[0]) if batched else None
 
 
-def _token_ids(args: tuple, kwargs: dict) -> list[list[int]] | None:
+def _token_ids(args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[list[int]] | None:
     """input_ids as lists per sequence: (batch, tokens) or (tokens,)."""
     x = kwargs.get("input_ids")
     if x is None and args and isinstance(args[0], torch.Tensor) and not args[0].is_floating_point():
@@ -62,7 +63,7 @@ def _token_ids(args: tuple, kwargs: dict) -> list[list[int]] | None:
     return ids if x.dim() == 2 else [ids]
 
 
-def _given_positions(kwargs: dict) -> list[int] | None:
+def _given_positions(kwargs: dict[str, Any]) -> list[int] | None:
     """position_ids (batch, tokens) or cache_position (tokens,), when the caller passed them."""
     for name in ("position_ids", "cache_position"):
         value = kwargs.get(name)
@@ -71,7 +72,7 @@ def _given_positions(kwargs: dict) -> list[int] | None:
     return None
 
 
-def _cached_length(kwargs: dict) -> int | None:
+def _cached_length(kwargs: dict[str, Any]) -> int | None:
     cache = kwargs.get("past_key_values")
     length = getattr(cache, "get_seq_length", None)
     return int(length()) if callable(length) else None
@@ -91,15 +92,16 @@ class CallCounter:
         self.positions_fn = positions
         self.current: Call | None = None
 
-    def start(self, args: tuple, kwargs: dict) -> Call:
+    def start(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Call:
         n_tokens, batch = _tokens_and_batch(args, kwargs)
+        positions: list[int] | None
         if self.positions_fn is not None:
             positions = [int(p) for p in self.positions_fn(args, kwargs)]
         else:
             positions = _given_positions(kwargs)
             if positions is None:
-                start = _cached_length(kwargs)
-                start = self.next_position if start is None else start
+                cached = _cached_length(kwargs)
+                start = self.next_position if cached is None else cached
                 positions = list(range(start, start + n_tokens))
         self.current = Call(self.next_step, positions, batch, _token_ids(args, kwargs))
         self.next_step += 1

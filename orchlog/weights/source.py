@@ -67,7 +67,8 @@ def _hf_config(directory: Path) -> dict[str, Any]:
 
 
 def open_weights(path: str | os.PathLike[str]) -> WeightSource:
-    from orchlog.weights.formats import open_gguf, open_npz, open_safetensors
+    from orchlog.weights.formats import open_npz, open_safetensors
+    from orchlog.weights.gguf_file import open_gguf
 
     p = Path(path)
     if not p.exists():

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import importlib
+import io
 import json
 import re
 import zlib
@@ -71,12 +72,12 @@ def is_gzip(path: Path) -> bool:
         return f.read(2) == GZIP_MAGIC
 
 
-def open_binary(path: Path):
+def open_binary(path: Path) -> io.BufferedIOBase:
     """A binary file object, transparently gunzipped."""
     return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
 
 
-def read_into(f, view: memoryview) -> tuple[int, Exception | None]:
+def read_into(f: io.BufferedIOBase, view: memoryview) -> tuple[int, Exception | None]:
     """Like f.readinto(view), but a gzip stream that breaks off (a writer killed mid-file) keeps what came before.
 
     readinto would raise and lose the bytes it had already placed; reading one decompressed
@@ -93,9 +94,9 @@ def read_into(f, view: memoryview) -> tuple[int, Exception | None]:
     return n, None
 
 
-def disk_position(f) -> int:
+def disk_position(f: io.BufferedIOBase) -> int:
     """Bytes of the file on disk consumed so far (the compressed position for gzip)."""
-    raw = getattr(f, "fileobj", None) if isinstance(f, gzip.GzipFile) else f
+    raw: io.IOBase | None = getattr(f, "fileobj", None) if isinstance(f, gzip.GzipFile) else f
     try:
         return (raw or f).tell()
     except (OSError, ValueError):

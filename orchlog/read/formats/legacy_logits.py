@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -44,7 +45,7 @@ def _read_metadata(trace: Trace) -> None:
         trace.report(Location(str(meta_path)), "metadata is not a JSON object; ignored")
 
 
-def _logits_array(values: list) -> tuple[np.ndarray, str]:
+def _logits_array(values: list[Any]) -> tuple[np.ndarray, str]:
     """The logits as written, and the narrowest float dtype that holds every one exactly."""
     if set(map(type, values)) <= _PLAIN_NUMBERS:
         # The usual line: numbers only. Converting them in one call is ten times faster than

@@ -13,6 +13,7 @@ machines without the extension, use the Python decoder for every frame.
 
 from __future__ import annotations
 
+import builtins
 import io
 import mmap
 import os
@@ -52,7 +53,7 @@ class _Garbage(Exception):
 
 
 class _Decoder:
-    def __init__(self, f: BinaryIO, size: int | None) -> None:
+    def __init__(self, f: io.BufferedIOBase, size: int | None) -> None:
         self.f = f
         self.size = size  # file size when known (not for gzip)
 
@@ -139,7 +140,7 @@ class _Decoder:
                 self.f.seek(pos)
         return [self.value(depth=depth + 1) for _ in range(n)]
 
-    def map(self, n: int, depth: int = 0) -> dict[str, Any]:
+    def map(self, n: int, depth: int = 0) -> dict[builtins.str, Any]:  # builtins: str is a method here
         self.room(2 * n)
         out: dict[str, Any] = {}
         for _ in range(n):
@@ -157,7 +158,7 @@ def _sniff(path: Path, head: bytes) -> bool:
     return head[start:].startswith(HEADER_MARK) or head[start:].startswith(RECORD_MARK)
 
 
-def _find_next_frame(f: BinaryIO, start: int) -> int | None:
+def _find_next_frame(f: io.BufferedIOBase, start: int) -> int | None:
     """Offset of the next plausible frame start after `start`, or None at EOF."""
     f.seek(start)
     carry = b""
@@ -198,7 +199,7 @@ def _preadinto(fd: int, offset: int, buffer: memoryview) -> int:
     return done
 
 
-def _map(f: BinaryIO, offset: int, length: int) -> memoryview:
+def _map(f: io.BufferedIOBase, offset: int, length: int) -> memoryview:
     """The bytes [offset, offset + length) of an open file, mapped rather than copied.
 
     Large tensors are then read straight from the page cache by whatever
@@ -226,7 +227,7 @@ class _TensorBytes:
     def __init__(self, path: str, gz: bool) -> None:
         self.path = path
         self.gz = gz
-        self._file: BinaryIO | None = None
+        self._file: io.BufferedIOBase | None = None
         self._lock = threading.Lock()
 
     def read(self, offset: int, length: int) -> memoryview:
@@ -239,7 +240,7 @@ class _TensorBytes:
         self.readinto(offset, data)
         return data.toreadonly()
 
-    def _open(self) -> BinaryIO:
+    def _open(self) -> io.BufferedIOBase:
         """The shared handle, opened on first use (call with the lock held)."""
         if self._file is None:
             self._file = open_binary(Path(self.path))
@@ -249,12 +250,12 @@ class _TensorBytes:
     def readinto(self, offset: int, buffer: memoryview) -> None:
         """Fill buffer with the bytes at offset; OSError when the file ends first."""
         with self._lock:
-            self._open()
+            f = self._open()
             if self.gz:
-                self._file.seek(offset)
-                got = self._file.readinto(buffer)
+                f.seek(offset)
+                got = f.readinto(buffer)
         if not self.gz:
-            got = _preadinto(self._file.fileno(), offset, buffer)
+            got = _preadinto(f.fileno(), offset, buffer)
         if got != len(buffer):
             raise OSError(f"{self.path}: tensor at byte {offset} is cut short ({got} of {len(buffer)} bytes)")
 

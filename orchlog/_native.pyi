@@ -1,0 +1,5 @@
+# The compiled extension module (built from native/python/emitter/ into the installed package, not
+# the source tree that mypy reads): its names are typed Any here.
+from typing import Any
+
+def __getattr__(name: str) -> Any: ...
