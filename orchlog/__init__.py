@@ -2,12 +2,38 @@
 
 The writing side (`log`, `configure`, `flush`, `close`, `stats`) lives in
 orchlog.emit, the reading side (`open_trace`) in orchlog.read, the comparer
-in orchlog.compare.
+in orchlog.compare. They are imported on first use, so that the code
+generator (orchlog.codegen), which renders the tables they are built on,
+never needs them.
 """
 
-from orchlog.emit.api import close, configure, flush, log, stats
-from orchlog.read.paths import open_trace
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
 from orchlog.schema_gen import LIBRARY_VERSION as __version__
 from orchlog.schema_gen import SCHEMA_VERSION
 
-__all__ = ["SCHEMA_VERSION", "__version__", "close", "configure", "flush", "log", "open_trace", "stats"]
+_PUBLIC = {
+    "close": "orchlog.emit.api",
+    "configure": "orchlog.emit.api",
+    "flush": "orchlog.emit.api",
+    "log": "orchlog.emit.api",
+    "stats": "orchlog.emit.api",
+    "open_trace": "orchlog.read.paths",
+}
+
+__all__ = ["SCHEMA_VERSION", "__version__", *_PUBLIC]
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'orchlog' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_PUBLIC[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_PUBLIC})

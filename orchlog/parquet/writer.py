@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pyarrow.parquet as pq
 
+from orchlog import schema_gen
 from orchlog.encoding.record import HeaderInput, RecordInput, created_from_epoch, header_values, record_values
 from orchlog.parquet.rows import RowBatch
 from orchlog.parquet.schema import (
@@ -37,17 +38,6 @@ from orchlog.parquet.schema import (
     schema_with_headers,
     writer_options,
 )
-
-_NUMPY_DTYPES = {
-    "float32": "f32",
-    "float16": "f16",
-    "bfloat16": "bf16",
-    "float64": "f64",
-    "int8": "i8",
-    "uint8": "u8",
-    "int32": "i32",
-    "int64": "i64",
-}
 
 
 class RowGroupSink:
@@ -232,9 +222,9 @@ class Writer:
         arr = np.asarray(tensor)
         if not arr.flags.c_contiguous:
             arr = arr.copy(order="C")  # not ascontiguousarray: it turns a 0-d scalar into shape (1,)
-        schema_dtype = dtype or _NUMPY_DTYPES.get(arr.dtype.name)
+        schema_dtype = dtype or schema_gen.DTYPE_ALIASES.get(arr.dtype.name)  # NumPy's names are aliases
         if schema_dtype is None:
-            raise ValueError(f"cannot log a {arr.dtype} tensor; convert it to one of {', '.join(_NUMPY_DTYPES)}")
+            raise ValueError(f"cannot log a {arr.dtype} tensor; convert it to one of {', '.join(schema_gen.DTYPES)}")
         if arr.dtype.byteorder == ">":
             arr = arr.astype(arr.dtype.newbyteorder("<"))
         # The row group keeps a copy of the bytes (append makes it), so the caller may reuse its buffer.

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from orchlog.schema_gen import Stats
+from orchlog.schema_gen import KEY_FIELDS, RecordFields, Stats
 
 if TYPE_CHECKING:
     from orchlog.read.batch import RecordBatch
@@ -52,18 +52,13 @@ class Diagnostic:
 
 
 @dataclasses.dataclass
-class TraceRecord:
-    """One record, whatever format it came from. Absent information is None."""
+class TraceRecord(RecordFields):
+    """One record, whatever format it came from. Absent information is None.
 
-    checkpoint: str
-    team: str = ""
-    token_idx: int | None = None
-    layer: int | None = None
-    stage: str | None = None
-    step: int | None = None
-    rank: int = 0
-    world_size: int = 1
-    seq: int | None = None  # the emitter's execution-order counter, when the format has one
+    The identity fields (checkpoint, the run's fields, the key parts, seq: the
+    emitter's execution-order counter, when the format has one) come from the
+    schema, by `RecordFields`; these are the tensor's and the reader's."""
+
     dtype: str | None = None
     shape: tuple[int, ...] | None = None
     numel: int | None = None
@@ -99,17 +94,8 @@ class TraceRecord:
         return flat.reshape(self.shape if self.shape is not None else (-1,))
 
     def key_dict(self) -> dict[str, Any]:
-        """The identity fields, for selectors and alignment keys."""
-        return {
-            "checkpoint": self.checkpoint,
-            "team": self.team,
-            "token_idx": self.token_idx,
-            "layer": self.layer,
-            "stage": self.stage,
-            "step": self.step,
-            "rank": self.rank,
-            "seq": self.seq,
-        }
+        """The identity fields (schema_gen.KEY_FIELDS), for selectors and alignment keys."""
+        return {name: getattr(self, name) for name in KEY_FIELDS}
 
 
 class Trace:

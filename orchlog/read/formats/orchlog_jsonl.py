@@ -8,6 +8,7 @@ one, reported by line number when they are not records.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,16 +18,17 @@ import numpy as np
 import orjson
 
 from orchlog import kernels
-from orchlog.read.batch import NONE, RecordBatch
+from orchlog.read.batch import COUNT_FIELDS, NONE, STAT_FIELDS, RecordBatch
 from orchlog.read.formats import Format, register
 from orchlog.read.formats.lines import parse_object, read_line_chunks, report_unterminated, split_lines
 from orchlog.read.trace import Location, Trace, TraceRecord
-from orchlog.schema_gen import DTYPE_ALIASES, Stats
+from orchlog.schema_gen import COLUMNS, DTYPE_ALIASES, STATS_FIELDS, ColumnSpec, Stats
 from orchlog.strings import Strings
 
 _NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 _REQUIRED = ("checkpoint", "dtype", "shape", "numel", "values", "stats", "blake3")
 _NARROW_FLOATS = ("f32", "f16", "bf16")
+_FIELD_INDEX = {f.name: i for i, f in enumerate(dataclasses.fields(TraceRecord))}
 
 
 def number(v: Any) -> float | None:
@@ -42,13 +44,7 @@ def number(v: Any) -> float | None:
 
 def stats_from(doc: dict[str, Any]) -> Stats:
     return Stats(
-        min=number(doc.get("min")),
-        max=number(doc.get("max")),
-        mean=number(doc.get("mean")),
-        rms=number(doc.get("rms")),
-        abs_max=number(doc.get("abs_max")),
-        nan_count=int(doc.get("nan_count", 0)),
-        inf_count=int(doc.get("inf_count", 0)),
+        **{f.name: number(doc.get(f.name)) if f.type == "f64" else int(doc.get(f.name, 0)) for f in STATS_FIELDS}
     )
 
 
@@ -71,16 +67,10 @@ def record_from(doc: dict[str, Any], location: Location) -> TraceRecord:
     if missing:
         raise ValueError(f"record lacks {', '.join(missing)}")
     dtype = DTYPE_ALIASES.get(doc["dtype"], doc["dtype"])
+    identity = {c.name: _identity(c, doc.get(c.name)) for c in COLUMNS if c.name in doc}
+    identity["checkpoint"] = str(doc["checkpoint"])
     return TraceRecord(
-        checkpoint=str(doc["checkpoint"]),
-        team=doc.get("team") or "",
-        token_idx=doc.get("token_idx"),
-        layer=doc.get("layer"),
-        stage=doc.get("stage"),
-        step=doc.get("step"),
-        rank=int(doc.get("rank", 0)),
-        world_size=int(doc.get("world_size", 1)),
-        seq=doc.get("seq"),
+        **identity,
         dtype=dtype,
         shape=tuple(int(d) for d in doc["shape"]),
         numel=int(doc["numel"]),
@@ -90,6 +80,15 @@ def record_from(doc: dict[str, Any], location: Location) -> TraceRecord:
         meta=dict(doc.get("meta") or {}),
         location=location,
     )
+
+
+def _identity(c: ColumnSpec, value: Any) -> Any:
+    """A schema column's value as a record holds it (the record's default where the line has null)."""
+    if value is None:
+        return dataclasses.fields(TraceRecord)[_FIELD_INDEX[c.name]].default
+    if c.kind == "floats":
+        return np.array([number(v) for v in value], dtype=np.float64)
+    return int(value) if c.kind == "int" else value
 
 
 def _values_array(values: Any) -> np.ndarray:
@@ -121,7 +120,7 @@ def parse_line(trace: Trace, line: bytes, lineno: int) -> TraceRecord | None:
 
 
 def batch_from_columns(cols: dict[str, Any], path: str) -> RecordBatch:
-    """A RecordBatch from the native parser's columns."""
+    """A RecordBatch from the native parser's columns (jsonl_layout_gen.hpp)."""
     n = int(cols["n"])
     dtype_names = [DTYPE_ALIASES.get(d, d) for d in cols["dtype_names"]]
     values = cols["values"]
@@ -132,25 +131,25 @@ def batch_from_columns(cols: dict[str, Any], path: str) -> RecordBatch:
     meta = np.full(n, None, dtype=object)
     for row, text in cols["meta"]:
         meta[row] = orjson.loads(text)
+    schema_columns = {}
+    for c in COLUMNS:
+        column = cols[c.name]
+        if c.kind == "text":
+            column = Strings(cols[f"{c.name}_names"], column)
+        elif c.kind == "floats":
+            column = column.reshape(n, c.length)
+        schema_columns[c.name] = column
     return RecordBatch(
-        checkpoint=Strings(cols["checkpoint_names"], cols["checkpoint"]),
-        team=Strings(cols["team_names"], cols["team"]),
-        stage=Strings(cols["stage_names"], cols["stage"]),
+        **schema_columns,
         dtype=Strings(dtype_names, cols["dtype"]),
-        token_idx=cols["token_idx"],
-        layer=cols["layer"],
-        step=cols["step"],
-        seq=cols["seq"],
-        rank=cols["rank"],
-        world_size=cols["world_size"],
         numel=cols["numel"],
         has_shape=np.ones(n, dtype=bool),
         shape_off=cols["shape_off"],
         shape_dims=cols["shape"],
         val_off=cols["val_off"],
         values=values,
-        stats=cols["stats"].reshape(n, 5),
-        counts=cols["counts"].reshape(n, 2),
+        stats=cols["stats"].reshape(n, len(STAT_FIELDS)),
+        counts=cols["counts"].reshape(n, len(COUNT_FIELDS)),
         blake3=np.frombuffer(cols["blake3"], dtype="S64"),
         meta=meta,
         path=Strings.repeat(path, n),

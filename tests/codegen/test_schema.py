@@ -1,4 +1,4 @@
-"""schema/orchlog.schema.yaml loads, and malformed schemas fail with a clear message."""
+"""schema/orchlog.schema.yaml loads, and malformed schemas fail with a clear message naming the place."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import copy
 import pytest
 import yaml
 
-from orchlog import schema
+from orchlog.codegen import schema
 
 
 @pytest.fixture()
@@ -84,3 +84,51 @@ def test_invalid_yaml_names_the_file(tmp_path):
     bad.write_text("record: [unclosed\n")
     with pytest.raises(schema.SchemaError, match="bad.yaml: not valid YAML"):
         schema.load(bad)
+
+
+def test_every_record_field_says_where_its_value_comes_from():
+    s = schema.load()
+    assert {f.source for f in s.record} <= schema.RECORD_SOURCES
+    assert [f.name for f in s.fields_from("key") if f.positional] == ["token_idx", "layer", "stage", "step"]
+    assert s.record_field("rank").run_default == "rank"
+
+
+def test_a_record_field_without_a_source_is_rejected(raw):
+    del raw["record"]["fields"][1]["source"]
+    with pytest.raises(schema.SchemaError, match="record field team: missing key 'source'"):
+        schema.parse(raw)
+
+
+def test_a_key_part_that_is_neither_nullable_nor_defaulted_is_rejected(raw):
+    raw["record"]["fields"].insert(6, {"name": "shard", "type": "i32", "source": "key", "doc": "d"})
+    with pytest.raises(schema.SchemaError, match="shard: a key part must be nullable or have a run_default"):
+        schema.parse(raw)
+
+
+def test_a_run_field_needs_a_knob_of_its_name(raw):
+    raw["record"]["fields"].insert(8, {"name": "grafted", "type": "bool", "source": "run", "doc": "d"})
+    with pytest.raises(schema.SchemaError, match="grafted: a run field needs an env knob with setting 'grafted'"):
+        schema.parse(raw)
+
+
+def test_positional_key_parts_come_first(raw):
+    raw["record"]["fields"].insert(
+        2, {"name": "token_id", "type": "i64", "source": "key", "nullable": True, "doc": "d"}
+    )
+    with pytest.raises(schema.SchemaError, match="positional key parts must come before"):
+        schema.parse(raw)
+
+
+def test_floats_need_a_length(raw):
+    raw["record"]["fields"].insert(15, {"name": "sketch", "type": "floats", "source": "digest", "doc": "d"})
+    with pytest.raises(schema.SchemaError, match="sketch.*positive `length`"):
+        schema.parse(raw)
+
+
+def test_engine_knobs_and_developer_variables_keep_their_prefixes(raw):
+    s = schema.load()
+    assert all(k.name.startswith("ORCH_LOG_") or k.name == "SOURCE_DATE_EPOCH" for k in s.env)
+    assert all(v.name.startswith("ORCHLOG_") for v in s.developer_env)
+    raw["env"][1]["name"] = "ORCHLOG_TEAM"
+    with pytest.raises(schema.SchemaError, match="ORCHLOG_ is the developer prefix"):
+        schema.parse(raw)
