@@ -130,6 +130,20 @@ def resolve(
     return settings, warnings
 
 
+def record_identity(key: Mapping[str, Any], settings: Mapping[str, Any]) -> dict[str, Any]:
+    """A record's key parts and run fields: each part as given in `key` (a part left None
+    takes the run's setting when the schema gives it a run_default), each run field the
+    run's setting of its name."""
+    out: dict[str, Any] = {}
+    for f in schema_gen.RECORD_FIELDS:
+        if f.source == "run":
+            out[f.name] = settings[f.name]
+        elif f.source == "key":
+            value = key.get(f.name)
+            out[f.name] = settings[f.run_default] if value is None and f.run_default else value
+    return out
+
+
 def check(k: Any, value: Any) -> str | None:
     """Why a value given in code for knob `k`'s setting is not one it takes (None when it is)."""
     if k.type in _TEXT:

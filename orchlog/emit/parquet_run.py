@@ -37,7 +37,6 @@ from orchlog.parquet.schema import MAX_TENSOR_BYTES
 
 _WRITE_ERRORS = (OSError, ValueError, pa.ArrowException)
 _KEY_PARTS = tuple(f for f in schema_gen.RECORD_FIELDS if f.source == "key")
-_RUN_FIELDS = tuple(f for f in schema_gen.RECORD_FIELDS if f.source == "run")
 _HEADER_SETTINGS = tuple(f.name for f in schema_gen.HEADER_FIELDS if f.source == "setting")
 
 # Problems warned about by Parquet runs since the process started; orchlog.stats()
@@ -87,10 +86,6 @@ class ParquetRun:
         self.records = 0
         self._warned_bad_call = False
         self._lock = threading.Lock()
-        self._run = {
-            f.name: _text(settings.knobs[f.name], f.name) if f.type == "str" else settings.knobs[f.name]
-            for f in _RUN_FIELDS
-        }
         header = {"language": "python", **{name: settings.knobs.get(name) for name in _HEADER_SETTINGS}}
         header["config"] = dict(settings.config)
         self.writer: Any = open_writer(settings.path, headers=[header_values(header)], values=settings.knobs["values"])
@@ -114,7 +109,7 @@ class ParquetRun:
         try:
             # Arguments are checked before the selector, as the C++ core's binding checks them.
             key = {"checkpoint": _text(checkpoint, "checkpoint"), **self._key(positional, named)}
-            fields = {**key, **self._run, "meta": _meta(meta)}
+            fields = {**key, "meta": _meta(meta)}
             tensor = _native.DigestedTensor(array, dtype)
             if self.selector is not None and not self.selector.matches(key):
                 return False
@@ -128,15 +123,16 @@ class ParquetRun:
         return self._append({**fields, **digest}, tensor)
 
     def _key(self, positional: tuple[Any, ...], named: Mapping[str, Any]) -> dict[str, Any]:
-        """The key parts by name: given by position or by name, checked; run defaults filled in."""
+        """The key parts (given by position or by name, checked) and the run's fields."""
         unknown = set(named) - {f.name for f in _KEY_PARTS}
         if unknown:
             raise BadArgument(f"unknown key part {sorted(unknown)} (known: {', '.join(f.name for f in _KEY_PARTS)})")
-        key = {}
-        for i, f in enumerate(_KEY_PARTS):
-            value = _part(f, named.get(f.name, positional[i] if i < len(positional) else None))
-            key[f.name] = self.settings.knobs[f.run_default] if value is None and f.run_default else value
-        return key
+        parts = {
+            f.name: _part(f, named.get(f.name, positional[i] if i < len(positional) else None))
+            for i, f in enumerate(_KEY_PARTS)
+        }
+        identity = knobs.record_identity(parts, self.settings.knobs)
+        return {k: to_text(v) if isinstance(v, str) else v for k, v in identity.items()}
 
     def _append(self, fields: dict[str, Any], tensor: Any) -> bool:
         with self._lock:

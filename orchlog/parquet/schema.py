@@ -24,8 +24,8 @@ STATS_COLUMNS: tuple[str, ...] = tuple(f.name for f in schema_gen.STATS_FIELDS)
 DATA_COLUMN = "data"
 # Everything but the tensor bytes: what a scan reads to find records.
 SUMMARY_COLUMNS: tuple[str, ...] = tuple(c for c in COLUMNS if c != DATA_COLUMN)
-# The fields a reader may filter on; their row-group min/max make the filters skip data.
-FILTER_COLUMNS = ("checkpoint", "team", "token_idx", "layer", "stage", "step", "rank", "seq")
+# The fields a reader may filter on (the record's identity); their row-group min/max make the filters skip data.
+FILTER_COLUMNS: tuple[str, ...] = schema_gen.KEY_FIELDS
 
 # Low-cardinality text repeats in every row; dictionaries make it nearly free. Tensor bytes
 # never repeat, and trying a dictionary on them (pyarrow's default) made writes a third slower.
@@ -34,7 +34,7 @@ DICTIONARY_COLUMNS = ["checkpoint", "team", "stage", "dtype"]
 # maps and hashes they would say nothing useful. The tensor column keeps only its null
 # count (min/max of values over 4 KiB are dropped by the writer): it tells a reader which
 # row groups hold tensors without reading them.
-STATISTICS_COLUMNS = [*FILTER_COLUMNS, "world_size", "dtype", "numel", *STATS_COLUMNS, DATA_COLUMN]
+STATISTICS_COLUMNS = [*FILTER_COLUMNS, "dtype", "numel", *STATS_COLUMNS, DATA_COLUMN]
 
 # Chosen by benchmarks/parquet_bench.py on synthetic transformer activations
 # (docs/parquet.md, "Codec"): zstd level 1 is as small as level 3 on float data

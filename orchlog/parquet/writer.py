@@ -16,7 +16,6 @@ import atexit
 import os
 import queue
 import threading
-import time
 import weakref
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -26,7 +25,8 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from orchlog import schema_gen
-from orchlog.encoding.record import HeaderInput, RecordInput, created_from_epoch, header_values, record_values
+from orchlog.emit import knobs
+from orchlog.encoding.record import HeaderInput, RecordInput, header_values, record_values
 from orchlog.parquet.rows import RowBatch
 from orchlog.parquet.schema import (
     DEFAULT_CODEC,
@@ -166,38 +166,25 @@ class Writer:
         self,
         path: str | os.PathLike[str],
         *,
-        team: str = "",
-        rank: int = 0,
-        world_size: int = 1,
-        values: int = 10,
-        model: str | None = None,
-        git_commit: str | None = None,
-        select: str | None = None,
         config: Mapping[str, Any] | None = None,
         headers: Sequence[Mapping[str, Any]] | None = None,
         codec: str = DEFAULT_CODEC,
         level: int | None = DEFAULT_LEVEL,
         row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES,
+        **settings: Any,
     ) -> None:
+        """`settings` are the run's (schema_gen.RunSettings: team, rank, world_size, values, ...),
+        each left out taking its knob's default; the env is not read, but for SOURCE_DATE_EPOCH."""
+        unknown = set(settings) - {k.setting for k in schema_gen.KNOBS}
+        if unknown:
+            raise TypeError(f"Writer() got unexpected keyword arguments {sorted(unknown)}")
+        created = knobs.knob("created").name
+        self.settings, _ = knobs.resolve(settings, {created: os.environ[created]} if created in os.environ else {})
         if headers is None:  # a run of its own; pack passes the headers of its inputs instead
-            headers = [
-                header_values(
-                    HeaderInput(
-                        language="python",
-                        created=created_now(),
-                        team=team,
-                        model=model,
-                        git_commit=git_commit,
-                        rank=rank,
-                        world_size=world_size,
-                        values=values,
-                        select=select,
-                        config=dict(config or {}),
-                    )
-                )
-            ]
+            header = {name: self.settings[name] for name in HeaderInput.__dataclass_fields__ if name in self.settings}
+            headers = [header_values(HeaderInput(language="python", **header, config=dict(config or {})))]
         self.path = Path(path)
-        self.team, self.rank, self.world_size, self.values = team, rank, world_size, values
+        self.values = self.settings["values"]
         self.row_group_bytes = row_group_bytes
         self.rows = 0  # rows handed to the writer, the next `seq`
         self._batch = RowBatch(capacity=row_group_bytes)
@@ -212,13 +199,14 @@ class Writer:
         tensor: Any,
         *,
         dtype: str | None = None,
-        token_idx: int | None = None,
-        layer: int | None = None,
-        stage: str | None = None,
-        step: int | None = None,
         meta: Mapping[str, Any] | None = None,
+        **key: Any,
     ) -> None:
-        """Log one tensor (a NumPy array or anything np.asarray takes; pass dtype="bf16" for bf16 bits as uint16)."""
+        """Log one tensor (a NumPy array or anything np.asarray takes; pass dtype="bf16" for bf16 bits as uint16)
+        at the key parts given by name (token_idx=, layer=, stage=, step=, rank=: schema_gen.KEY_PARTS)."""
+        unknown = set(key) - set(schema_gen.KEY_PARTS)
+        if unknown:
+            raise TypeError(f"log() got unexpected keyword arguments {sorted(unknown)}")
         arr = np.asarray(tensor)
         if not arr.flags.c_contiguous:
             arr = arr.copy(order="C")  # not ascontiguousarray: it turns a 0-d scalar into shape (1,)
@@ -234,13 +222,7 @@ class Writer:
                 dtype=schema_dtype,
                 shape=arr.shape,
                 data=memoryview(arr.reshape(-1).view(np.uint8)),
-                team=self.team,
-                token_idx=token_idx,
-                layer=layer,
-                stage=stage,
-                step=step,
-                rank=self.rank,
-                world_size=self.world_size,
+                **knobs.record_identity(key, self.settings),
                 values=self.values,
                 meta=dict(meta or {}),
             )
@@ -335,9 +317,3 @@ def open_writer(path: str | os.PathLike[str], **options: Any) -> Writer:
     writer = Writer(path, **options)
     atexit.register(writer.close)
     return writer
-
-
-def created_now() -> str:
-    """The header's `created`: now, or SOURCE_DATE_EPOCH when set (reproducible files)."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-    return created_from_epoch(int(epoch) if epoch.isdigit() else int(time.time()))

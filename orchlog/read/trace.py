@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from orchlog.schema_gen import KEY_FIELDS, RecordFields, Stats
+from orchlog.schema_gen import COLUMNS, KEY_FIELDS, RecordFields, Stats
 
 if TYPE_CHECKING:
     from orchlog.read.batch import RecordBatch
@@ -49,6 +49,23 @@ class Diagnostic:
 
     def __str__(self) -> str:
         return f"{self.location}: {self.message}"
+
+
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(RecordFields)}
+
+
+def identity(values: Mapping[str, Any]) -> dict[str, Any]:
+    """A record's identity fields (the schema's COLUMNS) from a format's values by name: a value that is
+    absent or None takes the field's default, floats become arrays."""
+    out = {}
+    for c in COLUMNS:
+        value = values.get(c.name)
+        if value is None:
+            value = _DEFAULTS[c.name]
+        elif c.kind == "floats":
+            value = np.asarray(value, dtype=np.float64)
+        out[c.name] = value
+    return out
 
 
 @dataclasses.dataclass

@@ -44,19 +44,15 @@ def expected_files(doc: dict[str, Any], knobs: Mapping[str, str | bytes], langua
     head_line, head_frame = encode_header(
         HeaderInput(language=language, **header, config=meta_from_json(doc["config"]))
     )
-    run = {f.name: settings[f.name] for f in schema_gen.RECORD_FIELDS if f.source == "run"}
     lines, frames = [head_line], [head_frame]
     for t in doc["tensors"]:
-        key = {"checkpoint": t["checkpoint"]}
-        for part in (f for f in schema_gen.RECORD_FIELDS if f.source == "key"):
-            value = key_part(part, t.get(part.name))
-            key[part.name] = settings[part.run_default] if value is None and part.run_default else value
+        parts = {f.name: key_part(f, t.get(f.name)) for f in schema_gen.RECORD_FIELDS if f.source == "key"}
+        key = {"checkpoint": t["checkpoint"], **knob_parsers.record_identity(parts, settings)}
         if chosen is not None and not chosen.matches(key):
             continue
         encoded = encode_record(
             RecordInput(
                 **key,
-                **run,
                 dtype=t["dtype"],
                 shape=tuple(t["shape"]),
                 data=bytes.fromhex(t["data_hex"]),

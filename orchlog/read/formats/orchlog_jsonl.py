@@ -8,7 +8,6 @@ one, reported by line number when they are not records.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,14 +20,13 @@ from orchlog import kernels
 from orchlog.read.batch import COUNT_FIELDS, NONE, STAT_FIELDS, RecordBatch
 from orchlog.read.formats import Format, register
 from orchlog.read.formats.lines import parse_object, read_line_chunks, report_unterminated, split_lines
-from orchlog.read.trace import Location, Trace, TraceRecord
-from orchlog.schema_gen import COLUMNS, DTYPE_ALIASES, STATS_FIELDS, ColumnSpec, Stats
+from orchlog.read.trace import Location, Trace, TraceRecord, identity
+from orchlog.schema_gen import COLUMNS, DTYPE_ALIASES, STATS_FIELDS, Stats
 from orchlog.strings import Strings
 
 _NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 _REQUIRED = ("checkpoint", "dtype", "shape", "numel", "values", "stats", "blake3")
 _NARROW_FLOATS = ("f32", "f16", "bf16")
-_FIELD_INDEX = {f.name: i for i, f in enumerate(dataclasses.fields(TraceRecord))}
 
 
 def number(v: Any) -> float | None:
@@ -67,10 +65,8 @@ def record_from(doc: dict[str, Any], location: Location) -> TraceRecord:
     if missing:
         raise ValueError(f"record lacks {', '.join(missing)}")
     dtype = DTYPE_ALIASES.get(doc["dtype"], doc["dtype"])
-    identity = {c.name: _identity(c, doc.get(c.name)) for c in COLUMNS if c.name in doc}
-    identity["checkpoint"] = str(doc["checkpoint"])
     return TraceRecord(
-        **identity,
+        **identity({**doc, "checkpoint": str(doc["checkpoint"])}),
         dtype=dtype,
         shape=tuple(int(d) for d in doc["shape"]),
         numel=int(doc["numel"]),
@@ -80,15 +76,6 @@ def record_from(doc: dict[str, Any], location: Location) -> TraceRecord:
         meta=dict(doc.get("meta") or {}),
         location=location,
     )
-
-
-def _identity(c: ColumnSpec, value: Any) -> Any:
-    """A schema column's value as a record holds it (the record's default where the line has null)."""
-    if value is None:
-        return dataclasses.fields(TraceRecord)[_FIELD_INDEX[c.name]].default
-    if c.kind == "floats":
-        return np.array([number(v) for v in value], dtype=np.float64)
-    return int(value) if c.kind == "int" else value
 
 
 def _values_array(values: Any) -> np.ndarray:
