@@ -118,7 +118,8 @@ def _record_cases(schema: Schema) -> list[tuple[str, str, Input]]:
 
     def every_field(**kw: Any) -> dict[str, Any]:
         """kw, and each identity field it leaves out at its schema example."""
-        examples = {f.name: f.example for f in schema.fields_from("run", "key", "writer") if f.name not in kw}
+        fields = schema.fields_from("run", "key", "writer")
+        examples = {f.name: f.example for f in fields if f.name not in kw and f.example is not None}
         return {**examples, **kw}
 
     add(
