@@ -73,6 +73,7 @@ def _outputs(schema: schema_mod.Schema) -> dict[str, Callable[[], str]]:
         "native/rust/src/schema_gen.rs": lambda: _render("schema_gen.rs.j2", schema),
         "native/rust/src/fields_gen.rs": lambda: _render("fields_gen.rs.j2", schema),
         "schema/orchlog.jsonl.schema.json": lambda: jsonschema_gen.render(schema, GENERATED_MARK),
+        "docs/knobs.md": lambda: _render("knobs.md.j2", schema),
     }
     for name, build in vectors.FILES.items():
         out[f"schema/vectors/{name}"] = lambda b=build: _json_text(b(schema, GENERATED_MARK))

@@ -214,19 +214,10 @@ def knob_default(k: EnvKnob) -> Any:
 
 
 def knob_expectation(k: EnvKnob) -> str:
-    """What a malformed value of the knob was not: the middle of its warning."""
-    return {
-        "int": f"an integer >= {k.min or 0}",
-        "count_or_all": "a count or 'all'",
-        "enum": "one of " + ", ".join(k.choices),
-        "bool": "0 or 1",
-        "epoch": f"a number of seconds up to {k.max}",
-    }.get(k.type, "valid")
+    """What a malformed value of the knob is not, in the words every emitter's warning uses."""
+    from orchlog.emit.knobs import expectation
 
-
-def knob_fallback(k: EnvKnob) -> str:
-    """What a malformed value of the knob gives way to: the end of its warning."""
-    return "the current time" if k.type == "epoch" else str(k.default)
+    return expectation(k)
 
 
 FILTERS = {
@@ -249,7 +240,6 @@ FILTERS = {
     "cpp_resolved": _cpp_resolved,
     "rust_setting": _rust_setting,
     "key_arg": _cpp_key_arg,
-    "fallback": knob_fallback,
 }
 
 

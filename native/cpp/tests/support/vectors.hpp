@@ -44,21 +44,26 @@ inline std::vector<orchlog::MetaItem> meta_items(const Json& meta) {
   return out;
 }
 
+// A scalar field of a vector document as T (text points into the document).
+template <class T>
+T scalar_of(const Json& v) {
+  if constexpr (std::is_same_v<T, std::string_view>) {
+    return std::string_view(v.str());
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return v.b;
+  } else {
+    return static_cast<T>(v.i64());
+  }
+}
+
 // A key from a vector document's members of the same names (absent or null: none);
 // text parts point into the document, which must outlive the key.
 inline orchlog::Key key_from(const Json& doc) {
   orchlog::Key key;
   orchlog::detail::for_each_key_part(key, [&doc](std::string_view name, auto& part) {
-    using Part = typename std::decay_t<decltype(part)>::value_type;
     const std::string field(name);
-    if (!doc.has(field) || doc[field].is_null()) return;
-    if constexpr (std::is_same_v<Part, std::string_view>) {
-      part = std::string_view(doc[field].str());
-    } else if constexpr (std::is_same_v<Part, bool>) {
-      part = doc[field].b;
-    } else {
-      part = static_cast<Part>(doc[field].i64());
-    }
+    if (doc.has(field) && !doc[field].is_null())
+      part = scalar_of<typename std::decay_t<decltype(part)>::value_type>(doc[field]);
   });
   return key;
 }
@@ -90,15 +95,7 @@ inline std::vector<std::unique_ptr<RecordCase>> record_cases(const Json& doc) {
     r.key = key_from(in);
     orchlog::detail::RunFields run;
     orchlog::detail::for_each_run_field(run, [&in](std::string_view name, auto& field) {
-      using Field = std::decay_t<decltype(field)>;
-      const std::string key(name);
-      if constexpr (std::is_same_v<Field, std::string_view>) {
-        field = std::string_view(in[key].str());
-      } else if constexpr (std::is_same_v<Field, bool>) {
-        field = in[key].b;
-      } else {
-        field = static_cast<Field>(in[key].i64());
-      }
+      field = scalar_of<std::decay_t<decltype(field)>>(in[std::string(name)]);
     });
     orchlog::detail::set_run_fields(r, run);
     r.seq = in["seq"].i64();
