@@ -32,7 +32,7 @@ FIELD_TYPES = {
     "producer",
 }
 SCALAR_TYPES = {"str", "i32", "i64", "f64", "bool"}
-RECORD_SOURCES = {"label", "key", "run", "writer", "tensor", "digest", "meta"}
+RECORD_SOURCES = {"label", "key", "run", "writer", "tensor", "digest", "meta", "frame"}
 HEADER_SOURCES = {"constant", "setting"}
 KNOB_TYPES = {"path", "str", "opt_str", "int", "bool", "count_or_all", "enum", "selector", "epoch"}
 _INT_MAX = {"i32": 2**31 - 1, "i64": 2**63 - 1}
@@ -264,6 +264,13 @@ def _record(fields: tuple[Field, ...], settings: set[str]) -> None:
             raise SchemaError(f"{where}: a digest is stats, hex256 or floats")
         if "jsonl" in f.encodings and f.type == "bytes":
             raise SchemaError(f"{where}: bytes cannot be written in JSONL")
+        if f.source == "frame" and (f.encodings != ("msgpack",) or f.type not in ("i32", "i64", "hex256")):
+            raise SchemaError(f"{where}: a frame field is an integer or hex256 with `encodings: [msgpack]`")
+        if f.source == "tensor" and f.name not in ("dtype", "shape", "numel", "values", "data"):
+            raise SchemaError(f"{where}: a field computed from the tensor is a digest (source: digest)")
+    binary = [f.type for f in fields if f.in_encoding("msgpack")]
+    if "bytes" in binary and binary.index("bytes") != len(binary) - 1:
+        raise SchemaError("record: the tensor bytes are the binary stream's last field (frame fields go before them)")
     keys = [f for f in fields if f.source == "key"]
     positional = [f.positional for f in keys]
     if positional != sorted(positional, reverse=True):

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from orchlog import schema_gen
-from orchlog.encoding import digest, dtypes, floats
+from orchlog.encoding import digest, dtypes, floats, frame
 from orchlog.encoding import msgpack_canonical as mp
 from orchlog.encoding.text import json_string, sort_key, to_text
 from orchlog.schema_gen import TABLES, HeaderInput, RecordInput, Scalar
@@ -250,7 +250,9 @@ def _mp_object(fields: Iterable[Any], values: Mapping[str, Any], dtype: str, sch
     out = [mp.map_header(len(present))]
     for f in present:
         out.append(mp.string(f.name))
-        out.append(_mp_value(f, values[f.name], dtype, schema))
+        # A frame field is computed over the frame's bytes before its value.
+        value = frame.compute(f.name, b"".join(out)) if f.source == "frame" else values[f.name]
+        out.append(_mp_value(f, value, dtype, schema))
     return b"".join(out)
 
 
@@ -289,6 +291,8 @@ def record_values(r: RecordInput | Mapping[str, Any], schema: Any = TABLES) -> d
     tensor = _tensor_fields(given)
     out: dict[str, Any] = {}
     for f in schema.record:
+        if f.source == "frame":
+            continue  # computed as the frame is written
         if f.source == "tensor":
             out[f.name] = tensor[f.name]
         elif f.source == "digest":

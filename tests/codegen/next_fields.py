@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import math
+import zlib
 from typing import Any
 
 import numpy as np
@@ -82,7 +83,14 @@ DIGEST = {
     "precision": "f32",
     "doc": "Four lane sums of the finite elements.",
 }
-NEW_FIELDS = [f["name"] for f in (*KEY_PARTS, RUN_FIELD, DIGEST)]
+FRAME = {
+    "name": "crc",
+    "source": "frame",
+    "type": "i64",
+    "encodings": ["msgpack"],
+    "doc": "CRC-32 of the frame's bytes before this value.",
+}
+NEW_FIELDS = [f["name"] for f in (*KEY_PARTS, RUN_FIELD, DIGEST)]  # the fields every encoding carries
 
 
 def raw_schema(repo_root) -> dict[str, Any]:
@@ -96,12 +104,27 @@ def raw_schema(repo_root) -> dict[str, Any]:
     fields.insert(names.index("world_size") + 1, dict(RUN_FIELD))
     names = [f["name"] for f in fields]
     fields.insert(names.index("stats") + 1, dict(DIGEST))
+    names = [f["name"] for f in fields]
+    fields.insert(names.index("data"), dict(FRAME))
     raw["env"].append(dict(KNOB))
     return raw
 
 
 def extended_schema(repo_root) -> schema_mod.Schema:
     return schema_mod.parse(raw_schema(repo_root), repo_root / "schema" / "orchlog.schema.yaml")
+
+
+def stand_in_functions(patch) -> None:
+    """Give the reference encoder the hand-written functions the sketch and the crc need."""
+    from orchlog.encoding import digest, frame
+
+    patch.setattr(digest, "digest_sketch", digest_sketch, raising=False)
+    patch.setattr(frame, "frame_crc", frame_crc, raising=False)
+
+
+def frame_crc(prefix: bytes) -> int:
+    """CRC-32 (IEEE) of a frame's bytes so far. Twins: CRC_CPP and CRC_RUST."""
+    return zlib.crc32(prefix)
 
 
 def digest_sketch(data: bytes | memoryview, dtype: str) -> tuple[float, ...]:
@@ -143,4 +166,28 @@ pub(crate) fn digest_sketch(tensor: &Tensor<'_>) -> [f64; 4] {
     }
     lanes.map(|v| f64::from(v as f32))
 }
+"""
+
+CRC_CPP = """
+  void frame_crc() {
+    std::uint32_t c = 0xFFFFFFFFu;
+    for (const char ch : frame_so_far()) {
+      c ^= static_cast<unsigned char>(ch);
+      for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+    }
+    integer(static_cast<std::int64_t>(c ^ 0xFFFFFFFFu));
+  }
+"""
+
+CRC_RUST = """
+    fn frame_crc(&mut self) {
+        let mut c = 0xFFFF_FFFFu32;
+        for &b in self.out.iter() {
+            c ^= u32::from(b);
+            for _ in 0..8 {
+                c = (c >> 1) ^ (0xEDB8_8320 & 0u32.wrapping_sub(c & 1));
+            }
+        }
+        self.int(i64::from(c ^ 0xFFFF_FFFF));
+    }
 """

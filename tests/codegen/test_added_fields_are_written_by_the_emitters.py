@@ -14,7 +14,6 @@ import pytest
 import yaml
 
 from orchlog.codegen import main as codegen
-from orchlog.encoding import digest
 from orchlog.encoding.record import encode_header, encode_record
 from tests import cargo
 from tests.codegen import next_fields
@@ -65,16 +64,24 @@ def checkout(repo_root, tmp_path_factory):
     digest_hpp.write_text(text[:cut] + next_fields.SKETCH_CPP + "\n" + text[cut:])
     digest_rs = root / "native/rust/src/encoding/digest.rs"
     digest_rs.write_text(digest_rs.read_text() + next_fields.SKETCH_RUST)
+    writer_hpp = root / "native/cpp/include/orchlog/detail/encode/msgpack_writer.hpp"
+    text = writer_hpp.read_text()
+    cut = text.index("\n private:\n")
+    writer_hpp.write_text(text[:cut] + "\n" + next_fields.CRC_CPP + text[cut:])
+    writer_rs = root / "native/rust/src/encoding/msgpack.rs"
+    impl = "impl<'a> Visitor<'a> for MsgpackWriter<'_, 'a> {\n"
+    writer_rs.write_text(writer_rs.read_text().replace(impl, impl + next_fields.CRC_RUST))
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(digest, "digest_sketch", next_fields.digest_sketch, raising=False)
+        next_fields.stand_in_functions(patch)
         assert codegen(["--quiet", "--root", str(root)]) == 0
     return root
 
 
-def _expected(repo_root, language: str) -> bytes:
+def _expected(repo_root, language: str) -> dict[str, bytes]:
+    """{file name: bytes} of a both-mode run: JSONL, and the binary stream beside it."""
     schema = next_fields.extended_schema(repo_root)
     settings = {"team": "t", "rank": 0, "world_size": 1, "values": 10, "model": None, "git_commit": None}
-    line, _ = encode_header(
+    line, frame = encode_header(
         {"language": language, "created": "2026-01-02T03:04:05Z", **settings, "select": None}, schema
     )
     data = struct.pack("<6f", *DATA)
@@ -82,20 +89,19 @@ def _expected(repo_root, language: str) -> bytes:
     key = {"token_idx": 5, "layer": 3, "stage": "rope", "step": 0, "token_id": 151643, "shard_axis": 1}
     key |= {"shard_index": 1, "shard_count": 2, "partial_sum": True, "rank": 1}
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(digest, "digest_sketch", next_fields.digest_sketch, raising=False)
+        next_fields.stand_in_functions(patch)
         first = encode_record({"checkpoint": "attn_out", **common, **key, "shape": (2, 3), "seq": 0}, schema)
         second = encode_record({"checkpoint": "logits", **common, "token_idx": 6, "shape": (6,), "seq": 1}, schema)
-    return line + first.jsonl + second.jsonl
+    return {"run.jsonl": line + first.jsonl + second.jsonl, "run.jsonl.bin": frame + first.frame + second.frame}
 
 
-def _env(path) -> dict[str, str]:
+def _run(program: list[str], out_dir) -> dict[str, bytes]:
+    """Run a program logging in both modes with the new knob set; the files it wrote."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ORCH_LOG_")}
-    return env | {
-        "ORCH_LOG_FILE": str(path),
-        "ORCH_LOG_TEAM": "t",
-        "ORCH_LOG_GRAFTED": "1",
-        "SOURCE_DATE_EPOCH": PINNED,
-    }
+    env |= {"ORCH_LOG_FILE": str(out_dir / "run.jsonl"), "ORCH_LOG_MODE": "both", "ORCH_LOG_TEAM": "t"}
+    env |= {"ORCH_LOG_GRAFTED": "1", "SOURCE_DATE_EPOCH": PINNED}
+    subprocess.run(program, env=env, check=True)
+    return {p.name: p.read_bytes() for p in out_dir.iterdir() if p.name.startswith("run.")}
 
 
 @pytest.mark.skipif(CXX is None, reason="no C++ compiler on PATH")
@@ -107,10 +113,8 @@ def test_the_cpp_logger_built_from_the_copy_writes_the_new_fields(repo_root, che
     subprocess.run(
         [CXX, "-std=c++17", "-Wall", "-Wextra", "-Werror", f"-I{include}", str(source), "-o", str(exe)], check=True
     )
-    out = tmp_path / "cpp.jsonl"
-    subprocess.run([str(exe)], env=_env(out), check=True)
-    written = out.read_bytes()
-    assert json.loads(written.splitlines()[1])["token_id"] == 151643
+    written = _run([str(exe)], tmp_path)
+    assert json.loads(written["run.jsonl"].splitlines()[1])["token_id"] == 151643
     assert written == _expected(repo_root, "cpp")
 
 
@@ -133,6 +137,4 @@ def test_the_rust_crate_built_from_the_copy_writes_the_new_fields(repo_root, che
         env=cargo.env() | {"CARGO_TARGET_DIR": str(target)},
         check=True,
     )
-    out = tmp_path / "rust.jsonl"
-    subprocess.run([str(target / "debug" / "app")], env=_env(out), check=True)
-    assert out.read_bytes() == _expected(repo_root, "rust")
+    assert _run([str(target / "debug" / "app")], tmp_path) == _expected(repo_root, "rust")

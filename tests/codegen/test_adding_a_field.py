@@ -12,7 +12,6 @@ import jsonschema
 import pytest
 
 from orchlog.codegen import generate_all
-from orchlog.encoding import digest
 from tests.codegen import next_fields
 
 
@@ -20,7 +19,7 @@ from tests.codegen import next_fields
 def extended(repo_root):
     """The generated files of the schema with the next fields (the sketch computed by the test's stand-in)."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(digest, "digest_sketch", next_fields.digest_sketch, raising=False)
+        next_fields.stand_in_functions(patch)
         return generate_all(next_fields.extended_schema(repo_root))
 
 
@@ -38,7 +37,7 @@ def tables(extended):
 
 def test_the_shipped_outputs_have_none_of_the_next_fields():
     shipped = "\n".join(generate_all().values())
-    assert not any(re.search(rf"\b{name}\b", shipped) for name in next_fields.NEW_FIELDS)
+    assert not any(re.search(rf"\b{name}\b", shipped) for name in [*next_fields.NEW_FIELDS, "frame_crc"])
 
 
 def test_cpp_keys_get_a_member_and_a_setter_per_key_part(extended):
@@ -151,3 +150,20 @@ def test_the_native_jsonl_parser_walks_the_new_literals_in_order(extended):
     assert [n for n in names if n in line] == list(line)  # the top-level keys, in order
     assert "k.opt_bool(partial_sum)" in body and "k.fixed_numbers(sketch, 4)" in body
     assert "std::vector<double> sketch;  // 4 per row" in parser
+
+
+def test_a_frame_field_is_in_the_binary_stream_only_computed_by_its_writer(extended, tables):
+    views = extended["native/cpp/include/orchlog/schema_gen.hpp"]
+    assert 'if constexpr (E == Encoding::msgpack) {\n    v.key("crc");\n    v.frame_crc();' in views
+    record_view = views[views.index("struct RecordView {") : views.index("struct HeaderView {")]
+    assert not re.search(r"\bcrc\b", record_view)  # nothing to hold: the writer computes it
+    assert "fn frame_crc(&mut self) {}" in extended["native/rust/src/schema_gen.rs"]
+    for name in ("schema/orchlog.jsonl.schema.json", "native/python/kernels/jsonl_layout_gen.hpp"):
+        assert not re.search(r"\bcrc\b", extended[name]), name
+    assert "crc" not in tables.RecordInput.__dataclass_fields__ and "crc" not in tables.arrow_schema().names
+    for case in json.loads(extended["schema/vectors/records.json"])["cases"]:
+        frame = bytes.fromhex(case["expected"]["frame_hex"])
+        at = frame.index(b"\xa3crc")
+        assert frame.index(b"\xa4data") > at and "crc" not in json.loads(case["expected"]["jsonl"])
+        value = frame[at + 4 :]
+        assert value[0] == 0xCE and int.from_bytes(value[1:5], "big") == next_fields.frame_crc(frame[: at + 4])

@@ -81,29 +81,44 @@ def test_a_record_field_without_a_source_is_rejected(raw):
         schema.parse(raw)
 
 
-def test_a_key_part_that_is_neither_nullable_nor_defaulted_is_rejected(raw):
-    raw["record"]["fields"].insert(6, {"name": "shard", "type": "i32", "source": "key", "doc": "d"})
-    with pytest.raises(schema.SchemaError, match="shard: a key part must be nullable or have a run_default"):
-        schema.parse(raw)
-
-
-def test_a_run_field_needs_a_knob_of_its_name(raw):
-    raw["record"]["fields"].insert(8, {"name": "grafted", "type": "bool", "source": "run", "doc": "d"})
-    with pytest.raises(schema.SchemaError, match="grafted: a run field needs an env knob with setting 'grafted'"):
-        schema.parse(raw)
-
-
-def test_positional_key_parts_come_first(raw):
-    raw["record"]["fields"].insert(
-        2, {"name": "token_id", "type": "i64", "source": "key", "nullable": True, "doc": "d"}
-    )
-    with pytest.raises(schema.SchemaError, match="positional key parts must come before"):
-        schema.parse(raw)
-
-
-def test_floats_need_a_length(raw):
-    raw["record"]["fields"].insert(15, {"name": "sketch", "type": "floats", "source": "digest", "doc": "d"})
-    with pytest.raises(schema.SchemaError, match="sketch.*positive `length`"):
+@pytest.mark.parametrize(
+    "at, field, message",
+    [
+        (
+            6,
+            {"name": "shard", "type": "i32", "source": "key"},
+            "shard: a key part must be nullable or have a run_default",
+        ),
+        (
+            8,
+            {"name": "grafted", "type": "bool", "source": "run"},
+            "grafted: a run field needs an env knob with setting",
+        ),
+        (
+            2,
+            {"name": "token_id", "type": "i64", "source": "key", "nullable": True},
+            "positional key parts must come before",
+        ),
+        (15, {"name": "sketch", "type": "floats", "source": "digest"}, "sketch.*positive `length`"),
+        (15, {"name": "peak", "type": "f64", "source": "digest"}, "peak: a digest is stats, hex256 or floats"),
+        (
+            7,
+            {"name": "tag", "type": "shape", "source": "key", "nullable": True},
+            "tag: a key part is str, bool or an integer",
+        ),
+    ],
+    ids=[
+        "key part neither nullable nor defaulted",
+        "run field without a knob",
+        "named part before a positional one",
+        "floats without a length",
+        "digest of a scalar",
+        "key part of a list type",
+    ],
+)
+def test_a_field_no_language_could_generate_is_rejected_with_its_reason(raw, at, field, message):
+    raw["record"]["fields"].insert(at, {**field, "doc": "d"})
+    with pytest.raises(schema.SchemaError, match=message):
         schema.parse(raw)
 
 

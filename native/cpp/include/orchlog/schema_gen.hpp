@@ -375,7 +375,7 @@ enum class Encoding : std::uint8_t { jsonl, msgpack };
 // A visitor provides begin_object(n), key(name), end_object() and one method
 // per field type: str, opt_str, i32, opt_i32, i64, opt_i64, f64, opt_f64,
 // boolean, opt_boolean, floats_f32, floats_f64, dtype, shape, values, hex256,
-// meta, bytes.
+// meta, bytes; the binary writer also frame_<field>() for each frame field.
 
 template <Encoding E>
 inline constexpr std::size_t kStatsFieldCount = E == Encoding::jsonl ? 7 : 7;

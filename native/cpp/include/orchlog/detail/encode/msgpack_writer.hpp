@@ -25,7 +25,10 @@ inline constexpr std::uint64_t kMaxFrameDataBytes = 0xFFFFFFFFu;
 
 class MsgpackWriter {
  public:
-  explicit MsgpackWriter(std::string& out) : out_(out) {}
+  explicit MsgpackWriter(std::string& out) : out_(out), start_(out.size()) {}
+
+  // The frame's bytes written so far: what a frame field (frame_<field>()) is computed over.
+  std::string_view frame_so_far() const { return std::string_view(out_).substr(start_); }
 
   // The bytes that follow the prefix, as given to bytes().
   schema::BytesView data() const { return data_; }
@@ -202,6 +205,7 @@ class MsgpackWriter {
   }
 
   std::string& out_;
+  std::size_t start_;  // where this frame began in out_
   schema::BytesView data_;
 };
 
