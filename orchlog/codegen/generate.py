@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -76,8 +77,12 @@ def _outputs(schema: schema_mod.Schema) -> dict[str, Callable[[], str]]:
         "docs/knobs.md": lambda: _render("knobs.md.j2", schema),
     }
     for name, build in vectors.FILES.items():
-        out[f"schema/vectors/{name}"] = lambda b=build: _json_text(b(schema, GENERATED_MARK))
+        out[f"schema/vectors/{name}"] = functools.partial(_vector_file, build, schema)
     return out
+
+
+def _vector_file(build: Callable[[schema_mod.Schema, str], dict], schema: schema_mod.Schema) -> str:
+    return _json_text(build(schema, GENERATED_MARK))
 
 
 def _json_text(doc: dict) -> str:

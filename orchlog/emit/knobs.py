@@ -53,6 +53,7 @@ def _number(k: Any, text: str) -> int | None:
 
 def _parse_text(k: Any, text: str) -> Any:
     """A knob value other than text, or _INVALID."""
+    value: Any
     if k.type == "count_or_all":
         value = ALL_VALUES if text == "all" else _number(k, text)
     elif k.type in ("int", "epoch"):

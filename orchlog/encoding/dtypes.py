@@ -20,7 +20,7 @@ def storage_dtype(dtype: str) -> np.dtype:
     return _NUMPY[dtype]
 
 
-def from_bytes(data: bytes, dtype: str) -> np.ndarray:
+def from_bytes(data: bytes | memoryview, dtype: str) -> np.ndarray:
     """View raw little-endian bytes as a flat array of the storage dtype."""
     return np.frombuffer(data, dtype=_NUMPY[dtype])
 

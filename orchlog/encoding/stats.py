@@ -38,13 +38,13 @@ def _plus_zero(v: float) -> float:
     return 0.0 if v == 0 else v
 
 
-def compute(data: bytes, dtype: str) -> Stats:
+def compute(data: bytes | memoryview, dtype: str) -> Stats:
     """Stats of a tensor given its raw bytes and schema dtype."""
     with np.errstate(invalid="ignore", over="ignore"):
         return _compute(data, dtype)
 
 
-def _compute(data: bytes, dtype: str) -> Stats:
+def _compute(data: bytes | memoryview, dtype: str) -> Stats:
     # Squares of huge f64 values overflow to inf by definition; casting a
     # signalling NaN raises "invalid": neither is an error here.
     x = dtypes.to_f64(dtypes.from_bytes(data, dtype), dtype)

@@ -154,8 +154,8 @@ class RecordBatch(RecordColumns):
     def record(self, i: int) -> TraceRecord:
         stats = None
         if not (np.isnan(self.stats[i]).all() and self.counts[i, 0] == NONE):
-            floats = {f: None if np.isnan(v) else float(v) for f, v in zip(STAT_FIELDS, self.stats[i])}
-            counts = {f: int(max(v, 0)) for f, v in zip(COUNT_FIELDS, self.counts[i])}
+            floats: dict[str, Any] = {f: None if np.isnan(v) else float(v) for f, v in zip(STAT_FIELDS, self.stats[i])}
+            counts: dict[str, Any] = {f: int(max(v, 0)) for f, v in zip(COUNT_FIELDS, self.counts[i])}
             stats = Stats(**floats, **counts)
         return TraceRecord(
             **{c.name: _cell(c, getattr(self, c.name), i) for c in COLUMNS},
