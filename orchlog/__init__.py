@@ -3,7 +3,9 @@
 The writing side (`log`, `configure`, `flush`, `close`, `stats`) lives in
 orchlog.emit, the reading side (`open_trace`) in orchlog.read, the comparer
 in orchlog.compare. They are imported on first use, so that `import orchlog`
-(and every `orchlog --help`) costs next to nothing.
+(and every `orchlog --help`) costs next to nothing, and so that the code
+generator (orchlog.codegen), which renders the tables they are built on,
+never needs them.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 from orchlog.schema_gen import LIBRARY_VERSION as __version__
 from orchlog.schema_gen import SCHEMA_VERSION
 
-_LAZY = {
+_PUBLIC = {
     "close": "orchlog.emit.api",
     "configure": "orchlog.emit.api",
     "flush": "orchlog.emit.api",
@@ -23,16 +25,16 @@ _LAZY = {
     "open_trace": "orchlog.read.paths",
 }
 
-__all__ = ["SCHEMA_VERSION", "__version__", "close", "configure", "flush", "log", "open_trace", "stats"]
+__all__ = ["SCHEMA_VERSION", "__version__", *_PUBLIC]
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'orchlog' has no attribute {name!r}")
+    if name not in _PUBLIC:
+        raise AttributeError(f"module 'orchlog' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_PUBLIC[name]), name)
+    globals()[name] = value
+    return value
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted({*globals(), *_PUBLIC})

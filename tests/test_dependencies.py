@@ -42,15 +42,31 @@ def _part(path: Path) -> str:
     return "runtime"
 
 
+def _type_only(node: ast.AST) -> bool:
+    """`if TYPE_CHECKING:`: imports for the type checker, never made at run time."""
+    test = getattr(node, "test", None)
+    return isinstance(node, ast.If) and (
+        (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING")
+        or (isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+    )
+
+
 def _imports(path: Path) -> set[str]:
-    """Dotted names of every module `path` imports, absolute imports only (orchlog's are all absolute)."""
+    """Dotted names of every module `path` imports at run time, absolute imports only (orchlog's are all
+    absolute); lazy ones inside functions count, those under `if TYPE_CHECKING:` do not."""
     out = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+    todo: list[ast.AST] = [ast.parse(path.read_text(encoding="utf-8"), str(path))]
+    while todo:
+        node = todo.pop()
         if isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             out.add(node.module)
             out.update(f"{node.module}.{alias.name}" for alias in node.names)
+        if _type_only(node):
+            todo.extend(getattr(node, "orelse", []))
+        else:
+            todo.extend(ast.iter_child_nodes(node))
     return out
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from orchlog import schema_gen
 from orchlog.encoding.floats import parse_token
 from orchlog.encoding.record import HeaderInput, RecordInput
 
@@ -20,24 +21,22 @@ def meta_from_json(meta: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def record_input(doc: dict[str, Any]) -> RecordInput:
-    checkpoint = bytes.fromhex(doc["checkpoint_hex"]) if "checkpoint_hex" in doc else doc["checkpoint"]
-    return RecordInput(
-        checkpoint=checkpoint,
+def record_fields(doc: dict[str, Any]) -> dict[str, Any]:
+    """A vector's input as the encoders take it: every field by name, data as bytes, meta floats untagged."""
+    fields = {name: doc[name] for name in schema_gen.KEY_FIELDS if name in doc}
+    fields["checkpoint"] = bytes.fromhex(doc["checkpoint_hex"]) if "checkpoint_hex" in doc else doc["checkpoint"]
+    fields.update(
         dtype=doc["dtype"],
         shape=tuple(doc["shape"]),
         data=bytes.fromhex(doc["data_hex"]),
-        team=doc["team"],
-        token_idx=doc["token_idx"],
-        layer=doc["layer"],
-        stage=doc["stage"],
-        step=doc["step"],
-        rank=doc["rank"],
-        world_size=doc["world_size"],
-        seq=doc["seq"],
         values=doc["values"],
         meta=meta_from_json(doc["meta"]),
     )
+    return fields
+
+
+def record_input(doc: dict[str, Any]) -> RecordInput:
+    return RecordInput(**record_fields(doc))
 
 
 def header_input(doc: dict[str, Any]) -> HeaderInput:

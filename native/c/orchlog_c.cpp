@@ -9,20 +9,11 @@
 #include <string>
 #include <vector>
 
+#include "abi_gen.hpp"
 #include "orchlog/detail/logger/macro_support.hpp"  // DTypeArg: dtype names as the macros take them
 #include "orchlog/orchlog.hpp"
 
 namespace {
-
-orchlog::Key key_of(const orchlog_key* k) {
-  orchlog::Key key;
-  if (k == nullptr) return key;
-  if (k->token_idx >= 0) key.token_idx = k->token_idx;
-  if (k->layer >= 0) key.layer = k->layer;
-  if (k->step >= 0) key.step = k->step;
-  if (k->stage != nullptr) key.stage = k->stage;
-  return key;
-}
 
 std::vector<orchlog::MetaItem> meta_of(const orchlog_meta* meta, size_t n) {
   std::vector<orchlog::MetaItem> out;
@@ -62,56 +53,30 @@ bool copy_out(const std::string& s, orchlog_bytes* out) {
   return true;
 }
 
-// A knob given as text goes through the same parser as the env knob.
-template <class T>
-std::optional<T> knob(const char* text, orchlog::detail::Parsed<T> (*parse)(const char*)) {
-  if (text == nullptr) return std::nullopt;
-  auto parsed = parse(text);
-  if (!parsed.warning.empty()) {  // warned and counted like a malformed env knob
-    orchlog::detail::logger().count_error();
-    orchlog::detail::print_warning(parsed.warning);
-  }
-  return parsed.value;
-}
-
-orchlog::detail::Parsed<std::int32_t> parse_rank(const char* raw) {
-  return orchlog::detail::parse_int(orchlog::schema::kOrchLogRank, orchlog::schema::kOrchLogRankDefault, raw, 0);
-}
-orchlog::detail::Parsed<std::int32_t> parse_world_size(const char* raw) {
-  return orchlog::detail::parse_int(orchlog::schema::kOrchLogWorldSize, orchlog::schema::kOrchLogWorldSizeDefault, raw,
-                                    1);
-}
-
-std::optional<std::string> text(const char* s) { return s ? std::optional<std::string>(s) : std::nullopt; }
-
 }  // namespace
 
 extern "C" {
 
 int orchlog_configure(const orchlog_options* o) {
   try {
-    orchlog::Options options;
-    options.producer = "c";
-    if (o != nullptr) {
-      options.path = text(o->path);
-      options.team = text(o->team);
-      options.values = knob(o->values, orchlog::detail::parse_values);
-      options.mode = knob(o->mode, orchlog::detail::parse_mode);
-      options.select = text(o->select);
-      options.rank = knob(o->rank, parse_rank);
-      options.world_size = knob(o->world_size, parse_world_size);
-      options.model = text(o->model);
-      options.git_commit = text(o->git_commit);
-      options.config = meta_of(o->config, o->n_config);  // copied by configure: the caller's strings may go
+    std::vector<std::string> warnings;
+    orchlog::Options options = o != nullptr ? orchlog_c::options_of(*o, warnings) : orchlog::Options();
+    for (const std::string& w : warnings) {  // warned and counted like a malformed env knob
+      orchlog::detail::logger().count_error();
+      orchlog::detail::print_warning(w);
     }
+    options.producer = "c";
+    if (o != nullptr)
+      options.config = meta_of(o->config, o->n_config);  // copied by configure: the caller's strings may go
     return orchlog::configure(options) ? 1 : 0;
   } catch (...) {
     return 0;
   }
 }
 
-int orchlog_log_meta(const char* checkpoint, const void* data, const char* dtype, const int64_t* shape, size_t ndim,
-                     const orchlog_key* key, const orchlog_meta* meta, size_t n_meta) {
+int orchlog_log_named(const char* checkpoint, const void* data, const char* dtype, const int64_t* shape, size_t ndim,
+                      const orchlog_key* key, const orchlog_named_parts* parts, const orchlog_meta* meta,
+                      size_t n_meta) {
   if (!orchlog::detail::may_log()) return 0;
   try {
     if (orchlog::detail::g_state.load(std::memory_order_relaxed) == orchlog::detail::kUnconfigured)
@@ -120,15 +85,20 @@ int orchlog_log_meta(const char* checkpoint, const void* data, const char* dtype
     const std::string_view name = checkpoint ? checkpoint : "";
     if (!orchlog::detail::dtype_known(dt, name)) return 0;
     const std::vector<orchlog::MetaItem> items = meta_of(meta, n_meta);
-    return orchlog::log(name, {data, *dt.dtype, shape_of(shape, ndim)}, key_of(key), items) ? 1 : 0;
+    return orchlog::log(name, {data, *dt.dtype, shape_of(shape, ndim)}, orchlog_c::key_of(key, parts), items) ? 1 : 0;
   } catch (...) {
     return 0;
   }
 }
 
+int orchlog_log_meta(const char* checkpoint, const void* data, const char* dtype, const int64_t* shape, size_t ndim,
+                     const orchlog_key* key, const orchlog_meta* meta, size_t n_meta) {
+  return orchlog_log_named(checkpoint, data, dtype, shape, ndim, key, nullptr, meta, n_meta);
+}
+
 int orchlog_log(const char* checkpoint, const void* data, const char* dtype, const int64_t* shape, size_t ndim,
                 const orchlog_key* key) {
-  return orchlog_log_meta(checkpoint, data, dtype, shape, ndim, key, nullptr, 0);
+  return orchlog_log_named(checkpoint, data, dtype, shape, ndim, key, nullptr, nullptr, 0);
 }
 
 int orchlog_enabled(void) {
@@ -147,12 +117,7 @@ int orchlog_encode_record(const orchlog_record_input* in, orchlog_bytes* jsonl, 
     const auto dtype = orchlog::schema::dtype_from_name(in->dtype ? in->dtype : "");
     if (!dtype) return 0;
     orchlog::RecordInput r;
-    r.checkpoint = std::string_view(in->checkpoint ? in->checkpoint : "", in->checkpoint ? in->checkpoint_len : 0);
-    r.team = in->team ? in->team : "";
-    r.key = key_of(&in->key);
-    r.rank = in->rank;
-    r.world_size = in->world_size;
-    r.seq = in->seq;
+    orchlog_c::fill_record_input(r, *in);
     r.tensor = {in->data, *dtype, shape_of(in->shape, in->ndim)};
     r.values = in->values;
     r.meta = meta_of(in->meta, in->n_meta);
@@ -167,15 +132,7 @@ int orchlog_encode_header(const orchlog_header_input* in, orchlog_bytes* jsonl, 
   if (in == nullptr) return 0;
   try {
     orchlog::HeaderInput h;
-    h.language = in->language ? in->language : "c";
-    h.created = in->created ? in->created : "";
-    h.team = in->team ? in->team : "";
-    if (in->model) h.model = in->model;
-    if (in->git_commit) h.git_commit = in->git_commit;
-    h.rank = in->rank;
-    h.world_size = in->world_size;
-    h.values = in->values;
-    if (in->select) h.select = in->select;
+    orchlog_c::fill_header_input(h, *in);
     h.config = meta_of(in->config, in->n_config);
     const auto encoded = orchlog::encode_header(h);
     return copy_out(encoded.jsonl, jsonl) && copy_out(encoded.frame, frame) ? 1 : 0;

@@ -1,4 +1,14 @@
-"""Render schema tables and vectors; compare or write them."""
+"""Render schema tables and vectors; compare or write them.
+
+Everything is built from the schema loaded here: the templates render its
+tables, and the vectors are the reference encoder's output for that schema
+(orchlog/codegen/vectors.py passes it on), never for the generated Python
+tables the library imports, which may be a schema behind. The reference
+encoder is library code that imports those tables, so a template change
+that adds a name the library imports needs the tables rendered once first:
+`python -m orchlog.codegen --tables-only` renders them without importing
+the library.
+"""
 
 from __future__ import annotations
 
@@ -12,8 +22,8 @@ from typing import Any
 
 import jinja2
 
-from orchlog import schema as schema_mod
 from orchlog.codegen import jsonschema_gen, langs
+from orchlog.codegen import schema as schema_mod
 
 REGEN_COMMAND = "python -m orchlog.codegen"
 GENERATED_MARK = (
@@ -22,6 +32,7 @@ GENERATED_MARK = (
 )
 _TEMPLATES = Path(__file__).parent / "templates"
 SCHEMA_REL = "schema/orchlog.schema.yaml"
+PYTHON_TABLES = "orchlog/schema_gen.py"
 
 
 def repo_root(root: Path | str | None = None) -> Path:
@@ -54,18 +65,25 @@ def _outputs(schema: schema_mod.Schema) -> dict[str, Callable[[], str]]:
     from orchlog.codegen import vectors
 
     out: dict[str, Callable[[], str]] = {
-        "orchlog/schema_gen.py": lambda: _render("schema_gen.py.j2", schema),
+        PYTHON_TABLES: lambda: _render("schema_gen.py.j2", schema),
         "native/cpp/include/orchlog/schema_gen.hpp": lambda: _render("schema_gen.hpp.j2", schema),
+        "native/cpp/include/orchlog/api_gen.hpp": lambda: _render("api_gen.hpp.j2", schema),
+        "native/cpp/include/orchlog/detail/fields_gen.hpp": lambda: _render("fields_gen.hpp.j2", schema),
+        "native/cpp/include/orchlog/orchlog.h": lambda: _render("orchlog.h.j2", schema),
+        "native/c/abi_gen.hpp": lambda: _render("abi_gen.hpp.j2", schema),
+        "native/python/kernels/jsonl_layout_gen.hpp": lambda: _render("jsonl_layout_gen.hpp.j2", schema),
         "native/rust/src/schema_gen.rs": lambda: _render("schema_gen.rs.j2", schema),
+        "native/rust/src/fields_gen.rs": lambda: _render("fields_gen.rs.j2", schema),
         "schema/orchlog.jsonl.schema.json": lambda: jsonschema_gen.render(schema, GENERATED_MARK),
+        "docs/knobs.md": lambda: _render("knobs.md.j2", schema),
     }
     for name, build in vectors.FILES.items():
-        out[f"schema/vectors/{name}"] = functools.partial(_vector_text, build)
+        out[f"schema/vectors/{name}"] = functools.partial(_vector_file, build, schema)
     return out
 
 
-def _vector_text(build: Callable[[str], dict[str, Any]]) -> str:
-    return _json_text(build(GENERATED_MARK))
+def _vector_file(build: Callable[[schema_mod.Schema, str], dict[str, Any]], schema: schema_mod.Schema) -> str:
+    return _json_text(build(schema, GENERATED_MARK))
 
 
 def _json_text(doc: dict[str, Any]) -> str:
@@ -75,7 +93,6 @@ def _json_text(doc: dict[str, Any]) -> str:
 def generate_all(schema: schema_mod.Schema | None = None) -> dict[str, str]:
     """Every generated file's path (relative to the checkout) and content."""
     schema = schema or schema_mod.load()
-    # The Python tables must be current before vectors are built from them.
     outputs = _outputs(schema)
     return {path: build() for path, build in outputs.items()}
 
@@ -112,15 +129,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--diff", action="store_true", help="with --check, print what differs")
     parser.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     parser.add_argument("--root", help="checkout to read the schema from and write into (default: this one)")
+    parser.add_argument(
+        "--tables-only", action="store_true", help=f"write {PYTHON_TABLES} alone, importing nothing of the library"
+    )
     args = parser.parse_args(argv)
     try:
         root = repo_root(args.root)
         schema = schema_mod.load(root / SCHEMA_REL)
-        if not args.check:
-            # Vectors are built with the Python tables, so write those first.
-            py = "orchlog/schema_gen.py"
-            _write(root, {py: _render("schema_gen.py.j2", schema)}, args.quiet)
-            _reload_tables()
+        if args.tables_only:
+            _write(root, {PYTHON_TABLES: _render("schema_gen.py.j2", schema)}, args.quiet)
+            return 0
         files = generate_all(schema)
     except (schema_mod.SchemaError, FileNotFoundError, jinja2.TemplateError) as exc:
         print(f"orchlog codegen: error: {exc}", file=sys.stderr)
@@ -150,11 +168,3 @@ def _write(root: Path, files: dict[str, str], quiet: bool) -> None:
         path.write_text(content, encoding="utf-8")
         if not quiet:
             print(f"wrote {rel}")
-
-
-def _reload_tables() -> None:
-    import importlib
-
-    import orchlog.schema_gen
-
-    importlib.reload(orchlog.schema_gen)

@@ -5,9 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from orchlog.schema import Field, Schema
-
-_INT_MAX = {"i32": 2**31 - 1, "i64": 2**63 - 1}
+from orchlog.codegen.schema import Field, Schema
 
 
 def _nullable(schema: dict[str, Any], nullable: bool) -> dict[str, Any]:
@@ -18,9 +16,13 @@ def _field_schema(f: Field, schema: Schema) -> dict[str, Any]:
     if f.type == "str":
         body: dict[str, Any] = {"type": "string"}
     elif f.type in ("i32", "i64"):
-        body = {"type": "integer", "maximum": _INT_MAX[f.type]}
+        body = {"type": "integer", "maximum": f.int_max}
         if f.min is not None:
             body["minimum"] = f.min
+    elif f.type == "bool":
+        body = {"type": "boolean"}
+    elif f.type == "floats":
+        body = {"type": "array", "items": {"$ref": "#/$defs/float"}, "minItems": f.length, "maxItems": f.length}
     elif f.type == "f64":
         body = {"$ref": "#/$defs/float"}
     elif f.type == "dtype":

@@ -1,92 +1,147 @@
-"""Per-language spellings of schema types, used by the templates."""
+"""Per-language spellings of schema types and knobs, used by the templates."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from orchlog.schema import Field, Schema
+from orchlog.codegen.schema import EnvKnob, Field, Schema
+
+_PY = {
+    "str": "str",
+    "i32": "int",
+    "i64": "int",
+    "f64": "float",
+    "bool": "bool",
+    "floats": "tuple[float, ...]",
+    "dtype": "str",
+    "shape": "tuple[int, ...]",
+    "values": "tuple[float | int, ...]",
+    "stats": "Stats",
+    "hex256": "str",
+    "meta": "dict[str, bool | int | float | str]",
+    "bytes": "bytes",
+    "producer": "Producer",
+}
+_CPP = {
+    "str": "std::string_view",
+    "i32": "std::int32_t",
+    "i64": "std::int64_t",
+    "f64": "double",
+    "bool": "bool",
+    "floats": "FloatsView",
+    "dtype": "DType",
+    "shape": "ShapeView",
+    "values": "ValuesView",
+    "stats": "Stats",
+    "hex256": "std::string_view",
+    "meta": "MetaView",
+    "bytes": "BytesView",
+    "producer": "Producer",
+}
+_RUST = {
+    "str": "&'a str",
+    "i32": "i32",
+    "i64": "i64",
+    "f64": "f64",
+    "bool": "bool",
+    "floats": "&'a [f64]",
+    "dtype": "DType",
+    "shape": "&'a [i64]",
+    "values": "ValuesView<'a>",
+    "stats": "Stats",
+    "hex256": "&'a str",
+    "meta": "&'a [MetaEntry<'a>]",
+    "bytes": "&'a [u8]",
+    "producer": "Producer<'a>",
+}
+# Visitor methods, one per field type (nullable scalars get an opt_ twin).
+_VISIT = {"bool": "boolean", "floats": "floats_{precision}"}
+_NULLABLE_VISITS = ("str", "i32", "i64", "f64", "bool")
+# C++ types of a knob's setting: as configure() is given it, and once resolved.
+_CPP_GIVEN = {
+    "path": "std::string",
+    "str": "std::string",
+    "opt_str": "std::string",
+    "selector": "std::string",
+    "int": "std::int32_t",
+    "count_or_all": "std::int64_t",
+    "bool": "bool",
+    "epoch": "std::int64_t",
+}
+_CPP_RESOLVED = {
+    "opt_str": "std::optional<std::string>",
+    "selector": "std::optional<std::string>",
+    "epoch": "std::string",
+}
+# Rust types of a knob's setting in `Config`.
+_RUST_SETTING = {
+    "path": "Option<PathBuf>",
+    "str": "String",
+    "opt_str": "Option<String>",
+    "selector": "Option<String>",
+    "int": "i32",
+    "count_or_all": "KeepValues",
+    "bool": "bool",
+    "epoch": "Option<i64>",
+}
+# C types of key parts in the C ABI (text is a NUL-terminated string; NULL is none).
+_C = {"str": "const char*", "i32": "int32_t", "i64": "int64_t", "bool": "int32_t"}
 
 
 def _py_type(f: Field) -> str:
-    base = {
-        "str": "str",
-        "i32": "int",
-        "i64": "int",
-        "f64": "float",
-        "dtype": "str",
-        "shape": "tuple[int, ...]",
-        "values": "tuple[float | int, ...]",
-        "stats": "Stats",
-        "hex256": "str",
-        "meta": "dict[str, bool | int | float | str]",
-        "bytes": "bytes",
-        "producer": "Producer",
-    }[f.type]
+    base = _PY[f.type]
     return f"{base} | None" if f.nullable else base
 
 
 def _cpp_type(f: Field) -> str:
-    base = {
-        "str": "std::string_view",
-        "i32": "std::int32_t",
-        "i64": "std::int64_t",
-        "f64": "double",
-        "dtype": "DType",
-        "shape": "ShapeView",
-        "values": "ValuesView",
-        "stats": "Stats",
-        "hex256": "std::string_view",
-        "meta": "MetaView",
-        "bytes": "BytesView",
-        "producer": "Producer",
-    }[f.type]
+    base = _CPP[f.type]
     # Views of binary data are never null in an emitter; nullability of
     # `data` only matters at rest (Parquet rows packed from summaries).
-    if f.nullable and f.type not in ("bytes",):
+    if f.nullable and f.type != "bytes":
         return f"std::optional<{base}>"
     return base
 
 
+def _cpp_scalar(f: Field) -> str:
+    """The C++ type of a scalar field's value (owned text for str)."""
+    return _CPP[f.type]
+
+
 def _rust_type(f: Field) -> str:
-    base = {
-        "str": "&'a str",
-        "i32": "i32",
-        "i64": "i64",
-        "f64": "f64",
-        "dtype": "DType",
-        "shape": "&'a [i64]",
-        "values": "ValuesView<'a>",
-        "stats": "Stats",
-        "hex256": "&'a str",
-        "meta": "&'a [MetaEntry<'a>]",
-        "bytes": "&'a [u8]",
-        "producer": "Producer<'a>",
-    }[f.type]
-    if f.nullable and f.type not in ("bytes",):
+    base = _RUST[f.type]
+    if f.nullable and f.type != "bytes":
         return f"Option<{base}>"
     return base
 
 
 def _visit_method(f: Field) -> str:
     """Name of the visitor method that writes a field of this type."""
-    base = {
-        "str": "str",
-        "i32": "i32",
-        "i64": "i64",
-        "f64": "f64",
-        "dtype": "dtype",
-        "shape": "shape",
-        "values": "values",
-        "stats": "stats",
-        "hex256": "hex256",
-        "meta": "meta",
-        "bytes": "bytes",
-        "producer": "producer",
-    }[f.type]
-    if f.nullable and f.type in ("str", "i32", "i64", "f64"):
+    base = _VISIT.get(f.type, f.type).format(precision=f.precision)
+    if f.nullable and f.type in _NULLABLE_VISITS:
         return "opt_" + base
     return base
+
+
+def _c_type(f: Field) -> str:
+    return _C[f.type]
+
+
+def _cpp_given(k: EnvKnob) -> str:
+    return _pascal(k.setting) if k.type == "enum" else _CPP_GIVEN[k.type]
+
+
+def _cpp_resolved(k: EnvKnob) -> str:
+    return _pascal(k.setting) if k.type == "enum" else _CPP_RESOLVED.get(k.type, _CPP_GIVEN[k.type])
+
+
+def _rust_setting(k: EnvKnob) -> str:
+    return _pascal(k.setting) if k.type == "enum" else _RUST_SETTING[k.type]
+
+
+def _cpp_key_arg(f: Field) -> str:
+    """The adapter that turns what a caller has into a key part of this type (types.hpp)."""
+    return {"str": "optional_text_arg", "bool": "flag_arg"}.get(f.type, f"index_arg<{_CPP[f.type]}>")
 
 
 def _rust_ident(name: str) -> str:
@@ -118,10 +173,59 @@ def _pascal(name: str) -> str:
     return "".join(p.capitalize() for p in name.lower().split("_"))
 
 
+def _upper(name: str) -> str:
+    return name.upper()
+
+
+def _py_value(f: Field, schema: Schema) -> str:
+    """The Python default of an emitter input field: null, or the run default the field falls back to."""
+    if f.nullable:
+        return "None"
+    setting = f.run_default or (f.name if f.source == "run" else None)
+    if setting is not None:
+        return repr(knob_default(schema.knob(setting)))
+    return {"str": "''", "bool": "False", "floats": "()"}.get(f.type, "0")
+
+
+def _header_inputs(schema: Schema) -> list[tuple[Field, str | None]]:
+    """The header's settings as Python input fields with their defaults' literals, those without first."""
+    out = []
+    for f in schema.header:
+        if f.source != "setting":
+            continue
+        knob = next((k for k in schema.env if k.setting == f.name), None)
+        if f.type == "meta" or f.nullable:
+            default: str | None = "{}" if f.type == "meta" else "None"
+        else:
+            default = None if knob is None or knob.default is None else repr(knob_default(knob))
+        out.append((f, default))
+    return sorted(out, key=lambda item: item[1] is not None)
+
+
+def knob_default(k: EnvKnob) -> Any:
+    """A knob's default as the value it stands for (None for no default)."""
+    if k.default is None:
+        return None
+    if k.type in ("int", "count_or_all"):
+        return int(k.default)
+    if k.type == "bool":
+        return k.default == "1"
+    return k.default
+
+
+def knob_expectation(k: EnvKnob) -> str:
+    """What a malformed value of the knob is not, in the words every emitter's warning uses."""
+    from orchlog.emit.knobs import expectation
+
+    return expectation(k)
+
+
 FILTERS = {
     "py_type": _py_type,
     "cpp_type": _cpp_type,
+    "cpp_scalar": _cpp_scalar,
     "rust_type": _rust_type,
+    "c_type": _c_type,
     "visit": _visit_method,
     "rust_ident": _rust_ident,
     "py": _py_literal,
@@ -129,7 +233,13 @@ FILTERS = {
     "json": _json_literal,
     "wrap": _wrap,
     "pascal": _pascal,
+    "upper": _upper,
     "rstrip_nl": lambda text: str(text).rstrip("\n"),
+    "expect": knob_expectation,
+    "cpp_given": _cpp_given,
+    "cpp_resolved": _cpp_resolved,
+    "rust_setting": _rust_setting,
+    "key_arg": _cpp_key_arg,
 }
 
 
@@ -149,13 +259,30 @@ def context(schema: Schema) -> dict[str, Any]:
         aliases[d.name] = d.name
         for a in d.aliases:
             aliases[a] = d.name
+    key_parts = schema.fields_from("key")
+    settings = {k.setting: k for k in schema.env}
     return {
         "jsonl_fields": schema.record_fields("jsonl"),
         "msgpack_fields": schema.record_fields("msgpack"),
+        "label": schema.record[0],
+        "key_parts": key_parts,
+        "positional_parts": tuple(f for f in key_parts if f.positional),
+        "named_parts": tuple(f for f in key_parts if not f.positional),
+        "run_fields": schema.fields_from("run"),
+        "writer_fields": schema.fields_from("writer"),
+        "digest_fields": schema.fields_from("digest"),
+        # The identity of a record: what a selector, an alignment key or a reader's column may name.
+        "identity_fields": schema.fields_from("label", "run", "key", "writer"),
+        "digest_floats": tuple(f for f in schema.fields_from("digest") if f.type == "floats"),
+        "header_settings": tuple(f for f in schema.header if f.source == "setting"),
+        "header_inputs": _header_inputs(schema),
+        "settings": settings,
+        "py_value": lambda f: _py_value(f, schema),
+        "knob_default": knob_default,
         "dtype_aliases": aliases,
         "nonfinite": enc["jsonl"]["nonfinite"],
         "negative_zero": enc["jsonl"]["negative_zero"],
         "both_mode_suffix": enc["msgpack"]["both_mode_suffix"],
         "parquet_keys": enc["parquet"]["metadata_keys"],
-        "modes": next(k.choices for k in schema.env if k.name == "ORCH_LOG_MODE"),
+        "modes": schema.knob("mode").choices,
     }

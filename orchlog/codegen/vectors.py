@@ -3,6 +3,11 @@
 Inputs are made by a fixed splitmix64 stream (not NumPy's generators, whose
 streams may change between releases), so the files are reproduced byte for
 byte on any machine. Every emitter's tests read these same files.
+
+Everything here follows the schema it is given (the one codegen has just
+loaded), never the generated Python tables, which may be a schema behind:
+a field added to the schema is in the next vectors, with its example value
+in the case that sets every field.
 """
 
 from __future__ import annotations
@@ -14,17 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from orchlog import schema_gen
+from orchlog.codegen.schema import Schema
 from orchlog.emit import knobs, selector
-from orchlog.encoding import floats
-from orchlog.encoding.record import (
-    ALL_VALUES,
-    HeaderInput,
-    RecordInput,
-    created_from_epoch,
-    encode_header,
-    encode_record,
-)
+from orchlog.encoding import dtypes, floats
+from orchlog.encoding.record import ALL_VALUES, created_from_epoch, encode_header, encode_record, field_default
 
 _MASK = (1 << 64) - 1
 
@@ -78,7 +76,7 @@ def _u32(bits: list[int]) -> bytes:
 
 
 def _ints(values: list[int], dtype: str) -> bytes:
-    return np.asarray(values, dtype={"i8": "i1", "u8": "u1", "i32": "<i4", "i64": "<i8"}[dtype]).tobytes()
+    return np.asarray(values, dtype=dtypes.storage_dtype(dtype)).tobytes()
 
 
 F32_SPECIALS = [
@@ -99,7 +97,10 @@ F32_SPECIALS = [
 ]
 
 
-def _record_cases() -> list[tuple[str, str, RecordInput]]:
+Input = dict[str, Any]
+
+
+def _record_cases(schema: Schema) -> list[tuple[str, str, Input]]:
     rng = SplitMix64(0x0C4106)
     act = rng.activations
     full_meta = {
@@ -110,27 +111,35 @@ def _record_cases() -> list[tuple[str, str, RecordInput]]:
         "greedy": True,
         "note": "ünïcode ✓",
     }
-    cases: list[tuple[str, str, RecordInput]] = []
+    cases: list[tuple[str, str, Input]] = []
 
     def add(name: str, why: str, **kw: Any) -> None:
-        cases.append((name, why, RecordInput(**kw)))
+        cases.append((name, why, kw))
+
+    def every_field(**kw: Any) -> dict[str, Any]:
+        """kw, and each identity field it leaves out at its schema example."""
+        fields = schema.fields_from("run", "key", "writer")
+        examples = {f.name: f.example for f in fields if f.name not in kw and f.example is not None}
+        return {**examples, **kw}
 
     add(
         "f32_all_fields",
         "Every optional field present, meta of every scalar type.",
-        checkpoint="attn_norm",
-        dtype="f32",
-        shape=(16,),
-        data=_f32(act(16)),
-        team="llama.cpp",
-        token_idx=5,
-        layer=3,
-        stage="mul_mat",
-        step=1,
-        rank=1,
-        world_size=2,
-        seq=17,
-        meta=full_meta,
+        **every_field(
+            checkpoint="attn_norm",
+            dtype="f32",
+            shape=(16,),
+            data=_f32(act(16)),
+            team="llama.cpp",
+            token_idx=5,
+            layer=3,
+            stage="mul_mat",
+            step=1,
+            rank=1,
+            world_size=2,
+            seq=17,
+            meta=full_meta,
+        ),
     )
     add(
         "f32_no_optionals",
@@ -459,26 +468,22 @@ def _record_cases() -> list[tuple[str, str, RecordInput]]:
     return cases
 
 
-def _record_input_json(r: RecordInput) -> dict[str, Any]:
+def _record_input_json(schema: Schema, given: Input) -> dict[str, Any]:
+    """A case's input as the vector files hold it: every field an emitter is given, defaults filled in."""
     doc: dict[str, Any] = {}
-    if isinstance(r.checkpoint, bytes):
-        doc["checkpoint_hex"] = r.checkpoint.hex()
+    checkpoint = given["checkpoint"]
+    if isinstance(checkpoint, bytes):
+        doc["checkpoint_hex"] = checkpoint.hex()
     else:
-        doc["checkpoint"] = r.checkpoint
+        doc["checkpoint"] = checkpoint
+    for f in schema.fields_from("run", "key", "writer"):
+        doc[f.name] = given.get(f.name, field_default(f, schema))
     doc.update(
-        team=r.team,
-        token_idx=r.token_idx,
-        layer=r.layer,
-        stage=r.stage,
-        step=r.step,
-        rank=r.rank,
-        world_size=r.world_size,
-        seq=r.seq,
-        dtype=r.dtype,
-        shape=list(r.shape),
-        values=r.values,
-        meta={k: _meta_json(v) for k, v in r.meta.items()},
-        data_hex=r.data.hex(),
+        dtype=given["dtype"],
+        shape=list(given["shape"]),
+        values=given.get("values", knobs.default_value(schema.knob("values"))),
+        meta={k: _meta_json(v) for k, v in given.get("meta", {}).items()},
+        data_hex=given["data"].hex(),
     )
     return doc
 
@@ -492,15 +497,15 @@ def _meta_json(v: Any) -> Any:
     return v
 
 
-def records(mark: str) -> dict[str, Any]:
+def records(schema: Schema, mark: str) -> dict[str, Any]:
     cases = []
-    for name, why, r in _record_cases():
-        enc = encode_record(r)
+    for name, why, given in _record_cases(schema):
+        enc = encode_record(given, schema)
         cases.append(
             {
                 "name": name,
                 "why": why,
-                "input": _record_input_json(r),
+                "input": _record_input_json(schema, given),
                 "expected": {
                     "blake3": enc.blake3,
                     "jsonl": enc.jsonl.decode("utf-8").rstrip("\n"),
@@ -519,17 +524,32 @@ def records(mark: str) -> dict[str, Any]:
             "BLAKE3 of the data. Tensor data comes from a splitmix64 stream (orchlog/codegen/vectors.py) "
             "shaped like activations; special values are given as bit patterns."
         ),
-        "schema_version": schema_gen.SCHEMA_VERSION,
+        "schema_version": schema.version,
         "cases": cases,
     }
 
 
-def headers(mark: str) -> dict[str, Any]:
+def _header_settings(schema: Schema) -> list[Any]:
+    """The header's settings an emitter is given, those without a default first (as HeaderInput has them)."""
+    fields = [f for f in schema.header if f.source == "setting" and f.type != "meta"]
+    return sorted(fields, key=lambda f: f.nullable or schema.knob(f.name).default is not None)
+
+
+def _header_input(schema: Schema, **given: Any) -> dict[str, Any]:
+    doc = {"language": given["language"]}
+    for f in _header_settings(schema):
+        doc[f.name] = given.get(f.name, None if f.nullable else knobs.default_value(schema.knob(f.name)))
+    doc["config"] = given.get("config", {})
+    return doc
+
+
+def headers(schema: Schema, mark: str) -> dict[str, Any]:
     inputs = [
-        ("minimal", HeaderInput(language="cpp", created="2026-01-02T03:04:05Z")),
+        ("minimal", _header_input(schema, language="cpp", created="2026-01-02T03:04:05Z")),
         (
             "full",
-            HeaderInput(
+            _header_input(
+                schema,
                 language="rust",
                 created="1970-01-01T00:00:00Z",
                 team="worker-orcd",
@@ -544,17 +564,15 @@ def headers(mark: str) -> dict[str, Any]:
         ),
         (
             "unicode",
-            HeaderInput(language="python", created="2026-11-21T00:00:00Z", team="équipe ✓", model="模型", values=0),
+            _header_input(
+                schema, language="python", created="2026-11-21T00:00:00Z", team="équipe ✓", model="模型", values=0
+            ),
         ),
     ]
     cases = []
     for name, h in inputs:
-        line, frame = encode_header(h)
-        doc = {
-            k: getattr(h, k)
-            for k in ("language", "created", "team", "model", "git_commit", "rank", "world_size", "values", "select")
-        }
-        doc["config"] = {k: _meta_json(v) for k, v in h.config.items()}
+        line, frame = encode_header(h, schema)
+        doc = {**h, "config": {k: _meta_json(v) for k, v in h["config"].items()}}
         cases.append(
             {"name": name, "input": doc, "expected": {"jsonl": line.decode().rstrip("\n"), "frame_hex": frame.hex()}}
         )
@@ -565,7 +583,7 @@ def headers(mark: str) -> dict[str, Any]:
             "frame. `created_from_source_date_epoch`: the header's `created` for a SOURCE_DATE_EPOCH value, null "
             "where it must be the current time, and whether the value is malformed (one warning)."
         ),
-        "created_from_source_date_epoch": [_created_case(raw) for raw in SOURCE_DATE_EPOCHS],
+        "created_from_source_date_epoch": [_created_case(schema, raw) for raw in SOURCE_DATE_EPOCHS],
         "cases": cases,
     }
 
@@ -588,9 +606,9 @@ SOURCE_DATE_EPOCHS = [
 ]
 
 
-def _created_case(raw: str) -> dict[str, Any]:
-    parsed = knobs.parse_source_date_epoch(raw)
-    created = created_from_epoch(parsed.value) if isinstance(parsed.value, int) else None
+def _created_case(schema: Schema, raw: str) -> dict[str, Any]:
+    parsed = knobs.parse(schema.knob("created"), raw)
+    created = None if parsed.value is None else created_from_epoch(parsed.value)
     return {"SOURCE_DATE_EPOCH": raw, "created": created, "warning": parsed.warning is not None}
 
 
@@ -645,8 +663,6 @@ def _float_cases() -> dict[str, list[list[str]]]:
     def fmt64(bits: int) -> str:
         return floats.format_float(struct.unpack("<d", struct.pack("<Q", bits))[0], "f64")
 
-    from orchlog.encoding import dtypes
-
     def fmt_half(bits: int, dtype: str) -> str:
         return floats.format_float(
             float(dtypes.widen(np.asarray([bits], dtype="<u2").view("<f2" if dtype == "f16" else "<u2"), dtype)[0]),
@@ -661,7 +677,7 @@ def _float_cases() -> dict[str, list[list[str]]]:
     }
 
 
-def floats_doc(mark: str) -> dict[str, Any]:
+def floats_doc(schema: Schema, mark: str) -> dict[str, Any]:
     return {
         "$comment": mark,
         "_comment": (
@@ -674,7 +690,7 @@ def floats_doc(mark: str) -> dict[str, Any]:
     }
 
 
-def selector_doc(mark: str) -> dict[str, Any]:
+def selector_doc(schema: Schema, mark: str) -> dict[str, Any]:
     keys: list[dict[str, Any]] = [
         {"checkpoint": "attn_norm", "layer": 0, "token_idx": 5, "step": 0, "rank": 0, "stage": None},
         {"checkpoint": "attn_norm", "layer": 3, "token_idx": 5, "step": 1, "rank": 1, "stage": "mul_mat"},
@@ -714,7 +730,7 @@ def selector_doc(mark: str) -> dict[str, Any]:
     ]
     valid = []
     for text in texts:
-        sel = selector.parse(text)
+        sel = selector.parse(text, schema)
         valid.append({"selector": text, "matches": [True if sel is None else sel.matches(k) for k in keys]})
     invalid = [
         "layer",
@@ -742,7 +758,7 @@ def selector_doc(mark: str) -> dict[str, Any]:
     ]
     for text in invalid:
         try:
-            selector.parse(text)
+            selector.parse(text, schema)
         except selector.SelectorError:
             continue
         raise AssertionError(f"selector {text!r} should be invalid")
@@ -760,17 +776,9 @@ def selector_doc(mark: str) -> dict[str, Any]:
     }
 
 
-def env_doc(mark: str) -> dict[str, Any]:
-    paths = [
-        ("trace.jsonl", 0, 1234),
-        ("trace-{rank}.jsonl", 3, 1234),
-        ("/tmp/{pid}/r{rank}-{rank}.bin", 2, 99),
-        ("{rank", 1, 5),
-        ("{RANK}-{Pid}", 1, 5),
-        ("ünï-{rank}", 0, 7),
-    ]
-    cases = []
-    for raw in [
+# Raw values each knob of a type is tried with (None: unset); an enum's come from its choices.
+KNOB_CASES: dict[str, list[str | None]] = {
+    "count_or_all": [
         None,
         "",
         "10",
@@ -789,33 +797,48 @@ def env_doc(mark: str) -> dict[str, Any]:
         "\uff17",
         "\u00a07",
         "7\n",
-    ]:
-        p = knobs.parse_values(raw)
-        cases.append({"knob": "ORCH_LOG_VALUES", "raw": raw, "value": p.value, "warning": p.warning is not None})
-    for raw in [None, "summary", "full", "both", "FULL", "binary", "\tboth ", "full\u3000"]:
-        p = knobs.parse_mode(raw)
-        cases.append({"knob": "ORCH_LOG_MODE", "raw": raw, "value": p.value, "warning": p.warning is not None})
-    for name, minimum in (("ORCH_LOG_RANK", 0), ("ORCH_LOG_WORLD_SIZE", 1)):
-        for raw in [None, "0", "1", "7", "-1", "x", " 3\t", "\uff13", "+3"]:
-            p = knobs.parse_int(name, raw, minimum)
-            cases.append({"knob": name, "raw": raw, "value": p.value, "warning": p.warning is not None})
+    ],
+    "int": [None, "0", "1", "7", "-1", "x", " 3\t", "\uff13", "+3"],
+    "bool": [None, "0", "1", " 1\t", "true", "2", "\uff11"],
+}
+
+
+def _enum_cases(choices: tuple[str, ...]) -> list[str | None]:
+    """Each choice, one in capitals, a stranger, one between spaces and tabs and one before U+3000."""
+    return [None, *choices, choices[1].upper(), "binary", f"\t{choices[-1]} ", f"{choices[1]}\u3000"]
+
+
+def env_doc(schema: Schema, mark: str) -> dict[str, Any]:
+    paths = [
+        ("trace.jsonl", 0, 1234),
+        ("trace-{rank}.jsonl", 3, 1234),
+        ("/tmp/{pid}/r{rank}-{rank}.bin", 2, 99),
+        ("{rank", 1, 5),
+        ("{RANK}-{Pid}", 1, 5),
+        ("ünï-{rank}", 0, 7),
+    ]
+    cases = []
+    for k in schema.env:
+        for raw in _enum_cases(k.choices) if k.type == "enum" else KNOB_CASES.get(k.type, ()):
+            p = knobs.parse(k, raw)
+            cases.append({"knob": k.name, "raw": raw, "value": p.value, "warning": p.warning})
     return {
         "$comment": mark,
         "_comment": (
             "Env knob parsing. `paths`: ORCH_LOG_FILE templates with rank and pid, and the path to open "
             "(only `{rank}` and `{pid}` are replaced). `knobs`: a raw value (null: unset) and the value an "
-            "emitter must use, and whether it must warn (once, counted as an error) because the value was "
-            "malformed. Numbers are ASCII digits 0-9 without a sign; only spaces and tabs around a value are "
-            "ignored."
+            "emitter must use, and the warning it must print (once, counted as an error; null: none) because "
+            "the value was malformed. Numbers are ASCII digits 0-9 without a sign; only spaces and tabs around a "
+            "value are ignored. `defaults`: each knob's default."
         ),
-        "both_mode_suffix": schema_gen.BOTH_MODE_SUFFIX,
-        "defaults": schema_gen.ENV_DEFAULTS,
+        "both_mode_suffix": schema.encodings["msgpack"]["both_mode_suffix"],
+        "defaults": {k.name: k.default for k in schema.env if k.default is not None},
         "paths": [{"template": t, "rank": r, "pid": p, "path": knobs.expand_path(t, r, p)} for t, r, p in paths],
         "knobs": cases,
     }
 
 
-FILES: dict[str, Callable[[str], dict[str, Any]]] = {
+FILES: dict[str, Callable[[Schema, str], dict[str, Any]]] = {
     "records.json": records,
     "headers.json": headers,
     "floats.json": floats_doc,

@@ -11,13 +11,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from orchlog import schema_gen
 from orchlog.errors import OrchlogError
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.strings import Strings
 
 DEFAULT_KEY = ("checkpoint", "layer", "stage", "token_idx", "step", "rank")
-KEY_FIELDS = ("checkpoint", "team", "layer", "stage", "token_idx", "step", "rank", "world_size", "seq")
-_STRING_FIELDS = {"checkpoint", "team", "stage"}
+KEY_FIELDS = schema_gen.KEY_FIELDS  # every field that says where a record was taken
+_STRING_FIELDS = {c.name for c in schema_gen.COLUMNS if c.kind == "text"}
 
 
 def parse_key(text: str) -> tuple[str, ...]:

@@ -17,7 +17,7 @@ turns logging off. `configure`, on the other hand, is set-up code and rejects
 bad settings with an OrchlogError.
 
 `configure(format="parquet", path=...)` writes a Parquet trace instead of
-JSONL or the binary stream (orchlog/parquet_run.py): the same records,
+JSONL or the binary stream (orchlog/emit/parquet_run.py): the same records,
 one row each, with the full tensors.
 """
 
@@ -29,22 +29,25 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from orchlog import _native, schema_gen
+from orchlog.emit import knobs
 from orchlog.emit import selector as _selector
 from orchlog.encoding.record import check_meta
 from orchlog.errors import OrchlogError
 
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from orchlog.emit import parquet_run
+    from orchlog.schema_gen import NamedKeyParts, RunSettings
+
 FORMATS = ("parquet",)  # besides the default: JSONL and/or the binary stream, as the mode says
 
-# The Parquet run that log() feeds, when configure(format="parquet") started one.
-if TYPE_CHECKING:
-    from orchlog.emit import parquet_run
-
-# The Parquet writer (and pyarrow with it) is imported only when a run asks for Parquet.
+# The Parquet run that log() feeds, when configure(format="parquet") started one. The Parquet
+# writer (and pyarrow with it) is imported only when a run asks for Parquet.
 _parquet: parquet_run.ParquetRun | None = None
 
 Scalar = bool | int | float | str
-
-_I32_MAX = 2**31 - 1
+_NAMED_PARTS = frozenset(schema_gen.KEY_PARTS) - frozenset(schema_gen.POSITIONAL_KEY_PARTS)
 
 
 def log(
@@ -57,104 +60,85 @@ def log(
     meta: Mapping[str, Scalar] | None = None,
     *,
     dtype: str | None = None,
+    **named: Unpack[NamedKeyParts],
 ) -> bool:
     """Write one record of `array` at `checkpoint`; returns whether it was written.
 
-    Key fields left as None (or negative) are null in the record. `dtype`
-    reinterprets the elements, e.g. dtype="bf16" for a uint16 array of
-    bfloat16 bits. Nothing is written while logging is off or when the
-    selector (ORCH_LOG_SELECT) does not match.
+    The key's first parts come by position (token_idx, layer, stage, step),
+    the others by name (schema_gen.NamedKeyParts), e.g. rank=2 where one
+    process logs several tensor-parallel shards (else the run's rank). Parts
+    left as None (or negative) are null in the record. `dtype` reinterprets
+    the elements, e.g. dtype="bf16" for a uint16 array of bfloat16 bits.
+    Nothing is written while logging is off or when the selector
+    (ORCH_LOG_SELECT) does not match.
     """
+    positional = (token_idx, layer, stage, step)  # schema_gen.POSITIONAL_KEY_PARTS
+    if named and not named.keys() <= _NAMED_PARTS:  # what Python says of any unknown keyword
+        unknown = ", ".join(sorted(named.keys() - _NAMED_PARTS))
+        raise TypeError(
+            f"log() got an unexpected keyword argument {unknown} (named key parts: {', '.join(_NAMED_PARTS)})"
+        )
     parquet = _parquet
     if parquet is not None:
-        return parquet.log(checkpoint, array, token_idx, layer, stage, step, meta, dtype)
-    written: bool = _native.log(checkpoint, array, token_idx, layer, stage, step, meta, dtype)
-    return written
+        return parquet.log(checkpoint, array, positional, named, meta, dtype)
+    return _native.log(checkpoint, array, positional, named or None, meta, dtype)
 
 
 def configure(
     *,
-    path: str | None = None,
-    team: str | None = None,
-    values: int | str | None = None,
-    mode: str | None = None,
-    select: str | None = None,
-    rank: int | None = None,
-    world_size: int | None = None,
-    model: str | None = None,
-    git_commit: str | None = None,
     config: Mapping[str, Scalar] | None = None,
     format: str | None = None,
+    **settings: Unpack[RunSettings],
 ) -> bool:
     """Start a new run, closing the previous one; returns whether logging is on.
 
-    Each option left as None comes from its env knob: path (ORCH_LOG_FILE,
-    with {rank} and {pid}; "" turns logging off), team, values (a count or
-    "all"), mode ("summary", "full", "both"), select (ORCH_LOG_SELECT
-    syntax), rank, world_size, model, git_commit. `config` is written into
-    the run header. `format="parquet"` writes one Parquet file at the path
-    (full tensors; `mode` does not apply).
+    Each setting (schema_gen.RunSettings: one per env knob) left out or None
+    comes from its env knob: path (ORCH_LOG_FILE, with {rank} and {pid}; ""
+    turns logging off), team, values (a count or "all"), mode ("summary",
+    "full", "both"), select (ORCH_LOG_SELECT syntax), rank, world_size,
+    model, git_commit, created (SOURCE_DATE_EPOCH seconds). `config` is
+    written into the run header. `format="parquet"` writes one Parquet file
+    at the path (full tensors; `mode` does not apply).
     """
-    if values is not None:
-        if values == "all":
-            values = -1
-        elif isinstance(values, bool) or not isinstance(values, int) or not 0 <= values <= _I32_MAX:
-            raise OrchlogError(f"values={values!r}: want a non-negative count or 'all'")
-    if mode is not None and mode not in schema_gen.MODES:
-        raise OrchlogError(f"mode={mode!r}: want one of {', '.join(schema_gen.MODES)}")
-    if select is not None:
-        try:
-            _selector.parse(select)
-        except _selector.SelectorError as exc:
-            raise OrchlogError(f"select={select!r}: {exc}") from None
-    for name, value, minimum in (("rank", rank, 0), ("world_size", world_size, 1)):
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= _I32_MAX
-        ):
-            raise OrchlogError(f"{name}={value!r}: want an integer >= {minimum}")
-    for name, text in (("path", path), ("team", team), ("model", model), ("git_commit", git_commit)):
-        if text is not None and not isinstance(text, str):
-            raise OrchlogError(f"{name}={text!r}: want a string")
+    given = _checked(dict(settings))
     _check_config(config)
     if format is not None and format not in FORMATS:
         raise OrchlogError(f"format={format!r}: want one of {', '.join(FORMATS)} (or None for the mode's encodings)")
-    if format is not None and mode is not None:
-        raise OrchlogError(f"mode={mode!r} applies to JSONL and the binary stream, not to format={format!r}")
+    if format is not None and given.get("mode") is not None:
+        raise OrchlogError(f"mode={given['mode']!r} applies to JSONL and the binary stream, not to format={format!r}")
     _close_parquet()
     if format == "parquet":
         _native.close()
-        return _start_parquet(
-            path=path,
-            team=team,
-            values=values,
-            select=select,
-            rank=rank,
-            world_size=world_size,
-            model=model,
-            git_commit=git_commit,
-            config=config,
-        )
-    return bool(
-        _native.configure(
-            path,
-            team,
-            values,
-            mode,
-            select,
-            rank,
-            world_size,
-            model,
-            git_commit,
-            None if config is None else dict(config),
-        )
-    )
+        return _start_parquet(given, config)
+    return bool(_native.configure(given, None if config is None else dict(config)))
 
 
-def _start_parquet(**options: Any) -> bool:
+def _checked(settings: dict[str, Any]) -> dict[str, Any]:
+    """The settings given, checked against their knobs (`all` as -1); OrchlogError names the first bad one."""
+    known = {k.setting: k for k in schema_gen.KNOBS}
+    for name, value in settings.items():
+        if name not in known:  # what Python says of any unknown keyword
+            raise TypeError(f"configure() got an unexpected keyword argument {name!r} (settings: {', '.join(known)})")
+        if value is None:
+            continue
+        why = knobs.check(known[name], value)
+        if why is None and known[name].type == "selector":
+            try:
+                _selector.parse(value)
+            except _selector.SelectorError as exc:
+                why = str(exc)
+        if why is not None:
+            raise OrchlogError(f"{name}={value!r}: {why}")
+        if value == "all" and known[name].type == "count_or_all":
+            settings[name] = knobs.ALL_VALUES
+    return settings
+
+
+def _start_parquet(given: Mapping[str, Any], config: Mapping[str, Scalar] | None) -> bool:
     global _parquet
     from orchlog.emit import parquet_run
 
-    settings, warnings = parquet_run.resolve(**options)
+    settings, warnings = parquet_run.resolve(given, config)
     _parquet = parquet_run.start(settings, warnings)
     return _parquet is not None
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import threading
-import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -31,20 +30,14 @@ import pyarrow as pa
 from orchlog import _native, schema_gen
 from orchlog.emit import knobs
 from orchlog.emit import selector as _selector
-from orchlog.encoding.record import (
-    HeaderInput,
-    check_meta,
-    created_from_epoch,
-    header_values,
-    leading_values,
-    numel,
-)
+from orchlog.encoding.record import check_meta, header_values, leading_values, numel
 from orchlog.encoding.text import to_text
 from orchlog.parquet import open_writer
 from orchlog.parquet.schema import MAX_TENSOR_BYTES
 
 _WRITE_ERRORS = (OSError, ValueError, pa.ArrowException)
-_LIMITS = {"token_idx": 2**63 - 1, "layer": 2**31 - 1, "step": 2**31 - 1}
+_KEY_PARTS = tuple(f for f in schema_gen.RECORD_FIELDS if f.source == "key")
+_HEADER_SETTINGS = tuple(f.name for f in schema_gen.HEADER_FIELDS if f.source == "setting")
 
 # Problems warned about by Parquet runs since the process started; orchlog.stats()
 # adds them to the C++ core's count.
@@ -52,75 +45,32 @@ problems = 0
 
 
 def warn(message: str) -> None:
-    """Count a problem and print one `orchlog: warning:` line in one write, control characters
-    escaped, as the C++ core writes it."""
+    """Count a problem and print one warning line in one write, control characters
+    escaped, as the C++ core writes it (schema `warnings`)."""
     global problems
     problems += 1
     line = "".join(c if 0x20 <= ord(c) != 0x7F else f"\\x{ord(c):02x}" for c in message)
     try:
-        os.write(2, f"orchlog: warning: {line}\n".encode("utf-8", "replace"))
+        os.write(2, f"{schema_gen.WARNING_PREFIX}{line}\n".encode("utf-8", "replace"))
     except OSError:
         pass  # a closed stderr is not the host's problem
 
 
 @dataclasses.dataclass(frozen=True)
 class Settings:
-    """A Parquet run's settings: the arguments of configure, each None taken from its env knob."""
+    """A Parquet run's settings: every knob's (the argument of configure, else its env knob), and the path."""
 
-    path: str  # {rank} and {pid} substituted; "" is logging off
-    team: str
-    values: int
-    select: str | None  # the selector text as given; None: everything
-    rank: int
-    world_size: int
-    model: str | None
-    git_commit: str | None
+    knobs: Mapping[str, Any]  # setting -> value, as orchlog.emit.knobs.resolve gives them
+    path: str  # the path setting with {rank} and {pid} substituted; "" is logging off
     config: Mapping[str, Any]
-    created: str
 
 
-def resolve(
-    *,
-    path: str | None,
-    team: str | None,
-    values: int | None,
-    select: str | None,
-    rank: int | None,
-    world_size: int | None,
-    model: str | None,
-    git_commit: str | None,
-    config: Mapping[str, Any] | None,
-) -> tuple[Settings, list[str]]:
+def resolve(given: Mapping[str, Any], config: Mapping[str, Any] | None) -> tuple[Settings, list[str]]:
     """Settings from the arguments and the env knobs, and the warnings for malformed knobs (FORMAT.md rules)."""
-    warnings: list[str] = []
-
-    def knob(given: Any, parsed: knobs.Parsed) -> Any:
-        if given is not None:
-            return given
-        if parsed.warning:
-            warnings.append(parsed.warning)
-        return parsed.value
-
-    env = os.environ.get
-    rank = knob(rank, knobs.parse_int(schema_gen.ORCH_LOG_RANK, env(schema_gen.ORCH_LOG_RANK), 0))
-    epoch = knobs.parse_source_date_epoch(env("SOURCE_DATE_EPOCH"))
-    if epoch.warning:
-        warnings.append(epoch.warning)
-    template = path if path is not None else env(schema_gen.ORCH_LOG_FILE, "")
-    return Settings(
-        path=knobs.expand_path(template, rank, os.getpid()) if template else "",
-        team=to_text(team if team is not None else env(schema_gen.ORCH_LOG_TEAM, "")),
-        values=knob(values, knobs.parse_values(env(schema_gen.ORCH_LOG_VALUES))),
-        select=select if select is not None else env(schema_gen.ORCH_LOG_SELECT),
-        rank=rank,
-        world_size=knob(
-            world_size, knobs.parse_int(schema_gen.ORCH_LOG_WORLD_SIZE, env(schema_gen.ORCH_LOG_WORLD_SIZE), 1)
-        ),
-        model=(model if model is not None else env(schema_gen.ORCH_LOG_MODEL)) or None,
-        git_commit=(git_commit if git_commit is not None else env(schema_gen.ORCH_LOG_GIT_COMMIT)) or None,
-        config=dict(config or {}),
-        created=created_from_epoch(epoch.value if isinstance(epoch.value, int) else int(time.time())),
-    ), warnings
+    values, warnings = knobs.resolve(given, os.environ)
+    template = values["path"] or ""
+    path = knobs.expand_path(template, values["rank"], os.getpid()) if template else ""
+    return Settings(values, path, dict(config or {})), warnings
 
 
 class BadArgument(ValueError):
@@ -136,21 +86,9 @@ class ParquetRun:
         self.records = 0
         self._warned_bad_call = False
         self._lock = threading.Lock()
-        header = header_values(
-            HeaderInput(
-                language="python",
-                created=settings.created,
-                team=settings.team,
-                model=settings.model,
-                git_commit=settings.git_commit,
-                rank=settings.rank,
-                world_size=settings.world_size,
-                values=settings.values,
-                select=settings.select if selector is not None else None,
-                config=dict(settings.config),
-            )
-        )
-        self.writer: Any = open_writer(settings.path, headers=[header], values=settings.values)
+        header = {"language": "python", **{name: settings.knobs.get(name) for name in _HEADER_SETTINGS}}
+        header["config"] = dict(settings.config)
+        self.writer: Any = open_writer(settings.path, headers=[header_values(header)], values=settings.knobs["values"])
 
     @property
     def on(self) -> bool:
@@ -160,10 +98,8 @@ class ParquetRun:
         self,
         checkpoint: Any,
         array: Any,
-        token_idx: Any,
-        layer: Any,
-        stage: Any,
-        step: Any,
+        positional: tuple[Any, ...],
+        named: Mapping[str, Any],
         meta: Any,
         dtype: str | None,
     ) -> bool:
@@ -172,27 +108,33 @@ class ParquetRun:
             return False
         try:
             # Arguments are checked before the selector, as the C++ core's binding checks them.
-            key = {
-                "checkpoint": _text(checkpoint, "checkpoint"),
-                "token_idx": _number(token_idx, "token_idx"),
-                "layer": _number(layer, "layer"),
-                "stage": None if stage is None else _text(stage, "stage"),
-                "step": _number(step, "step"),
-                "rank": self.settings.rank,
-            }
-            fields = {**key, "team": self.settings.team, "world_size": self.settings.world_size, "meta": _meta(meta)}
-            tensor = _native.SummarizedTensor(array, dtype)
+            key = {"checkpoint": _text(checkpoint, "checkpoint"), **self._key(positional, named)}
+            fields = {**key, "meta": _meta(meta)}
+            tensor = _native.DigestedTensor(array, dtype)
             if self.selector is not None and not self.selector.matches(key):
                 return False
             if tensor.nbytes > MAX_TENSOR_BYTES:
                 raise BadArgument(f"a tensor of {tensor.nbytes:,} bytes is more than one Parquet value holds")
-            stats, digest = tensor.summarize()  # outside the lock: the costly part, GIL released
+            digest = tensor.digest()  # outside the lock: the costly part, GIL released
         except (BadArgument, ValueError, TypeError) as exc:
             self._skip(f"orchlog.log: {exc}")
             return False
-        return self._append(fields, tensor, schema_gen.Stats(*stats), digest)
+        digest["stats"] = schema_gen.Stats(*digest["stats"])
+        return self._append({**fields, **digest}, tensor)
 
-    def _append(self, fields: dict[str, Any], tensor: Any, stats: Any, digest: str) -> bool:
+    def _key(self, positional: tuple[Any, ...], named: Mapping[str, Any]) -> dict[str, Any]:
+        """The key parts (given by position or by name, checked) and the run's fields."""
+        unknown = set(named) - {f.name for f in _KEY_PARTS}
+        if unknown:
+            raise BadArgument(f"unknown key part {sorted(unknown)} (known: {', '.join(f.name for f in _KEY_PARTS)})")
+        parts = {
+            f.name: _part(f, named.get(f.name, positional[i] if i < len(positional) else None))
+            for i, f in enumerate(_KEY_PARTS)
+        }
+        identity = knobs.record_identity(parts, self.settings.knobs)
+        return {k: to_text(v) if isinstance(v, str) else v for k, v in identity.items()}
+
+    def _append(self, fields: dict[str, Any], tensor: Any) -> bool:
         with self._lock:
             if self.writer is None:
                 return False
@@ -205,9 +147,7 @@ class ParquetRun:
                         "dtype": tensor.dtype,
                         "shape": list(tensor.shape),
                         "numel": numel(tensor.shape),
-                        "values": leading_values(room, tensor.dtype, self.settings.values),
-                        "stats": stats,
-                        "blake3": digest,
+                        "values": leading_values(room, tensor.dtype, self.settings.knobs["values"]),
                         "data": room,
                     },
                     assign_seq=True,
@@ -266,13 +206,19 @@ def _text(value: Any, what: str) -> str:
     return to_text(value)
 
 
-def _number(value: Any, what: str) -> int | None:
-    """A key number: None when absent, negative or beyond its field's type, as in every emitter."""
+def _part(f: Any, value: Any) -> Any:
+    """A key part as every emitter writes it: None when absent, or (numbers) negative or beyond the part's type."""
     if value is None:
         return None
+    if f.type == "str":
+        return _text(value, f.name)
+    if f.type == "bool":
+        if not isinstance(value, bool):
+            raise BadArgument(f"{f.name} must be a bool or None, not {type(value).__name__}")
+        return value
     if isinstance(value, bool) or not isinstance(value, int):
-        raise BadArgument(f"{what} must be an int or None, not {type(value).__name__}")
-    return value if 0 <= value <= _LIMITS[what] else None
+        raise BadArgument(f"{f.name} must be an int or None, not {type(value).__name__}")
+    return value if 0 <= value <= f.int_max else None
 
 
 def _meta(meta: Any) -> dict[str, Any]:
@@ -291,9 +237,9 @@ def start(settings: Settings, warnings: list[str]) -> ParquetRun | None:
     if not settings.path:
         return None
     try:
-        selector = _selector.parse(settings.select)
+        selector = _selector.parse(settings.knobs["select"])
     except _selector.SelectorError as exc:
-        warn(f"selector {settings.select!r} is invalid ({exc}); logging is off")
+        warn(f"selector {settings.knobs['select']!r} is invalid ({exc}); logging is off")
         return None
     try:
         return ParquetRun(settings, selector)

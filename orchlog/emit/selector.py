@@ -69,8 +69,10 @@ def glob_to_regex(pattern: str) -> re.Pattern[str]:
     return re.compile("".join(parts), re.DOTALL)
 
 
-def parse(text: str | None) -> Selector | None:
-    """Parse selector text; None or blank means "select everything" (returns None)."""
+def parse(text: str | None, schema: Any = schema_gen.TABLES) -> Selector | None:
+    """Parse selector text; None or blank means "select everything" (returns None).
+
+    The keys are the schema's (`schema_gen.TABLES`, or a schema codegen loaded)."""
     if text is None or not text.strip(BLANKS):
         return None
     numeric: dict[str, list[Range]] = {}
@@ -81,7 +83,7 @@ def parse(text: str | None) -> Selector | None:
         key, spec = key.strip(BLANKS), spec.strip(BLANKS)
         if not eq or not spec:
             raise SelectorError(f"clause {clause!r} is not key=value")
-        if key in schema_gen.SELECTOR_NUMERIC_KEYS:
+        if key in schema.selector_numeric:
             m = _NUMBER.fullmatch(spec)
             if not m:
                 raise SelectorError(f"clause {clause!r}: want N, A-B or A- with non-negative integers")
@@ -89,11 +91,11 @@ def parse(text: str | None) -> Selector | None:
             hi = lo if m.group(2) is None else (int(m.group(3)) if m.group(3) else None)
             if hi is not None and hi < lo:
                 raise SelectorError(f"clause {clause!r}: range end {hi} is below its start {lo}")
-            numeric.setdefault(schema_gen.SELECTOR_NUMERIC_KEYS[key], []).append(Range(lo, hi))
-        elif key in schema_gen.SELECTOR_GLOB_KEYS:
-            globs.setdefault(schema_gen.SELECTOR_GLOB_KEYS[key], []).append(glob_to_regex(spec))
+            numeric.setdefault(schema.selector_numeric[key], []).append(Range(lo, hi))
+        elif key in schema.selector_glob:
+            globs.setdefault(schema.selector_glob[key], []).append(glob_to_regex(spec))
         else:
-            known = ", ".join([*schema_gen.SELECTOR_NUMERIC_KEYS, *schema_gen.SELECTOR_GLOB_KEYS])
+            known = ", ".join([*schema.selector_numeric, *schema.selector_glob])
             raise SelectorError(f"clause {clause!r}: unknown key {key!r} (known: {known})")
     return Selector(
         text=text,

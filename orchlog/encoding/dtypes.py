@@ -14,17 +14,7 @@ import numpy as np
 
 from orchlog import schema_gen
 
-_NUMPY: dict[str, np.dtype[Any]] = {
-    "f32": np.dtype("<f4"),
-    "f16": np.dtype("<f2"),
-    "bf16": np.dtype("<u2"),
-    "f64": np.dtype("<f8"),
-    "i8": np.dtype("i1"),
-    "u8": np.dtype("u1"),
-    "i32": np.dtype("<i4"),
-    "i64": np.dtype("<i8"),
-}
-assert set(_NUMPY) == set(schema_gen.DTYPE_SIZES), "dtype table out of step with the schema"
+_NUMPY: dict[str, np.dtype[Any]] = {name: np.dtype(storage) for name, storage in schema_gen.DTYPE_NUMPY.items()}
 
 
 def storage_dtype(dtype: str) -> np.dtype:

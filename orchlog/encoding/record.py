@@ -1,65 +1,47 @@
 """Encode a record or a run header exactly as FORMAT.md says.
 
 `encode_record` returns the JSONL line and the msgpack frame for one tensor
-observation; `encode_header` does the same for a run header. Field order
-and types come from the generated schema tables, so the schema stays the
-only place they are written down.
+observation; `encode_header` does the same for a run header. Nothing here
+names a field: the walk follows the schema tables, the generated ones
+(`schema_gen.TABLES`, the default) or a schema the generator has just loaded
+(how orchlog codegen builds the vectors for a schema it has not rendered
+yet). What a field holds depends only on its type and its source.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-import blake3 as _blake3
 import numpy as np
 
 from orchlog import schema_gen
-from orchlog.encoding import dtypes, floats
+from orchlog.encoding import digest, dtypes, floats, frame
 from orchlog.encoding import msgpack_canonical as mp
-from orchlog.encoding import stats as _stats
 from orchlog.encoding.text import json_string, sort_key, to_text
+from orchlog.schema_gen import TABLES, HeaderInput, RecordInput, Scalar
+
+__all__ = [
+    "ALL_VALUES",
+    "Encoded",
+    "HeaderInput",
+    "RecordInput",
+    "check_meta",
+    "created_from_epoch",
+    "encode_header",
+    "encode_record",
+    "field_default",
+    "header_values",
+    "json_scalar",
+    "leading_values",
+    "numel",
+    "record_values",
+]
 
 ALL_VALUES = -1
-
-Scalar = bool | int | float | str
-
-
-@dataclasses.dataclass
-class RecordInput:
-    """Everything an emitter is given for one record."""
-
-    checkpoint: str | bytes
-    dtype: str
-    shape: tuple[int, ...]
-    data: bytes | memoryview  # a view of the caller's buffer is read, never kept
-    team: str = ""
-    token_idx: int | None = None
-    layer: int | None = None
-    stage: str | None = None
-    step: int | None = None
-    rank: int = 0
-    world_size: int = 1
-    seq: int = 0
-    values: int = 10  # how many leading values to keep; ALL_VALUES keeps all
-    meta: Mapping[str, Scalar] = dataclasses.field(default_factory=dict)
-
-
-@dataclasses.dataclass
-class HeaderInput:
-    """Everything an emitter knows about its run when it opens a file."""
-
-    language: str
-    created: str
-    team: str = ""
-    model: str | None = None
-    git_commit: str | None = None
-    rank: int = 0
-    world_size: int = 1
-    values: int = 10
-    select: str | None = None
-    config: Mapping[str, Scalar] = dataclasses.field(default_factory=dict)
+# The fields read off the tensor as given; every other computed field is a digest.
+_TENSOR_FIELDS = ("dtype", "shape", "numel", "values", "data")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,31 +58,50 @@ def numel(shape: Iterable[int]) -> int:
     return n
 
 
-def _check_int(name: str, value: int | None, lo: int, hi: int, nullable: bool) -> None:
+def _knob_value(schema: Any, setting: str) -> Any:
+    from orchlog.emit import knobs
+
+    knob = next(k for k in schema.env if k.setting == setting)
+    return knobs.default_value(knob)
+
+
+def field_default(f: Any, schema: Any = TABLES) -> Any:
+    """What a record field holds when its emitter was given nothing for it."""
+    if f.nullable:
+        return None
+    setting = f.run_default or (f.name if f.source == "run" else None)
+    if setting is not None:
+        return _knob_value(schema, setting)
+    return {"str": "", "bool": False, "meta": {}}.get(f.type, 0)
+
+
+def _given(r: Any) -> dict[str, Any]:
+    return dict(r) if isinstance(r, Mapping) else dict(vars(r))
+
+
+def _check_field(f: Any, value: Any) -> None:
     if value is None:
-        if not nullable:
-            raise ValueError(f"{name} must not be null")
+        if not f.nullable:
+            raise ValueError(f"{f.name} must not be null")
         return
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        raise ValueError(f"{name}={value!r} is out of range [{lo}, {hi}]")
+    if f.type in ("i32", "i64"):
+        lo = f.min if f.min is not None else -(2 ** (63 if f.type == "i64" else 31))
+        if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= f.int_max:
+            raise ValueError(f"{f.name}={value!r} is out of range [{lo}, {f.int_max}]")
+    elif f.type == "bool" and not isinstance(value, bool):
+        raise ValueError(f"{f.name}={value!r} is not a bool")
+    elif f.type == "str" and not isinstance(value, (str, bytes)):
+        raise ValueError(f"{f.name}={value!r} is not text")
 
 
-def _validate(r: RecordInput) -> None:
-    if r.dtype not in schema_gen.DTYPE_SIZES:
-        raise ValueError(f"unknown dtype {r.dtype!r}")
-    if any((not isinstance(d, int)) or d < 0 for d in r.shape):
-        raise ValueError(f"shape {list(r.shape)} has a negative or non-integer dimension")
-    expected = numel(r.shape) * schema_gen.DTYPE_SIZES[r.dtype]
-    if len(r.data) != expected:
-        raise ValueError(f"{len(r.data)} data bytes for shape {list(r.shape)} of {r.dtype} (want {expected})")
-    i32, i64 = 2**31 - 1, 2**63 - 1
-    _check_int("token_idx", r.token_idx, 0, i64, True)
-    _check_int("layer", r.layer, 0, i32, True)
-    _check_int("step", r.step, 0, i32, True)
-    _check_int("rank", r.rank, 0, i32, False)
-    _check_int("world_size", r.world_size, 1, i32, False)
-    _check_int("seq", r.seq, 0, i64, False)
-    check_meta(r.meta)
+def _check_tensor(dtype: str, shape: tuple[int, ...], data: Any) -> None:
+    if dtype not in schema_gen.DTYPE_SIZES:
+        raise ValueError(f"unknown dtype {dtype!r}")
+    if any((not isinstance(d, int)) or d < 0 for d in shape):
+        raise ValueError(f"shape {list(shape)} has a negative or non-integer dimension")
+    expected = numel(shape) * schema_gen.DTYPE_SIZES[dtype]
+    if len(data) != expected:
+        raise ValueError(f"{len(data)} data bytes for shape {list(shape)} of {dtype} (want {expected})")
 
 
 def check_meta(meta: Mapping[str, Scalar]) -> None:
@@ -135,10 +136,6 @@ def _json_meta(meta: Mapping[str, Scalar]) -> str:
     return "{" + ",".join(parts) + "}"
 
 
-def _json_f64(v: float | None) -> str:
-    return "null" if v is None else floats.format_float(v, "f64")
-
-
 def _json_values(values: np.ndarray, dtype: str) -> str:
     if dtypes.is_float(dtype):
         precision = "f64" if dtype == "f64" else "f32"
@@ -146,31 +143,38 @@ def _json_values(values: np.ndarray, dtype: str) -> str:
     return "[" + ",".join(str(int(v)) for v in values) + "]"
 
 
-def _json_value(ftype: str, value: Any, dtype: str) -> str:
+def _json_value(f: Any, value: Any, dtype: str, schema: Any) -> str:
     if value is None:
         return "null"
-    if ftype in ("str", "dtype", "hex256"):
+    t = f.type
+    if t in ("str", "dtype", "hex256"):
         return json_string(value)
-    if ftype in ("i32", "i64"):
+    if t in ("i32", "i64"):
         return str(int(value))
-    if ftype == "f64":
-        return _json_f64(value)
-    if ftype == "shape":
+    if t == "f64":
+        return floats.format_float(value, "f64")
+    if t == "bool":
+        return "true" if value else "false"
+    if t == "floats":
+        return "[" + ",".join(floats.format_float(float(v), f.precision) for v in value) + "]"
+    if t == "shape":
         return "[" + ",".join(str(int(d)) for d in value) + "]"
-    if ftype == "values":
+    if t == "values":
         return _json_values(value, dtype)
-    if ftype == "stats":
-        return _json_object(schema_gen.STATS_FIELDS, dataclasses.asdict(value), dtype)
-    if ftype == "producer":
-        return _json_object(schema_gen.PRODUCER_FIELDS, value, dtype)
-    if ftype == "meta":
+    if t == "stats":
+        return _json_object(schema.stats, dataclasses.asdict(value), dtype, schema)
+    if t == "producer":
+        return _json_object(schema.producer, value, dtype, schema)
+    if t == "meta":
         return _json_meta(value)
-    raise AssertionError(f"no JSON form for field type {ftype}")
+    raise AssertionError(f"no JSON form for field type {t}")
 
 
-def _json_object(fields: Sequence[schema_gen.FieldSpec], values: Mapping[str, Any], dtype: str = "f64") -> str:
+def _json_object(fields: Iterable[Any], values: Mapping[str, Any], dtype: str, schema: Any) -> str:
     parts = [
-        f"{json_string(f.name)}:{_json_value(f.type, values[f.name], dtype)}" for f in fields if "jsonl" in f.encodings
+        f"{json_string(f.name)}:{_json_value(f, values[f.name], dtype, schema)}"
+        for f in fields
+        if "jsonl" in f.encodings
     ]
     return "{" + ",".join(parts) + "}"
 
@@ -205,36 +209,50 @@ def _mp_values(values: np.ndarray, dtype: str) -> bytes:
     return b"".join(out)
 
 
-def _mp_value(ftype: str, value: Any, dtype: str) -> bytes:
+def _mp_floats(values: Iterable[float], precision: str) -> bytes:
+    items = np.asarray(list(values), dtype=np.float64)
+    if precision == "f32":
+        return _mp_values(items.astype(np.float32), "f32")
+    return _mp_values(items, "f64")
+
+
+def _mp_value(f: Any, value: Any, dtype: str, schema: Any) -> bytes:
     if value is None:
         return mp.nil()
-    if ftype in ("str", "dtype", "hex256"):
+    t = f.type
+    if t in ("str", "dtype", "hex256"):
         return mp.string(to_text(value))
-    if ftype in ("i32", "i64"):
+    if t in ("i32", "i64"):
         return mp.integer(int(value))
-    if ftype == "f64":
+    if t == "f64":
         return mp.float64(value)
-    if ftype == "shape":
+    if t == "bool":
+        return mp.boolean(bool(value))
+    if t == "floats":
+        return _mp_floats(value, f.precision)
+    if t == "shape":
         return mp.array_header(len(value)) + b"".join(mp.integer(int(d)) for d in value)
-    if ftype == "values":
+    if t == "values":
         return _mp_values(value, dtype)
-    if ftype == "stats":
-        return _mp_object(schema_gen.STATS_FIELDS, dataclasses.asdict(value), dtype)
-    if ftype == "producer":
-        return _mp_object(schema_gen.PRODUCER_FIELDS, value, dtype)
-    if ftype == "meta":
+    if t == "stats":
+        return _mp_object(schema.stats, dataclasses.asdict(value), dtype, schema)
+    if t == "producer":
+        return _mp_object(schema.producer, value, dtype, schema)
+    if t == "meta":
         return _mp_meta(value)
-    if ftype == "bytes":
+    if t == "bytes":
         return mp.binary_header(len(value)) + bytes(value)
-    raise AssertionError(f"no msgpack form for field type {ftype}")
+    raise AssertionError(f"no msgpack form for field type {t}")
 
 
-def _mp_object(fields: Sequence[schema_gen.FieldSpec], values: Mapping[str, Any], dtype: str = "f64") -> bytes:
+def _mp_object(fields: Iterable[Any], values: Mapping[str, Any], dtype: str, schema: Any) -> bytes:
     present = [f for f in fields if "msgpack" in f.encodings]
     out = [mp.map_header(len(present))]
     for f in present:
         out.append(mp.string(f.name))
-        out.append(_mp_value(f.type, values[f.name], dtype))
+        # A frame field is computed over the frame's bytes before its value.
+        value = frame.compute(f.name, b"".join(out)) if f.source == "frame" else values[f.name]
+        out.append(_mp_value(f, value, dtype, schema))
     return b"".join(out)
 
 
@@ -249,61 +267,77 @@ def leading_values(data: bytes | memoryview, dtype: str, n: int) -> np.ndarray:
     return dtypes.widen(flat, dtype)
 
 
-def record_values(r: RecordInput) -> dict[str, Any]:
-    """The record's field values, by name, before encoding."""
-    _validate(r)
+def _tensor_fields(given: Mapping[str, Any]) -> dict[str, Any]:
+    dtype, shape, data = given["dtype"], tuple(given["shape"]), given["data"]
+    _check_tensor(dtype, shape, data)
+    count = given.get("values", _knob_value(TABLES, "values"))
     return {
-        "checkpoint": to_text(r.checkpoint),
-        "team": to_text(r.team),
-        "token_idx": r.token_idx,
-        "layer": r.layer,
-        "stage": None if r.stage is None else to_text(r.stage),
-        "step": r.step,
-        "rank": r.rank,
-        "world_size": r.world_size,
-        "seq": r.seq,
-        "dtype": r.dtype,
-        "shape": list(r.shape),
-        "numel": numel(r.shape),
-        "values": leading_values(r.data, r.dtype, r.values),
-        "stats": _stats.compute(r.data, r.dtype),
-        "blake3": _blake3.blake3(r.data).hexdigest(),
-        "meta": dict(r.meta),
-        "data": r.data,
+        "dtype": dtype,
+        "shape": list(shape),
+        "numel": numel(shape),
+        "values": leading_values(data, dtype, count),
+        "data": data,
     }
 
 
-def encode_record(r: RecordInput) -> Encoded:
-    fields = record_values(r)
-    assert list(fields) == [f.name for f in schema_gen.RECORD_FIELDS], "record fields out of step with the schema"
-    line = _json_object(schema_gen.RECORD_FIELDS, fields, r.dtype) + "\n"
-    frame = _mp_object(schema_gen.RECORD_FIELDS, fields, r.dtype)
+def record_values(r: RecordInput | Mapping[str, Any], schema: Any = TABLES) -> dict[str, Any]:
+    """The record's field values, by name and in schema order, before encoding.
+
+    `r` gives the label, the key parts, the run and writer fields (those it
+    leaves out take their defaults), the tensor (`dtype`, `shape`, `data`),
+    how many leading values to keep (`values`) and `meta`.
+    """
+    given = _given(r)
+    tensor = _tensor_fields(given)
+    out: dict[str, Any] = {}
+    for f in schema.record:
+        if f.source == "frame":
+            continue  # computed as the frame is written
+        if f.source == "tensor":
+            out[f.name] = tensor[f.name]
+        elif f.source == "digest":
+            out[f.name] = digest.compute(f.name, tensor["data"], tensor["dtype"])
+        elif f.source == "meta":
+            check_meta(given.get(f.name) or {})
+            out[f.name] = dict(given.get(f.name) or {})
+        else:
+            value = given[f.name] if f.name in given else field_default(f, schema)
+            _check_field(f, value)
+            out[f.name] = to_text(value) if f.type == "str" and value is not None else value
+    return out
+
+
+def encode_record(r: RecordInput | Mapping[str, Any], schema: Any = TABLES) -> Encoded:
+    fields = record_values(r, schema)
+    dtype = fields["dtype"]
+    line = _json_object(schema.record, fields, dtype, schema) + "\n"
+    frame = _mp_object(schema.record, fields, dtype, schema)
     return Encoded(jsonl=line.encode("utf-8"), frame=frame, blake3=fields["blake3"])
 
 
-def header_values(h: HeaderInput) -> dict[str, Any]:
-    check_meta(h.config)
-    return {
-        "orchlog": schema_gen.SCHEMA_VERSION,
-        "producer": {"language": h.language, "name": "orchlog", "version": schema_gen.LIBRARY_VERSION},
-        "team": to_text(h.team),
-        "model": None if h.model is None else to_text(h.model),
-        "git_commit": None if h.git_commit is None else to_text(h.git_commit),
-        "created": h.created,
-        "rank": h.rank,
-        "world_size": h.world_size,
-        "values": h.values,
-        "select": None if h.select is None else to_text(h.select),
-        "config": dict(h.config),
-    }
+def header_values(h: HeaderInput | Mapping[str, Any], schema: Any = TABLES) -> dict[str, Any]:
+    """The header's field values, by name and in schema order; `h` gives the language and the settings."""
+    given = _given(h)
+    out: dict[str, Any] = {}
+    for f in schema.header:
+        if f.type == "producer":
+            out[f.name] = {"language": given["language"], "name": "orchlog", "version": schema.library_version}
+        elif f.source == "constant":
+            out[f.name] = schema.version
+        elif f.type == "meta":
+            check_meta(given.get(f.name) or {})
+            out[f.name] = dict(given.get(f.name) or {})
+        else:
+            value = given.get(f.name)
+            out[f.name] = to_text(value) if f.type == "str" and value is not None else value
+    return out
 
 
-def encode_header(h: HeaderInput) -> tuple[bytes, bytes]:
+def encode_header(h: HeaderInput | Mapping[str, Any], schema: Any = TABLES) -> tuple[bytes, bytes]:
     """(JSONL line with newline, msgpack frame) of a run header."""
-    fields = header_values(h)
-    assert list(fields) == [f.name for f in schema_gen.HEADER_FIELDS], "header fields out of step with the schema"
-    line = _json_object(schema_gen.HEADER_FIELDS, fields) + "\n"
-    return line.encode("utf-8"), _mp_object(schema_gen.HEADER_FIELDS, fields)
+    fields = header_values(h, schema)
+    line = _json_object(schema.header, fields, "f64", schema) + "\n"
+    return line.encode("utf-8"), _mp_object(schema.header, fields, "f64", schema)
 
 
 def created_from_epoch(seconds: int) -> str:

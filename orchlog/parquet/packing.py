@@ -218,14 +218,7 @@ def _fields(rec: TraceRecord, data: Any) -> dict[str, Any]:
     if rec.shape is None:
         raise ValueError("record has no shape")
     return {
-        "checkpoint": rec.checkpoint,
-        "team": rec.team,
-        "token_idx": rec.token_idx,
-        "layer": rec.layer,
-        "stage": rec.stage,
-        "step": rec.step,
-        "rank": rec.rank,
-        "world_size": rec.world_size,
+        **{c.name: getattr(rec, c.name) for c in schema_gen.COLUMNS},
         # Formats without an execution counter get the record's place in its input.
         "seq": rec.seq if rec.seq is not None else rec.order,
         "dtype": rec.dtype,

@@ -41,8 +41,8 @@ from orchlog.parquet.schema import (
     headers_from,
     schema_version_of,
 )
-from orchlog.read.trace import Location, Trace, TraceRecord
-from orchlog.schema_gen import Stats
+from orchlog.read.trace import Location, Trace, TraceRecord, identity
+from orchlog.schema_gen import COLUMNS, Stats
 
 FORMAT_NAME = "orchlog-parquet"
 MAGIC = b"PAR1"
@@ -225,15 +225,7 @@ class _File:
             dtype = cols["dtype"][i]
             has_data = nulls == 0 or (nulls != group_rows and cache.has_tensor(self, rg, row))
             yield TraceRecord(
-                checkpoint=cols["checkpoint"][i],
-                team=cols["team"][i] or "",
-                token_idx=cols["token_idx"][i],
-                layer=cols["layer"][i],
-                stage=cols["stage"][i],
-                step=cols["step"][i],
-                rank=_or(cols["rank"][i], 0),
-                world_size=_or(cols["world_size"][i], 1),
-                seq=cols["seq"][i],
+                **identity({c.name: cols[c.name][i] for c in COLUMNS}),
                 dtype=dtype,
                 shape=tuple(cols["shape"][i]),
                 numel=cols["numel"][i],
@@ -257,10 +249,6 @@ def _list_rows(column: pa.ChunkedArray) -> list[np.ndarray]:
         offsets = chunk.offsets.to_numpy()
         out.extend(flat[offsets[i] : offsets[i + 1]] for i in range(len(chunk)))
     return out
-
-
-def _or(value: Any, default: Any) -> Any:
-    return default if value is None else value
 
 
 def _meta(pairs: list[tuple[str, str]] | None) -> dict[str, Any]:

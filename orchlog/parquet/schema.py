@@ -28,8 +28,8 @@ STATS_COLUMNS: tuple[str, ...] = tuple(f.name for f in schema_gen.STATS_FIELDS)
 DATA_COLUMN = "data"
 # Everything but the tensor bytes: what a scan reads to find records.
 SUMMARY_COLUMNS: tuple[str, ...] = tuple(c for c in COLUMNS if c != DATA_COLUMN)
-# The fields a reader may filter on; their row-group min/max make the filters skip data.
-FILTER_COLUMNS = ("checkpoint", "team", "token_idx", "layer", "stage", "step", "rank", "seq")
+# The fields a reader may filter on (the record's identity); their row-group min/max make the filters skip data.
+FILTER_COLUMNS: tuple[str, ...] = schema_gen.KEY_FIELDS
 
 # Low-cardinality text repeats in every row; dictionaries make it nearly free. Tensor bytes
 # never repeat, and trying a dictionary on them (pyarrow's default) made writes a third slower.
@@ -39,7 +39,7 @@ DICTIONARY_COLUMNS = ["checkpoint", "team", "stage", "dtype"]
 # compares every tensor's bytes to find a min/max it then drops (values over 4 KiB), which
 # cost pack a third of its time. What a reader wants from them, how many rows of each row
 # group hold no tensor, is kept in the footer's key-value metadata instead (DATA_NULLS_KEY).
-STATISTICS_COLUMNS = [*FILTER_COLUMNS, "world_size", "dtype", "numel", *STATS_COLUMNS]
+STATISTICS_COLUMNS = [*FILTER_COLUMNS, "dtype", "numel", *STATS_COLUMNS]
 DATA_NULLS_KEY = "orchlog.data_nulls"  # JSON list: rows without a tensor, per row group
 
 # Summaries without data are tiny; this bounds a row group of them all the same.

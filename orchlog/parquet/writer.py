@@ -17,7 +17,6 @@ import json
 import os
 import queue
 import threading
-import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -27,7 +26,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from orchlog.encoding.record import HeaderInput, RecordInput, created_from_epoch, header_values, record_values
+from orchlog import schema_gen
+from orchlog.emit import knobs
+from orchlog.encoding.record import HeaderInput, RecordInput, header_values, record_values
 from orchlog.parquet.rows import RowBatch
 from orchlog.parquet.schema import (
     DATA_COLUMN,
@@ -41,17 +42,6 @@ from orchlog.parquet.schema import (
     schema_with_headers,
     writer_options,
 )
-
-_NUMPY_DTYPES = {
-    "float32": "f32",
-    "float16": "f16",
-    "bfloat16": "bf16",
-    "float64": "f64",
-    "int8": "i8",
-    "uint8": "u8",
-    "int32": "i32",
-    "int64": "i64",
-}
 
 
 class RowGroupSink:
@@ -185,38 +175,25 @@ class Writer:
         self,
         path: str | os.PathLike[str],
         *,
-        team: str = "",
-        rank: int = 0,
-        world_size: int = 1,
-        values: int = 10,
-        model: str | None = None,
-        git_commit: str | None = None,
-        select: str | None = None,
         config: Mapping[str, Any] | None = None,
         headers: Sequence[Mapping[str, Any]] | None = None,
         codec: str = DEFAULT_CODEC,
         level: int | None = DEFAULT_LEVEL,
         row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES,
+        **settings: Any,
     ) -> None:
+        """`settings` are the run's (schema_gen.RunSettings: team, rank, world_size, values, ...),
+        each left out taking its knob's default; the env is not read, but for SOURCE_DATE_EPOCH."""
+        unknown = set(settings) - {k.setting for k in schema_gen.KNOBS}
+        if unknown:
+            raise TypeError(f"Writer() got unexpected keyword arguments {sorted(unknown)}")
+        created = knobs.knob("created").name
+        self.settings, _ = knobs.resolve(settings, {created: os.environ[created]} if created in os.environ else {})
         if headers is None:  # a run of its own; pack passes the headers of its inputs instead
-            headers = [
-                header_values(
-                    HeaderInput(
-                        language="python",
-                        created=created_now(),
-                        team=team,
-                        model=model,
-                        git_commit=git_commit,
-                        rank=rank,
-                        world_size=world_size,
-                        values=values,
-                        select=select,
-                        config=dict(config or {}),
-                    )
-                )
-            ]
+            header = {name: self.settings[name] for name in HeaderInput.__dataclass_fields__ if name in self.settings}
+            headers = [header_values(HeaderInput(language="python", **header, config=dict(config or {})))]
         self.path = Path(path)
-        self.team, self.rank, self.world_size, self.values = team, rank, world_size, values
+        self.values = self.settings["values"]
         self.row_group_bytes = row_group_bytes
         self.rows = 0  # rows handed to the writer, the next `seq`
         self._batch = RowBatch(capacity=row_group_bytes)
@@ -231,19 +208,20 @@ class Writer:
         tensor: Any,
         *,
         dtype: str | None = None,
-        token_idx: int | None = None,
-        layer: int | None = None,
-        stage: str | None = None,
-        step: int | None = None,
         meta: Mapping[str, Any] | None = None,
+        **key: Any,
     ) -> None:
-        """Log one tensor (a NumPy array or anything np.asarray takes; pass dtype="bf16" for bf16 bits as uint16)."""
+        """Log one tensor (a NumPy array or anything np.asarray takes; pass dtype="bf16" for bf16 bits as uint16)
+        at the key parts given by name (token_idx=, layer=, stage=, step=, rank=: schema_gen.KEY_PARTS)."""
+        unknown = set(key) - set(schema_gen.KEY_PARTS)
+        if unknown:
+            raise TypeError(f"log() got unexpected keyword arguments {sorted(unknown)}")
         arr = np.asarray(tensor)
         if not arr.flags.c_contiguous:
             arr = arr.copy(order="C")  # not ascontiguousarray: it turns a 0-d scalar into shape (1,)
-        schema_dtype = dtype or _NUMPY_DTYPES.get(arr.dtype.name)
+        schema_dtype = dtype or schema_gen.DTYPE_ALIASES.get(arr.dtype.name)  # NumPy's names are aliases
         if schema_dtype is None:
-            raise ValueError(f"cannot log a {arr.dtype} tensor; convert it to one of {', '.join(_NUMPY_DTYPES)}")
+            raise ValueError(f"cannot log a {arr.dtype} tensor; convert it to one of {', '.join(schema_gen.DTYPES)}")
         if arr.dtype.byteorder == ">":
             arr = arr.astype(arr.dtype.newbyteorder("<"))
         # The row group keeps a copy of the bytes (append makes it), so the caller may reuse its buffer.
@@ -252,14 +230,8 @@ class Writer:
                 checkpoint=checkpoint,
                 dtype=schema_dtype,
                 shape=arr.shape,
-                data=arr.reshape(-1).view(np.uint8).data,
-                team=self.team,
-                token_idx=token_idx,
-                layer=layer,
-                stage=stage,
-                step=step,
-                rank=self.rank,
-                world_size=self.world_size,
+                data=memoryview(arr.reshape(-1).view(np.uint8)),
+                **knobs.record_identity(key, self.settings),
                 values=self.values,
                 meta=dict(meta or {}),
             )
@@ -358,9 +330,3 @@ def open_writer(path: str | os.PathLike[str], **options: Any) -> Writer:
     pa.array([0])
     atexit.register(writer.close)
     return writer
-
-
-def created_now() -> str:
-    """The header's `created`: now, or SOURCE_DATE_EPOCH when set (reproducible files)."""
-    epoch = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-    return created_from_epoch(int(epoch) if epoch.isdigit() else int(time.time()))

@@ -16,24 +16,18 @@ from typing import Any
 import numpy as np
 
 from orchlog.read.trace import Location, TraceRecord
-from orchlog.schema_gen import Stats
+from orchlog.schema_gen import COLUMNS, STATS_FIELDS, ColumnSpec, RecordColumns, Stats
 from orchlog.strings import Strings
 
 NONE = -1
-STAT_FIELDS = ("min", "max", "mean", "rms", "abs_max")
+STAT_FIELDS = tuple(f.name for f in STATS_FIELDS if f.type == "f64")  # the float stats, in a [n, 5] column
+COUNT_FIELDS = tuple(f.name for f in STATS_FIELDS if f.type == "i64")  # the counts, in a [n, 2] column
 
-# Column kinds: one entry per row, or a ragged list (offsets + flat items).
+# Column kinds: one entry per row (the schema's COLUMNS and the tensor's), or a
+# ragged list (offsets + flat items).
 _ROW = (
-    "checkpoint",
-    "team",
-    "stage",
+    *(c.name for c in COLUMNS),
     "dtype",
-    "token_idx",
-    "layer",
-    "step",
-    "rank",
-    "world_size",
-    "seq",
     "numel",
     "has_shape",
     "stats",
@@ -55,6 +49,30 @@ _RAGGED = (("shape_off", "shape_dims"), ("val_off", "values"))
 
 def _none_or(v: int) -> int | None:
     return None if v == NONE else int(v)
+
+
+def _column(c: ColumnSpec, items: list[Any]) -> Any:
+    """A schema column from each record's value (None where absent)."""
+    if c.kind == "text":
+        return Strings.from_values(items)
+    if c.kind == "floats":
+        out = np.full((len(items), c.length), np.nan)
+        for i, v in enumerate(items):
+            if v is not None:
+                out[i] = v
+        return out
+    dtype = np.int8 if c.kind == "bool" else np.int64
+    return np.fromiter((NONE if v is None else v for v in items), dtype=dtype, count=len(items))
+
+
+def _cell(c: ColumnSpec, column: Any, i: int) -> Any:
+    """One record's value of a schema column (None where absent)."""
+    if c.kind == "text":
+        return column[i]
+    if c.kind == "floats":
+        return None if np.isnan(column[i]).all() else column[i].copy()
+    value = _none_or(column[i])
+    return value if value is None or c.kind == "int" else bool(value)
 
 
 def _objects(items: Iterable[Any]) -> np.ndarray:
@@ -98,17 +116,11 @@ def _concat(columns: list[Any]) -> Any:
 
 
 @dataclasses.dataclass
-class RecordBatch:
-    checkpoint: Strings
-    team: Strings
-    stage: Strings  # None where absent
+class RecordBatch(RecordColumns):
+    """The schema's COLUMNS (RecordColumns: text as Strings, None where absent;
+    numbers as int64, NONE where absent), and the tensor's columns below."""
+
     dtype: Strings  # None where unknown
-    token_idx: np.ndarray  # int64, NONE when absent (as are the next three)
-    layer: np.ndarray
-    step: np.ndarray
-    seq: np.ndarray
-    rank: np.ndarray  # int64
-    world_size: np.ndarray  # int64
     numel: np.ndarray  # int64, NONE when unknown
     has_shape: np.ndarray  # bool
     shape_off: np.ndarray  # int64 [n+1]
@@ -116,7 +128,7 @@ class RecordBatch:
     val_off: np.ndarray  # int64 [n+1]
     values: np.ndarray  # float64: the leading values each record carries
     stats: np.ndarray  # float64 [n, 5] in STAT_FIELDS order, NaN when absent
-    counts: np.ndarray  # int64 [n, 2]: nan_count, inf_count; NONE when absent
+    counts: np.ndarray  # int64 [n, 2] in COUNT_FIELDS order (nan_count, inf_count); NONE when absent
     blake3: np.ndarray  # S64, b"" when absent
     meta: np.ndarray  # object: dict or None (None for empty)
     path: Strings
@@ -180,20 +192,11 @@ class RecordBatch:
     def record(self, i: int) -> TraceRecord:
         stats = None
         if not (np.isnan(self.stats[i]).all() and self.counts[i, 0] == NONE):
-            s = {f: None if np.isnan(v) else float(v) for f, v in zip(STAT_FIELDS, self.stats[i])}
-            stats = Stats(**s, nan_count=int(max(self.counts[i, 0], 0)), inf_count=int(max(self.counts[i, 1], 0)))
-        checkpoint, team = self.checkpoint[i], self.team[i]
-        assert checkpoint is not None and team is not None, "checkpoint and team are required columns"
+            floats: dict[str, Any] = {f: None if np.isnan(v) else float(v) for f, v in zip(STAT_FIELDS, self.stats[i])}
+            counts: dict[str, Any] = {f: int(max(v, 0)) for f, v in zip(COUNT_FIELDS, self.counts[i])}
+            stats = Stats(**floats, **counts)
         return TraceRecord(
-            checkpoint=checkpoint,
-            team=team,
-            token_idx=_none_or(self.token_idx[i]),
-            layer=_none_or(self.layer[i]),
-            stage=self.stage[i],
-            step=_none_or(self.step[i]),
-            rank=int(self.rank[i]),
-            world_size=int(self.world_size[i]),
-            seq=_none_or(self.seq[i]),
+            **{c.name: _cell(c, getattr(self, c.name), i) for c in COLUMNS},
             dtype=self.dtype[i],
             shape=self.shape_of(i),
             numel=_none_or(self.numel[i]),
@@ -253,26 +256,18 @@ class RecordBatch:
             np.cumsum([len(p) for p in parts], out=off[1:])
             return off, (np.concatenate(parts) if parts else np.zeros(0, dtype=dtype))
 
-        stats = np.full((n, 5), np.nan)
-        counts = np.full((n, 2), NONE, dtype=np.int64)
+        stats = np.full((n, len(STAT_FIELDS)), np.nan)
+        counts = np.full((n, len(COUNT_FIELDS)), NONE, dtype=np.int64)
         for i, r in enumerate(records):
             if r.stats is not None:
                 stats[i] = [np.nan if (v := getattr(r.stats, f)) is None else v for f in STAT_FIELDS]
-                counts[i] = (r.stats.nan_count, r.stats.inf_count)
+                counts[i] = [getattr(r.stats, f) for f in COUNT_FIELDS]
         shape_off, shape_dims = ragged(lambda r: r.shape, np.int64)
         val_off, values = ragged(lambda r: r.values, np.float64)
         locs = [r.location or Location("") for r in records]
         return RecordBatch(
-            checkpoint=Strings.from_values(r.checkpoint for r in records),
-            team=Strings.from_values(r.team for r in records),
-            stage=Strings.from_values(r.stage for r in records),
+            **{c.name: _column(c, [getattr(r, c.name) for r in records]) for c in COLUMNS},
             dtype=Strings.from_values(r.dtype for r in records),
-            token_idx=ints(lambda r: r.token_idx),
-            layer=ints(lambda r: r.layer),
-            step=ints(lambda r: r.step),
-            seq=ints(lambda r: r.seq),
-            rank=ints(lambda r: r.rank),
-            world_size=ints(lambda r: r.world_size),
             numel=ints(lambda r: r.numel),
             has_shape=np.array([r.shape is not None for r in records], dtype=bool),
             shape_off=shape_off,

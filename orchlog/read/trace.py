@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from orchlog.schema_gen import Stats
+from orchlog.schema_gen import COLUMNS, KEY_FIELDS, RecordFields, Stats
 
 if TYPE_CHECKING:
     from orchlog.read.batch import RecordBatch
@@ -51,19 +51,31 @@ class Diagnostic:
         return f"{self.location}: {self.message}"
 
 
-@dataclasses.dataclass
-class TraceRecord:
-    """One record, whatever format it came from. Absent information is None."""
+_DEFAULTS = {f.name: f.default for f in dataclasses.fields(RecordFields)}
 
-    checkpoint: str
-    team: str = ""
-    token_idx: int | None = None
-    layer: int | None = None
-    stage: str | None = None
-    step: int | None = None
-    rank: int = 0
-    world_size: int = 1
-    seq: int | None = None  # the emitter's execution-order counter, when the format has one
+
+def identity(values: Mapping[str, Any]) -> dict[str, Any]:
+    """A record's identity fields (the schema's COLUMNS) from a format's values by name: a value that is
+    absent or None takes the field's default, floats become arrays."""
+    out = {}
+    for c in COLUMNS:
+        value = values.get(c.name)
+        if value is None:
+            value = _DEFAULTS[c.name]
+        elif c.kind == "floats":
+            value = np.asarray(value, dtype=np.float64)
+        out[c.name] = value
+    return out
+
+
+@dataclasses.dataclass
+class TraceRecord(RecordFields):
+    """One record, whatever format it came from. Absent information is None.
+
+    The identity fields (checkpoint, the run's fields, the key parts, seq: the
+    emitter's execution-order counter, when the format has one) come from the
+    schema, by `RecordFields`; these are the tensor's and the reader's."""
+
     dtype: str | None = None
     shape: tuple[int, ...] | None = None
     numel: int | None = None
@@ -99,17 +111,8 @@ class TraceRecord:
         return flat.reshape(self.shape if self.shape is not None else (-1,))
 
     def key_dict(self) -> dict[str, Any]:
-        """The identity fields, for selectors and alignment keys."""
-        return {
-            "checkpoint": self.checkpoint,
-            "team": self.team,
-            "token_idx": self.token_idx,
-            "layer": self.layer,
-            "stage": self.stage,
-            "step": self.step,
-            "rank": self.rank,
-            "seq": self.seq,
-        }
+        """The identity fields (schema_gen.KEY_FIELDS), for selectors and alignment keys."""
+        return {name: getattr(self, name) for name in KEY_FIELDS}
 
 
 class Trace:

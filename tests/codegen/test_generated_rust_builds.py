@@ -33,6 +33,10 @@ impl Visitor<'_> for Keys {
     fn opt_i64(&mut self, _v: Option<i64>) {}
     fn f64(&mut self, _v: f64) {}
     fn opt_f64(&mut self, _v: Option<f64>) {}
+    fn boolean(&mut self, _v: bool) {}
+    fn opt_boolean(&mut self, _v: Option<bool>) {}
+    fn floats_f32(&mut self, _v: &[f64]) {}
+    fn floats_f64(&mut self, _v: &[f64]) {}
     fn dtype(&mut self, _v: DType) {}
     fn shape(&mut self, _v: &[i64]) {}
     fn values(&mut self, _v: &ValuesView<'_>) {}

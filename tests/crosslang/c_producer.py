@@ -8,7 +8,7 @@ program and liborchlog_c; this only changes the spelling of the input.
     python -m tests.crosslang.c_producer PROGRAM tests/crosslang/tensors.json
 
 The stream: `config N` and N meta lines, then per tensor `tensor CHECKPOINT
-DTYPE NDIM DIMS... TOKEN LAYER STAGE STEP NMETA`, NMETA meta lines and
+DTYPE NDIM DIMS... TOKEN LAYER STAGE STEP RANK NMETA`, NMETA meta lines and
 `data HEX`. Text is `x` + its UTF-8 bytes in hex, absent values `-`, key
 numbers decimal as the file gives them. A meta line is `m KEY KIND VALUE`:
 KIND b (0/1), i (decimal), f (the f64's 16 hex digits of bits), s (text).
@@ -67,6 +67,7 @@ def token_stream(doc: dict) -> str:
                     _number(t["layer"]),
                     "-" if t["stage"] is None else _text(t["stage"]),
                     _number(t["step"]),
+                    _number(t.get("rank")),
                     str(len(meta)),
                 ]
             )

@@ -18,24 +18,25 @@ import sys
 import numpy as np
 
 import orchlog
+from orchlog import schema_gen
 from orchlog.emit import api as emitter
 from tests.vectors_io import meta_from_json
 
-# The NumPy type holding each dtype's little-endian elements; bf16 travels as its bits.
-NUMPY = {"f32": "<f4", "f16": "<f2", "bf16": "<u2", "f64": "<f8", "i8": "i1", "u8": "u1", "i32": "<i4", "i64": "<i8"}
-
 
 def log_tensor(tensor: dict) -> None:
-    array = np.frombuffer(bytes.fromhex(tensor["data_hex"]), dtype=NUMPY[tensor["dtype"]]).reshape(tensor["shape"])
+    storage = schema_gen.DTYPE_NUMPY[tensor["dtype"]]  # bf16 travels as its bits
+    array = np.frombuffer(bytes.fromhex(tensor["data_hex"]), dtype=storage).reshape(tensor["shape"])
     orchlog.log(
         tensor["checkpoint"],
         array,
-        tensor["token_idx"],
-        tensor["layer"],
-        tensor["stage"],
-        tensor["step"],
+        *(tensor.get(part) for part in schema_gen.POSITIONAL_KEY_PARTS),
         meta=meta_from_json(dict(tensor["meta"])),
         dtype="bf16" if tensor["dtype"] == "bf16" else None,
+        **{
+            part: tensor[part]
+            for part in schema_gen.KEY_PARTS[len(schema_gen.POSITIONAL_KEY_PARTS) :]
+            if part in tensor
+        },
     )
 
 

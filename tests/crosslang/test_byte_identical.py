@@ -15,6 +15,7 @@ import json
 
 import pytest
 
+from orchlog import schema_gen
 from tests.crosslang import producers
 from tests.crosslang.reference import TENSORS, expected_files
 
@@ -79,13 +80,15 @@ def test_the_tensor_file_covers_every_dtype_and_the_edge_cases():
     tensors = doc["tensors"]
     assert {t["dtype"] for t in tensors} == {"f32", "f16", "bf16", "f64", "i8", "u8", "i32", "i64"}
     assert any(t["shape"] == [] for t in tensors) and any(0 in t["shape"] for t in tensors)
-    keys = ("token_idx", "layer", "stage", "step")
+    keys = schema_gen.KEY_PARTS
     assert any(all(t[k] is None for k in keys) for t in tensors)
     assert any(all(t[k] is not None for k in keys) for t in tensors)
+    ranks = [t["rank"] for t in tensors if t["rank"] is not None]
+    assert 0 < len(ranks) < len(tensors)  # some records name their shard, the others take the run's rank
     meta_types = {type(v).__name__ for t in tensors for _, v in t["meta"]}
     assert meta_types == {"bool", "int", "str", "dict"}  # dict: a tagged f64
     assert any(len({k for k, _ in t["meta"]}) < len(t["meta"]) for t in tensors)  # a repeated meta key
-    numbers = [t[k] for t in tensors for k in ("token_idx", "layer", "step") if t[k] is not None]
+    numbers = [t[k] for t in tensors for k in ("token_idx", "layer", "step", "rank") if t[k] is not None]
     assert min(numbers) < 0 and max(numbers) >= 2**63  # negative, and beyond i64
 
 

@@ -7,44 +7,19 @@ import numpy as np
 import pytest
 
 import orchlog
-from orchlog import _native
+from orchlog import _native, schema_gen
 from orchlog.emit import api as emitter
 from orchlog.encoding.record import RecordInput, encode_header, encode_record
-from tests.vectors_io import header_input, meta_from_json, record_input
+from tests.vectors_io import header_input, meta_from_json, record_fields, record_input
 
 
 def _native_record(doc: dict) -> tuple[bytes, bytes]:
-    checkpoint = bytes.fromhex(doc["checkpoint_hex"]) if "checkpoint_hex" in doc else doc["checkpoint"]
-    return _native.encode_record(
-        checkpoint,
-        bytes.fromhex(doc["data_hex"]),
-        doc["dtype"],
-        doc["shape"],
-        doc["team"],
-        doc["token_idx"],
-        doc["layer"],
-        doc["stage"],
-        doc["step"],
-        doc["rank"],
-        doc["world_size"],
-        doc["seq"],
-        doc["values"],
-        meta_from_json(doc["meta"]),
-    )
+    return _native.encode_record(record_fields(doc))
 
 
 def _reshape_input(doc: dict):
     """The vector's tensor as a NumPy array of its own shape (bf16 as uint16 bits)."""
-    storage = {
-        "f32": "<f4",
-        "f16": "<f2",
-        "bf16": "<u2",
-        "f64": "<f8",
-        "i8": "i1",
-        "u8": "u1",
-        "i32": "<i4",
-        "i64": "<i8",
-    }[doc["dtype"]]
+    storage = schema_gen.DTYPE_NUMPY[doc["dtype"]]
     return np.frombuffer(bytes.fromhex(doc["data_hex"]), dtype=storage).reshape(doc["shape"])
 
 
@@ -58,18 +33,7 @@ def test_every_record_vector_is_reproduced_byte_for_byte(record_vectors):
 def test_every_header_vector_is_reproduced_byte_for_byte(header_vectors):
     for case in header_vectors:
         doc = case["input"]
-        jsonl, frame = _native.encode_header(
-            doc["language"],
-            doc["created"],
-            doc["team"],
-            doc["model"],
-            doc["git_commit"],
-            doc["rank"],
-            doc["world_size"],
-            doc["values"],
-            doc["select"],
-            meta_from_json(doc["config"]),
-        )
+        jsonl, frame = _native.encode_header({**doc, "config": meta_from_json(doc["config"])})
         assert jsonl == (case["expected"]["jsonl"] + "\n").encode(), case["name"]
         assert frame.hex() == case["expected"]["frame_hex"], case["name"]
 
@@ -95,11 +59,8 @@ def test_orchlog_log_writes_the_reference_bytes_for_every_vector(record_vectors,
         assert orchlog.log(
             checkpoint,
             _reshape_input(doc),
-            token_idx=doc["token_idx"],
-            layer=doc["layer"],
-            stage=doc["stage"],
-            step=doc["step"],
             meta=meta_from_json(doc["meta"]),
+            **{part: doc[part] for part in schema_gen.KEY_PARTS},
             dtype="bf16" if doc["dtype"] == "bf16" else None,
         )
         emitter.close()
@@ -127,8 +88,9 @@ def test_orchlog_log_writes_the_reference_bytes_for_every_vector(record_vectors,
 def test_every_half_precision_bit_pattern_encodes_like_the_reference(dtype):
     bits = np.arange(1 << 16, dtype="<u2")
     data = bits.tobytes()
-    ours = _native.encode_record("all_bits", data, dtype, [1 << 16], "", None, None, None, None, 0, 1, 0, -1, {})
-    want = encode_record(RecordInput(checkpoint="all_bits", dtype=dtype, shape=(1 << 16,), data=data, values=-1))
+    given = RecordInput(checkpoint="all_bits", dtype=dtype, shape=(1 << 16,), data=data, values=-1)
+    ours = _native.encode_record(vars(given))
+    want = encode_record(given)
     assert ours == (want.jsonl, want.frame)
 
 
@@ -136,6 +98,7 @@ def test_every_half_precision_bit_pattern_encodes_like_the_reference(dtype):
 def test_random_float_bit_patterns_encode_like_the_reference(dtype, storage):
     bits = np.random.default_rng(0xF10A7).integers(0, np.iinfo(storage).max, 20000, dtype=storage, endpoint=True)
     data = bits.tobytes()
-    ours = _native.encode_record("random_bits", data, dtype, [len(bits)], "", None, None, None, None, 0, 1, 0, -1, {})
-    want = encode_record(RecordInput(checkpoint="random_bits", dtype=dtype, shape=(len(bits),), data=data, values=-1))
+    given = RecordInput(checkpoint="random_bits", dtype=dtype, shape=(len(bits),), data=data, values=-1)
+    ours = _native.encode_record(vars(given))
+    want = encode_record(given)
     assert ours == (want.jsonl, want.frame)

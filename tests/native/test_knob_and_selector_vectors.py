@@ -14,23 +14,14 @@ import numpy as np
 import pytest
 
 import orchlog
+from orchlog import schema_gen
 from orchlog.emit import api as emitter
 from orchlog.errors import OrchlogError
 from tests.conftest import load_vectors
 
 ENV = load_vectors("env.json")
 SELECTOR = load_vectors("selector.json")
-KNOBS = [
-    "ORCH_LOG_FILE",
-    "ORCH_LOG_TEAM",
-    "ORCH_LOG_VALUES",
-    "ORCH_LOG_MODE",
-    "ORCH_LOG_SELECT",
-    "ORCH_LOG_RANK",
-    "ORCH_LOG_WORLD_SIZE",
-    "ORCH_LOG_MODEL",
-    "ORCH_LOG_GIT_COMMIT",
-]
+KNOBS = [k.name for k in schema_gen.KNOBS]
 IN_HEADER = {"ORCH_LOG_VALUES": "values", "ORCH_LOG_RANK": "rank", "ORCH_LOG_WORLD_SIZE": "world_size"}
 C_FIELD = {
     "ORCH_LOG_VALUES": "values",

@@ -9,6 +9,7 @@ import numpy as np
 import pyarrow.parquet as pq
 import pytest
 
+from orchlog import schema_gen
 from orchlog.errors import OrchlogError
 from orchlog.parquet import pack, read
 from orchlog.read.paths import open_trace
@@ -39,22 +40,7 @@ def test_a_binary_stream_packs_to_rows_with_the_same_fields_and_bytes(tmp_path):
     assert result and result.records == result.tensors == 6 and result.tensor_bytes == 6 * 80 * 4
     packed, original = list(read(tmp_path / "out.parquet")), list(open_trace(stream))
     for p, o in zip(packed, original, strict=True):
-        for field in (
-            "checkpoint",
-            "team",
-            "token_idx",
-            "layer",
-            "stage",
-            "step",
-            "rank",
-            "world_size",
-            "seq",
-            "dtype",
-            "shape",
-            "numel",
-            "blake3",
-            "meta",
-        ):
+        for field in (*schema_gen.KEY_FIELDS, "dtype", "shape", "numel", "blake3", "meta"):
             assert getattr(p, field) == getattr(o, field), field
         assert vars(p.stats) == vars(o.stats)
         np.testing.assert_array_equal(p.values, o.values)

@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pyarrow.parquet as pq
 
+from orchlog import schema_gen
 from orchlog.encoding.record import encode_header
 from orchlog.encoding.text import json_string
 from orchlog.parquet import pack, read
@@ -41,21 +42,7 @@ def test_vector_frames_pack_to_rows_matching_their_jsonl(tmp_path, record_vector
     for case, row in zip(record_vectors, rows, strict=True):
         line = case["expected"]["jsonl"]
         doc = json.loads(line)
-        for key in (
-            "checkpoint",
-            "team",
-            "token_idx",
-            "layer",
-            "stage",
-            "step",
-            "rank",
-            "world_size",
-            "seq",
-            "dtype",
-            "shape",
-            "numel",
-            "blake3",
-        ):
+        for key in (*schema_gen.KEY_FIELDS, "dtype", "shape", "numel", "blake3"):
             assert row[key] == doc[key], (case["name"], key)
         assert row["data"] == bytes.fromhex(case["input"]["data_hex"]), case["name"]
         for key, value in doc["stats"].items():

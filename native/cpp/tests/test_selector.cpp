@@ -6,15 +6,10 @@
 
 #include "orchlog/detail/logger/selector.hpp"
 #include "support/json.hpp"
+#include "support/vectors.hpp"
 
 namespace t = orchlog_test;
 namespace d = orchlog::detail;
-
-namespace {
-std::optional<std::int64_t> opt(const t::Json& v) {
-  return v.is_null() ? std::nullopt : std::optional<std::int64_t>(v.i64());
-}
-}  // namespace
 
 TEST(Selector, EveryValidSelectorMatchesExactlyTheExpectedKeys) {
   const t::Json doc = t::load_vectors("selector.json");
@@ -27,13 +22,7 @@ TEST(Selector, EveryValidSelectorMatchesExactlyTheExpectedKeys) {
     ASSERT_TRUE(select_all || sel.has_value()) << error;
     for (std::size_t i = 0; i < doc["keys"].size(); ++i) {
       const t::Json& k = doc["keys"][i];
-      d::SelectorCandidate cand;
-      cand.checkpoint = k["checkpoint"].str();
-      if (!k["stage"].is_null()) cand.stage = std::string_view(k["stage"].str());
-      cand.layer = opt(k["layer"]);
-      cand.token_idx = opt(k["token_idx"]);
-      cand.step = opt(k["step"]);
-      cand.rank = k["rank"].i64();
+      const d::SelectorCandidate cand{k["checkpoint"].str(), t::key_from(k)};
       EXPECT_EQ(select_all || sel->matches(cand), c["matches"][i].b) << "key " << i;
     }
   }
@@ -63,7 +52,7 @@ TEST(Selector, ATokenCountMatchesWhenAnyTokenOfTheSpanIsSelected) {
   span.checkpoint = "attn_norm";
   span.token_count = 3;
   const auto matches_from = [&](std::int64_t first) {
-    span.token_idx = first;
+    span.key.token_idx = first;
     return sel->matches(span);
   };
   EXPECT_FALSE(matches_from(0));  // 0..2

@@ -9,13 +9,16 @@
 #include <pybind11/pybind11.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "orchlog/orchlog.hpp"
@@ -326,17 +329,59 @@ bool ensure_configured() {
   return orchlog::detail::g_state.load(std::memory_order_relaxed) == orchlog::detail::kOn;
 }
 
-py::bool_ log_record(const py::handle& checkpoint, const py::handle& array, const py::handle& token_idx,
-                     const py::handle& layer, const py::handle& stage, const py::handle& step, const py::handle& meta,
-                     const py::object& dtype) {
+// A Python value as a key part of type T (None: none); text goes into `room`,
+// which the part then points into.
+template <class T>
+std::optional<T> part_of(const py::handle& value, std::string_view name, std::string& room) {
+  const std::string what(name);
+  if constexpr (std::is_same_v<T, std::string_view>) {
+    if (value.is_none()) return std::nullopt;
+    room = text_of(value, what.c_str());
+    return std::string_view(room);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    if (value.is_none()) return std::nullopt;
+    if (!PyBool_Check(value.ptr())) throw BadArgument(what + " must be a bool or None");
+    return value.ptr() == Py_True;
+  } else {
+    return index_of<T>(value, what.c_str());
+  }
+}
+
+// The key of a log call: the positional parts in order, then the named ones.
+struct KeyArgs {
+  orchlog::Key key;
+  std::array<std::string, orchlog::detail::kKeyParts> texts;
+};
+
+void fill_key(KeyArgs& out, const py::tuple& positional, const py::handle& named) {
+  const py::dict names = named.is_none() ? py::dict() : py::reinterpret_borrow<py::dict>(named);
+  std::size_t index = 0, used = 0;
+  orchlog::detail::for_each_key_part(out.key, [&](std::string_view name, auto& part) {
+    using T = typename std::decay_t<decltype(part)>::value_type;
+    py::handle value = index < positional.size() ? positional[index] : py::handle(Py_None);
+    const py::str key = py::str(std::string(name));
+    if (names.contains(key)) {
+      value = names[key];
+      ++used;
+    }
+    part = part_of<T>(value, name, out.texts[index++]);
+  });
+  if (used != names.size()) {
+    std::string known;
+    orchlog::detail::for_each_key_part(
+        out.key, [&known](std::string_view name, auto&) { known.append(known.empty() ? "" : ", ").append(name); });
+    throw BadArgument("unknown key part among " + py::str(names.attr("keys")()).cast<std::string>() +
+                      " (known: " + known + ")");
+  }
+}
+
+py::bool_ log_record(const py::handle& checkpoint, const py::handle& array, const py::tuple& positional,
+                     const py::handle& named, const py::handle& meta, const py::object& dtype) {
   if (!orchlog::detail::may_log() || !ensure_configured()) return py::bool_(false);
   try {
     const std::string name = text_of(checkpoint, "checkpoint");
-    std::optional<std::string> stage_text;
-    if (!stage.is_none()) stage_text = text_of(stage, "stage");
-    orchlog::Key key(index_of<std::int64_t>(token_idx, "token_idx"), index_of<std::int32_t>(layer, "layer"),
-                     std::nullopt, index_of<std::int32_t>(step, "step"));
-    if (stage_text) key.stage = *stage_text;
+    KeyArgs key_args;
+    fill_key(key_args, positional, named);
     MetaArgs meta_args;
     fill_meta(meta, meta_args, "meta");
     const TensorBytes bytes(array, dtype);
@@ -344,7 +389,7 @@ py::bool_ log_record(const py::handle& checkpoint, const py::handle& array, cons
     bool written;
     {
       py::gil_scoped_release release;  // hashing a large tensor should not stall other Python threads
-      written = orchlog::log(name, tensor, key, meta_args.items);
+      written = orchlog::log(name, tensor, key_args.key, meta_args.items);
     }
     return py::bool_(written);
   } catch (const BadArgument& e) {
@@ -362,24 +407,26 @@ std::optional<std::string> opt_text(const py::handle& obj, const char* what) {
   return text_of(obj, what);
 }
 
-// Arguments were checked by orchlog.emit.api.configure; None means "from the env knob".
-bool configure_run(const py::handle& path, const py::handle& team, const py::handle& values, const py::handle& mode,
-                   const py::handle& select, const py::handle& rank, const py::handle& world_size,
-                   const py::handle& model, const py::handle& git_commit, const py::handle& config) {
+// Settings were checked by orchlog.emit.api.configure: a dict of setting -> value
+// (`all` given as -1), absent or None meaning "from the env knob".
+bool configure_run(const py::dict& settings, const py::handle& config) {
   orchlog::Options o;
   o.producer = "python";
-  o.path = opt_text(path, "path");
-  o.team = opt_text(team, "team");
-  if (!values.is_none()) o.values = values.cast<std::int64_t>();
-  if (!mode.is_none()) {
-    const std::string m = mode.cast<std::string>();
-    o.mode = m == "full" ? orchlog::Mode::full : m == "both" ? orchlog::Mode::both : orchlog::Mode::summary;
-  }
-  o.select = opt_text(select, "select");
-  if (!rank.is_none()) o.rank = rank.cast<std::int32_t>();
-  if (!world_size.is_none()) o.world_size = world_size.cast<std::int32_t>();
-  o.model = opt_text(model, "model");
-  o.git_commit = opt_text(git_commit, "git_commit");
+  orchlog::detail::for_each_setting(o, [&settings](const orchlog::schema::KnobSpec& k, auto& member) {
+    using T = typename std::decay_t<decltype(member)>::value_type;
+    const py::str key = py::str(std::string(k.setting));
+    if (!settings.contains(key) || settings[key].is_none()) return;
+    const py::handle value = settings[key];
+    if constexpr (std::is_same_v<T, std::string>) {
+      member = text_of(value, std::string(k.setting).c_str());
+    } else if constexpr (std::is_enum_v<T>) {
+      const std::string choice = value.cast<std::string>();
+      for (std::size_t i = 0; i < k.n_choices; ++i)
+        if (k.choices[i] == choice) member = static_cast<T>(i);
+    } else {
+      member = value.cast<T>();
+    }
+  });
   MetaArgs config_args;
   fill_meta(config, config_args, "config");
   o.config = config_args.items;
@@ -400,33 +447,57 @@ py::dict status_dict() {
 
 // ------------------------------------------------- canonical encoder (tests)
 
-py::tuple encode_record_bytes(const py::handle& checkpoint, const py::buffer& data, const std::string& dtype,
-                              const py::iterable& shape, const py::handle& team, const py::handle& token_idx,
-                              const py::handle& layer, const py::handle& stage, const py::handle& step,
-                              std::int32_t rank, std::int32_t world_size, std::int64_t seq, std::int64_t values,
-                              const py::handle& meta) {
-  const std::string name = text_of(checkpoint, "checkpoint");
-  const std::string team_text = text_of(team, "team");
-  std::optional<std::string> stage_text;
-  if (!stage.is_none()) stage_text = text_of(stage, "stage");
-  MetaArgs meta_args;
-  fill_meta(meta, meta_args, "meta");
-  const auto dt = orchlog::schema::dtype_from_name(dtype);
-  if (!dt) throw py::value_error("unknown dtype " + dtype);
-  std::vector<std::int64_t> dims;
-  for (const auto& d : shape) dims.push_back(d.cast<std::int64_t>());
-  const py::buffer_info raw = data.request();
+// The key parts a vector input names (absent ones stay none).
+py::dict doc_parts(const py::dict& doc) {
+  py::dict parts;
+  orchlog::Key key;
+  orchlog::detail::for_each_key_part(key, [&](std::string_view name, auto&) {
+    const py::str k = py::str(std::string(name));
+    if (doc.contains(k)) parts[k] = doc[k];
+  });
+  return parts;
+}
+
+// A field of an encoder input from a dict of the vector files' shape (text into `room`).
+template <class T>
+T input_field(const py::dict& doc, std::string_view name, std::string& room) {
+  const py::handle value = doc[py::str(std::string(name))];
+  if constexpr (std::is_same_v<T, std::string_view>) {
+    room = text_of(value, std::string(name).c_str());
+    return room;
+  } else if constexpr (std::is_same_v<T, std::optional<std::string_view>>) {
+    if (value.is_none()) return std::nullopt;
+    room = text_of(value, std::string(name).c_str());
+    return std::string_view(room);
+  } else {
+    return value.cast<T>();
+  }
+}
+
+// The canonical bytes of one record: `doc` holds what the vector files' inputs
+// hold (checkpoint, the run's fields, each key part, seq, dtype, shape, data,
+// values, meta).
+py::tuple encode_record_bytes(const py::dict& doc) {
+  std::deque<std::string> texts;  // stable: the input's views point into it
   orchlog::RecordInput in;
-  in.checkpoint = name;
-  in.team = team_text;
-  in.key = orchlog::Key(index_of<std::int64_t>(token_idx, "token_idx"), index_of<std::int32_t>(layer, "layer"),
-                        std::nullopt, index_of<std::int32_t>(step, "step"));
-  if (stage_text) in.key.stage = *stage_text;
-  in.rank = rank;
-  in.world_size = world_size;
-  in.seq = seq;
+  in.checkpoint = input_field<std::string_view>(doc, "checkpoint", texts.emplace_back());
+  orchlog::detail::for_each_run_field(in, [&](std::string_view name, auto& field) {
+    field = input_field<std::decay_t<decltype(field)>>(doc, name, texts.emplace_back());
+  });
+  KeyArgs key_args;
+  fill_key(key_args, py::tuple(), doc_parts(doc));
+  in.key = key_args.key;
+  in.seq = doc["seq"].cast<std::int64_t>();
+  MetaArgs meta_args;
+  fill_meta(doc["meta"], meta_args, "meta");
+  const auto dt = orchlog::schema::dtype_from_name(doc["dtype"].cast<std::string>());
+  if (!dt) throw py::value_error("unknown dtype " + doc["dtype"].cast<std::string>());
+  std::vector<std::int64_t> dims;
+  for (const auto& d : doc["shape"]) dims.push_back(d.cast<std::int64_t>());
+  const py::buffer data = doc["data"].cast<py::buffer>();
+  const py::buffer_info raw = data.request();
   in.tensor = {raw.ptr, *dt, orchlog::Shape(dims)};
-  in.values = values;
+  in.values = doc["values"].cast<std::int64_t>();
   in.meta = meta_args.items;
   std::string error;
   const auto size = orchlog::detail::measure(in.tensor, error);
@@ -439,39 +510,59 @@ py::tuple encode_record_bytes(const py::handle& checkpoint, const py::buffer& da
   return py::make_tuple(py::bytes(encoded->jsonl), py::bytes(encoded->frame));
 }
 
-py::tuple encode_header_bytes(const std::string& language, const std::string& created, const py::handle& team,
-                              const py::handle& model, const py::handle& git_commit, std::int32_t rank,
-                              std::int32_t world_size, std::int32_t values, const py::handle& select,
-                              const py::handle& config) {
-  const std::string team_text = text_of(team, "team");
-  const auto model_text = opt_text(model, "model");
-  const auto commit_text = opt_text(git_commit, "git_commit");
-  const auto select_text = opt_text(select, "select");
-  MetaArgs config_args;
-  fill_meta(config, config_args, "config");
+// The canonical bytes of a run header: `doc` holds the language and the header's settings.
+py::tuple encode_header_bytes(const py::dict& doc) {
+  std::deque<std::string> texts;
   orchlog::HeaderInput h;
-  h.language = language;
-  h.created = created;
-  h.team = team_text;
-  if (model_text) h.model = *model_text;
-  if (commit_text) h.git_commit = *commit_text;
-  h.rank = rank;
-  h.world_size = world_size;
-  h.values = values;
-  if (select_text) h.select = *select_text;
-  h.config = config_args.items;
+  h.language = input_field<std::string_view>(doc, "language", texts.emplace_back());
+  MetaArgs config_args;
+  orchlog::detail::for_each_header_field(h, [&](std::string_view name, auto& field) {
+    using T = std::decay_t<decltype(field)>;
+    if constexpr (std::is_same_v<T, std::vector<orchlog::MetaItem>>) {
+      fill_meta(doc[py::str(std::string(name))], config_args, "config");
+      field = config_args.items;
+    } else {
+      field = input_field<T>(doc, name, texts.emplace_back());
+    }
+  });
   const auto encoded = orchlog::encode_header(h);
   return py::make_tuple(py::bytes(encoded.jsonl), py::bytes(encoded.frame));
 }
 
 // ------------------------------------------- a tensor for the Parquet route
 
-// A tensor as orchlog.log takes it, summarised by the same C++ code as the
+// Collects the values a visit walks: a stats struct's fields, in schema order.
+struct PyValues {
+  py::list items;
+  void begin_object(std::size_t) {}
+  void end_object() {}
+  void key(std::string_view) {}
+  void f64(double v) { items.append(py::float_(v)); }
+  void opt_f64(const std::optional<double>& v) {
+    items.append(v ? py::object(py::float_(*v)) : py::object(py::none()));
+  }
+  void i64(std::int64_t v) { items.append(py::int_(v)); }
+};
+
+// A digest field's value for Python, from what the record view holds.
+py::object digest_value(const orchlog::schema::Stats& s) {
+  PyValues values;
+  orchlog::schema::visit_stats<orchlog::schema::Encoding::jsonl>(values, s);
+  return py::tuple(values.items);
+}
+py::object digest_value(std::string_view hex) { return py::str(std::string(hex)); }
+py::object digest_value(const orchlog::schema::FloatsView& floats) {
+  py::tuple out(floats.size);
+  for (std::size_t i = 0; i < floats.size; ++i) out[i] = py::float_(floats.data[i]);
+  return out;
+}
+
+// A tensor as orchlog.log takes it, digested by the same C++ code as the
 // logger's records: what `orchlog.configure(format="parquet")` hands to the
 // Parquet writer instead of the reference NumPy stats (about 50 times slower).
-class SummarizedTensor {
+class DigestedTensor {
  public:
-  SummarizedTensor(const py::handle& array, const py::object& dtype) {
+  DigestedTensor(const py::handle& array, const py::object& dtype) {
     try {
       bytes_ = std::make_unique<TensorBytes>(array, dtype);
     } catch (const BadArgument& e) {
@@ -492,19 +583,19 @@ class SummarizedTensor {
   }
   std::uint64_t nbytes() const { return size_.nbytes; }
 
-  // (min, max, mean, rms, abs_max, nan_count, inf_count) and the BLAKE3 hex, as a record carries them.
-  py::tuple summarize() const {
-    orchlog::detail::Summary s;
+  // The digest fields by name, as a record carries them: stats as a tuple in
+  // schema order, hashes as hex text, floats as a tuple.
+  py::dict digest() const {
+    orchlog::detail::TensorDigest d;
     {
       py::gil_scoped_release release;
-      s = orchlog::detail::summarize(tensor_, size_);
+      d = orchlog::detail::digest(tensor_, size_);
     }
-    const auto opt = [](const std::optional<double>& v) {
-      return v ? py::object(py::float_(*v)) : py::object(py::none());
-    };
-    const py::tuple stats = py::make_tuple(opt(s.stats.min), opt(s.stats.max), opt(s.stats.mean), opt(s.stats.rms),
-                                           opt(s.stats.abs_max), s.stats.nan_count, s.stats.inf_count);
-    return py::make_tuple(stats, std::string(s.blake3, 64));
+    py::dict out;
+    orchlog::detail::for_each_digest_field(d, [&out](std::string_view name, const auto& value) {
+      out[py::str(std::string(name))] = digest_value(orchlog::detail::digest_view(value));
+    });
+    return out;
   }
 
   // The tensor's bytes (C order, little-endian) into a writable buffer of exactly nbytes.
@@ -550,31 +641,30 @@ py::list blake3_paths() {
 
 void bind_emitter(py::module_& m) {
   using py::arg;
-  m.def("log", &log_record, arg("checkpoint"), arg("array"), arg("token_idx") = py::none(), arg("layer") = py::none(),
-        arg("stage") = py::none(), arg("step") = py::none(), arg("meta") = py::none(), arg("dtype") = py::none(),
-        "Write one record (see orchlog.log); returns whether it was written. Never raises.");
-  m.def("configure", &configure_run, arg("path"), arg("team"), arg("values"), arg("mode"), arg("select"), arg("rank"),
-        arg("world_size"), arg("model"), arg("git_commit"), arg("config"),
-        "Start a new run; None takes the env knob. Returns whether logging is on.");
+  m.def("log", &log_record, arg("checkpoint"), arg("array"), arg("positional") = py::tuple(), arg("named") = py::none(),
+        arg("meta") = py::none(), arg("dtype") = py::none(),
+        "Write one record (see orchlog.log): the key's positional parts as a tuple, the others by name in a dict. "
+        "Returns whether it was written. Never raises.");
+  m.def("configure", &configure_run, arg("settings"), arg("config") = py::none(),
+        "Start a new run: settings by name (absent or None: the env knob). Returns whether logging is on.");
   m.def("flush", [] { return orchlog::flush(); }, "Ask the kernel to put written records on disk.");
   m.def("close", [] { orchlog::close(); }, "End the run; logging stays off until configure().");
   m.def("status", &status_dict, "enabled, records, errors, path, binary_path.");
-  m.def("encode_record", &encode_record_bytes, arg("checkpoint"), arg("data"), arg("dtype"), arg("shape"), arg("team"),
-        arg("token_idx"), arg("layer"), arg("stage"), arg("step"), arg("rank"), arg("world_size"), arg("seq"),
-        arg("values"), arg("meta"), "The canonical (jsonl, frame) bytes of one record, as the logger writes them.");
-  m.def("encode_header", &encode_header_bytes, arg("language"), arg("created"), arg("team"), arg("model"),
-        arg("git_commit"), arg("rank"), arg("world_size"), arg("values"), arg("select"), arg("config"),
-        "The canonical (jsonl, frame) bytes of a run header.");
-  py::class_<SummarizedTensor>(m, "SummarizedTensor",
-                               "A tensor as orchlog.log takes it (ValueError when it cannot be logged), summarised "
-                               "by the C++ core: dtype, shape, nbytes, summarize(), copy_into(buffer).")
+  m.def("encode_record", &encode_record_bytes, arg("fields"),
+        "The canonical (jsonl, frame) bytes of one record, as the logger writes them; `fields` as a vector's input "
+        "(with `data` as bytes).");
+  m.def("encode_header", &encode_header_bytes, arg("fields"),
+        "The canonical (jsonl, frame) bytes of a run header; `fields`: the language and the header's settings.");
+  py::class_<DigestedTensor>(m, "DigestedTensor",
+                             "A tensor as orchlog.log takes it (ValueError when it cannot be logged), digested "
+                             "by the C++ core: dtype, shape, nbytes, digest(), copy_into(buffer).")
       .def(py::init<const py::handle&, const py::object&>(), arg("array"), arg("dtype") = py::none(),
            py::keep_alive<1, 2>())
-      .def_property_readonly("dtype", &SummarizedTensor::dtype)
-      .def_property_readonly("shape", &SummarizedTensor::shape)
-      .def_property_readonly("nbytes", &SummarizedTensor::nbytes)
-      .def("summarize", &SummarizedTensor::summarize, "((min, max, mean, rms, abs_max, nan_count, inf_count), blake3)")
-      .def("copy_into", &SummarizedTensor::copy_into, arg("out"), "Copy the C-order little-endian bytes into out.");
+      .def_property_readonly("dtype", &DigestedTensor::dtype)
+      .def_property_readonly("shape", &DigestedTensor::shape)
+      .def_property_readonly("nbytes", &DigestedTensor::nbytes)
+      .def("digest", &DigestedTensor::digest, "The digest fields by name (stats as a tuple in schema order).")
+      .def("copy_into", &DigestedTensor::copy_into, arg("out"), "Copy the C-order little-endian bytes into out.");
   m.def("blake3_hex", &blake3_hex, arg("data"), arg("path") = py::none(),
         "BLAKE3 of a contiguous buffer; path forces a kernel (portable, sse41, avx2, avx512).");
   m.def("blake3_paths", &blake3_paths, "The BLAKE3 kernels this CPU runs.");

@@ -463,10 +463,10 @@ bool parse_frame(MsgReader& r, const unsigned char* chunk, int64_t base, uint32_
   if ((seen & required) != required) return r.fail_other(), undo();
   c.offset.push_back(0);  // filled in by the caller, which knows where the frame started
   c.line.push_back(-1);
-  c.checkpoint.push_back(c.checkpoints.id(f.checkpoint));
-  c.team.push_back(c.teams.id(f.team));
-  c.stage.push_back(f.has_stage ? c.stages.id(f.stage) : -1);
-  c.dtype.push_back(c.dtypes.id(f.dtype));
+  c.checkpoint.push_back(c.checkpoint_names.id(f.checkpoint));
+  c.team.push_back(c.team_names.id(f.team));
+  c.stage.push_back(f.has_stage ? c.stage_names.id(f.stage) : -1);
+  c.dtype.push_back(c.dtype_names.id(f.dtype));
   c.token_idx.push_back(f.token_idx), c.layer.push_back(f.layer), c.step.push_back(f.step), c.seq.push_back(f.seq);
   c.rank.push_back(f.rank), c.world_size.push_back(f.world_size), c.numel.push_back(f.numel);
   c.shape_off.push_back(int64_t(c.shape.size())), c.val_off.push_back(int64_t(c.values.size()));
@@ -514,25 +514,12 @@ py::dict decode_frames(py::buffer buf, int64_t base, uint32_t inline_max) {
     }
   }
   py::dict d;
-  d["n"] = c.offset.size();
   d["stop"] = stop;
   d["next"] = next;
   d["offset"] = to_array(std::move(c.offset));
-  d["checkpoint"] = to_array(std::move(c.checkpoint)), d["checkpoint_names"] = c.checkpoints.to_list();
-  d["team"] = to_array(std::move(c.team)), d["team_names"] = c.teams.to_list();
-  d["stage"] = to_array(std::move(c.stage)), d["stage_names"] = c.stages.to_list();
-  d["dtype"] = to_array(std::move(c.dtype)), d["dtype_names"] = c.dtypes.to_list();
-  d["token_idx"] = to_array(std::move(c.token_idx)), d["layer"] = to_array(std::move(c.layer)),
-  d["step"] = to_array(std::move(c.step));
-  d["rank"] = to_array(std::move(c.rank)), d["world_size"] = to_array(std::move(c.world_size)),
-  d["seq"] = to_array(std::move(c.seq));
-  d["numel"] = to_array(std::move(c.numel));
-  d["shape_off"] = to_array(std::move(c.shape_off)), d["shape"] = to_array(std::move(c.shape));
-  d["val_off"] = to_array(std::move(c.val_off)), d["values"] = to_array(std::move(c.values));
-  d["stats"] = to_array(std::move(c.stats)), d["counts"] = to_array(std::move(c.counts));
-  d["blake3"] = py::bytes(c.blake3.data(), c.blake3.size());
   d["data_pos"] = to_array(std::move(c.data_pos)), d["data_len"] = to_array(std::move(c.data_len));
-  d["meta"] = to_array(std::move(c.meta_spans));
+  d["meta_spans"] = to_array(std::move(c.meta_spans));
+  columns_into(std::move(c), d);  // the columns a JSONL line fills too, by the schema's layout
   return d;
 }
 

@@ -50,30 +50,6 @@ struct Interner {
   }
 };
 
-struct Columns {
-  std::vector<int64_t> line, token_idx, layer, step, seq, rank, world_size, numel, shape_off{0}, shape, val_off{0};
-  std::vector<int32_t> checkpoint, team, stage, dtype;
-  std::vector<double> values, stats;                  // stats: 5 per row (min max mean rms abs_max), NaN for null
-  std::vector<int64_t> counts;                        // 2 per row (nan_count inf_count)
-  std::vector<char> blake3;                           // 64 per row
-  std::vector<std::pair<int64_t, std::string>> meta;  // rows with a non-empty meta: (row, JSON text)
-  Interner checkpoints, teams, stages, dtypes;
-
-  // Size every column for the lines in the buffer (values: as many per line as the first line has),
-  // so that growing them never copies.
-  void reserve_for(const char* data, size_t size) {
-    size_t lines = size_t(std::count(data, data + size, '\n')) + 1;
-    const char* first_end = static_cast<const char*>(std::memchr(data, '\n', size));
-    size_t first_len = first_end ? size_t(first_end - data) : size;
-    size_t per_line = size_t(std::count(data, data + first_len, ',')) + 1;
-    for (auto* col : {&line, &token_idx, &layer, &step, &seq, &rank, &world_size, &numel}) col->reserve(lines);
-    for (auto* col : {&checkpoint, &team, &stage, &dtype}) col->reserve(lines);
-    shape_off.reserve(lines + 1), val_off.reserve(lines + 1), shape.reserve(lines * 2);
-    values.reserve(lines * std::min<size_t>(per_line, 4096)), stats.reserve(lines * 5), counts.reserve(lines * 2);
-    blake3.reserve(lines * 64);
-  }
-};
-
 struct Cursor {
   const char* p;
   const char* end;
@@ -276,6 +252,46 @@ struct Cursor {
     return number(v);
   }
 
+  bool boolean(int8_t& v) {
+    if (lit("true")) return v = 1, true;
+    if (lit("false")) return v = 0, true;
+    return false;
+  }
+
+  bool opt_bool(int8_t& v) {
+    if (null()) return v = -1, true;
+    return boolean(v);
+  }
+
+  // The items of an array of integers >= min whose `[` has been read, and its `]`.
+  bool int_list(std::vector<int64_t>& out, int64_t min) {
+    if (lit("]")) return true;
+    do {
+      int64_t d;
+      if (!int64(d) || d < min) return false;
+      out.push_back(d);
+    } while (lit(","));
+    return lit("]");
+  }
+
+  // The items of an array of numbers whose `[` has been read, and its `]`.
+  bool number_list(std::vector<double>& out) {
+    if (lit("]")) return true;
+    do {
+      double v;
+      if (!number(v)) return false;
+      out.push_back(v);
+    } while (lit(","));
+    return lit("]");
+  }
+
+  // Exactly n numbers of an array whose `[` has been read, and its `]`.
+  bool fixed_numbers(double* out, size_t n) {
+    for (size_t i = 0; i < n; ++i)
+      if ((i && !lit(",")) || !number(out[i])) return false;
+    return lit("]");
+  }
+
   // The raw text of a JSON object (strings may hold braces).
   bool object_text(std::string_view& out) {
     const char* start = p;
@@ -303,70 +319,6 @@ struct Cursor {
   }
 };
 
-// Parse one canonical record line [p, end) into the columns; false leaves them untouched.
-bool parse_line(const char* p, const char* end, int64_t lineno, Columns& c) {
-  Cursor k{p, end};
-  std::string_view checkpoint, team, stage, dtype, blake3, meta;
-  std::string s1, s2, s3, s4, s5;  // only filled for strings with escapes
-  bool has_stage;
-  int64_t token_idx, layer, step, rank, world_size, seq, numel;
-  size_t shape_mark = c.shape.size(), val_mark = c.values.size();
-  auto undo = [&] {
-    c.shape.resize(shape_mark);
-    c.values.resize(val_mark);
-    return false;
-  };
-  if (!(k.lit("{\"checkpoint\":") && k.str(checkpoint, s1) && k.lit(",\"team\":") && k.str(team, s2) &&
-        k.lit(",\"token_idx\":") && k.opt_int(token_idx) && k.lit(",\"layer\":") && k.opt_int(layer) &&
-        k.lit(",\"stage\":")))
-    return false;
-  has_stage = !k.null();
-  if (has_stage && !k.str(stage, s3)) return false;
-  if (!(k.lit(",\"step\":") && k.opt_int(step) && k.lit(",\"rank\":") && k.int64(rank) && rank >= 0 &&
-        k.lit(",\"world_size\":") && k.int64(world_size) && world_size >= 1 && k.lit(",\"seq\":") && k.int64(seq) &&
-        seq >= 0 && k.lit(",\"dtype\":") && k.str(dtype, s4) && k.lit(",\"shape\":[")))
-    return false;
-  if (!k.lit("]")) {
-    do {
-      int64_t d;
-      if (!k.int64(d) || d < 0) return undo();
-      c.shape.push_back(d);
-    } while (k.lit(","));
-    if (!k.lit("]")) return undo();
-  }
-  if (!(k.lit(",\"numel\":") && k.int64(numel) && numel >= 0 && k.lit(",\"values\":["))) return undo();
-  if (!k.lit("]")) {
-    do {
-      double v;
-      if (!k.number(v)) return undo();
-      c.values.push_back(v);
-    } while (k.lit(","));
-    if (!k.lit("]")) return undo();
-  }
-  double st[5];
-  int64_t nan_count, inf_count;
-  if (!(k.lit(",\"stats\":{\"min\":") && k.opt_number(st[0]) && k.lit(",\"max\":") && k.opt_number(st[1]) &&
-        k.lit(",\"mean\":") && k.opt_number(st[2]) && k.lit(",\"rms\":") && k.opt_number(st[3]) &&
-        k.lit(",\"abs_max\":") && k.opt_number(st[4]) && k.lit(",\"nan_count\":") && k.int64(nan_count) &&
-        k.lit(",\"inf_count\":") && k.int64(inf_count) && k.lit("},\"blake3\":") && k.str(blake3, s5) &&
-        blake3.size() == 64 && k.lit(",\"meta\":") && k.object_text(meta) && k.lit("}") && k.p == end))
-    return undo();
-  c.line.push_back(lineno);
-  c.checkpoint.push_back(c.checkpoints.id(checkpoint));
-  c.team.push_back(c.teams.id(team));
-  c.stage.push_back(has_stage ? c.stages.id(stage) : -1);
-  c.dtype.push_back(c.dtypes.id(dtype));
-  c.token_idx.push_back(token_idx), c.layer.push_back(layer), c.step.push_back(step);
-  c.rank.push_back(rank), c.world_size.push_back(world_size), c.seq.push_back(seq), c.numel.push_back(numel);
-  c.shape_off.push_back(int64_t(c.shape.size()));
-  c.val_off.push_back(int64_t(c.values.size()));
-  c.stats.insert(c.stats.end(), st, st + 5);
-  c.counts.push_back(nan_count), c.counts.push_back(inf_count);
-  c.blake3.insert(c.blake3.end(), blake3.begin(), blake3.end());
-  if (meta != "{}") c.meta.emplace_back(int64_t(c.line.size()) - 1, std::string(meta));
-  return true;
-}
-
 // Hand a vector's storage to NumPy without copying it: the array owns the vector.
 template <typename T>
 py::array_t<T> to_array(std::vector<T>&& v) {
@@ -374,6 +326,12 @@ py::array_t<T> to_array(std::vector<T>&& v) {
   py::capsule free_when_done(owned, [](void* p) { delete static_cast<std::vector<T>*>(p); });
   return py::array_t<T>({py::ssize_t(owned->size())}, {py::ssize_t(sizeof(T))}, owned->data(), free_when_done);
 }
+
+}  // namespace orchlog_kernels
+
+#include "jsonl_layout_gen.hpp"  // Columns and parse_line: the fields of a line, in schema order
+
+namespace orchlog_kernels {
 
 py::dict parse_orchlog_jsonl(py::buffer buf, int64_t first_line) {
   py::buffer_info info = buf.request();
@@ -400,25 +358,8 @@ py::dict parse_orchlog_jsonl(py::buffer buf, int64_t first_line) {
     }
   }
   py::dict d;
-  d["n"] = c.line.size();
   d["lines"] = lineno - first_line;  // newlines seen: the next chunk's first line is first_line + lines
-  d["line"] = to_array(std::move(c.line));
-  d["checkpoint"] = to_array(std::move(c.checkpoint)), d["checkpoint_names"] = c.checkpoints.to_list();
-  d["team"] = to_array(std::move(c.team)), d["team_names"] = c.teams.to_list();
-  d["stage"] = to_array(std::move(c.stage)), d["stage_names"] = c.stages.to_list();
-  d["dtype"] = to_array(std::move(c.dtype)), d["dtype_names"] = c.dtypes.to_list();
-  d["token_idx"] = to_array(std::move(c.token_idx)), d["layer"] = to_array(std::move(c.layer)),
-  d["step"] = to_array(std::move(c.step));
-  d["rank"] = to_array(std::move(c.rank)), d["world_size"] = to_array(std::move(c.world_size)),
-  d["seq"] = to_array(std::move(c.seq));
-  d["numel"] = to_array(std::move(c.numel));
-  d["shape_off"] = to_array(std::move(c.shape_off)), d["shape"] = to_array(std::move(c.shape));
-  d["val_off"] = to_array(std::move(c.val_off)), d["values"] = to_array(std::move(c.values));
-  d["stats"] = to_array(std::move(c.stats)), d["counts"] = to_array(std::move(c.counts));
-  d["blake3"] = py::bytes(c.blake3.data(), c.blake3.size());
-  py::list meta;
-  for (auto& [row, text] : c.meta) meta.append(py::make_tuple(row, py::bytes(text)));
-  d["meta"] = meta;
+  columns_into(std::move(c), d);
   d["other"] = to_array(std::move(other));
   return d;
 }

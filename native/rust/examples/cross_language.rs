@@ -78,6 +78,7 @@ fn log_as<T: Element>(doc: &Value, values: Vec<T>) {
         layer = doc["layer"].as_i64(),
         stage = doc["stage"].as_str(),
         step = doc["step"].as_i64(),
+        rank = doc["rank"].as_i64(),
         shape = shape,
         meta = &meta
     );

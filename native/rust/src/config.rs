@@ -11,17 +11,10 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::encoding::record::KeepValues;
-use crate::schema_gen::{
-    MetaEntry, MetaValue, ORCH_LOG_FILE, ORCH_LOG_GIT_COMMIT, ORCH_LOG_MODE, ORCH_LOG_MODEL, ORCH_LOG_MODE_DEFAULT,
-    ORCH_LOG_RANK, ORCH_LOG_RANK_DEFAULT, ORCH_LOG_SELECT, ORCH_LOG_TEAM, ORCH_LOG_TEAM_DEFAULT, ORCH_LOG_VALUES,
-    ORCH_LOG_VALUES_DEFAULT, ORCH_LOG_WORLD_SIZE, ORCH_LOG_WORLD_SIZE_DEFAULT,
-};
+use crate::fields_gen::{Config, Mode};
+use crate::schema_gen::{KnobSpec, KnobType, MetaEntry, MetaValue};
 use crate::selector::trim_blanks;
 use crate::warn::warn;
-
-/// The largest `SOURCE_DATE_EPOCH`, 9999-12-31T23:59:59Z: `created` has a
-/// four-digit year.
-const MAX_SOURCE_DATE_EPOCH: i64 = 253_402_300_799;
 
 /// Malformed knobs warned about by [`Config::from_env`]; part of the
 /// process-wide error count, as in the C++ logger.
@@ -31,27 +24,7 @@ pub(crate) fn knob_warnings() -> u64 {
     KNOB_WARNINGS.load(Ordering::Relaxed)
 }
 
-/// Which files a logger writes (`ORCH_LOG_MODE`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
-    /// JSONL summaries at the path.
-    Summary,
-    /// The binary stream, with full tensors, at the path.
-    Full,
-    /// JSONL at the path and the binary stream at the path plus `.bin`.
-    Both,
-}
-
 impl Mode {
-    fn from_name(name: &str) -> Option<Mode> {
-        match name {
-            "summary" => Some(Mode::Summary),
-            "full" => Some(Mode::Full),
-            "both" => Some(Mode::Both),
-            _ => None,
-        }
-    }
-
     pub(crate) fn writes_jsonl(self) -> bool {
         self != Mode::Full
     }
@@ -92,38 +65,6 @@ impl From<MetaValue<'_>> for ConfigValue {
     }
 }
 
-/// Everything a logger needs to know before it opens its files.
-///
-/// [`Config::from_env`] reads the env knobs; in code, start from
-/// `Config::default()` (logging off) and set what you need.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Config {
-    /// Output path (`ORCH_LOG_FILE`); `{rank}` and `{pid}` are substituted.
-    /// `None` keeps logging off.
-    pub file: Option<PathBuf>,
-    /// The `team` of every record (`ORCH_LOG_TEAM`).
-    pub team: String,
-    /// Leading values per record (`ORCH_LOG_VALUES`).
-    pub values: KeepValues,
-    /// Which encodings to write (`ORCH_LOG_MODE`).
-    pub mode: Mode,
-    /// Which records to write (`ORCH_LOG_SELECT`); `None` writes all.
-    pub select: Option<String>,
-    /// Rank of this process (`ORCH_LOG_RANK`).
-    pub rank: i32,
-    /// Number of ranks (`ORCH_LOG_WORLD_SIZE`).
-    pub world_size: i32,
-    /// The header's `model` (`ORCH_LOG_MODEL`).
-    pub model: Option<String>,
-    /// The header's `git_commit` (`ORCH_LOG_GIT_COMMIT`).
-    pub git_commit: Option<String>,
-    /// The header's `created`, in seconds since the Unix epoch
-    /// (`SOURCE_DATE_EPOCH`); `None` is the time the file is opened.
-    pub created_at: Option<i64>,
-    /// The header's `config`: free-form run configuration.
-    pub run_config: Vec<(String, ConfigValue)>,
-}
-
 impl Default for Config {
     /// The knobs' defaults, with no file: logging off.
     fn default() -> Self {
@@ -151,101 +92,134 @@ impl Config {
     pub(crate) fn run_config_entries(&self) -> Vec<MetaEntry<'_>> {
         self.run_config.iter().map(|(key, value)| MetaEntry { key, value: value.as_meta() }).collect()
     }
-
-    /// Settings from any source of knob values, and the warnings to print.
-    pub(crate) fn from_lookup(lookup: impl Fn(&str) -> Option<OsString>) -> (Config, Vec<String>) {
-        let mut knobs = Knobs { lookup, warnings: Vec::new() };
-        let config = Config {
-            file: (knobs.lookup)(ORCH_LOG_FILE).filter(|path| !path.is_empty()).map(PathBuf::from),
-            team: knobs.text(ORCH_LOG_TEAM).unwrap_or_else(|| ORCH_LOG_TEAM_DEFAULT.to_owned()),
-            values: knobs.parsed(ORCH_LOG_VALUES, defaults::values(), parse_values),
-            mode: knobs.parsed(ORCH_LOG_MODE, defaults::mode(), Mode::from_name),
-            select: knobs.text(ORCH_LOG_SELECT).filter(|s| !trim_blanks(s).is_empty()),
-            rank: knobs.parsed(ORCH_LOG_RANK, defaults::rank(), |t| parse_count(t, 0)),
-            world_size: knobs.parsed(ORCH_LOG_WORLD_SIZE, defaults::world_size(), |t| parse_count(t, 1)),
-            model: knobs.text(ORCH_LOG_MODEL).filter(|s| !s.is_empty()),
-            git_commit: knobs.text(ORCH_LOG_GIT_COMMIT).filter(|s| !s.is_empty()),
-            created_at: knobs.parsed("SOURCE_DATE_EPOCH", None, parse_source_date_epoch),
-            run_config: Vec::new(),
-        };
-        (config, knobs.warnings)
-    }
 }
 
-/// Reads knobs, collecting a warning for each malformed one.
-struct Knobs<F> {
+/// Reads knobs by the rule of their type (schema `env`), collecting a
+/// warning for each malformed one; the generated `Config::from_lookup`
+/// calls one method per knob of the table.
+pub(crate) struct Knobs<F> {
     lookup: F,
     warnings: Vec<String>,
 }
 
+// One rule per knob type, whether or not the schema has a knob of it now.
+#[allow(dead_code)]
 impl<F: Fn(&str) -> Option<OsString>> Knobs<F> {
-    /// Unset or blank keeps the default silently; anything unparsable keeps
-    /// it with a warning.
-    fn parsed<T>(&mut self, name: &str, default: T, parse: impl Fn(&str) -> Option<T>) -> T {
-        let Some(raw) = (self.lookup)(name) else { return default };
-        match raw.to_str().map(trim_blanks) {
-            Some("") => default,
-            Some(text) => parse(text).unwrap_or_else(|| {
-                self.warnings.push(format!("{name}={raw:?} is malformed; using the default"));
-                default
-            }),
+    pub(crate) fn new(lookup: F) -> Self {
+        Knobs { lookup, warnings: Vec::new() }
+    }
+
+    pub(crate) fn into_warnings(self) -> Vec<String> {
+        self.warnings
+    }
+
+    /// A text knob, invalid UTF-8 replaced by U+FFFD per maximal subpart.
+    fn text(&self, knob: &KnobSpec) -> Option<String> {
+        (self.lookup)(knob.name).map(|v| v.to_string_lossy().into_owned())
+    }
+
+    /// A number, flag or choice: unset or blank is `None`; anything
+    /// unparsable warns and gives the default (`None` for an epoch).
+    fn number(&mut self, knob: &KnobSpec) -> Option<i64> {
+        let raw = (self.lookup)(knob.name)?;
+        let lossy = raw.to_string_lossy();
+        let text = trim_blanks(&lossy);
+        if text.is_empty() {
+            return None;
+        }
+        match raw.to_str().and_then(|t| knob_number(knob, trim_blanks(t))) {
+            Some(v) => Some(v),
             None => {
-                self.warnings.push(format!("{name}={raw:?} is not valid UTF-8; using the default"));
-                default
+                self.warnings.push(knob_warning(knob, &lossy));
+                knob.default.and_then(|d| knob_number(knob, d))
             }
         }
     }
 
-    /// A text knob, invalid UTF-8 replaced by U+FFFD per maximal subpart.
-    fn text(&self, name: &str) -> Option<String> {
-        (self.lookup)(name).map(|v| v.to_string_lossy().into_owned())
+    fn number_or_default(&mut self, knob: &KnobSpec) -> i64 {
+        self.number(knob).or_else(|| knob.default.and_then(|d| knob_number(knob, d))).unwrap_or(0)
+    }
+
+    pub(crate) fn path(&mut self, knob: &KnobSpec) -> Option<PathBuf> {
+        (self.lookup)(knob.name).filter(|path| !path.is_empty()).map(PathBuf::from)
+    }
+
+    pub(crate) fn str(&mut self, knob: &KnobSpec) -> String {
+        self.text(knob).unwrap_or_else(|| knob.default.unwrap_or_default().to_owned())
+    }
+
+    /// Empty is unset.
+    pub(crate) fn opt_str(&mut self, knob: &KnobSpec) -> Option<String> {
+        self.text(knob).filter(|s| !s.is_empty())
+    }
+
+    /// Spaces and tabs only select everything: no selector.
+    pub(crate) fn selector(&mut self, knob: &KnobSpec) -> Option<String> {
+        self.text(knob).filter(|s| !trim_blanks(s).is_empty())
+    }
+
+    pub(crate) fn int(&mut self, knob: &KnobSpec) -> i32 {
+        i32::try_from(self.number_or_default(knob)).unwrap_or(i32::MAX)
+    }
+
+    pub(crate) fn bool(&mut self, knob: &KnobSpec) -> bool {
+        self.number_or_default(knob) != 0
+    }
+
+    pub(crate) fn count_or_all(&mut self, knob: &KnobSpec) -> KeepValues {
+        match self.number_or_default(knob) {
+            ALL => KeepValues::All,
+            n => KeepValues::First(u32::try_from(n).unwrap_or(u32::MAX)),
+        }
+    }
+
+    /// The index of the choice given (`None`: unset).
+    pub(crate) fn choice(&mut self, knob: &KnobSpec) -> Option<usize> {
+        self.number(knob).and_then(|i| usize::try_from(i).ok())
+    }
+
+    pub(crate) fn epoch(&mut self, knob: &KnobSpec) -> Option<i64> {
+        self.number(knob)
     }
 }
 
-/// ORCH_LOG_VALUES: a count up to i32::MAX, or `all`.
-fn parse_values(text: &str) -> Option<KeepValues> {
-    if text == "all" {
-        return Some(KeepValues::All);
+/// `all` of a count_or_all knob.
+const ALL: i64 = -1;
+
+/// A trimmed number, flag or choice as the number it stands for (a choice's
+/// index, a flag's 0 or 1), or `None` when it is malformed: ASCII digits
+/// only, from the knob's min to its max.
+fn knob_number(knob: &KnobSpec, text: &str) -> Option<i64> {
+    match knob.kind {
+        KnobType::CountOrAll if text == "all" => Some(ALL),
+        KnobType::Int | KnobType::CountOrAll | KnobType::Epoch => {
+            if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+                return None;
+            }
+            text.parse::<i64>().ok().filter(|v| (knob.min..=knob.max).contains(v))
+        }
+        KnobType::Bool => match text {
+            "0" => Some(0),
+            "1" => Some(1),
+            _ => None,
+        },
+        KnobType::Choice => knob.choices.iter().position(|c| *c == text).map(|i| i as i64),
+        _ => None,
     }
-    parse_count(text, 0).map(|n| KeepValues::First(n as u32))
 }
 
-/// Plain ASCII digits, at least `minimum`, at most i32::MAX.
-fn parse_count(text: &str, minimum: i32) -> Option<i32> {
-    if !text.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    text.parse::<i32>().ok().filter(|n| *n >= minimum)
-}
-
-/// SOURCE_DATE_EPOCH: plain ASCII digits (no sign), at most
-/// [`MAX_SOURCE_DATE_EPOCH`].
-fn parse_source_date_epoch(text: &str) -> Option<Option<i64>> {
-    if !text.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    text.parse::<i64>().ok().filter(|s| *s <= MAX_SOURCE_DATE_EPOCH).map(Some)
-}
-
-/// The schema's knob defaults, parsed once from the generated strings.
-mod defaults {
-    use super::*;
-
-    pub fn values() -> KeepValues {
-        parse_values(ORCH_LOG_VALUES_DEFAULT).unwrap_or(KeepValues::First(10))
-    }
-
-    pub fn mode() -> Mode {
-        Mode::from_name(ORCH_LOG_MODE_DEFAULT).unwrap_or(Mode::Summary)
-    }
-
-    pub fn rank() -> i32 {
-        parse_count(ORCH_LOG_RANK_DEFAULT, 0).unwrap_or(0)
-    }
-
-    pub fn world_size() -> i32 {
-        parse_count(ORCH_LOG_WORLD_SIZE_DEFAULT, 1).unwrap_or(1)
-    }
+/// "NAME='raw' is not <expectation>; using <default>", as every emitter words it.
+fn knob_warning(knob: &KnobSpec, raw: &str) -> String {
+    let expected = match knob.kind {
+        KnobType::Int => format!("an integer >= {}", knob.min),
+        KnobType::CountOrAll => "a count or 'all'".to_owned(),
+        KnobType::Bool => "0 or 1".to_owned(),
+        KnobType::Epoch => format!("a number of seconds up to {}", knob.max),
+        KnobType::Choice => format!("one of {}", knob.choices.join(", ")),
+        _ => "valid".to_owned(),
+    };
+    let fallback = if knob.kind == KnobType::Epoch { "the current time" } else { knob.default.unwrap_or_default() };
+    format!("{}='{raw}' is not {expected}; using {fallback}", knob.name)
 }
 
 /// The output path: `{rank}` and `{pid}` replaced, every other byte kept.
@@ -282,7 +256,7 @@ pub(crate) fn expand_path(template: &OsStr, rank: i32, pid: u32) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::schema_gen::MODES;
+    use crate::schema_gen::{KNOBS, KNOB_MODE, MODES, ORCH_LOG_FILE, ORCH_LOG_SELECT};
     use crate::test_vectors;
 
     fn config_with(name: &str, raw: Option<&str>) -> (Config, Vec<String>) {
@@ -290,23 +264,29 @@ mod tests {
     }
 
     #[test]
-    fn every_knob_vector_parses_to_its_value_and_warns_only_when_malformed() {
+    fn every_knob_vector_parses_to_its_value_and_warns_exactly_as_the_vector_says() {
         let doc = test_vectors::load("env.json");
         let cases = doc["knobs"].as_array().unwrap();
         assert!(cases.len() > 20);
         for case in cases {
-            let (knob, raw) = (case["knob"].as_str().unwrap(), case["raw"].as_str());
-            let (config, warnings) = config_with(knob, raw);
+            let (name, raw) = (case["knob"].as_str().unwrap(), case["raw"].as_str());
+            let knob = KNOBS.iter().find(|k| k.name == name).unwrap_or_else(|| panic!("no knob {name}"));
+            let mut knobs = Knobs::new(|n: &str| if n == name { raw.map(OsString::from) } else { None });
             let expected = &case["value"];
-            let parsed_as_expected = match knob {
-                "ORCH_LOG_VALUES" => expected.as_i64() == Some(i64::from(config.values.header_value())),
-                "ORCH_LOG_MODE" => Mode::from_name(expected.as_str().unwrap()) == Some(config.mode),
-                "ORCH_LOG_RANK" => expected.as_i64() == Some(i64::from(config.rank)),
-                "ORCH_LOG_WORLD_SIZE" => expected.as_i64() == Some(i64::from(config.world_size)),
-                other => panic!("no parser for {other}"),
+            let parsed_as_expected = match knob.kind {
+                KnobType::CountOrAll => expected.as_i64() == Some(i64::from(knobs.count_or_all(knob).header_value())),
+                KnobType::Int => expected.as_i64() == Some(i64::from(knobs.int(knob))),
+                KnobType::Bool => expected.as_bool() == Some(knobs.bool(knob)),
+                KnobType::Choice => {
+                    let index =
+                        knobs.choice(knob).or_else(|| knob.choices.iter().position(|c| Some(*c) == knob.default));
+                    expected.as_str() == index.map(|i| knob.choices[i])
+                }
+                other => panic!("no vectors expected for a {other:?} knob"),
             };
-            assert!(parsed_as_expected, "{knob}={raw:?}: want {expected}, got {config:?}");
-            assert_eq!(warnings.len(), usize::from(case["warning"].as_bool().unwrap()), "{knob}={raw:?}: {warnings:?}");
+            assert!(parsed_as_expected, "{name}={raw:?}: want {expected}");
+            let warnings = knobs.into_warnings();
+            assert_eq!(warnings.first().map(String::as_str), case["warning"].as_str(), "{name}={raw:?}");
         }
     }
 
@@ -324,7 +304,7 @@ mod tests {
     #[test]
     fn every_mode_the_schema_names_is_known() {
         assert!(MODES.iter().all(|m| Mode::from_name(m).is_some()));
-        assert_eq!(Config::default().mode, defaults::mode());
+        assert_eq!(Some(Config::default().mode), KNOB_MODE.default.and_then(Mode::from_name));
     }
 
     #[test]

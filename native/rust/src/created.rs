@@ -37,7 +37,7 @@ mod tests {
     use std::ffi::OsString;
 
     use super::*;
-    use crate::config::Config;
+    use crate::fields_gen::Config;
     use crate::test_vectors;
 
     #[test]

@@ -8,8 +8,8 @@ use std::panic;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::OnceLock;
 
-use crate::config::Config;
-use crate::keys::Keys;
+use crate::fields_gen::Config;
+use crate::fields_gen::Keys;
 use crate::logger::Logger;
 use crate::tensor::AsTensor;
 

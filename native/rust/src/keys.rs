@@ -1,86 +1,14 @@
-//! Where a tensor was taken, as a call site says it: the optional key fields
-//! of a record, an explicit shape and free-form meta.
+//! What a call site has at hand turned into key parts and meta: the traits
+//! behind the setters of [`Keys`](crate::Keys) (generated from the schema in
+//! fields_gen.rs, one setter per key part) and `orchlog::meta`.
 //!
 //! This module is compiled with and without the `orch_logging` feature, so
 //! that `orch_log!` type-checks its named parts the same way in both builds.
 
 use crate::schema_gen::{MetaEntry, MetaValue};
 
-/// The optional parts of one `orch_log!` call (or of [`log`](crate::log)).
-///
-/// Built with chained setters; every setter accepts the integer types engines
-/// use for positions (`usize`, `u32`, `i64`, ...) and their `Option`s.
-/// A negative or out-of-range index means "none" (null in the record), so
-/// that engines which write `-1` for "outside the transformer blocks" get the
-/// schema's meaning of that.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Keys<'a> {
-    /// Position in the sequence (`token_idx`).
-    pub token_idx: Option<i64>,
-    /// Transformer block index.
-    pub layer: Option<i32>,
-    /// Sub-stage within the checkpoint.
-    pub stage: Option<&'a str>,
-    /// Forward-call index: 0 for the prompt pass, then one per decode step.
-    pub step: Option<i32>,
-    /// Overrides `ORCH_LOG_RANK` for this record.
-    pub rank: Option<i32>,
-    /// Dimensions, outermost first; the values' own shape when absent.
-    pub shape: Option<&'a [usize]>,
-    /// Free-form scalars; written sorted by key.
-    pub meta: &'a [MetaEntry<'a>],
-}
-
-impl<'a> Keys<'a> {
-    /// No key parts: every optional field null, the values' own shape, no meta.
-    pub const fn new() -> Self {
-        Keys { token_idx: None, layer: None, stage: None, step: None, rank: None, shape: None, meta: &[] }
-    }
-
-    /// The record's `token_idx`.
-    pub fn token(mut self, index: impl KeyIndex) -> Self {
-        self.token_idx = index.key_index();
-        self
-    }
-
-    /// The record's `layer`.
-    pub fn layer(mut self, index: impl KeyIndex) -> Self {
-        self.layer = narrow(index.key_index());
-        self
-    }
-
-    /// The record's `stage`.
-    pub fn stage(mut self, stage: impl OptionalStr<'a>) -> Self {
-        self.stage = stage.optional_str();
-        self
-    }
-
-    /// The record's `step`.
-    pub fn step(mut self, index: impl KeyIndex) -> Self {
-        self.step = narrow(index.key_index());
-        self
-    }
-
-    /// The record's `rank`, instead of `ORCH_LOG_RANK`.
-    pub fn rank(mut self, index: impl KeyIndex) -> Self {
-        self.rank = narrow(index.key_index());
-        self
-    }
-
-    /// An explicit shape; its product must equal the number of values.
-    pub fn shape(mut self, dims: &'a [usize]) -> Self {
-        self.shape = Some(dims);
-        self
-    }
-
-    /// Meta entries, e.g. `&[orchlog::meta("seed", 42)]`.
-    pub fn meta(mut self, entries: &'a [MetaEntry<'a>]) -> Self {
-        self.meta = entries;
-        self
-    }
-}
-
-fn narrow(index: Option<i64>) -> Option<i32> {
+/// An index as an i32 key part: `None` beyond i32.
+pub(crate) fn narrow(index: Option<i64>) -> Option<i32> {
     index.and_then(|i| i32::try_from(i).ok())
 }
 
@@ -141,6 +69,24 @@ impl<'a> OptionalStr<'a> for Option<&'a str> {
     }
 }
 
+/// A flag key part that may be absent: `bool` or `Option<bool>`.
+pub trait Flag {
+    /// The flag, or `None` for null.
+    fn flag(self) -> Option<bool>;
+}
+
+impl Flag for bool {
+    fn flag(self) -> Option<bool> {
+        Some(self)
+    }
+}
+
+impl Flag for Option<bool> {
+    fn flag(self) -> Option<bool> {
+        self
+    }
+}
+
 impl From<bool> for MetaValue<'_> {
     fn from(v: bool) -> Self {
         MetaValue::Bool(v)
@@ -196,6 +142,7 @@ impl<'a> From<&'a String> for MetaValue<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Keys;
 
     #[test]
     fn integer_key_parts_of_any_width_become_i64() {

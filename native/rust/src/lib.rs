@@ -19,13 +19,16 @@
 
 #[rustfmt::skip]
 pub mod schema_gen;
+#[rustfmt::skip]
+mod fields_gen;
 
 #[doc(hidden)]
 pub mod __macro_support;
 mod keys;
 mod macros;
 
-pub use keys::{meta, KeyIndex, Keys, OptionalStr};
+pub use fields_gen::Keys;
+pub use keys::{meta, Flag, KeyIndex, OptionalStr};
 pub use schema_gen::{DType, MetaEntry, MetaValue};
 
 #[cfg(feature = "orch_logging")]
@@ -52,9 +55,11 @@ mod test_vectors;
 mod warn;
 
 #[cfg(feature = "orch_logging")]
-pub use config::{Config, ConfigValue, Mode};
+pub use config::ConfigValue;
 #[cfg(feature = "orch_logging")]
 pub use encoding::record::KeepValues;
+#[cfg(feature = "orch_logging")]
+pub use fields_gen::{Config, Mode};
 #[cfg(feature = "orch_logging")]
 pub use global::{enabled, error_count, install, log};
 #[cfg(feature = "orch_logging")]

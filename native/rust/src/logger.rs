@@ -9,12 +9,12 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use crate::config::{expand_path, Config};
+use crate::config::expand_path;
 use crate::created::created;
-use crate::encoding::record::{canonical_meta, record_view, KeepValues, RecordKey, Summary};
+use crate::encoding::record::canonical_meta;
 use crate::encoding::{json, msgpack};
-use crate::keys::Keys;
-use crate::schema_gen::{HeaderView, Producer, RecordView, BOTH_MODE_SUFFIX, LIBRARY_VERSION, SCHEMA_VERSION};
+use crate::fields_gen::{header_view, record_view, Config, Digest, Keys, RecordKey};
+use crate::schema_gen::{RecordView, BOTH_MODE_SUFFIX};
 use crate::selector::{trim_blanks, Selector};
 use crate::sink::Sink;
 use crate::tensor::{AsTensor, Tensor};
@@ -26,10 +26,8 @@ const KEPT_BUFFER_BYTES: usize = 1 << 20;
 /// Writes records as one [`Config`] says; usually reached through the
 /// process-wide logger that `orch_log!` uses, but usable on its own.
 pub struct Logger {
-    team: String,
-    keep: KeepValues,
-    rank: i32,
-    world_size: i32,
+    /// The run's settings: what every record takes from the run.
+    config: Config,
     selector: Option<Selector>,
     /// Whether records go to a binary stream, whose bin holds at most 4 GiB.
     writes_frames: bool,
@@ -65,10 +63,7 @@ impl Logger {
     pub fn new(config: Config) -> Logger {
         let selector = config.select.as_deref().filter(|s| !is_blank(s)).map(Selector::parse).transpose();
         let mut logger = Logger {
-            team: config.team.clone(),
-            keep: config.values,
-            rank: config.rank,
-            world_size: config.world_size,
+            config: config.clone(),
             selector: None,
             writes_frames: config.mode.writes_frames(),
             outputs: Mutex::new(Outputs { seq: 0, jsonl: None, frames: None, line: Vec::new(), frame: Vec::new() }),
@@ -131,16 +126,7 @@ impl Logger {
     }
 
     fn write_record(&self, checkpoint: &str, tensor: Tensor<'_>, keys: Keys<'_>) -> Result<(), Failure> {
-        let key = RecordKey {
-            checkpoint,
-            team: &self.team,
-            token_idx: keys.token_idx,
-            layer: keys.layer,
-            stage: keys.stage,
-            step: keys.step,
-            rank: keys.rank.unwrap_or(self.rank),
-            world_size: self.world_size,
-        };
+        let key = RecordKey::new(checkpoint, &keys, &self.config);
         if self.selector.as_ref().is_some_and(|s| !s.matches(&key)) {
             return Ok(());
         }
@@ -152,10 +138,10 @@ impl Logger {
             let why = format!("{} bytes do not fit in one msgpack bin (at most 4 GiB)", tensor.bytes().len());
             return Err(Failure::InvalidCall(why));
         }
-        let summary = Summary::of(&tensor);
+        let digest = Digest::of(&tensor);
         let meta = canonical_meta(keys.meta);
         let mut outputs = self.lock_outputs();
-        let record = record_view(&key, outputs.seq, &tensor, self.keep, &summary, &meta);
+        let record = record_view(&key, outputs.seq, &tensor, self.config.values, &digest, &meta);
         outputs.write(&record).map_err(Failure::Output)
     }
 
@@ -213,20 +199,8 @@ fn is_blank(select: &str) -> bool {
 fn open_outputs(config: &Config, path: std::path::PathBuf) -> Result<(Option<Sink>, Option<Sink>), String> {
     let created = created(config.created_at);
     let run_config = config.run_config_entries();
-    let header = HeaderView {
-        orchlog: SCHEMA_VERSION,
-        producer: Producer { language: "rust", name: "orchlog", version: LIBRARY_VERSION },
-        team: &config.team,
-        model: config.model.as_deref(),
-        git_commit: config.git_commit.as_deref(),
-        created: &created,
-        rank: config.rank,
-        world_size: config.world_size,
-        values: config.values.header_value(),
-        // The selector text as given (a blank one selects everything and is no selector).
-        select: config.select.as_deref().filter(|s| !is_blank(s)),
-        config: &canonical_meta(&run_config),
-    };
+    let run_config = canonical_meta(&run_config);
+    let header = header_view(config, &created, "rust", &run_config);
     let jsonl = match config.mode.writes_jsonl() {
         true => {
             let mut line = Vec::new();
@@ -255,7 +229,7 @@ mod tests {
     use std::path::{Path, PathBuf};
 
     use super::*;
-    use crate::config::Mode;
+    use crate::fields_gen::Mode;
     use crate::keys::meta;
 
     /// A directory for one test's files, removed when the test ends.

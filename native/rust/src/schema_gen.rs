@@ -116,8 +116,8 @@ pub const ORCH_LOG_MODE_DEFAULT: &str = "summary";
 /// Which records to write, e.g. `layer=0-3,token=5,checkpoint=attn_*,step=0`.
 /// Unset means all. See `selector`.
 pub const ORCH_LOG_SELECT: &str = "ORCH_LOG_SELECT";
-/// Rank of this process (tensor-parallel shard); used for `{rank}` and the
-/// `rank` field.
+/// Rank of this process (tensor-parallel shard); used for `{rank}`, the
+/// header's `rank` and the `rank` of records whose call names none.
 pub const ORCH_LOG_RANK: &str = "ORCH_LOG_RANK";
 pub const ORCH_LOG_RANK_DEFAULT: &str = "0";
 /// Number of ranks; the `world_size` field.
@@ -127,7 +127,132 @@ pub const ORCH_LOG_WORLD_SIZE_DEFAULT: &str = "1";
 pub const ORCH_LOG_MODEL: &str = "ORCH_LOG_MODEL";
 /// Written as the header's `git_commit`; empty is unset (null).
 pub const ORCH_LOG_GIT_COMMIT: &str = "ORCH_LOG_GIT_COMMIT";
+/// The reproducible-builds convention, honoured so that two emitters can
+/// write byte-identical files: the header's `created` is this time instead of
+/// the time the file was opened. Up to 9999-12-31T23:59:59Z.
+pub const SOURCE_DATE_EPOCH: &str = "SOURCE_DATE_EPOCH";
 pub const MODES: [&str; 3] = ["summary", "full", "both"];
+
+/// How a knob's text is read (schema `env`); config.rs has one rule per type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KnobType {
+    Path,
+    Str,
+    OptStr,
+    Int,
+    Bool,
+    CountOrAll,
+    Choice,
+    Selector,
+    Epoch,
+}
+
+/// One row of the knob table every resolver walks.
+#[derive(Clone, Copy, Debug)]
+pub struct KnobSpec {
+    /// The environment variable.
+    pub name: &'static str,
+    /// The setting it gives (configure()'s argument in every language).
+    pub setting: &'static str,
+    pub kind: KnobType,
+    pub default: Option<&'static str>,
+    pub min: i64,
+    pub max: i64,
+    /// The accepted values of a `Choice` knob.
+    pub choices: &'static [&'static str],
+}
+
+pub const KNOB_PATH: KnobSpec = KnobSpec {
+    name: "ORCH_LOG_FILE",
+    setting: "path",
+    kind: KnobType::Path,
+    default: None,
+    min: 0,
+    max: 0,
+    choices: &[],
+};
+pub const KNOB_TEAM: KnobSpec = KnobSpec {
+    name: "ORCH_LOG_TEAM",
+    setting: "team",
+    kind: KnobType::Str,
+    default: Some(""),
+    min: 0,
+    max: 0,
+    choices: &[],
+};
+pub const KNOB_VALUES: KnobSpec = KnobSpec {
+    name: "ORCH_LOG_VALUES",
+    setting: "values",
+    kind: KnobType::CountOrAll,
+    default: Some("10"),
+    min: 0,
+    max: 2147483647,
+    choices: &[],
+};
+pub const KNOB_MODE: KnobSpec = KnobSpec {
+    name: "ORCH_LOG_MODE",
+    setting: "mode",
+    kind: KnobType::Choice,
+    default: Some("summary"),
+    min: 0,
+    max: 0,
+    choices: &["summary", "full", "both"],
+};
+pub const KNOB_SELECT: KnobSpec = KnobSpec {
+    name: "ORCH_LOG_SELECT",
+    setting: "select",
+    kind: KnobType::Selector,
+    default: None,
+    min: 0,
+    max: 0,
+    choices: &[],
+};
+pub const KNOB_RANK: KnobSpec = KnobSpec {
+    name: "ORCH_LOG_RANK",
+    setting: "rank",
+    kind: KnobType::Int,
+    default: Some("0"),
+    min: 0,
+    max: 2147483647,
+    choices: &[],
+};
+pub const KNOB_WORLD_SIZE: KnobSpec = KnobSpec {
+    name: "ORCH_LOG_WORLD_SIZE",
+    setting: "world_size",
+    kind: KnobType::Int,
+    default: Some("1"),
+    min: 1,
+    max: 2147483647,
+    choices: &[],
+};
+pub const KNOB_MODEL: KnobSpec = KnobSpec {
+    name: "ORCH_LOG_MODEL",
+    setting: "model",
+    kind: KnobType::OptStr,
+    default: None,
+    min: 0,
+    max: 0,
+    choices: &[],
+};
+pub const KNOB_GIT_COMMIT: KnobSpec = KnobSpec {
+    name: "ORCH_LOG_GIT_COMMIT",
+    setting: "git_commit",
+    kind: KnobType::OptStr,
+    default: None,
+    min: 0,
+    max: 0,
+    choices: &[],
+};
+pub const KNOB_CREATED: KnobSpec = KnobSpec {
+    name: "SOURCE_DATE_EPOCH",
+    setting: "created",
+    kind: KnobType::Epoch,
+    default: None,
+    min: 0,
+    max: 253402300799,
+    choices: &[],
+};
+pub const KNOBS: [&KnobSpec; 10] = [&KNOB_PATH, &KNOB_TEAM, &KNOB_VALUES, &KNOB_MODE, &KNOB_SELECT, &KNOB_RANK, &KNOB_WORLD_SIZE, &KNOB_MODEL, &KNOB_GIT_COMMIT, &KNOB_CREATED];
 
 /// (key as written in ORCH_LOG_SELECT, record field it tests)
 pub const SELECTOR_NUMERIC_KEYS: [(&str, &str); 4] = [("layer", "layer"), ("token", "token_idx"), ("step", "step"), ("rank", "rank")];
@@ -139,6 +264,7 @@ pub const POS_INF_TOKEN: &str = "\"Infinity\"";
 pub const NEG_INF_TOKEN: &str = "\"-Infinity\"";
 pub const NEGATIVE_ZERO_TOKEN: &str = "-0.0";
 pub const BOTH_MODE_SUFFIX: &str = ".bin";
+pub const WARNING_PREFIX: &str = "orchlog: warning: ";
 /// Stats sum element i into lane i % STATS_LANES, then combine lanes as a
 /// balanced tree: ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)).
 pub const STATS_LANES: usize = 8;
@@ -220,7 +346,8 @@ pub struct RecordView<'a> {
     /// Forward-call index; 0 is the prompt pass (prefill), then one per
     /// decode step.
     pub step: Option<i32>,
-    /// Tensor-parallel shard that wrote the record (ORCH_LOG_RANK).
+    /// Tensor-parallel shard the tensor belongs to: given per call where one
+    /// process drives several shards, else the run's rank (ORCH_LOG_RANK).
     pub rank: i32,
     /// Number of tensor-parallel shards (ORCH_LOG_WORLD_SIZE).
     pub world_size: i32,
@@ -300,6 +427,10 @@ pub trait Visitor<'a> {
     fn opt_i64(&mut self, v: Option<i64>);
     fn f64(&mut self, v: f64);
     fn opt_f64(&mut self, v: Option<f64>);
+    fn boolean(&mut self, v: bool);
+    fn opt_boolean(&mut self, v: Option<bool>);
+    fn floats_f32(&mut self, v: &[f64]);
+    fn floats_f64(&mut self, v: &[f64]);
     fn dtype(&mut self, v: DType);
     fn shape(&mut self, v: &[i64]);
     fn values(&mut self, v: &ValuesView<'_>);

@@ -9,53 +9,11 @@
 //! whitespace ignored around clauses, keys and specs is space and tab
 //! (`str::trim` would also take U+00A0, U+3000 ...).
 
-use crate::encoding::record::RecordKey;
+use crate::fields_gen::RecordKey;
 use crate::schema_gen::{SELECTOR_GLOB_KEYS, SELECTOR_NUMERIC_KEYS};
 
-/// A record field a clause can test.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Field {
-    Layer,
-    TokenIdx,
-    Step,
-    Rank,
-    Checkpoint,
-    Stage,
-}
-
-impl Field {
-    /// A record field by its schema name.
-    fn named(field: &str) -> Option<Field> {
-        match field {
-            "layer" => Some(Field::Layer),
-            "token_idx" => Some(Field::TokenIdx),
-            "step" => Some(Field::Step),
-            "rank" => Some(Field::Rank),
-            "checkpoint" => Some(Field::Checkpoint),
-            "stage" => Some(Field::Stage),
-            _ => None,
-        }
-    }
-
-    fn number(self, key: &RecordKey<'_>) -> Option<u64> {
-        let value = match self {
-            Field::Layer => key.layer.map(i64::from),
-            Field::TokenIdx => key.token_idx,
-            Field::Step => key.step.map(i64::from),
-            Field::Rank => Some(i64::from(key.rank)),
-            Field::Checkpoint | Field::Stage => None,
-        };
-        value.and_then(|v| u64::try_from(v).ok())
-    }
-
-    fn text<'k>(self, key: &RecordKey<'k>) -> Option<&'k str> {
-        match self {
-            Field::Checkpoint => Some(key.checkpoint),
-            Field::Stage => key.stage,
-            _ => None,
-        }
-    }
-}
+/// The record field a clause tests, by its schema name.
+type Field = &'static str;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Test {
@@ -87,7 +45,7 @@ impl Selector {
                 _ => return Err(format!("clause {clause:?} is not key=value")),
             };
             let field_of =
-                |table: &[(&str, &str)]| table.iter().find(|(k, _)| *k == key).and_then(|(_, f)| Field::named(f));
+                |table: &[(&'static str, &'static str)]| table.iter().find(|(k, _)| *k == key).map(|(_, f)| *f);
             let (field, test) = if let Some(field) = field_of(&SELECTOR_NUMERIC_KEYS) {
                 let range = parse_range(spec);
                 (
@@ -114,8 +72,11 @@ impl Selector {
     pub(crate) fn matches(&self, key: &RecordKey<'_>) -> bool {
         self.fields.iter().all(|(field, tests)| {
             tests.iter().any(|test| match test {
-                Test::Range(lo, hi) => field.number(key).is_some_and(|v| v >= *lo && hi.is_none_or(|hi| v <= hi)),
-                Test::Glob(pattern) => field.text(key).is_some_and(|text| glob_matches(pattern, text)),
+                Test::Range(lo, hi) => key
+                    .number(field)
+                    .and_then(|v| u64::try_from(v).ok())
+                    .is_some_and(|v| v >= *lo && hi.is_none_or(|hi| v <= hi)),
+                Test::Glob(pattern) => key.text(field).is_some_and(|text| glob_matches(pattern, text)),
             })
         })
     }
@@ -184,21 +145,8 @@ fn glob_matches(pattern: &str, text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fields_gen::record_key_from_vector as key_from;
     use crate::test_vectors;
-
-    fn key_from(doc: &serde_json::Value) -> RecordKey<'_> {
-        let int = |name: &str| doc[name].as_i64();
-        RecordKey {
-            checkpoint: doc["checkpoint"].as_str().unwrap(),
-            team: "",
-            token_idx: int("token_idx"),
-            layer: int("layer").map(|v| v as i32),
-            stage: doc["stage"].as_str(),
-            step: int("step").map(|v| v as i32),
-            rank: int("rank").unwrap() as i32,
-            world_size: 1,
-        }
-    }
 
     #[test]
     fn every_valid_selector_vector_matches_exactly_the_listed_keys() {

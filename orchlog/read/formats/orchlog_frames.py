@@ -14,6 +14,7 @@ machines without the extension, use the Python decoder for every frame.
 from __future__ import annotations
 
 import builtins
+import dataclasses
 import io
 import mmap
 import os
@@ -29,10 +30,8 @@ import numpy as np
 from orchlog import kernels
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.formats import Format, disk_position, is_gzip, open_binary, register
-from orchlog.read.formats.orchlog_jsonl import _NARROW_FLOATS, record_from
+from orchlog.read.formats.orchlog_jsonl import batch_from_columns, record_from
 from orchlog.read.trace import Location, Trace, TraceRecord
-from orchlog.schema_gen import DTYPE_ALIASES
-from orchlog.strings import Strings
 
 HEADER_MARK = b"\xa7orchlog"
 RECORD_MARK = b"\xaacheckpoint"
@@ -347,14 +346,8 @@ def _frames_batch(
 ) -> RecordBatch:
     """A RecordBatch from decode_frames' columns; small tensors stay in `chunk`, large ones get loaders."""
     n = int(cols["n"])
-    dtype_names = [DTYPE_ALIASES.get(d, d) for d in cols["dtype_names"]]
-    values = cols["values"]
-    narrow = np.isin(cols["dtype"], [i for i, d in enumerate(dtype_names) if d in _NARROW_FLOATS])
-    if narrow.any():
-        mask = np.repeat(narrow, np.diff(cols["val_off"]))
-        values[mask] = values[mask].astype(np.float32)  # exact_values: what record_from does per record
     meta = np.full(n, None, dtype=object)
-    for row, start, end in cols["meta"].reshape(-1, 3).tolist():
+    for row, start, end in cols["meta_spans"].reshape(-1, 3).tolist():
         meta[row] = _Decoder(io.BytesIO(chunk[start:end].tobytes()), end - start).value()
     data_pos, data_len = cols["data_pos"], cols["data_len"]
     inline = (data_len >= 0) & (data_len < MAP_FROM)
@@ -365,31 +358,11 @@ def _frames_batch(
     holder = np.empty(1, dtype=object)
     holder[0] = chunk
     data_buf[inline] = holder
-    return RecordBatch(
-        checkpoint=Strings(cols["checkpoint_names"], cols["checkpoint"]),
-        team=Strings(cols["team_names"], cols["team"]),
-        stage=Strings(cols["stage_names"], cols["stage"]),
-        dtype=Strings(dtype_names, cols["dtype"]),
-        token_idx=cols["token_idx"],
-        layer=cols["layer"],
-        step=cols["step"],
-        seq=cols["seq"],
-        rank=cols["rank"],
-        world_size=cols["world_size"],
-        numel=cols["numel"],
-        has_shape=np.ones(n, dtype=bool),
-        shape_off=cols["shape_off"],
-        shape_dims=cols["shape"],
-        val_off=cols["val_off"],
-        values=values,
-        stats=cols["stats"].reshape(n, 5),
-        counts=cols["counts"].reshape(n, 2),
-        blake3=np.frombuffer(cols["blake3"], dtype="S64"),
+    return dataclasses.replace(
+        batch_from_columns(cols, trace.path),
         meta=meta,
-        path=Strings.repeat(trace.path, n),
         line=np.full(n, NONE, dtype=np.int64),
         offset=cols["offset"],
-        order=np.zeros(n, dtype=np.int64),
         loader=loader,
         data_buf=data_buf,
         data_start=np.where(inline, data_pos - base, 0),

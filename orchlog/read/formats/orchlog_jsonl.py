@@ -17,11 +17,11 @@ import numpy as np
 import orjson
 
 from orchlog import kernels
-from orchlog.read.batch import NONE, RecordBatch
+from orchlog.read.batch import COUNT_FIELDS, NONE, STAT_FIELDS, RecordBatch
 from orchlog.read.formats import Format, register
 from orchlog.read.formats.lines import parse_object, read_line_chunks, report_unterminated, split_lines
-from orchlog.read.trace import Location, Trace, TraceRecord
-from orchlog.schema_gen import DTYPE_ALIASES, Stats
+from orchlog.read.trace import Location, Trace, TraceRecord, identity
+from orchlog.schema_gen import COLUMNS, DTYPE_ALIASES, STATS_FIELDS, Stats
 from orchlog.strings import Strings
 
 _NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
@@ -42,13 +42,7 @@ def number(v: Any) -> float | None:
 
 def stats_from(doc: dict[str, Any]) -> Stats:
     return Stats(
-        min=number(doc.get("min")),
-        max=number(doc.get("max")),
-        mean=number(doc.get("mean")),
-        rms=number(doc.get("rms")),
-        abs_max=number(doc.get("abs_max")),
-        nan_count=int(doc.get("nan_count", 0)),
-        inf_count=int(doc.get("inf_count", 0)),
+        **{f.name: number(doc.get(f.name)) if f.type == "f64" else int(doc.get(f.name, 0)) for f in STATS_FIELDS}
     )
 
 
@@ -77,6 +71,11 @@ def _optional_int(doc: dict[str, Any], name: str) -> int | None:
     return v
 
 
+def _checked_ints(doc: dict[str, Any]) -> dict[str, int | None]:
+    """The integer identity fields of a decoded record, each checked to be a 64-bit integer."""
+    return {c.name: _optional_int(doc, c.name) for c in COLUMNS if c.kind == "int" and c.name in doc}
+
+
 def record_from(doc: dict[str, Any], location: Location) -> TraceRecord:
     """A TraceRecord from a decoded record object (JSON line or msgpack map)."""
     missing = [k for k in _REQUIRED if k not in doc]
@@ -84,15 +83,7 @@ def record_from(doc: dict[str, Any], location: Location) -> TraceRecord:
         raise ValueError(f"record lacks {', '.join(missing)}")
     dtype = DTYPE_ALIASES.get(doc["dtype"], doc["dtype"])
     return TraceRecord(
-        checkpoint=str(doc["checkpoint"]),
-        team=doc.get("team") or "",
-        token_idx=_optional_int(doc, "token_idx"),
-        layer=_optional_int(doc, "layer"),
-        stage=doc.get("stage"),
-        step=_optional_int(doc, "step"),
-        rank=int(doc.get("rank", 0)),
-        world_size=int(doc.get("world_size", 1)),
-        seq=_optional_int(doc, "seq"),
+        **identity({**doc, **_checked_ints(doc), "checkpoint": str(doc["checkpoint"])}),
         dtype=dtype,
         shape=tuple(int(d) for d in doc["shape"]),
         numel=int(doc["numel"]),
@@ -133,7 +124,7 @@ def parse_line(trace: Trace, line: bytes, lineno: int) -> TraceRecord | None:
 
 
 def batch_from_columns(cols: dict[str, Any], path: str) -> RecordBatch:
-    """A RecordBatch from the native parser's columns."""
+    """A RecordBatch from the native parser's columns (jsonl_layout_gen.hpp)."""
     n = int(cols["n"])
     dtype_names = [DTYPE_ALIASES.get(d, d) for d in cols["dtype_names"]]
     values = cols["values"]
@@ -144,25 +135,25 @@ def batch_from_columns(cols: dict[str, Any], path: str) -> RecordBatch:
     meta = np.full(n, None, dtype=object)
     for row, text in cols["meta"]:
         meta[row] = orjson.loads(text)
+    schema_columns = {}
+    for c in COLUMNS:
+        column = cols[c.name]
+        if c.kind == "text":
+            column = Strings(cols[f"{c.name}_names"], column)
+        elif c.kind == "floats":
+            column = column.reshape(n, c.length)
+        schema_columns[c.name] = column
     return RecordBatch(
-        checkpoint=Strings(cols["checkpoint_names"], cols["checkpoint"]),
-        team=Strings(cols["team_names"], cols["team"]),
-        stage=Strings(cols["stage_names"], cols["stage"]),
+        **schema_columns,
         dtype=Strings(dtype_names, cols["dtype"]),
-        token_idx=cols["token_idx"],
-        layer=cols["layer"],
-        step=cols["step"],
-        seq=cols["seq"],
-        rank=cols["rank"],
-        world_size=cols["world_size"],
         numel=cols["numel"],
         has_shape=np.ones(n, dtype=bool),
         shape_off=cols["shape_off"],
         shape_dims=cols["shape"],
         val_off=cols["val_off"],
         values=values,
-        stats=cols["stats"].reshape(n, 5),
-        counts=cols["counts"].reshape(n, 2),
+        stats=cols["stats"].reshape(n, len(STAT_FIELDS)),
+        counts=cols["counts"].reshape(n, len(COUNT_FIELDS)),
         blake3=np.frombuffer(cols["blake3"], dtype="S64"),
         meta=meta,
         path=Strings.repeat(path, n),

@@ -7,9 +7,9 @@
  * producers do.
  *
  * Key numbers arrive as decimal text. A C engine holds them in the key's own
- * types (int64_t token_idx, int32_t layer and step), where a value beyond
- * them cannot exist; such a value is passed as ORCHLOG_NONE, which is what
- * the other emitters write for it. */
+ * types (int64_t token_idx, int32_t layer, step and rank), where a value
+ * beyond them cannot exist; such a value is passed as ORCHLOG_NONE, which is
+ * what the other emitters write for it. */
 #include <errno.h>
 #include <orchlog/orchlog.h>
 #include <stdint.h>
@@ -159,6 +159,7 @@ static void log_tensor(void) {
   size_t i, ndim = (size_t)int_token(), n_meta;
   int64_t* shape = malloc((ndim ? ndim : 1) * sizeof *shape);
   orchlog_key key;
+  orchlog_named_parts parts;
   orchlog_meta* meta;
   char* stage;
   char* data;
@@ -169,6 +170,9 @@ static void log_tensor(void) {
   stage = expect_token();
   key.stage = strcmp(stage, "-") == 0 ? NULL : bytes_of(stage, NULL);
   key.step = (int32_t)key_number(INT32_MAX);
+  memset(&parts, 0, sizeof parts);
+  parts.rank = (int32_t)key_number(INT32_MAX);
+  if (parts.rank != ORCHLOG_NONE) parts.given |= ORCHLOG_PART_RANK; /* a rank named for this record; else the run's */
   n_meta = (size_t)int_token();
   meta = read_metas(n_meta);
   expect_word("data");
@@ -177,7 +181,7 @@ static void log_tensor(void) {
     data = bytes_of(hex, NULL);
     free(hex);
   }
-  orchlog_log_meta(checkpoint, data, dtype, shape, ndim, &key, meta, n_meta);
+  orchlog_log_named(checkpoint, data, dtype, shape, ndim, &key, &parts, meta, n_meta);
   free(data);
   free_metas(meta, n_meta);
   free((char*)key.stage);

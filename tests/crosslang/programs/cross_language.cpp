@@ -11,6 +11,8 @@
 #include <exception>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include <orchlog/orchlog.hpp>
@@ -31,15 +33,23 @@ auto with_number(const t::Json& v, F use) {
   return use(static_cast<std::uint64_t>(std::stoull(v.text)));
 }
 
-// The record key, each number converted by orchlog::Key's own rule (negative or
-// beyond the field's type: none).
+// The record key: every part the file names, each number converted by
+// orchlog::Key's own rule (negative or beyond the part's type: none).
 orchlog::Key key_of(const t::Json& tensor) {
   orchlog::Key key;
-  key.token_idx = with_number(tensor["token_idx"], [](auto n) { return orchlog::Key{n}.token_idx; });
-  key.layer = with_number(tensor["layer"], [](auto n) { return orchlog::Key{orchlog::none, n}.layer; });
-  key.step = with_number(tensor["step"],
-                         [](auto n) { return orchlog::Key{orchlog::none, orchlog::none, orchlog::none, n}.step; });
-  if (!tensor["stage"].is_null()) key.stage = std::string_view(tensor["stage"].str());
+  orchlog::detail::for_each_key_part(key, [&tensor](std::string_view name, auto& part) {
+    using Part = typename std::decay_t<decltype(part)>::value_type;
+    const std::string field(name);
+    if (!tensor.has(field)) return;
+    const t::Json& v = tensor[field];
+    if constexpr (std::is_same_v<Part, std::string_view>) {
+      if (!v.is_null()) part = std::string_view(v.str());
+    } else if constexpr (std::is_same_v<Part, bool>) {
+      if (!v.is_null()) part = v.b;
+    } else {
+      part = with_number(v, [](auto n) { return orchlog::detail::index_arg<Part>(n); });
+    }
+  });
   return key;
 }
 

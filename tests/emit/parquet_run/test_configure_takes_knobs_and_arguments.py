@@ -6,22 +6,12 @@ import numpy as np
 import pytest
 
 import orchlog
+from orchlog import schema_gen
 from orchlog.emit import api as emitter
 from orchlog.errors import OrchlogError
 from orchlog.parquet import read
 
-KNOBS = [
-    "ORCH_LOG_FILE",
-    "ORCH_LOG_TEAM",
-    "ORCH_LOG_VALUES",
-    "ORCH_LOG_MODE",
-    "ORCH_LOG_SELECT",
-    "ORCH_LOG_RANK",
-    "ORCH_LOG_WORLD_SIZE",
-    "ORCH_LOG_MODEL",
-    "ORCH_LOG_GIT_COMMIT",
-    "SOURCE_DATE_EPOCH",
-]
+KNOBS = [k.name for k in schema_gen.KNOBS]
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "orchlog/api_gen.hpp"
 #include "orchlog/detail/logger/core.hpp"
 #include "orchlog/options.hpp"
 #include "orchlog/types.hpp"

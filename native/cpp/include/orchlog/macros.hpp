@@ -5,6 +5,7 @@
 //   ORCH_LOG(checkpoint, data, dtype, dims...)
 //   ORCH_LOG_TOKEN(checkpoint, token_idx, data, dtype, dims...)
 //   ORCH_LOG_AT(checkpoint, token_idx, layer, stage, step, data, dtype, dims...)
+//   ORCH_LOG_KEY(checkpoint, key, data, dtype, dims...)   key: an orchlog::Key, e.g. Key{t, l}.with_rank(r)
 //   ORCH_LOG_CUDA(checkpoint, token_idx, data, stream, dtype, dims...)   device or host memory
 //   ORCH_LOG_JSON_TOKEN(name, values, count, dtype, shape_text, token_idx)   the legacy form
 //
@@ -33,8 +34,7 @@
       ORCHLOG_DETAIL_WRITE(::orchlog::detail::text_arg(checkpoint), key, (data), (dtype), shape, stream); \
   } while (0)
 
-#define ORCHLOG_DETAIL_KEY(token_idx, layer, stage, step) \
-  ::orchlog::detail::make_key((token_idx), (layer), (stage), (step))
+#define ORCHLOG_DETAIL_KEY(token_idx, layer, stage, step) ::orchlog::Key((token_idx), (layer), (stage), (step))
 
 #define ORCH_LOG(checkpoint, data, dtype, ...) \
   ORCHLOG_DETAIL_LOG(checkpoint, ::orchlog::Key{}, data, dtype, ::orchlog::dims(__VA_ARGS__), nullptr)
@@ -46,6 +46,9 @@
 #define ORCH_LOG_AT(checkpoint, token_idx, layer, stage, step, data, dtype, ...)                 \
   ORCHLOG_DETAIL_LOG(checkpoint, ORCHLOG_DETAIL_KEY(token_idx, layer, stage, step), data, dtype, \
                      ::orchlog::dims(__VA_ARGS__), nullptr)
+
+#define ORCH_LOG_KEY(checkpoint, key, data, dtype, ...) \
+  ORCHLOG_DETAIL_LOG(checkpoint, ::orchlog::Key(key), data, dtype, ::orchlog::dims(__VA_ARGS__), nullptr)
 
 #define ORCH_LOG_CUDA(checkpoint, token_idx, data, stream, dtype, ...)                                             \
   ORCHLOG_DETAIL_LOG(checkpoint, ORCHLOG_DETAIL_KEY(token_idx, ::orchlog::none, ::orchlog::none, ::orchlog::none), \
@@ -63,6 +66,7 @@
 #define ORCH_LOG(...) static_cast<void>(0)
 #define ORCH_LOG_TOKEN(...) static_cast<void>(0)
 #define ORCH_LOG_AT(...) static_cast<void>(0)
+#define ORCH_LOG_KEY(...) static_cast<void>(0)
 #define ORCH_LOG_CUDA(...) static_cast<void>(0)
 #define ORCH_LOG_JSON_TOKEN(...) static_cast<void>(0)
 

@@ -6,27 +6,11 @@
 #include <string>
 #include <vector>
 
-#include "orchlog/types.hpp"
+#include "orchlog/api_gen.hpp"
 
 namespace orchlog {
 
-// What a run writes: JSONL summaries, the binary stream with full tensors, or both.
-enum class Mode : std::uint8_t { summary, full, both };
-
-// Settings for configure(); every field left unset comes from its env knob.
-struct Options {
-  std::optional<std::string> path;         // ORCH_LOG_FILE ({rank}, {pid} substituted); "" turns logging off
-  std::optional<std::string> team;         // ORCH_LOG_TEAM
-  std::optional<std::int64_t> values;      // ORCH_LOG_VALUES; kAllValues keeps every element
-  std::optional<Mode> mode;                // ORCH_LOG_MODE
-  std::optional<std::string> select;       // ORCH_LOG_SELECT; "" selects everything
-  std::optional<std::int32_t> rank;        // ORCH_LOG_RANK
-  std::optional<std::int32_t> world_size;  // ORCH_LOG_WORLD_SIZE
-  std::optional<std::string> model;        // ORCH_LOG_MODEL
-  std::optional<std::string> git_commit;   // ORCH_LOG_GIT_COMMIT
-  std::vector<MetaItem> config;            // the header's `config` (copied)
-  std::string producer = "cpp";            // the header's producer.language; bindings set "c" or "python"
-};
+// Options (one setting per env knob) and Mode are generated from the schema: api_gen.hpp.
 
 // Where logging stands, for tests, tools and the Python emitter's stats().
 struct Status {

@@ -8,6 +8,7 @@
 // ORCH_LOG_MODE, ORCH_LOG_SELECT ...). See docs/cpp.md.
 #pragma once
 
+#include "orchlog/api_gen.hpp"
 #include "orchlog/blake3.hpp"
 #include "orchlog/cuda.hpp"
 #include "orchlog/encode.hpp"

@@ -146,8 +146,8 @@ inline constexpr std::string_view kOrchLogModeDefault = "summary";
 // Which records to write, e.g. `layer=0-3,token=5,checkpoint=attn_*,step=0`.
 // Unset means all. See `selector`.
 inline constexpr const char* kOrchLogSelect = "ORCH_LOG_SELECT";
-// Rank of this process (tensor-parallel shard); used for `{rank}` and the
-// `rank` field.
+// Rank of this process (tensor-parallel shard); used for `{rank}`, the
+// header's `rank` and the `rank` of records whose call names none.
 inline constexpr const char* kOrchLogRank = "ORCH_LOG_RANK";
 inline constexpr std::string_view kOrchLogRankDefault = "0";
 // Number of ranks; the `world_size` field.
@@ -157,7 +157,36 @@ inline constexpr std::string_view kOrchLogWorldSizeDefault = "1";
 inline constexpr const char* kOrchLogModel = "ORCH_LOG_MODEL";
 // Written as the header's `git_commit`; empty is unset (null).
 inline constexpr const char* kOrchLogGitCommit = "ORCH_LOG_GIT_COMMIT";
+// The reproducible-builds convention, honoured so that two emitters can
+// write byte-identical files: the header's `created` is this time instead of
+// the time the file was opened. Up to 9999-12-31T23:59:59Z.
+inline constexpr const char* kSourceDateEpoch = "SOURCE_DATE_EPOCH";
 inline constexpr std::string_view kModes[] = { "summary", "full", "both" };
+
+// The knob table every resolver walks: each knob's setting, type, default and bounds.
+enum class KnobType : std::uint8_t { path, text, opt_text, integer, boolean, count_or_all, choice, selector, epoch };
+struct KnobSpec {
+  const char* name;               // the environment variable
+  std::string_view setting;       // the member of Options it sets
+  KnobType type;
+  std::optional<std::string_view> default_text;
+  std::int64_t min;               // integer, count_or_all, epoch
+  std::int64_t max;
+  const std::string_view* choices;  // choice: the accepted values, `n_choices` of them
+  std::size_t n_choices;
+};
+inline constexpr KnobSpec kKnobPath{ "ORCH_LOG_FILE", "path", KnobType::path, std::nullopt, 0, 0LL, nullptr, 0 };
+inline constexpr KnobSpec kKnobTeam{ "ORCH_LOG_TEAM", "team", KnobType::text, std::string_view(""), 0, 0LL, nullptr, 0 };
+inline constexpr KnobSpec kKnobValues{ "ORCH_LOG_VALUES", "values", KnobType::count_or_all, std::string_view("10"), 0, 2147483647LL, nullptr, 0 };
+inline constexpr std::string_view kModeChoices[] = { "summary", "full", "both" };
+inline constexpr KnobSpec kKnobMode{ "ORCH_LOG_MODE", "mode", KnobType::choice, std::string_view("summary"), 0, 0LL, kModeChoices, 3 };
+inline constexpr KnobSpec kKnobSelect{ "ORCH_LOG_SELECT", "select", KnobType::selector, std::nullopt, 0, 0LL, nullptr, 0 };
+inline constexpr KnobSpec kKnobRank{ "ORCH_LOG_RANK", "rank", KnobType::integer, std::string_view("0"), 0, 2147483647LL, nullptr, 0 };
+inline constexpr KnobSpec kKnobWorldSize{ "ORCH_LOG_WORLD_SIZE", "world_size", KnobType::integer, std::string_view("1"), 1, 2147483647LL, nullptr, 0 };
+inline constexpr KnobSpec kKnobModel{ "ORCH_LOG_MODEL", "model", KnobType::opt_text, std::nullopt, 0, 0LL, nullptr, 0 };
+inline constexpr KnobSpec kKnobGitCommit{ "ORCH_LOG_GIT_COMMIT", "git_commit", KnobType::opt_text, std::nullopt, 0, 0LL, nullptr, 0 };
+inline constexpr KnobSpec kKnobCreated{ "SOURCE_DATE_EPOCH", "created", KnobType::epoch, std::nullopt, 0, 253402300799LL, nullptr, 0 };
+inline constexpr const KnobSpec* kKnobs[] = { &kKnobPath, &kKnobTeam, &kKnobValues, &kKnobMode, &kKnobSelect, &kKnobRank, &kKnobWorldSize, &kKnobModel, &kKnobGitCommit, &kKnobCreated };
 
 struct SelectorKey {
   std::string_view key;    // as written in ORCH_LOG_SELECT
@@ -180,6 +209,9 @@ inline constexpr std::string_view kPosInfToken = "\"Infinity\"";
 inline constexpr std::string_view kNegInfToken = "\"-Infinity\"";
 inline constexpr std::string_view kNegativeZeroToken = "-0.0";
 inline constexpr std::string_view kBothModeSuffix = ".bin";
+inline constexpr std::string_view kWarningPrefix = "orchlog: warning: ";
+// The record field every log call names first.
+inline constexpr std::string_view kLabelField = "checkpoint";
 // Stats sum element i into lane i % kStatsLanes, then combine lanes as a
 // balanced tree: ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)).
 inline constexpr std::size_t kStatsLanes = 8;
@@ -192,6 +224,12 @@ struct ShapeView {
 
 struct BytesView {
   const std::uint8_t* data = nullptr;
+  std::size_t size = 0;
+};
+
+// A fixed number of floats (a `floats` field), printed in the field's precision.
+struct FloatsView {
+  const double* data = nullptr;
   std::size_t size = 0;
 };
 
@@ -273,10 +311,11 @@ struct RecordView {
   // Forward-call index; 0 is the prompt pass (prefill), then one per decode
   // step.
   std::optional<std::int32_t> step;
-  // Tensor-parallel shard that wrote the record (ORCH_LOG_RANK).
+  // Tensor-parallel shard the tensor belongs to: given per call where one
+  // process drives several shards, else the run's rank (ORCH_LOG_RANK).
   std::int32_t rank = 0;
   // Number of tensor-parallel shards (ORCH_LOG_WORLD_SIZE).
-  std::int32_t world_size = 1;
+  std::int32_t world_size = 0;
   // Per-emitter counter of written records, from 0: the execution order.
   // Assigned under the writer's lock, so it also equals the order in the
   // file.
@@ -335,7 +374,8 @@ enum class Encoding : std::uint8_t { jsonl, msgpack };
 
 // A visitor provides begin_object(n), key(name), end_object() and one method
 // per field type: str, opt_str, i32, opt_i32, i64, opt_i64, f64, opt_f64,
-// dtype, shape, values, hex256, meta, bytes.
+// boolean, opt_boolean, floats_f32, floats_f64, dtype, shape, values, hex256,
+// meta, bytes; the binary writer also frame_<field>() for each frame field.
 
 template <Encoding E>
 inline constexpr std::size_t kStatsFieldCount = E == Encoding::jsonl ? 7 : 7;

@@ -1,4 +1,5 @@
-// The vocabulary of the C++ API: tensors, their shapes, record keys and meta.
+// The vocabulary of the C++ API: tensors, their shapes and meta, and the
+// adapters that turn what callers have into key parts (Key: api_gen.hpp).
 #pragma once
 
 #include <cstddef>
@@ -17,7 +18,7 @@ namespace orchlog {
 
 using schema::DType;
 
-// "No value" for any optional key field: orchlog::none.
+// "No value" for any optional key part: orchlog::none.
 inline constexpr std::nullopt_t none = std::nullopt;
 
 // ORCH_LOG_VALUES=all: every element goes into `values`.
@@ -86,14 +87,15 @@ struct Tensor {
 };
 
 namespace detail {
-// Key fields as callers have them: any integer (negative, or beyond the
-// field's type, means none, as in every emitter: engines use -1 for "no
-// layer"), orchlog::none or a std::optional of an integer.
+// Key parts as callers have them (orchlog::Key, api_gen.hpp). Numbers: any
+// integer (negative, or beyond the part's type, means none, as in every
+// emitter: engines use -1 for "no layer"), orchlog::none or a std::optional
+// of an integer.
 template <class T>
 std::optional<T> index_arg(std::nullopt_t) {
   return std::nullopt;
 }
-template <class T, class I, std::enable_if_t<std::is_integral_v<I>, int> = 0>
+template <class T, class I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
 std::optional<T> index_arg(I v) {
   const std::int64_t wide = to_dim(v);
   if (wide < 0 || wide > static_cast<std::int64_t>(std::numeric_limits<T>::max())) return std::nullopt;
@@ -104,37 +106,21 @@ std::optional<T> index_arg(const std::optional<U>& v) {
   return v ? index_arg<T>(*v) : std::nullopt;
 }
 
-// A stage as text, nullptr or orchlog::none.
-inline std::optional<std::string_view> stage_arg(std::nullopt_t) { return std::nullopt; }
-inline std::optional<std::string_view> stage_arg(std::nullptr_t) { return std::nullopt; }
-inline std::optional<std::string_view> stage_arg(const char* s) {
+// Text: a string, nullptr or orchlog::none.
+inline std::optional<std::string_view> optional_text_arg(std::nullopt_t) { return std::nullopt; }
+inline std::optional<std::string_view> optional_text_arg(std::nullptr_t) { return std::nullopt; }
+inline std::optional<std::string_view> optional_text_arg(const char* s) {
   return s ? std::optional<std::string_view>(s) : std::nullopt;
 }
-inline std::optional<std::string_view> stage_arg(std::string_view s) { return s; }
-inline std::optional<std::string_view> stage_arg(const std::string& s) { return std::string_view(s); }
-inline std::optional<std::string_view> stage_arg(const std::optional<std::string_view>& s) { return s; }
+inline std::optional<std::string_view> optional_text_arg(std::string_view s) { return s; }
+inline std::optional<std::string_view> optional_text_arg(const std::string& s) { return std::string_view(s); }
+inline std::optional<std::string_view> optional_text_arg(const std::optional<std::string_view>& s) { return s; }
+
+// A flag: a bool, orchlog::none or a std::optional<bool>.
+inline std::optional<bool> flag_arg(std::nullopt_t) { return std::nullopt; }
+inline std::optional<bool> flag_arg(bool b) { return b; }
+inline std::optional<bool> flag_arg(const std::optional<bool>& b) { return b; }
 }  // namespace detail
-
-// Where a record was taken; every field is optional (null in the record).
-// Key{token_idx, layer, stage, step} with trailing fields left out: Key{5},
-// Key{5, 3}, Key{5, 3, "rope", 0}. Numbers may be of any integer type, an
-// std::optional or orchlog::none; a negative one, or one beyond the field's
-// type (i64 for token_idx, i32 for layer and step), means none.
-struct Key {
-  std::optional<std::int64_t> token_idx;
-  std::optional<std::int32_t> layer;
-  std::optional<std::string_view> stage;
-  std::optional<std::int32_t> step;
-
-  Key() = default;
-  template <class Token, class Layer = std::nullopt_t, class Stage = std::nullopt_t, class Step = std::nullopt_t>
-  Key(const Token& token_idx_, const Layer& layer_ = std::nullopt, const Stage& stage_ = std::nullopt,  // NOLINT
-      const Step& step_ = std::nullopt)
-      : token_idx(detail::index_arg<std::int64_t>(token_idx_)),
-        layer(detail::index_arg<std::int32_t>(layer_)),
-        stage(detail::stage_arg(stage_)),
-        step(detail::index_arg<std::int32_t>(step_)) {}
-};
 
 // One free-form scalar about a record (or, in Options::config, about a run).
 struct MetaItem {

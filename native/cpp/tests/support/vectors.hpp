@@ -5,8 +5,10 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "orchlog/detail/fields_gen.hpp"
 #include "orchlog/encode.hpp"
 #include "support/json.hpp"
 
@@ -42,10 +44,28 @@ inline std::vector<orchlog::MetaItem> meta_items(const Json& meta) {
   return out;
 }
 
+// A scalar field of a vector document as T (text points into the document).
 template <class T>
-std::optional<T> opt_int(const Json& v) {
-  if (v.is_null()) return std::nullopt;
-  return static_cast<T>(v.i64());
+T scalar_of(const Json& v) {
+  if constexpr (std::is_same_v<T, std::string_view>) {
+    return std::string_view(v.str());
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return v.b;
+  } else {
+    return static_cast<T>(v.i64());
+  }
+}
+
+// A key from a vector document's members of the same names (absent or null: none);
+// text parts point into the document, which must outlive the key.
+inline orchlog::Key key_from(const Json& doc) {
+  orchlog::Key key;
+  orchlog::detail::for_each_key_part(key, [&doc](std::string_view name, auto& part) {
+    const std::string field(name);
+    if (doc.has(field) && !doc[field].is_null())
+      part = scalar_of<typename std::decay_t<decltype(part)>::value_type>(doc[field]);
+  });
+  return key;
 }
 
 // A vector case's input with the storage its views point into.
@@ -71,13 +91,13 @@ inline std::vector<std::unique_ptr<RecordCase>> record_cases(const Json& doc) {
     for (const Json& d : in["shape"].items) rc->shape.push_back(d.i64());
     orchlog::RecordInput& r = rc->input;
     r.checkpoint = rc->checkpoint;
-    r.team = in["team"].str();
-    r.key.token_idx = opt_int<std::int64_t>(in["token_idx"]);
-    r.key.layer = opt_int<std::int32_t>(in["layer"]);
-    if (!in["stage"].is_null()) r.key.stage = std::string_view(in["stage"].str());
-    r.key.step = opt_int<std::int32_t>(in["step"]);
-    r.rank = static_cast<std::int32_t>(in["rank"].i64());
-    r.world_size = static_cast<std::int32_t>(in["world_size"].i64());
+    // The vector gives the record's fields: the run's fields and each key part as written.
+    r.key = key_from(in);
+    orchlog::detail::RunFields run;
+    orchlog::detail::for_each_run_field(run, [&in](std::string_view name, auto& field) {
+      field = scalar_of<std::decay_t<decltype(field)>>(in[std::string(name)]);
+    });
+    orchlog::detail::set_run_fields(r, run);
     r.seq = in["seq"].i64();
     r.tensor.data = rc->data.data();
     r.tensor.dtype = *orchlog::schema::dtype_from_name(in["dtype"].str());

@@ -5,21 +5,14 @@ use serde_json::Value;
 
 use crate::encoding::json::{header_line, record_line};
 use crate::encoding::msgpack::{header_frame, record_frame};
-use crate::encoding::record::{canonical_meta, record_view, KeepValues, RecordKey, Summary};
-use crate::schema_gen::{DType, HeaderView, MetaEntry, MetaValue, Producer, LIBRARY_VERSION, SCHEMA_VERSION};
+use crate::encoding::record::{canonical_meta, KeepValues};
+use crate::fields_gen::{header_view_from_vector, record_key_from_vector, record_view, Digest};
+use crate::schema_gen::{DType, MetaEntry, MetaValue};
 use crate::tensor::Tensor;
 use crate::test_vectors;
 
 fn hex(text: &str) -> Vec<u8> {
     (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap()).collect()
-}
-
-fn opt_i64(v: &Value) -> Option<i64> {
-    v.as_i64()
-}
-
-fn opt_i32(v: &Value) -> Option<i32> {
-    v.as_i64().map(|i| i32::try_from(i).unwrap())
 }
 
 /// Meta as the vectors write it: floats tagged `{"f64": text}` so that
@@ -72,23 +65,14 @@ fn every_record_vector_is_reproduced_byte_for_byte() {
         let shape: Vec<usize> =
             input["shape"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap() as usize).collect();
         let tensor = Tensor::from_bytes(dtype, &shape, &data).unwrap();
-        let key = RecordKey {
-            checkpoint: input["checkpoint"].as_str().unwrap(),
-            team: input["team"].as_str().unwrap(),
-            token_idx: opt_i64(&input["token_idx"]),
-            layer: opt_i32(&input["layer"]),
-            stage: input["stage"].as_str(),
-            step: opt_i32(&input["step"]),
-            rank: opt_i32(&input["rank"]).unwrap(),
-            world_size: opt_i32(&input["world_size"]).unwrap(),
-        };
-        let summary = Summary::of(&tensor);
+        let key = record_key_from_vector(input);
+        let digest = Digest::of(&tensor);
         let given_meta = meta_entries(&input["meta"]);
         let meta = canonical_meta(&given_meta);
         let seq = input["seq"].as_i64().unwrap();
-        let view = record_view(&key, seq, &tensor, keep(&input["values"]), &summary, &meta);
+        let view = record_view(&key, seq, &tensor, keep(&input["values"]), &digest, &meta);
 
-        assert_eq!(summary.blake3(), expected["blake3"].as_str().unwrap(), "{name}: blake3");
+        assert_eq!(view.blake3, expected["blake3"].as_str().unwrap(), "{name}: blake3");
         let mut line = Vec::new();
         record_line(&mut line, &view);
         let expected_line = format!("{}\n", expected["jsonl"].as_str().unwrap());
@@ -109,23 +93,7 @@ fn every_header_vector_is_reproduced_byte_for_byte() {
         let (name, input, expected) = (case["name"].as_str().unwrap(), &case["input"], &case["expected"]);
         let given_config = meta_entries(&input["config"]);
         let config = canonical_meta(&given_config);
-        let header = HeaderView {
-            orchlog: SCHEMA_VERSION,
-            producer: Producer {
-                language: input["language"].as_str().unwrap(),
-                name: "orchlog",
-                version: LIBRARY_VERSION,
-            },
-            team: input["team"].as_str().unwrap(),
-            model: input["model"].as_str(),
-            git_commit: input["git_commit"].as_str(),
-            created: input["created"].as_str().unwrap(),
-            rank: opt_i32(&input["rank"]).unwrap(),
-            world_size: opt_i32(&input["world_size"]).unwrap(),
-            values: opt_i32(&input["values"]).unwrap(),
-            select: input["select"].as_str(),
-            config: &config,
-        };
+        let header = header_view_from_vector(input, &config);
         let mut line = Vec::new();
         header_line(&mut line, &header);
         assert_eq!(String::from_utf8(line).unwrap(), format!("{}\n", expected["jsonl"].as_str().unwrap()), "{name}");

@@ -120,6 +120,26 @@ impl<'a> Visitor<'a> for JsonWriter<'_> {
         }
     }
 
+    fn boolean(&mut self, v: bool) {
+        self.out.extend_from_slice(if v { b"true" } else { b"false" });
+    }
+
+    fn opt_boolean(&mut self, v: Option<bool>) {
+        match v {
+            Some(b) => self.boolean(b),
+            None => self.null(),
+        }
+    }
+
+    fn floats_f32(&mut self, v: &[f64]) {
+        // The values are f32s held in f64 (exactly): printed in f32's shortest digits.
+        self.array(v, |out, &f| write_f32(out, f as f32));
+    }
+
+    fn floats_f64(&mut self, v: &[f64]) {
+        self.array(v, |out, &f| write_f64(out, f));
+    }
+
     fn dtype(&mut self, v: DType) {
         write_json_string(self.out, v.name());
     }

@@ -1,6 +1,7 @@
 //! The canonical encodings (FORMAT.md): JSONL lines and msgpack frames,
 //! byte for byte what every other orchlog emitter writes.
 
+pub(crate) mod digest;
 pub(crate) mod json;
 pub(crate) mod msgpack;
 pub(crate) mod numbers;

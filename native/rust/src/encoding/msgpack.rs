@@ -170,6 +170,27 @@ impl<'a> Visitor<'a> for MsgpackWriter<'_, 'a> {
         }
     }
 
+    fn boolean(&mut self, v: bool) {
+        self.put(&[if v { 0xc3 } else { 0xc2 }]);
+    }
+
+    fn opt_boolean(&mut self, v: Option<bool>) {
+        match v {
+            Some(b) => self.boolean(b),
+            None => self.nil(),
+        }
+    }
+
+    fn floats_f32(&mut self, v: &[f64]) {
+        self.length(&ARRAY, v.len());
+        v.iter().for_each(|&f| self.float32_bits((f as f32).to_bits()));
+    }
+
+    fn floats_f64(&mut self, v: &[f64]) {
+        self.length(&ARRAY, v.len());
+        v.iter().for_each(|&f| self.float64(f));
+    }
+
     fn dtype(&mut self, v: DType) {
         self.string(v.name());
     }

@@ -1,12 +1,10 @@
-//! From what a call knows to the generated `RecordView` the writers walk:
-//! the whole-tensor summary (stats and BLAKE3), the leading values, and meta
-//! in canonical order.
+//! The record's parts that are not one field each: how many leading values
+//! it keeps, and meta in canonical order. The fields themselves go from a
+//! call to the `RecordView` the writers walk in fields_gen.rs.
 
 use std::borrow::Cow;
 
-use crate::encoding::stats;
-use crate::schema_gen::{MetaEntry, RecordView, Stats, ValuesView};
-use crate::tensor::Tensor;
+use crate::schema_gen::MetaEntry;
 
 /// How many leading values a record keeps (`ORCH_LOG_VALUES`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,78 +24,11 @@ impl KeepValues {
         }
     }
 
-    fn count(self, numel: usize) -> usize {
+    pub(crate) fn count(self, numel: usize) -> usize {
         match self {
             KeepValues::All => numel,
             KeepValues::First(n) => numel.min(n as usize),
         }
-    }
-}
-
-/// Where a record was taken: the key fields before `seq`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct RecordKey<'a> {
-    pub checkpoint: &'a str,
-    pub team: &'a str,
-    pub token_idx: Option<i64>,
-    pub layer: Option<i32>,
-    pub stage: Option<&'a str>,
-    pub step: Option<i32>,
-    pub rank: i32,
-    pub world_size: i32,
-}
-
-/// What a record says about its whole tensor; computed outside the writer's
-/// lock, since it is the expensive part.
-pub(crate) struct Summary {
-    pub stats: Stats,
-    blake3_hex: [u8; 64],
-}
-
-impl Summary {
-    pub(crate) fn of(tensor: &Tensor<'_>) -> Summary {
-        let hash = blake3::hash(tensor.bytes());
-        let mut blake3_hex = [0u8; 64];
-        for (pair, byte) in blake3_hex.chunks_exact_mut(2).zip(hash.as_bytes()) {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            pair.copy_from_slice(&[HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 0xf)]]);
-        }
-        Summary { stats: stats::compute(tensor.dtype(), tensor.bytes()), blake3_hex }
-    }
-
-    pub(crate) fn blake3(&self) -> &str {
-        // Only ASCII hex digits are ever stored.
-        std::str::from_utf8(&self.blake3_hex).unwrap_or_default()
-    }
-}
-
-/// The record the writers encode.
-pub(crate) fn record_view<'a>(
-    key: &RecordKey<'a>,
-    seq: i64,
-    tensor: &'a Tensor<'a>,
-    keep: KeepValues,
-    summary: &'a Summary,
-    meta: &'a [MetaEntry<'a>],
-) -> RecordView<'a> {
-    RecordView {
-        checkpoint: key.checkpoint,
-        team: key.team,
-        token_idx: key.token_idx,
-        layer: key.layer,
-        stage: key.stage,
-        step: key.step,
-        rank: key.rank,
-        world_size: key.world_size,
-        seq,
-        dtype: tensor.dtype(),
-        shape: tensor.shape(),
-        numel: tensor.numel() as i64,
-        values: ValuesView { dtype: tensor.dtype(), data: tensor.bytes(), count: keep.count(tensor.numel()) },
-        stats: summary.stats,
-        blake3: summary.blake3(),
-        meta,
-        data: tensor.bytes(),
     }
 }
 

@@ -42,6 +42,15 @@ class JsonlWriter {
   void opt_i64(const std::optional<std::int64_t>& v) { v ? i64(*v) : null(); }
   void f64(double v) { append_f64(out_, v); }
   void opt_f64(const std::optional<double>& v) { v ? f64(*v) : null(); }
+  void boolean(bool v) { out_.append(v ? "true" : "false"); }
+  void opt_boolean(const std::optional<bool>& v) { v ? boolean(*v) : null(); }
+  // f32 values held exactly in doubles, printed in f32's shortest digits.
+  void floats_f32(const schema::FloatsView& v) {
+    floats(v, [this](double x) { append_f32(out_, static_cast<float>(x)); });
+  }
+  void floats_f64(const schema::FloatsView& v) {
+    floats(v, [this](double x) { append_f64(out_, x); });
+  }
   void dtype(schema::DType d) {
     out_.push_back('"');
     out_.append(schema::dtype_name(d));
@@ -108,6 +117,15 @@ class JsonlWriter {
 
  private:
   void null() { out_.append("null"); }
+  template <class Write>
+  void floats(const schema::FloatsView& v, Write write) {
+    out_.push_back('[');
+    for (std::size_t i = 0; i < v.size; ++i) {
+      if (i) out_.push_back(',');
+      write(v.data[i]);
+    }
+    out_.push_back(']');
+  }
 
   std::string& out_;
   bool first_[8] = {};

@@ -25,7 +25,10 @@ inline constexpr std::uint64_t kMaxFrameDataBytes = 0xFFFFFFFFu;
 
 class MsgpackWriter {
  public:
-  explicit MsgpackWriter(std::string& out) : out_(out) {}
+  explicit MsgpackWriter(std::string& out) : out_(out), start_(out.size()) {}
+
+  // The frame's bytes written so far: what a frame field (frame_<field>()) is computed over.
+  std::string_view frame_so_far() const { return std::string_view(out_).substr(start_); }
 
   // The bytes that follow the prefix, as given to bytes().
   schema::BytesView data() const { return data_; }
@@ -49,6 +52,22 @@ class MsgpackWriter {
     float64_bits(bits);
   }
   void opt_f64(const std::optional<double>& v) { v ? f64(*v) : nil(); }
+  void boolean(bool v) { out_.push_back(static_cast<char>(v ? 0xC3 : 0xC2)); }
+  void opt_boolean(const std::optional<bool>& v) { v ? boolean(*v) : nil(); }
+  void floats_f32(const schema::FloatsView& v) {
+    container_header(v.size, 0x90, 0xDC, 0xDD);
+    for (std::size_t i = 0; i < v.size; ++i) {
+      const float f = static_cast<float>(v.data[i]);
+      std::uint32_t bits;
+      std::memcpy(&bits, &f, sizeof bits);
+      out_.push_back(static_cast<char>(0xCA));
+      big_endian(bits, 4);
+    }
+  }
+  void floats_f64(const schema::FloatsView& v) {
+    container_header(v.size, 0x90, 0xDC, 0xDD);
+    for (std::size_t i = 0; i < v.size; ++i) f64(v.data[i]);
+  }
   void dtype(schema::DType d) { raw_str(schema::dtype_name(d)); }
   void hex256(std::string_view hex) { raw_str(hex); }
   void shape(const schema::ShapeView& s) {
@@ -186,6 +205,7 @@ class MsgpackWriter {
   }
 
   std::string& out_;
+  std::size_t start_;  // where this frame began in out_
   schema::BytesView data_;
 };
 

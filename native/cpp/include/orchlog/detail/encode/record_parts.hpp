@@ -1,7 +1,7 @@
 // The steps from a tensor and its key to encoded bytes, shared by the
-// canonical encoder (encode.hpp) and the logger: checking the tensor,
-// summarising it (stats and BLAKE3 over every byte), ordering meta, and
-// encoding the record view with the JSONL and msgpack visitors.
+// canonical encoder (encode.hpp) and the logger: the parts of a record,
+// meta in canonical order, the fields read off the tensor, and encoding the
+// record view (fields_gen.hpp) with the JSONL and msgpack visitors.
 #pragma once
 
 #include <algorithm>
@@ -11,63 +11,17 @@
 #include <string_view>
 #include <vector>
 
-#include "orchlog/blake3.hpp"
+#include "orchlog/api_gen.hpp"
+#include "orchlog/detail/encode/digest.hpp"
 #include "orchlog/detail/encode/jsonl_writer.hpp"
 #include "orchlog/detail/encode/msgpack_writer.hpp"
-#include "orchlog/detail/encode/stats.hpp"
 #include "orchlog/detail/encode/utf8.hpp"
+#include "orchlog/detail/fields_gen.hpp"
 #include "orchlog/schema_gen.hpp"
 #include "orchlog/types.hpp"
 
 namespace orchlog {
 namespace detail {
-
-struct TensorSize {
-  std::int64_t numel = 0;
-  std::uint64_t nbytes = 0;
-};
-
-// The element count and byte size of a tensor, or nullopt with `error` set
-// when the tensor cannot be recorded as given.
-inline std::optional<TensorSize> measure(const Tensor& t, std::string& error) {
-  TensorSize size{1, 0};
-  for (std::size_t i = 0; i < t.shape.size(); ++i) {
-    const std::int64_t d = t.shape[i];
-    if (d < 0) {
-      error = "shape has a negative dimension (" + std::to_string(d) + ")";
-      return std::nullopt;
-    }
-    if (d != 0 && size.numel > std::numeric_limits<std::int64_t>::max() / d) {
-      error = "shape has more elements than fit in 64 bits";
-      return std::nullopt;
-    }
-    size.numel *= d;
-  }
-  const auto itemsize = static_cast<std::uint64_t>(schema::dtype_size(t.dtype));
-  if (static_cast<std::uint64_t>(size.numel) > std::numeric_limits<std::size_t>::max() / itemsize) {
-    error = "tensor is larger than the address space";
-    return std::nullopt;
-  }
-  size.nbytes = static_cast<std::uint64_t>(size.numel) * itemsize;
-  if (t.data == nullptr && size.nbytes > 0) {
-    error = "null data pointer for a tensor of " + std::to_string(size.numel) + " elements";
-    return std::nullopt;
-  }
-  return size;
-}
-
-struct Summary {
-  schema::Stats stats;
-  char blake3[65] = {};
-};
-
-inline Summary summarize(const Tensor& t, const TensorSize& size) {
-  Summary s;
-  const auto* bytes = static_cast<const std::uint8_t*>(t.data);
-  s.stats = compute_stats(t.dtype, bytes, size.numel);
-  blake3_hex(bytes, static_cast<std::size_t>(size.nbytes), s.blake3);
-  return s;
-}
 
 // Meta entries sorted by the UTF-8 bytes of their keys (keys repaired first,
 // since the repaired text is what gets written). A repeated key keeps its
@@ -110,41 +64,23 @@ struct RecordParts {
   Key key;
   const Tensor* tensor = nullptr;
   TensorSize size;
-  Summary summary;
+  TensorDigest digest;
   const SortedMeta* meta = nullptr;
 };
 
-// Fields the writer supplies: who wrote it, in which order, how many values.
-struct WriterFields {
-  std::string_view team;
-  std::int32_t rank = 0;
-  std::int32_t world_size = 1;
-  std::int64_t seq = 0;
-  std::int64_t values = 10;
-};
+inline schema::MetaView meta_view(const RecordParts& p) {
+  return p.meta != nullptr ? p.meta->view() : schema::MetaView{};
+}
 
-inline schema::RecordView record_view(const RecordParts& p, const WriterFields& w) {
-  schema::RecordView v;
-  v.checkpoint = p.checkpoint;
-  v.team = w.team;
-  v.token_idx = p.key.token_idx;
-  v.layer = p.key.layer;
-  v.stage = p.key.stage;
-  v.step = p.key.step;
-  v.rank = w.rank;
-  v.world_size = w.world_size;
-  v.seq = w.seq;
+// The fields read off the tensor as given, `values` of its leading elements
+// kept (kAllValues: every one). record_view (fields_gen.hpp) fills the rest.
+inline void set_tensor_fields(schema::RecordView& v, const RecordParts& p, std::int64_t values) {
+  const auto* bytes = static_cast<const std::uint8_t*>(p.tensor->data);
   v.dtype = p.tensor->dtype;
   v.shape = {p.tensor->shape.data(), p.tensor->shape.size()};
   v.numel = p.size.numel;
-  const auto* bytes = static_cast<const std::uint8_t*>(p.tensor->data);
-  const std::int64_t count = w.values < 0 ? p.size.numel : std::min(w.values, p.size.numel);
-  v.values = {p.tensor->dtype, bytes, count};
-  v.stats = p.summary.stats;
-  v.blake3 = std::string_view(p.summary.blake3, 64);
-  if (p.meta != nullptr) v.meta = p.meta->view();
+  v.values = {p.tensor->dtype, bytes, values < 0 ? p.size.numel : std::min(values, p.size.numel)};
   v.data = {bytes, static_cast<std::size_t>(p.size.nbytes)};
-  return v;
 }
 
 // One JSONL line, newline included.

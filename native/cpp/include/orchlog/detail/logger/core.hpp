@@ -6,6 +6,7 @@
 // the error and, when the output itself failed, switches logging off.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <charconv>
 #include <cstdint>
@@ -15,6 +16,8 @@
 #include <new>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <vector>
 
 #include "orchlog/detail/encode/record_parts.hpp"
 #include "orchlog/detail/logger/session.hpp"
@@ -105,76 +108,31 @@ inline Logger& logger() noexcept {
   return *instance;
 }
 
-inline const char* env(const char* name) { return std::getenv(name); }
-
 // Options + env knobs -> checked settings; `warnings` collects one line per bad value,
 // `select_error` the complaint about an invalid selector (empty when it is fine).
 inline Settings resolve(const Options& o, std::vector<std::string>& warnings, std::string& select_error) {
   Settings s;
-  const auto take = [&warnings](auto parsed) {
-    if (!parsed.warning.empty()) warnings.push_back(parsed.warning);
-    return parsed.value;
-  };
-  s.rank = o.rank ? *o.rank
-                  : take(parse_int(schema::kOrchLogRank, schema::kOrchLogRankDefault, env(schema::kOrchLogRank), 0));
-  if (s.rank < 0) {
-    warnings.push_back("rank " + std::to_string(s.rank) + " is negative; using 0");
-    s.rank = 0;
-  }
-  s.world_size = o.world_size ? *o.world_size
-                              : take(parse_int(schema::kOrchLogWorldSize, schema::kOrchLogWorldSizeDefault,
-                                               env(schema::kOrchLogWorldSize), 1));
-  if (s.world_size < 1) {
-    warnings.push_back("world_size " + std::to_string(s.world_size) + " is below 1; using 1");
-    s.world_size = 1;
-  }
-  s.values = o.values ? *o.values : take(parse_values(env(schema::kOrchLogValues)));
-  if (s.values < kAllValues || s.values > kI32Max) {
-    warnings.push_back("values " + std::to_string(s.values) + " is not a count or all; using 10");
-    s.values = 10;
-  }
-  s.mode = o.mode ? *o.mode : take(parse_mode(env(schema::kOrchLogMode)));
-  s.team = o.team ? *o.team : std::string(env(schema::kOrchLogTeam) ? env(schema::kOrchLogTeam) : "");
-  const auto optional_env = [](const std::optional<std::string>& given,
-                               const char* name) -> std::optional<std::string> {
-    if (given) return given->empty() ? std::nullopt : given;
-    const char* raw = env(name);
-    return raw && *raw ? std::optional<std::string>(raw) : std::nullopt;
-  };
-  s.model = optional_env(o.model, schema::kOrchLogModel);
-  s.git_commit = optional_env(o.git_commit, schema::kOrchLogGitCommit);
-  const std::optional<std::string> select = o.select ? o.select : optional_env(std::nullopt, schema::kOrchLogSelect);
-  if (select && !trim(*select).empty()) {
+  s.knobs = resolve_knobs(o, warnings);
+  if (s.knobs.select) {
     std::string error;
-    s.selector = Selector::parse(*select, error);
-    if (!s.selector) select_error = "selector '" + *select + "' is invalid (" + error + "); logging is off";
-    s.select_text = select;
+    s.selector = Selector::parse(*s.knobs.select, error);
+    if (!s.selector) select_error = "selector '" + *s.knobs.select + "' is invalid (" + error + "); logging is off";
   }
   for (const MetaItem& item : o.config) {
     OwnedMetaItem owned{std::string(item.key), item.value, std::string(item.value.s)};
     s.config.push_back(std::move(owned));
   }
   s.producer = o.producer;
-  s.created = take(created_timestamp(env("SOURCE_DATE_EPOCH")));
-  const std::string templ = o.path ? *o.path : std::string(env(schema::kOrchLogFile) ? env(schema::kOrchLogFile) : "");
-  if (!templ.empty()) {
-    s.path = expand_path(templ, s.rank, static_cast<std::int64_t>(::getpid()));
-    if (s.mode == Mode::both) s.binary_path = s.path + std::string(schema::kBothModeSuffix);
+  if (!s.knobs.path.empty()) {
+    s.path = expand_path(s.knobs.path, s.knobs.rank, static_cast<std::int64_t>(::getpid()));
+    if (s.knobs.mode == Mode::both) s.binary_path = s.path + std::string(schema::kBothModeSuffix);
   }
   return s;
 }
 
 inline EncodedHeader header_of(const Settings& s) {
-  HeaderInput h;
+  HeaderInput h = header_input(s.knobs);
   h.language = s.producer;
-  h.created = s.created;
-  h.team = s.team;
-  if (s.model) h.model = *s.model;
-  if (s.git_commit) h.git_commit = *s.git_commit;
-  h.rank = s.rank;
-  h.world_size = s.world_size;
-  h.values = static_cast<std::int32_t>(s.values);
-  if (s.select_text) h.select = *s.select_text;
   for (const OwnedMetaItem& item : s.config) {
     MetaItem m(item.key, false);
     m.value = item.value;
@@ -193,7 +151,7 @@ inline bool open_session(Session& s, std::string& error) {
       return false;
   }
   if (st.writes_frames()) {
-    const std::string& path = st.mode == Mode::both ? st.binary_path : st.path;
+    const std::string& path = st.knobs.mode == Mode::both ? st.binary_path : st.path;
     if (!s.frames.open(path, error) || !s.frames.write(header.frame.data(), header.frame.size(), nullptr, 0, error))
       return false;
   }
@@ -256,16 +214,28 @@ inline void configure_from_env_once(std::string_view producer = "cpp") noexcept 
   }
 }
 
-// Negative key values mean "none" (engines use -1 for embeddings and logits). A Key's
-// fields may have been set to them directly, so the constructor's rule is applied again.
-inline Key normalized(const Key& k) { return Key{k.token_idx, k.layer, k.stage, k.step}; }
-
 // Whether the run's selector accepts the key (checkpoint and stage valid UTF-8,
 // key normalized) for any of `token_count` tokens from key.token_idx.
 inline bool selected(const Settings& st, std::string_view checkpoint, const Key& key, std::int64_t token_count = 1) {
   if (!st.selector) return true;
-  SelectorCandidate c{checkpoint, key.stage, key.token_idx, key.layer, key.step, st.rank, token_count};
-  return st.selector->matches(c);
+  return st.selector->matches({checkpoint, resolved(key, run_fields(st.knobs)), token_count});
+}
+
+// Room for the repaired text of each text key part (allocated only when one is repaired).
+using KeyTexts = std::array<std::string, kTextKeyParts>;
+
+// The key as written: parts normalized, text parts as valid UTF-8 (repaired
+// into `texts` when they are not).
+inline Key valid_key(const Key& given, KeyTexts& texts) {
+  Key key = normalized(given);
+  std::size_t next = 0;
+  for_each_key_part(key, [&texts, &next](std::string_view, auto& part) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(part)>, std::optional<std::string_view>>) {
+      std::string& room = texts[next++];
+      if (part) part = as_valid_utf8(*part, room);
+    }
+  });
+  return key;
 }
 
 // The out-of-line part of orchlog::selects().
@@ -275,10 +245,10 @@ ORCHLOG_NOINLINE inline bool would_write(std::string_view checkpoint, const Key&
     if (g_state.load(std::memory_order_relaxed) == kUnconfigured) configure_from_env_once();
     const std::shared_ptr<Session> session = logger().session();
     if (!session || g_state.load(std::memory_order_relaxed) != kOn) return false;
-    Key key = normalized(given_key);
-    std::string checkpoint_text, stage_text;
+    KeyTexts texts;
+    const Key key = valid_key(given_key, texts);
+    std::string checkpoint_text;
     checkpoint = as_valid_utf8(checkpoint, checkpoint_text);
-    if (key.stage) key.stage = as_valid_utf8(*key.stage, stage_text);
     return selected(session->settings, checkpoint, key, token_count);
   } catch (...) {
     return false;
@@ -295,10 +265,10 @@ ORCHLOG_NOINLINE inline bool write_record(std::string_view checkpoint, const Ten
     if (!session || g_state.load(std::memory_order_relaxed) != kOn) return false;
     const Settings& st = session->settings;
 
-    Key key = normalized(given_key);
-    std::string checkpoint_text, stage_text;
+    KeyTexts texts;
+    const Key key = valid_key(given_key, texts);
+    std::string checkpoint_text;
     checkpoint = as_valid_utf8(checkpoint, checkpoint_text);
-    if (key.stage) key.stage = as_valid_utf8(*key.stage, stage_text);
     if (!selected(st, checkpoint, key)) return false;
 
     std::string error;
@@ -318,12 +288,12 @@ ORCHLOG_NOINLINE inline bool write_record(std::string_view checkpoint, const Ten
     parts.key = key;
     parts.tensor = &tensor;
     parts.size = *size;
-    parts.summary = summarize(tensor, *size);  // the expensive part, outside the lock
+    parts.digest = digest(tensor, *size);  // the expensive part, outside the lock
     parts.meta = &sorted_meta;
 
     std::lock_guard<std::mutex> lock(session->mutex);
     if (session->closed) return false;
-    const schema::RecordView view = record_view(parts, {st.team, st.rank, st.world_size, session->seq, st.values});
+    const schema::RecordView view = record_view(parts, run_fields(st.knobs), session->seq, st.knobs.values);
     std::string& buf = session->buffer;
     if (st.writes_jsonl()) {
       buf.clear();

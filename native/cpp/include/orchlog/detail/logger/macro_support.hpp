@@ -13,6 +13,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include "orchlog/api_gen.hpp"
 #include "orchlog/detail/logger/core.hpp"
 #include "orchlog/logger.hpp"
 #include "orchlog/types.hpp"
@@ -32,11 +33,6 @@ struct DTypeArg {
 inline std::string_view text_arg(const char* s) { return s ? std::string_view(s) : std::string_view(); }
 inline std::string_view text_arg(std::string_view s) { return s; }
 inline std::string_view text_arg(const std::string& s) { return s; }
-
-template <class Token, class Layer, class Stage, class Step>
-Key make_key(const Token& token_idx, const Layer& layer, const Stage& stage, const Step& step) {
-  return Key{token_idx, layer, stage, step};
-}
 
 inline bool dtype_known(const DTypeArg& dtype, std::string_view checkpoint) noexcept {
   if (dtype.dtype) return true;

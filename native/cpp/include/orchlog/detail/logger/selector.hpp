@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "orchlog/api_gen.hpp"
 #include "orchlog/detail/encode/utf8.hpp"
 #include "orchlog/detail/logger/env.hpp"
 #include "orchlog/schema_gen.hpp"
@@ -19,29 +20,18 @@
 namespace orchlog {
 namespace detail {
 
-// The record fields a selector can test, by schema field name.
+// What a selector tests: the checkpoint and the key as the record says it
+// (its parts that fall back to the run filled in).
 struct SelectorCandidate {
   std::string_view checkpoint;  // valid UTF-8
-  std::optional<std::string_view> stage;
-  std::optional<std::int64_t> token_idx;
-  std::optional<std::int64_t> layer;
-  std::optional<std::int64_t> step;
-  std::int64_t rank = 0;
+  Key key;
   // Tokens token_idx .. token_idx + token_count - 1 at once: an adapter asks
   // whether any row of a whole batch tensor is wanted before it copies it.
   std::int64_t token_count = 1;
 
-  std::optional<std::int64_t> number(std::string_view field) const {
-    if (field == "layer") return layer;
-    if (field == "token_idx") return token_idx;
-    if (field == "step") return step;
-    if (field == "rank") return rank;
-    return std::nullopt;
-  }
+  std::optional<std::int64_t> number(std::string_view field) const { return key_number(key, field); }
   std::optional<std::string_view> text(std::string_view field) const {
-    if (field == "checkpoint") return checkpoint;
-    if (field == "stage") return stage;
-    return std::nullopt;
+    return field == schema::kLabelField ? std::optional<std::string_view>(checkpoint) : key_text(key, field);
   }
 };
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "orchlog/detail/fields_gen.hpp"
 #include "orchlog/detail/logger/env.hpp"
 #include "orchlog/detail/logger/file_sink.hpp"
 #include "orchlog/detail/logger/selector.hpp"
@@ -26,23 +27,15 @@ struct OwnedMetaItem {
 
 // Settings after options and env knobs have been resolved and checked.
 struct Settings {
-  std::string path;         // JSONL in summary/both mode, the binary stream in full mode
+  KnobValues knobs;         // every knob's setting (fields_gen.hpp)
+  std::string path;         // knobs.path expanded: JSONL in summary/both mode, the binary stream in full mode
   std::string binary_path;  // both mode only
-  std::string team;
-  std::int64_t values = 10;
-  Mode mode = Mode::summary;
-  std::optional<std::string> select_text;
   std::optional<Selector> selector;
-  std::int32_t rank = 0;
-  std::int32_t world_size = 1;
-  std::optional<std::string> model;
-  std::optional<std::string> git_commit;
   std::vector<OwnedMetaItem> config;
   std::string producer = "cpp";
-  std::string created;
 
-  bool writes_jsonl() const { return mode != Mode::full; }
-  bool writes_frames() const { return mode != Mode::summary; }
+  bool writes_jsonl() const { return knobs.mode != Mode::full; }
+  bool writes_frames() const { return knobs.mode != Mode::summary; }
 };
 
 class Session {

@@ -1,0 +1,193 @@
+"""The fields the next changes will add, each as the one schema entry it takes, on a copy of the schema.
+
+A token id and the tensor-parallel shard layout are key parts (given per
+call), `grafted` is a run field set by a knob of its own, `sketch` a digest
+(four floats computed over the whole tensor by one function per language;
+the one here stands in for the real sketch). Tests add them to a copy of
+schema/orchlog.schema.yaml and check that every generated output carries
+them, which is the recipe docs/architecture.md gives.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import zlib
+from typing import Any
+
+import numpy as np
+import yaml
+
+from orchlog.codegen import schema as schema_mod
+from orchlog.encoding import dtypes
+
+KEY_PARTS: list[dict[str, Any]] = [
+    {
+        "name": "token_id",
+        "source": "key",
+        "type": "i64",
+        "min": 0,
+        "nullable": True,
+        "doc": "Vocabulary id of the token at token_idx.",
+        "example": 151643,
+    },
+    {
+        "name": "shard_axis",
+        "source": "key",
+        "type": "i32",
+        "min": 0,
+        "nullable": True,
+        "doc": "Dimension the tensor is split along across shards.",
+        "example": 1,
+    },
+    {
+        "name": "shard_index",
+        "source": "key",
+        "type": "i32",
+        "min": 0,
+        "nullable": True,
+        "doc": "Which slice of that dimension this tensor holds.",
+        "example": 0,
+    },
+    {
+        "name": "shard_count",
+        "source": "key",
+        "type": "i32",
+        "min": 1,
+        "nullable": True,
+        "doc": "How many slices there are.",
+        "example": 2,
+    },
+    {
+        "name": "partial_sum",
+        "source": "key",
+        "type": "bool",
+        "nullable": True,
+        "doc": "The shards add up to the tensor rather than concatenate.",
+        "example": True,
+    },
+]
+RUN_FIELD = {
+    "name": "grafted",
+    "source": "run",
+    "type": "bool",
+    "doc": "Whether tensors were grafted into this run.",
+    "example": True,
+}
+KNOB = {"name": "ORCH_LOG_GRAFTED", "setting": "grafted", "type": "bool", "default": "0", "doc": "1 in a grafted run."}
+DIGEST = {
+    "name": "sketch",
+    "source": "digest",
+    "type": "floats",
+    "length": 4,
+    "precision": "f32",
+    "doc": "Four lane sums of the finite elements.",
+}
+FRAME = {
+    "name": "crc",
+    "source": "frame",
+    "type": "i64",
+    "encodings": ["msgpack"],
+    "doc": "CRC-32 of the frame's bytes before this value.",
+}
+NEW_FIELDS = [f["name"] for f in (*KEY_PARTS, RUN_FIELD, DIGEST)]  # the fields every encoding carries
+
+
+def raw_schema(repo_root) -> dict[str, Any]:
+    """The shipped schema with the next fields: each one entry (the knob one more)."""
+    raw = yaml.safe_load((repo_root / "schema" / "orchlog.schema.yaml").read_text(encoding="utf-8"))
+    raw = copy.deepcopy(raw)
+    fields = raw["record"]["fields"]
+    names = [f["name"] for f in fields]
+    fields[names.index("rank") + 1 : names.index("rank") + 1] = copy.deepcopy(KEY_PARTS)
+    names = [f["name"] for f in fields]
+    fields.insert(names.index("world_size") + 1, dict(RUN_FIELD))
+    names = [f["name"] for f in fields]
+    fields.insert(names.index("stats") + 1, dict(DIGEST))
+    names = [f["name"] for f in fields]
+    fields.insert(names.index("data"), dict(FRAME))
+    raw["env"].append(dict(KNOB))
+    return raw
+
+
+def extended_schema(repo_root) -> schema_mod.Schema:
+    return schema_mod.parse(raw_schema(repo_root), repo_root / "schema" / "orchlog.schema.yaml")
+
+
+def stand_in_functions(patch) -> None:
+    """Give the reference encoder the hand-written functions the sketch and the crc need."""
+    from orchlog.encoding import digest, frame
+
+    patch.setattr(digest, "digest_sketch", digest_sketch, raising=False)
+    patch.setattr(frame, "frame_crc", frame_crc, raising=False)
+
+
+def frame_crc(prefix: bytes) -> int:
+    """CRC-32 (IEEE) of a frame's bytes so far. Twins: CRC_CPP and CRC_RUST."""
+    return zlib.crc32(prefix)
+
+
+def digest_sketch(data: bytes | memoryview, dtype: str) -> tuple[float, ...]:
+    """Element i of the finite ones adds into lane i % 4, in element order from +0.0; each lane
+    is then rounded to f32. Twins: SKETCH_CPP and SKETCH_RUST (f32 tensors only there)."""
+    with np.errstate(invalid="ignore", over="ignore"):  # signalling NaNs; lane sums beyond f32
+        x = dtypes.to_f64(dtypes.from_bytes(data, dtype), dtype)
+        return _rounded_lanes(x)
+
+
+def _rounded_lanes(x: np.ndarray) -> tuple[float, ...]:
+    lanes = [0.0] * 4
+    for i, v in enumerate(x.tolist()):
+        if math.isfinite(v):
+            lanes[i % 4] += v
+    return tuple(float(np.float32(v)) for v in lanes)
+
+
+SKETCH_CPP = """
+inline void digest_sketch(const Tensor& t, const TensorSize& size, std::array<double, 4>& out) {
+  double lanes[4] = {0.0, 0.0, 0.0, 0.0};
+  const auto* x = static_cast<const float*>(t.data);
+  for (std::int64_t i = 0; t.dtype == DType::f32 && i < size.numel; ++i)
+    if (std::isfinite(x[i])) lanes[i % 4] += static_cast<double>(x[i]);
+  for (int j = 0; j < 4; ++j) out[j] = static_cast<double>(static_cast<float>(lanes[j]));
+}
+"""
+
+SKETCH_RUST = """
+pub(crate) fn digest_sketch(tensor: &Tensor<'_>) -> [f64; 4] {
+    let mut lanes = [0.0f64; 4];
+    if tensor.dtype() == crate::schema_gen::DType::F32 {
+        for (i, b) in tensor.bytes().chunks_exact(4).enumerate() {
+            let v = f32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            if v.is_finite() {
+                lanes[i % 4] += f64::from(v);
+            }
+        }
+    }
+    lanes.map(|v| f64::from(v as f32))
+}
+"""
+
+CRC_CPP = """
+  void frame_crc() {
+    std::uint32_t c = 0xFFFFFFFFu;
+    for (const char ch : frame_so_far()) {
+      c ^= static_cast<unsigned char>(ch);
+      for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+    }
+    integer(static_cast<std::int64_t>(c ^ 0xFFFFFFFFu));
+  }
+"""
+
+CRC_RUST = """
+    fn frame_crc(&mut self) {
+        let mut c = 0xFFFF_FFFFu32;
+        for &b in self.out.iter() {
+            c ^= u32::from(b);
+            for _ in 0..8 {
+                c = (c >> 1) ^ (0xEDB8_8320 & 0u32.wrapping_sub(c & 1));
+            }
+        }
+        self.int(i64::from(c ^ 0xFFFF_FFFF));
+    }
+"""

@@ -1,0 +1,169 @@
+"""A field added to the schema as one entry reaches every generated output: C++, C, Rust, Python, the JSON
+Schema, the vectors and the native JSONL parser's field sequence (tests/codegen/next_fields.py adds them)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import types
+
+import jsonschema
+import pytest
+
+from orchlog.codegen import generate_all
+from tests.codegen import next_fields
+
+
+@pytest.fixture(scope="module")
+def extended(repo_root):
+    """The generated files of the schema with the next fields (the sketch computed by the test's stand-in)."""
+    with pytest.MonkeyPatch.context() as patch:
+        next_fields.stand_in_functions(patch)
+        return generate_all(next_fields.extended_schema(repo_root))
+
+
+@pytest.fixture(scope="module")
+def tables(extended):
+    """The generated Python tables, as a module of their own."""
+    module = types.ModuleType("extended_schema_gen")
+    sys.modules[module.__name__] = module  # dataclasses look their module up there
+    try:
+        exec(compile(extended["orchlog/schema_gen.py"], "extended_schema_gen.py", "exec"), module.__dict__)
+    finally:
+        del sys.modules[module.__name__]
+    return module
+
+
+def test_the_shipped_outputs_have_none_of_the_next_fields():
+    shipped = "\n".join(generate_all().values())
+    assert not any(re.search(rf"\b{name}\b", shipped) for name in [*next_fields.NEW_FIELDS, "frame_crc"])
+
+
+def test_cpp_keys_get_a_member_and_a_setter_per_key_part(extended):
+    api = extended["native/cpp/include/orchlog/api_gen.hpp"]
+    assert "std::optional<std::int64_t> token_id;" in api
+    assert "std::optional<bool> partial_sum;" in api
+    assert "Key with_shard_index(const V& value) const" in api
+    assert 'f(std::string_view("shard_count"), key.shard_count);' in api
+    assert "std::optional<bool> grafted;  // ORCH_LOG_GRAFTED" in api  # a setting of Options
+
+
+def test_cpp_records_visit_the_new_fields_in_schema_order(extended):
+    views = extended["native/cpp/include/orchlog/schema_gen.hpp"]
+    visit = views[views.index("void visit_record(") :]
+    keys = re.findall(r'v\.key\("(\w+)"\);', visit[: visit.index("\n}\n")])
+    assert keys[6:14] == [
+        "rank",
+        "token_id",
+        "shard_axis",
+        "shard_index",
+        "shard_count",
+        "partial_sum",
+        "world_size",
+        "grafted",
+    ]
+    assert "v.opt_boolean(r.partial_sum);" in visit and "v.floats_f32(r.sketch);" in visit
+    plumbing = extended["native/cpp/include/orchlog/detail/fields_gen.hpp"]
+    assert "digest_sketch(t, size, d.sketch);" in plumbing  # the one hand-written function a digest needs
+    assert "v.token_id = p.key.token_id;" in plumbing and "v.grafted = run.grafted;" in plumbing
+    assert "k.grafted = knob_bool(o.grafted, schema::kKnobGrafted, warnings);" in plumbing
+
+
+def test_the_c_abi_names_new_parts_without_changing_the_key_struct(extended):
+    header = extended["native/cpp/include/orchlog/orchlog.h"]
+    key = header[header.index("typedef struct orchlog_key {") : header.index("} orchlog_key;")]
+    assert not re.search(r"\btoken_id\b", key)  # old initializers {t, l, s, NULL} stay complete
+    parts = header[header.index("typedef struct orchlog_named_parts {") : header.index("} orchlog_named_parts;")]
+    assert "int64_t token_id;" in parts and "int32_t partial_sum;" in parts
+    assert "#define ORCHLOG_PART_TOKEN_ID (1u << 1)" in header
+    assert "const char* grafted; /* ORCH_LOG_GRAFTED */" in header
+    glue = extended["native/c/abi_gen.hpp"]
+    assert "if (parts->given & ORCHLOG_PART_TOKEN_ID) key.token_id" in glue
+
+
+def test_rust_gets_a_setter_per_key_part_and_a_config_member_per_knob(extended):
+    rust = extended["native/rust/src/fields_gen.rs"]
+    assert "pub fn token_id(mut self, index: impl KeyIndex) -> Self {" in rust
+    assert "pub fn partial_sum(mut self, value: impl Flag) -> Self {" in rust
+    assert "pub grafted: bool," in rust and "grafted: knobs.bool(&KNOB_GRAFTED)," in rust
+    assert "sketch: digest::digest_sketch(tensor)" in rust
+    assert "v.floats_f32(r.sketch);" in extended["native/rust/src/schema_gen.rs"]
+
+
+def test_python_types_carry_the_new_fields(tables):
+    assert {"token_id", "partial_sum", "grafted"} <= set(tables.RecordInput.__dataclass_fields__)
+    assert set(tables.NamedKeyParts.__annotations__) >= {"rank", "token_id", "shard_axis", "partial_sum"}
+    assert "grafted" in tables.RunSettings.__annotations__
+    assert tables.KEY_PARTS[5:] == ("token_id", "shard_axis", "shard_index", "shard_count", "partial_sum")
+    assert tables.ColumnSpec("sketch", "floats", 4) in tables.COLUMNS
+    assert tables.ColumnSpec("partial_sum", "bool") in tables.COLUMNS
+    assert "sketch" in {f.name for f in tables.RecordFields.__dataclass_fields__.values()}
+    assert "sketch" in tables.arrow_schema().names
+
+
+def test_the_json_schema_describes_them_and_accepts_every_new_vector_line(extended):
+    doc = json.loads(extended["schema/orchlog.jsonl.schema.json"])
+    record = doc["$defs"]["record"]["properties"]
+    assert record["token_id"]["oneOf"][0] == {"type": "integer", "maximum": 2**63 - 1, "minimum": 0}
+    assert record["sketch"]["minItems"] == record["sketch"]["maxItems"] == 4
+    validator = jsonschema.Draft202012Validator(doc)
+    for case in json.loads(extended["schema/vectors/records.json"])["cases"]:
+        line = json.loads(case["expected"]["jsonl"])
+        assert not list(validator.iter_errors(line)), case["name"]
+        line.pop("token_id")
+        assert not validator.is_valid(line)  # every field is required
+
+
+def test_every_record_vector_carries_them_and_the_full_case_sets_their_examples(extended):
+    cases = json.loads(extended["schema/vectors/records.json"])["cases"]
+    for case in cases:
+        line = json.loads(case["expected"]["jsonl"])
+        assert [k for k in line if k in next_fields.NEW_FIELDS] == next_fields.NEW_FIELDS, case["name"]
+        assert set(next_fields.NEW_FIELDS) - {"sketch"} <= set(case["input"])  # what an emitter is given
+    full = next(json.loads(c["expected"]["jsonl"]) for c in cases if c["name"] == "f32_all_fields")
+    assert {p["name"]: full[p["name"]] for p in next_fields.KEY_PARTS} == {
+        p["name"]: p["example"] for p in next_fields.KEY_PARTS
+    }
+    empty = next(json.loads(c["expected"]["jsonl"]) for c in cases if c["name"] == "f32_no_optionals")
+    assert (empty["token_id"], empty["partial_sum"], empty["grafted"]) == (None, None, False)
+    assert empty["sketch"] == [0, 0, 0, 0] or len(empty["sketch"]) == 4
+
+
+def test_a_new_knob_gets_its_vectors_and_warnings(extended):
+    cases = [c for c in json.loads(extended["schema/vectors/env.json"])["knobs"] if c["knob"] == "ORCH_LOG_GRAFTED"]
+    assert {c["raw"]: c["value"] for c in cases if c["warning"] is None} == {
+        None: False,
+        "0": False,
+        "1": True,
+        " 1\t": True,
+    }
+    assert "ORCH_LOG_GRAFTED='true' is not 0 or 1; using 0" in [c["warning"] for c in cases]
+
+
+def test_the_native_jsonl_parser_walks_the_new_literals_in_order(extended):
+    parser = extended["native/python/kernels/jsonl_layout_gen.hpp"]
+    body = parser[parser.index("inline bool parse_line(") :]
+    literals = re.findall(r'k\.lit\("((?:[^"\\]|\\.)*)"\)', body)
+    names = [re.search(r'\\"(\w+)\\"', lit).group(1) for lit in literals if '\\"' in lit]
+    line = json.loads(json.loads(extended["schema/vectors/records.json"])["cases"][0]["expected"]["jsonl"])
+    assert [n for n in names if n in line] == list(line)  # the top-level keys, in order
+    assert "k.opt_bool(partial_sum)" in body and "k.fixed_numbers(sketch, 4)" in body
+    assert "std::vector<double> sketch;  // 4 per row" in parser
+
+
+def test_a_frame_field_is_in_the_binary_stream_only_computed_by_its_writer(extended, tables):
+    views = extended["native/cpp/include/orchlog/schema_gen.hpp"]
+    assert 'if constexpr (E == Encoding::msgpack) {\n    v.key("crc");\n    v.frame_crc();' in views
+    record_view = views[views.index("struct RecordView {") : views.index("struct HeaderView {")]
+    assert not re.search(r"\bcrc\b", record_view)  # nothing to hold: the writer computes it
+    assert "fn frame_crc(&mut self) {}" in extended["native/rust/src/schema_gen.rs"]
+    for name in ("schema/orchlog.jsonl.schema.json", "native/python/kernels/jsonl_layout_gen.hpp"):
+        assert not re.search(r"\bcrc\b", extended[name]), name
+    assert "crc" not in tables.RecordInput.__dataclass_fields__ and "crc" not in tables.arrow_schema().names
+    for case in json.loads(extended["schema/vectors/records.json"])["cases"]:
+        frame = bytes.fromhex(case["expected"]["frame_hex"])
+        at = frame.index(b"\xa3crc")
+        assert frame.index(b"\xa4data") > at and "crc" not in json.loads(case["expected"]["jsonl"])
+        value = frame[at + 4 :]
+        assert value[0] == 0xCE and int.from_bytes(value[1:5], "big") == next_fields.frame_crc(frame[: at + 4])
