@@ -16,8 +16,11 @@ EXAMPLES = """example:
   orchlog compare ref/ ours/ --key checkpoint,token_idx --tolerances my_tolerances.toml --format json
   orchlog compare ref_logits.jsonl.gz ours_logits.jsonl.gz --per-token --cos-tol 0.999
   orchlog compare reference.jsonl ours.jsonl --format html --output report.html
+  orchlog compare ref/ ours/ --require-all --allow-missing 'rope_cache*'   # CI: a cut-short trace fails
+  orchlog compare run1.bin run2.bin --exact                                 # bit-exactness (determinism)
 
-exit codes: 0 every pair within tolerance, 1 divergence (or nothing matched), 2 error"""
+exit codes: 0 every pair proven within tolerance; 1 a pair fails or is undecided (not proven either way),
+nothing matched, or with --require-all a reference record has no partner or a line was malformed; 2 error"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -69,6 +72,22 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--top", type=nonnegative_int, default=10, metavar="N", help="worst offenders to list (default 10)")
     p.add_argument("--detail", action="store_true", help="per-pair detail for every pair")
     p.add_argument(
+        "--exact", action="store_true", help="only bit-identical tensors pass: any hash difference fails, in any format"
+    )
+    p.add_argument(
+        "--require-all",
+        action="store_true",
+        help="fail (exit 1) when reference records have no partner in ours or lines were malformed",
+    )
+    p.add_argument(
+        "--allow-missing",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="with --require-all, reference checkpoints (as written or as mapped) allowed to have no partner "
+        "(repeatable)",
+    )
+    p.add_argument(
         "--max-pairs",
         type=nonnegative_int,
         default=1000,
@@ -107,6 +126,8 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.dump_all and not args.dump_raw:
         raise OrchlogError("--dump-all needs --dump-raw DIR")
+    if args.allow_missing and not args.require_all:
+        raise OrchlogError("--allow-missing excuses records from --require-all; give --require-all too")
     if args.per_token:
         unused = [
             flag
@@ -116,6 +137,8 @@ def _run(args: argparse.Namespace) -> int:
                 ("--threshold", args.threshold is not None),
                 ("--metric", args.metric),
                 ("--tolerances", args.tolerances != "default"),
+                ("--exact", args.exact),
+                ("--require-all", args.require_all),
             )
             if given
         ]
@@ -164,6 +187,9 @@ def _run(args: argparse.Namespace) -> int:
                     dump_raw=args.dump_raw,
                     dump_all=args.dump_all,
                     heatmap=args.format == "html",
+                    exact=args.exact,
+                    require_all=args.require_all,
+                    allow_missing=tuple(args.allow_missing),
                 )
                 report = compare(a, b, opts, progress=progress)
         except OSError as exc:

@@ -7,8 +7,11 @@
 
 Modules, one job each: keys (alignment keys), namemap (--map files),
 align (streaming matcher), tensor_metrics / logits / metrics (measuring),
+bounds (what partial evidence proves), semantics (formats' own rules),
 tolerances / grading (verdicts), divergence (what the walk found),
-result / render (the report), dump (--dump-raw), per_token (--per-token).
+coverage (what went unpaired), result / render (the report), rerun (the
+command that decides an undecided pair), dump (--dump-raw), per_token
+(--per-token).
 """
 
 from __future__ import annotations
@@ -20,13 +23,25 @@ from collections.abc import Callable
 import numpy as np
 
 from orchlog.compare.align import Aligner
+from orchlog.compare.coverage import coverage
 from orchlog.compare.divergence import Findings
 from orchlog.compare.dump import Dumper
 from orchlog.compare.grading import grade
 from orchlog.compare.keys import DEFAULT_KEY, Interner, key_matrix
 from orchlog.compare.metrics import measure
 from orchlog.compare.namemap import load_maps
-from orchlog.compare.result import DIVERGED, NO_MATCH, OK, CompareReport, InputInfo, Malformed, Unmatched
+from orchlog.compare.result import (
+    DIVERGED,
+    INCOMPLETE,
+    NO_MATCH,
+    OK,
+    UNDECIDED,
+    CompareReport,
+    InputInfo,
+    Malformed,
+    Unmatched,
+)
+from orchlog.compare.semantics import semantics
 from orchlog.compare.tolerances import load_tolerances
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.paths import open_trace
@@ -52,6 +67,9 @@ class CompareOptions:
     dump_raw: str | None = None
     dump_all: bool = False
     heatmap: bool = False  # keep the worst error of every token and layer (the HTML report draws it)
+    exact: bool = False  # any hash difference fails, in every format
+    require_all: bool = False  # reference records without a partner, or malformed lines, fail the comparison
+    allow_missing: tuple[str, ...] = ()  # globs over checkpoint names that require_all excuses
 
 
 def _as_trace(t: Trace | str | os.PathLike[str]) -> Trace:
@@ -98,9 +116,10 @@ def compare(
         tolerances, top_n=opts.top, keep=None if opts.detail else opts.max_pairs, detail=opts.detail, heat=opts.heatmap
     )
     dumper = Dumper(opts.dump_raw) if opts.dump_raw else None
+    rules = semantics(trace_a.format, trace_b.format, opts.exact)
     aligner = Aligner(trace_a, trace_b, lambda batch: key_matrix(batch, key, interner), names.apply)
     for rnd in aligner:
-        table = measure(rnd.a, rnd.b, rnd.ia, rnd.ib, is_logits, opts.track_token)
+        table = measure(rnd.a, rnd.b, rnd.ia, rnd.ib, is_logits, opts.track_token, rules)
         grades = grade(table, tolerances)
         findings.add(table, grades)
         if dumper and opts.dump_all:
@@ -110,23 +129,38 @@ def compare(
             progress((trace_a.progress() + trace_b.progress()) / 2)
     token = findings.diverging_token()
     first = findings.first_divergence()
-    if findings.failed:
-        status = DIVERGED
-    elif findings.pairs == 0:
+    unmatched_a, unmatched_b = _unmatched("a", aligner.leftover_a, key), _unmatched("b", aligner.leftover_b, key)
+    malformed = [Malformed(side, d) for side, t in (("a", trace_a), ("b", trace_b)) for d in t.diagnostics]
+    covered = coverage(
+        findings.pairs,
+        unmatched_a,
+        len(unmatched_b),
+        (len(trace_a.diagnostics), len(trace_b.diagnostics)),
+        opts.require_all,
+        opts.allow_missing,
+    )
+    if findings.pairs == 0:
         status = NO_MATCH
+    elif findings.failed:
+        status = DIVERGED
+    elif findings.undecided:
+        status = UNDECIDED
+    elif covered.failed:
+        status = INCOMPLETE
     else:
         status = OK
     decided_by = None
     if token is not None:
         state = findings.tokens[token]
-        decided_by = ("logits" if state.logits_seen else "last_checkpoint") if state.decided_fail else "first_failure"
+        decided_by = (
+            ("logits" if state.logits_seen else "last_checkpoint") if state.decided_suspect else "first_failure"
+        )
     if dumper and first is not None and not opts.dump_all:
         dumper.dump(first)
     infos = []
     for trace, rows in zip((trace_a, trace_b), aligner.rows_read):
         team, producer = _producer(trace)
         infos.append(InputInfo(trace.path, trace.format, rows, team, producer))
-    malformed = [Malformed(side, d) for side, t in (("a", trace_a), ("b", trace_b)) for d in t.diagnostics]
     return CompareReport(
         status=status,
         inputs=(infos[0], infos[1]),
@@ -138,10 +172,12 @@ def compare(
         decided_by=decided_by,
         first=first,
         growth=findings.growth(token) if token is not None else [],
-        unmatched=_unmatched("a", aligner.leftover_a, key) + _unmatched("b", aligner.leftover_b, key),
+        unmatched=unmatched_a + unmatched_b,
         malformed=malformed,
         track_token=opts.track_token,
         dumped=dumper.written if dumper else [],
+        coverage=covered,
+        first_failure=findings.first_failure() if first is not None and first.undecided else None,
     )
 
 
