@@ -69,6 +69,8 @@ def exact(values: dict[str, np.ndarray], n: int) -> Interval:
     """The interval of figures measured exactly: the figure itself (unknown where NaN)."""
     out = unknown(n)
     for m in BOUNDED:
+        if m not in values:
+            continue
         v = values[m]
         known = ~np.isnan(v)
         out.lo[m] = np.where(known, v, out.lo[m])
