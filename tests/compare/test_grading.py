@@ -92,7 +92,7 @@ def test_a_pair_passes_only_when_its_whole_interval_is_within_tolerance(lo, hi, 
 
 
 def test_cosine_intervals_grade_the_other_way_round():
-    assert _interval_grades(0.995, 1.0, metric="cosine", threshold=0.99)[0] == "acceptable"
+    assert _interval_grades(0.995, 1.0, metric="cosine", threshold=0.99)[0] == "warning"
     assert _interval_grades(0.9, 0.995, metric="cosine", threshold=0.99)[0] == "undecided"
     assert _interval_grades(0.5, 0.98, metric="cosine", threshold=0.99)[0] == "fail"
 
