@@ -205,7 +205,9 @@ def measure(
     for r in np.flatnonzero(full):
         _tensor_pair(t, int(r), track_token)
     exact = np.flatnonzero(settled | full)
-    t.lo, t.hi = {c: np.zeros(n) for c in bounds.BOUNDED}, {c: np.zeros(n) for c in bounds.BOUNDED}
+    # Nothing is proven until a basis says so: a pair no path below fills stays undecided, never passes.
+    unknown = bounds.unknown(n)
+    t.lo, t.hi = unknown.lo, unknown.hi
     if len(exact):
         _set_interval(t, exact, bounds.exact({c: t.m[c][exact] for c in bounds.BOUNDED}, len(exact)))
     partial = np.flatnonzero(~settled & ~full)
