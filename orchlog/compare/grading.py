@@ -108,7 +108,11 @@ def _exact_rows(t: PairTable, rows: np.ndarray) -> tuple[np.ndarray, ...]:
     whole = t.basis[rows] == TENSOR
     identical = (hashes == 1) | (whole & (hi == 0) & (t.m["nonfinite_mismatch"][rows] == 0) & (hashes != 0))
     differs = (
-        (hashes == 0) | (lo > 0) | t.numel_mismatch[rows] | t.dtype_mismatch[rows] | (t.m["nonfinite_mismatch"][rows] > 0)
+        (hashes == 0)
+        | (lo > 0)
+        | t.numel_mismatch[rows]
+        | t.dtype_mismatch[rows]
+        | (t.m["nonfinite_mismatch"][rows] > 0)
     )
     tier = np.where(differs, FAIL, np.where(identical, 0, UNDECIDED_TIER)).astype(np.int8)
     reason = np.where(hashes == 0, t.semantics.hash_reason, np.where(differs, "differs (--exact)", "")).astype(object)

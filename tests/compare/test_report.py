@@ -81,7 +81,11 @@ def test_json_keys_are_the_documented_ones(tmp_path):
     assert set(doc["counts"]["tiers"]) == {"exact", "close", "acceptable", "warning", "fail", "undecided"}
     assert set(doc["counts"]["basis"]) == {"tensor", "hash", "sketch", "bounds", "leading"}
     coverage = doc["coverage"]
-    assert (coverage["pairs"], coverage["only_in_reference"], coverage["only_in_ours"]) == (doc["counts"]["pairs"], 3, 1)
+    assert (coverage["pairs"], coverage["only_in_reference"], coverage["only_in_ours"]) == (
+        doc["counts"]["pairs"],
+        3,
+        1,
+    )
     assert coverage["malformed"] == 1 and not coverage["complete"] and not coverage["require_all"]
     assert coverage["first_missing"]["name"] == "embedding"
     assert [w.split(";")[0] for w in doc["warnings"]] == [
