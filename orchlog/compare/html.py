@@ -84,8 +84,8 @@ def _pair(v: PairView) -> list[str]:
     if v.undecided:
         out.append("<p>To decide it, rerun just this record in full mode on each side:</p><ul>")
         out += [
-            f"<li>{side}: <code>{escape(rerun.command(keys))} &lt;the command that wrote {side}&gt;</code></li>"
-            for side, keys in zip("ab", v.own_keys)
+            f"<li>{side}: <code>{escape(env)} &lt;the command that wrote {side}&gt;</code></li>"
+            for side, env in rerun.commands(v.own_keys)
         ]
         out.append("</ul>")
     va, vb = v.values

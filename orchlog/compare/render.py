@@ -84,11 +84,12 @@ def verdict_line(v: PairView) -> str:
 
 def rerun_lines(v: PairView, indent: str) -> list[str]:
     """How to decide an undecided pair: rerun that record on both sides in full mode, then compare again."""
+    roles = {"a": "reference", "b": "ours     "}
     return [
         f"{indent}to decide it, rerun just this record in full mode on each side and compare the two .bin files:",
         *(
-            f"{indent}  {role}: {rerun.command(keys)} <the command that wrote {side}>"
-            for side, role, keys in zip("ab", ("reference", "ours     "), v.own_keys)
+            f"{indent}  {roles[side]}: {env} <the command that wrote {side}>"
+            for side, env in rerun.commands(v.own_keys)
         ),
     ]
 
@@ -281,10 +282,7 @@ def render_markdown(r: CompareReport) -> str:
             )
         if v.undecided:
             out.append("- to decide it, rerun just this record in full mode on each side:")
-            out += [
-                f"  - {side}: `{rerun.command(keys)} <the command that wrote {side}>`"
-                for side, keys in zip("ab", v.own_keys)
-            ]
+            out += [f"  - {side}: `{env} <the command that wrote {side}>`" for side, env in rerun.commands(v.own_keys)]
             if r.first_failure is not None:
                 out.append(f"- first proven failure: {r.first_failure.where()}: {verdict_line(r.first_failure)}")
         if v.values[0] or v.values[1]:

@@ -48,3 +48,8 @@ def selector(keys: dict[str, Any]) -> str:
 def command(keys: dict[str, Any]) -> str:
     """The environment that reruns just this record in full mode, ready to put before the run's command."""
     return f"ORCH_LOG_MODE=full ORCH_LOG_SELECT={shlex.quote(selector(keys))}"
+
+
+def commands(own_keys: tuple[dict[str, Any], dict[str, Any]]) -> list[tuple[str, str]]:
+    """(side, environment) for the reference (a) and ours (b)."""
+    return [(side, command(keys)) for side, keys in zip("ab", own_keys)]

@@ -186,7 +186,10 @@ def pair_json(v: PairView) -> dict[str, Any]:
 
 def rerun_json(v: PairView) -> dict[str, dict[str, str]]:
     """For each side, the selector and environment that rerun just this record in full mode."""
-    return {side: {"select": rerun.selector(keys), "env": rerun.command(keys)} for side, keys in zip("ab", v.own_keys)}
+    return {
+        side: {"select": rerun.selector(keys), "env": env}
+        for (side, env), keys in zip(rerun.commands(v.own_keys), v.own_keys)
+    }
 
 
 def growth_json(r: GrowthRow) -> dict[str, Any]:

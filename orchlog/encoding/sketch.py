@@ -132,20 +132,8 @@ def compute(data: bytes, dtype: str) -> list[float]:
 FAILURE_PROBABILITY = 1e-6
 
 
-def chi2_cdf(x: float, k: int = ROWS) -> float:
-    """P(χ²_k ≤ x) for even k: 1 − e^(−x/2) Σ_{j<k/2} (x/2)^j / j! (the Poisson sum), exact to rounding."""
-    if x <= 0:
-        return 0.0
-    half, term, total = x / 2, 1.0, 1.0
-    for j in range(1, k // 2):
-        term *= half / j
-        total += term
-    upper = math.exp(-half) * total
-    return 1.0 - upper if upper < 0.5 else 1.0 - upper
-
-
 def chi2_sf(x: float, k: int = ROWS) -> float:
-    """P(χ²_k > x) for even k, without the cancellation of 1 − cdf in the upper tail."""
+    """P(χ²_k > x) for even k: e^(−x/2) Σ_{j<k/2} (x/2)^j / j! (the Poisson sum), exact to rounding."""
     if x <= 0:
         return 1.0
     half, term, total = x / 2, 1.0, 1.0
@@ -153,6 +141,11 @@ def chi2_sf(x: float, k: int = ROWS) -> float:
         term *= half / j
         total += term
     return math.exp(-half) * total
+
+
+def chi2_cdf(x: float, k: int = ROWS) -> float:
+    """P(χ²_k ≤ x) for even k (precise in the lower tail, where the survival function is near 1)."""
+    return 1.0 - chi2_sf(x, k)
 
 
 def chi2_quantile(p: float, k: int = ROWS) -> float:
