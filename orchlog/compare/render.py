@@ -235,12 +235,14 @@ def result_line(r: CompareReport) -> str:
         return f"RESULT: ok, all {f.pairs} pairs proven within tolerance"
     if r.status == "no_match":
         return "RESULT: no records matched; check --key and --map (exit 1)"
-    if r.status == "incomplete":
-        first = r.coverage.first_missing if r.coverage else None
-        named = f"; first missing: {first.name} at {first.location}" if first is not None else ""
-        return (
-            f"RESULT: incomplete: {r.coverage.missing if r.coverage else 0} reference records unpaired{named} (exit 1)"
-        )
+    if r.status == "incomplete" and r.coverage is not None:
+        c, parts = r.coverage, []
+        if c.missing:
+            first = f"; first missing: {c.first_missing.name} at {c.first_missing.location}" if c.first_missing else ""
+            parts.append(f"{c.missing} reference records unpaired{first}")
+        if sum(c.malformed):
+            parts.append(f"{sum(c.malformed)} malformed lines or records")
+        return f"RESULT: incomplete (--require-all): {'; '.join(parts)} (exit 1)"
     where = r.first.where() if r.first else "?"
     kind = "fails" if r.first is not None and r.first.failed else "undecided"
     head = f"diverged: {f.failed} pairs fail" if r.status == "diverged" else "undecided"

@@ -31,7 +31,8 @@ def test_a_truncated_trace_with_require_all_exits_1_and_names_the_first_missing_
     assert proc.returncode == 1, proc.stdout
     where = f"ref.jsonl:{20 + 2}"  # the header is line 1
     assert proc.stdout.splitlines()[-1] == (
-        f"RESULT: incomplete: {len(run()) - 20} reference records unpaired; first missing: {missing.checkpoint} at "
+        f"RESULT: incomplete (--require-all): {len(run()) - 20} reference records unpaired; first missing: "
+        f"{missing.checkpoint} at "
         f"{tmp_path / where} (exit 1)"
     )
 
@@ -69,3 +70,4 @@ def test_a_malformed_line_fails_require_all(tmp_path):
     assert compare(ref, ours).status == "ok"
     report = compare(ref, ours, CompareOptions(require_all=True))
     assert report.status == "incomplete" and report.exit_code == 1 and report.coverage.malformed == (0, 1)
+    assert str(report).rstrip().endswith("RESULT: incomplete (--require-all): 1 malformed lines or records (exit 1)")
