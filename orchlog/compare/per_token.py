@@ -128,13 +128,13 @@ class PerTokenReport:
             )
         elif self.status == UNDECIDED:
             out.append(
-                f"RESULT: undecided: first divergence (undecided) at token {first.token_idx}: measured on leading "
+                f"RESULT: undecided: first divergence at token {first.token_idx} (undecided): measured on leading "
                 "values only, which prove no cosine; log whole logits (ORCH_LOG_VALUES=all) to decide"
             )
         else:
             kind = first.verdict(self.cos_tol)
             out.append(
-                f"RESULT: diverged: first divergence ({'fails' if kind == 'fail' else kind}) at token {first.token_idx}"
+                f"RESULT: diverged: first divergence at token {first.token_idx} ({'fails' if kind == 'fail' else kind})"
             )
         return "\n".join(out) + "\n"
 

@@ -246,10 +246,7 @@ def result_line(r: CompareReport) -> str:
     where = r.first.where() if r.first else "?"
     kind = "fails" if r.first is not None and r.first.failed else "undecided"
     head = f"diverged: {f.failed} pairs fail" if r.status == "diverged" else "undecided"
-    return (
-        f"RESULT: {head}, {f.undecided} undecided; "
-        f"first divergence ({kind}) at {token_text(r.diverging_token)}: {where}"
-    )
+    return f"RESULT: {head}, {f.undecided} undecided; first divergence at {token_text(r.diverging_token)}: {where} ({kind})"
 
 
 def render_markdown(r: CompareReport) -> str:
