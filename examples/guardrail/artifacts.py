@@ -65,7 +65,7 @@ class Pair:
     span_shift: int = 0  # the test side covers positions this much later (SPAN_MISMATCH)
     token_id_changed_at: int | None = None  # the test side logs another token id here (TOKEN_MISMATCH)
     malformed_at: int | None = None  # the test side's line for this position is cut short (MALFORMED_FILE)
-    missing: str | None = None  # "logits", "metadata" or "side": what the test side lacks (MISSING_FILE)
+    missing: str | None = None  # "logits", "metadata" or "side": what the test side lacks (a run or a file)
     metadata: dict[str, Any] = dataclasses.field(default_factory=dict)  # test side metadata.json overrides
 
 

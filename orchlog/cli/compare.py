@@ -23,8 +23,12 @@ EXAMPLES = """example:
   orchlog compare llama.bin ours.bin --window 'kq*' --threshold 1e-4
   orchlog compare llama.bin hf.bin --map-b hf_qwen2 --token-offset 1
   orchlog compare reference.bin tp_run/ --map-b tp_shards.toml
+  orchlog compare ref/ ours/ --require-all --allow-missing 'rope_cache*'   # CI: a cut-short trace fails
+  orchlog compare run1.bin run2.bin --exact                                 # bit-exactness (determinism)
 
-exit codes: 0 every pair within tolerance, 1 divergence (or token ids that differ, or nothing matched), 2 error"""
+exit codes: 0 every pair proven within tolerance; 1 a pair fails or is undecided (not proven either way),
+token ids differ, nothing matched, or with --require-all a reference record has no partner or a line was
+malformed; 2 error"""
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -105,6 +109,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--top", type=nonnegative_int, default=10, metavar="N", help="worst offenders to list (default 10)")
     p.add_argument("--detail", action="store_true", help="per-pair detail for every pair")
     p.add_argument(
+        "--exact", action="store_true", help="only bit-identical tensors pass: any hash difference fails, in any format"
+    )
+    p.add_argument(
+        "--require-all",
+        action="store_true",
+        help="fail (exit 1) when reference records have no partner in ours or lines were malformed",
+    )
+    p.add_argument(
+        "--allow-missing",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="with --require-all, reference checkpoints (as written or as mapped) allowed to have no partner "
+        "(repeatable)",
+    )
+    p.add_argument(
         "--max-pairs",
         type=nonnegative_int,
         default=1000,
@@ -167,6 +187,8 @@ def _run(args: argparse.Namespace) -> int:
 
     if args.dump_all and not args.dump_raw:
         raise OrchlogError("--dump-all needs --dump-raw DIR")
+    if args.allow_missing and not args.require_all:
+        raise OrchlogError("--allow-missing excuses records from --require-all; give --require-all too")
     if args.per_token:
         unused = [
             flag
@@ -177,6 +199,8 @@ def _run(args: argparse.Namespace) -> int:
                 ("--metric", args.metric),
                 ("--tolerances", args.tolerances != "default"),
                 ("--window", args.window),
+                ("--exact", args.exact),
+                ("--require-all", args.require_all),
             )
             if given
         ]
@@ -235,6 +259,9 @@ def _run(args: argparse.Namespace) -> int:
                     token_offset=args.token_offset,
                     diagnose=args.diagnose,
                     diagnose_worst=args.diagnose_worst,
+                    exact=args.exact,
+                    require_all=args.require_all,
+                    allow_missing=tuple(args.allow_missing),
                 )
                 report = compare(a, b, opts, progress=progress)
         except OSError as exc:

@@ -9,8 +9,11 @@ Modules, one job each: keys (alignment keys), namemap (--map files),
 views / derived / shards / tokens (what maps and options do to a side's
 records, put together per side by sides), align (streaming matcher), window
 and aligned (lining a pair's tensors up), tensor_metrics / logits / metrics (measuring),
+bounds (what partial evidence proves), semantics (formats' own rules),
 tolerances / grading (verdicts), divergence (what the walk found),
-result / render (the report), dump (--dump-raw), per_token (--per-token).
+coverage (what went unpaired), result / render (the report), rerun (the
+command that decides an undecided pair), dump (--dump-raw), per_token
+(--per-token).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from collections.abc import Callable
 import numpy as np
 
 from orchlog.compare.align import Aligner
+from orchlog.compare.coverage import coverage
 from orchlog.compare.divergence import Findings
 from orchlog.compare.dump import Dumper
 from orchlog.compare.grading import grade
@@ -30,14 +34,17 @@ from orchlog.compare.metrics import measure
 from orchlog.compare.namemap import load_maps
 from orchlog.compare.result import (
     DIVERGED,
+    INCOMPLETE,
     NO_MATCH,
     OK,
     TOKENS_DIFFER,
+    UNDECIDED,
     CompareReport,
     InputInfo,
     Malformed,
     Unmatched,
 )
+from orchlog.compare.semantics import semantics
 from orchlog.compare.sides import Side
 from orchlog.compare.tokens import TokenCheck
 from orchlog.compare.tolerances import load_tolerances
@@ -71,6 +78,9 @@ class CompareOptions:
     token_offset: int = 0  # b's position p is a's position p + token_offset
     diagnose: bool = True  # name the first divergence's bug signature (orchlog.diagnose; reads the traces again)
     diagnose_worst: int = 0  # ... and that of this many of the worst offenders
+    exact: bool = False  # any hash difference fails, in every format
+    require_all: bool = False  # reference records without a partner, or malformed lines, fail the comparison
+    allow_missing: tuple[str, ...] = ()  # globs over checkpoint names that require_all excuses
 
 
 def _as_trace(t: Trace | str | os.PathLike[str]) -> Trace:
@@ -126,6 +136,7 @@ def compare(
         tolerances, top_n=opts.top, keep=None if opts.detail else opts.max_pairs, detail=opts.detail, heat=opts.heatmap
     )
     dumper = Dumper(opts.dump_raw) if opts.dump_raw else None
+    rules = semantics(trace_a.format, trace_b.format, opts.exact)
     aligner = Aligner(trace_a, trace_b, lambda batch: key_matrix(batch, key, interner), side_a, side_b)
     extents = None
     if opts.diagnose:  # where each token's records end in each file, so the diagnosis's second read can stop there
@@ -136,7 +147,7 @@ def compare(
         if extents is not None:
             extents[0].add(rnd.a)
             extents[1].add(rnd.b)
-        table = measure(rnd.a, rnd.b, rnd.ia, rnd.ib, is_logits, opts.track_token, windows)
+        table = measure(rnd.a, rnd.b, rnd.ia, rnd.ib, is_logits, opts.track_token, rules, windows)
         grades = grade(table, tolerances)
         findings.add(table, grades)
         if dumper and opts.dump_all:
@@ -146,19 +157,40 @@ def compare(
             progress((trace_a.progress() + trace_b.progress()) / 2)
     token = findings.diverging_token()
     first = findings.first_divergence()
+    unmatched_a = [*_unmatched("a", aligner.leftover_a, key), *_unmatched("a", side_a.held_out, key)]
+    unmatched_b = [*_unmatched("b", aligner.leftover_b, key), *_unmatched("b", side_b.held_out, key)]
+    malformed = [
+        Malformed(name, d)
+        for name, t, side in (("a", trace_a, side_a), ("b", trace_b, side_b))
+        for d in [*t.diagnostics, *side.diagnostics]
+    ]
+    covered = coverage(
+        findings.pairs,
+        unmatched_a,
+        len(unmatched_b),
+        (len(trace_a.diagnostics) + len(side_a.diagnostics), len(trace_b.diagnostics) + len(side_b.diagnostics)),
+        opts.require_all,
+        opts.allow_missing,
+    )
     tokens = TokenCheck.between(side_a.tokens, side_b.tokens, opts.token_offset)
     if tokens.mismatch is not None:  # the prompts differ: what the numbers say next is not a divergence
         status, token, first = TOKENS_DIFFER, None, None
-    elif findings.failed:
-        status = DIVERGED
     elif findings.pairs == 0:
         status = NO_MATCH
+    elif findings.failed:
+        status = DIVERGED
+    elif findings.undecided:
+        status = UNDECIDED
+    elif covered.failed:
+        status = INCOMPLETE
     else:
         status = OK
     decided_by = None
-    if token is not None and status == DIVERGED:
+    if token is not None and status in (DIVERGED, UNDECIDED):
         state = findings.tokens[token]
-        decided_by = ("logits" if state.logits_seen else "last_checkpoint") if state.decided_fail else "first_failure"
+        decided_by = (
+            ("logits" if state.logits_seen else "last_checkpoint") if state.decided_suspect else "first_failure"
+        )
     if dumper and first is not None and not opts.dump_all:
         dumper.dump(first)
     diagnosis = []
@@ -176,11 +208,6 @@ def compare(
     for trace, side in ((trace_a, side_a), (trace_b, side_b)):
         team, producer = _producer(trace)
         infos.append(InputInfo(trace.path, trace.format, side.rows_in, team, producer))
-    malformed = [
-        Malformed(name, d)
-        for name, t, side in (("a", trace_a, side_a), ("b", trace_b, side_b))
-        for d in [*t.diagnostics, *side.diagnostics]
-    ]
     return CompareReport(
         status=status,
         inputs=(infos[0], infos[1]),
@@ -192,15 +219,12 @@ def compare(
         decided_by=decided_by,
         first=first,
         growth=findings.growth(token) if token is not None else [],
-        unmatched=[
-            *_unmatched("a", aligner.leftover_a, key),
-            *_unmatched("a", side_a.held_out, key),
-            *_unmatched("b", aligner.leftover_b, key),
-            *_unmatched("b", side_b.held_out, key),
-        ],
+        unmatched=unmatched_a + unmatched_b,
         malformed=malformed,
         track_token=opts.track_token,
         dumped=dumper.written if dumper else [],
+        coverage=covered,
+        first_failure=findings.first_failure() if first is not None and first.undecided else None,
         tokens=tokens,
         windows=tuple(opts.windows),
         maps_by_side=(side_a.names.sources, side_b.names.sources),

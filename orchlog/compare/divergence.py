@@ -5,12 +5,17 @@ report needs, so its size follows the number of tokens and layers, not the
 number of records:
   - counts per tier and per basis, and examples of dtype/shape/size mismatches;
   - the worst N pairs by severity (among pairs that differ at all);
-  - per token: the earliest failing pair in execution order, whether the
-    token's logits (or, without logits, its last record) fail, and per layer
-    the worst error, for the growth table;
-  - up to `keep` failing pairs (every pair with `detail`) for the pair list.
-The first diverging token is the first whose logits (else last record)
-fail; when none does but something fails, the first token with a failure.
+  - per token: the earliest pair not proven within tolerance (failing or
+    undecided) and the earliest failing one, in execution order; whether the
+    token's logits (or, without logits, its last record) fail or are
+    undecided; and per layer the worst error, for the growth table;
+  - up to `keep` failing or undecided pairs (every pair with `detail`) for
+    the pair list.
+A pair that is undecided may be the divergence, so it counts as one until
+decided: the first diverging token is the first whose logits (else last
+record) fail or are undecided; when none is but some pair is, the first
+token with such a pair. The first divergence is that token's earliest such
+pair, and the report says whether it fails or is undecided.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from orchlog.compare.grading import FAIL, TIER_NAMES, UNKNOWN_TIER, Grades
+from orchlog.compare.grading import FAIL, TIER_NAMES, UNDECIDED_TIER, Grades
 from orchlog.compare.growth import Growth, GrowthRow, run_starts
 from orchlog.compare.metrics import BASES, PairTable
 from orchlog.compare.pairview import PairView, exec_order, make_views
@@ -33,15 +38,17 @@ EXAMPLES = 5
 
 @dataclasses.dataclass
 class _TokenState:
-    first_fail: PairView | None = None
+    first_suspect: PairView | None = None  # the earliest pair failing or undecided
+    first_fail: PairView | None = None  # the earliest failing pair
     logits_seen: bool = False
-    logits_failed: bool = False
+    logits_suspect: bool = False
     last_order: int = -1
-    last_failed: bool = False
+    last_suspect: bool = False
 
     @property
-    def decided_fail(self) -> bool:
-        return self.logits_failed if self.logits_seen else self.last_failed
+    def decided_suspect(self) -> bool:
+        """Whether the token's logits (else its last record) fail or are undecided."""
+        return self.logits_suspect if self.logits_seen else self.last_suspect
 
 
 @dataclasses.dataclass
@@ -65,7 +72,7 @@ class Findings:
         self.pairs = 0
         self.mismatch_counts = {"dtype": 0, "shape": 0, "numel": 0}
         self.mismatch_examples: dict[str, list[PairView]] = {k: [] for k in self.mismatch_counts}
-        self.unknown_examples: list[PairView] = []
+        self.undecided_examples: list[PairView] = []
         self.worst: list[PairView] = []
         self.tokens: dict[int, _TokenState] = {}
         self.growth_rows = Growth()
@@ -97,9 +104,9 @@ class Findings:
             self.mismatch_counts[kind] += len(hits)
             room = EXAMPLES - len(self.mismatch_examples[kind])
             self.mismatch_examples[kind].extend(views(hits[: max(room, 0)]))
-        room = EXAMPLES - len(self.unknown_examples)
+        room = EXAMPLES - len(self.undecided_examples)
         if room > 0:
-            self.unknown_examples.extend(views(np.flatnonzero(g.tier == UNKNOWN_TIER)[:room]))
+            self.undecided_examples.extend(views(np.flatnonzero(g.tier == UNDECIDED_TIER)[:room]))
         self._add_worst(g, views)
         self._add_tokens(t, g, order, views)
         self._add_kept(g, order, views)
@@ -109,16 +116,17 @@ class Findings:
     def _prune(self, seen_now: set[int]) -> None:
         """Forget what can no longer matter, so memory follows the tokens still in play.
 
-        Once some token's logits (or last record) fail, no later token can be the
-        first divergence. A token with no failure that this round did not touch
-        is done; its growth rows are only ever shown for a failing token.
+        Once some token's logits (or last record) fail or are undecided, no later
+        token can be the first divergence. A token with no such pair that this
+        round did not touch is done; its growth rows are only ever shown for a
+        diverging token.
         """
-        decided = [tok for tok, s in self.tokens.items() if s.decided_fail]
+        decided = [tok for tok, s in self.tokens.items() if s.decided_suspect]
         self._cutoff = cutoff = min(decided) if decided else None
         for tok in list(self.tokens):
             if cutoff is not None and tok > cutoff:
                 del self.tokens[tok]
-        in_play = [tok for tok, s in self.tokens.items() if s.first_fail is not None or tok in seen_now]
+        in_play = [tok for tok, s in self.tokens.items() if s.first_suspect is not None or tok in seen_now]
         self.growth_rows.keep(np.array(in_play, dtype=np.int64))
 
     def _add_worst(self, g: Grades, views: Callable[..., list[PairView]]) -> None:
@@ -136,32 +144,34 @@ class Findings:
 
     def _add_tokens(self, t: PairTable, g: Grades, order: np.ndarray, views: Callable[..., list[PairView]]) -> None:
         tokens = t.a.token_idx[t.ia]
-        failed = g.tier == FAIL
-        # Earliest failing pair per token.
-        rows = np.flatnonzero(failed)
-        if len(rows):
+        failed, suspect = g.failed, g.suspect
+        for flags, field in ((suspect, "first_suspect"), (failed, "first_fail")):
+            # The earliest such pair per token.
+            rows = np.flatnonzero(flags)
+            if not len(rows):
+                continue
             rows = rows[np.lexsort((order[rows], tokens[rows]))]
             firsts = [
                 p
                 for p in rows[run_starts(tokens[rows])]
-                if self._earlier_failure(int(tokens[p]), int(order[p]))
+                if self._earlier(field, int(tokens[p]), int(order[p]))
                 and (self._cutoff is None or tokens[p] <= self._cutoff)
             ]
             for v in views(np.array(firsts, dtype=np.int64), True):
-                self.tokens.setdefault(-1 if v.token_idx is None else v.token_idx, _TokenState()).first_fail = v
+                setattr(self.tokens.setdefault(-1 if v.token_idx is None else v.token_idx, _TokenState()), field, v)
         # The deciding record per token: its logits, else its last record.
         by_token = np.lexsort((order, tokens))
         starts = run_starts(tokens[by_token])
         ends = np.r_[starts[1:], len(by_token)] - 1
         logits_seen = np.add.reduceat(t.is_logits[by_token].astype(np.int64), starts) > 0
-        logits_failed = np.add.reduceat((t.is_logits & failed)[by_token].astype(np.int64), starts) > 0
+        logits_suspect = np.add.reduceat((t.is_logits & suspect)[by_token].astype(np.int64), starts) > 0
         for k, (s, e) in enumerate(zip(starts, ends)):
             tok, last = int(tokens[by_token[s]]), by_token[e]
             state = self.tokens.setdefault(tok, _TokenState())
             state.logits_seen |= bool(logits_seen[k])
-            state.logits_failed |= bool(logits_failed[k])
+            state.logits_suspect |= bool(logits_suspect[k])
             if order[last] > state.last_order:
-                state.last_order, state.last_failed = int(order[last]), bool(failed[last])
+                state.last_order, state.last_suspect = int(order[last]), bool(suspect[last])
         for table in (self.growth_rows, self.heat):
             if table is not None:
                 table.add(
@@ -176,13 +186,14 @@ class Findings:
                     g.tier,
                 )
 
-    def _earlier_failure(self, token: int, order: int) -> bool:
-        """Whether a failing pair at `order` comes before the token's earliest failure known so far."""
+    def _earlier(self, field: str, token: int, order: int) -> bool:
+        """Whether a pair at `order` comes before the token's earliest one of its kind known so far."""
         state = self.tokens.get(token)
-        return state is None or state.first_fail is None or order < state.first_fail.order
+        known = None if state is None else getattr(state, field)
+        return known is None or order < known.order
 
     def _add_kept(self, g: Grades, order: np.ndarray, views: Callable[..., list[PairView]]) -> None:
-        rows = np.arange(len(order)) if self.detail else np.flatnonzero(g.tier == FAIL)
+        rows = np.arange(len(order)) if self.detail else np.flatnonzero(g.suspect)
         if self.keep is not None:
             if len(self._kept) >= self.keep and len(rows):
                 newest_kept = -self._kept[0][0]
@@ -219,22 +230,33 @@ class Findings:
     def failed(self) -> int:
         return int(self.counts[FAIL])
 
+    @property
+    def undecided(self) -> int:
+        return int(self.counts[UNDECIDED_TIER])
+
     def kept_pairs(self) -> list[PairView]:
         return sorted((v for _, _, v in self._kept), key=lambda v: v.order)
 
     def diverging_token(self) -> int | None:
         """The token (NONE for records without a token) where the divergence starts, or None."""
-        if not self.failed:
+        if not (self.failed or self.undecided):
             return None
         ordered = sorted(self.tokens)  # NONE (-1) first: whole-sequence records come before any token
-        decided = [tok for tok in ordered if self.tokens[tok].decided_fail]
+        decided = [tok for tok in ordered if self.tokens[tok].decided_suspect]
         if decided:
             return decided[0]
-        return next(tok for tok in ordered if self.tokens[tok].first_fail is not None)
+        return next(tok for tok in ordered if self.tokens[tok].first_suspect is not None)
 
     def first_divergence(self) -> PairView | None:
         tok = self.diverging_token()
-        return None if tok is None else self.tokens[tok].first_fail
+        return None if tok is None else self.tokens[tok].first_suspect
+
+    def first_failure(self) -> PairView | None:
+        """The earliest failing pair at the diverging token, else at the first token (still known) with one."""
+        tok = self.diverging_token()
+        if tok is not None and self.tokens[tok].first_fail is not None:
+            return self.tokens[tok].first_fail
+        return next((self.tokens[k].first_fail for k in sorted(self.tokens) if self.tokens[k].first_fail), None)
 
     def growth(self, token: int) -> list[GrowthRow]:
         return self.growth_rows.table(token)

@@ -1,10 +1,19 @@
-"""Grading: each pair's tier and whether it is within tolerance, under the rule for its checkpoint.
+"""Grading: each pair passes (in a tier), fails, or is undecided, under the rule for its checkpoint.
 
-A pair fails when its graded metric fails the rule's threshold, when its
-cosine is below the rule's cos_tol, when its sizes differ, or when one side
-has NaN/Inf where the other does not. A pair whose graded metric could not
-be measured is `unknown` (never a failure: nothing shows it is out of
-tolerance, and the report lists it).
+Grading is three-valued on partial evidence. Each metric of a pair comes as
+the interval its evidence proves (metrics.PairTable.lo/hi; a point when the
+tensors or equal hashes were at hand). Under a rule with threshold T on a
+metric where lower is better:
+  pass       the upper end is below T: proven within tolerance; its tier
+             (exact, close, acceptable, warning) comes from that upper end
+  fail       the lower end is at or beyond T: proven out of tolerance
+  undecided  the interval holds T: the evidence cannot tell (never a pass)
+and the mirror image for cosine and top1_match. A rule's cos_tol is one more
+condition of the same kind. A pair also fails when its sizes differ, when
+one side has NaN/Inf where the other does not, and when its hashes differ
+under a format that decides on them (semantics.py). With --exact only
+bit-identical tensors pass: equal hashes, or whole tensors without a
+difference; a difference anywhere fails; anything else is undecided.
 """
 
 from __future__ import annotations
@@ -13,71 +22,124 @@ import dataclasses
 
 import numpy as np
 
-from orchlog.compare.metrics import HASH, PairTable
-from orchlog.compare.tolerances import TIERS, UNKNOWN, Rule, Tolerances
+from orchlog.compare.metrics import HASH, TENSOR, PairTable
+from orchlog.compare.tolerances import TIERS, UNDECIDED, Rule, Tolerances
 
-TIER_NAMES = TIERS + (UNKNOWN,)
-FAIL, UNKNOWN_TIER = TIER_NAMES.index("fail"), TIER_NAMES.index(UNKNOWN)
+TIER_NAMES = TIERS + (UNDECIDED,)
+FAIL, UNDECIDED_TIER = TIER_NAMES.index("fail"), TIER_NAMES.index(UNDECIDED)
+WARNING = TIER_NAMES.index("warning")
 
 
 @dataclasses.dataclass
 class Grades:
     tier: np.ndarray  # int8 index into TIER_NAMES
     severity: np.ndarray  # float64: 1.0 at the threshold, above 1 beyond it; ranks pairs across rules
-    value: np.ndarray  # the graded metric's value
+    value: np.ndarray  # the graded metric's value (its proven side when it is an interval)
     rule: np.ndarray  # int index into tolerances.all_rules
     reason: np.ndarray  # object: why a failing pair fails, beyond its metric ("" otherwise)
+    lo: np.ndarray | None = None  # the graded metric's proven interval
+    hi: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        if self.lo is None:
+            self.lo = self.value.copy()
+        if self.hi is None:
+            self.hi = self.value.copy()
 
     @property
     def failed(self) -> np.ndarray:
         failed: np.ndarray = self.tier == FAIL
         return failed
 
+    @property
+    def undecided(self) -> np.ndarray:
+        return self.tier == UNDECIDED_TIER
+
+    @property
+    def suspect(self) -> np.ndarray:
+        """Pairs not proven within tolerance: failing or undecided."""
+        return self.failed | self.undecided
+
+
+def _ratio(x: np.ndarray, room: float) -> np.ndarray:
+    return x / room if room > 0 else np.where(x > 0, np.inf, 0.0)
+
 
 def _grade_rows(rule: Rule, t: PairTable, rows: np.ndarray) -> tuple[np.ndarray, ...]:
-    value = t.m[rule.metric][rows]
+    lo, hi = t.lo[rule.metric][rows], t.hi[rule.metric][rows]
     with np.errstate(invalid="ignore", divide="ignore"):
         if rule.higher_is_better:
-            fails = value < rule.threshold
-            badness = 1.0 - value
+            fails, passes = hi < rule.threshold, lo >= rule.threshold
             room = 1.0 - rule.threshold
-            severity = badness / room if room > 0 else np.where(badness > 0, np.inf, 0.0)
+            bad_lo, bad_hi = 1.0 - hi, 1.0 - lo  # how far from perfect, at best and at worst
+            value = hi
         else:
-            fails = value >= rule.threshold
-            badness = value
-            severity = value / rule.threshold if rule.threshold > 0 else np.where(value > 0, np.inf, 0.0)
-        tier = np.searchsorted(np.asarray(rule.bounds), badness, side="right").astype(np.int8)
-        tier = np.minimum(tier, TIERS.index("warning")).astype(np.int8)
+            fails, passes = lo >= rule.threshold, hi < rule.threshold
+            room = rule.threshold
+            bad_lo, bad_hi = lo, hi
+            value = lo
+        severity = np.where(passes, _ratio(bad_hi, room), _ratio(bad_lo, room))
+        tier = np.searchsorted(np.asarray(rule.bounds), bad_hi, side="right").astype(np.int8)
+        tier = np.minimum(tier, WARNING).astype(np.int8)
         reason = np.full(len(rows), "", dtype=object)
         if rule.cos_tol is not None:
-            cosine = t.m["cosine"][rows]
-            low = cosine < rule.cos_tol
+            c_lo, c_hi = t.lo["cosine"][rows], t.hi["cosine"][rows]
+            low = c_hi < rule.cos_tol
             fails |= low
+            passes &= c_lo >= rule.cos_tol
             reason[low] = f"cosine < {rule.cos_tol:g}"
-            room = 1.0 - rule.cos_tol
-            severity = np.fmax(severity, np.where(low, (1.0 - cosine) / room if room > 0 else np.inf, 0.0))
+            severity = np.fmax(severity, np.where(low, _ratio(1.0 - c_hi, 1.0 - rule.cos_tol), 0.0))
+    hash_differs = t.semantics.hash_decides & (t.hash_state[rows] == 0)
     for flag, why in (
-        (t.numel_mismatch[rows], "sizes differ"),
+        # A window not allowed also leaves the sizes differing: say the more telling of the two.
         (t.window_refused[rows], "shapes differ (compared on their common window; --window allows it)"),
+        (t.numel_mismatch[rows], "sizes differ"),
         (t.m["nonfinite_mismatch"][rows] > 0, "NaN/Inf where the other side is finite"),
+        (hash_differs, t.semantics.hash_reason),
     ):
         fails |= flag
-        reason[flag] = why
+        reason[flag & (reason == "")] = why
         severity = np.where(flag, np.fmax(severity, np.inf), severity)
-    unknown = np.isnan(value) & ~fails
-    tier = np.where(fails, FAIL, np.where(unknown, UNKNOWN_TIER, tier)).astype(np.int8)
-    severity = np.where(unknown, np.nan, severity)
-    return tier, severity, value, reason
+    tier = np.where(fails, FAIL, np.where(passes, tier, UNDECIDED_TIER)).astype(np.int8)
+    return tier, severity, value, reason, lo, hi
+
+
+def _exact_rows(t: PairTable, rows: np.ndarray) -> tuple[np.ndarray, ...]:
+    """--exact: equal hashes or identical whole tensors pass; any proven difference fails."""
+    hashes = t.hash_state[rows]
+    lo, hi = t.lo["max_abs"][rows], t.hi["max_abs"][rows]
+    whole = t.basis[rows] == TENSOR
+    identical = (hashes == 1) | (whole & (hi == 0) & (t.m["nonfinite_mismatch"][rows] == 0) & (hashes != 0))
+    differs = (
+        (hashes == 0)
+        | (lo > 0)
+        | t.numel_mismatch[rows]
+        | t.dtype_mismatch[rows]
+        | (t.m["nonfinite_mismatch"][rows] > 0)
+    )
+    tier = np.where(differs, FAIL, np.where(identical, 0, UNDECIDED_TIER)).astype(np.int8)
+    reason = np.where(hashes == 0, t.semantics.hash_reason, np.where(differs, "differs (--exact)", "")).astype(object)
+    severity = np.where(differs, np.inf, 0.0)
+    return tier, severity, lo, reason, lo, hi
 
 
 def grade(t: PairTable, tolerances: Tolerances) -> Grades:
     n = len(t)
     rule_idx = t.a.checkpoint[t.ia].per_row(lambda name: tolerances.index_for(name or ""), dtype=np.int64)
-    g = Grades(np.zeros(n, dtype=np.int8), np.zeros(n), np.full(n, np.nan), rule_idx, np.full(n, "", dtype=object))
+    g = Grades(
+        np.zeros(n, dtype=np.int8),
+        np.zeros(n),
+        np.full(n, np.nan),
+        rule_idx,
+        np.full(n, "", dtype=object),
+        np.full(n, np.nan),
+        np.full(n, np.nan),
+    )
     for r, rule in enumerate(tolerances.all_rules):
         rows = np.flatnonzero(rule_idx == r)
         if len(rows):
-            g.tier[rows], g.severity[rows], g.value[rows], g.reason[rows] = _grade_rows(rule, t, rows)
-    settled = t.basis == HASH
+            graded = _exact_rows(t, rows) if t.semantics.exact else _grade_rows(rule, t, rows)
+            g.tier[rows], g.severity[rows], g.value[rows], g.reason[rows], g.lo[rows], g.hi[rows] = graded
+    settled = (t.basis == HASH) & (t.hash_state == 1)
     g.tier[settled], g.severity[settled] = 0, 0.0
     return g

@@ -13,12 +13,13 @@ from html import escape
 from typing import TYPE_CHECKING
 
 from orchlog import __version__
-from orchlog.compare import svg
+from orchlog.compare import rerun, svg
 from orchlog.compare.grading import TIER_NAMES
 from orchlog.compare.growth import Growth, GrowthRow
 from orchlog.compare.pairview import PairView
 from orchlog.compare.render import (
     alignment_lines,
+    coverage_lines,
     fmt,
     metrics_line,
     result_line,
@@ -36,6 +37,7 @@ _CSS = """
 body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;padding:0 1em}
 h1 .badge{font-size:.6em;padding:.15em .6em;border-radius:.4em;color:#fff;vertical-align:middle}
 .ok{background:#2e7d32}.diverged{background:#d32f2f}.no_match{background:#757575}
+.undecided{background:#7e57c2}.incomplete{background:#ef6c00}.warn{color:#b71c1c;font-weight:bold}
 table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;padding:.2em .6em;text-align:left}
 td.num{text-align:right;font-variant-numeric:tabular-nums}code{background:#f4f4f4;padding:0 .2em}
 .tier{display:inline-block;width:.8em;height:.8em;border-radius:.2em;margin-right:.3em}
@@ -67,7 +69,7 @@ def _inputs(r: CompareReport) -> list[str]:
 def _counts(r: CompareReport) -> list[str]:
     f = r.findings
     counts = [(name, int(c)) for name, c in zip(TIER_NAMES, f.counts)]
-    rows = "".join(f"<tr><td>{_tier_chip(n)}</td><td class=num>{c}</td></tr>" for n, c in counts if c or n != "unknown")
+    rows = "".join(f"<tr><td>{_tier_chip(n)}</td><td class=num>{c}</td></tr>" for n, c in counts)
     return [
         f"<h2>Pairs: {f.pairs}</h2>",
         svg.tier_strip(counts),
@@ -84,6 +86,18 @@ def _pair(v: PairView) -> list[str]:
         f"<p>a: <code>{escape(v.locations[0])}</code> &nbsp; b: <code>{escape(v.locations[1])}</code></p>",
         *(f"<p>{escape(line)}</p>" for line in alignment_lines(v)),
     ]
+    if v.hash == "differs":
+        out.append(
+            f"<p>blake3 a <code>{escape(str(v.blake3[0]))}</code>, b <code>{escape(str(v.blake3[1]))}</code>; "
+            f"num_elements {fmt(v.numel[0])} vs {fmt(v.numel[1])}</p>"
+        )
+    if v.undecided:
+        out.append("<p>To decide it, rerun just this record in full mode on each side:</p><ul>")
+        out += [
+            f"<li>{side}: <code>{escape(env)} &lt;the command that wrote {side}&gt;</code></li>"
+            for side, env in rerun.commands(v.own_keys)
+        ]
+        out.append("</ul>")
     va, vb = v.values
     if va or vb:
         out.append("<table><tr><th>i</th><th>a</th><th>b</th><th>|a-b|</th></tr>")
@@ -207,13 +221,23 @@ def _problems(r: CompareReport) -> list[str]:
 def render_html(r: CompareReport) -> str:
     body = [
         f'<h1>orchlog compare <span class="badge {escape(r.status)}">{escape(r.status)}</span></h1>',
-        f"<p><strong>{escape(result_line(r))}</strong></p>",
-        *(f"<p>{escape(line)}</p>" for line in token_lines(r)),
     ]
+    body += [
+        f'<p class="{"warn" if line.startswith("WARNING") else ""}">{escape(line)}</p>' for line in coverage_lines(r)
+    ]
+    body.append(f"<p><strong>{escape(result_line(r))}</strong></p>")
+    body += [f"<p>{escape(line)}</p>" for line in token_lines(r)]
     body += _inputs(r) + _counts(r)
     if r.first is not None:
-        body.append(f"<h2>First divergence: {escape(token_text(r.diverging_token))}, {escape(r.first.where())}</h2>")
-        body += _pair(r.first) + _growth_chart(r)
+        kind = "fails" if r.first.failed else "undecided"
+        body.append(
+            f"<h2>First divergence: {escape(token_text(r.diverging_token))}, {escape(r.first.where())} ({kind})</h2>"
+        )
+        body += _pair(r.first)
+        if r.first_failure is not None:
+            body.append(f"<h3>First proven failure: {escape(r.first_failure.where())}</h3>")
+            body += _pair(r.first_failure)
+        body += _growth_chart(r)
     if r.diagnosis:
         from orchlog.diagnose.render import diagnosis_html
 

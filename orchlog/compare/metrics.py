@@ -1,16 +1,18 @@
-"""Metrics for every pair a round of alignment found, as columns.
+"""Metrics for every pair a round of alignment found, as columns, with the interval each is proven in.
 
 Each pair is measured on the best basis both sides allow:
   tensor   both whole tensors are at hand (bytes, or every value inline): exact metrics
-  hash     both carry the same blake3 over the same dtype and size: equal, no data read
-  summary  otherwise: the leading values both sides carry, plus whole-tensor stats.
-           max_abs is then a lower bound: the larger of the leading values' max
-           difference and the stats differences (|Δmin|, |Δmax|, |Δmean|, |Δrms|,
-           |Δabs_max| each bound max|a-b| from below when both tensors are finite
-           and the same size); rms_a, rms_b and the ranges come from the stats;
-           mean_abs, max_rel, p99_abs, rms_diff, cosine and l2 cover the leading
-           values only. When the hashes differ and none of that shows a
-           difference, max_abs is unknown (NaN): "differs, magnitude unknown".
+  hash     both carry the same blake3 over the same dtype and size: equal, no data read; or the
+           hashes differ where the format (legacy trace records) or --exact says that alone decides
+  sketch   both carry a sketch: bounds from it, the stats and the leading values (orchlog/compare/bounds.py)
+  bounds   otherwise: bounds from the leading values both sides carry and the whole-tensor stats
+  leading  a legacy checkpoint JSONL side: the leading values both sides carry, graded as that
+           format's own spec does (orchlog/compare/semantics.py)
+`lo` and `hi` hold, per metric, the interval the evidence proves (lo == hi when
+measured exactly); grading passes a pair only when the interval is within
+tolerance. For sketch and bounds pairs `m` holds the proven side of each
+interval (lo; hi for cosine and top1_match), so that `max_abs` reads "at
+least", and rms_a, rms_b and the ranges come from the whole-tensor stats.
 """
 
 from __future__ import annotations
@@ -22,19 +24,22 @@ from collections.abc import Callable
 import numpy as np
 
 from orchlog import kernels
+from orchlog.compare import bounds
 from orchlog.compare.aligned import Alignment, how_loaded, pair_arrays
 from orchlog.compare.logits import agreement, rank_of
+from orchlog.compare.semantics import Semantics
 from orchlog.compare.tensor_metrics import TensorDiff, tensor_diff
 from orchlog.compare.tensors import NARROW_FLOATS, flat_tensor
 from orchlog.compare.window import Window
-from orchlog.read.batch import RecordBatch
+from orchlog.read.batch import STAT_FIELDS, RecordBatch
 from orchlog.schema_gen import DTYPE_SIZES
 
 DIFF_COLUMNS = tuple(f.name for f in dataclasses.fields(TensorDiff))
 LOGITS_COLUMNS = ("top1_a", "top1_b", "top1_match", "kl", "rank_a", "rank_b")
 COLUMNS = DIFF_COLUMNS + LOGITS_COLUMNS
-BASES = ("tensor", "hash", "summary")
-TENSOR, HASH, SUMMARY = range(3)
+BASES = ("tensor", "hash", "sketch", "bounds", "leading")
+TENSOR, HASH, SKETCH, BOUNDS, LEADING = range(5)
+HIGHER_IS_BETTER = ("cosine", "top1_match")
 
 
 @dataclasses.dataclass
@@ -52,6 +57,9 @@ class PairTable:
     shape_mismatch: np.ndarray
     numel_mismatch: np.ndarray
     is_logits: np.ndarray
+    lo: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)  # bounds.BOUNDED -> proven lower end
+    hi: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)  # ... and upper end
+    semantics: Semantics = Semantics()
     # Pairs of the same rank but different extents compared on their common window without being
     # allowed to (--window): they fail. `alignment` says per pair how its tensors were lined up (None: as written).
     window_refused: np.ndarray | None = None
@@ -93,32 +101,46 @@ def _diff_row(d: TensorDiff) -> dict[str, float]:
     return {c: float(getattr(d, c)) for c in DIFF_COLUMNS}
 
 
-def _summary(t: PairTable, rows: np.ndarray) -> None:
+def _partial(t: PairTable, rows: np.ndarray) -> None:
+    """Pairs without both tensors and without equal hashes: leading values, stats, sketches."""
     a, b, ia, ib = t.a, t.b, t.ia[rows], t.ib[rows]
     block = kernels.prefix_diffs(a.values, a.val_off, ia, b.values, b.val_off, ib)
-    for k, c in enumerate(kernels.PREFIX_COLUMNS):
-        t.m[c][rows] = block[:, k]
-    # Whole-tensor stats: each side's rms and range, and a lower bound on max_abs.
+    prefix = {c: block[:, k] for k, c in enumerate(kernels.PREFIX_COLUMNS)}
+    if t.semantics.leading_rule:
+        # The legacy checkpoint format's own rule: the leading values are the figures graded.
+        t.basis[rows] = LEADING
+        for c in kernels.PREFIX_COLUMNS:
+            t.m[c][rows] = prefix[c]
+        _set_interval(t, rows, bounds.exact(prefix, len(rows)))
+        return
     sa, sb = a.stats[ia], b.stats[ib]
-    for col, k in (("rms_a", 3), ("min_a", 0), ("max_a", 1)):
-        t.m[col][rows] = np.where(np.isnan(sa[:, k]), t.m[col][rows], sa[:, k])
-    for col, k in (("rms_b", 3), ("min_b", 0), ("max_b", 1)):
-        t.m[col][rows] = np.where(np.isnan(sb[:, k]), t.m[col][rows], sb[:, k])
+    for side, stats in (("a", sa), ("b", sb)):
+        for col, k in (("rms", 3), ("min", 0), ("max", 1)):
+            t.m[f"{col}_{side}"][rows] = stats[:, k]
+    t.m["n"][rows] = prefix["n"]
+    t.m["nonfinite_mismatch"][rows] = prefix["nonfinite_mismatch"]
     comparable = (
         (a.counts[ia] == 0).all(axis=1)
         & (b.counts[ib] == 0).all(axis=1)
         & (a.numel[ia] >= 0)
         & (a.numel[ia] == b.numel[ib])
     )
-    with np.errstate(invalid="ignore"):
-        gaps = np.abs(sa - sb)
-        gaps[np.isnan(gaps)] = -1.0
-        bound = np.where(comparable, gaps.max(axis=1), -1.0)
-        current = t.m["max_abs"][rows]
-        best = np.fmax(current, np.where(bound >= 0, bound, np.nan))
-        # The hashes say they differ but no figure shows it: the magnitude is unknown.
-        unseen = (t.hash_state[rows] == 0) & (best == 0)
-        t.m["max_abs"][rows] = np.where(unseen, np.nan, best)
+    proven = bounds.partial(prefix, sa, sb, comparable, a.numel[ia], bounds.sketches(a, ia), bounds.sketches(b, ib))
+    _set_interval(t, rows, proven)
+    for c in bounds.BOUNDED:
+        lo, hi = proven.lo[c], proven.hi[c]
+        # The proven side, where anything is proven on it (or the figure itself, when known exactly).
+        proven_side = hi if c in HIGHER_IS_BETTER else lo
+        nothing = proven_side == (bounds.UNKNOWN[c][1] if c in HIGHER_IS_BETTER else bounds.UNKNOWN[c][0])
+        t.m[c][rows] = np.where(nothing & (lo != hi), np.nan, proven_side)
+    decided_by_hash = t.semantics.hash_decides & (t.hash_state[rows] == 0)
+    t.basis[rows] = np.where(decided_by_hash, HASH, np.where(proven.sketched, SKETCH, BOUNDS))
+
+
+def _set_interval(t: PairTable, rows: np.ndarray, interval: bounds.Interval) -> None:
+    for c in bounds.BOUNDED:
+        t.lo[c][rows] = interval.lo[c]
+        t.hi[c][rows] = interval.hi[c]
 
 
 def _settled(t: PairTable, rows: np.ndarray, track_token: int | None) -> None:
@@ -162,12 +184,34 @@ def _windows(t: PairTable, windows: Callable[[str | None], bool] | None) -> np.n
 
 
 def _summary_windows(t: PairTable, rows: np.ndarray) -> None:
-    """Summary pairs compared on a window: the window's elements both sides' leading values hold."""
-    for r in rows.tolist():
+    """Pairs without both tensors compared on a window: the window's elements both sides' leading values
+    hold. When they hold the whole window its figures are exact; otherwise their differences bound the
+    window's from below and nothing bounds them from above, so the pair fails or stays undecided."""
+    whole = np.zeros(len(rows), dtype=bool)
+    sizes = np.zeros(len(rows), dtype=np.int64)
+    for k, r in enumerate(rows.tolist()):
         i, j = int(t.ia[r]), int(t.ib[r])
-        va, vb = t.alignment[r].window.leading(t.a.row_values(i), t.b.row_values(j))
+        window = t.alignment[r].window
+        va, vb = window.leading(t.a.row_values(i), t.b.row_values(j))
         for c, v in _diff_row(tensor_diff(va, vb)).items():
             t.m[c][r] = v
+        whole[k], sizes[k] = len(va) == window.numel, window.numel
+    seen = {c: t.m[c][rows] for c in bounds.BOUNDED}
+    if whole.any():
+        _set_interval(t, rows[whole], bounds.exact({c: v[whole] for c, v in seen.items()}, int(whole.sum())))
+    part = ~whole
+    if part.any():
+        no_stats = np.full((int(part.sum()), len(STAT_FIELDS)), np.nan)
+        proven = bounds.partial(
+            {c: v[part] for c, v in seen.items()},
+            no_stats,
+            no_stats,
+            np.zeros(int(part.sum()), bool),
+            sizes[part],
+            None,
+            None,
+        )
+        _set_interval(t, rows[part], proven)
 
 
 def _tensor_pair(t: PairTable, r: int, track_token: int | None) -> None:
@@ -266,6 +310,7 @@ def measure(
     ib: np.ndarray,
     is_logits: Callable[[str | None], bool],
     track_token: int | None = None,
+    semantics: Semantics = Semantics(),
     windows: Callable[[str | None], bool] | None = None,
 ) -> PairTable:
     """Metrics for the pairs (ia[p], ib[p]) of two batches; `windows` says which canonical checkpoints may be
@@ -284,12 +329,13 @@ def measure(
         ia,
         ib,
         _nan_columns(n),
-        np.full(n, SUMMARY, dtype=np.int8),
+        np.full(n, BOUNDS, dtype=np.int8),
         hash_state,
         dtype_mismatch,
         _shape_mismatch(a, b, ia, ib),
         numel_mismatch,
         a.checkpoint[ia].per_row(is_logits, dtype=bool),
+        semantics=semantics,
     )
     windowed = _windows(t, windows)
     settled = (hash_state == 1) & ~dtype_mismatch & ~numel_mismatch & ~windowed
@@ -299,13 +345,19 @@ def measure(
         _settled(t, np.flatnonzero(settled), track_token)
     if full.any():
         _tensor_pairs(t, np.flatnonzero(full), track_token)
-    summary = ~settled & ~full
-    if (summary & windowed).any():
-        _summary_windows(t, np.flatnonzero(summary & windowed))
-    if (summary & ~windowed).any():
-        _summary(t, np.flatnonzero(summary & ~windowed))
+    exact = np.flatnonzero(settled | full)
+    # Nothing is proven until a basis says so: a pair no path below fills stays undecided, never passes.
+    unknown = bounds.unknown(n)
+    t.lo, t.hi = unknown.lo, unknown.hi
+    if len(exact):
+        _set_interval(t, exact, bounds.exact({c: t.m[c][exact] for c in bounds.BOUNDED}, len(exact)))
+    partial = ~settled & ~full
+    if (partial & windowed).any():
+        _summary_windows(t, np.flatnonzero(partial & windowed))
+    if (partial & ~windowed).any():
+        _partial(t, np.flatnonzero(partial & ~windowed))
     loaded = (a.loader[ia] != None) | (b.loader[ib] != None)  # noqa: E711 - elementwise on object arrays
-    for r in np.flatnonzero(summary & loaded).tolist():  # a view, derivation or gathering still says so
+    for r in np.flatnonzero(partial & loaded).tolist():  # a view, derivation or gathering still says so
         how = (how_loaded(a.loader[ia[r]]), how_loaded(b.loader[ib[r]]))
         if any(how):
             t.alignment[r] = dataclasses.replace(t.alignment[r] or Alignment(), how=how)

@@ -7,9 +7,10 @@ from typing import Any
 
 import numpy as np
 
+from orchlog.compare import bounds
 from orchlog.compare.aligned import Alignment
 from orchlog.compare.grading import TIER_NAMES, Grades
-from orchlog.compare.metrics import BASES, COLUMNS, PairTable
+from orchlog.compare.metrics import BASES, COLUMNS, TENSOR, PairTable
 from orchlog.compare.tolerances import Tolerances
 from orchlog.read.batch import NONE
 from orchlog.read.trace import TraceRecord
@@ -56,10 +57,20 @@ class PairView:
     alignment: Alignment | None = None  # how the two tensors were lined up, when not as written
     # Of a tensor gathered from shards: the ranks whose own piece fails the pair's rule, when not all of them.
     shard_ranks: list[int] | None = None
+    interval: tuple[float, float] = (float("nan"), float("nan"))  # the graded metric's proven [lo, hi]
+    bounds: dict[str, tuple[float, float]] = dataclasses.field(default_factory=dict)  # partial evidence only
+    blake3: tuple[str | None, str | None] = (None, None)
+    numel: tuple[int | None, int | None] = (None, None)
+    # Each side's record as its emitter keyed it, for a selector that finds it again.
+    own_keys: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
 
     @property
     def failed(self) -> bool:
         return self.tier == "fail"
+
+    @property
+    def undecided(self) -> bool:
+        return self.tier == "undecided"
 
     def where(self) -> str:
         parts = [self.checkpoint]
@@ -129,6 +140,11 @@ def make_views(
     tier, sev, value = g.tier[rows].tolist(), g.severity[rows].tolist(), g.value[rows].tolist()
     rule_idx = g.rule[rows].tolist()
     basis, state, where = t.basis[rows].tolist(), t.hash_state[rows].tolist(), order[rows].tolist()
+    g_lo, g_hi = g.lo[rows].tolist(), g.hi[rows].tolist()
+    partial = [(m, t.lo[m][rows].tolist(), t.hi[m][rows].tolist()) for m in bounds.BOUNDED if m in t.lo]
+    hashes = (a.blake3[ia].tolist(), b.blake3[ib].tolist())
+    numel = (a.numel[ia].tolist(), b.numel[ib].tolist())
+    own = [_own_keys(a, ia), _own_keys(b, ib)]
     out = []
     for k, (p, i, j) in enumerate(zip(rows.tolist(), ia.tolist(), ib.tolist())):
         rule = rules[rule_idx[k]]
@@ -159,6 +175,38 @@ def make_views(
                 records=(a.record(i), b.record(j)) if keep_records else None,
                 alignment=alignment[k],
                 shard_ranks=_shard_ranks(alignment[k], rule),
+                interval=(g_lo[k], g_hi[k]),
+                bounds=_interesting(partial, k) if basis[k] != TENSOR else {},
+                blake3=(hashes[0][k].decode() or None, hashes[1][k].decode() or None),
+                numel=(_opt(numel[0][k]), _opt(numel[1][k])),
+                own_keys=(own[0][k], own[1][k]),
             )
+        )
+    return out
+
+
+def _interesting(partial: list[tuple[str, list[float], list[float]]], k: int) -> dict[str, tuple[float, float]]:
+    """The intervals of pair k that say something: neither a point nor the whole range."""
+    return {m: (lo[k], hi[k]) for m, lo, hi in partial if lo[k] != hi[k] and (lo[k], hi[k]) != bounds.UNKNOWN[m]}
+
+
+def _own_keys(batch, idx: np.ndarray) -> list[dict[str, Any]]:
+    """Each record's key fields as its emitter wrote them: the name before any map, and layer and stage
+    only when no map touched the record (a map may have filled them)."""
+    names, renamed = batch.checkpoint[idx].tolist(), batch.renamed_from[idx].tolist()
+    layer, stage = batch.layer[idx].tolist(), batch.stage[idx].tolist()
+    cols = {f: getattr(batch, f)[idx].tolist() for f in ("token_idx", "step", "rank")}
+    out = []
+    for k in range(len(idx)):
+        mapped = renamed[k] is not None
+        out.append(
+            {
+                "checkpoint": renamed[k] if mapped else names[k],
+                "layer": None if mapped else _opt(layer[k]),
+                "stage": None if mapped else stage[k],
+                "token_idx": _opt(cols["token_idx"][k]),
+                "step": _opt(cols["step"][k]),
+                "rank": cols["rank"][k],
+            }
         )
     return out

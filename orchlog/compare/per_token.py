@@ -5,7 +5,10 @@
 Only the logits records of each trace take part (checkpoints matching the
 logits globs); they align on token_idx by default. Each position gets the
 logits metrics of orchlog.compare.logits. Positions where a side carries
-only leading values are measured on those and marked partial.
+only leading values are measured on those and marked partial: the cosine of
+some values proves nothing about the cosine of all of them, so such a
+position is undecided (never ok), unless both traces are legacy checkpoint
+JSONL, whose spec grades the values both sides carry.
 """
 
 from __future__ import annotations
@@ -22,7 +25,8 @@ from orchlog.compare.keys import Interner, key_matrix
 from orchlog.compare.logits import LogitsDiff, logits_diff
 from orchlog.compare.namemap import load_maps
 from orchlog.compare.render import fmt
-from orchlog.compare.result import DIVERGED, NO_MATCH, OK, TOKENS_DIFFER, number
+from orchlog.compare.result import DIVERGED, NO_MATCH, OK, TOKENS_DIFFER, UNDECIDED, number
+from orchlog.compare.semantics import semantics
 from orchlog.compare.sides import Side
 from orchlog.compare.tensors import flat_tensor
 from orchlog.compare.tokens import TokenCheck
@@ -42,14 +46,24 @@ class Position:
     locations: tuple[str, str]
     # Logits on each side (-1: unknown); when they differ the common prefix is measured.
     sizes: tuple[int, int] = (-1, -1)
+    leading_rule: bool = False  # partial positions are graded on their leading values (legacy checkpoint JSONL)
 
     @property
     def size_mismatch(self) -> bool:
         return min(self.sizes) >= 0 and self.sizes[0] != self.sizes[1]
 
+    def verdict(self, cos_tol: float) -> str:
+        """fail: below the cosine bound (NaN included) on whole logits, or logits of different lengths (compare
+        fails those too); undecided: measured on leading values only; else ok."""
+        if self.size_mismatch:
+            return "fail"
+        if self.partial and not self.leading_rule:
+            return "undecided"
+        return "ok" if self.diff.cosine >= cos_tol else "fail"
+
     def diverges(self, cos_tol: float) -> bool:
-        """Below the cosine bound (NaN included), or logits of different lengths, which compare fails too."""
-        return not self.diff.cosine >= cos_tol or self.size_mismatch
+        """Not proven within the bound: failing or undecided."""
+        return self.verdict(cos_tol) != "ok"
 
 
 @dataclasses.dataclass
@@ -74,7 +88,8 @@ class PerTokenReport:
             return TOKENS_DIFFER
         if not self.positions:
             return NO_MATCH
-        return DIVERGED if self.first_divergence is not None else OK
+        verdicts = {p.verdict(self.cos_tol) for p in self.positions}
+        return DIVERGED if "fail" in verdicts else UNDECIDED if "undecided" in verdicts else OK
 
     def __bool__(self) -> bool:
         return self.status == OK
@@ -93,8 +108,9 @@ class PerTokenReport:
         ranks = f" rank={d.rank_a}->{d.rank_b}" if d.rank_a is not None else ""
         partial = " (leading values only)" if p.partial else ""
         sizes = f" sizes {p.sizes[0]} vs {p.sizes[1]} (common prefix compared)" if p.size_mismatch else ""
+        label = {"fail": "FAIL", "undecided": "??  ", "ok": "ok  "}[p.verdict(self.cos_tol)]
         return (
-            f"{'FAIL' if p.diverges(self.cos_tol) else 'ok  '} t={'-' if p.token_idx is None else p.token_idx} "
+            f"{label} t={'-' if p.token_idx is None else p.token_idx} "
             f"cosine={d.cosine:.6f} l2={fmt(d.l2)} max_abs={fmt(d.max_abs)} "
             f"top1={'match' if d.top1_match else 'differ'} kl={fmt(d.kl)}{ranks}{partial}{sizes}"
         )
@@ -122,8 +138,16 @@ class PerTokenReport:
                 f"RESULT: ok, all {len(self.positions)} positions have cosine >= {self.cos_tol:g} "
                 "and logits of the same length"
             )
+        elif self.status == UNDECIDED:
+            out.append(
+                f"RESULT: undecided: first divergence at token {first.token_idx} (undecided): measured on leading "
+                "values only, which prove no cosine; log whole logits (ORCH_LOG_VALUES=all) to decide"
+            )
         else:
-            out.append(f"RESULT: diverged: first divergence at token {first.token_idx}")
+            kind = first.verdict(self.cos_tol)
+            out.append(
+                f"RESULT: diverged: first divergence at token {first.token_idx} ({'fails' if kind == 'fail' else kind})"
+            )
         return "\n".join(out) + "\n"
 
     def to_markdown(self) -> str:
@@ -153,6 +177,7 @@ class PerTokenReport:
             "per_token_top1_match": [x.top1_match for x in d],
             "per_token_kl": [number(x.kl) for x in d],
             "partial": [p.partial for p in self.positions],
+            "per_token_verdict": [p.verdict(self.cos_tol) for p in self.positions],
             "per_token_size_mismatch": [p.size_mismatch for p in self.positions],
             "unmatched": {"a": self.unmatched[0], "b": self.unmatched[1]},
             "malformed": [
@@ -198,6 +223,7 @@ def compare_per_token(
     interner = Interner()
     side_a = Side(load_maps([*maps_a, *maps]), token_shift=max(-token_offset, 0))
     side_b = Side(load_maps([*maps_b, *maps]), token_shift=max(token_offset, 0))
+    leading_rule = semantics(a.format, b.format).leading_rule
     keep = _logits_only(glob_matcher(logits))
     aligner = Aligner(
         a,
@@ -218,6 +244,7 @@ def compare_per_token(
                     pa or pb,
                     (str(rnd.a.location(int(i))), str(rnd.b.location(int(j)))),
                     (int(rnd.a.numel[i]), int(rnd.b.numel[j])),
+                    leading_rule,
                 )
             )
         if progress:

@@ -6,6 +6,7 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from orchlog.compare import rerun
 from orchlog.compare.grading import TIER_NAMES
 from orchlog.compare.metrics import BASES
 from orchlog.compare.pairview import PairView
@@ -14,9 +15,16 @@ if TYPE_CHECKING:
     from orchlog.compare.result import CompareReport
 
 _DECIDED = {
-    "logits": "its logits fail",
-    "last_checkpoint": "its last checkpoint fails",
-    "first_failure": "no logits or last checkpoint fails; first token with a failure",
+    "logits": "its logits fail or are undecided",
+    "last_checkpoint": "its last checkpoint fails or is undecided",
+    "first_failure": "no logits or last checkpoint fails or is undecided; first token with such a pair",
+}
+EVIDENCE = {
+    "tensor": "whole tensors",
+    "hash": "the hashes",
+    "sketch": "the sketches, stats and leading values",
+    "bounds": "the stats and leading values",
+    "leading": "the leading values both sides carry (the legacy checkpoint format's rule)",
 }
 SHOWN = 20  # unmatched records and malformed lines listed before "... and N more"
 METRICS_SHOWN = (
@@ -51,19 +59,44 @@ def token_text(tok: int | None) -> str:
     return "(no token)" if tok is None or tok < 0 else f"token {tok}"
 
 
+def _figure(v: PairView) -> str:
+    """The graded metric as its evidence proves it: a value, a bound or an interval."""
+    lo, hi = v.interval
+    if v.basis in ("tensor", "leading") or lo == hi:
+        return f"{v.metric} {fmt(v.value)}"
+    higher_is_better = v.metric in ("cosine", "top1_match")
+    if v.tier == "undecided":
+        return f"{v.metric} in [{fmt(lo)}, {fmt(hi)}]"
+    if v.tier == "fail":
+        return f"{v.metric} {'<=' if higher_is_better else '>='} {fmt(hi if higher_is_better else lo)}"
+    return f"{v.metric} {'>=' if higher_is_better else '<='} {fmt(lo if higher_is_better else hi)}"
+
+
 def verdict_line(v: PairView) -> str:
-    if v.tier == "unknown":
-        if v.hash != "differs":
-            return f"not measured: nothing on both sides gives {v.metric}"
-        rms = f" (rms {fmt(v.metrics.get('rms_a'))} vs {fmt(v.metrics.get('rms_b'))})"
-        return f"differs, magnitude unknown{rms if 'rms_a' in v.metrics else ''}"
-    bound = " (at least: leading values and stats only)" if v.basis == "summary" and v.metric == "max_abs" else ""
-    text = f"{v.tier}: {v.metric} {fmt(v.value)}{bound} under rule {v.rule!r}"
+    evidence = "" if v.basis == "tensor" else f"; evidence: {EVIDENCE.get(v.basis, v.basis)}"
+    if v.tier == "undecided":
+        return f"undecided: {_figure(v)} holds the threshold of rule {v.rule!r}{evidence}"
+    if v.tier == "fail" and v.basis == "hash":
+        return f"fail: {v.reason}"
+    text = f"{v.tier}: {_figure(v)} under rule {v.rule!r}{evidence}"
     return f"{text}; {v.reason}" if v.reason else text
 
 
+def rerun_lines(v: PairView, indent: str) -> list[str]:
+    """How to decide an undecided pair: rerun that record on both sides in full mode, then compare again."""
+    roles = {"a": "reference", "b": "ours     "}
+    return [
+        f"{indent}to decide it, rerun just this record in full mode on each side and compare the two .bin files:",
+        *(
+            f"{indent}  {roles[side]}: {env} <the command that wrote {side}>"
+            for side, env in rerun.commands(v.own_keys)
+        ),
+    ]
+
+
 def metrics_line(v: PairView) -> str:
-    return "  ".join(f"{k} {fmt(v.metrics[k])}" for k in METRICS_SHOWN if k in v.metrics)
+    """The figures measured exactly (the proven intervals of the others have a line of their own)."""
+    return "  ".join(f"{k} {fmt(v.metrics[k])}" for k in METRICS_SHOWN if k in v.metrics and k not in v.bounds)
 
 
 def side_by_side(v: PairView, indent: str) -> list[str]:
@@ -82,7 +115,16 @@ def side_by_side(v: PairView, indent: str) -> list[str]:
 def pair_block(v: PairView, indent: str = "  ") -> list[str]:
     names = "" if v.names[0] == v.names[1] == v.checkpoint else f"  (a: {v.names[0]}, b: {v.names[1]})"
     lines = [f"{indent}{v.where()}{names}", f"{indent}  {verdict_line(v)}", f"{indent}  {metrics_line(v)}"]
-    if v.hash:
+    if v.bounds:
+        lines.append(
+            f"{indent}  proven: " + "  ".join(f"{m} in [{fmt(lo)}, {fmt(hi)}]" for m, (lo, hi) in v.bounds.items())
+        )
+    if v.hash == "differs":
+        lines.append(
+            f"{indent}  blake3 a {v.blake3[0]}  b {v.blake3[1]}; rms {fmt(v.metrics.get('rms_a'))} vs "
+            f"{fmt(v.metrics.get('rms_b'))}; num_elements {fmt(v.numel[0])} vs {fmt(v.numel[1])}; basis {v.basis}"
+        )
+    elif v.hash:
         lines.append(f"{indent}  blake3 {v.hash}; basis {v.basis}")
     for kind in v.mismatches:
         if kind == "window" or (kind == "numel" and v.alignment and v.alignment.window):
@@ -137,16 +179,13 @@ def render_text(r: CompareReport) -> str:
     for side, info, role in zip("ab", r.inputs, ("reference", "ours")):
         team = f", team {info.team}" if info.team else ""
         out.append(f"{side} ({role}): {info.path}  [{info.format}, {info.records} records{team}]")
+    out += coverage_lines(r)
     out.append(f"key: {', '.join(r.key)}" + (f"   maps: {', '.join(r.maps)}" if r.maps else ""))
     out.append(f"tolerances: {r.tolerances.source}")
     out += [f"  {rule.describe()}" for rule in r.tolerances.all_rules]
     out.append("")
     basis = ", ".join(f"{n} {int(c)}" for n, c in zip(BASES, f.bases) if c)
     out.append(f"Pairs compared: {f.pairs}" + (f" ({basis})" if basis else ""))
-    out.append(
-        f"Unmatched: {len(r.unmatched_on('a'))} only in a, {len(r.unmatched_on('b'))} only in b"
-        f"      Malformed input: {len(r.malformed)}"
-    )
     mism = ", ".join(f"{k} {c}" for k, c in f.mismatch_counts.items() if c)
     if mism:
         out.append(f"Mismatched pairs: {mism}")
@@ -154,11 +193,20 @@ def render_text(r: CompareReport) -> str:
     if tokens:
         out += [""] + tokens
     out += ["", "RESULTS:"]
-    out += [f"  {name:<11} {int(c):>8}" for name, c in zip(TIER_NAMES, f.counts) if name != "unknown" or c]
+    out += [f"  {name:<11} {int(c):>8}" for name, c in zip(TIER_NAMES, f.counts)]
     if r.first is not None:
         how = _DECIDED[r.decided_by or "first_failure"]
-        out += ["", f"FIRST DIVERGENCE: {token_text(r.diverging_token)} ({how}); earliest failing record there:"]
+        kind = "it FAILS" if r.first.failed else "it is UNDECIDED"
+        out += [
+            "",
+            f"FIRST DIVERGENCE: {token_text(r.diverging_token)} ({how}); "
+            f"the earliest record there not proven within tolerance ({kind}):",
+        ]
         out += pair_block(r.first)
+        if r.first.undecided:
+            out += rerun_lines(r.first, "  ")
+            if r.first_failure is not None:
+                out += ["", "  first proven failure:"] + pair_block(r.first_failure, "    ")
         if len(r.growth) > 1:
             out += ["", f"  error by layer at {token_text(r.diverging_token)} (execution order):"]
             for g in r.growth:
@@ -178,16 +226,15 @@ def render_text(r: CompareReport) -> str:
                 f"  {n}. {v.where()}: {v.metric}={fmt(v.value)} ({v.tier}, rule {v.rule})  "
                 f"mean_abs={fmt(v.metrics.get('mean_abs'))} cosine={fmt(v.metrics.get('cosine'))}"
             )
-    unknown = int(f.counts[TIER_NAMES.index("unknown")])
-    if unknown:
+    if f.undecided:
         out += [
             "",
-            f"NOT MEASURED: {unknown} pairs (no values or stats to compare, or hashes differ "
-            "with no figure showing by how much)",
+            f"UNDECIDED: {f.undecided} pairs whose evidence can place them on either side of their threshold "
+            "(not a pass: rerun in full mode, or log sketches, to decide them)",
         ]
-        out += [f"  {v.where()}: {verdict_line(v)}" for v in f.unknown_examples]
-        if unknown > len(f.unknown_examples):
-            out.append(f"  ... and {unknown - len(f.unknown_examples)} more")
+        out += [f"  {v.where()}: {verdict_line(v)}" for v in f.undecided_examples]
+        if f.undecided > len(f.undecided_examples):
+            out.append(f"  ... and {f.undecided - len(f.undecided_examples)} more")
     if r.track_token is not None and f.tracked:
         out += ["", f"TRACKED TOKEN {r.track_token} (rank in a -> rank in b):"]
         out += _listing(f.tracked, lambda t: f"  {token_text(t.token_idx)} {t.checkpoint}: {t.rank_a} -> {t.rank_b}")
@@ -213,18 +260,33 @@ def _key_text(key: dict[str, Any]) -> str:
     return ", ".join(f"{k}={v}" for k, v in key.items() if v is not None)
 
 
+def coverage_lines(r: CompareReport) -> list[str]:
+    """Coverage, stated before anything else, and its warnings."""
+    if r.coverage is None:
+        return []
+    return [f"COVERAGE: {r.coverage.line()}"] + [f"WARNING: {w}" for w in r.coverage.warnings()]
+
+
 def result_line(r: CompareReport) -> str:
+    f = r.findings
     if r.status == "ok":
-        return f"RESULT: ok, all {r.findings.pairs} pairs within tolerance"
+        return f"RESULT: ok, all {f.pairs} pairs proven within tolerance"
     if r.status == "no_match":
         return "RESULT: no records matched; check --key and --map (exit 1)"
     if r.status == "tokens_differ" and r.tokens.mismatch is not None:
         return f"RESULT: {r.tokens.mismatch.describe()}: the prompts differ (exit 1)"
+    if r.status == "incomplete" and r.coverage is not None:
+        c, parts = r.coverage, []
+        if c.missing:
+            first = f"; first missing: {c.first_missing.name} at {c.first_missing.location}" if c.first_missing else ""
+            parts.append(f"{c.missing} reference records unpaired{first}")
+        if sum(c.malformed):
+            parts.append(f"{sum(c.malformed)} malformed lines or records")
+        return f"RESULT: incomplete (--require-all): {'; '.join(parts)} (exit 1)"
     where = r.first.where() if r.first else "?"
-    return (
-        f"RESULT: diverged: {r.findings.failed} pairs fail; "
-        f"first divergence at {token_text(r.diverging_token)}: {where}"
-    )
+    kind = "fails" if r.first is not None and r.first.failed else "undecided"
+    head = f"diverged: {f.failed} pairs fail" if r.status == "diverged" else "undecided"
+    return f"RESULT: {head}, {f.undecided} undecided; first divergence at {token_text(r.diverging_token)}: {where} ({kind})"
 
 
 def render_markdown(r: CompareReport) -> str:
@@ -232,6 +294,7 @@ def render_markdown(r: CompareReport) -> str:
     out = ["# orchlog compare", "", "| | path | format | records | team |", "|---|---|---|---|---|"]
     for side, info in zip("ab", r.inputs):
         out.append(f"| {side} | `{info.path}` | {info.format} | {info.records} | {info.team or ''} |")
+    out += [""] + [f"**{line}**" if line.startswith("COVERAGE") else f"> {line}" for line in coverage_lines(r)]
     out += [
         "",
         f"Key: `{', '.join(r.key)}`. Tolerances: {r.tolerances.source}.",
@@ -247,13 +310,22 @@ def render_markdown(r: CompareReport) -> str:
         v = r.first
         out += [
             "",
-            f"## First divergence: {token_text(r.diverging_token)}, {v.where()}",
+            f"## First divergence: {token_text(r.diverging_token)}, {v.where()} ({'fails' if v.failed else 'undecided'})",
             "",
             f"- {verdict_line(v)}",
             f"- {metrics_line(v)}",
             f"- a: `{v.locations[0]}`, b: `{v.locations[1]}`",
             *(f"- {line}" for line in alignment_lines(v)),
         ]
+        if v.hash == "differs":
+            out.append(
+                f"- blake3 a `{v.blake3[0]}`, b `{v.blake3[1]}`; num_elements {fmt(v.numel[0])} vs {fmt(v.numel[1])}"
+            )
+        if v.undecided:
+            out.append("- to decide it, rerun just this record in full mode on each side:")
+            out += [f"  - {side}: `{env} <the command that wrote {side}>`" for side, env in rerun.commands(v.own_keys)]
+            if r.first_failure is not None:
+                out.append(f"- first proven failure: {r.first_failure.where()}: {verdict_line(r.first_failure)}")
         if v.values[0] or v.values[1]:
             out += ["", "| i | a | b | abs diff |", "|---:|---:|---:|---:|"]
             for i, (a, b) in enumerate(zip(*v.values)):

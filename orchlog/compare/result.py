@@ -1,8 +1,10 @@
 """CompareReport: everything `orchlog compare` found, as a value; JSON with stable keys.
 
-`bool(report)` is True when every pair is within tolerance; `str(report)` is
-the text report; `to_json()` is the machine-readable form documented in
-docs/compare.md ("JSON output"). Keys are only ever added, never renamed.
+`bool(report)` is True only when every pair is proven within tolerance (and,
+with --require-all, every reference record found its partner); `str(report)`
+is the text report; `to_json()` is the machine-readable form documented in
+docs/compare.md ("JSON output"). Keys are only ever added within a report
+version; version 2 replaced the tier `unknown` with `undecided`.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import dataclasses
 import math
 from typing import TYPE_CHECKING, Any
 
+from orchlog.compare import rerun
+from orchlog.compare.coverage import Coverage
 from orchlog.compare.divergence import Findings, Tracked
 from orchlog.compare.grading import TIER_NAMES
 from orchlog.compare.growth import GrowthRow
@@ -23,9 +27,13 @@ from orchlog.read.trace import Diagnostic
 if TYPE_CHECKING:
     from orchlog.diagnose.report import Diagnosis
 
-REPORT_VERSION = "orchlog-compare/1"
-OK, DIVERGED, NO_MATCH = "ok", "diverged", "no_match"
-TOKENS_DIFFER = "tokens_differ"  # both traces say which token each position holds, and they disagree
+REPORT_VERSION = "orchlog-compare/2"
+# ok: every pair proven within tolerance; diverged: some pair proven beyond it; undecided: none proven
+# beyond, some not proven either way; incomplete: --require-all and reference records went unpaired or
+# lines were malformed; no_match: no pair at all; tokens_differ: both traces say which token each
+# position holds, and they disagree (the numbers are then not compared as a divergence).
+OK, DIVERGED, UNDECIDED, INCOMPLETE, NO_MATCH = "ok", "diverged", "undecided", "incomplete", "no_match"
+TOKENS_DIFFER = "tokens_differ"
 
 
 @dataclasses.dataclass
@@ -67,6 +75,8 @@ class CompareReport:
     malformed: list[Malformed]
     track_token: int | None = None
     dumped: list[str] = dataclasses.field(default_factory=list)
+    coverage: Coverage | None = None
+    first_failure: PairView | None = None  # the earliest failing pair, when the first divergence is undecided
     tokens: TokenCheck = TokenCheck()
     windows: tuple[str, ...] = ()
     maps_by_side: tuple[list[str], list[str]] = ([], [])
@@ -107,10 +117,13 @@ class CompareReport:
                 "token_idx": self.first.token_idx,
                 "decided_by": self.decided_by,
                 "growth": [growth_json(r) for r in self.growth],
+                "rerun": rerun_json(self.first) if self.first.undecided else None,
             }
         return {
             "report": REPORT_VERSION,
             "status": self.status,
+            "coverage": self.coverage.to_json() if self.coverage is not None else None,
+            "warnings": self.coverage.warnings() if self.coverage is not None else [],
             "inputs": {side: dataclasses.asdict(info) for side, info in zip("ab", self.inputs)},
             "key": list(self.key),
             "maps": self.maps,
@@ -122,12 +135,14 @@ class CompareReport:
                 "pairs": f.pairs,
                 "tiers": {name: int(c) for name, c in zip(TIER_NAMES, f.counts)},
                 "basis": {name: int(c) for name, c in zip(BASES, f.bases)},
+                "undecided": f.undecided,
                 "mismatched": dict(f.mismatch_counts),
                 "unmatched_a": len(self.unmatched_on("a")),
                 "unmatched_b": len(self.unmatched_on("b")),
                 "malformed": len(self.malformed),
             },
             "first_divergence": first,
+            "first_failure": None if self.first_failure is None else pair_json(self.first_failure),
             "worst": [pair_json(v) for v in f.worst],
             "pairs": [pair_json(v) for v in f.kept_pairs()],
             "pairs_omitted": f.kept_dropped,
@@ -184,6 +199,18 @@ def pair_json(v: PairView) -> dict[str, Any]:
         "mismatches": list(v.mismatches),
         "alignment": None if not v.alignment else v.alignment.to_json(),
         "shard_ranks": v.shard_ranks,
+        "interval": [number(v.interval[0]), number(v.interval[1])],
+        "bounds": {m: [number(lo), number(hi)] for m, (lo, hi) in v.bounds.items()},
+        "blake3": dict(zip("ab", v.blake3)),
+        "numel": dict(zip("ab", v.numel)),
+    }
+
+
+def rerun_json(v: PairView) -> dict[str, dict[str, str]]:
+    """For each side, the selector and environment that rerun just this record in full mode."""
+    return {
+        side: {"select": rerun.selector(keys), "env": env}
+        for (side, env), keys in zip(rerun.commands(v.own_keys), v.own_keys)
     }
 
 
@@ -233,6 +260,8 @@ __all__ = [
     "Unmatched",
     "OK",
     "DIVERGED",
+    "UNDECIDED",
+    "INCOMPLETE",
     "NO_MATCH",
     "TOKENS_DIFFER",
 ]

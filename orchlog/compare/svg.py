@@ -17,7 +17,7 @@ TIER_COLORS = {
     "acceptable": "#c0ca33",
     "warning": "#fb8c00",
     "fail": "#d32f2f",
-    "unknown": "#9e9e9e",
+    "undecided": "#7e57c2",
 }
 # Sequential colours for the heatmap, low to high (light yellow to dark red).
 _RAMP = ((255, 255, 217), (254, 217, 118), (253, 141, 60), (227, 26, 28), (128, 0, 38))

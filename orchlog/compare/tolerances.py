@@ -20,7 +20,8 @@ A tolerance file is TOML (the shipped one is orchlog/tolerances/default.toml;
 Metrics where lower is better fail at `value >= threshold`; cosine and
 top1_match fail at `value < threshold`. Tiers grade how close a pair is:
 exact, close, acceptable, warning by the rule's bounds, and fail when the
-pair fails its threshold (a pair within its threshold is never below warning).
+pair fails its threshold (a pair within its threshold is never below warning);
+a pair whose evidence can place it on either side is undecided (grading.py).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from orchlog.strings import glob_matcher
 
 TOLERANCES = "orchlog.tolerances"
 TIERS = ("exact", "close", "acceptable", "warning", "fail")
-UNKNOWN = "unknown"  # the hashes differ and nothing says by how much
+UNDECIDED = "undecided"  # the evidence brackets the threshold: neither proven within nor beyond
 LOWER_IS_BETTER = ("max_abs", "mean_abs", "max_rel", "p99_abs", "rms_diff", "l2", "kl")
 HIGHER_IS_BETTER = ("cosine", "top1_match")
 METRICS = LOWER_IS_BETTER + HIGHER_IS_BETTER

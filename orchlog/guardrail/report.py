@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from orchlog.compare.render import fmt
 from orchlog.errors import OrchlogError
+from orchlog.guardrail.problems import MISSING_RUN
 
 if TYPE_CHECKING:
     from orchlog.guardrail.result import GuardrailResult, PairResult
@@ -57,7 +58,12 @@ def _listing(items: list[str], indent: str = "  ") -> list[str]:
 
 
 def _errors(r: GuardrailResult) -> list[str]:
-    return [f"{p.label}: {e}" for p in r.pairs for e in p.pairing_errors]
+    return [f"{p.label}: {e}" for p in r.pairs for e in p.pairing_errors if e.kind != MISSING_RUN]
+
+
+def _missing_runs(r: GuardrailResult) -> list[str]:
+    """Sides that never ran: their pairs are incomplete, not broken."""
+    return [f"{p.label}: {e.message}" for p in r.pairs for e in p.pairing_errors if e.kind == MISSING_RUN]
 
 
 def verdict_line(r: GuardrailResult) -> str:
@@ -85,6 +91,9 @@ def render_text(r: GuardrailResult) -> str:
     errors = _errors(r)
     if errors:
         out += ["", f"PAIRING ERRORS: {len(errors)}"] + _listing(errors)
+    runs = _missing_runs(r)
+    if runs:
+        out += ["", f"MISSING RUNS (a side never ran; its pair is INCOMPLETE): {len(runs)}"] + _listing(runs)
     if r.missing:
         out += ["", f"MISSING PAIRS (declared in {r.matrix.source}, not found): {len(r.missing)}"]
         out += _listing([f"{run.label()}  ({run.path})" for run in r.missing])
@@ -117,6 +126,9 @@ def render_markdown(r: GuardrailResult) -> str:
     errors = _errors(r)
     if errors:
         out += ["", f"## Pairing errors ({len(errors)})", ""] + _listing(errors, "- ")
+    runs = _missing_runs(r)
+    if runs:
+        out += ["", f"## Missing runs ({len(runs)})", ""] + _listing(runs, "- ")
     if r.missing:
         out += ["", f"## Missing pairs ({len(r.missing)})", ""] + _listing(
             [f"{m.label()} (`{m.path}`)" for m in r.missing], "- "

@@ -22,7 +22,7 @@ import numpy as np
 from orchlog.compare import LOGITS_NAMES
 from orchlog.compare.tensors import flat_tensor
 from orchlog.errors import OrchlogError
-from orchlog.guardrail.problems import MALFORMED_FILE, MISSING_FILE, PairingError
+from orchlog.guardrail.problems import MALFORMED_FILE, MISSING_FILE, MISSING_RUN, PairingError
 from orchlog.read import formats
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.paths import open_trace
@@ -69,7 +69,7 @@ class Side:
         self._trace: Trace | None = None
         self._diagnostics_seen = 0
         if not directory.is_dir():
-            self._problem(MISSING_FILE, f"{directory}/ is missing")
+            self._problem(MISSING_RUN, f"{directory}/ is missing")
             return
         self._open_logits()
         self._read_metadata()
@@ -88,7 +88,7 @@ class Side:
             return
         candidates = named or self._trace_files()
         if not candidates:
-            self._problem(MISSING_FILE, f"{self.dir}/{LOGITS_FILES[0]} (or .gz, or an orchlog trace) is missing")
+            self._problem(MISSING_RUN, f"{self.dir}/{LOGITS_FILES[0]} (or .gz, or an orchlog trace) is missing")
             return
         if len(candidates) > 1:
             self._problem(

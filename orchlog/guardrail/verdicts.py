@@ -3,9 +3,10 @@
 A must-match pair passes (PASS_EQUIV) when every bound holds and fails
 (FAIL_EQUIV) when one does not; a pair that is allowed to drift is
 EXPECTED_DRIFT whatever its numbers (they are still recorded); a pair that
-cannot be compared as it stands is PAIRING_ERROR. The global verdict
-follows from the pairs, from the pairs a config.json declares but the
-directory lacks, and from whether there was a config.json at all.
+cannot be compared as it stands is PAIRING_ERROR; a pair one of whose sides
+never ran is INCOMPLETE, like a pair that is missing altogether. The global
+verdict follows from the pairs, from the pairs a config.json declares but
+the directory lacks, and from whether there was a config.json at all.
 """
 
 from __future__ import annotations
@@ -16,16 +17,17 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from orchlog.errors import OrchlogError
+from orchlog.guardrail.problems import MISSING_RUN
 
 PASS_EQUIV, FAIL_EQUIV, EXPECTED_DRIFT, PAIRING_ERROR = "PASS_EQUIV", "FAIL_EQUIV", "EXPECTED_DRIFT", "PAIRING_ERROR"
-PAIR_VERDICTS = (PASS_EQUIV, FAIL_EQUIV, EXPECTED_DRIFT, PAIRING_ERROR)
 PASS_GUARDRAIL, FAIL_GUARDRAIL, INCOMPLETE = "PASS_GUARDRAIL", "FAIL_GUARDRAIL", "INCOMPLETE"
+PAIR_VERDICTS = (PASS_EQUIV, FAIL_EQUIV, EXPECTED_DRIFT, PAIRING_ERROR, INCOMPLETE)
 PASS_GUARDRAIL_LOCAL, EXPECTED_DRIFT_ONLY = "PASS_GUARDRAIL_LOCAL", "EXPECTED_DRIFT_ONLY"
 EXIT_CODES = {PASS_GUARDRAIL: 0, PASS_GUARDRAIL_LOCAL: 0, EXPECTED_DRIFT_ONLY: 0, FAIL_GUARDRAIL: 1, INCOMPLETE: 1}
 MEANINGS = {
     PASS_GUARDRAIL: "the declared matrix is complete and every must-match pair passes",
     FAIL_GUARDRAIL: "a must-match pair fails its thresholds, or a pair cannot be compared as it stands",
-    INCOMPLETE: "config.json declares pairs that are missing",
+    INCOMPLETE: "declared pairs are missing, or a side of a pair never ran",
     PASS_GUARDRAIL_LOCAL: "every must-match pair present passes; without config.json the matrix was not checked "
     "for completeness, so this is not a full verdict",
     EXPECTED_DRIFT_ONLY: "no must-match pairs: only pairs that are allowed to drift were recorded",
@@ -120,7 +122,8 @@ def first_failing_token(tokens: Sequence[Any], broken: Sequence[Breach]) -> tupl
 
 def pair_verdict(must_match: bool, broken: Sequence[Breach], pairing_errors: Sequence[Any]) -> str:
     if pairing_errors:
-        return PAIRING_ERROR
+        # A side that never ran leaves the pair incomplete; anything else wrong makes it a pairing error.
+        return INCOMPLETE if all(e.kind == MISSING_RUN for e in pairing_errors) else PAIRING_ERROR
     if not must_match:
         return EXPECTED_DRIFT
     return FAIL_EQUIV if broken else PASS_EQUIV
@@ -134,7 +137,7 @@ def global_verdict(pair_verdicts: Iterable[tuple[bool, str]], missing: int, decl
     pairs = list(pair_verdicts)
     if any(v in (FAIL_EQUIV, PAIRING_ERROR) for _, v in pairs):
         return FAIL_GUARDRAIL
-    if missing:
+    if missing or any(v == INCOMPLETE for _, v in pairs):
         return INCOMPLETE
     if not any(must for must, _ in pairs):
         return EXPECTED_DRIFT_ONLY

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from orchlog.compare import bounds
 from orchlog.compare.grading import TIER_NAMES, grade
 from orchlog.compare.metrics import COLUMNS, TENSOR, PairTable
 from orchlog.compare.tensor_metrics import tensor_diff
@@ -89,6 +90,8 @@ def grade_metrics(name: str, metrics: dict[str, float], tolerances: Tolerances, 
         np.array([metrics.get("n", 0) == 0 and shape_differs]),
         no,
     )
+    proven = bounds.exact({c: table.m[c] for c in bounds.BOUNDED}, 1)  # whole tensors: the figures are exact
+    table.lo, table.hi = proven.lo, proven.hi
     g = grade(table, tolerances)
     return Grade(TIER_NAMES[int(g.tier[0])], float(g.value[0]), tolerances.all_rules[int(g.rule[0])].name, g.reason[0])
 

@@ -49,7 +49,12 @@ def test_markdown_and_per_token_modes(tmp_path):
     a, b = _pair(tmp_path, from_layer(1, 0, "Qcur"))
     assert _orchlog("compare", a, b, "--format", "md").stdout.startswith("# orchlog compare")
     proc = _orchlog("compare", a, b, "--per-token", "--format", "json")
-    assert proc.returncode == 1 and json.loads(proc.stdout)["first_divergence_token"] == 1
+    # a's logits are summaries (10 of 40 values): no position is proven either way, so token 0 is undecided.
+    doc = json.loads(proc.stdout)
+    assert proc.returncode == 1 and doc["status"] == "undecided" and doc["first_divergence_token"] == 0
+    whole = write_frames(tmp_path / "a.bin", run())
+    doc = json.loads(_orchlog("compare", whole, b, "--per-token", "--format", "json").stdout)
+    assert doc["first_divergence_token"] == 1 and doc["per_token_verdict"] == ["ok", "fail", "fail"]
 
 
 def test_unreadable_input_exits_2_with_one_line(tmp_path):

@@ -30,7 +30,8 @@ def tree(tmp_path):
         ({}, {"config": False}, "PASS_GUARDRAIL_LOCAL", 0),
         ({}, {"kv_aligned": (0,)}, "EXPECTED_DRIFT_ONLY", 0),
         ({(1, 1): {"diverge_at": 0}}, {}, "FAIL_GUARDRAIL", 1),
-        ({(1, 1): {"missing": "side"}}, {}, "FAIL_GUARDRAIL", 1),
+        ({(1, 1): {"missing": "side"}}, {}, "INCOMPLETE", 1),  # the side never ran
+        ({(1, 1): {"missing": "metadata"}}, {}, "FAIL_GUARDRAIL", 1),  # it ran, but cannot be compared
     ],
 )
 def test_each_verdict_has_its_exit_code_and_json_names_it(tree, faults, kw, verdict, code):
@@ -45,7 +46,7 @@ def test_an_incomplete_matrix_exits_1(tree):
     tree.write_config(kv_aligned=[0, 1], seeds=[0, 1])
     proc = _orchlog(tree.root)
     assert proc.returncode == 1 and proc.stdout.rstrip().endswith(
-        "VERDICT: INCOMPLETE (config.json declares pairs that are missing)"
+        "VERDICT: INCOMPLETE (declared pairs are missing, or a side of a pair never ran)"
     )
 
 

@@ -70,10 +70,10 @@ def test_summaries_derive_what_their_leading_values_allow(tmp_path):
     ref, parts = _reference(tmp_path, write_jsonl, values=3), _parts(tmp_path, write_jsonl, values=3)
     report = compare(ref, parts, CompareOptions(maps_b=[_map(tmp_path)], detail=True))
     pairs = {(p.checkpoint, p.token_idx): p for p in report.findings.kept_pairs()}
-    assert {p.basis for p in pairs.values()} == {"summary"}
+    assert {p.basis for p in pairs.values()} == {"bounds"}
     assert pairs[("l_out", 0)].metrics["n"] == 3  # the sum of the parts' first 3 values
     norm = pairs[("ffn_norm", 0)]  # a norm needs every element: no leading values, nothing measured
-    assert norm.metrics["n"] == 0 and norm.values[1] == [] and norm.tier == "unknown"
+    assert norm.metrics["n"] == 0 and norm.values[1] == [] and norm.tier == "undecided"
 
 
 def test_a_wrong_part_shows_in_the_derived_checkpoint(tmp_path):

@@ -107,8 +107,10 @@ def test_legacy_trace_directories_align_on_seq_layer_stage_and_hashes(tmp_path):
 
     report = compare(write(tmp_path / "rust", 0.9), write(tmp_path / "cpp", 0.95))
     assert report.key == ("token_idx", "layer", "stage")
-    assert report.findings.bases.tolist() == [0, 2, 1]  # two pairs settled by hash, one measured from rms
-    assert report.first.layer == 2 and report.first.metrics["max_abs"] == pytest.approx(0.05)
+    # Every pair is decided by its hashes: two equal, and one that differs, which the format calls a divergence.
+    assert report.findings.bases.tolist() == [0, 3, 0, 0, 0]
+    assert report.first.layer == 2 and report.first.failed and "blake3 differs" in report.first.reason
+    assert report.first.metrics["max_abs"] == pytest.approx(0.05)  # at least the rms gap
 
 
 def test_names_that_differ_between_engines_meet_through_a_map(tmp_path):

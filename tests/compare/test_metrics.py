@@ -68,15 +68,17 @@ def test_summaries_bound_max_abs_from_below_with_whole_tensor_stats():
         _rec([0.5, 0.25], numel=1000, stats=sa, blake3="a" * 64),
         _rec([0.5, 0.25], numel=1000, stats=sb, blake3="b" * 64),
     )
-    assert basis == "summary"
-    assert m["max_abs"] == pytest.approx(0.8) and m["mean_abs"] == 0 and m["n"] == 2
+    assert basis == "bounds"
+    assert m["max_abs"] == pytest.approx(0.8) and math.isnan(m["mean_abs"]) and m["n"] == 2  # nothing proven on it
     assert m["max_b"] == 3.8  # ranges come from the whole-tensor stats
 
 
-def test_different_hashes_with_nothing_else_to_go_on_are_magnitude_unknown():
+def test_different_hashes_with_nothing_else_to_go_on_prove_no_lower_bound():
     st = Stats(None, None, None, 0.9123, None, 0, 0)
-    _, m, basis = _measure(_rec(numel=10, blake3="a" * 64, stats=st), _rec(numel=10, blake3="b" * 64, stats=st))
-    assert basis == "summary" and math.isnan(m["max_abs"]) and m["rms_a"] == 0.9123
+    t, m, basis = _measure(_rec(numel=10, blake3="a" * 64, stats=st), _rec(numel=10, blake3="b" * 64, stats=st))
+    assert basis == "bounds" and math.isnan(m["max_abs"]) and m["rms_a"] == 0.9123
+    # Equal rms: nothing below; the rms of both bound the difference above: |a - b| <= |a| + |b|.
+    assert t.lo["max_abs"][0] == 0 and t.hi["l2"][0] == pytest.approx(2 * 0.9123 * math.sqrt(10))
 
 
 def test_rms_alone_still_bounds_max_abs():
@@ -95,4 +97,4 @@ def test_a_dtype_or_shape_mismatch_is_flagged_and_the_overlap_still_compared():
 
 def test_different_value_counts_compare_the_common_prefix():
     t, m, basis = _measure(_rec([1.0, 2.0, 3.0], numel=100), _rec([1.0, 2.25], numel=50))
-    assert basis == "summary" and t.numel_mismatch[0] and m["n"] == 2 and m["max_abs"] == 0.25
+    assert basis == "bounds" and t.numel_mismatch[0] and m["n"] == 2 and m["max_abs"] == 0.25

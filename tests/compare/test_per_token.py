@@ -9,7 +9,7 @@ from orchlog.compare.per_token import compare_per_token
 from orchlog.errors import OrchlogError
 from orchlog.read.paths import open_trace
 from tests.compare.runs import run
-from tests.tracegen import record, write_frames, write_json_lines
+from tests.tracegen import record, write_frames, write_json_lines, write_jsonl
 
 SEED_KEYS = {
     "first_divergence_token",
@@ -81,3 +81,30 @@ def test_logits_of_different_lengths_diverge_even_when_their_common_prefix_agree
     assert not report and report.first_divergence.token_idx == 1 and report.positions[1].diff.cosine == 1.0
     assert report.to_json()["per_token_size_mismatch"] == [False, True, False]
     assert "FAIL t=1 cosine=1.000000" in str(report) and "sizes 3 vs 4 (common prefix compared)" in str(report)
+
+
+def test_positions_measured_on_leading_values_only_are_undecided_not_ok(tmp_path):
+    x = np.linspace(-3, 3, 500).astype(np.float32)
+    y = x.copy()
+    y[400] += 1.0  # beyond the 10 leading values a summary keeps
+    a = write_jsonl(tmp_path / "a.jsonl", [record("logits", x, token_idx=0)])
+    b = write_jsonl(tmp_path / "b.jsonl", [record("logits", y, token_idx=0)])
+    report = compare_per_token(open_trace(a), open_trace(b))
+    assert report.status == "undecided" and report.exit_code == 1
+    assert report.to_json()["per_token_verdict"] == ["undecided"] and report.first_divergence.token_idx == 0
+
+
+def test_legacy_checkpoint_logits_keep_their_own_rule_on_the_values_both_sides_carry(tmp_path):
+    def write(path, shift):
+        doc = {
+            "checkpoint": "logits",
+            "team": "t",
+            "token_idx": 0,
+            "dtype": "f32",
+            "shape": "[500]",
+            "values": [0.1 * i + shift for i in range(10)],
+        }
+        return write_json_lines(path, [doc])
+
+    same = compare_per_token(open_trace(write(tmp_path / "a.jsonl", 0)), open_trace(write(tmp_path / "b.jsonl", 0)))
+    assert same.status == "ok" and same.to_json()["partial"] == [True]

@@ -31,6 +31,9 @@ TOP_KEYS = {
     "maps_by_side",
     "diagnosis",
     "diagnoses",
+    "coverage",
+    "warnings",
+    "first_failure",
 }
 PAIR_KEYS = {
     "checkpoint",
@@ -56,6 +59,10 @@ PAIR_KEYS = {
     "mismatches",
     "alignment",
     "shard_ranks",
+    "interval",
+    "bounds",
+    "blake3",
+    "numel",
 }
 
 
@@ -70,14 +77,28 @@ def _diverged(tmp_path, **opts):
 
 def test_json_keys_are_the_documented_ones(tmp_path):
     doc = json.loads(json.dumps(_diverged(tmp_path).to_json(), allow_nan=False))
-    assert set(doc) == TOP_KEYS and doc["report"] == "orchlog-compare/1" and doc["status"] == "diverged"
+    assert set(doc) == TOP_KEYS and doc["report"] == "orchlog-compare/2" and doc["status"] == "diverged"
     first = doc["first_divergence"]
-    assert set(first) == PAIR_KEYS | {"decided_by", "growth"}
+    assert set(first) == PAIR_KEYS | {"decided_by", "growth", "rerun"}
     assert (first["token_idx"], first["checkpoint"], first["layer"], first["stage"]) == (1, "ffn_out", 0, None)
     one_pass = {"max_abs", "mean_abs", "max_rel", "p99_abs", "rms_a", "rms_b", "rms_diff", "cosine", "l2"}
     assert one_pass <= set(first["metrics"])
-    assert set(doc["counts"]) == {"pairs", "tiers", "basis", "mismatched", "unmatched_a", "unmatched_b", "malformed"}
-    assert set(doc["counts"]["tiers"]) == {"exact", "close", "acceptable", "warning", "fail", "unknown"}
+    counts = {"pairs", "tiers", "basis", "mismatched", "unmatched_a", "unmatched_b", "malformed", "undecided"}
+    assert set(doc["counts"]) == counts
+    assert set(doc["counts"]["tiers"]) == {"exact", "close", "acceptable", "warning", "fail", "undecided"}
+    assert set(doc["counts"]["basis"]) == {"tensor", "hash", "sketch", "bounds", "leading"}
+    coverage = doc["coverage"]
+    assert (coverage["pairs"], coverage["only_in_reference"], coverage["only_in_ours"]) == (
+        doc["counts"]["pairs"],
+        3,
+        1,
+    )
+    assert coverage["malformed"] == 1 and not coverage["complete"] and not coverage["require_all"]
+    assert coverage["first_missing"]["name"] == "embedding"
+    assert [w.split(";")[0] for w in doc["warnings"]] == [
+        "3 reference records have no partner in ours",
+        "1 malformed lines or records (0 in reference, 1 in ours)",
+    ]
     assert all(set(p) == PAIR_KEYS for p in doc["pairs"] + doc["worst"])
 
 
@@ -145,5 +166,8 @@ def test_pairs_whose_hashes_differ_with_nothing_else_say_so_with_each_sides_rms(
         return path
 
     report = compare(write(tmp_path / "a.jsonl", "a" * 64), write(tmp_path / "b.jsonl", "b" * 64))
-    assert report and report.findings.counts[-1] == 1  # unknown is not a failure
-    assert "differs, magnitude unknown (rms 0.5 vs 0.5)" in str(report)
+    # The legacy trace format's own rule: a differing hash is a divergence, even with the same rms.
+    assert not report and report.first.failed and report.first.basis == "hash"
+    text = str(report)
+    assert "fail: blake3 differs (legacy trace records: any hash difference is a divergence)" in text
+    assert f"blake3 a {'a' * 64}  b {'b' * 64}; rms 0.5 vs 0.5; num_elements 4 vs 4" in text

@@ -67,3 +67,20 @@ def test_runs_that_are_all_allowed_to_drift_are_expected_drift_only(tree):
     assert guardrail(write_matrix(tree, kv_aligned=(0,), config=False).root).verdict == EXPECTED_DRIFT_ONLY
     declared = guardrail(write_matrix(tree, kv_aligned=(0,)).root)
     assert declared.verdict == EXPECTED_DRIFT_ONLY and declared.exit_code == 0
+
+
+def test_a_declared_pair_whose_side_never_ran_is_incomplete_not_failed(tree):
+    result = guardrail(write_matrix(tree, {(1, 1): {"missing": "side"}}).root)
+    assert result.verdict == INCOMPLETE and result.exit_code == 1 and result.first_fail is None
+    assert [(p.label, p.verdict) for p in result.pairs if p.verdict == INCOMPLETE] == [
+        ("kv_aligned=1 seed=1", INCOMPLETE)
+    ]
+    assert result.counts()["INCOMPLETE"] == 1
+    assert "MISSING RUNS (a side never ran; its pair is INCOMPLETE): 1" in str(result)
+    assert "## Missing runs (1)" in result.to_markdown()
+
+
+def test_a_side_that_ran_but_cannot_be_compared_still_fails(tree):
+    result = guardrail(write_matrix(tree, {(1, 1): {"missing": "metadata"}, (0, 0): {"missing": "side"}}).root)
+    assert result.verdict == FAIL_GUARDRAIL
+    assert [p.verdict for p in result.pairs if p.failed] == ["PAIRING_ERROR"]

@@ -10,7 +10,7 @@ import pytest
 
 from examples.guardrail.artifacts import ALL_VALUES, Pair
 from orchlog.encoding.record import HeaderInput, RecordInput, encode_header, encode_record
-from orchlog.guardrail import PAIRING_ERROR, PASS_EQUIV, guardrail
+from orchlog.guardrail import INCOMPLETE, PAIRING_ERROR, PASS_EQUIV, guardrail
 
 RUN = "runs/kv_aligned_1/seed_0"
 FORMATS = {
@@ -63,10 +63,10 @@ def test_an_orchlog_trace_needs_no_metadata_json_but_legacy_logits_do(tree):
         ("side", "decode: {run}/decode/ is missing"),
     ],
 )
-def test_missing_files_are_reported_as_such(tree, missing, message):
+def test_a_side_that_never_ran_leaves_its_pair_incomplete(tree, missing, message):
     pair = _pair(tree, missing=missing)
-    assert pair.verdict == PAIRING_ERROR
-    assert [str(e) for e in pair.pairing_errors] == ["MISSING_FILE: " + message.format(run=tree.root / RUN)]
+    assert pair.verdict == INCOMPLETE and not pair.failed
+    assert [str(e) for e in pair.pairing_errors] == ["MISSING_RUN: " + message.format(run=tree.root / RUN)]
 
 
 def test_a_malformed_line_is_reported_with_its_file_and_line_and_the_rest_is_read(tree):

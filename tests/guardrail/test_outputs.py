@@ -51,6 +51,7 @@ def test_summary_metrics_files_and_report_are_written_into_the_artifact_director
         "FAIL_EQUIV": 1,
         "EXPECTED_DRIFT": 2,
         "PAIRING_ERROR": 1,
+        "INCOMPLETE": 0,
         "missing": 0,
         "undeclared": 0,
     }

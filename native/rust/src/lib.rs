@@ -74,3 +74,12 @@ pub use tensor::{AsTensor, Element, ShapeError, Tensor};
 pub const fn enabled() -> bool {
     false
 }
+
+/// The linear sketch of a tensor's little-endian bytes (FORMAT.md, "Sketch"),
+/// the 64 rows a record will carry beside its BLAKE3. Public for the
+/// benchmark until records carry it; not a stable API.
+#[cfg(feature = "orch_logging")]
+#[doc(hidden)]
+pub fn __sketch(dtype: DType, bytes: &[u8]) -> [f32; 64] {
+    encoding::sketch::compute(dtype, bytes)
+}

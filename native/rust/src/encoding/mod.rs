@@ -7,6 +7,7 @@ pub(crate) mod msgpack;
 pub(crate) mod numbers;
 pub(crate) mod record;
 pub(crate) mod shortest;
+pub(crate) mod sketch;
 pub(crate) mod stats;
 pub(crate) mod text;
 pub(crate) mod values;

@@ -1,0 +1,389 @@
+//! The linear sketch of a tensor (FORMAT.md, "Sketch"): 64 f32 numbers from
+//! which two summaries bound ‖a − b‖₂ without the tensors, the same bits as
+//! every other emitter's.
+//!
+//! Each 512-element chunk is 8 groups of 64 (lane q holds elements 8p + q);
+//! each group gets hashed signs, a 64-point Walsh-Hadamard transform and
+//! hashed signs again, and its outputs are added into 64 accumulator rows of
+//! its lane through a permutation the chunk picks from a table. The lanes are
+//! independent, so a chunk is done in two slices of four; the loop is compiled
+//! a second time for AVX2, picked at run time, with the same bits, since it is
+//! the same sequence of IEEE additions (Rust never fuses or reorders them).
+//! `orchlog/encoding/sketch.py` is the reference and
+//! `tests/encoding/sketch_vectors.json` the shared vectors.
+
+use std::sync::OnceLock;
+
+use crate::encoding::numbers::{bf16_to_f32_bits, f16_to_f32_bits};
+use crate::schema_gen::DType;
+
+pub(crate) const ROWS: usize = 64;
+const LANES: usize = 8;
+const CHUNK: usize = ROWS * LANES;
+/// Row permutations a chunk picks from.
+const TABLE: usize = 1024;
+/// f64 lanes handled together: a chunk is done in LANES / WIDTH slices.
+const WIDTH: usize = 4;
+const SLICES: usize = LANES / WIDTH;
+const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+// Consecutive 64-bit words of pi's hex digits: constants no one chose, one per stream.
+const SEED_SIGNS: u64 = 0x243F_6A88_85A3_08D3;
+const SEED_PICK: u64 = 0x1319_8A2E_0370_7344;
+const SEED_TABLE: u64 = 0xA409_3822_299F_31D0;
+const SEED_LANES: u64 = 0x082E_FA98_EC4E_6C89;
+
+/// Output `j` of SplitMix64 seeded with `seed`.
+pub(crate) fn splitmix64(seed: u64, j: u64) -> u64 {
+    let mut z = seed.wrapping_add(j.wrapping_add(1).wrapping_mul(GOLDEN));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Permutation `m` of stream `seed`: a Fisher-Yates shuffle of 0..63 whose
+/// k-th swap (entry i = 63 − k with entry (w · (i + 1)) >> 32) takes w from the
+/// low (k even) or high (k odd) half of output 32m + k / 2.
+fn permutation(seed: u64, m: u64) -> [u8; ROWS] {
+    let mut out: [u8; ROWS] = std::array::from_fn(|r| r as u8);
+    for k in 0..ROWS - 1 {
+        let i = ROWS - 1 - k;
+        let w = (splitmix64(seed, 32 * m + (k / 2) as u64) >> (32 * (k % 2))) & 0xFFFF_FFFF;
+        let j = ((w * (i as u64 + 1)) >> 32) as usize;
+        out.swap(i, j);
+    }
+    out
+}
+
+struct Tables {
+    /// The permutations chunks pick from.
+    rows: Vec<[u8; ROWS]>,
+    /// Row t of the sketch reads row `lanes[q][t]` of lane q.
+    lanes: [[u8; ROWS]; LANES],
+}
+
+/// Built once, on first use (64 KiB).
+fn tables() -> &'static Tables {
+    static TABLES: OnceLock<Tables> = OnceLock::new();
+    TABLES.get_or_init(|| Tables {
+        rows: (0..TABLE as u64).map(|m| permutation(SEED_TABLE, m)).collect(),
+        lanes: std::array::from_fn(|q| permutation(SEED_LANES, q as u64)),
+    })
+}
+
+/// The sketch of `bytes`, the little-endian elements of a tensor of `dtype`.
+pub(crate) fn compute(dtype: DType, bytes: &[u8]) -> [f32; ROWS] {
+    match dtype {
+        DType::F32 => run(bytes, |b: [u8; 4]| f64::from(f32::from_le_bytes(b)), cfg!(target_endian = "little")),
+        DType::F64 => run(bytes, f64::from_le_bytes, false),
+        DType::F16 => run(bytes, |b: [u8; 2]| f64::from(f32::from_bits(f16_to_f32_bits(u16::from_le_bytes(b)))), false),
+        DType::Bf16 => {
+            run(bytes, |b: [u8; 2]| f64::from(f32::from_bits(bf16_to_f32_bits(u16::from_le_bytes(b)))), false)
+        }
+        DType::I8 => run(bytes, |b: [u8; 1]| f64::from(i8::from_le_bytes(b)), false),
+        DType::U8 => run(bytes, |b: [u8; 1]| f64::from(b[0]), false),
+        DType::I32 => run(bytes, |b: [u8; 4]| f64::from(i32::from_le_bytes(b)), false),
+        // `as` rounds to nearest, as for stats.
+        DType::I64 => run(bytes, |b: [u8; 8]| i64::from_le_bytes(b) as f64, false),
+    }
+}
+
+/// `f32_le`: the elements are f32 (so a run of them loads as one vector).
+fn run<const B: usize>(bytes: &[u8], widen: impl Fn([u8; B]) -> f64, f32_le: bool) -> [f32; ROWS] {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the CPU has AVX2, checked just above.
+        return unsafe { run_avx2(bytes, widen, f32_le) };
+    }
+    let _ = f32_le;
+    run_portable(bytes, widen)
+}
+
+/// The same loop written with AVX2 vectors of four lanes, which LLVM keeps in
+/// registers (the portable loop's arrays end up in memory, at a third of the speed).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn run_avx2<const B: usize>(bytes: &[u8], widen: impl Fn([u8; B]) -> f64, f32_le: bool) -> [f32; ROWS] {
+    use std::arch::x86_64::*;
+
+    #[inline(always)]
+    unsafe fn negate_where(v: __m256d, words: __m256i, bit: i32) -> __m256d {
+        let mask = _mm256_slli_epi64::<63>(_mm256_srl_epi64(words, _mm_cvtsi32_si128(bit)));
+        _mm256_xor_pd(v, _mm256_castsi256_pd(mask))
+    }
+    #[inline(always)]
+    unsafe fn three_stages(v: &mut [__m256d; 8]) {
+        for h in [1, 2, 4] {
+            for j in 0..8 {
+                if j & h == 0 {
+                    let (x, y) = (v[j], v[j + h]);
+                    v[j] = _mm256_add_pd(x, y);
+                    v[j + h] = _mm256_sub_pd(x, y);
+                }
+            }
+        }
+    }
+    let t = tables();
+    let n = bytes.len() / B;
+    let at = |i: usize| -> f64 {
+        match bytes.get(i * B..i * B + B) {
+            Some(b) => widen(b.try_into().unwrap_or([0; B])),
+            None => 0.0,
+        }
+    };
+    let mut acc = [[_mm256_setzero_pd(); ROWS]; SLICES];
+    let mut y = [_mm256_setzero_pd(); ROWS];
+    for c in 0..n.div_ceil(CHUNK) {
+        let pick = &t.rows[(splitmix64(SEED_PICK, c as u64) >> 54) as usize];
+        for (s, slice) in acc.iter_mut().enumerate() {
+            let group = |k: usize| (LANES * c + WIDTH * s + k) as u64;
+            let words = |stream: u64| {
+                let w = |k: usize| splitmix64(SEED_SIGNS, 2 * group(k) + stream) as i64;
+                _mm256_set_epi64x(w(3), w(2), w(1), w(0))
+            };
+            let (delta, tau) = (words(0), words(1));
+            for a in 0..8 {
+                let start = CHUNK * c + 64 * a;
+                let mut v = [_mm256_setzero_pd(); 8];
+                match bytes.get(start * B..(start + 64) * B) {
+                    Some(run) if f32_le => {
+                        for (j, x) in v.iter_mut().enumerate() {
+                            let e = (8 * j + WIDTH * s) * B;
+                            *x = _mm256_cvtps_pd(_mm_loadu_ps(run[e..e + 16].as_ptr().cast()));
+                        }
+                    }
+                    _ => {
+                        for (j, x) in v.iter_mut().enumerate() {
+                            let i = start + 8 * j + WIDTH * s;
+                            *x = _mm256_set_pd(at(i + 3), at(i + 2), at(i + 1), at(i));
+                        }
+                    }
+                }
+                for (j, x) in v.iter_mut().enumerate() {
+                    // x - x is NaN exactly for NaN and ±Inf, which count as +0.0.
+                    let z = _mm256_sub_pd(*x, *x);
+                    *x = _mm256_and_pd(*x, _mm256_cmp_pd::<_CMP_EQ_OQ>(z, z));
+                    *x = negate_where(*x, delta, (8 * a + j) as i32);
+                }
+                three_stages(&mut v);
+                y[8 * a..8 * a + 8].copy_from_slice(&v);
+            }
+            for a in 0..8 {
+                let mut v = [_mm256_setzero_pd(); 8];
+                for (b, x) in v.iter_mut().enumerate() {
+                    *x = y[a + 8 * b];
+                }
+                three_stages(&mut v);
+                for (b, x) in v.iter().enumerate() {
+                    let row = &mut slice[pick[a + 8 * b] as usize];
+                    *row = _mm256_add_pd(*row, negate_where(*x, tau, (a + 8 * b) as i32));
+                }
+            }
+        }
+    }
+    let mut lanes = [[0.0f64; WIDTH]; ROWS * SLICES];
+    for (k, v) in acc.iter().flatten().enumerate() {
+        _mm256_storeu_pd(lanes[k].as_mut_ptr(), *v);
+    }
+    finish(|q, row| lanes[ROWS * (q / WIDTH) + row][q % WIDTH], t)
+}
+
+type Lanes = [f64; WIDTH];
+
+/// Negates lane k of `v` where bit `bit` of `words[k]` is set (a sign flip, exact).
+#[inline(always)]
+fn negate_where(v: &mut Lanes, words: &[u64; WIDTH], bit: usize) {
+    for (x, w) in v.iter_mut().zip(words) {
+        *x = f64::from_bits(x.to_bits() ^ ((w >> bit) << 63));
+    }
+}
+
+#[inline(always)]
+fn butterfly(v: &mut [Lanes; 8], a: usize, b: usize) {
+    let (x, y) = (v[a], v[b]);
+    v[a] = std::array::from_fn(|k| x[k] + y[k]);
+    v[b] = std::array::from_fn(|k| x[k] - y[k]);
+}
+
+/// Stages h = 1, 2, 4 over v (or 8, 16, 32 when v holds every 8th position).
+#[inline(always)]
+fn three_stages(v: &mut [Lanes; 8]) {
+    for h in [1, 2, 4] {
+        for j in 0..8 {
+            if j & h == 0 {
+                butterfly(v, j, j + h);
+            }
+        }
+    }
+}
+
+/// A NaN or an infinity counts as +0.0.
+#[inline(always)]
+fn finite_or_zero(x: f64) -> f64 {
+    if x.is_finite() {
+        x
+    } else {
+        0.0
+    }
+}
+
+#[inline(always)]
+fn run_portable<const B: usize>(bytes: &[u8], widen: impl Fn([u8; B]) -> f64) -> [f32; ROWS] {
+    let t = tables();
+    let n = bytes.len() / B;
+    let at = |i: usize| -> f64 {
+        match bytes.get(i * B..i * B + B) {
+            Some(b) => finite_or_zero(widen(b.try_into().unwrap_or([0; B]))),
+            None => 0.0,
+        }
+    };
+    let mut acc = [[[0.0f64; WIDTH]; ROWS]; SLICES];
+    let mut y = [[0.0f64; WIDTH]; ROWS];
+    for c in 0..n.div_ceil(CHUNK) {
+        let pick = &t.rows[(splitmix64(SEED_PICK, c as u64) >> 54) as usize];
+        for (s, slice) in acc.iter_mut().enumerate() {
+            let mut delta = [0u64; WIDTH];
+            let mut tau = [0u64; WIDTH];
+            for k in 0..WIDTH {
+                let group = (LANES * c + WIDTH * s + k) as u64;
+                delta[k] = splitmix64(SEED_SIGNS, 2 * group);
+                tau[k] = splitmix64(SEED_SIGNS, 2 * group + 1);
+            }
+            // Signs delta, then stages 1, 2, 4 on each run of 8 positions.
+            for a in 0..8 {
+                let start = CHUNK * c + 64 * a;
+                let mut v = [[0.0f64; WIDTH]; 8];
+                if let Some(run) = bytes.get(start * B..(start + 64) * B) {
+                    for (j, lanes) in v.iter_mut().enumerate() {
+                        for (k, x) in lanes.iter_mut().enumerate() {
+                            let e = (8 * j + WIDTH * s + k) * B;
+                            *x = finite_or_zero(widen(run[e..e + B].try_into().unwrap_or([0; B])));
+                        }
+                    }
+                } else {
+                    for (j, lanes) in v.iter_mut().enumerate() {
+                        for (k, x) in lanes.iter_mut().enumerate() {
+                            *x = at(start + 8 * j + WIDTH * s + k);
+                        }
+                    }
+                }
+                for (j, lanes) in v.iter_mut().enumerate() {
+                    negate_where(lanes, &delta, 8 * a + j);
+                }
+                three_stages(&mut v);
+                y[8 * a..8 * a + 8].copy_from_slice(&v);
+            }
+            // Stages 8, 16, 32 on every 8th position, then signs tau, into the picked accumulator rows.
+            for a in 0..8 {
+                let mut v = [[0.0f64; WIDTH]; 8];
+                for (b, lanes) in v.iter_mut().enumerate() {
+                    *lanes = y[a + 8 * b];
+                }
+                three_stages(&mut v);
+                for (b, lanes) in v.iter_mut().enumerate() {
+                    negate_where(lanes, &tau, a + 8 * b);
+                    for (sum, x) in slice[pick[a + 8 * b] as usize].iter_mut().zip(lanes.iter()) {
+                        *sum += x;
+                    }
+                }
+            }
+        }
+    }
+    finish(|q, row| acc[q / WIDTH][row][q % WIDTH], t)
+}
+
+/// Row t of the sketch: row `lanes[q][t]` of each lane q, combined as
+/// ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)), rounded to the nearest f32, ties to
+/// even (beyond f32's range, ±Inf); a zero as +0.
+fn finish(lane_row: impl Fn(usize, usize) -> f64, t: &Tables) -> [f32; ROWS] {
+    let mut out = [0.0f32; ROWS];
+    for (row, o) in out.iter_mut().enumerate() {
+        let mut l = [0.0f64; LANES];
+        for (q, x) in l.iter_mut().enumerate() {
+            *x = lane_row(q, t.lanes[q][row] as usize);
+        }
+        let f = (((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]))) as f32;
+        *o = if f == 0.0 { 0.0 } else { f };
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    fn vectors() -> Value {
+        let path =
+            std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/encoding/sketch_vectors.json");
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("sketch vectors")).expect("sketch vectors JSON")
+    }
+
+    /// The inputs of `generate` cases, built as tests/encoding/sketch_vectors.py describes.
+    fn generated(spec: &Value, dtype: DType, numel: usize) -> Vec<u8> {
+        let seed = spec["seed"].as_u64().unwrap();
+        (0..numel as u64)
+            .flat_map(|i| {
+                let word = splitmix64(seed, i);
+                match dtype {
+                    DType::I32 => ((word >> 32) as u32).to_le_bytes().to_vec(),
+                    _ => {
+                        let scale = spec["scale"].as_f64().unwrap();
+                        let value = (word >> 11) as f64 * 2f64.powi(-53) * 2.0 * scale - scale;
+                        match dtype {
+                            DType::F32 => (value as f32).to_le_bytes().to_vec(),
+                            _ => value.to_le_bytes().to_vec(),
+                        }
+                    }
+                }
+            })
+            .collect()
+    }
+
+    fn hex(text: &str) -> Vec<u8> {
+        (0..text.len()).step_by(2).map(|i| u8::from_str_radix(&text[i..i + 2], 16).unwrap()).collect()
+    }
+
+    fn dtype(name: &str) -> DType {
+        DType::ALL.into_iter().find(|d| d.name() == name).unwrap()
+    }
+
+    #[test]
+    fn every_sketch_vector_is_reproduced_bit_for_bit_on_both_paths() {
+        let doc = vectors();
+        let cases = doc["cases"].as_array().unwrap();
+        assert!(cases.len() > 20);
+        for case in cases {
+            let dt = dtype(case["dtype"].as_str().unwrap());
+            let numel = case["numel"].as_u64().unwrap() as usize;
+            let data = match case.get("data_hex") {
+                Some(text) => hex(text.as_str().unwrap()),
+                None => generated(&case["generate"], dt, numel),
+            };
+            let expected: Vec<String> =
+                case["expected_bits"].as_array().unwrap().iter().map(|b| b.as_str().unwrap().to_string()).collect();
+            let bits = |rows: [f32; ROWS]| rows.iter().map(|r| format!("{:08x}", r.to_bits())).collect::<Vec<_>>();
+            let name = case["name"].as_str().unwrap();
+            assert_eq!(bits(compute(dt, &data)), expected, "{name}");
+            let portable = match dt {
+                DType::F32 => run_portable(&data, |b: [u8; 4]| f64::from(f32::from_le_bytes(b))),
+                _ => compute(dt, &data),
+            };
+            assert_eq!(bits(portable), expected, "{name} (portable loop)");
+        }
+    }
+
+    #[test]
+    fn one_element_difference_gives_rows_of_exactly_its_size() {
+        let a: Vec<f32> = (0..3000).map(|i| (i % 13) as f32 * 0.25 - 1.0).collect();
+        let mut d = vec![0.0f32; 3000];
+        d[1234] = 0.5;
+        let bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        let sd = compute(DType::F32, &bytes(&d));
+        assert!(sd.iter().all(|r| r.abs() == 0.5));
+        let b: Vec<f32> = a.iter().zip(&d).map(|(x, y)| x + y).collect();
+        let (sa, sb) = (compute(DType::F32, &bytes(&a)), compute(DType::F32, &bytes(&b)));
+        for r in 0..ROWS {
+            assert!((sb[r] - sa[r] - sd[r]).abs() < 1e-5);
+        }
+    }
+}
