@@ -7,11 +7,13 @@ multi-gigabyte trace costs what its metadata costs.
 
 from __future__ import annotations
 
+import gzip
 import mmap
 import os
 import struct
 import threading
 import weakref
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -26,8 +28,13 @@ HEADER_MARK = b"\xa7orchlog"
 RECORD_MARK = b"\xaacheckpoint"
 _MAP_STARTS = {0xDE, 0xDF} | set(range(0x80, 0x90))
 _RESYNC_CHUNK = 1 << 20
+_PIECE = 1 << 20  # gzip streams are read at most this much at a time where a length comes from the input
+MAX_DEPTH = 32  # orchlog writes maps two deep (a record, its stats or meta); a header's config a few more
 MAP_FROM = 1 << 20  # tensors of at least this many bytes are memory-mapped instead of read
 _POPULATE = getattr(mmap, "MAP_POPULATE", 0)  # Linux: map every page up front instead of faulting one by one
+
+
+_GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
 
 
 class _Truncated(Exception):
@@ -39,26 +46,64 @@ class _Garbage(Exception):
 
 
 class _Decoder:
+    """Reads one msgpack value at a time. Counts in the input are never trusted: a length is read
+    only when the file holds that many bytes (or, in gzip, piece by piece), and nesting is capped."""
+
     def __init__(self, f: BinaryIO, size: int | None) -> None:
         self.f = f
         self.size = size  # file size when known (not for gzip)
+        self.depth = 0
 
     def take(self, n: int) -> bytes:
-        b = self.f.read(n)
+        if self.size is not None:
+            if self.f.tell() + n > self.size:
+                raise _Truncated()
+            b = self.f.read(n)
+        else:
+            b = self._take_piecewise(n)
         if len(b) != n:
             raise _Truncated()
         return b
 
+    def _take_piecewise(self, n: int) -> bytes:
+        """n bytes of a stream of unknown length, read in pieces, so that a damaged length
+        costs the bytes the stream really has, not the ones it claims."""
+        if n <= _PIECE:
+            return self.f.read(n)
+        out = bytearray()
+        while len(out) < n:
+            piece = self.f.read(min(_PIECE, n - len(out)))
+            if not piece:
+                break
+            out += piece
+        return bytes(out)
+
     def value(self, lazy_bin: bool = False) -> Any:
         t = self.take(1)[0]
+        if 0x80 <= t <= 0x9F or t in (0xDC, 0xDD, 0xDE, 0xDF):
+            if self.depth >= MAX_DEPTH:
+                raise _Garbage(f"values nested deeper than {MAX_DEPTH} levels")
+            self.depth += 1
+            try:
+                return self._container(t)
+            finally:
+                self.depth -= 1
+        return self._scalar(t, lazy_bin)
+
+    def _container(self, t: int) -> Any:
+        if t <= 0x8F:
+            return self.map(t & 0x0F)
+        if t <= 0x9F:
+            return self.array(t & 0x0F)
+        if t in (0xDC, 0xDD):
+            return self.array(int.from_bytes(self.take(2 if t == 0xDC else 4), "big"))
+        return self.map(int.from_bytes(self.take(2 if t == 0xDE else 4), "big"))
+
+    def _scalar(self, t: int, lazy_bin: bool) -> Any:
         if t <= 0x7F:
             return t
         if t >= 0xE0:
             return t - 0x100
-        if 0x80 <= t <= 0x8F:
-            return self.map(t & 0x0F)
-        if 0x90 <= t <= 0x9F:
-            return self.array(t & 0x0F)
         if 0xA0 <= t <= 0xBF:
             return self.str(t & 0x1F)
         if t == 0xC0:
@@ -84,10 +129,6 @@ class _Decoder:
             return int.from_bytes(self.take(1 << (t - 0xD0)), "big", signed=True)
         if t in (0xD9, 0xDA, 0xDB):
             return self.str(int.from_bytes(self.take(1 << (t - 0xD9)), "big"))
-        if t in (0xDC, 0xDD):
-            return self.array(int.from_bytes(self.take(2 if t == 0xDC else 4), "big"))
-        if t in (0xDE, 0xDF):
-            return self.map(int.from_bytes(self.take(2 if t == 0xDE else 4), "big"))
         raise _Garbage(f"byte 0x{t:02x} is not a msgpack type orchlog writes")
 
     def str(self, n: int) -> str:
@@ -99,7 +140,7 @@ class _Decoder:
             pos = self.f.tell()
             first = self.f.read(1)
             self.f.seek(pos)
-            if first in (b"\xca", b"\xcb"):
+            if first in (b"\xca", b"\xcb") and self._holds(pos, n * (5 if first == b"\xca" else 9)):
                 width = 5 if first == b"\xca" else 9
                 raw = self.f.read(n * width)
                 if len(raw) == n * width:
@@ -110,6 +151,10 @@ class _Decoder:
                             return body.view(">f4" if width == 5 else ">f8").reshape(n).astype(np.float64)
                 self.f.seek(pos)
         return [self.value() for _ in range(n)]
+
+    def _holds(self, pos: int, n: int) -> bool:
+        """Whether n bytes from pos may be read in one go: the file has them, or (gzip) they are few."""
+        return pos + n <= self.size if self.size is not None else n <= _PIECE
 
     def map(self, n: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -252,48 +297,73 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
     tensors = _TensorBytes(trace.path, gz)
     with open_binary(path) as f:
         dec = _Decoder(f, None if gz else path.stat().st_size)
-        while True:
-            start = f.tell()
-            trace.bytes_read = disk_position(f)
-            if not f.read(1):
-                return
-            f.seek(start)
-            where = Location(trace.path, offset=start)
-            try:
-                frame = dec.value()
-                if not isinstance(frame, dict):
-                    raise _Garbage("frame is not a map")
-            except _Truncated:
-                size = dec.size if dec.size is not None else f.seek(0, 2)
-                trace.report(
-                    where,
-                    f"truncated frame: the file ends {size - start} bytes into it; every frame before it was read",
-                    fatal=True,
-                )
-                return
-            except (_Garbage, UnicodeDecodeError, ValueError) as exc:
-                nxt = _find_next_frame(f, start + 1)
-                skipped = "to the end" if nxt is None else f"{nxt - start} bytes"
-                trace.report(where, f"unreadable bytes ({exc}); skipped {skipped}")
-                if nxt is None:
+        start = 0
+        try:
+            while True:
+                start = f.tell()
+                trace.bytes_read = disk_position(f)
+                frame = _next_frame(trace, dec, start)
+                if frame is None:
                     return
-                f.seek(nxt)
-                continue
-            if "orchlog" in frame:
-                trace.headers.append(frame)
-                continue
-            data = frame.pop("data", None)
-            try:
-                rec = record_from(frame, where)
-            except (ValueError, TypeError, KeyError) as exc:
-                trace.report(where, f"invalid record ({exc}); frame skipped")
-                continue
-            if isinstance(data, tuple):
-                _, offset, length = data
-                rec.loader = tensors.loader(offset, length)
-            elif isinstance(data, bytes):
-                rec.loader = lambda b=data: b
-            yield rec
+                if frame is _SKIPPED:
+                    continue
+                if "orchlog" in frame:
+                    trace.headers.append(frame)
+                    continue
+                rec = _record(trace, frame, Location(trace.path, offset=start), tensors)
+                if rec is not None:
+                    yield rec
+        except _GZIP_ERRORS as exc:
+            trace.report(
+                Location(trace.path, offset=start),
+                f"compressed stream cut short or damaged ({exc}); every frame before it was read",
+                fatal=True,
+            )
+
+
+_SKIPPED: dict[str, Any] = {}
+
+
+def _next_frame(trace: Trace, dec: _Decoder, start: int) -> dict[str, Any] | None:
+    """The frame at start; _SKIPPED past unreadable bytes (reported); None at the end of the file."""
+    f = dec.f
+    if not f.read(1):
+        return None
+    f.seek(start)
+    where = Location(trace.path, offset=start)
+    try:
+        frame = dec.value()
+        if not isinstance(frame, dict):
+            raise _Garbage("frame is not a map")
+        return frame
+    except _Truncated:
+        into = "" if dec.size is None else f" {dec.size - start} bytes into it"
+        trace.report(where, f"truncated frame: the file ends{into}; every frame before it was read", fatal=True)
+        return None
+    except (_Garbage, UnicodeDecodeError, ValueError) as exc:
+        dec.depth = 0
+        nxt = _find_next_frame(f, start + 1)
+        skipped = "to the end" if nxt is None else f"{nxt - start} bytes"
+        trace.report(where, f"unreadable bytes ({exc}); skipped {skipped}")
+        if nxt is None:
+            return None
+        f.seek(nxt)
+        return _SKIPPED
+
+
+def _record(trace: Trace, frame: dict[str, Any], where: Location, tensors: _TensorBytes) -> TraceRecord | None:
+    data = frame.pop("data", None)
+    try:
+        rec = record_from(frame, where)
+    except (ValueError, TypeError, KeyError) as exc:
+        trace.report(where, f"invalid record ({exc}); frame skipped")
+        return None
+    if isinstance(data, tuple):
+        _, offset, length = data
+        rec.loader = tensors.loader(offset, length)
+    elif isinstance(data, bytes):
+        rec.loader = lambda b=data: b
+    return rec
 
 
 def open_frames(path: Path) -> Trace:

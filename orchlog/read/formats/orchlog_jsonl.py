@@ -8,7 +8,6 @@ one, reported by line number when they are not records.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import numpy as np
 import orjson
 
 from orchlog import kernels
+from orchlog.read import fields
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.formats import Format, register
 from orchlog.read.formats.lines import parse_object, read_line_chunks, report_unterminated, split_lines
@@ -24,31 +24,23 @@ from orchlog.read.trace import Location, Trace, TraceRecord
 from orchlog.schema_gen import DTYPE_ALIASES, Stats
 from orchlog.strings import Strings
 
-_NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 _REQUIRED = ("checkpoint", "dtype", "shape", "numel", "values", "stats", "blake3")
 _NARROW_FLOATS = ("f32", "f16", "bf16")
 
 
-def number(v: Any) -> float | None:
-    """A JSON number or non-finite token as a float (None stays None)."""
-    if v is None:
-        return None
-    if isinstance(v, str):
-        if v in _NONFINITE:
-            return _NONFINITE[v]
-        raise ValueError(f"{v!r} is not a number")
-    return float(v)
+number = fields.number  # kept under its old name: the legacy readers import it from here
 
 
-def stats_from(doc: dict[str, Any]) -> Stats:
+def stats_from(doc: Any) -> Stats:
+    doc = fields.mapping(doc, "stats")
     return Stats(
         min=number(doc.get("min")),
         max=number(doc.get("max")),
         mean=number(doc.get("mean")),
         rms=number(doc.get("rms")),
         abs_max=number(doc.get("abs_max")),
-        nan_count=int(doc.get("nan_count", 0)),
-        inf_count=int(doc.get("inf_count", 0)),
+        nan_count=fields.count(doc.get("nan_count", 0), "nan_count"),
+        inf_count=fields.count(doc.get("inf_count", 0), "inf_count"),
     )
 
 
@@ -66,28 +58,29 @@ def exact_values(values: np.ndarray, dtype: str | None) -> np.ndarray:
 
 
 def record_from(doc: dict[str, Any], location: Location) -> TraceRecord:
-    """A TraceRecord from a decoded record object (JSON line or msgpack map)."""
+    """A TraceRecord from a decoded record object (JSON line or msgpack map); ValueError says what is wrong."""
     missing = [k for k in _REQUIRED if k not in doc]
     if missing:
         raise ValueError(f"record lacks {', '.join(missing)}")
-    dtype = DTYPE_ALIASES.get(doc["dtype"], doc["dtype"])
+    dtype = fields.text(doc["dtype"], "dtype")
+    dtype = DTYPE_ALIASES.get(dtype, dtype)
     return TraceRecord(
-        checkpoint=str(doc["checkpoint"]),
-        team=doc.get("team") or "",
-        token_idx=doc.get("token_idx"),
-        layer=doc.get("layer"),
-        stage=doc.get("stage"),
-        step=doc.get("step"),
-        rank=int(doc.get("rank", 0)),
-        world_size=int(doc.get("world_size", 1)),
-        seq=doc.get("seq"),
+        checkpoint=fields.text(doc["checkpoint"], "checkpoint"),
+        team=fields.optional_text(doc.get("team"), "team") or "",
+        token_idx=fields.optional_integer(doc.get("token_idx"), "token_idx"),
+        layer=fields.optional_integer(doc.get("layer"), "layer"),
+        stage=fields.optional_text(doc.get("stage"), "stage"),
+        step=fields.optional_integer(doc.get("step"), "step"),
+        rank=fields.integer(doc.get("rank", 0), "rank"),
+        world_size=fields.integer(doc.get("world_size", 1), "world_size"),
+        seq=fields.optional_integer(doc.get("seq"), "seq"),
         dtype=dtype,
-        shape=tuple(int(d) for d in doc["shape"]),
-        numel=int(doc["numel"]),
+        shape=fields.shape(doc["shape"]),
+        numel=fields.count(doc["numel"], "numel"),
         values=exact_values(_values_array(doc["values"]), dtype),
         stats=stats_from(doc["stats"]),
-        blake3=doc["blake3"],
-        meta=dict(doc.get("meta") or {}),
+        blake3=fields.blake3(doc["blake3"]),
+        meta=fields.meta(doc.get("meta")),
         location=location,
     )
 
@@ -95,6 +88,8 @@ def record_from(doc: dict[str, Any], location: Location) -> TraceRecord:
 def _values_array(values: Any) -> np.ndarray:
     if isinstance(values, np.ndarray):
         return values.astype(np.float64, copy=False)
+    if not isinstance(values, list):
+        raise ValueError(f"values {fields.shown(values)} is not a list")
     return np.array([number(v) for v in values], dtype=np.float64)
 
 
@@ -120,8 +115,9 @@ def parse_line(trace: Trace, line: bytes, lineno: int) -> TraceRecord | None:
         return None
 
 
-def batch_from_columns(cols: dict[str, Any], path: str) -> RecordBatch:
-    """A RecordBatch from the native parser's columns."""
+def batch_from_columns(cols: dict[str, Any], path: str, trace: Trace | None = None) -> RecordBatch:
+    """A RecordBatch from the native parser's columns; rows whose meta is not an object of scalars
+    are reported on `trace` and left out."""
     n = int(cols["n"])
     dtype_names = [DTYPE_ALIASES.get(d, d) for d in cols["dtype_names"]]
     values = cols["values"]
@@ -130,9 +126,16 @@ def batch_from_columns(cols: dict[str, Any], path: str) -> RecordBatch:
         mask = np.repeat(narrow, np.diff(cols["val_off"]))
         values[mask] = values[mask].astype(np.float32)
     meta = np.full(n, None, dtype=object)
+    bad = []
     for row, text in cols["meta"]:
-        meta[row] = orjson.loads(text)
-    return RecordBatch(
+        try:
+            meta[row] = fields.meta(orjson.loads(text))
+        except ValueError as exc:  # orjson's errors are ValueErrors too
+            bad.append(row)
+            if trace is not None:
+                where = Location(path, line=int(cols["line"][row]))
+                trace.report(where, f"invalid record (meta: {exc}); line skipped")
+    batch = RecordBatch(
         checkpoint=Strings(cols["checkpoint_names"], cols["checkpoint"]),
         team=Strings(cols["team_names"], cols["team"]),
         stage=Strings(cols["stage_names"], cols["stage"]),
@@ -159,6 +162,7 @@ def batch_from_columns(cols: dict[str, Any], path: str) -> RecordBatch:
         order=np.zeros(n, dtype=np.int64),
         loader=np.full(n, None, dtype=object),
     )
+    return batch.take(np.setdiff1d(np.arange(n), bad)) if bad else batch
 
 
 def _parse_chunk(trace: Trace, chunk: memoryview | bytes, first_line: int) -> tuple[RecordBatch, int]:
@@ -171,7 +175,7 @@ def _parse_chunk(trace: Trace, chunk: memoryview | bytes, first_line: int) -> tu
     else:
         spans = cols["other"].reshape(-1, 3)
         others = ((int(ln), bytes(chunk[s:e])) for ln, s, e in spans)
-        fast, lines = (batch_from_columns(cols, trace.path) if cols["n"] else None), int(cols["lines"])
+        fast, lines = (batch_from_columns(cols, trace.path, trace) if cols["n"] else None), int(cols["lines"])
     slow = [rec for lineno, line in others if (rec := parse_line(trace, line, lineno)) is not None]
     if fast is None:
         return RecordBatch.from_records(slow), lines
