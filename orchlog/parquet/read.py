@@ -32,6 +32,8 @@ import pyarrow.fs as pafs
 from orchlog import schema_gen
 from orchlog.errors import OrchlogError
 from orchlog.parquet.filters import Selection, selection
+from orchlog.parquet.footer import FooterError, read_footer
+from orchlog.read import fields
 from orchlog.parquet.schema import (
     ARROW_SCHEMA,
     DATA_COLUMN,
@@ -40,6 +42,7 @@ from orchlog.parquet.schema import (
     headers_from,
     schema_version_of,
 )
+from orchlog.read.formats import open_regular
 from orchlog.read.trace import Location, Trace, TraceRecord
 from orchlog.schema_gen import Stats
 
@@ -51,6 +54,9 @@ _ROW = "__orchlog_row"  # row number within its row group, carried through filte
 _HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 _LOCAL = pafs.LocalFileSystem()
 _FORMAT = ds.ParquetFileFormat()
+# What damaged pages raise: pyarrow's errors (ArrowInvalid, OSError for codecs), and from to_pylist
+# UnicodeDecodeError (a string that is not UTF-8) or IndexError (offsets past the data).
+_DAMAGE = (pa.ArrowException, OSError, ValueError, IndexError, KeyError)
 
 
 def read(
@@ -88,11 +94,13 @@ def _open(root: Path, sel: Selection) -> Trace:
 
     def records(trace: Trace) -> Iterator[TraceRecord]:
         for f in files:
-            yield from f.records(sel, cache)
+            yield from f.records(sel, cache, trace)
 
     trace = Trace(str(root), FORMAT_NAME, records)
     for f in files:
         trace.headers.extend(f.headers)
+        for problem in f.problems:
+            trace.report(Location(f.path), problem)
         if f.schema_version is not None and f.schema_version > schema_gen.SCHEMA_VERSION:
             trace.report(
                 Location(f.path),
@@ -115,10 +123,10 @@ def _parquet_files(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
         for name in sorted(n for n in filenames if not n.startswith((".", "_"))):
             path = Path(dirpath) / name
             try:
-                with open(path, "rb") as f:
+                with open_regular(path) as f:
                     is_parquet = f.read(len(MAGIC)) == MAGIC
-            except OSError as exc:
-                others.append((path, f"cannot read it ({exc.strerror})"))
+            except (OSError, OrchlogError) as exc:
+                others.append((path, f"cannot read it ({getattr(exc, 'strerror', None) or exc})"))
                 continue
             if is_parquet:
                 found.append(path)
@@ -153,6 +161,12 @@ class _File:
     def __init__(self, path: Path) -> None:
         self.path = str(path)
         try:
+            with open_regular(path) as f:
+                # Checked here first: pyarrow aborts the process on some damaged footers (footer.py).
+                self.footer = read_footer(f)
+        except FooterError as exc:
+            raise OrchlogError(f"{path}: not a readable Parquet file ({exc})") from None
+        try:
             self.fragment = _FORMAT.make_fragment(self.path, filesystem=_LOCAL)
             self.fragment.ensure_complete_metadata()
             meta = self.fragment.metadata
@@ -162,8 +176,13 @@ class _File:
                 f"{path}: not a readable Parquet file ({str(exc).splitlines()[0]}); a file whose "
                 "writer was killed before closing has no footer and cannot be read"
             ) from None
-        self.headers = headers_from(meta.metadata)
-        self.schema_version = schema_version_of(meta.metadata)
+        self.problems: list[str] = []  # what the footer holds that cannot be used, for the trace's diagnostics
+        try:
+            self.headers = [fields.header(h) for h in headers_from(self.footer.key_values)]
+        except (ValueError, RecursionError) as exc:
+            self.headers = []
+            self.problems.append(f"the run headers in the footer are not JSON ({str(exc)[:120]}); ignored")
+        self.schema_version = schema_version_of(self.footer.key_values)
         partition = {k: v for k, v in partition_values(path).items() if k not in file_schema.names}
         self.schema = pa.schema([*file_schema, *(ARROW_SCHEMA.field(k).with_nullable(True) for k in partition)])
         missing = [c for c in _REQUIRED if c not in self.schema.names]
@@ -174,15 +193,10 @@ class _File:
                 self.path, filesystem=_LOCAL, partition_expression=_equals_all(partition)
             )
         self.summary_columns = [c for c in SUMMARY_COLUMNS if c in self.schema.names]
-        self.row_group_count = meta.num_row_groups
-        self.row_group_starts = np.concatenate(
-            ([0], np.cumsum([meta.row_group(i).num_rows for i in range(meta.num_row_groups)]))
-        )
-        self._meta = meta
-        chunk_paths = (
-            [meta.row_group(0).column(i).path_in_schema for i in range(meta.num_columns)] if meta.num_row_groups else []
-        )
-        self._data_chunk = chunk_paths.index(DATA_COLUMN) if DATA_COLUMN in chunk_paths else None
+        groups = self.footer.row_groups
+        self.row_group_count = len(groups)
+        self.row_group_starts = np.concatenate(([0], np.cumsum([g.num_rows for g in groups], dtype=np.int64)))
+        self._has_data = any(leaf.path == (DATA_COLUMN,) for leaf in self.footer.leaves)
 
     def data_nulls(self, rg: int) -> int | None:
         """Null tensors in a row group, from the footer; None when the footer does not say.
@@ -190,19 +204,34 @@ class _File:
         orchlog's writers always record it; for files from other writers that do not,
         telling which rows have tensors means reading the row group's tensors.
         """
-        if self._data_chunk is None:
-            return self._meta.row_group(rg).num_rows
-        stats = self._meta.row_group(rg).column(self._data_chunk).statistics
-        return stats.null_count if stats is not None and stats.has_null_count else None
+        if not self._has_data:
+            return self.footer.row_groups[rg].num_rows
+        return self.footer.null_count(rg, DATA_COLUMN)
 
-    def records(self, sel: Selection, cache: _RowGroupCache) -> Iterator[TraceRecord]:
-        for piece in self.fragment.split_by_row_group(sel.expression, schema=self.schema):
+    def records(self, sel: Selection, cache: _RowGroupCache, trace: Trace) -> Iterator[TraceRecord]:
+        """The selected rows; a row group whose pages are damaged is reported and skipped, a bad row too."""
+        try:
+            pieces = list(self.fragment.split_by_row_group(sel.expression, schema=self.schema))
+        except _DAMAGE as exc:
+            trace.report(Location(self.path), f"row groups unreadable ({_first_line(exc)}); file skipped", fatal=True)
+            return
+        for piece in pieces:
             rg = piece.row_groups[0].id
-            table = piece.to_table(schema=self.schema, columns=self.summary_columns)
-            table = sel.apply(table.append_column(_ROW, pa.array(np.arange(table.num_rows))))
-            yield from self._records_of(table, rg, cache)
+            try:
+                table = piece.to_table(schema=self.schema, columns=self.summary_columns)
+                table = sel.apply(table.append_column(_ROW, pa.array(np.arange(table.num_rows))))
+                rows = list(self._records_of(table, rg, cache, trace))
+            except _DAMAGE as exc:
+                first = int(self.row_group_starts[rg])
+                trace.report(
+                    Location(self.path, row=first),
+                    f"row group {rg} is damaged ({_first_line(exc)}); its "
+                    f"{int(self.row_group_starts[rg + 1]) - first} rows skipped",
+                )
+                continue
+            yield from rows
 
-    def _records_of(self, table: pa.Table, rg: int, cache: _RowGroupCache) -> Iterator[TraceRecord]:
+    def _records_of(self, table: pa.Table, rg: int, cache: _RowGroupCache, trace: Trace) -> Iterator[TraceRecord]:
         n = table.num_rows
         cols = {name: table.column(name).to_pylist() for name in table.column_names if name != "values"}
         for name in SUMMARY_COLUMNS:
@@ -214,31 +243,54 @@ class _File:
         group_rows = int(self.row_group_starts[rg + 1]) - first_row
         for i in range(n):
             row = cols[_ROW][i]
-            dtype = cols["dtype"][i]
+            where = Location(self.path, row=first_row + row)
+            try:
+                rec = _record(cols, i, values[i], has_stats, where)
+            except (ValueError, TypeError) as exc:
+                trace.report(where, f"invalid record ({exc}); row skipped")
+                continue
             has_data = nulls == 0 or (nulls != group_rows and cache.has_tensor(self, rg, row))
-            yield TraceRecord(
-                checkpoint=cols["checkpoint"][i],
-                team=cols["team"][i] or "",
-                token_idx=cols["token_idx"][i],
-                layer=cols["layer"][i],
-                stage=cols["stage"][i],
-                step=cols["step"][i],
-                rank=_or(cols["rank"][i], 0),
-                world_size=_or(cols["world_size"][i], 1),
-                seq=cols["seq"][i],
-                dtype=dtype,
-                shape=tuple(cols["shape"][i]),
-                numel=cols["numel"][i],
-                values=values[i],
-                stats=Stats(*(cols[c][i] for c in STATS_COLUMNS)) if has_stats else None,
-                blake3=cols["blake3"][i],
-                meta=_meta(cols["meta"][i]),
-                location=Location(self.path, row=first_row + row),
-                loader=cache.loader(self, rg, row, schema_gen.DTYPE_SIZES.get(dtype, 1)) if has_data else None,
-            )
+            if has_data:
+                rec.loader = cache.loader(self, rg, row, schema_gen.DTYPE_SIZES.get(rec.dtype, 1))
+            yield rec
 
     def read_tensors(self, rg: int) -> pa.ChunkedArray:
         return self.fragment.subset(row_group_ids=[rg]).to_table(columns=[DATA_COLUMN]).column(DATA_COLUMN)
+
+
+def _record(cols: dict[str, list[Any]], i: int, values: np.ndarray, has_stats: bool, where: Location) -> TraceRecord:
+    """Row i as a TraceRecord, its values checked as every reader checks them (orchlog.read.fields)."""
+    stats = None
+    if has_stats:
+        nan_count, inf_count = (cols[c][i] for c in STATS_COLUMNS[-2:])
+        stats = Stats(
+            *(fields.number(cols[c][i]) for c in STATS_COLUMNS[:-2]),
+            nan_count=fields.count(_or(nan_count, 0), "nan_count"),
+            inf_count=fields.count(_or(inf_count, 0), "inf_count"),
+        )
+    return TraceRecord(
+        checkpoint=fields.text(cols["checkpoint"][i], "checkpoint"),
+        team=fields.optional_text(cols["team"][i], "team") or "",
+        token_idx=fields.optional_integer(cols["token_idx"][i], "token_idx"),
+        layer=fields.optional_integer(cols["layer"][i], "layer"),
+        stage=fields.optional_text(cols["stage"][i], "stage"),
+        step=fields.optional_integer(cols["step"][i], "step"),
+        rank=fields.integer(_or(cols["rank"][i], 0), "rank"),
+        world_size=fields.integer(_or(cols["world_size"][i], 1), "world_size"),
+        seq=fields.optional_integer(cols["seq"][i], "seq"),
+        dtype=fields.text(cols["dtype"][i], "dtype"),
+        shape=fields.shape(cols["shape"][i]),
+        numel=fields.count(cols["numel"][i], "numel"),
+        values=values,
+        stats=stats,
+        blake3=fields.blake3(cols["blake3"][i]),
+        meta=fields.meta(_meta(cols["meta"][i])),
+        location=where,
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
 
 
 def _list_rows(column: pa.ChunkedArray) -> list[np.ndarray]:
@@ -261,7 +313,7 @@ def _meta(pairs: list[tuple[str, str]] | None) -> dict[str, Any]:
     for key, text in pairs or []:
         try:
             out[key] = json.loads(text) if text is not None else None
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             out[key] = text
     return out
 

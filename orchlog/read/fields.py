@@ -104,6 +104,29 @@ def meta(v: Any) -> dict[str, Any]:
     return dict(doc)
 
 
+MAX_HEADER_DEPTH = 32  # a run header is an object of scalars and a config two or three levels deep
+
+
+def header(v: Any) -> dict[str, Any]:
+    """A run header (or a legacy metadata.json): an object nested at most MAX_HEADER_DEPTH levels,
+    so that printing it as JSON later cannot recurse without end."""
+    doc = mapping(v, "the header")
+    if depth(doc) > MAX_HEADER_DEPTH:
+        raise ValueError(f"the header is nested deeper than {MAX_HEADER_DEPTH} levels")
+    return doc
+
+
+def depth(v: Any) -> int:
+    """How deeply lists and objects nest in v (a scalar: 0), counted without recursion."""
+    deepest, stack = 0, [(v, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (list, tuple, dict)):
+            deepest = max(deepest, level)
+            stack.extend((x, level + 1) for x in (item.values() if isinstance(item, dict) else item))
+    return deepest
+
+
 def blake3(v: Any) -> str | None:
     """ASCII text of at most 64 characters, which is what a hash column holds; whether it is
     64 lowercase hex digits is validate's to judge. None when absent."""

@@ -87,9 +87,14 @@ class TraceRecord:
         return None if self.loader is None else self.loader()
 
     def tensor(self) -> np.ndarray | None:
-        """The full tensor as a shaped array; bf16 is widened exactly to f32. None without data."""
+        """The full tensor as a shaped array; bf16 is widened exactly to f32. None without data, and
+        None when the bytes disagree with the record (unknown dtype, a length other than numel
+        elements, a shape that does not make numel): `orchlog validate` reports those.
+        OSError when the bytes cannot be read (a file damaged or gone since it was opened)."""
         raw = self.raw_bytes()
-        if raw is None or self.dtype is None:
+        from orchlog.read.fields import data_fits
+
+        if raw is None or not data_fits(memoryview(raw).nbytes, self.dtype, self.numel, self.shape):
             return None
         from orchlog.encoding import dtypes
 

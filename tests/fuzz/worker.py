@@ -24,6 +24,8 @@ import sys
 import tempfile
 import traceback
 
+from orchlog.read.trace import READER_FAILED
+
 ADDRESS_SPACE = 8 << 30
 
 
@@ -59,6 +61,9 @@ def run_command(argv: list[str]) -> str | None:
     text = err.getvalue()
     if "internal error" in text or "Traceback" in text:
         return f"orchlog {argv[0]}: {text.strip()[-600:]}"
+    if READER_FAILED in text or READER_FAILED in out.getvalue():
+        shown = next(line for line in (text + out.getvalue()).splitlines() if READER_FAILED in line)
+        return f"orchlog {argv[0]}: {shown.strip()[-600:]}"
     if code not in (0, 1, 2):
         return f"orchlog {argv[0]}: exit code {code}"
     return None
@@ -70,16 +75,19 @@ def iterate(path: str) -> str | None:
     from orchlog.errors import OrchlogError
 
     try:
-        trace = open_trace(path)
-        for rec in trace:
+        traces = [open_trace(path), open_trace(path)]
+        for rec in traces[0]:
             if rec.has_data:
                 rec.raw_bytes()
-        for batch in open_trace(path).batches(rows=3):
+        for batch in traces[1].batches(rows=3):
             len(batch)
     except OrchlogError:
         return None
     except BaseException:
         return f"open_trace: {traceback.format_exc(limit=-3)}"
+    for d in traces[0].diagnostics + traces[1].diagnostics:
+        if READER_FAILED in d.message:
+            return f"open_trace: {d}"
     return None
 
 

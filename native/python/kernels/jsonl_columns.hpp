@@ -60,17 +60,20 @@ struct Columns {
   Interner checkpoints, teams, stages, dtypes;
 
   // Size every column for the lines in the buffer (values: as many per line as the first line has),
-  // so that growing them never copies.
+  // so that growing them rarely copies. Every guess is capped by what the bytes can hold: a record
+  // line is at least kMinRecord bytes and a value at least two ("0,"), so a buffer of blank lines or
+  // a long first line never reserves more than a small multiple of its own size.
   void reserve_for(const char* data, size_t size) {
-    size_t lines = size_t(std::count(data, data + size, '\n')) + 1;
+    constexpr size_t kMinRecord = 200;
+    size_t lines = std::min(size_t(std::count(data, data + size, '\n')) + 1, size / kMinRecord + 1);
     const char* first_end = static_cast<const char*>(std::memchr(data, '\n', size));
     size_t first_len = first_end ? size_t(first_end - data) : size;
     size_t per_line = size_t(std::count(data, data + first_len, ',')) + 1;
     for (auto* col : {&line, &token_idx, &layer, &step, &seq, &rank, &world_size, &numel}) col->reserve(lines);
     for (auto* col : {&checkpoint, &team, &stage, &dtype}) col->reserve(lines);
     shape_off.reserve(lines + 1), val_off.reserve(lines + 1), shape.reserve(lines * 2);
-    values.reserve(lines * std::min<size_t>(per_line, 4096)), stats.reserve(lines * 5), counts.reserve(lines * 2);
-    blake3.reserve(lines * 64);
+    values.reserve(std::min(lines * std::min<size_t>(per_line, 4096), size / 2 + 1));
+    stats.reserve(lines * 5), counts.reserve(lines * 2), blake3.reserve(lines * 64);
   }
 };
 
@@ -303,6 +306,11 @@ struct Cursor {
   }
 };
 
+// Hash text that is not ASCII goes to Python, which reports it (the column holds 64 bytes per row).
+inline bool is_ascii(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char ch) { return static_cast<unsigned char>(ch) < 0x80; });
+}
+
 // Parse one canonical record line [p, end) into the columns; false leaves them untouched.
 bool parse_line(const char* p, const char* end, int64_t lineno, Columns& c) {
   Cursor k{p, end};
@@ -348,8 +356,9 @@ bool parse_line(const char* p, const char* end, int64_t lineno, Columns& c) {
   if (!(k.lit(",\"stats\":{\"min\":") && k.opt_number(st[0]) && k.lit(",\"max\":") && k.opt_number(st[1]) &&
         k.lit(",\"mean\":") && k.opt_number(st[2]) && k.lit(",\"rms\":") && k.opt_number(st[3]) &&
         k.lit(",\"abs_max\":") && k.opt_number(st[4]) && k.lit(",\"nan_count\":") && k.int64(nan_count) &&
-        k.lit(",\"inf_count\":") && k.int64(inf_count) && k.lit("},\"blake3\":") && k.str(blake3, s5) &&
-        blake3.size() == 64 && k.lit(",\"meta\":") && k.object_text(meta) && k.lit("}") && k.p == end))
+        nan_count >= 0 && k.lit(",\"inf_count\":") && k.int64(inf_count) && inf_count >= 0 &&
+        k.lit("},\"blake3\":") && k.str(blake3, s5) && blake3.size() == 64 && is_ascii(blake3) &&
+        k.lit(",\"meta\":") && k.object_text(meta) && k.lit("}") && k.p == end))
     return undo();
   c.line.push_back(lineno);
   c.checkpoint.push_back(c.checkpoints.id(checkpoint));

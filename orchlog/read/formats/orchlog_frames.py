@@ -20,6 +20,7 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from orchlog.read import fields
 from orchlog.read.formats import Format, disk_position, is_gzip, open_binary, register
 from orchlog.read.formats.orchlog_jsonl import record_from
 from orchlog.read.trace import Location, Trace, TraceRecord
@@ -308,7 +309,10 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
                 if frame is _SKIPPED:
                     continue
                 if "orchlog" in frame:
-                    trace.headers.append(frame)
+                    try:
+                        trace.headers.append(fields.header(frame))
+                    except ValueError as exc:
+                        trace.report(Location(trace.path, offset=start), f"invalid header ({exc}); frame skipped")
                     continue
                 rec = _record(trace, frame, Location(trace.path, offset=start), tensors)
                 if rec is not None:

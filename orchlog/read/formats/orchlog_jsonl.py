@@ -106,7 +106,10 @@ def parse_line(trace: Trace, line: bytes, lineno: int) -> TraceRecord | None:
     if doc is None:
         return None
     if "orchlog" in doc:
-        trace.headers.append(doc)
+        try:
+            trace.headers.append(fields.header(doc))
+        except ValueError as exc:
+            trace.report(Location(trace.path, line=lineno), f"invalid header ({exc}); line skipped")
         return None
     try:
         return record_from(doc, Location(trace.path, line=lineno))
