@@ -9,6 +9,7 @@ from pathlib import Path
 
 from orchlog.cli.argtypes import nonnegative, nonnegative_int, unit_interval
 from orchlog.errors import OrchlogError
+from orchlog.safe_text import for_terminal
 
 EXAMPLES = """example:
   orchlog compare reference.jsonl ours.jsonl
@@ -176,5 +177,7 @@ def _run(args: argparse.Namespace) -> int:
         text = report.to_html()
     else:
         text = str(report)
+    if args.format in ("text", "md"):  # names from the traces never reach a terminal as escape sequences
+        text = for_terminal(text)
     _emit(text, args.output)
     return report.exit_code

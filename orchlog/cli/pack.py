@@ -56,6 +56,7 @@ def _run(args: argparse.Namespace) -> int:
     from orchlog.cli.progress import Progress
     from orchlog.errors import OrchlogError
     from orchlog.parquet.pack import pack
+    from orchlog.safe_text import for_terminal
 
     if args.row_group_mb <= 0:
         raise OrchlogError(f"--row-group-mb must be positive, not {args.row_group_mb:g}")
@@ -66,7 +67,7 @@ def _run(args: argparse.Namespace) -> int:
 
         def on_problem(diag) -> None:
             progress.close()
-            print(f"orchlog pack: {diag}", file=sys.stderr)
+            print(f"orchlog pack: {for_terminal(str(diag))}", file=sys.stderr)
 
         result = pack(
             args.inputs,
@@ -79,5 +80,5 @@ def _run(args: argparse.Namespace) -> int:
             on_record=lambda _rec: progress.advance(),
         )
     if not args.quiet:
-        print(result)
+        print(for_terminal(str(result)))
     return EXIT_OK if result else EXIT_FOUND

@@ -33,7 +33,6 @@ from orchlog import schema_gen
 from orchlog.errors import OrchlogError
 from orchlog.parquet.filters import Selection, selection
 from orchlog.parquet.footer import FooterError, read_footer
-from orchlog.read import fields
 from orchlog.parquet.schema import (
     ARROW_SCHEMA,
     DATA_COLUMN,
@@ -42,6 +41,7 @@ from orchlog.parquet.schema import (
     headers_from,
     schema_version_of,
 )
+from orchlog.read import fields
 from orchlog.read.formats import open_regular
 from orchlog.read.trace import Location, Trace, TraceRecord
 from orchlog.schema_gen import Stats
@@ -169,7 +169,6 @@ class _File:
         try:
             self.fragment = _FORMAT.make_fragment(self.path, filesystem=_LOCAL)
             self.fragment.ensure_complete_metadata()
-            meta = self.fragment.metadata
             file_schema = self.fragment.physical_schema
         except (pa.ArrowException, OSError) as exc:
             raise OrchlogError(

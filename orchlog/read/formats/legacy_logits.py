@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from orchlog.read.formats import Format, first_object, register
 from orchlog.read import fields
+from orchlog.read.formats import Format, first_object, register
 from orchlog.read.formats.lines import json_objects, loads_line
 from orchlog.read.formats.orchlog_jsonl import number
 from orchlog.read.trace import Location, Trace, TraceRecord
