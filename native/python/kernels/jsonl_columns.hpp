@@ -356,9 +356,9 @@ bool parse_line(const char* p, const char* end, int64_t lineno, Columns& c) {
   if (!(k.lit(",\"stats\":{\"min\":") && k.opt_number(st[0]) && k.lit(",\"max\":") && k.opt_number(st[1]) &&
         k.lit(",\"mean\":") && k.opt_number(st[2]) && k.lit(",\"rms\":") && k.opt_number(st[3]) &&
         k.lit(",\"abs_max\":") && k.opt_number(st[4]) && k.lit(",\"nan_count\":") && k.int64(nan_count) &&
-        nan_count >= 0 && k.lit(",\"inf_count\":") && k.int64(inf_count) && inf_count >= 0 &&
-        k.lit("},\"blake3\":") && k.str(blake3, s5) && blake3.size() == 64 && is_ascii(blake3) &&
-        k.lit(",\"meta\":") && k.object_text(meta) && k.lit("}") && k.p == end))
+        nan_count >= 0 && k.lit(",\"inf_count\":") && k.int64(inf_count) && inf_count >= 0 && k.lit("},\"blake3\":") &&
+        k.str(blake3, s5) && blake3.size() == 64 && is_ascii(blake3) && k.lit(",\"meta\":") && k.object_text(meta) &&
+        k.lit("}") && k.p == end))
     return undo();
   c.line.push_back(lineno);
   c.checkpoint.push_back(c.checkpoints.id(checkpoint));
