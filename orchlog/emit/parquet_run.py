@@ -11,10 +11,14 @@ rows equal what `orchlog pack` makes of a binary stream of the same calls.
 Like every emitter it never raises into the host: a bad argument skips the
 record (one warning per kind, every one counted); a failed write (OSError,
 ValueError, an Arrow error) gives one warning, counts, and turns logging
-off. A Ctrl-C is the host's and goes through. Memory stays at a few row
-groups; the file gets its footer on `close`, on the next `configure`, or at
-interpreter exit (a process killed by SIGKILL leaves no footer: use the
-binary stream where that matters).
+off, at the moment the writer's thread meets it. A Ctrl-C is the host's and
+goes through. Memory stays at a few row groups. Each row group is written
+whole as soon as it is complete (orchlog/parquet/pieces.py); the file gets its
+footer on `close`, on the next `configure`, or at interpreter exit, and a
+process killed by SIGKILL or a full disk leaves a file whose complete row
+groups orchlog still reads (`orchlog.flush()` writes the rows gathered so
+far: what it acknowledged survives). A second process given the same path
+warns and writes nothing.
 """
 
 from __future__ import annotations
@@ -135,6 +139,7 @@ class ParquetRun:
         self.selector = selector
         self.records = 0
         self._warned_bad_call = False
+        self._failed = False  # set by the writer's thread the moment a row group fails to reach the disk
         self._lock = threading.Lock()
         header = header_values(
             HeaderInput(
@@ -150,7 +155,9 @@ class ParquetRun:
                 config=dict(settings.config),
             )
         )
-        self.writer: Any = open_writer(settings.path, headers=[header], values=settings.values)
+        self.writer: Any = open_writer(
+            settings.path, headers=[header], values=settings.values, on_error=self._failed_in_background
+        )
 
     @property
     def on(self) -> bool:
@@ -168,7 +175,7 @@ class ParquetRun:
         dtype: str | None,
     ) -> bool:
         """One record when the selector takes it; whether it was written. Raises nothing but Ctrl-C."""
-        if self.writer is None:
+        if self.writer is None or self._failed:
             return False
         try:
             # Arguments are checked before the selector, as the C++ core's binding checks them.
@@ -239,7 +246,8 @@ class ParquetRun:
             try:
                 writer.close()
             except _WRITE_ERRORS as exc:
-                warn(f"closing {self.settings.path} failed: {exc}")
+                if not self._failed:  # a failure already warned about is not news at close
+                    warn(f"closing {self.settings.path} failed: {exc}")
 
     def _skip(self, message: str) -> None:
         """A record not written: counted every time, printed the first time."""
@@ -250,10 +258,19 @@ class ParquetRun:
             self._warned_bad_call = True
             warn(f"{message} (printed once)")
 
+    def _failed_in_background(self, exc: BaseException) -> None:
+        """The writer's thread could not write a row group: warn now, as the other emitters warn at the
+        first failed write, and take no more records. The row groups written before stay readable."""
+        if not self._failed:
+            self._failed = True
+            warn(f"writing {self.settings.path} failed: {exc}; logging is off from now on")
+
     def _fail(self, why: str) -> None:
         """The output failed (lock held): one warning, and logging is off until configure."""
         writer, self.writer = self.writer, None
-        warn(f"{why}; logging is off from now on ({self.records} records had been written)")
+        if not self._failed:
+            self._failed = True
+            warn(f"{why}; logging is off from now on ({self.records} records had been written)")
         try:
             writer.close()
         except BaseException:

@@ -213,10 +213,19 @@ def read_footer(f: BinaryIO, size: int | None = None) -> Footer:
 
 def parse_footer(data: bytes, start: int, file_size: int) -> Footer:
     """A footer's Thrift bytes, found at `start` in a file of `file_size` bytes, parsed and checked."""
+    return checked(decode(data), start)
+
+
+def decode(data: bytes) -> dict[int, tuple[int, Any]]:
+    """A footer's Thrift bytes as field id -> (wire type, value), nested alike."""
     try:
-        meta = _Reader(data).struct()
+        return _Reader(data).struct()
     except RecursionError:
         raise FooterError("structures nested too deeply") from None
+
+
+def checked(meta: dict[int, tuple[int, Any]], start: int) -> Footer:
+    """What orchlog uses of a decoded footer found at `start`, after the checks pyarrow would throw on."""
     leaves = _leaves(_list(meta, 2, _STRUCT, "schema"))
     groups = _list(meta, 4, _STRUCT, "row_groups")
     row_groups = tuple(_row_group(rg, leaves, start, i) for i, rg in enumerate(groups))
@@ -227,6 +236,198 @@ def parse_footer(data: bytes, start: int, file_size: int) -> Footer:
             raise FooterError("a key-value pair without a key")
         key_values[key] = _get(kv, 2, _BINARY) or b""
     return Footer(leaves, row_groups, key_values, start)
+
+
+# ------------------------------------------------------------ writing Thrift back
+
+
+def encode(fields: dict[int, tuple[int, Any]]) -> bytes:
+    """A decoded struct as Thrift compact bytes again (fields in id order)."""
+    out = bytearray()
+    _encode_struct(out, fields)
+    return bytes(out)
+
+
+def _varint(out: bytearray, n: int) -> None:
+    while True:
+        if n < 0x80:
+            out.append(n)
+            return
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+
+
+def _zigzag(out: bytearray, n: int) -> None:
+    _varint(out, (n << 1) ^ (n >> 63))
+
+
+def _encode_struct(out: bytearray, fields: dict[int, tuple[int, Any]]) -> None:
+    last = 0
+    for fid in sorted(fields):
+        kind, value = fields[fid]
+        wire = (1 if value else 2) if kind == _BOOL else kind
+        if 0 < fid - last <= 15:
+            out.append((fid - last) << 4 | wire)
+        else:
+            out.append(wire)
+            _zigzag(out, fid)
+        last = fid
+        if kind != _BOOL:
+            _encode_value(out, kind, value)
+    out.append(0)
+
+
+def _encode_value(out: bytearray, kind: int, value: Any) -> None:
+    if kind == 3:
+        out += struct.pack("b", value)
+    elif kind in (_I16, _I32, _I64):
+        _zigzag(out, value)
+    elif kind == 7:
+        out += struct.pack("<d", value)
+    elif kind == _BINARY:
+        _varint(out, len(value))
+        out += value
+    elif kind in (_LIST, 10):
+        elem = value.elem
+        if len(value) < 15:
+            out.append(len(value) << 4 | elem)
+        else:
+            out.append(0xF0 | elem)
+            _varint(out, len(value))
+        for item in value:
+            if elem in (1, 2):
+                out.append(1 if item else 2)
+            else:
+                _encode_value(out, elem, item)
+    elif kind == 11:
+        _varint(out, len(value))
+        if value:
+            raise FooterError("maps are not written back")  # no footer structure orchlog reads holds one
+    elif kind == _STRUCT:
+        _encode_struct(out, value)
+    else:
+        raise FooterError(f"Thrift type {kind} is not written back")
+
+
+# ------------------------------------------------------------ files made of pieces
+
+# A Parquet file that a process writes row group by row group, safe against a crash:
+# each row group is written as a small Parquet file of its own (a "piece": PAR1, the row
+# group, a footer whose offsets count from the piece's start, its length, PAR1), appended
+# to the file; closing the writer appends one footer for every row group with offsets
+# counted from the file's start, which makes the whole a standard Parquet file. A file
+# whose writer was killed or ran out of disk lacks that last footer; its pieces are found
+# again from the end (each ends with its footer), and `assemble` gives the footer it
+# would have had, for the row groups written whole.
+
+# Offsets a footer holds: RowGroup.file_offset; ColumnChunk.file_offset, offset_index_offset,
+# column_index_offset; ColumnMetaData.data_page_offset, index_page_offset,
+# dictionary_page_offset, bloom_filter_offset.
+_ROW_GROUP_OFFSETS = (5,)
+_CHUNK_OFFSETS = (2, 4, 6)
+_COLUMN_OFFSETS = (9, 10, 11, 14)
+
+
+def _shifted(fields: dict[int, tuple[int, Any]], ids: tuple[int, ...], delta: int) -> dict[int, tuple[int, Any]]:
+    out = dict(fields)
+    for fid in ids:
+        if fid in out and out[fid][0] == _I64:
+            out[fid] = (_I64, out[fid][1] + delta)
+    return out
+
+
+def shift_row_group(rg: dict[int, tuple[int, Any]], delta: int) -> dict[int, tuple[int, Any]]:
+    """A decoded row group with every file offset moved by delta."""
+    out = _shifted(rg, _ROW_GROUP_OFFSETS, delta)
+    chunks = _List()
+    chunks.elem = _STRUCT
+    for chunk in out[1][1]:
+        moved = _shifted(chunk, _CHUNK_OFFSETS, delta)
+        if 3 in moved:
+            moved[3] = (_STRUCT, _shifted(moved[3][1], _COLUMN_OFFSETS, delta))
+        chunks.append(moved)
+    out[1] = (_LIST, chunks)
+    return out
+
+
+def assemble(pieces: list[tuple[int, dict[int, tuple[int, Any]]]]) -> bytes:
+    """One footer (Thrift bytes) for pieces given as (offset of the piece in the file, its decoded
+    footer): row groups in order with offsets from the file's start, the last piece's key-value
+    metadata (the newest run headers), the first one's schema."""
+    if not pieces:
+        raise FooterError("no pieces")
+    merged = dict(pieces[0][1])
+    groups = _List()
+    groups.elem = _STRUCT
+    rows = 0
+    for start, meta in pieces:
+        for rg in _get(meta, 4, _LIST) or []:
+            groups.append(shift_row_group(rg, start))
+            rows += _get(rg, 3, _I64) or 0
+    merged[3] = (_I64, rows)
+    merged[4] = (_LIST, groups)
+    if 5 in pieces[-1][1]:
+        merged[5] = pieces[-1][1][5]
+    return encode(merged)
+
+
+def find_pieces(f: BinaryIO, size: int) -> tuple[list[tuple[int, dict[int, tuple[int, Any]]]], int]:
+    """The whole pieces of a file written piece by piece, found from the last one back to the first,
+    and where the last one ends; the bytes after it (a piece cut short) are left out. FooterError
+    when the file is not made of pieces."""
+    pieces: list[tuple[int, dict[int, tuple[int, Any]]]] = []
+    last = end = _last_piece_end(f, size)
+    while end > 0:
+        start, meta = _piece_ending_at(f, end)
+        pieces.append((start, meta))
+        end = start
+    pieces.reverse()
+    return pieces, last
+
+
+def _last_piece_end(f: BinaryIO, size: int) -> int:
+    """Where the last whole piece ends: the last PAR1 that closes a footer of a piece starting at a PAR1."""
+    pos = size
+    window = 1 << 16
+    while pos > 0:
+        lo = max(0, pos - window)
+        f.seek(lo)
+        block = f.read(pos - lo + len(MAGIC) - 1)
+        at = block.rfind(MAGIC)
+        while at != -1:
+            end = lo + at + len(MAGIC)
+            try:
+                _piece_ending_at(f, end)
+                return end
+            except FooterError:
+                at = block.rfind(MAGIC, 0, at)
+        pos = lo
+    raise FooterError("no whole row group: the file holds no complete piece")
+
+
+def _piece_ending_at(f: BinaryIO, end: int) -> tuple[int, dict[int, tuple[int, Any]]]:
+    """(start, decoded footer) of the piece whose closing PAR1 ends at `end`."""
+    if end < 12:
+        raise FooterError("too short for a piece")
+    f.seek(end - 8)
+    tail = f.read(8)
+    if tail[4:] != MAGIC:
+        raise FooterError("no PAR1 there")
+    length = struct.unpack("<I", tail[:4])[0]
+    if length > end - 12 or length > MAX_FOOTER:
+        raise FooterError("a footer longer than what precedes it")
+    f.seek(end - 8 - length)
+    meta = decode(f.read(length))
+    footer = checked(meta, end - 8 - length)
+    # The piece's own offsets count from its start, so its row groups' pages end where its footer begins.
+    body_end = max((c.end for rg in footer.row_groups for c in rg.chunks), default=len(MAGIC))
+    start = end - 8 - length - body_end
+    if start < 0:
+        raise FooterError("a piece reaching before the file's start")
+    f.seek(start)
+    if f.read(len(MAGIC)) != MAGIC:
+        raise FooterError("a piece that does not start with PAR1")
+    return start, meta
 
 
 def _list(doc: dict[int, Any], fid: int, elem: int, name: str, required: bool = True) -> list[Any]:

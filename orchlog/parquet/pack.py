@@ -96,6 +96,7 @@ def pack(
             codec=codec,
             level=level,
             row_group_bytes=row_group_bytes,
+            durable=False,  # the output appears under its name only when complete: a crash leaves nothing to save
         )
         try:
             for trace, records in zip(traces, streams):

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import threading
 import urllib.parse
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -28,11 +29,12 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 
 from orchlog import schema_gen
 from orchlog.errors import OrchlogError
 from orchlog.parquet.filters import Selection, selection
-from orchlog.parquet.footer import FooterError, read_footer
+from orchlog.parquet.footer import Footer, FooterError, assemble, find_pieces, parse_footer, read_footer
 from orchlog.parquet.schema import (
     ARROW_SCHEMA,
     DATA_COLUMN,
@@ -160,22 +162,30 @@ class _File:
 
     def __init__(self, path: Path) -> None:
         self.path = str(path)
-        try:
-            with open_regular(path) as f:
-                # Checked here first: pyarrow aborts the process on some damaged footers (footer.py).
-                self.footer = read_footer(f)
-        except FooterError as exc:
-            raise OrchlogError(f"{path}: not a readable Parquet file ({exc})") from None
-        try:
-            self.fragment = _FORMAT.make_fragment(self.path, filesystem=_LOCAL)
-            self.fragment.ensure_complete_metadata()
-            file_schema = self.fragment.physical_schema
-        except (pa.ArrowException, OSError) as exc:
-            raise OrchlogError(
-                f"{path}: not a readable Parquet file ({str(exc).splitlines()[0]}); a file whose "
-                "writer was killed before closing has no footer and cannot be read"
-            ) from None
         self.problems: list[str] = []  # what the footer holds that cannot be used, for the trace's diagnostics
+        # A file without its footer (a writer killed, a disk full) is read from the pieces it was
+        # written in (pieces.py) through pyarrow.parquet.ParquetFile; a whole file through a fragment.
+        self.recovered: pq.ParquetFile | None = None
+        with open_regular(path) as f:
+            size = os.fstat(f.fileno()).st_size
+            try:
+                # Checked here first: pyarrow aborts the process on some damaged footers (footer.py).
+                self.footer = read_footer(f, size)
+            except FooterError as exc:
+                self.footer, self.recovered = _recover(path, f, size, exc)
+                self.problems.append(
+                    f"{exc}; read the {len(self.footer.row_groups)} row groups written whole before byte "
+                    f"{self.footer.start}, the rest of the file was cut short"
+                )
+        try:
+            if self.recovered is None:
+                self.fragment = _FORMAT.make_fragment(self.path, filesystem=_LOCAL)
+                self.fragment.ensure_complete_metadata()
+                file_schema = self.fragment.physical_schema
+            else:
+                file_schema = self.recovered.schema_arrow
+        except (pa.ArrowException, OSError) as exc:
+            raise OrchlogError(f"{path}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
         try:
             self.headers = [fields.header(h) for h in headers_from(self.footer.key_values)]
         except (ValueError, RecursionError) as exc:
@@ -183,6 +193,8 @@ class _File:
             self.problems.append(f"the run headers in the footer are not JSON ({str(exc)[:120]}); ignored")
         self.schema_version = schema_version_of(self.footer.key_values)
         partition = {k: v for k, v in partition_values(path).items() if k not in file_schema.names}
+        if self.recovered is not None:
+            partition = {}  # read without a fragment, which is what carries partition values
         self.schema = pa.schema([*file_schema, *(ARROW_SCHEMA.field(k).with_nullable(True) for k in partition)])
         missing = [c for c in _REQUIRED if c not in self.schema.names]
         if missing:
@@ -210,14 +222,13 @@ class _File:
     def records(self, sel: Selection, cache: _RowGroupCache, trace: Trace) -> Iterator[TraceRecord]:
         """The selected rows; a row group whose pages are damaged is reported and skipped, a bad row too."""
         try:
-            pieces = list(self.fragment.split_by_row_group(sel.expression, schema=self.schema))
+            pieces = self._row_groups(sel)
         except _DAMAGE as exc:
             trace.report(Location(self.path), f"row groups unreadable ({_first_line(exc)}); file skipped", fatal=True)
             return
-        for piece in pieces:
-            rg = piece.row_groups[0].id
+        for rg, read_summary in pieces:
             try:
-                table = piece.to_table(schema=self.schema, columns=self.summary_columns)
+                table = read_summary()
                 table = sel.apply(table.append_column(_ROW, pa.array(np.arange(table.num_rows))))
                 rows = list(self._records_of(table, rg, cache, trace))
             except _DAMAGE as exc:
@@ -229,6 +240,19 @@ class _File:
                 )
                 continue
             yield from rows
+
+    def _row_groups(self, sel: Selection) -> list[tuple[int, Callable[[], pa.Table]]]:
+        """(row group, a function reading its summary columns) for the row groups the selection may keep."""
+        if self.recovered is not None:
+            pf, columns = self.recovered, self.summary_columns
+            return [(rg, lambda rg=rg: pf.read_row_group(rg, columns=columns)) for rg in range(self.row_group_count)]
+        return [
+            (
+                piece.row_groups[0].id,
+                lambda piece=piece: piece.to_table(schema=self.schema, columns=self.summary_columns),
+            )
+            for piece in self.fragment.split_by_row_group(sel.expression, schema=self.schema)
+        ]
 
     def _records_of(self, table: pa.Table, rg: int, cache: _RowGroupCache, trace: Trace) -> Iterator[TraceRecord]:
         n = table.num_rows
@@ -254,7 +278,24 @@ class _File:
             yield rec
 
     def read_tensors(self, rg: int) -> pa.ChunkedArray:
+        if self.recovered is not None:
+            return self.recovered.read_row_group(rg, columns=[DATA_COLUMN]).column(DATA_COLUMN)
         return self.fragment.subset(row_group_ids=[rg]).to_table(columns=[DATA_COLUMN]).column(DATA_COLUMN)
+
+
+def _recover(path: Path, f, size: int, missing: FooterError) -> tuple[Footer, pq.ParquetFile]:
+    """The footer a file written in pieces would have had, over its whole row groups, and a ParquetFile
+    that reads them; OrchlogError when the file was not written in pieces (no row group can be found)."""
+    try:
+        pieces, end = find_pieces(f, size)
+        thrift = assemble(pieces)
+        footer = parse_footer(thrift, end, size)
+        meta = pq.read_metadata(pa.BufferReader(MAGIC + thrift + struct.pack("<I", len(thrift)) + MAGIC))
+        return footer, pq.ParquetFile(str(path), metadata=meta)
+    except (FooterError, pa.ArrowException, OSError) as exc:
+        raise OrchlogError(
+            f"{path}: not a readable Parquet file ({missing}; no row group found either: {exc})"
+        ) from None
 
 
 def _record(cols: dict[str, list[Any]], i: int, values: np.ndarray, has_stats: bool, where: Location) -> TraceRecord:
