@@ -75,6 +75,8 @@ class TraceRecord:
     order: int = 0  # position in the trace's file order, assigned by the reader
     # Returns the tensor bytes: bytes, or a read-only memoryview where a format can hand them over without a copy.
     loader: Callable[[], bytes | memoryview] | None = dataclasses.field(default=None, repr=False)
+    # Re-reads the stored record (a binary frame that carries a checksum) and says what is wrong, or None.
+    frame_check: Callable[[], str | None] | None = dataclasses.field(default=None, repr=False)
 
     @property
     def has_data(self) -> bool:

@@ -18,7 +18,6 @@
 #include <unordered_map>
 #include <vector>
 
-
 namespace py = pybind11;
 
 namespace orchlog_kernels {

@@ -20,12 +20,14 @@ from typing import Any, BinaryIO
 
 import numpy as np
 
+from orchlog.kernels import crc32c
 from orchlog.read import fields
 from orchlog.read.formats import Format, disk_position, is_gzip, open_binary, register
-from orchlog.read.formats.orchlog_jsonl import record_from
+from orchlog.read.formats.orchlog_jsonl import SECOND_HEADER, record_from
 from orchlog.read.trace import Location, Trace, TraceRecord
 
 HEADER_MARK = b"\xa7orchlog"
+CHECKSUM_KEY = "crc32c"  # the frame checksum's key, last in the frame, once the schema has it
 RECORD_MARK = b"\xaacheckpoint"
 _MAP_STARTS = {0xDE, 0xDF} | set(range(0x80, 0x90))
 _RESYNC_CHUNK = 1 << 20
@@ -54,6 +56,7 @@ class _Decoder:
         self.f = f
         self.size = size  # file size when known (not for gzip)
         self.depth = 0
+        self.checksum_at: int | None = None  # where the frame's checksum key starts, when it has one
 
     def take(self, n: int) -> bytes:
         if self.size is not None:
@@ -160,7 +163,10 @@ class _Decoder:
     def map(self, n: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for _ in range(n):
+            at = self.f.tell()
             key = self.value()
+            if key == CHECKSUM_KEY and self.depth == 1:
+                self.checksum_at = at
             if not isinstance(key, str):
                 raise _Garbage("map key is not a string")
             out[key] = self.value(lazy_bin=(key == "data"))
@@ -309,13 +315,21 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
                 if frame is _SKIPPED:
                     continue
                 if "orchlog" in frame:
+                    where = Location(trace.path, offset=start)
                     try:
-                        trace.headers.append(fields.header(frame))
+                        header = fields.header(frame)
                     except ValueError as exc:
-                        trace.report(Location(trace.path, offset=start), f"invalid header ({exc}); frame skipped")
+                        trace.report(where, f"invalid header ({exc}); frame skipped")
+                        continue
+                    if trace.headers:
+                        trace.report(where, SECOND_HEADER)
+                    trace.headers.append(header)
                     continue
                 rec = _record(trace, frame, Location(trace.path, offset=start), tensors)
                 if rec is not None:
+                    expected = frame.get(CHECKSUM_KEY)
+                    if dec.checksum_at is not None:
+                        rec.frame_check = _FrameCheck(tensors, start, dec.checksum_at - start, expected)
                     yield rec
         except _GZIP_ERRORS as exc:
             trace.report(
@@ -335,6 +349,7 @@ def _next_frame(trace: Trace, dec: _Decoder, start: int) -> dict[str, Any] | Non
         return None
     f.seek(start)
     where = Location(trace.path, offset=start)
+    dec.checksum_at = None
     try:
         frame = dec.value()
         if not isinstance(frame, dict):
@@ -368,6 +383,23 @@ def _record(trace: Trace, frame: dict[str, Any], where: Location, tensors: _Tens
     elif isinstance(data, bytes):
         rec.loader = lambda b=data: b
     return rec
+
+
+class _FrameCheck:
+    """A frame's checksum, checked on demand (`orchlog validate --verify-hashes`): CRC-32C over every
+    byte of the frame before the checksum's key, the tensor included, against the value the frame
+    holds. The key is not in the schema yet; frames that carry it are checked, others are not."""
+
+    def __init__(self, source: _TensorBytes, offset: int, covered: int, expected: Any) -> None:
+        self.source, self.offset, self.covered, self.expected = source, offset, covered, expected
+
+    def __call__(self) -> str | None:
+        if isinstance(self.expected, bool) or not isinstance(self.expected, int):
+            return f"frame checksum {fields.shown(self.expected)} is not a 32-bit integer"
+        actual = crc32c(self.source.read(self.offset, self.covered))
+        if actual != self.expected:
+            return f"frame checksum (CRC-32C) is {actual:#010x}, the frame says {self.expected:#010x}: the frame is damaged"
+        return None
 
 
 def open_frames(path: Path) -> Trace:

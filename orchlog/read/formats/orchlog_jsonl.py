@@ -24,6 +24,9 @@ from orchlog.read.trace import Location, Trace, TraceRecord
 from orchlog.schema_gen import DTYPE_ALIASES, Stats
 from orchlog.strings import Strings
 
+# A file holds one run (FORMAT.md): a header further down means another writer, or another run,
+# wrote into this file, and the records around it may be missing or overwritten.
+SECOND_HEADER = "another run header in the middle of the file (two processes or runs wrote this file?)"
 _REQUIRED = ("checkpoint", "dtype", "shape", "numel", "values", "stats", "blake3")
 _NARROW_FLOATS = ("f32", "f16", "bf16")
 
@@ -106,10 +109,15 @@ def parse_line(trace: Trace, line: bytes, lineno: int) -> TraceRecord | None:
     if doc is None:
         return None
     if "orchlog" in doc:
+        where = Location(trace.path, line=lineno)
         try:
-            trace.headers.append(fields.header(doc))
+            header = fields.header(doc)
         except ValueError as exc:
-            trace.report(Location(trace.path, line=lineno), f"invalid header ({exc}); line skipped")
+            trace.report(where, f"invalid header ({exc}); line skipped")
+            return None
+        if trace.headers:
+            trace.report(where, SECOND_HEADER)
+        trace.headers.append(header)
         return None
     try:
         return record_from(doc, Location(trace.path, line=lineno))
