@@ -129,9 +129,13 @@ def _settled(t: PairTable, rows: np.ndarray, track_token: int | None) -> None:
             t.m["rank_a"][r] = t.m["rank_b"][r] = rank_of(values, track_token)
 
 
-def _tensor_pair(t: PairTable, r: int, track_token: int | None) -> None:
+def _tensor_pair(t: PairTable, r: int, track_token: int | None) -> bool:
+    """Pair r measured on the whole tensors; False when one turns out not to be readable as its record says
+    (flat_tensor: damaged bytes, an unknown dtype), which leaves the pair to its summary."""
     i, j = t.ia[r], t.ib[r]
     ta, tb = flat_tensor(t.a, i), flat_tensor(t.b, j)
+    if ta is None or tb is None:
+        return False
     for c, v in _diff_row(tensor_diff(ta, tb)).items():
         t.m[c][r] = v
     if t.is_logits[r]:
@@ -141,6 +145,7 @@ def _tensor_pair(t: PairTable, r: int, track_token: int | None) -> None:
             value = getattr(g, c)
             t.m[c][r] = math.nan if value is None else value
         t.m["top1_match"][r] = float(g.top1_a == g.top1_b)
+    return True
 
 
 def measure(
@@ -179,7 +184,9 @@ def measure(
     if settled.any():
         _settled(t, np.flatnonzero(settled), track_token)
     for r in np.flatnonzero(full):
-        _tensor_pair(t, int(r), track_token)
+        if not _tensor_pair(t, int(r), track_token):
+            full[r] = False
+            t.basis[r] = SUMMARY
     summary = np.flatnonzero(~settled & ~full)
     if len(summary):
         _summary(t, summary)

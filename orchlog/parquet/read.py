@@ -408,7 +408,11 @@ class _RowGroupCache:
         return chunks
 
     def _value(self, f: _File, rg: int, row: int) -> tuple[pa.Array, int]:
-        for chunk in self._column(f, rg):
+        try:
+            chunks = self._column(f, rg)
+        except _DAMAGE as exc:  # what a loader raises on damaged pages (TraceRecord.raw_bytes)
+            raise OSError(f"{f.path}: row group {rg}'s tensors are unreadable ({_first_line(exc)})") from None
+        for chunk in chunks:
             if row < len(chunk):
                 return chunk, row
             row -= len(chunk)
@@ -422,7 +426,16 @@ class _RowGroupCache:
         return lambda: self.tensor_bytes(f, rg, row, itemsize)
 
     def tensor_bytes(self, f: _File, rg: int, row: int, itemsize: int) -> memoryview | None:
-        """The tensor's bytes as a read-only view of the Arrow buffer, copied only to align them."""
+        """The tensor's bytes as a read-only view of the Arrow buffer, copied only to align them;
+        OSError when the row group's pages are damaged."""
+        try:
+            return self._tensor_bytes(f, rg, row, itemsize)
+        except _DAMAGE as exc:
+            if isinstance(exc, OSError):
+                raise
+            raise OSError(f"{f.path}: row group {rg} is damaged ({_first_line(exc)})") from None
+
+    def _tensor_bytes(self, f: _File, rg: int, row: int, itemsize: int) -> memoryview | None:
         chunk, i = self._value(f, rg, row)
         if not _is_valid(chunk, i):
             return None
@@ -430,6 +443,8 @@ class _RowGroupCache:
         start, end = np.frombuffer(offsets_buf, dtype=np.int64, count=2, offset=(chunk.offset + i) * 8)
         if data_buf is None or end == start:
             return memoryview(b"")
+        if not 0 <= start <= end <= data_buf.size:
+            raise OSError(f"{f.path}: row group {rg} is damaged (row {row}'s tensor lies outside its data)")
         view = data_buf.slice(int(start), int(end - start))
         if view.address % itemsize:
             # NumPy reads unaligned memory correctly but slowly, and some consumers refuse it.
