@@ -231,7 +231,7 @@ class ParquetRun:
             if self.writer is None:
                 return True
             try:
-                self.writer.flush()
+                self.writer.flush(wait=True)  # written, not only handed to the writer's thread
                 return True
             except _WRITE_ERRORS as exc:
                 self._fail(f"writing {self.settings.path} failed: {exc}")

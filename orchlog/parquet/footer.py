@@ -324,6 +324,9 @@ def _encode_value(out: bytearray, kind: int, value: Any) -> None:
 # column_index_offset; ColumnMetaData.data_page_offset, index_page_offset,
 # dictionary_page_offset, bloom_filter_offset.
 _ROW_GROUP_OFFSETS = (5,)
+# In every piece's own footer, not in the footer over them all: a file whose last footer has it
+# is a file whose writer never closed it (its last footer is a piece's, its offsets the piece's).
+PIECE_KEY = b"orchlog.piece"
 _CHUNK_OFFSETS = (2, 4, 6)
 _COLUMN_OFFSETS = (9, 10, 11, 14)
 
@@ -367,7 +370,10 @@ def assemble(pieces: list[tuple[int, dict[int, tuple[int, Any]]]]) -> bytes:
     merged[3] = (_I64, rows)
     merged[4] = (_LIST, groups)
     if 5 in pieces[-1][1]:
-        merged[5] = pieces[-1][1][5]
+        kind, pairs = pieces[-1][1][5]
+        kept = _List(kv for kv in pairs if _get(kv, 1, _BINARY) != PIECE_KEY)
+        kept.elem = pairs.elem
+        merged[5] = (kind, kept)
     return encode(merged)
 
 

@@ -25,7 +25,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from orchlog.parquet.footer import MAGIC, assemble, decode
+from orchlog.parquet.footer import MAGIC, PIECE_KEY, assemble, decode
 
 
 class PieceFile:
@@ -50,6 +50,8 @@ class PieceFile:
         try:
             if table is not None:
                 writer.write_table(table, row_group_size=max(1, table.num_rows))
+            # In this piece's footer only, not in the Arrow schema it stores (which tables read back carry).
+            writer.add_key_value_metadata({PIECE_KEY: b"1"})
         finally:
             writer.close()
         piece = buffer.getvalue()

@@ -34,7 +34,15 @@ import pyarrow.parquet as pq
 from orchlog import schema_gen
 from orchlog.errors import OrchlogError
 from orchlog.parquet.filters import Selection, selection
-from orchlog.parquet.footer import Footer, FooterError, assemble, find_pieces, parse_footer, read_footer
+from orchlog.parquet.footer import (
+    PIECE_KEY,
+    Footer,
+    FooterError,
+    assemble,
+    find_pieces,
+    parse_footer,
+    read_footer,
+)
 from orchlog.parquet.schema import (
     ARROW_SCHEMA,
     DATA_COLUMN,
@@ -171,11 +179,13 @@ class _File:
             try:
                 # Checked here first: pyarrow aborts the process on some damaged footers (footer.py).
                 self.footer = read_footer(f, size)
+                if PIECE_KEY in self.footer.key_values:
+                    raise FooterError("no footer: the writer stopped before closing the file")
             except FooterError as exc:
                 self.footer, self.recovered = _recover(path, f, size, exc)
                 self.problems.append(
-                    f"{exc}; read the {len(self.footer.row_groups)} row groups written whole before byte "
-                    f"{self.footer.start}, the rest of the file was cut short"
+                    f"{exc}; read the {len(self.footer.row_groups)} row groups written whole (up to byte "
+                    f"{self.footer.start}; anything after them was cut short)"
                 )
         try:
             if self.recovered is None:

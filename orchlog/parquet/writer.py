@@ -322,10 +322,14 @@ class Writer:
             if self._sink is not None:
                 self._sink.headers.append(header)
 
-    def flush(self) -> None:
-        """Write the buffered rows as a row group now."""
+    def flush(self, wait: bool = False) -> None:
+        """Write the buffered rows as a row group now; `wait`: return once it is written (OSError if it was not)."""
         with self._lock:
-            if self._sink is None or not len(self._batch):
+            if self._sink is None:
+                return
+            if not len(self._batch):
+                if wait:
+                    self._sink.wait()
                 return
             # Wait for the row group in flight first: a Ctrl-C while waiting leaves these
             # rows in the batch, for close to write. One that lands after the sink took
@@ -335,6 +339,8 @@ class Writer:
             if self._sink.accepted != self._batch.generation:
                 self._sink.write(self._batch.table(), self._batch.generation)
             self._batch.clear()
+            if wait:
+                self._sink.wait()
 
     # ------------------------------------------------------------------ closing
 

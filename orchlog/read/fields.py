@@ -86,7 +86,7 @@ def number(v: Any) -> float | None:
     try:
         return float(v)
     except OverflowError:  # an int past the float range: as JSON's 1e400 reads, an infinity
-        return math.copysign(math.inf, v)
+        return math.inf if v > 0 else -math.inf
 
 
 def mapping(v: Any, name: str) -> dict[str, Any]:
