@@ -114,6 +114,16 @@ def _check_stats(rec: TraceRecord, out: list[str]) -> None:
             out.append(f"stats abs_max {s.abs_max} is not max(|min|, |max|)")
         if not s.rms >= 0:
             out.append(f"stats rms {s.rms} is negative")
+        if not s.min <= s.mean <= s.max or not abs(s.mean) <= s.rms * (1 + 1e-12):
+            out.append(f"stats mean {s.mean} is outside [min, max] or above rms {s.rms}")
+    if rec.values is not None and len(rec.values):
+        values = rec.values
+        finite_values = values[np.isfinite(values)]
+        bounded = s.min is not None and s.max is not None
+        if len(finite_values) and bounded and (finite_values.min() < s.min or finite_values.max() > s.max):
+            out.append("leading values lie outside the stats' [min, max]")
+        if int(np.isnan(values).sum()) > s.nan_count or int(np.isinf(values).sum()) > s.inf_count:
+            out.append("leading values hold more NaN or Inf than the stats count")
 
 
 def check_record(rec: TraceRecord, strict: bool, expected_values: int | None) -> list[str]:

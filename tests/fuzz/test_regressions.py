@@ -6,15 +6,19 @@ from pathlib import Path
 
 from tests.fuzz.campaign import run_inputs
 from tests.fuzz.mutate import Mutant
+from tests.fuzz.seeds import Seed
 
 REGRESSIONS = Path(__file__).with_name("regressions")
 
 
 def _inputs(seeds) -> list[Mutant]:
+    """Each regression with the undamaged trace it came from; one from a native emitter's trace (not made
+    in the default suite) is compared with itself."""
     by_name = {s.name: s for s in seeds}
     out = []
     for n, path in enumerate(sorted(p for p in REGRESSIONS.iterdir() if p.name != "README.md")):
-        seed = by_name[path.name.split("--")[0]]
+        name = path.name.split("--")[0]
+        seed = by_name.get(name, Seed(name, path, "file"))
         out.append(Mutant(seed, n, path, seed.path, ("regression",)))
     return out
 
