@@ -197,18 +197,23 @@ def read_footer(f: BinaryIO, size: int | None = None) -> Footer:
     """The footer of the Parquet file open in f; FooterError when it is missing or damaged."""
     if size is None:
         size = os.fstat(f.fileno()).st_size
-    if size < 12:
+    start, length = _footer_ending_at(f, size)
+    f.seek(start)
+    return parse_footer(f.read(length), start, size)
+
+
+def _footer_ending_at(f: BinaryIO, end: int) -> tuple[int, int]:
+    """(start, length) of the footer whose length and closing PAR1 end at byte `end`."""
+    if end < 12:
         raise FooterError("too short to be a Parquet file")
-    f.seek(size - 8)
+    f.seek(end - 8)
     tail = f.read(8)
     if tail[4:] != MAGIC:
         raise FooterError("no footer: the file does not end with PAR1 (a writer stopped before closing it?)")
     length = struct.unpack("<I", tail[:4])[0]
-    if length > size - 12 or length > MAX_FOOTER:
-        raise FooterError(f"the footer claims {length} bytes of a {size}-byte file")
-    start = size - 8 - length
-    f.seek(start)
-    return parse_footer(f.read(length), start, size)
+    if length > end - 12 or length > MAX_FOOTER:
+        raise FooterError(f"the footer claims {length} bytes of the {end} before it")
+    return end - 8 - length, length
 
 
 def parse_footer(data: bytes, start: int, file_size: int) -> Footer:
@@ -413,21 +418,13 @@ def _last_piece_end(f: BinaryIO, size: int) -> int:
 
 def _piece_ending_at(f: BinaryIO, end: int) -> tuple[int, dict[int, tuple[int, Any]]]:
     """(start, decoded footer) of the piece whose closing PAR1 ends at `end`."""
-    if end < 12:
-        raise FooterError("too short for a piece")
-    f.seek(end - 8)
-    tail = f.read(8)
-    if tail[4:] != MAGIC:
-        raise FooterError("no PAR1 there")
-    length = struct.unpack("<I", tail[:4])[0]
-    if length > end - 12 or length > MAX_FOOTER:
-        raise FooterError("a footer longer than what precedes it")
-    f.seek(end - 8 - length)
+    footer_start, length = _footer_ending_at(f, end)
+    f.seek(footer_start)
     meta = decode(f.read(length))
-    footer = checked(meta, end - 8 - length)
+    footer = checked(meta, footer_start)
     # The piece's own offsets count from its start, so its row groups' pages end where its footer begins.
     body_end = max((c.end for rg in footer.row_groups for c in rg.chunks), default=len(MAGIC))
-    start = end - 8 - length - body_end
+    start = footer_start - body_end
     if start < 0:
         raise FooterError("a piece reaching before the file's start")
     f.seek(start)

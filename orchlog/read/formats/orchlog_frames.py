@@ -23,7 +23,7 @@ import numpy as np
 from orchlog.kernels import crc32c
 from orchlog.read import fields
 from orchlog.read.formats import Format, disk_position, is_gzip, open_binary, register
-from orchlog.read.formats.orchlog_jsonl import SECOND_HEADER, record_from
+from orchlog.read.formats.orchlog_jsonl import keep_header, record_from
 from orchlog.read.trace import Location, Trace, TraceRecord
 
 HEADER_MARK = b"\xa7orchlog"
@@ -315,15 +315,7 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
                 if frame is _SKIPPED:
                     continue
                 if "orchlog" in frame:
-                    where = Location(trace.path, offset=start)
-                    try:
-                        header = fields.header(frame)
-                    except ValueError as exc:
-                        trace.report(where, f"invalid header ({exc}); frame skipped")
-                        continue
-                    if trace.headers:
-                        trace.report(where, SECOND_HEADER)
-                    trace.headers.append(header)
+                    keep_header(trace, frame, Location(trace.path, offset=start))
                     continue
                 rec = _record(trace, frame, Location(trace.path, offset=start), tensors)
                 if rec is not None:

@@ -103,21 +103,25 @@ def _sniff(path: Path, head: bytes) -> bool:
     )
 
 
+def keep_header(trace: Trace, doc: dict[str, Any], where: Location) -> None:
+    """A run header onto the trace; one that is not a usable header, or a second one, is reported."""
+    try:
+        header = fields.header(doc)
+    except ValueError as exc:
+        trace.report(where, f"invalid header ({exc}); skipped")
+        return
+    if trace.headers:
+        trace.report(where, SECOND_HEADER)
+    trace.headers.append(header)
+
+
 def parse_line(trace: Trace, line: bytes, lineno: int) -> TraceRecord | None:
     """A record from one line, a header kept on the trace, or None with the problem reported."""
     doc = parse_object(trace, line, lineno)
     if doc is None:
         return None
     if "orchlog" in doc:
-        where = Location(trace.path, line=lineno)
-        try:
-            header = fields.header(doc)
-        except ValueError as exc:
-            trace.report(where, f"invalid header ({exc}); line skipped")
-            return None
-        if trace.headers:
-            trace.report(where, SECOND_HEADER)
-        trace.headers.append(header)
+        keep_header(trace, doc, Location(trace.path, line=lineno))
         return None
     try:
         return record_from(doc, Location(trace.path, line=lineno))
