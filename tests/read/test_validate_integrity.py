@@ -53,3 +53,14 @@ def test_frames_overwritten_by_another_writer_are_never_called_valid(tmp_path):
     data[300 : 300 + len(other)] = other  # a second process writing from its own offset 0 would do this
     path.write_bytes(bytes(data))
     assert not validate(open_trace(path), verify_hashes=True)
+
+
+def test_stats_of_tensors_whose_sums_round_are_still_valid(tmp_path):
+    rng = np.random.default_rng(7)
+    recs = [
+        record(f"c{i}", np.full(n, value, np.float32), seq=i)
+        for i, (n, value) in enumerate((n, v) for n in (3, 10, 999, 4097) for v in (0.1, -0.3, 1e-30, 3.4e38))
+    ]
+    recs += [record("r", rng.standard_normal(5000).astype(np.float32) * 1e6, seq=len(recs))]
+    path = write_frames(tmp_path / "round.bin", recs)
+    assert validate(open_trace(path), verify_hashes=True).problems == []
