@@ -42,7 +42,7 @@ def _trace_files(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
             if stat.S_ISREG(mode):
                 files.append(f)
             else:
-                skipped.append((f, f"{formats.file_kind(mode)}, not a regular file; skipped"))
+                skipped.append((f, f"{formats.file_kind(mode)}, not a regular file"))
     return files, skipped
 
 
@@ -64,7 +64,8 @@ def _open_directory(root: Path) -> Trace:
             except OrchlogError as exc:  # one unreadable file (a Parquet file without footer) is that file's problem
                 found[i] = (f, None, str(exc))
     if not members:
-        raise OrchlogError(f"{root}: no trace files inside")
+        reasons = [why for _, fmt, why in found if fmt is None]
+        raise OrchlogError(f"{root}: no trace files inside" + (f" (first: {reasons[0]})" if reasons else ""))
 
     def batches(trace: Trace) -> Iterator[RecordBatch]:
         done = 0
