@@ -281,3 +281,29 @@ def parse_orchlog_jsonl(buf: bytes | memoryview, first_line: int, native: bool =
         return None
     cols: dict[str, Any] | None = _native.parse_orchlog_jsonl(buf, first_line)
     return cols
+
+
+def _crc32c_table() -> list[int]:
+    table: list[int] = []
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ (0x82F63B78 & -(c & 1))
+        table.append(c)
+    return table
+
+
+_CRC32C_TABLE: list[int] | None = None
+
+
+def crc32c(data: bytes | memoryview, crc: int = 0, native: bool = True) -> int:
+    """CRC-32C (Castagnoli) of data, continuing from crc: crc32c(b, crc32c(a)) == crc32c(a + b)."""
+    if native and _native is not None:
+        return int(_native.crc32c(data, crc))
+    global _CRC32C_TABLE
+    if _CRC32C_TABLE is None:
+        _CRC32C_TABLE = _crc32c_table()
+    table, c = _CRC32C_TABLE, crc ^ 0xFFFFFFFF
+    for byte in bytes(data):
+        c = (c >> 8) ^ table[(c ^ byte) & 0xFF]
+    return c ^ 0xFFFFFFFF

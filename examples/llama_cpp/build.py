@@ -8,6 +8,9 @@ repository under `<cache>/llama.cpp/<version>-<flags hash>/`, where <cache> is
 $ORCHLOG_CACHE_DIR, else $XDG_CACHE_HOME/orchlog, else ~/.cache/orchlog; a
 finished build leaves a `COMPLETE` stamp, so a second call returns at once.
 Progress goes to a terminal only; piped, the build is silent unless it fails.
+The sdist must have the pinned SHA-256, and only plain files and directories
+inside the vendored tree are extracted, on every Python (tarfile's "data"
+filter is missing from some that requires-python allows).
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ from pathlib import Path
 from orchlog.cli.progress import Progress
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
+# The sdist's digest as PyPI serves it: a download (or a cached file) that differs is refused.
+SDIST_SHA256 = "832db0699007f1be95a7e41ef12e88926b02ba836461e36a36372db2760c1a2e"
 # The llama.cpp commit that llama-cpp-python 0.3.36 vendors (its CHANGELOG).
 LLAMA_CPP_COMMIT = "0c1e57098"
 
@@ -146,6 +151,7 @@ def _fetch_sdist(directory: Path, quiet: bool) -> Path:
     name = f"llama_cpp_python-{LLAMA_CPP_PYTHON_VERSION}.tar.gz"
     target = directory / name
     if target.exists():
+        check_sha256(target)
         return target
     directory.mkdir(parents=True, exist_ok=True)
     _say(quiet, f"downloading the llama-cpp-python {LLAMA_CPP_PYTHON_VERSION} sdist from PyPI (~75 MB)")
@@ -174,8 +180,43 @@ def _fetch_sdist(directory: Path, quiet: bool) -> Path:
         )
         if proc.returncode != 0:
             raise BuildError(f"pip download of llama-cpp-python failed:\n{proc.stdout or ''}")
+        check_sha256(Path(tmp) / name)
         os.replace(Path(tmp) / name, target)
     return target
+
+
+def check_sha256(sdist: Path, expected: str = SDIST_SHA256) -> None:
+    """BuildError unless the file's SHA-256 is the pinned one."""
+    digest = hashlib.sha256()
+    with open(sdist, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    if digest.hexdigest() != expected:
+        raise BuildError(
+            f"{sdist} has SHA-256 {digest.hexdigest()}, not the pinned {expected}: refusing to build from it "
+            "(delete it to download it again)"
+        )
+
+
+def safe_members(members: list[tarfile.TarInfo], prefix: str) -> list[tarfile.TarInfo]:
+    """The members under prefix, renamed relative to it; BuildError for anything but plain files and
+    directories with a relative path that stays inside (links, devices, `..`, absolute names).
+
+    What tarfile's "data" filter enforces, checked here for every Python: 3.10 and 3.11 before
+    their security releases have no filter, and extractall would then follow an archive's links
+    out of the destination."""
+    out = []
+    for member in members:
+        if not member.name.startswith(prefix):
+            continue
+        name = member.name[len(prefix) :]
+        parts = Path(name).parts
+        if not (member.isfile() or member.isdir()) or name.startswith("/") or ".." in parts:
+            raise BuildError(f"refusing to extract {member.name!r} from the sdist: not a plain file inside the tree")
+        member.name = name
+        member.mode &= 0o755  # no set-uid, set-gid or world-writable bits
+        out.append(member)
+    return out
 
 
 def _extract_vendored_source(sdist: Path, destination: Path) -> Path:
@@ -187,11 +228,7 @@ def _extract_vendored_source(sdist: Path, destination: Path) -> Path:
     tmp = Path(tempfile.mkdtemp(dir=destination.parent, prefix=".src-"))
     try:
         with tarfile.open(sdist) as archive:
-            members = []
-            for member in archive.getmembers():
-                if member.name.startswith(prefix):
-                    member.name = member.name[len(prefix) :]
-                    members.append(member)
+            members = safe_members(archive.getmembers(), prefix)
             if not members:
                 raise BuildError(f"{sdist} holds no {prefix}")
             safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}

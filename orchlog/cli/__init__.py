@@ -15,6 +15,7 @@ import sys
 
 from orchlog import __version__
 from orchlog.errors import OrchlogError
+from orchlog.safe_text import for_terminal
 
 # Subcommand modules, in the order `orchlog --help` lists them.
 COMMANDS = ["compare", "weights", "show", "validate", "pack", "guardrail", "codegen", "completion"]
@@ -53,7 +54,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except OrchlogError as exc:
-        print(f"orchlog: error: {exc}", file=sys.stderr)
+        print(f"orchlog: error: {for_terminal(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("orchlog: interrupted", file=sys.stderr)
@@ -66,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("ORCHLOG_DEBUG"):
             raise
         print(
-            f"orchlog: internal error: {type(exc).__name__}: {exc} (set ORCHLOG_DEBUG=1 for a traceback and report it)",
+            f"orchlog: internal error: {type(exc).__name__}: {for_terminal(str(exc))} "
+            "(set ORCHLOG_DEBUG=1 for a traceback and report it)",
             file=sys.stderr,
         )
         return EXIT_ERROR

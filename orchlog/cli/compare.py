@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from orchlog.cli.argtypes import nonnegative, nonnegative_int, unit_interval
 from orchlog.errors import OrchlogError
+from orchlog.safe_text import for_terminal
 
 if TYPE_CHECKING:
     from orchlog.compare.per_token import PerTokenReport
@@ -266,5 +267,8 @@ def _run(args: argparse.Namespace) -> int:
                 report = compare(a, b, opts, progress=progress)
         except OSError as exc:
             raise OrchlogError(f"cannot read input: {exc}") from None
-    _emit(report_text(report, args.format), args.output)
+    text = report_text(report, args.format)
+    if args.format in ("text", "md"):  # names from the traces never reach a terminal as escape sequences
+        text = for_terminal(text)
+    _emit(text, args.output)
     return report.exit_code

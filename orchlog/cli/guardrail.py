@@ -71,6 +71,7 @@ def _run(args: argparse.Namespace) -> int:
     from orchlog.cli.progress import Progress
     from orchlog.guardrail import GuardrailOptions, guardrail
     from orchlog.guardrail.report import write_outputs
+    from orchlog.safe_text import for_terminal
 
     thresholds = {name: getattr(args, name) for name in THRESHOLD_FLAGS.values() if getattr(args, name) is not None}
     options = GuardrailOptions(config=args.config, thresholds=thresholds)
@@ -83,7 +84,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(json.dumps(result.to_json(), indent=1, allow_nan=False) + "\n")
     elif args.format == "md":
-        sys.stdout.write(result.to_markdown())
+        sys.stdout.write(for_terminal(result.to_markdown()))
     else:
-        sys.stdout.write(str(result))
+        sys.stdout.write(for_terminal(str(result)))
     return result.exit_code

@@ -60,6 +60,7 @@ def _run(args: argparse.Namespace) -> int:
     from orchlog.cli.progress import Progress
     from orchlog.errors import OrchlogError
     from orchlog.parquet.packing import pack
+    from orchlog.safe_text import for_terminal
 
     if args.row_group_mb <= 0:
         raise OrchlogError(f"--row-group-mb must be positive, not {args.row_group_mb:g}")
@@ -70,7 +71,7 @@ def _run(args: argparse.Namespace) -> int:
 
         def on_problem(diag: Diagnostic) -> None:
             progress.close()
-            print(f"orchlog pack: {diag}", file=sys.stderr)
+            print(f"orchlog pack: {for_terminal(str(diag))}", file=sys.stderr)
 
         result = pack(
             args.inputs,
@@ -83,5 +84,5 @@ def _run(args: argparse.Namespace) -> int:
             on_record=lambda _rec: progress.advance(),
         )
     if not args.quiet:
-        print(result)
+        print(for_terminal(str(result)))
     return EXIT_OK if result else EXIT_FOUND

@@ -25,6 +25,7 @@ def _run(args: argparse.Namespace) -> int:
     from orchlog.errors import OrchlogError
     from orchlog.read.overview import overview
     from orchlog.read.paths import open_trace
+    from orchlog.safe_text import for_terminal
 
     try:
         view = overview(open_trace(args.trace))
@@ -33,5 +34,5 @@ def _run(args: argparse.Namespace) -> int:
     if args.format == "json":
         sys.stdout.write(json.dumps(view.to_json(), indent=1, default=str) + "\n")
     else:
-        sys.stdout.write(str(view))
+        sys.stdout.write(for_terminal(str(view)))
     return 0

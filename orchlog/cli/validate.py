@@ -30,6 +30,7 @@ def _run(args: argparse.Namespace) -> int:
     from orchlog.errors import OrchlogError
     from orchlog.read.paths import open_trace
     from orchlog.read.validate import validate
+    from orchlog.safe_text import for_terminal
 
     try:
         trace = open_trace(args.trace)
@@ -41,5 +42,7 @@ def _run(args: argparse.Namespace) -> int:
             )
     except OSError as exc:
         raise OrchlogError(f"cannot read {args.trace}: {exc}") from None
-    sys.stdout.write(json.dumps(report.to_json(), indent=1) + "\n" if args.format == "json" else str(report))
+    sys.stdout.write(
+        json.dumps(report.to_json(), indent=1) + "\n" if args.format == "json" else for_terminal(str(report))
+    )
     return report.exit_code

@@ -91,7 +91,8 @@ def _producer(trace: Trace) -> tuple[str | None, str | None]:
     h = trace.header or {}
     prod = h.get("producer") if isinstance(h.get("producer"), dict) else None
     producer = f"{prod.get('language')} {prod.get('name')} {prod.get('version')}" if prod else None
-    return (h.get("team") or None), producer
+    team = h.get("team")  # a header is input like any other: anything but text is no team
+    return (team if isinstance(team, str) and team else None), producer
 
 
 def _unmatched(side: str, batch: RecordBatch, key: tuple[str, ...]) -> list[Unmatched]:

@@ -10,6 +10,7 @@ allow_pickle=False: plain numbers only.
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 from pathlib import Path
 
@@ -37,12 +38,16 @@ def safe_stem(view: PairView) -> str:
 
 def tensor_for_dump(rec: TraceRecord) -> tuple[np.ndarray, bool]:
     """The whole tensor (shaped) when at hand, else the leading values; and whether it is whole."""
-    full = rec.tensor()
+    try:
+        full = rec.tensor()
+    except OSError:  # bytes damaged on disk: what the summary holds is still worth saving
+        full = None
     if full is not None:
         return full, True
     values = np.asarray(rec.values if rec.values is not None else [], dtype=np.float64)
     if rec.numel is not None and values.size == rec.numel:
-        return values.reshape(rec.shape if rec.shape is not None else (-1,)), True
+        fits = rec.shape is not None and math.prod(rec.shape) == values.size
+        return values.reshape(rec.shape if fits else (-1,)), True
     return values, False
 
 

@@ -214,12 +214,17 @@ def _summary_windows(t: PairTable, rows: np.ndarray) -> None:
         _set_interval(t, rows[part], proven)
 
 
-def _tensor_pair(t: PairTable, r: int, track_token: int | None) -> None:
+def _tensor_pair(t: PairTable, r: int, track_token: int | None) -> bool:
+    """Pair r measured on the whole tensors; False when one turns out not to be readable as its record says
+    (flat_tensor: damaged bytes, an unknown dtype), which leaves the pair to its partial evidence."""
     i, j = t.ia[r], t.ib[r]
+    ta, tb = flat_tensor(t.a, i), flat_tensor(t.b, j)
+    if ta is None or tb is None:
+        return False
     window = t.alignment[r].window if t.alignment[r] is not None else None
     ta, tb, how = pair_arrays(
-        flat_tensor(t.a, i),
-        flat_tensor(t.b, j),
+        ta,
+        tb,
         (t.a.shape_of(i), t.b.shape_of(j)),
         window,
         (t.a.loader_of(i), t.b.loader_of(j)),
@@ -235,6 +240,7 @@ def _tensor_pair(t: PairTable, r: int, track_token: int | None) -> None:
             value = getattr(g, c)
             t.m[c][r] = math.nan if value is None else value
         t.m["top1_match"][r] = float(g.top1_a == g.top1_b)
+    return True
 
 
 @dataclasses.dataclass
@@ -261,7 +267,9 @@ def _sources(batch: RecordBatch, rows: np.ndarray) -> _Sources:
     length = batch.data_len[rows]
     itemsize = np.array([DTYPE_SIZES.get(name, 1) for name in kernels.ELEMENT_CODES] + [1])[dtype_code]
     with_bytes = ((batch.loader[rows] != None) | (length >= 0)) & has_dtype  # noqa: E711 - elementwise
-    inline = with_bytes & (length >= 0) & (dtype_code >= 0) & (length % itemsize == 0)
+    # Bytes in memory go to the kernel only when they hold exactly the record's elements (else flat_tensor
+    # decides, one by one, whether they can be read at all).
+    inline = with_bytes & (length >= 0) & (dtype_code >= 0) & (length == batch.numel[rows] * itemsize)
     by_values = ~with_bytes & batch.has_full_values()[rows]
     narrow = batch.dtype.per_row(lambda d: d in NARROW_FLOATS, dtype=bool)[rows]
     bufs = batch.data_buf[rows].copy()
@@ -278,8 +286,9 @@ def _sources(batch: RecordBatch, rows: np.ndarray) -> _Sources:
     )
 
 
-def _tensor_pairs(t: PairTable, rows: np.ndarray, track_token: int | None) -> None:
-    """Every whole-tensor pair of `rows`: those in memory in one native call, the rest one by one.
+def _tensor_pairs(t: PairTable, rows: np.ndarray, track_token: int | None) -> np.ndarray:
+    """Every whole-tensor pair of `rows`: those in memory in one native call, the rest one by one; returns
+    the rows whose tensors turned out not to be readable as their records say.
 
     One by one: logits (they need more than differences), pairs compared on a window, and sides that a
     map views, derives or gathers (their tensors are made by their loaders, not read as stored)."""
@@ -299,8 +308,9 @@ def _tensor_pairs(t: PairTable, rows: np.ndarray, track_token: int | None) -> No
             done = plain[take[~flagged]]
             for k, c in enumerate(DIFF_COLUMNS):
                 t.m[c][done] = block[~flagged, k]
-    for r in np.setdiff1d(rows, done, assume_unique=True):
-        _tensor_pair(t, int(r), track_token)
+    rest = np.setdiff1d(rows, done, assume_unique=True)
+    measured_ok = np.array([_tensor_pair(t, int(r), track_token) for r in rest.tolist()], dtype=bool)
+    return rest[~measured_ok] if len(rest) else rest
 
 
 def measure(
@@ -344,7 +354,9 @@ def measure(
     if settled.any():
         _settled(t, np.flatnonzero(settled), track_token)
     if full.any():
-        _tensor_pairs(t, np.flatnonzero(full), track_token)
+        unreadable = _tensor_pairs(t, np.flatnonzero(full), track_token)
+        full[unreadable] = False
+        t.basis[unreadable] = BOUNDS
     exact = np.flatnonzero(settled | full)
     # Nothing is proven until a basis says so: a pair no path below fills stays undecided, never passes.
     unknown = bounds.unknown(n)

@@ -10,6 +10,7 @@ from orchlog.compare import rerun
 from orchlog.compare.grading import TIER_NAMES
 from orchlog.compare.metrics import BASES
 from orchlog.compare.pairview import PairView
+from orchlog.safe_text import markdown_code, markdown_text
 
 if TYPE_CHECKING:
     from orchlog.compare.result import CompareReport
@@ -293,14 +294,19 @@ def render_markdown(r: CompareReport) -> str:
     f = r.findings
     out = ["# orchlog compare", "", "| | path | format | records | team |", "|---|---|---|---|---|"]
     for side, info in zip("ab", r.inputs):
-        out.append(f"| {side} | `{info.path}` | {info.format} | {info.records} | {info.team or ''} |")
-    out += [""] + [f"**{line}**" if line.startswith("COVERAGE") else f"> {line}" for line in coverage_lines(r)]
+        out.append(
+            f"| {side} | {markdown_code(info.path)} | {markdown_text(info.format)} | {info.records} | {markdown_text(info.team or '')} |"
+        )
+    out += [""] + [
+        f"**{markdown_text(line)}**" if line.startswith("COVERAGE") else f"> {markdown_text(line)}"
+        for line in coverage_lines(r)
+    ]
     out += [
         "",
-        f"Key: `{', '.join(r.key)}`. Tolerances: {r.tolerances.source}.",
+        f"Key: {markdown_code(', '.join(r.key))}. Tolerances: {markdown_text(r.tolerances.source)}.",
         "",
-        f"**{result_line(r)}**",
-        *(["", *token_lines(r)] if token_lines(r) else []),
+        f"**{markdown_text(result_line(r))}**",
+        *(["", *(markdown_text(line) for line in token_lines(r))] if token_lines(r) else []),
         "",
         "| tier | pairs |",
         "|---|---:|",
@@ -310,12 +316,12 @@ def render_markdown(r: CompareReport) -> str:
         v = r.first
         out += [
             "",
-            f"## First divergence: {token_text(r.diverging_token)}, {v.where()} ({'fails' if v.failed else 'undecided'})",
+            f"## First divergence: {token_text(r.diverging_token)}, {markdown_text(v.where())} ({'fails' if v.failed else 'undecided'})",
             "",
-            f"- {verdict_line(v)}",
-            f"- {metrics_line(v)}",
-            f"- a: `{v.locations[0]}`, b: `{v.locations[1]}`",
-            *(f"- {line}" for line in alignment_lines(v)),
+            f"- {markdown_text(verdict_line(v))}",
+            f"- {markdown_text(metrics_line(v))}",
+            f"- a: {markdown_code(v.locations[0])}, b: {markdown_code(v.locations[1])}",
+            *(f"- {markdown_text(line)}" for line in alignment_lines(v)),
         ]
         if v.hash == "differs":
             out.append(
@@ -337,7 +343,7 @@ def render_markdown(r: CompareReport) -> str:
                 "|---|---|---:|---:|---:|",
             ]
             out += [
-                f"| {g.label} | {g.worst_tier} | {fmt(g.max_abs)} | {fmt(g.min_cosine)} | {g.failed}/{g.pairs} |"
+                f"| {markdown_text(g.label)} | {g.worst_tier} | {fmt(g.max_abs)} | {fmt(g.min_cosine)} | {g.failed}/{g.pairs} |"
                 for g in r.growth
             ]
     if r.diagnosis:
@@ -346,13 +352,16 @@ def render_markdown(r: CompareReport) -> str:
         out += diagnosis_markdown(r.diagnosis)
     if f.worst and f.failed:
         out += ["", "## Worst offenders", "", "| # | where | metric | value | tier |", "|---:|---|---|---:|---|"]
-        out += [f"| {n} | {v.where()} | {v.metric} | {fmt(v.value)} | {v.tier} |" for n, v in enumerate(f.worst, 1)]
+        out += [
+            f"| {n} | {markdown_text(v.where())} | {v.metric} | {fmt(v.value)} | {v.tier} |"
+            for n, v in enumerate(f.worst, 1)
+        ]
     for side in "ab":
         items = r.unmatched_on(side)
         if items:
             out += ["", f"## Only in {side} ({len(items)})", ""]
-            out += [f"- {_key_text(u.key)} (`{u.location}`)" for u in items[:SHOWN]]
+            out += [f"- {markdown_text(_key_text(u.key))} ({markdown_code(u.location)})" for u in items[:SHOWN]]
     if r.malformed:
         out += ["", f"## Malformed input ({len(r.malformed)})", ""]
-        out += [f"- {m.side}: `{m.diagnostic}`" for m in r.malformed[:SHOWN]]
+        out += [f"- {m.side}: {markdown_code(m.diagnostic)}" for m in r.malformed[:SHOWN]]
     return "\n".join(out) + "\n"

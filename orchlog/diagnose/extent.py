@@ -1,8 +1,8 @@
 """How far into each trace a token's records reach, kept while the compare walks, so that reading the
 traces again for a diagnosis can stop once the records it needs are behind it.
 
-One number per token (the largest file-order position of any record of that token, `-1` for records
-without a token), so memory follows the number of tokens, not of records.
+One number per token seen (the largest file-order position of any record of that token; records
+without a token under None), so memory follows the number of distinct tokens, not their values.
 """
 
 from __future__ import annotations
@@ -11,24 +11,25 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from orchlog.read.batch import RecordBatch
+from orchlog.read.batch import NONE, RecordBatch
 
 
 class Extent:
     def __init__(self) -> None:
-        self._last = np.full(0, -1, dtype=np.int64)  # index token + 1 (records without a token at 0)
+        self._last: dict[int | None, int] = {}
 
     def add(self, batch: RecordBatch) -> None:
         if not len(batch):
             return
-        slots = batch.token_idx + 1
-        top = int(slots.max()) + 1
-        if top > len(self._last):
-            self._last = np.concatenate([self._last, np.full(top - len(self._last), -1, dtype=np.int64)])
-        np.maximum.at(self._last, slots, batch.order)
+        tokens, where = np.unique(batch.token_idx, return_inverse=True)
+        top = np.full(len(tokens), -1, dtype=np.int64)
+        np.maximum.at(top, where, batch.order)
+        for token, last in zip(tokens.tolist(), top.tolist()):
+            key = None if token == NONE else token
+            if last > self._last.get(key, -1):
+                self._last[key] = last
 
     def last(self, tokens: Iterable[int | None]) -> int | None:
         """The file-order position after which no record of these tokens was seen; None when none was."""
-        slots = [0 if t is None else t + 1 for t in tokens]
-        seen = [int(self._last[s]) for s in slots if 0 <= s < len(self._last) and self._last[s] >= 0]
+        seen = [self._last[t] for t in tokens if t in self._last]
         return max(seen) if seen else None

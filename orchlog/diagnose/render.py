@@ -7,6 +7,7 @@ from typing import Any
 
 from orchlog.diagnose.finding import Finding
 from orchlog.diagnose.report import NO_SIGNATURE, Diagnosis
+from orchlog.safe_text import markdown_text
 
 _ROLE = {"first_divergence": "first divergence", "worst": "a worst offender"}
 _BASIS = {"tensors": "whole tensors", "summary": "summaries: leading values and stats", "none": "not run"}
@@ -49,25 +50,21 @@ def diagnosis_text(diagnoses: list[Diagnosis], indent: str = "  ") -> list[str]:
     return out
 
 
-def _cell(text: str) -> str:
-    """Text safe inside a Markdown table cell."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
-
-
 def diagnosis_markdown(diagnoses: list[Diagnosis]) -> list[str]:
     out: list[str] = []
     for d in diagnoses:
-        out += ["", f"## Diagnosis of the {_ROLE.get(d.role, d.role)}: {d.where.label()} ({_BASIS[d.basis]})", ""]
-        out += [f"- {label}: {message}" for label, message in _context(d)]
+        where = markdown_text(d.where.label())  # names come from the traces: never raw Markdown
+        out += ["", f"## Diagnosis of the {_ROLE.get(d.role, d.role)}: {where} ({_BASIS[d.basis]})", ""]
+        out += [f"- {label}: {markdown_text(message)}" for label, message in _context(d)]
         if d.ran and not d.findings:
             out.append(f"- **{NO_SIGNATURE}**")
         if d.findings:
             out += ["", "| # | kind | confidence | what it means | evidence |", "|---:|---|---:|---|---|"]
             out += [
-                f"| {n} | `{f.kind}` | {f.confidence:.2f} | {_cell(f.message)} | {_cell(evidence_text(f))} |"
+                f"| {n} | `{f.kind}` | {f.confidence:.2f} | {markdown_text(f.message)} | {markdown_text(evidence_text(f))} |"
                 for n, f in enumerate(d.findings, 1)
             ]
-        out += [f"- note: {note}" for note in d.notes]
+        out += [f"- note: {markdown_text(note)}" for note in d.notes]
     return out
 
 

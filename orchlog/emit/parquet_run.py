@@ -1,7 +1,7 @@
 """The Python emitter writing Parquet: what `orchlog.configure(format="parquet", path=...)` starts.
 
 Each selected record becomes one row of `orchlog.parquet.open_writer`: the
-tensor summarised by the C++ core (`_native.SummarizedTensor`: the same
+tensor summarised by the C++ core (`_native.DigestedTensor`: the same
 stats and BLAKE3 as every emitter's records, about fifty times faster than
 the reference NumPy code), its bytes copied once, straight into the row
 group being gathered. The run header, the selector, the values count and
@@ -11,10 +11,14 @@ rows equal what `orchlog pack` makes of a binary stream of the same calls.
 Like every emitter it never raises into the host: a bad argument skips the
 record (one warning per kind, every one counted); a failed write (OSError,
 ValueError, an Arrow error) gives one warning, counts, and turns logging
-off. A Ctrl-C is the host's and goes through. Memory stays at a few row
-groups; the file gets its footer on `close`, on the next `configure`, or at
-interpreter exit (a process killed by SIGKILL leaves no footer: use the
-binary stream where that matters).
+off, at the moment the writer's thread meets it. A Ctrl-C is the host's and
+goes through. Memory stays at a few row groups. Each row group is written
+whole as soon as it is complete (orchlog/parquet/pieces.py); the file gets its
+footer on `close`, on the next `configure`, or at interpreter exit, and a
+process killed by SIGKILL or a full disk leaves a file whose complete row
+groups orchlog still reads (`orchlog.flush()` writes the rows gathered so
+far: what it acknowledged survives). A second process given the same path
+warns and writes nothing.
 """
 
 from __future__ import annotations
@@ -85,10 +89,16 @@ class ParquetRun:
         self.selector = selector
         self.records = 0
         self._warned_bad_call = False
+        self._failed = False  # set by the writer's thread the moment a row group fails to reach the disk
         self._lock = threading.Lock()
         header = {"language": "python", **{name: settings.knobs.get(name) for name in _HEADER_SETTINGS}}
         header["config"] = dict(settings.config)
-        self.writer: Any = open_writer(settings.path, headers=[header_values(header)], values=settings.knobs["values"])
+        self.writer: Any = open_writer(
+            settings.path,
+            headers=[header_values(header)],
+            values=settings.knobs["values"],
+            on_error=self._failed_in_background,
+        )
 
     @property
     def on(self) -> bool:
@@ -105,6 +115,11 @@ class ParquetRun:
     ) -> bool:
         """One record when the selector takes it; whether it was written. Raises nothing but Ctrl-C."""
         if self.writer is None:
+            return False
+        if self._failed:  # the writer's thread failed (and warned): logging goes off here, in the host's thread
+            with self._lock:
+                if self.writer is not None:
+                    self._fail("writing failed")
             return False
         try:
             # Arguments are checked before the selector, as the C++ core's binding checks them.
@@ -164,7 +179,7 @@ class ParquetRun:
             if self.writer is None:
                 return True
             try:
-                self.writer.flush()
+                self.writer.flush(wait=True)  # written, not only handed to the writer's thread
                 return True
             except _WRITE_ERRORS as exc:
                 self._fail(f"writing {self.settings.path} failed: {exc}")
@@ -179,7 +194,8 @@ class ParquetRun:
             try:
                 writer.close()
             except _WRITE_ERRORS as exc:
-                warn(f"closing {self.settings.path} failed: {exc}")
+                if not self._failed:  # a failure already warned about is not news at close
+                    warn(f"closing {self.settings.path} failed: {exc}")
 
     def _skip(self, message: str) -> None:
         """A record not written: counted every time, printed the first time."""
@@ -190,10 +206,19 @@ class ParquetRun:
             self._warned_bad_call = True
             warn(f"{message} (printed once)")
 
+    def _failed_in_background(self, exc: BaseException) -> None:
+        """The writer's thread could not write a row group: warn now, as the other emitters warn at the
+        first failed write, and take no more records. The row groups written before stay readable."""
+        if not self._failed:
+            self._failed = True
+            warn(f"writing {self.settings.path} failed: {exc}; logging is off from now on")
+
     def _fail(self, why: str) -> None:
         """The output failed (lock held): one warning, and logging is off until configure."""
         writer, self.writer = self.writer, None
-        warn(f"{why}; logging is off from now on ({self.records} records had been written)")
+        if not self._failed:
+            self._failed = True
+            warn(f"{why}; logging is off from now on ({self.records} records had been written)")
         try:
             writer.close()
         except BaseException:

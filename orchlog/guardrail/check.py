@@ -23,6 +23,7 @@ from orchlog.guardrail.config import Matrix, load_matrix
 from orchlog.guardrail.layout import Run
 from orchlog.guardrail.metrics import TokenMetrics, aggregate
 from orchlog.guardrail.pairing import Pairing, metadata_errors
+from orchlog.guardrail.problems import MALFORMED_FILE, PairingError
 from orchlog.guardrail.result import GuardrailResult, PairResult, SideInfo
 from orchlog.guardrail.sides import Side
 from orchlog.guardrail.verdicts import breaches, global_verdict, pair_verdict
@@ -66,6 +67,30 @@ def guardrail(
 
 
 def check_pair(root: Path, matrix: Matrix, run: Run, declared: bool = True) -> PairResult:
+    """One pair's verdict. Whatever its files hold, the answer is a PairResult: input that nothing
+    foresaw becomes this pair's MALFORMED_FILE pairing error, never the end of the whole matrix."""
+    try:
+        return _check_pair(root, matrix, run, declared)
+    except Exception as exc:  # the net under the readers' own reporting, as Trace has for files
+        error = PairingError(
+            MALFORMED_FILE,
+            f"{root / run.path}: the pair could not be checked ({type(exc).__name__}: {str(exc)[:200]})",
+        )
+        infos = (SideInfo(name, None, None, None) for name in matrix.sides)
+        return PairResult(
+            run,
+            declared,
+            matrix.requires_match(run.values),
+            pair_verdict(True, [], [error]),
+            [],
+            [],
+            [error],
+            tuple(infos),
+            matrix.pattern.metrics_path(run.values),
+        )
+
+
+def _check_pair(root: Path, matrix: Matrix, run: Run, declared: bool) -> PairResult:
     run_dir = root / run.path
     a, b = (Side(name, run_dir / name) for name in matrix.sides)
     pairing = Pairing(a, b)

@@ -120,6 +120,8 @@ def _read_json(path: Path) -> dict[str, Any]:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
         raise OrchlogError(f"{path}:{exc.lineno}: malformed JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise OrchlogError(f"{path}: nested too deeply to be a matrix") from None
     if not isinstance(doc, dict):
         raise OrchlogError(f"{path}: must hold a JSON object")
     return doc

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from orchlog.compare.render import fmt
 from orchlog.errors import OrchlogError
 from orchlog.guardrail.problems import MISSING_RUN
+from orchlog.safe_text import markdown_code, markdown_text
 
 if TYPE_CHECKING:
     from orchlog.guardrail.result import GuardrailResult, PairResult
@@ -106,7 +107,7 @@ def render_text(r: GuardrailResult) -> str:
 
 def render_markdown(r: GuardrailResult) -> str:
     out = ["# Equivalence guardrail", "", f"**{r.verdict}**: {r.meaning}.", ""]
-    out += [f"- {line}" for line in _matrix_lines(r)]
+    out += [f"- {markdown_text(line)}" for line in _matrix_lines(r)]
     out += [
         "",
         "| pair | must match | verdict | tokens | " + " | ".join(COLUMNS) + " | first failing token |",
@@ -117,24 +118,33 @@ def render_markdown(r: GuardrailResult) -> str:
         ff = p.first_fail()
         tok = "" if ff is None or ff["token_idx"] is None else str(ff["token_idx"])
         out.append(
-            f"| {p.label}{'' if p.declared else ' (not declared)'} | {'yes' if p.must_match else 'no'} | "
+            f"| {markdown_text(p.label)}{'' if p.declared else ' (not declared)'} | {'yes' if p.must_match else 'no'} | "
             f"{p.verdict} | {len(p.tokens)} | " + " | ".join(fmt(agg[c]) for c in COLUMNS) + f" | {tok} |"
         )
     first = r.first_fail
     if first is not None:
-        out += ["", "## First fail", "", _first_fail_text(first), "", f"Per-position metrics: `{first.metrics_file}`."]
+        out += [
+            "",
+            "## First fail",
+            "",
+            markdown_text(_first_fail_text(first)),
+            "",
+            f"Per-position metrics: {markdown_code(first.metrics_file)}.",
+        ]
     errors = _errors(r)
     if errors:
-        out += ["", f"## Pairing errors ({len(errors)})", ""] + _listing(errors, "- ")
+        out += ["", f"## Pairing errors ({len(errors)})", ""] + _listing([markdown_text(e) for e in errors], "- ")
     runs = _missing_runs(r)
     if runs:
-        out += ["", f"## Missing runs ({len(runs)})", ""] + _listing(runs, "- ")
+        out += ["", f"## Missing runs ({len(runs)})", ""] + _listing([markdown_text(x) for x in runs], "- ")
     if r.missing:
         out += ["", f"## Missing pairs ({len(r.missing)})", ""] + _listing(
-            [f"{m.label()} (`{m.path}`)" for m in r.missing], "- "
+            [f"{markdown_text(m.label())} ({markdown_code(m.path)})" for m in r.missing], "- "
         )
     if r.ignored:
-        out += ["", f"## Ignored directories ({len(r.ignored)})", ""] + _listing([f"`{d}`" for d in r.ignored], "- ")
+        out += ["", f"## Ignored directories ({len(r.ignored)})", ""] + _listing(
+            [markdown_code(d) for d in r.ignored], "- "
+        )
     if r.matrix.declared is None:
         out += ["", "> Without config.json the matrix's completeness is not checked: a local verdict, not a full one."]
     return "\n".join(out) + "\n"

@@ -23,7 +23,7 @@ from orchlog.compare import LOGITS_NAMES
 from orchlog.compare.tensors import flat_tensor
 from orchlog.errors import OrchlogError
 from orchlog.guardrail.problems import MALFORMED_FILE, MISSING_FILE, MISSING_RUN, PairingError
-from orchlog.read import formats
+from orchlog.read import fields, formats
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.paths import open_trace
 from orchlog.read.trace import Trace
@@ -124,6 +124,11 @@ class Side:
         try:
             # NaN and Infinity literals stay the strings they are, so that summary.json remains strict JSON.
             doc = json.loads(path.read_bytes(), parse_constant=str)
+            if fields.depth(doc) > fields.MAX_HEADER_DEPTH:
+                raise RecursionError
+        except RecursionError:
+            self._problem(MALFORMED_FILE, f"{path}: nested deeper than {fields.MAX_HEADER_DEPTH} levels")
+            return
         except OSError as exc:
             self._problem(MALFORMED_FILE, f"{path}: cannot read ({exc.strerror or exc})")
             return

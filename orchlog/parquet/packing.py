@@ -96,6 +96,7 @@ def pack(
             codec=codec,
             level=level,
             row_group_bytes=row_group_bytes,
+            durable=False,  # the output appears under its name only when complete: a crash leaves nothing to save
         )
         try:
             for trace, records in zip(traces, streams):
@@ -205,6 +206,9 @@ def tensor_problems(rec: TraceRecord, data: Any) -> list[str]:
     return problems
 
 
+_INT32_FIELDS = tuple(f.name for f in schema.ARROW_SCHEMA if str(f.type) == "int32")
+
+
 def _fields(rec: TraceRecord, data: Any) -> dict[str, Any]:
     """The row for a record; what a summary lacks but its tensor gives is computed by the canonical rules."""
     stats, digest = rec.stats, rec.blake3
@@ -217,6 +221,10 @@ def _fields(rec: TraceRecord, data: Any) -> dict[str, Any]:
         raise ValueError("record has no stats and no tensor to compute them from")
     if rec.shape is None:
         raise ValueError("record has no shape")
+    for name in _INT32_FIELDS:  # int64 in the readers, int32 columns in Parquet (the schema's types)
+        value = getattr(rec, name)
+        if value is not None and not -(2**31) <= value < 2**31:
+            raise ValueError(f"{name} {value} does not fit the Parquet column's 32 bits")
     return {
         **{c.name: getattr(rec, c.name) for c in schema_gen.COLUMNS},
         # Formats without an execution counter get the record's place in its input.

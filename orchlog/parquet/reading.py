@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import threading
 import urllib.parse
 import weakref
@@ -28,10 +29,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.fs as pafs
+import pyarrow.parquet as pq
 
 from orchlog import schema_gen
 from orchlog.errors import OrchlogError
 from orchlog.parquet.filters import Selection, selection
+from orchlog.parquet.footer import (
+    PIECE_KEY,
+    Footer,
+    FooterError,
+    assemble,
+    find_pieces,
+    parse_footer,
+    read_footer,
+)
 from orchlog.parquet.schema import (
     ARROW_SCHEMA,
     DATA_COLUMN,
@@ -41,6 +52,8 @@ from orchlog.parquet.schema import (
     headers_from,
     schema_version_of,
 )
+from orchlog.read import fields
+from orchlog.read.formats import open_regular
 from orchlog.read.trace import Location, Trace, TraceRecord, identity
 from orchlog.schema_gen import COLUMNS, Stats
 
@@ -52,6 +65,9 @@ _ROW = "__orchlog_row"  # row number within its row group, carried through filte
 _HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 _LOCAL = pafs.LocalFileSystem()
 _FORMAT = ds.ParquetFileFormat()
+# What damaged pages raise: pyarrow's errors (ArrowInvalid, OSError for codecs), and from to_pylist
+# UnicodeDecodeError (a string that is not UTF-8) or IndexError (offsets past the data).
+_DAMAGE = (pa.ArrowException, OSError, ValueError, IndexError, KeyError)
 
 
 def read(
@@ -89,11 +105,13 @@ def _open(root: Path, sel: Selection) -> Trace:
 
     def records(trace: Trace) -> Iterator[TraceRecord]:
         for f in files:
-            yield from f.records(sel, cache)
+            yield from f.records(sel, cache, trace)
 
     trace = Trace(str(root), FORMAT_NAME, records)
     for f in files:
         trace.headers.extend(f.headers)
+        for problem in f.problems:
+            trace.report(Location(f.path), problem)
         if f.schema_version is not None and f.schema_version > schema_gen.SCHEMA_VERSION:
             trace.report(
                 Location(f.path),
@@ -116,10 +134,10 @@ def _parquet_files(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
         for name in sorted(n for n in filenames if not n.startswith((".", "_"))):
             path = Path(dirpath) / name
             try:
-                with open(path, "rb") as f:
+                with open_regular(path) as f:
                     is_parquet = f.read(len(MAGIC)) == MAGIC
-            except OSError as exc:
-                others.append((path, f"cannot read it ({exc.strerror})"))
+            except (OSError, OrchlogError) as exc:
+                others.append((path, f"cannot read it ({getattr(exc, 'strerror', None) or exc})"))
                 continue
             if is_parquet:
                 found.append(path)
@@ -153,19 +171,44 @@ class _File:
 
     def __init__(self, path: Path) -> None:
         self.path = str(path)
+        self.problems: list[str] = []  # what the footer holds that cannot be used, for the trace's diagnostics
+        # A file without its footer (a writer killed, a disk full) is read from the pieces it was
+        # written in (pieces.py) through pyarrow.parquet.ParquetFile; a whole file through a fragment.
+        self.recovered: pq.ParquetFile | None = None
+        # One ParquetFile must not read from two threads at once (the read-ahead reads tensors while
+        # the walk reads summaries): reads of a recovered file take turns.
+        self._recovered_lock = threading.Lock()
+        with open_regular(path) as f:
+            size = os.fstat(f.fileno()).st_size
+            try:
+                # Checked here first: pyarrow aborts the process on some damaged footers (footer.py).
+                self.footer = read_footer(f, size)
+                if PIECE_KEY in self.footer.key_values:
+                    raise FooterError("no footer: the writer stopped before closing the file")
+            except FooterError as exc:
+                self.footer, self.recovered = _recover(path, f, size, exc)
+                self.problems.append(
+                    f"{exc}; read the {len(self.footer.row_groups)} row groups written whole (up to byte "
+                    f"{self.footer.start}; anything after them was cut short)"
+                )
         try:
-            self.fragment = _FORMAT.make_fragment(self.path, filesystem=_LOCAL)
-            self.fragment.ensure_complete_metadata()
-            meta = self.fragment.metadata
-            file_schema = self.fragment.physical_schema
+            if self.recovered is None:
+                self.fragment = _FORMAT.make_fragment(self.path, filesystem=_LOCAL)
+                self.fragment.ensure_complete_metadata()
+                file_schema = self.fragment.physical_schema
+            else:
+                file_schema = self.recovered.schema_arrow
         except (pa.ArrowException, OSError) as exc:
-            raise OrchlogError(
-                f"{path}: not a readable Parquet file ({str(exc).splitlines()[0]}); a file whose "
-                "writer was killed before closing has no footer and cannot be read"
-            ) from None
-        self.headers = headers_from(meta.metadata)
-        self.schema_version = schema_version_of(meta.metadata)
+            raise OrchlogError(f"{path}: not a readable Parquet file ({str(exc).splitlines()[0]})") from None
+        try:
+            self.headers = [fields.header(h) for h in headers_from(self.footer.key_values)]
+        except (ValueError, RecursionError) as exc:
+            self.headers = []
+            self.problems.append(f"the run headers in the footer are not JSON ({str(exc)[:120]}); ignored")
+        self.schema_version = schema_version_of(self.footer.key_values)
         partition = {k: v for k, v in partition_values(path).items() if k not in file_schema.names}
+        if self.recovered is not None:
+            partition = {}  # read without a fragment, which is what carries partition values
         self.schema = pa.schema([*file_schema, *(ARROW_SCHEMA.field(k).with_nullable(True) for k in partition)])
         missing = [c for c in _REQUIRED if c not in self.schema.names]
         if missing:
@@ -175,16 +218,11 @@ class _File:
                 self.path, filesystem=_LOCAL, partition_expression=_equals_all(partition)
             )
         self.summary_columns = [c for c in SUMMARY_COLUMNS if c in self.schema.names]
-        self.row_group_count = meta.num_row_groups
-        self.row_group_starts = np.concatenate(
-            ([0], np.cumsum([meta.row_group(i).num_rows for i in range(meta.num_row_groups)]))
-        )
-        self._meta = meta
+        groups = self.footer.row_groups
+        self.row_group_count = len(groups)
+        self.row_group_starts = np.concatenate(([0], np.cumsum([g.num_rows for g in groups], dtype=np.int64)))
+        self._has_data = any(leaf.path == (DATA_COLUMN,) for leaf in self.footer.leaves)
         self._data_nulls: list[int] | None = None  # from the footer's key-value metadata, read on first use
-        chunk_paths = (
-            [meta.row_group(0).column(i).path_in_schema for i in range(meta.num_columns)] if meta.num_row_groups else []
-        )
-        self._data_chunk = chunk_paths.index(DATA_COLUMN) if DATA_COLUMN in chunk_paths else None
 
     def data_nulls(self, rg: int) -> int | None:
         """Null tensors in a row group, from the footer; None when the footer does not say.
@@ -192,25 +230,57 @@ class _File:
         orchlog's writers always record it; for files from other writers that do not,
         telling which rows have tensors means reading the row group's tensors.
         """
-        if self._data_chunk is None:
-            return int(self._meta.row_group(rg).num_rows)
-        stats = self._meta.row_group(rg).column(self._data_chunk).statistics
-        if stats is not None and stats.has_null_count:
-            return stats.null_count
-        if self._data_nulls is None:
-            self._data_nulls = _footer_data_nulls(self._meta, self._meta.num_row_groups)
+        if not self._has_data:
+            return self.footer.row_groups[rg].num_rows
+        counted = self.footer.null_count(rg, DATA_COLUMN)
+        if counted is not None:
+            return counted
+        if self._data_nulls is None:  # orchlog's writers keep no statistics on the tensor column
+            self._data_nulls = _footer_data_nulls(self.footer.key_values, self.row_group_count)
         return self._data_nulls[rg] if self._data_nulls else None
 
-    def records(self, sel: Selection, cache: _RowGroupCache) -> Iterator[TraceRecord]:
-        pieces = list(self.fragment.split_by_row_group(sel.expression, schema=self.schema))
-        cache.plan(self, [piece.row_groups[0].id for piece in pieces])
-        for piece in pieces:
-            rg = piece.row_groups[0].id
-            table = piece.to_table(schema=self.schema, columns=self.summary_columns)
-            table = sel.apply(table.append_column(_ROW, pa.array(np.arange(table.num_rows))))
-            yield from self._records_of(table, rg, cache)
+    def records(self, sel: Selection, cache: _RowGroupCache, trace: Trace) -> Iterator[TraceRecord]:
+        """The selected rows; a row group whose pages are damaged is reported and skipped, a bad row too."""
+        try:
+            pieces = self._row_groups(sel)
+        except _DAMAGE as exc:
+            trace.report(Location(self.path), f"row groups unreadable ({_first_line(exc)}); file skipped", fatal=True)
+            return
+        cache.plan(self, [rg for rg, _ in pieces])
+        for rg, read_summary in pieces:
+            try:
+                table = read_summary()
+                table = sel.apply(table.append_column(_ROW, pa.array(np.arange(table.num_rows))))
+                rows = list(self._records_of(table, rg, cache, trace))
+            except _DAMAGE as exc:
+                first = int(self.row_group_starts[rg])
+                trace.report(
+                    Location(self.path, row=first),
+                    f"row group {rg} is damaged ({_first_line(exc)}); its "
+                    f"{int(self.row_group_starts[rg + 1]) - first} rows skipped",
+                )
+                continue
+            yield from rows
 
-    def _records_of(self, table: pa.Table, rg: int, cache: _RowGroupCache) -> Iterator[TraceRecord]:
+    def _row_groups(self, sel: Selection) -> list[tuple[int, Callable[[], pa.Table]]]:
+        """(row group, a function reading its summary columns) for the row groups the selection may keep."""
+        if self.recovered is not None:
+            pf, columns, lock = self.recovered, self.summary_columns, self._recovered_lock
+
+            def summary(rg: int) -> pa.Table:
+                with lock:
+                    return pf.read_row_group(rg, columns=columns)
+
+            return [(rg, lambda rg=rg: summary(rg)) for rg in range(self.row_group_count)]
+        return [
+            (
+                piece.row_groups[0].id,
+                lambda piece=piece: piece.to_table(schema=self.schema, columns=self.summary_columns),
+            )
+            for piece in self.fragment.split_by_row_group(sel.expression, schema=self.schema)
+        ]
+
+    def _records_of(self, table: pa.Table, rg: int, cache: _RowGroupCache, trace: Trace) -> Iterator[TraceRecord]:
         n = table.num_rows
         cols = {name: table.column(name).to_pylist() for name in table.column_names if name != "values"}
         for name in SUMMARY_COLUMNS:
@@ -222,23 +292,64 @@ class _File:
         group_rows = int(self.row_group_starts[rg + 1]) - first_row
         for i in range(n):
             row = cols[_ROW][i]
-            dtype = cols["dtype"][i]
+            where = Location(self.path, row=first_row + row)
+            try:
+                rec = _record(cols, i, values[i], has_stats, where)
+            except (ValueError, TypeError) as exc:
+                trace.report(where, f"invalid record ({exc}); row skipped")
+                continue
             has_data = nulls == 0 or (nulls != group_rows and cache.has_tensor(self, rg, row))
-            yield TraceRecord(
-                **identity({c.name: cols[c.name][i] for c in COLUMNS}),
-                dtype=dtype,
-                shape=tuple(cols["shape"][i]),
-                numel=cols["numel"][i],
-                values=values[i],
-                stats=Stats(*(cols[c][i] for c in STATS_COLUMNS)) if has_stats else None,
-                blake3=cols["blake3"][i],
-                meta=_meta(cols["meta"][i]),
-                location=Location(self.path, row=first_row + row),
-                loader=cache.loader(self, rg, row, schema_gen.DTYPE_SIZES.get(dtype, 1)) if has_data else None,
-            )
+            if has_data:
+                rec.loader = cache.loader(self, rg, row, schema_gen.DTYPE_SIZES.get(rec.dtype, 1))
+            yield rec
 
     def read_tensors(self, rg: int) -> pa.ChunkedArray:
+        if self.recovered is not None:
+            with self._recovered_lock:
+                return self.recovered.read_row_group(rg, columns=[DATA_COLUMN]).column(DATA_COLUMN)
         return self.fragment.subset(row_group_ids=[rg]).to_table(columns=[DATA_COLUMN]).column(DATA_COLUMN)
+
+
+def _recover(path: Path, f, size: int, missing: FooterError) -> tuple[Footer, pq.ParquetFile]:
+    """The footer a file written in pieces would have had, over its whole row groups, and a ParquetFile
+    that reads them; OrchlogError when the file was not written in pieces (no row group can be found)."""
+    try:
+        pieces, end = find_pieces(f, size)
+        thrift = assemble(pieces)
+        footer = parse_footer(thrift, end, size)
+        meta = pq.read_metadata(pa.BufferReader(MAGIC + thrift + struct.pack("<I", len(thrift)) + MAGIC))
+        return footer, pq.ParquetFile(str(path), metadata=meta)
+    except (FooterError, pa.ArrowException, OSError) as exc:
+        raise OrchlogError(
+            f"{path}: not a readable Parquet file ({missing}; no row group found either: {exc})"
+        ) from None
+
+
+def _record(cols: dict[str, list[Any]], i: int, values: np.ndarray, has_stats: bool, where: Location) -> TraceRecord:
+    """Row i as a TraceRecord, its values checked as every reader checks them (orchlog.read.fields)."""
+    stats = None
+    if has_stats:
+        nan_count, inf_count = (cols[c][i] for c in STATS_COLUMNS[-2:])
+        stats = Stats(
+            *(fields.number(cols[c][i]) for c in STATS_COLUMNS[:-2]),
+            nan_count=fields.count(0 if nan_count is None else nan_count, "nan_count"),
+            inf_count=fields.count(0 if inf_count is None else inf_count, "inf_count"),
+        )
+    return TraceRecord(
+        **identity(fields.identity_values({c.name: cols[c.name][i] for c in COLUMNS if c.name in cols})),
+        dtype=fields.text(cols["dtype"][i], "dtype"),
+        shape=fields.shape(cols["shape"][i]),
+        numel=fields.count(cols["numel"][i], "numel"),
+        values=values,
+        stats=stats,
+        blake3=fields.blake3(cols["blake3"][i]),
+        meta=fields.meta(_meta(cols["meta"][i])),
+        location=where,
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
 
 
 def _list_rows(column: pa.ChunkedArray) -> list[np.ndarray]:
@@ -257,7 +368,7 @@ def _meta(pairs: list[tuple[str, str]] | None) -> dict[str, Any]:
     for key, text in pairs or []:
         try:
             out[key] = json.loads(text) if text is not None else None
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             out[key] = text
     return out
 
@@ -270,9 +381,9 @@ def _equals_all(values: dict[str, Any]) -> ds.Expression:
     return expression
 
 
-def _footer_data_nulls(meta, row_groups: int) -> list[int]:
+def _footer_data_nulls(key_values: dict[bytes, bytes], row_groups: int) -> list[int]:
     """Rows without a tensor per row group, as orchlog's writers keep them in the footer; [] when absent or odd."""
-    raw = (meta.metadata or {}).get(DATA_NULLS_KEY.encode())
+    raw = key_values.get(DATA_NULLS_KEY.encode())
     try:
         nulls = json.loads(raw) if raw is not None else []
     except ValueError:
@@ -332,7 +443,11 @@ class _RowGroupCache:
         return chunks
 
     def _value(self, f: _File, rg: int, row: int) -> tuple[pa.Array, int]:
-        for chunk in self._column(f, rg):
+        try:
+            chunks = self._column(f, rg)
+        except _DAMAGE as exc:  # what a loader raises on damaged pages (TraceRecord.raw_bytes)
+            raise OSError(f"{f.path}: row group {rg}'s tensors are unreadable ({_first_line(exc)})") from None
+        for chunk in chunks:
             if row < len(chunk):
                 return chunk, row
             row -= len(chunk)
@@ -354,7 +469,16 @@ class _RowGroupCache:
         return load
 
     def tensor_bytes(self, f: _File, rg: int, row: int, itemsize: int) -> memoryview | None:
-        """The tensor's bytes as a read-only view of the Arrow buffer, copied only to align them."""
+        """The tensor's bytes as a read-only view of the Arrow buffer, copied only to align them;
+        OSError when the row group's pages are damaged."""
+        try:
+            return self._tensor_bytes(f, rg, row, itemsize)
+        except _DAMAGE as exc:
+            if isinstance(exc, OSError):
+                raise
+            raise OSError(f"{f.path}: row group {rg} is damaged ({_first_line(exc)})") from None
+
+    def _tensor_bytes(self, f: _File, rg: int, row: int, itemsize: int) -> memoryview | None:
         chunk, i = self._value(f, rg, row)
         if not _is_valid(chunk, i):
             return None
@@ -362,6 +486,8 @@ class _RowGroupCache:
         start, end = np.frombuffer(offsets_buf, dtype=np.int64, count=2, offset=(chunk.offset + i) * 8)
         if data_buf is None or end == start:
             return memoryview(b"")
+        if not 0 <= start <= end <= data_buf.size:
+            raise OSError(f"{f.path}: row group {rg} is damaged (row {row}'s tensor lies outside its data)")
         view = data_buf.slice(int(start), int(end - start))
         if view.address % itemsize:
             # NumPy reads unaligned memory correctly but slowly, and some consumers refuse it.

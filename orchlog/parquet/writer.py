@@ -5,9 +5,10 @@ default), then compressed and written by a background thread, so memory stays
 at a few row groups however long the run. Closing writes the footer; `close` runs when the
 `with` block ends for any reason, an exception or Ctrl-C included, so a run
 that stops early leaves a valid file holding every record logged before it
-stopped. Only a killed process (SIGKILL, power loss) leaves a file without
-its footer: use the binary stream (ORCH_LOG_MODE=full) and `orchlog pack`
-where that matters.
+stopped. Each row group is written whole as soon as it is complete
+(pieces.py), so a killed process (SIGKILL) or a full disk leaves a file
+without its footer whose complete row groups orchlog still reads; the rows
+of the row group being gathered are lost then (`flush` writes them now).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import pyarrow.parquet as pq
 from orchlog import schema_gen
 from orchlog.emit import knobs
 from orchlog.encoding.record import HeaderInput, RecordInput, header_values, record_values
+from orchlog.parquet.pieces import PieceFile
 from orchlog.parquet.rows import RowBatch
 from orchlog.parquet.schema import (
     DATA_COLUMN,
@@ -50,9 +52,13 @@ class RowGroupSink:
     A table is compressed and written by a thread while the caller gathers the
     next one: pyarrow releases the GIL while it writes, so reading, hashing and
     compressing overlap. One row group at most is in flight, which keeps memory
-    bounded; an error in the thread is raised by the next call. The thread lives
-    as long as the sink (one thread per row group made the allocator keep a heap
-    per thread: tens of MiB more).
+    bounded; an error in the thread is raised by the next call, and handed to
+    `on_error` at once (from the thread). The thread lives as long as the sink
+    (one thread per row group made the allocator keep a heap per thread: tens
+    of MiB more).
+
+    `durable`: write the file piece by piece (orchlog/parquet/pieces.py), so that
+    a killed process or a full disk loses only the row group in flight.
     """
 
     def __init__(
@@ -61,11 +67,16 @@ class RowGroupSink:
         headers: Sequence[Mapping[str, Any]],
         codec: str = DEFAULT_CODEC,
         level: int | None = DEFAULT_LEVEL,
+        durable: bool = False,
+        on_error: Callable[[BaseException], None] | None = None,
     ) -> None:
         self.path = Path(path)
         self.headers = list(headers)
         self._written_headers = len(self.headers)
-        self._writer = pq.ParquetWriter(str(path), schema_with_headers(self.headers), **writer_options(codec, level))
+        self._on_error = on_error
+        options = writer_options(codec, level)
+        self._pieces = PieceFile(path, schema_with_headers(self.headers), options) if durable else None
+        self._writer = None if durable else pq.ParquetWriter(str(path), schema_with_headers(self.headers), **options)
         self._queue: queue.SimpleQueue[tuple[RowGroupSink, pa.Table] | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._idle = threading.Event()
@@ -95,11 +106,16 @@ class RowGroupSink:
 
     def _write_in_background(self, table: pa.Table) -> None:
         try:
-            self._writer.write_table(table, row_group_size=max(1, table.num_rows))
+            if self._pieces is not None:
+                self._pieces.write_piece(table, schema_with_headers(self.headers))
+            else:
+                self._writer.write_table(table, row_group_size=max(1, table.num_rows))
             data = table.column(DATA_COLUMN) if DATA_COLUMN in table.column_names else None
             self._data_nulls.append(table.num_rows if data is None else data.null_count)
         except BaseException as exc:
             self._error = exc
+            if self._on_error is not None:
+                self._on_error(exc)
         finally:
             self._idle.set()
 
@@ -124,6 +140,12 @@ class RowGroupSink:
             raise KeyboardInterrupt
 
     def _close_file(self) -> None:
+        if self._pieces is not None:
+            pieces, self._pieces = self._pieces, None
+            if len(self.headers) != self._written_headers:
+                pieces.write_piece(None, schema_with_headers(self.headers))  # late headers reach the footer
+            pieces.close({DATA_NULLS_KEY: json.dumps(self._data_nulls, separators=(",", ":"))})
+            return
         if not self._writer.is_open:
             return
         extra = {DATA_NULLS_KEY: json.dumps(self._data_nulls, separators=(",", ":"))}
@@ -169,6 +191,10 @@ class Writer:
 
     Each row gets the canonical summary (leading values, stats, blake3) the other
     encodings carry, and the full tensor bytes. Thread-safe; `seq` counts rows.
+
+    `durable` (the default) writes each row group whole as it goes (pieces.py): a
+    process killed or a disk full leaves every row group written before readable.
+    `on_error` hears of a failed write at once, from the writer's thread.
     """
 
     def __init__(
@@ -180,6 +206,8 @@ class Writer:
         codec: str = DEFAULT_CODEC,
         level: int | None = DEFAULT_LEVEL,
         row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES,
+        durable: bool = True,
+        on_error: Callable[[BaseException], None] | None = None,
         **settings: Any,
     ) -> None:
         """`settings` are the run's (schema_gen.RunSettings: team, rank, world_size, values, ...),
@@ -198,7 +226,7 @@ class Writer:
         self.rows = 0  # rows handed to the writer, the next `seq`
         self._batch = RowBatch(capacity=row_group_bytes)
         self._lock = threading.RLock()
-        self._sink: RowGroupSink | None = RowGroupSink(path, headers, codec, level)
+        self._sink: RowGroupSink | None = RowGroupSink(path, headers, codec, level, durable, on_error)
 
     # ------------------------------------------------------------------ logging
 
@@ -275,10 +303,14 @@ class Writer:
             if self._sink is not None:
                 self._sink.headers.append(header)
 
-    def flush(self) -> None:
-        """Write the buffered rows as a row group now."""
+    def flush(self, wait: bool = False) -> None:
+        """Write the buffered rows as a row group now; `wait`: return once it is written (OSError if it was not)."""
         with self._lock:
-            if self._sink is None or not len(self._batch):
+            if self._sink is None:
+                return
+            if not len(self._batch):
+                if wait:
+                    self._sink.wait()
                 return
             # Wait for the row group in flight first: a Ctrl-C while waiting leaves these
             # rows in the batch, for close to write. One that lands after the sink took
@@ -288,6 +320,8 @@ class Writer:
             if self._sink.accepted != self._batch.generation:
                 self._sink.write(self._batch.table(), self._batch.generation)
             self._batch.clear()
+            if wait:
+                self._sink.wait()
 
     # ------------------------------------------------------------------ closing
 

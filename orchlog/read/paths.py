@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +14,9 @@ from orchlog.read.trace import Location, Trace, TraceRecord
 
 
 def open_trace(path: str | os.PathLike[str]) -> Trace:
-    """Open a trace file or a directory of trace files (read as one trace, files in name order)."""
+    """Open a trace file or a directory of trace files (read as one trace, files in name order).
+
+    Anything else (a FIFO, a device, a socket) is an OrchlogError, found without blocking."""
     p = Path(path)
     if not p.exists():
         raise OrchlogError(f"{p} does not exist")
@@ -24,26 +27,46 @@ def open_trace(path: str | os.PathLike[str]) -> Trace:
     return formats.detect(p).open(p)
 
 
-def _trace_files(root: Path) -> list[Path]:
+def _trace_files(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The regular files below root in name order, and the other entries with why they are skipped."""
     files: list[Path] = []
+    skipped: list[tuple[Path, str]] = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        files.extend(Path(dirpath) / f for f in sorted(filenames) if not f.startswith("."))
-    return files
+        for name in sorted(f for f in filenames if not f.startswith(".")):
+            f = Path(dirpath) / name
+            try:
+                mode = f.stat().st_mode
+            except OSError as exc:  # a dangling link, a file gone since the listing
+                skipped.append((f, f"cannot read it ({exc.strerror or exc})"))
+                continue
+            if stat.S_ISREG(mode):
+                files.append(f)
+            else:
+                skipped.append((f, f"{formats.file_kind(mode)}, not a regular file"))
+    return files, skipped
 
 
 def _open_directory(root: Path) -> Trace:
     found: list[tuple[Path, formats.Format | None, str]] = []
-    for f in _trace_files(root):
+    regular, skipped = _trace_files(root)
+    for f in regular:
         try:
             found.append((f, formats.detect(f), ""))
         except OrchlogError as exc:
             found.append((f, None, str(exc)))
     # Files a format reads along with its own (metadata.json beside logits) are not strays.
     companions = {(f.parent, name) for f, fmt, _ in found if fmt for name in fmt.companions}
-    members = [fmt.open(f) for f, fmt, _ in found if fmt]
+    members = []
+    for i, (f, fmt, _) in enumerate(found):
+        if fmt is not None:
+            try:
+                members.append(fmt.open(f))
+            except OrchlogError as exc:  # one unreadable file (a Parquet file without footer) is that file's problem
+                found[i] = (f, None, str(exc))
     if not members:
-        raise OrchlogError(f"{root}: no trace files inside")
+        reasons = [why for _, fmt, why in found if fmt is None]
+        raise OrchlogError(f"{root}: no trace files inside" + (f" (first: {reasons[0]})" if reasons else ""))
 
     def batches(trace: Trace) -> Iterator[RecordBatch]:
         done = 0
@@ -63,6 +86,8 @@ def _open_directory(root: Path) -> Trace:
     for f, fmt, why in found:
         if fmt is None and (f.parent, f.name) not in companions:
             trace.report(Location(str(f)), f"not read: {why}")
+    for f, why in skipped:
+        trace.report(Location(str(f)), f"not read: {why}")
     return trace
 
 

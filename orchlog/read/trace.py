@@ -87,6 +87,8 @@ class TraceRecord(RecordFields):
     order: int = 0  # position in the trace's file order, assigned by the reader
     # Returns the tensor bytes: bytes, or a read-only memoryview where a format can hand them over without a copy.
     loader: Callable[[], bytes | memoryview] | None = dataclasses.field(default=None, repr=False)
+    # Re-reads the stored record (a binary frame that carries a checksum) and says what is wrong, or None.
+    frame_check: Callable[[], str | None] | None = dataclasses.field(default=None, repr=False)
 
     @property
     def has_data(self) -> bool:
@@ -99,9 +101,14 @@ class TraceRecord(RecordFields):
         return None if self.loader is None else self.loader()
 
     def tensor(self) -> np.ndarray | None:
-        """The full tensor as a shaped array; bf16 is widened exactly to f32. None without data."""
+        """The full tensor as a shaped array; bf16 is widened exactly to f32. None without data, and
+        None when the bytes disagree with the record (unknown dtype, a length other than numel
+        elements, a shape that does not make numel): `orchlog validate` reports those.
+        OSError when the bytes cannot be read (a file damaged or gone since it was opened)."""
         raw = self.raw_bytes()
-        if raw is None or self.dtype is None:
+        from orchlog.read.fields import data_fits
+
+        if raw is None or not data_fits(memoryview(raw).nbytes, self.dtype, self.numel, self.shape):
             return None
         from orchlog.encoding import dtypes
 
@@ -161,7 +168,7 @@ class Trace:
             source: Iterator[TraceRecord] = self._records(self)
         else:
             source = (rec for batch in self._batches(self) for rec in batch.records())  # type: ignore[misc]
-        for rec in source:
+        for rec in self._guarded(source):
             rec.order = order
             order += 1
             yield rec
@@ -177,14 +184,33 @@ class Trace:
             chunks = _chunks(self._records(self), rows, values)  # type: ignore[misc]
             source = (RecordBatch.from_records(chunk) for chunk in chunks)
         order = 0
-        for batch in source:
+        for batch in self._guarded(source):
             if len(batch):
                 batch.order = np.arange(order, order + len(batch), dtype=np.int64)
                 order += len(batch)
                 yield batch
 
+    def _guarded(self, source: Iterator[Any]) -> Iterator[Any]:
+        """The format's items; an error the format did not turn into a diagnostic ends this file, not the run.
+
+        Readers report bad records themselves and carry on; this is the net under them, for
+        the input nobody foresaw (and for files that vanish or fail on disk while being read)."""
+        try:
+            yield from source
+        except Exception as exc:
+            if isinstance(exc, OSError):
+                why = f"cannot read on ({exc})"
+            else:
+                why = f"{READER_FAILED} ({type(exc).__name__}: {str(exc)[:200]}; please report it)"
+            where = Location(self.path, offset=self.bytes_read or None)
+            self.report(where, f"{why}; the rest of the file was not read", fatal=True)
+
     def __repr__(self) -> str:
         return f"Trace({self.path!r}, format={self.format!r})"
+
+
+# The words of a diagnostic for an error no reader foresaw: a bug to report (the fuzz tests look for them).
+READER_FAILED = "the reader failed unexpectedly"
 
 
 def _chunks(items: Iterator[TraceRecord], rows: int, values: int) -> Iterator[list[TraceRecord]]:

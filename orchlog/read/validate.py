@@ -21,6 +21,7 @@ import blake3 as _blake3
 import numpy as np
 
 from orchlog.encoding import dtypes as _dtypes
+from orchlog.read import fields
 from orchlog.read.trace import Trace, TraceRecord
 from orchlog.schema_gen import DTYPE_SIZES, SCHEMA_VERSION
 
@@ -114,6 +115,19 @@ def _check_stats(rec: TraceRecord, out: list[str]) -> None:
             out.append(f"stats abs_max {s.abs_max} is not max(|min|, |max|)")
         if not s.rms >= 0:
             out.append(f"stats rms {s.rms} is negative")
+        # The mean and rms are sums over up to numel elements, rounded at each step: allow what
+        # that rounding can move them (a mean of ten 0.1s is not exactly 0.1).
+        slack = 4 * np.finfo(np.float64).eps * max(finite, 1) * s.abs_max
+        if not s.min - slack <= s.mean <= s.max + slack or not abs(s.mean) <= s.rms + slack:
+            out.append(f"stats mean {s.mean} is outside [min, max] or above rms {s.rms}")
+    if rec.values is not None and len(rec.values):
+        values = rec.values
+        finite_values = values[np.isfinite(values)]
+        bounded = s.min is not None and s.max is not None
+        if len(finite_values) and bounded and (finite_values.min() < s.min or finite_values.max() > s.max):
+            out.append("leading values lie outside the stats' [min, max]")
+        if int(np.isnan(values).sum()) > s.nan_count or int(np.isinf(values).sum()) > s.inf_count:
+            out.append("leading values hold more NaN or Inf than the stats count")
 
 
 def check_record(rec: TraceRecord, strict: bool, expected_values: int | None) -> list[str]:
@@ -170,23 +184,62 @@ def _bytes_from_values(rec: TraceRecord) -> bytes | None:
 
 
 def _verify(rec: TraceRecord) -> tuple[bool, list[str]]:
-    """(whether a hash was checked, problems)."""
-    raw = rec.raw_bytes() if rec.has_data else _bytes_from_values(rec)
-    if raw is None:
-        return False, []
+    """(whether a hash was checked, problems): the frame's checksum when it has one, then BLAKE3, the
+    leading values and the stats, each recomputed from the tensor's bytes."""
     out = []
-    if rec.dtype in DTYPE_SIZES and rec.numel is not None and len(raw) != rec.numel * DTYPE_SIZES[rec.dtype]:
-        out.append(f"{len(raw)} data bytes for {rec.numel} elements of {rec.dtype}")
+    if rec.frame_check is not None:
+        try:
+            problem = rec.frame_check()
+        except OSError as exc:
+            problem = f"frame unreadable ({exc})"
+        if problem:
+            out.append(problem)
+    try:
+        raw = rec.raw_bytes() if rec.has_data else _bytes_from_values(rec)
+    except OSError as exc:
+        return False, out + [f"tensor unreadable ({exc})"]
+    if raw is None:
+        return False, out
+    raw = memoryview(raw).cast("B")
+    fits = fields.data_fits(raw.nbytes, rec.dtype, rec.numel, rec.shape)
+    if rec.dtype in DTYPE_SIZES and rec.numel is not None and raw.nbytes != rec.numel * DTYPE_SIZES[rec.dtype]:
+        out.append(f"{raw.nbytes} data bytes for {rec.numel} elements of {rec.dtype}")
     if rec.blake3 is None:
         return False, out + ["data but no blake3 to check it against"]
-    digest = _blake3.blake3(raw).hexdigest()
+    stats, digest = _digest(raw, rec.dtype) if fits else (None, _blake3.blake3(raw).hexdigest())
     if digest != rec.blake3:
         out.append(f"blake3 of the data is {digest[:16]}..., the record says {rec.blake3[:16]}...")
     if rec.has_data and rec.values is not None and len(rec.values) and rec.dtype in DTYPE_SIZES and not out:
         head = _dtypes.to_f64(_dtypes.from_bytes(raw, rec.dtype)[: len(rec.values)], rec.dtype)
         if not np.array_equal(head, rec.values, equal_nan=True):
             out.append("leading values differ from the data")
+    if stats is not None and rec.stats is not None:
+        differ = [name for name, got in zip(_STAT_NAMES, stats) if not _same(got, getattr(rec.stats, name))]
+        if differ:
+            shown = ", ".join(
+                f"{n} {getattr(rec.stats, n)!r} (the data gives {stats[_STAT_NAMES.index(n)]!r})" for n in differ
+            )
+            out.append(f"stats differ from the data: {shown}")
     return True, out
+
+
+_STAT_NAMES = ("min", "max", "mean", "rms", "abs_max", "nan_count", "inf_count")
+
+
+def _digest(raw: memoryview, dtype: str) -> tuple[tuple[Any, ...], str]:
+    """The canonical stats and BLAKE3 of a tensor's bytes, by the emitters' own C++ core (FORMAT.md, Stats)."""
+    from orchlog import _native
+
+    flat = np.frombuffer(raw, dtype=_dtypes.storage_dtype(dtype))
+    digest = _native.DigestedTensor(flat, dtype).digest()
+    return tuple(digest["stats"]), str(digest["blake3"])
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Stats agree when both are null or both the same number (NaN never is one: the rule excludes it)."""
+    if a is None or b is None:
+        return a is None and b is None
+    return a == b
 
 
 def validate(

@@ -1,5 +1,5 @@
-"""Host processes for the crash and full-disk tests: a C++ program and a
-Python script that log a known tensor per record until told to stop."""
+"""Host processes for the crash and full-disk tests: a C++ program, a C program
+and a Python script that log a known tensor per record until told to stop."""
 
 from __future__ import annotations
 
@@ -37,11 +37,16 @@ def cpp_host(count: int = -1) -> list[str]:
     return [str(build.program("log_loop.cpp")), *([str(count)] if count >= 0 else [])]
 
 
+def c_host(count: int = -1) -> list[str]:
+    """programs/log_loop.c: the same loop through the C ABI (liborchlog_c)."""
+    return [str(build.build_c(build.PROGRAMS / "log_loop.c")), *([str(count)] if count >= 0 else [])]
+
+
 def python_host(count: int = -1) -> list[str]:
     return [sys.executable, "-c", PYTHON_HOST, str(count)]
 
 
-HOSTS = {"cpp": cpp_host, "python": python_host}
+HOSTS = {"cpp": cpp_host, "c": c_host, "python": python_host}
 
 
 def env(**knobs: str) -> dict[str, str]:

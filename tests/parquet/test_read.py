@@ -113,11 +113,25 @@ def test_which_rows_have_tensors_is_read_bit_by_bit_across_many_rows(tmp_path):
     ]
 
 
-def test_a_file_cut_before_its_footer_is_a_clear_error(tmp_path):
-    path = write_parquet(tmp_path / "t.parquet", [record("a", np.ones(64, np.float32))])
+def test_a_file_from_another_writer_cut_before_its_footer_is_a_clear_error(tmp_path):
+    pq.write_table(pa.table({"checkpoint": ["a"] * 64}), tmp_path / "t.parquet")
+    path = tmp_path / "t.parquet"
     path.write_bytes(path.read_bytes()[:-100])
     with pytest.raises(OrchlogError, match="not a readable Parquet file.*no footer"):
         read(path)
+
+
+def test_a_file_of_orchlogs_writer_cut_before_its_footer_reads_its_whole_row_groups(tmp_path):
+    records = [record(f"c{i}", np.full(64, i, np.float32), seq=i) for i in range(12)]
+    path = write_parquet(tmp_path / "t.parquet", records, row_group_bytes=700)
+    whole = path.read_bytes()
+    path.write_bytes(whole[: len(whole) // 2])
+    trace = read(path)
+    recs = list(trace)
+    assert 0 < len(recs) < 12 and [r.seq for r in recs] == list(range(len(recs)))
+    assert all(r.tensor().tolist() == [float(r.seq)] * 64 for r in recs)
+    [note] = trace.diagnostics
+    assert "no footer" in note.message and "row groups written whole" in note.message
 
 
 def test_a_parquet_file_that_is_not_a_trace_says_so(tmp_path):

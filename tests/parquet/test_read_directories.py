@@ -71,7 +71,7 @@ def test_a_partition_selection_skips_other_partitions(tmp_path):
 def test_a_broken_file_in_a_directory_is_reported_and_the_rest_read(tmp_path):
     write_parquet(tmp_path / "rank0.parquet", _rank(0))
     broken = write_parquet(tmp_path / "rank1.parquet", _rank(1))
-    broken.write_bytes(broken.read_bytes()[:-50])
+    broken.write_bytes(broken.read_bytes()[:100])  # not even the schema's piece is whole
     write_frames(tmp_path / "notes.bin", [])  # not Parquet: reported, and left to open_trace
     trace = read(tmp_path)
     assert [r.rank for r in trace] == [0, 0, 0]

@@ -307,7 +307,11 @@ inline Key key_of(std::string_view k) {
 }
 
 // A nullable key field: nil is NONE (-1), an int is itself.
-inline bool optional_int(MsgReader& r, int64_t& v) { return r.nil() ? (v = -1, true) : r.int64(v); }
+// A key number: null is -1 (every key field is >= 0 in the schema); a negative one is damage, for Python to report.
+inline bool optional_int(MsgReader& r, int64_t& v) {
+  if (r.nil()) return v = -1, true;
+  return r.int64(v) && (v >= 0 || r.fail_other());
+}
 
 bool parse_stats(MsgReader& r, FrameRecord& f) {
   static const std::string_view names[] = {"min", "max", "mean", "rms", "abs_max", "nan_count", "inf_count"};

@@ -319,6 +319,11 @@ struct Cursor {
   }
 };
 
+// Hash text that is not ASCII goes to Python, which reports it (the column holds 64 bytes per row).
+inline bool is_ascii(std::string_view s) {
+  return std::all_of(s.begin(), s.end(), [](char ch) { return static_cast<unsigned char>(ch) < 0x80; });
+}
+
 // Hand a vector's storage to NumPy without copying it: the array owns the vector.
 template <typename T>
 py::array_t<T> to_array(std::vector<T>&& v) {

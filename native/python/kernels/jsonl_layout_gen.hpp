@@ -40,9 +40,12 @@ struct Columns {
   std::vector<std::pair<int64_t, std::string>> meta;  // rows with a non-empty meta: (row, JSON text)
 
   // Size every column for the lines in the buffer (values: as many per line as the first line has),
-  // so that growing them never copies.
+  // so that growing them rarely copies. Every guess is capped by what the bytes can hold: a record
+  // line is at least kMinRecord bytes and a value at least two ("0,"), so a buffer of blank lines or
+  // a long first line never reserves more than a small multiple of its own size.
   void reserve_for(const char* data, size_t size) {
-    size_t lines = size_t(std::count(data, data + size, '\n')) + 1;
+    constexpr size_t kMinRecord = 200;
+    size_t lines = std::min(size_t(std::count(data, data + size, '\n')) + 1, size / kMinRecord + 1);
     const char* first_end = static_cast<const char*>(std::memchr(data, '\n', size));
     size_t first_len = first_end ? size_t(first_end - data) : size;
     size_t per_line = size_t(std::count(data, data + first_len, ',')) + 1;
@@ -57,7 +60,7 @@ struct Columns {
     world_size.reserve(lines);
     seq.reserve(lines);
     shape_off.reserve(lines + 1), val_off.reserve(lines + 1), shape.reserve(lines * 2);
-    values.reserve(lines * std::min<size_t>(per_line, 4096));
+    values.reserve(std::min(lines * std::min<size_t>(per_line, 4096), size / 2 + 1));
     stats.reserve(lines * kStatFloats), counts.reserve(lines * kStatCounts);
     blake3.reserve(lines * 64);
   }
@@ -125,11 +128,12 @@ inline bool parse_line(const char* p, const char* end, int64_t lineno, Columns& 
   if (!(k.lit(",\"mean\":") && k.opt_number(st[2]))) return undo();
   if (!(k.lit(",\"rms\":") && k.opt_number(st[3]))) return undo();
   if (!(k.lit(",\"abs_max\":") && k.opt_number(st[4]))) return undo();
-  if (!(k.lit(",\"nan_count\":") && k.int64(counts[0]))) return undo();
-  if (!(k.lit(",\"inf_count\":") && k.int64(counts[1]))) return undo();
+  if (!(k.lit(",\"nan_count\":") && k.int64(counts[0]) && counts[0] >= 0)) return undo();
+  if (!(k.lit(",\"inf_count\":") && k.int64(counts[1]) && counts[1] >= 0)) return undo();
   if (!k.lit("}")) return undo();
   // blake3
-  if (!(k.lit(",\"blake3\":") && k.str(blake3, blake3_scratch) && blake3.size() == 64)) return undo();
+  // A hash that is not ASCII goes to Python, which reports it (the column holds 64 bytes per row).
+  if (!(k.lit(",\"blake3\":") && k.str(blake3, blake3_scratch) && blake3.size() == 64 && is_ascii(blake3))) return undo();
   // meta
   if (!(k.lit(",\"meta\":") && k.object_text(meta))) return undo();
   if (!(k.lit("}") && k.p == end)) return undo();

@@ -1,10 +1,16 @@
 //! One output file: created with its run header, then appended one whole
 //! record per call. The file is unbuffered, so every record is in the
 //! kernel's hands before the call returns and survives a crash of the host.
+//!
+//! As in the C++ logger, the file is opened without blocking (a FIFO with
+//! no reader is an error, not a host that hangs), and a regular file is
+//! claimed with an exclusive `flock` before it is emptied: a second process
+//! given the same path gets an error and writes nothing, instead of
+//! truncating and overwriting the first one's records.
 
-use std::fs::File;
+use std::fs::{File, OpenOptions};
 use std::io::{self, IoSlice, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub(crate) struct Sink {
     file: File,
@@ -15,7 +21,8 @@ impl Sink {
     /// Creates (or truncates) `path` and writes the header; the error says
     /// what failed, for the one warning the host gets.
     pub(crate) fn create(path: PathBuf, header: &[u8]) -> Result<Sink, String> {
-        let file = File::create(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        let file = open(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
+        claim(&file, &path)?;
         let mut sink = Sink { file, path };
         sink.write(header, &[])?;
         Ok(sink)
@@ -27,6 +34,71 @@ impl Sink {
         write_all_vectored(&mut self.file, head, tail)
             .map_err(|e| format!("writing {} failed: {e}", self.path.display()))
     }
+}
+
+/// Opens for writing without truncating (that waits for the claim) and
+/// without blocking, then switches the descriptor back to blocking writes.
+#[cfg(unix)]
+fn open(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::io::AsRawFd;
+
+    let file =
+        OpenOptions::new().write(true).create(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(path)?;
+    // SAFETY: fcntl on a descriptor this function owns, with integer arguments only.
+    unsafe {
+        let flags = libc::fcntl(file.as_raw_fd(), libc::F_GETFL);
+        if flags >= 0 {
+            libc::fcntl(file.as_raw_fd(), libc::F_SETFL, flags & !libc::O_NONBLOCK);
+        }
+    }
+    Ok(file)
+}
+
+#[cfg(not(unix))]
+fn open(path: &Path) -> io::Result<File> {
+    OpenOptions::new().write(true).create(true).open(path)
+}
+
+/// Takes a regular file for this process and empties it; pipes, sockets and
+/// devices are written as they are.
+fn claim(file: &File, path: &Path) -> Result<(), String> {
+    let regular = file.metadata().map(|m| m.is_file()).unwrap_or(false);
+    if !regular {
+        return Ok(());
+    }
+    if !lock(file) {
+        return Err(format!(
+            "{} is being written by another process; not writing to it \
+             (put {{pid}} or {{rank}} in ORCH_LOG_FILE to give each process its own file)",
+            path.display()
+        ));
+    }
+    file.set_len(0).map_err(|e| format!("cannot truncate {}: {e}", path.display()))
+}
+
+/// An exclusive, non-blocking flock; false only when another holder has it
+/// (a file system without locks leaves the file unclaimed but usable).
+#[cfg(unix)]
+fn lock(file: &File) -> bool {
+    use std::os::unix::io::AsRawFd;
+
+    loop {
+        // SAFETY: flock on a descriptor the caller owns.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+            return true;
+        }
+        match io::Error::last_os_error().raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EWOULDBLOCK) => return false,
+            _ => return true,
+        }
+    }
+}
+
+#[cfg(not(unix))]
+fn lock(_file: &File) -> bool {
+    true
 }
 
 fn write_all_vectored(out: &mut impl Write, mut head: &[u8], mut tail: &[u8]) -> io::Result<()> {
@@ -77,6 +149,34 @@ mod tests {
     fn a_writer_that_takes_nothing_is_an_error_not_a_hang() {
         let mut out = Trickle { written: Vec::new(), step: 0 };
         assert_eq!(write_all_vectored(&mut out, b"x", b"").unwrap_err().kind(), io::ErrorKind::WriteZero);
+    }
+
+    #[test]
+    fn a_second_sink_on_the_same_file_refuses_and_leaves_the_first_ones_records() {
+        let path = std::env::temp_dir().join(format!("orchlog-sink-claim-{}.jsonl", std::process::id()));
+        let mut first = Sink::create(path.clone(), b"header\n").unwrap();
+        first.write(b"record 0\n", &[]).unwrap();
+        let error = Sink::create(path.clone(), b"other\n").err().unwrap();
+        assert!(error.contains("is being written by another process"), "{error}");
+        first.write(b"record 1\n", &[]).unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"header\nrecord 0\nrecord 1\n");
+        drop(first);
+        let again = Sink::create(path.clone(), b"new run\n").unwrap();
+        drop(again);
+        assert_eq!(std::fs::read(&path).unwrap(), b"new run\n");
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_without_a_reader_is_an_error_not_a_hang() {
+        let path = std::env::temp_dir().join(format!("orchlog-sink-fifo-{}", std::process::id()));
+        let c_path = std::ffi::CString::new(path.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo with a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        let error = Sink::create(path.clone(), b"{}\n").err().unwrap();
+        assert!(error.starts_with("cannot create"), "{error}");
+        let _ = std::fs::remove_file(&path);
     }
 
     #[test]

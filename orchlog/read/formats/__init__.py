@@ -12,11 +12,13 @@ import gzip
 import importlib
 import io
 import json
+import os
 import re
+import stat
 import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -67,14 +69,52 @@ def formats() -> list[Format]:
     return list(_FORMATS)
 
 
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular one is, for messages."""
+    for test, name in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISDIR, "a directory"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """The file opened for reading, or OrchlogError when it is not a regular file.
+
+    Opened without blocking and checked on the open descriptor: a FIFO with no
+    writer, a device or a socket (or a file swapped for one after a listing)
+    never hangs or feeds a reader."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        raise OrchlogError(f"cannot read {path}: {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise OrchlogError(f"{path} is {file_kind(mode)}, not a regular file: orchlog reads files and directories")
+    return os.fdopen(fd, "rb")
+
+
 def is_gzip(path: Path) -> bool:
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         return f.read(2) == GZIP_MAGIC
 
 
-def open_binary(path: Path) -> io.BufferedIOBase:
+def open_binary(path: Path) -> BinaryIO:
     """A binary file object, transparently gunzipped."""
-    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
+    f = open_regular(path)
+    if f.read(2) == GZIP_MAGIC:
+        f.seek(0)
+        gz = gzip.GzipFile(fileobj=f, mode="rb")
+        gz.myfileobj = f  # closing the GzipFile then closes the file, as gzip.open(path) does
+        return gz  # type: ignore[return-value]
+    f.seek(0)
+    return f
 
 
 def read_into(f: io.BufferedIOBase, view: memoryview) -> tuple[int, Exception | None]:
@@ -122,7 +162,7 @@ def first_object(head: bytes) -> tuple[dict[str, Any] | None, set[str]]:
     except orjson.JSONDecodeError:
         try:
             doc = json.loads(line)
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, RecursionError):
             doc = None
     if isinstance(doc, dict):
         return doc, set(doc)

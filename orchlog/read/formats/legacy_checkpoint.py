@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from orchlog.read import fields
 from orchlog.read.formats import Format, first_object, register
 from orchlog.read.formats.lines import json_objects
 from orchlog.read.formats.orchlog_jsonl import exact_values, number
@@ -28,38 +29,42 @@ _DIM = re.compile(r"\d+")
 def parse_shape(shape: Any) -> tuple[int, ...]:
     """`"[896]"`, `"[1, 896]"`, `"(896,)"`, `"896"` or a list, as a tuple of ints."""
     if isinstance(shape, str):
-        return tuple(int(d) for d in _DIM.findall(shape))
+        return fields.shape([int(d) for d in _DIM.findall(shape[:4096])])
     if isinstance(shape, (list, tuple)):
-        return tuple(int(d) for d in shape)
-    raise ValueError(f"shape {shape!r} is neither a string nor a list")
-
-
-def _int_or_none(doc: dict[str, Any], key: str) -> int | None:
-    v = doc.get(key)
-    return None if v is None else int(v)
+        return fields.shape([fields.lenient_integer(d, "a shape dimension") for d in shape])
+    raise ValueError(f"shape {fields.shown(shape)} is neither a string nor a list")
 
 
 def record_from(doc: dict[str, Any], location: Location) -> TraceRecord:
     if "checkpoint" not in doc or "values" not in doc:
         raise ValueError("line lacks checkpoint or values")
+    if not isinstance(doc["values"], list):
+        raise ValueError(f"values {fields.shown(doc['values'])} is not a list")
     dtype = doc.get("dtype")
     dtype = DTYPE_ALIASES.get(dtype, dtype) if isinstance(dtype, str) else None
     shape = parse_shape(doc["shape"]) if doc.get("shape") is not None else None
     values = np.array([number(v) for v in doc["values"]], dtype=np.float64)
     return TraceRecord(
-        checkpoint=str(doc["checkpoint"]),
-        team=str(doc.get("team") or ""),
-        token_idx=_int_or_none(doc, "token_idx"),
-        layer=_int_or_none(doc, "layer"),
-        stage=doc.get("stage"),
-        step=_int_or_none(doc, "step"),
-        rank=int(doc.get("rank") or 0),
+        checkpoint=_name(doc["checkpoint"], "checkpoint"),
+        team=_name(doc.get("team") or "", "team"),
+        token_idx=fields.lenient_integer(doc.get("token_idx"), "token_idx"),
+        layer=fields.lenient_integer(doc.get("layer"), "layer"),
+        stage=fields.optional_text(doc.get("stage"), "stage"),
+        step=fields.lenient_integer(doc.get("step"), "step"),
+        rank=fields.lenient_integer(doc.get("rank") or 0, "rank") or 0,
         dtype=dtype,
         shape=shape,
         numel=math.prod(shape) if shape is not None else None,
         values=exact_values(values, dtype),
         location=location,
     )
+
+
+def _name(v: Any, what: str) -> str:
+    """Legacy names: text, or a number some writers put there (`"checkpoint": 3`)."""
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        return str(v)
+    return fields.text(v, what)
 
 
 def _sniff(path: Path, head: bytes) -> bool:
@@ -74,7 +79,7 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
         where = Location(trace.path, line=lineno)
         try:
             yield record_from(doc, where)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, OverflowError) as exc:
             trace.report(where, f"invalid record ({exc}); line skipped")
 
 

@@ -8,15 +8,15 @@ goes to `meta["token_id"]`.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from orchlog.read import fields
 from orchlog.read.formats import Format, first_object, register
-from orchlog.read.formats.lines import json_objects
+from orchlog.read.formats.lines import json_objects, loads_line
 from orchlog.read.formats.orchlog_jsonl import number
 from orchlog.read.trace import Location, Trace, TraceRecord
 
@@ -35,14 +35,14 @@ def _read_metadata(trace: Trace) -> None:
     if not meta_path.is_file():
         return
     try:
-        doc = json.loads(meta_path.read_bytes())
+        doc = loads_line(meta_path.read_bytes())
     except (OSError, ValueError) as exc:
         trace.report(Location(str(meta_path)), f"unreadable metadata ({exc}); ignored")
         return
-    if isinstance(doc, dict):
-        trace.headers.append(doc)
-    else:
-        trace.report(Location(str(meta_path)), "metadata is not a JSON object; ignored")
+    try:
+        trace.headers.append(fields.header(doc))
+    except ValueError as exc:
+        trace.report(Location(str(meta_path)), f"unusable metadata ({exc}); ignored")
 
 
 def _logits_array(values: list[Any]) -> tuple[np.ndarray, str]:
@@ -68,10 +68,11 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
             if "logits" not in doc or not isinstance(doc["logits"], list):
                 raise ValueError("line lacks a logits list")
             values, dtype = _logits_array(doc["logits"])
-            meta = {} if doc.get("token_id") is None else {"token_id": int(doc["token_id"])}
+            token_id = fields.lenient_integer(doc.get("token_id"), "token_id")
+            meta = {} if token_id is None else {"token_id": token_id}
             yield TraceRecord(
                 checkpoint=CHECKPOINT,
-                token_idx=None if doc.get("token_idx") is None else int(doc["token_idx"]),
+                token_idx=fields.lenient_integer(doc.get("token_idx"), "token_idx"),
                 dtype=dtype,
                 shape=(len(values),),
                 numel=len(values),
@@ -79,7 +80,7 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
                 meta=meta,
                 location=where,
             )
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, OverflowError) as exc:
             trace.report(where, f"invalid record ({exc}); line skipped")
 
 

@@ -16,9 +16,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from orchlog.read import fields
 from orchlog.read.formats import Format, first_object, open_binary, register
 from orchlog.read.formats.legacy_checkpoint import parse_shape
-from orchlog.read.formats.lines import json_objects
+from orchlog.read.formats.lines import json_objects, loads_line
 from orchlog.read.formats.orchlog_jsonl import number
 from orchlog.read.trace import Location, Trace, TraceRecord
 from orchlog.schema_gen import DTYPE_ALIASES, Stats
@@ -30,24 +31,26 @@ _WHOLE_FILE_LIMIT = 64 << 20  # a pretty-printed file is read whole; they hold o
 def record_from(doc: dict[str, Any], location: Location) -> TraceRecord:
     if "name" not in doc:
         raise ValueError("record lacks name")
-    layer = doc.get("layer")
+    name = fields.text(doc["name"], "name")
+    layer = fields.lenient_integer(doc.get("layer"), "layer")
     meta = {}
-    if layer is not None and int(layer) < 0:
-        meta["legacy_layer"] = int(layer)
+    if layer is not None and layer < 0:
+        meta["legacy_layer"] = layer
         layer = None
     dtype = doc.get("dtype")
     dtype = DTYPE_ALIASES.get(dtype, dtype) if isinstance(dtype, str) else None
     rms = number(doc.get("rms"))
+    numel = fields.lenient_integer(doc.get("num_elements"), "num_elements")
     return TraceRecord(
-        checkpoint=str(doc["name"]),
-        token_idx=None if doc.get("seq") is None else int(doc["seq"]),
-        layer=None if layer is None else int(layer),
-        stage=str(doc.get("stage") or doc["name"]),
+        checkpoint=name,
+        token_idx=fields.lenient_integer(doc.get("seq"), "seq"),
+        layer=layer,
+        stage=fields.optional_text(doc.get("stage"), "stage") or name,
         dtype=dtype,
         shape=parse_shape(doc["shape"]) if doc.get("shape") is not None else None,
-        numel=None if doc.get("num_elements") is None else int(doc["num_elements"]),
+        numel=None if numel is None else fields.count(numel, "num_elements"),
         stats=None if rms is None else Stats(None, None, None, rms, None, 0, 0),
-        blake3=doc.get("blake3") or None,
+        blake3=fields.blake3(doc.get("blake3")),
         meta=meta,
         location=location,
     )
@@ -71,8 +74,8 @@ def _objects(trace: Trace) -> Iterator[tuple[Location, dict[str, Any]]]:
     trace.bytes_read = trace.size or len(text)
     where = Location(trace.path, line=1)
     try:
-        doc = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        doc = loads_line(text)
+    except json.JSONDecodeError as exc:
         trace.report(where, f"malformed JSON ({exc}); file skipped")
         return
     for item in doc if isinstance(doc, list) else [doc]:
@@ -84,8 +87,8 @@ def _objects(trace: Trace) -> Iterator[tuple[Location, dict[str, Any]]]:
 
 def _is_whole_object_line(line: bytes) -> bool:
     try:
-        return isinstance(json.loads(line), dict)
-    except (json.JSONDecodeError, UnicodeDecodeError):
+        return isinstance(loads_line(line), dict)
+    except json.JSONDecodeError:
         return False
 
 
@@ -93,7 +96,7 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
     for where, doc in _objects(trace):
         try:
             yield record_from(doc, where)
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, OverflowError) as exc:
             trace.report(where, f"invalid record ({exc}); skipped")
 
 

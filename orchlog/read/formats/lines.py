@@ -26,23 +26,32 @@ def _json_nonfinite(m: re.Match[bytes]) -> bytes:
 
 def loads_line(line: bytes) -> Any:
     """One JSON line: orjson for speed, then the standard parser (NaN and Infinity literals),
-    then C's `nan`/`inf` spellings; the standard parser's error is the one raised."""
+    then C's `nan`/`inf` spellings; the standard parser's error is the one raised.
+
+    Nesting deeper than orjson's limit (1024) is an error here too, never the standard
+    parser's RecursionError."""
     try:
         return orjson.loads(line)
-    except orjson.JSONDecodeError:
-        pass
+    except orjson.JSONDecodeError as exc:
+        if "depth limit" in str(exc):
+            raise json.JSONDecodeError("nested deeper than 1024 levels", exc.doc, exc.pos) from None
     try:
-        return json.loads(line)
+        return _standard_loads(line)
     except json.JSONDecodeError as first:
         fixed = _C_NONFINITE.sub(_json_nonfinite, line)
         if fixed != line:
             try:
-                return json.loads(fixed)
+                return _standard_loads(fixed)
             except json.JSONDecodeError:
                 pass
         raise first
-    except UnicodeDecodeError:
+
+
+def _standard_loads(line: bytes) -> Any:
+    try:
         return json.loads(line.decode("utf-8", errors="replace"))
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", "", 0) from None
 
 
 def read_line_chunks(trace: Trace) -> Iterator[memoryview]:

@@ -1,26 +1,21 @@
 """The binary stream: concatenated msgpack maps, header first, tensor bytes lazily loaded.
 
-Plain files are read a window (up to 16 MiB) at a time and their record
-frames decoded natively into batches (orchlog._kernels.decode_frames):
-small tensors stay in the window they were read with, one buffer per batch,
-and large ones (1 MiB and up) are skipped over and read later, by offset,
-memory-mapped. The frames the native decoder hands back (the header, a
-frame of unusual types, garbage, a frame cut short) are read by the Python
-decoder below, which makes the rules: it reads the metadata of one frame,
-notes where its `data` bytes sit and seeks past them. Gzipped streams, and
-machines without the extension, use the Python decoder for every frame.
+The decoder here is deliberately small: it reads the metadata of each frame,
+notes where the `data` bytes sit and seeks past them, so that opening a
+multi-gigabyte trace costs what its metadata costs.
 """
 
 from __future__ import annotations
 
-import builtins
 import dataclasses
+import gzip
 import io
 import mmap
 import os
 import struct
 import threading
 import weakref
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -28,19 +23,25 @@ from typing import Any, BinaryIO
 import numpy as np
 
 from orchlog import kernels
-from orchlog.read.batch import NONE, RecordBatch
+from orchlog.kernels import crc32c
+from orchlog.read import fields
+from orchlog.read.batch import NONE, InlineBytes, RecordBatch
 from orchlog.read.formats import Format, disk_position, is_gzip, open_binary, register
-from orchlog.read.formats.orchlog_jsonl import batch_from_columns, record_from
+from orchlog.read.formats.orchlog_jsonl import batch_from_columns, keep_header, record_from
 from orchlog.read.trace import Location, Trace, TraceRecord
 
 HEADER_MARK = b"\xa7orchlog"
+CHECKSUM_KEY = "crc32c"  # the frame checksum's key, last in the frame, once the schema has it
 RECORD_MARK = b"\xaacheckpoint"
 _MAP_STARTS = {0xDE, 0xDF} | set(range(0x80, 0x90))
 _RESYNC_CHUNK = 1 << 20
-_PIECE = 1 << 20
-_MAX_DEPTH = 32  # msgpack nesting beyond this is garbage, not a reason to exhaust the stack
+_PIECE = 1 << 20  # gzip streams are read at most this much at a time where a length comes from the input
+MAX_DEPTH = 32  # orchlog writes maps two deep (a record, its stats or meta); a header's config a few more
 MAP_FROM = 1 << 20  # tensors of at least this many bytes are memory-mapped instead of read
 _POPULATE = getattr(mmap, "MAP_POPULATE", 0)  # Linux: map every page up front instead of faulting one by one
+
+
+_GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
 
 
 class _Truncated(Exception):
@@ -52,40 +53,65 @@ class _Garbage(Exception):
 
 
 class _Decoder:
-    def __init__(self, f: io.BufferedIOBase, size: int | None) -> None:
+    """Reads one msgpack value at a time. Counts in the input are never trusted: a length is read
+    only when the file holds that many bytes (or, in gzip, piece by piece), and nesting is capped."""
+
+    def __init__(self, f: BinaryIO, size: int | None) -> None:
         self.f = f
         self.size = size  # file size when known (not for gzip)
+        self.depth = 0
+        self.checksum_at: int | None = None  # where the frame's checksum key starts, when it has one
 
     def take(self, n: int) -> bytes:
-        self.room(n)
-        if self.size is None and n > _PIECE:  # no size to check against: read in pieces, as far as there are bytes
-            b = bytearray()
-            while len(b) < n and (piece := self.f.read(min(_PIECE, n - len(b)))):
-                b += piece
-            b = bytes(b)
-        else:
+        if self.size is not None:
+            if self.f.tell() + n > self.size:
+                raise _Truncated()
             b = self.f.read(n)
+        else:
+            b = self._take_piecewise(n)
         if len(b) != n:
             raise _Truncated()
         return b
 
-    def room(self, n: int) -> None:
-        """_Truncated unless n more bytes are there: a hostile length or count reads (and reserves) nothing."""
-        if self.size is not None and self.f.tell() + n > self.size:
-            raise _Truncated()
+    def _take_piecewise(self, n: int) -> bytes:
+        """n bytes of a stream of unknown length, read in pieces, so that a damaged length
+        costs the bytes the stream really has, not the ones it claims."""
+        if n <= _PIECE:
+            return self.f.read(n)
+        out = bytearray()
+        while len(out) < n:
+            piece = self.f.read(min(_PIECE, n - len(out)))
+            if not piece:
+                break
+            out += piece
+        return bytes(out)
 
-    def value(self, lazy_bin: bool = False, depth: int = 0) -> Any:
-        if depth > _MAX_DEPTH:
-            raise _Garbage(f"values nested more than {_MAX_DEPTH} deep")
+    def value(self, lazy_bin: bool = False) -> Any:
         t = self.take(1)[0]
+        if 0x80 <= t <= 0x9F or t in (0xDC, 0xDD, 0xDE, 0xDF):
+            if self.depth >= MAX_DEPTH:
+                raise _Garbage(f"values nested deeper than {MAX_DEPTH} levels")
+            self.depth += 1
+            try:
+                return self._container(t)
+            finally:
+                self.depth -= 1
+        return self._scalar(t, lazy_bin)
+
+    def _container(self, t: int) -> Any:
+        if t <= 0x8F:
+            return self.map(t & 0x0F)
+        if t <= 0x9F:
+            return self.array(t & 0x0F)
+        if t in (0xDC, 0xDD):
+            return self.array(int.from_bytes(self.take(2 if t == 0xDC else 4), "big"))
+        return self.map(int.from_bytes(self.take(2 if t == 0xDE else 4), "big"))
+
+    def _scalar(self, t: int, lazy_bin: bool) -> Any:
         if t <= 0x7F:
             return t
         if t >= 0xE0:
             return t - 0x100
-        if 0x80 <= t <= 0x8F:
-            return self.map(t & 0x0F, depth)
-        if 0x90 <= t <= 0x9F:
-            return self.array(t & 0x0F, depth)
         if 0xA0 <= t <= 0xBF:
             return self.str(t & 0x1F)
         if t == 0xC0:
@@ -94,7 +120,9 @@ class _Decoder:
             return t == 0xC3
         if t in (0xC4, 0xC5, 0xC6):
             n = int.from_bytes(self.take({0xC4: 1, 0xC5: 2, 0xC6: 4}[t]), "big")
-            if lazy_bin:
+            # Tensors under MAP_FROM are read with their frame (as the native decoder keeps them), so a
+            # file cut or rewritten later loses nothing already read; larger ones are loaded on demand.
+            if lazy_bin and n >= MAP_FROM:
                 start = self.f.tell()
                 # Seeking past the end raises nothing, so check that the bytes are there.
                 if self.f.seek(n, 1) != start + n or (self.size is not None and start + n > self.size):
@@ -111,24 +139,19 @@ class _Decoder:
             return int.from_bytes(self.take(1 << (t - 0xD0)), "big", signed=True)
         if t in (0xD9, 0xDA, 0xDB):
             return self.str(int.from_bytes(self.take(1 << (t - 0xD9)), "big"))
-        if t in (0xDC, 0xDD):
-            return self.array(int.from_bytes(self.take(2 if t == 0xDC else 4), "big"), depth)
-        if t in (0xDE, 0xDF):
-            return self.map(int.from_bytes(self.take(2 if t == 0xDE else 4), "big"), depth)
         raise _Garbage(f"byte 0x{t:02x} is not a msgpack type orchlog writes")
 
     def str(self, n: int) -> str:
         return self.take(n).decode("utf-8", errors="replace")
 
-    def array(self, n: int, depth: int = 0) -> list[Any] | np.ndarray:
-        self.room(n)  # every element takes a byte at least
+    def array(self, n: int) -> list[Any] | np.ndarray:
         if n >= 8:
             # Fast path for the common case: all float32 (5 bytes each) or all float64 (9).
             pos = self.f.tell()
             first = self.f.read(1)
             self.f.seek(pos)
-            width = 5 if first == b"\xca" else 9
-            if first in (b"\xca", b"\xcb") and (self.size is None or pos + n * width <= self.size):
+            if first in (b"\xca", b"\xcb") and self._holds(pos, n * (5 if first == b"\xca" else 9)):
+                width = 5 if first == b"\xca" else 9
                 raw = self.f.read(n * width)
                 if len(raw) == n * width:
                     grid = np.frombuffer(raw, dtype=np.uint8).reshape(n, width)
@@ -137,16 +160,22 @@ class _Decoder:
                         with np.errstate(invalid="ignore"):  # widening a signalling NaN is not an error
                             return body.view(">f4" if width == 5 else ">f8").reshape(n).astype(np.float64)
                 self.f.seek(pos)
-        return [self.value(depth=depth + 1) for _ in range(n)]
+        return [self.value() for _ in range(n)]
 
-    def map(self, n: int, depth: int = 0) -> dict[builtins.str, Any]:  # builtins: str is a method here
-        self.room(2 * n)
+    def _holds(self, pos: int, n: int) -> bool:
+        """Whether n bytes from pos may be read in one go: the file has them, or (gzip) they are few."""
+        return pos + n <= self.size if self.size is not None else n <= _PIECE
+
+    def map(self, n: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
         for _ in range(n):
-            key = self.value(depth=depth + 1)
+            at = self.f.tell()
+            key = self.value()
+            if key == CHECKSUM_KEY and self.depth == 1:
+                self.checksum_at = at
             if not isinstance(key, str):
                 raise _Garbage("map key is not a string")
-            out[key] = self.value(lazy_bin=(key == "data"), depth=depth + 1)
+            out[key] = self.value(lazy_bin=(key == "data"))
         return out
 
 
@@ -157,7 +186,7 @@ def _sniff(path: Path, head: bytes) -> bool:
     return head[start:].startswith(HEADER_MARK) or head[start:].startswith(RECORD_MARK)
 
 
-def _find_next_frame(f: io.BufferedIOBase, start: int) -> int | None:
+def _find_next_frame(f: BinaryIO, start: int) -> int | None:
     """Offset of the next plausible frame start after `start`, or None at EOF."""
     f.seek(start)
     carry = b""
@@ -198,7 +227,7 @@ def _preadinto(fd: int, offset: int, buffer: memoryview) -> int:
     return done
 
 
-def _map(f: io.BufferedIOBase, offset: int, length: int) -> memoryview:
+def _map(f: BinaryIO, offset: int, length: int) -> memoryview:
     """The bytes [offset, offset + length) of an open file, mapped rather than copied.
 
     Large tensors are then read straight from the page cache by whatever
@@ -226,7 +255,7 @@ class _TensorBytes:
     def __init__(self, path: str, gz: bool) -> None:
         self.path = path
         self.gz = gz
-        self._file: io.BufferedIOBase | None = None
+        self._file: BinaryIO | None = None
         self._lock = threading.Lock()
 
     def read(self, offset: int, length: int) -> memoryview:
@@ -239,7 +268,7 @@ class _TensorBytes:
         self.readinto(offset, data)
         return data.toreadonly()
 
-    def _open(self) -> io.BufferedIOBase:
+    def _open(self) -> BinaryIO:
         """The shared handle, opened on first use (call with the lock held)."""
         if self._file is None:
             self._file = open_binary(Path(self.path))
@@ -249,12 +278,12 @@ class _TensorBytes:
     def readinto(self, offset: int, buffer: memoryview) -> None:
         """Fill buffer with the bytes at offset; OSError when the file ends first."""
         with self._lock:
-            f = self._open()
+            self._open()
             if self.gz:
-                f.seek(offset)
-                got = f.readinto(buffer)
+                self._file.seek(offset)
+                got = self._file.readinto(buffer)
         if not self.gz:
-            got = _preadinto(f.fileno(), offset, buffer)
+            got = _preadinto(self._file.fileno(), offset, buffer)
         if got != len(buffer):
             raise OSError(f"{self.path}: tensor at byte {offset} is cut short ({got} of {len(buffer)} bytes)")
 
@@ -283,57 +312,107 @@ def _frame_at(f: BinaryIO, dec: _Decoder, trace: Trace, tensors: _TensorBytes) -
     skipped; f is then at the next frame), or _END (the end of the file, or a problem that ends the read)."""
     start = f.tell()
     trace.bytes_read = disk_position(f)
-    if not f.read(1):
+    frame = _next_frame(trace, dec, start)
+    if frame is None:
         return _END
+    if frame is _SKIPPED:
+        return None
+    where = Location(trace.path, offset=start)
+    if "orchlog" in frame:
+        keep_header(trace, frame, where)
+        return None
+    rec = _record(trace, frame, where, tensors)
+    if rec is not None and dec.checksum_at is not None:
+        rec.frame_check = _FrameCheck(tensors, start, dec.checksum_at - start, frame.get(CHECKSUM_KEY))
+    return rec
+
+
+def _records(trace: Trace) -> Iterator[TraceRecord]:
+    """Every record by the Python decoder alone: gzip streams, machines without the native kernels, and
+    readers that want each record's frame checksum (`orchlog validate`)."""
+    path = Path(trace.path)
+    gz = is_gzip(path)
+    tensors = _TensorBytes(trace.path, gz)
+    with open_binary(path) as f:
+        dec = _Decoder(f, None if gz else path.stat().st_size)
+        start = 0
+        try:
+            while True:
+                start = f.tell()
+                item = _frame_at(f, dec, trace, tensors)
+                if item is _END:
+                    break
+                if item is not None:
+                    yield item  # type: ignore[misc]
+        except _GZIP_ERRORS as exc:
+            trace.report(
+                Location(trace.path, offset=start),
+                f"compressed stream cut short or damaged ({exc}); every frame before it was read",
+                fatal=True,
+            )
+
+
+_SKIPPED: dict[str, Any] = {}
+
+
+def _next_frame(trace: Trace, dec: _Decoder, start: int) -> dict[str, Any] | None:
+    """The frame at start; _SKIPPED past unreadable bytes (reported); None at the end of the file."""
+    f = dec.f
+    if not f.read(1):
+        return None
     f.seek(start)
     where = Location(trace.path, offset=start)
+    dec.checksum_at = None
     try:
         frame = dec.value()
         if not isinstance(frame, dict):
             raise _Garbage("frame is not a map")
+        return frame
     except _Truncated:
-        size = dec.size if dec.size is not None else f.seek(0, 2)
-        trace.report(
-            where,
-            f"truncated frame: the file ends {size - start} bytes into it; every frame before it was read",
-            fatal=True,
-        )
-        return _END
+        into = "" if dec.size is None else f" {dec.size - start} bytes into it"
+        trace.report(where, f"truncated frame: the file ends{into}; every frame before it was read", fatal=True)
+        return None
     except (_Garbage, UnicodeDecodeError, ValueError) as exc:
+        dec.depth = 0
         nxt = _find_next_frame(f, start + 1)
         skipped = "to the end" if nxt is None else f"{nxt - start} bytes"
         trace.report(where, f"unreadable bytes ({exc}); skipped {skipped}")
         if nxt is None:
-            return _END
+            return None
         f.seek(nxt)
-        return None
-    if "orchlog" in frame:
-        trace.headers.append(frame)
-        return None
+        return _SKIPPED
+
+
+def _record(trace: Trace, frame: dict[str, Any], where: Location, tensors: _TensorBytes) -> TraceRecord | None:
     data = frame.pop("data", None)
     try:
         rec = record_from(frame, where)
-    except (ValueError, TypeError, KeyError, AttributeError) as exc:
+    except (ValueError, TypeError, KeyError) as exc:
         trace.report(where, f"invalid record ({exc}); frame skipped")
         return None
     if isinstance(data, tuple):
         _, offset, length = data
         rec.loader = tensors.loader(offset, length)
     elif isinstance(data, bytes):
-        rec.loader = lambda b=data: b
+        rec.loader = InlineBytes(data, 0, len(data))
     return rec
 
 
-def _records(trace: Trace) -> Iterator[TraceRecord]:
-    """Every record by the Python decoder alone (gzip streams, and any machine without the native kernels)."""
-    path = Path(trace.path)
-    gz = is_gzip(path)
-    tensors = _TensorBytes(trace.path, gz)
-    with open_binary(path) as f:
-        dec = _Decoder(f, None if gz else path.stat().st_size)
-        while (item := _frame_at(f, dec, trace, tensors)) is not _END:
-            if item is not None:
-                yield item  # type: ignore[misc]
+class _FrameCheck:
+    """A frame's checksum, checked on demand (`orchlog validate --verify-hashes`): CRC-32C over every
+    byte of the frame before the checksum's key, the tensor included, against the value the frame
+    holds. The key is not in the schema yet; frames that carry it are checked, others are not."""
+
+    def __init__(self, source: _TensorBytes, offset: int, covered: int, expected: Any) -> None:
+        self.source, self.offset, self.covered, self.expected = source, offset, covered, expected
+
+    def __call__(self) -> str | None:
+        if isinstance(self.expected, bool) or not isinstance(self.expected, int):
+            return f"frame checksum {fields.shown(self.expected)} is not a 32-bit integer"
+        actual = crc32c(self.source.read(self.offset, self.covered))
+        if actual != self.expected:
+            return f"frame checksum (CRC-32C) is {actual:#010x}, the frame says {self.expected:#010x}: the frame is damaged"
+        return None
 
 
 WINDOW = 16 << 20  # bytes read and decoded at a time: a batch of records
@@ -347,8 +426,15 @@ def _frames_batch(
     """A RecordBatch from decode_frames' columns; small tensors stay in `chunk`, large ones get loaders."""
     n = int(cols["n"])
     meta = np.full(n, None, dtype=object)
+    bad = []
     for row, start, end in cols["meta_spans"].reshape(-1, 3).tolist():
-        meta[row] = _Decoder(io.BytesIO(chunk[start:end].tobytes()), end - start).value()
+        try:
+            meta[row] = fields.meta(_Decoder(io.BytesIO(chunk[start:end].tobytes()), end - start).value())
+        except (ValueError, _Garbage, _Truncated) as exc:
+            bad.append(row)
+            trace.report(
+                Location(trace.path, offset=int(cols["offset"][row])), f"invalid record (meta: {exc}); frame skipped"
+            )
     data_pos, data_len = cols["data_pos"], cols["data_len"]
     inline = (data_len >= 0) & (data_len < MAP_FROM)
     loader = np.full(n, None, dtype=object)
@@ -358,7 +444,7 @@ def _frames_batch(
     holder = np.empty(1, dtype=object)
     holder[0] = chunk
     data_buf[inline] = holder
-    return dataclasses.replace(
+    batch = dataclasses.replace(
         batch_from_columns(cols, trace.path),
         meta=meta,
         line=np.full(n, NONE, dtype=np.int64),
@@ -368,6 +454,7 @@ def _frames_batch(
         data_start=np.where(inline, data_pos - base, 0),
         data_len=np.where(inline, data_len, NONE),
     )
+    return batch.take(np.setdiff1d(np.arange(n), bad)) if bad else batch
 
 
 class _Gather:
@@ -459,12 +546,14 @@ def _batches(trace: Trace) -> Iterator[RecordBatch]:
         if rows:
             yield RecordBatch.from_records(rows)
         return
-    with open(path, "rb") as f:
+    with open_binary(path) as f:  # a regular file, opened without blocking
         yield from _native_batches(trace, f, tensors)
 
 
 def open_frames(path: Path) -> Trace:
-    return Trace(str(path), "orchlog-binary", batches=_batches)
+    # Batches (compare, pack) come from the native decoder; records one by one (validate, show) from the
+    # Python one, which also hands each record its frame checksum to check.
+    return Trace(str(path), "orchlog-binary", _records, batches=_batches)
 
 
 register(Format("orchlog-binary", _sniff, open_frames, priority=10))

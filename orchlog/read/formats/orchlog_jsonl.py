@@ -8,7 +8,6 @@ one, reported by line number when they are not records.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +16,7 @@ import numpy as np
 import orjson
 
 from orchlog import kernels
+from orchlog.read import fields
 from orchlog.read.batch import COUNT_FIELDS, NONE, STAT_FIELDS, RecordBatch
 from orchlog.read.formats import Format, register
 from orchlog.read.formats.lines import parse_object, read_line_chunks, report_unterminated, split_lines
@@ -24,25 +24,23 @@ from orchlog.read.trace import Location, Trace, TraceRecord, identity
 from orchlog.schema_gen import COLUMNS, DTYPE_ALIASES, STATS_FIELDS, Stats
 from orchlog.strings import Strings
 
-_NONFINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+# A file holds one run (FORMAT.md): a header further down means another writer, or another run,
+# wrote into this file, and the records around it may be missing or overwritten.
+SECOND_HEADER = "another run header in the middle of the file (two processes or runs wrote this file?)"
 _REQUIRED = ("checkpoint", "dtype", "shape", "numel", "values", "stats", "blake3")
 _NARROW_FLOATS = ("f32", "f16", "bf16")
 
 
-def number(v: Any) -> float | None:
-    """A JSON number or non-finite token as a float (None stays None)."""
-    if v is None:
-        return None
-    if isinstance(v, str):
-        if v in _NONFINITE:
-            return _NONFINITE[v]
-        raise ValueError(f"{v!r} is not a number")
-    return float(v)
+number = fields.number  # kept under its old name: the legacy readers import it from here
 
 
-def stats_from(doc: dict[str, Any]) -> Stats:
+def stats_from(doc: Any) -> Stats:
+    doc = fields.mapping(doc, "stats")
     return Stats(
-        **{f.name: number(doc.get(f.name)) if f.type == "f64" else int(doc.get(f.name, 0)) for f in STATS_FIELDS}
+        **{
+            f.name: number(doc.get(f.name)) if f.type == "f64" else fields.count(doc.get(f.name, 0), f.name)
+            for f in STATS_FIELDS
+        }
     )
 
 
@@ -59,38 +57,22 @@ def exact_values(values: np.ndarray, dtype: str | None) -> np.ndarray:
     return values
 
 
-def _optional_int(doc: dict[str, Any], name: str) -> int | None:
-    """An integer key field (None when absent or null); anything else, or beyond 64 bits, is a ValueError."""
-    v = doc.get(name)
-    if v is None:
-        return None
-    if isinstance(v, float) and v.is_integer():
-        v = int(v)
-    if isinstance(v, bool) or not isinstance(v, int) or not -(2**63) <= v < 2**63:
-        raise ValueError(f"{name} is not a 64-bit integer")
-    return v
-
-
-def _checked_ints(doc: dict[str, Any]) -> dict[str, int | None]:
-    """The integer identity fields of a decoded record, each checked to be a 64-bit integer."""
-    return {c.name: _optional_int(doc, c.name) for c in COLUMNS if c.kind == "int" and c.name in doc}
-
-
 def record_from(doc: dict[str, Any], location: Location) -> TraceRecord:
-    """A TraceRecord from a decoded record object (JSON line or msgpack map)."""
+    """A TraceRecord from a decoded record object (JSON line or msgpack map); ValueError says what is wrong."""
     missing = [k for k in _REQUIRED if k not in doc]
     if missing:
         raise ValueError(f"record lacks {', '.join(missing)}")
-    dtype = DTYPE_ALIASES.get(doc["dtype"], doc["dtype"])
+    dtype = fields.text(doc["dtype"], "dtype")
+    dtype = DTYPE_ALIASES.get(dtype, dtype)
     return TraceRecord(
-        **identity({**doc, **_checked_ints(doc), "checkpoint": str(doc["checkpoint"])}),
+        **identity({**doc, **fields.identity_values(doc)}),
         dtype=dtype,
-        shape=tuple(int(d) for d in doc["shape"]),
-        numel=int(doc["numel"]),
+        shape=fields.shape(doc["shape"]),
+        numel=fields.count(doc["numel"], "numel"),
         values=exact_values(_values_array(doc["values"]), dtype),
         stats=stats_from(doc["stats"]),
-        blake3=doc["blake3"],
-        meta=dict(doc.get("meta") or {}),
+        blake3=fields.blake3(doc["blake3"]),
+        meta=fields.meta(doc.get("meta")),
         location=location,
     )
 
@@ -98,6 +80,8 @@ def record_from(doc: dict[str, Any], location: Location) -> TraceRecord:
 def _values_array(values: Any) -> np.ndarray:
     if isinstance(values, np.ndarray):
         return values.astype(np.float64, copy=False)
+    if not isinstance(values, list):
+        raise ValueError(f"values {fields.shown(values)} is not a list")
     return np.array([number(v) for v in values], dtype=np.float64)
 
 
@@ -108,13 +92,25 @@ def _sniff(path: Path, head: bytes) -> bool:
     )
 
 
+def keep_header(trace: Trace, doc: dict[str, Any], where: Location) -> None:
+    """A run header onto the trace; one that is not a usable header, or a second one, is reported."""
+    try:
+        header = fields.header(doc)
+    except ValueError as exc:
+        trace.report(where, f"invalid header ({exc}); skipped")
+        return
+    if trace.headers:
+        trace.report(where, SECOND_HEADER)
+    trace.headers.append(header)
+
+
 def parse_line(trace: Trace, line: bytes, lineno: int) -> TraceRecord | None:
     """A record from one line, a header kept on the trace, or None with the problem reported."""
     doc = parse_object(trace, line, lineno)
     if doc is None:
         return None
     if "orchlog" in doc:
-        trace.headers.append(doc)
+        keep_header(trace, doc, Location(trace.path, line=lineno))
         return None
     try:
         return record_from(doc, Location(trace.path, line=lineno))
@@ -123,8 +119,9 @@ def parse_line(trace: Trace, line: bytes, lineno: int) -> TraceRecord | None:
         return None
 
 
-def batch_from_columns(cols: dict[str, Any], path: str) -> RecordBatch:
-    """A RecordBatch from the native parser's columns (jsonl_layout_gen.hpp)."""
+def batch_from_columns(cols: dict[str, Any], path: str, trace: Trace | None = None) -> RecordBatch:
+    """A RecordBatch from the native parser's columns; rows whose meta is not an object of scalars
+    are reported on `trace` and left out."""
     n = int(cols["n"])
     dtype_names = [DTYPE_ALIASES.get(d, d) for d in cols["dtype_names"]]
     values = cols["values"]
@@ -133,8 +130,15 @@ def batch_from_columns(cols: dict[str, Any], path: str) -> RecordBatch:
         mask = np.repeat(narrow, np.diff(cols["val_off"]))
         values[mask] = values[mask].astype(np.float32)
     meta = np.full(n, None, dtype=object)
+    bad = []
     for row, text in cols["meta"]:
-        meta[row] = orjson.loads(text)
+        try:
+            meta[row] = fields.meta(orjson.loads(text))
+        except ValueError as exc:  # orjson's errors are ValueErrors too
+            bad.append(row)
+            if trace is not None:
+                where = Location(path, line=int(cols["line"][row]))
+                trace.report(where, f"invalid record (meta: {exc}); line skipped")
     schema_columns = {}
     for c in COLUMNS:
         column = cols[c.name]
@@ -143,7 +147,7 @@ def batch_from_columns(cols: dict[str, Any], path: str) -> RecordBatch:
         elif c.kind == "floats":
             column = column.reshape(n, c.length)
         schema_columns[c.name] = column
-    return RecordBatch(
+    batch = RecordBatch(
         **schema_columns,
         dtype=Strings(dtype_names, cols["dtype"]),
         numel=cols["numel"],
@@ -162,6 +166,7 @@ def batch_from_columns(cols: dict[str, Any], path: str) -> RecordBatch:
         order=np.zeros(n, dtype=np.int64),
         loader=np.full(n, None, dtype=object),
     )
+    return batch.take(np.setdiff1d(np.arange(n), bad)) if bad else batch
 
 
 def _parse_chunk(trace: Trace, chunk: memoryview | bytes, first_line: int) -> tuple[RecordBatch, int]:
@@ -174,7 +179,7 @@ def _parse_chunk(trace: Trace, chunk: memoryview | bytes, first_line: int) -> tu
     else:
         spans = cols["other"].reshape(-1, 3)
         others = ((int(ln), bytes(chunk[s:e])) for ln, s, e in spans)
-        fast, lines = (batch_from_columns(cols, trace.path) if cols["n"] else None), int(cols["lines"])
+        fast, lines = (batch_from_columns(cols, trace.path, trace) if cols["n"] else None), int(cols["lines"])
     slow = [rec for lineno, line in others if (rec := parse_line(trace, line, lineno)) is not None]
     if fast is None:
         return RecordBatch.from_records(slow), lines

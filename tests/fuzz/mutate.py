@@ -1,0 +1,238 @@
+"""Mutants of a trace: the seed's bytes with one to three damages, chosen by a seeded generator.
+
+Plain damage (bit flips, bytes set to boundary values, cuts, deleted,
+repeated or inserted ranges) finds what breaks parsers; the format-aware
+damages find what survives parsing and breaks what comes after: a JSON
+value replaced by one a reader must refuse (1e400, 2**64, a lone surrogate,
+nesting 10,000 deep, names that would inject Markdown or terminal escapes),
+a msgpack header claiming four billion entries, a gzip stream cut short, a
+Parquet footer with flipped bits. The same (seed, number) always gives the
+same mutant, so a failure found once can be made again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import random
+import re
+import shutil
+import zlib
+from pathlib import Path
+
+from tests.fuzz.seeds import Seed
+
+# JSON texts a reader meets in the wild or from an attacker, spliced in where a value stood.
+HOSTILE_JSON = [
+    b"1e400",
+    b"-1e400",
+    b"18446744073709551616",
+    b"-9223372036854775809",
+    b"9223372036854775807",
+    b"-1",
+    b"0.5",
+    b"1.0e308",
+    b"null",
+    b"true",
+    b'""',
+    b"[]",
+    b"{}",
+    b'"NaN"',
+    b'"Infinity"',
+    b"NaN",
+    b"-inf",
+    b'"\\ud800"',
+    b'"\\u0000"',
+    b'"\xff\xfe\xc3"',
+    b'"\x1b[31mred\x1b[0m\\u001b]0;title\\u0007"',
+    b'"a|b<img src=x onerror=alert(1)>`code`\\nnext"',
+    b"[" * 10000 + b"]" * 10000,
+    b'{"a":' * 5000 + b"1" + b"}" * 5000,
+    b"[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20]",
+    b'[[1,2],"x",{"y":1}]',
+    b'"' + b"x" * 70000 + b'"',
+    b'"0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdeZ"',
+    b'"\xc3\xa9\xe2\x82\xac"',
+]
+# msgpack headers that claim more than any file holds, and nesting deeper than any reader recurses.
+HOSTILE_MSGPACK = [
+    b"\xdd\xff\xff\xff\xff",  # array32 of 4G entries
+    b"\xdf\xff\xff\xff\xff",  # map32 of 4G entries
+    b"\xdb\xff\xff\xff\xff",  # str32 of 4G bytes
+    b"\xc6\xff\xff\xff\xff",  # bin32 of 4G bytes
+    b"\xc6\x7f\xff\xff\xff",
+    b"\xdc\xff\xff",
+    b"\x91" * 20000 + b"\xc0",
+    b"\x81\xa1a" * 20000 + b"\xc0",
+    b"\xcf\xff\xff\xff\xff\xff\xff\xff\xff",  # uint64 max
+    b"\xd3\x80\x00\x00\x00\x00\x00\x00\x00",  # int64 min
+    b"\xcb\x7f\xf0\x00\x00\x00\x00\x00\x00",  # +inf
+    b"\xcb\x7f\xf8\x00\x00\x00\x00\x00\x01",  # NaN
+    b"\xc1",  # never used
+    b"\xd4\x01\x02",  # fixext, which orchlog never writes
+    b"\xa3\xff\xfe\xfd",  # a string that is not UTF-8
+    b"\xc0",
+    b"\xc3",
+]
+BOUNDARY_BYTES = [0x00, 0xFF, 0x7F, 0x80, 0x0A, 0x22, 0x7B, 0x7D, 0x5C, 0x1B, 0xC0, 0xDD, 0xDF]
+_JSON_VALUE = re.compile(rb'(?<=":)(-?[0-9][0-9.eE+-]*|"(?:[^"\\\n]|\\.)*"|null|true|false|\[[^\[\]\n]*\]|\{\})')
+_MSGPACK_KEY = re.compile(rb"[\xa0-\xbf][a-z_0-9]{2,12}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Mutant:
+    seed: Seed
+    number: int
+    path: Path
+    reference: Path  # the undamaged seed, the other side of compare
+    damages: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        return f"{self.seed.name}-{self.number}"
+
+
+# ------------------------------------------------------------ byte damage
+
+
+def _flip(rng: random.Random, data: bytes) -> tuple[bytes, str]:
+    if not data:
+        return data, "flip(empty)"
+    i = rng.randrange(len(data))
+    bit = rng.randrange(8)
+    return data[:i] + bytes([data[i] ^ (1 << bit)]) + data[i + 1 :], f"flip@{i}.{bit}"
+
+
+def _set(rng: random.Random, data: bytes) -> tuple[bytes, str]:
+    if not data:
+        return data, "set(empty)"
+    i = rng.randrange(len(data))
+    b = rng.choice(BOUNDARY_BYTES)
+    return data[:i] + bytes([b]) + data[i + 1 :], f"set@{i}=0x{b:02x}"
+
+
+def _cut(rng: random.Random, data: bytes) -> tuple[bytes, str]:
+    i = rng.randrange(len(data) + 1)
+    return data[:i], f"cut@{i}"
+
+
+def _delete(rng: random.Random, data: bytes) -> tuple[bytes, str]:
+    if not data:
+        return data, "delete(empty)"
+    i = rng.randrange(len(data))
+    n = rng.randint(1, min(256, len(data) - i))
+    return data[:i] + data[i + n :], f"delete@{i}+{n}"
+
+
+def _repeat(rng: random.Random, data: bytes) -> tuple[bytes, str]:
+    if not data:
+        return data, "repeat(empty)"
+    i = rng.randrange(len(data))
+    n = rng.randint(1, min(4096, len(data) - i))
+    j = rng.randrange(len(data) + 1)
+    return data[:j] + data[i : i + n] + data[j:], f"repeat@{i}+{n}->{j}"
+
+
+def _insert(rng: random.Random, data: bytes) -> tuple[bytes, str]:
+    j = rng.randrange(len(data) + 1)
+    junk = bytes(rng.randrange(256) for _ in range(rng.randint(1, 64)))
+    return data[:j] + junk + data[j:], f"insert@{j}+{len(junk)}"
+
+
+BYTE_DAMAGE = [_flip, _flip, _set, _cut, _delete, _repeat, _insert]
+
+# ------------------------------------------------------------ format-aware damage
+
+
+def _json_value(rng: random.Random, data: bytes) -> tuple[bytes, str]:
+    spots = list(_JSON_VALUE.finditer(data))
+    if not spots:
+        return _set(rng, data)
+    m = rng.choice(spots)
+    k = rng.randrange(len(HOSTILE_JSON))
+    return data[: m.start()] + HOSTILE_JSON[k] + data[m.end() :], f"json@{m.start()}=hostile{k}"
+
+
+def _msgpack_value(rng: random.Random, data: bytes) -> tuple[bytes, str]:
+    spots = list(_MSGPACK_KEY.finditer(data))
+    if not spots:
+        return _set(rng, data)
+    m = rng.choice(spots)
+    k = rng.randrange(len(HOSTILE_MSGPACK))
+    if rng.random() < 0.5:  # replace the value after a key
+        at = m.end()
+        return data[:at] + HOSTILE_MSGPACK[k] + data[at + 1 :], f"msgpack@{at}=hostile{k}"
+    at = m.start()  # or the key itself
+    return data[:at] + HOSTILE_MSGPACK[k] + data[m.end() :], f"msgpack-key@{at}=hostile{k}"
+
+
+def _tail_flip(rng: random.Random, data: bytes) -> tuple[bytes, str]:
+    """A flipped bit in the last kilobytes: the Parquet footer, its length or its magic."""
+    if len(data) < 16:
+        return _flip(rng, data)
+    i = len(data) - 1 - rng.randrange(min(len(data), 2048))
+    bit = rng.randrange(8)
+    return data[:i] + bytes([data[i] ^ (1 << bit)]) + data[i + 1 :], f"tail-flip@{i}.{bit}"
+
+
+def _damage(rng: random.Random, data: bytes, kind: str) -> tuple[bytes, str]:
+    aware = {"jsonl": _json_value, "json": _json_value, "frames": _msgpack_value, "parquet": _tail_flip}.get(kind)
+    if aware is not None and rng.random() < 0.5:
+        return aware(rng, data)
+    return rng.choice(BYTE_DAMAGE)(rng, data)
+
+
+def damage_bytes(rng: random.Random, data: bytes, kind: str) -> tuple[bytes, list[str]]:
+    """One to three damages; a gzip file is mostly damaged inside (then compressed again), else on the wire."""
+    done: list[str] = []
+    gz = data[:2] == b"\x1f\x8b"
+    if gz and rng.random() < 0.8:
+        try:
+            inner = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error):
+            inner = None
+        if inner is not None:
+            inner, done = damage_bytes(rng, inner, kind)
+            out = gzip.compress(inner, mtime=0)
+            if rng.random() < 0.3:  # and cut short, as a killed writer leaves it
+                out, how = _cut(rng, out)
+                done.append(f"gz-{how}")
+            return out, ["gunzip"] + done + ["gzip"]
+    for _ in range(rng.choice((1, 1, 2, 3))):
+        data, how = _damage(rng, data, kind)
+        done.append(how)
+    return data, done
+
+
+def _files(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.rglob("*") if p.is_file())
+
+
+def make_mutant(seed: Seed, number: int, work: Path) -> Mutant:
+    """Mutant `number` of `seed`, written under `work`."""
+    rng = random.Random(f"{seed.name}/{number}")
+    out = work / f"{seed.name}-{number}"
+    if seed.path.is_dir():
+        shutil.copytree(seed.path, out)
+        victim = rng.choice(_files(out))
+        kind = _kind_of(victim, seed.kind)
+        data, done = damage_bytes(rng, victim.read_bytes(), kind)
+        victim.write_bytes(data)
+        damages = (f"{victim.name}:" + ",".join(done),)
+    else:
+        out = out.with_name(out.name + "".join(seed.path.suffixes[-2:]))
+        data, done = damage_bytes(rng, seed.path.read_bytes(), seed.kind)
+        out.write_bytes(data)
+        damages = tuple(done)
+    return Mutant(seed, number, out, seed.path, damages)
+
+
+def _kind_of(path: Path, default: str) -> str:
+    head = path.read_bytes()[:4]
+    if head == b"PAR1":
+        return "parquet"
+    if path.name == "metadata.json":
+        return "json"
+    if head[:1] in (b"\x82", b"\x83", b"\x84", b"\x85", b"\x86", b"\x87", b"\x88", b"\x89", b"\x8a", b"\xde"):
+        return "frames"
+    return "jsonl" if default in ("dir", "logits-dir") else default
