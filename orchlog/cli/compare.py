@@ -43,6 +43,64 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("a", metavar="REFERENCE", help="the reference trace (file or directory)")
     p.add_argument("b", metavar="OURS", help="the trace under test (file or directory)")
+    add_alignment_arguments(p)
+    p.add_argument(
+        "--track-token", type=nonnegative_int, metavar="ID", help="report this token's rank in each side's logits"
+    )
+    p.add_argument("--top", type=nonnegative_int, default=10, metavar="N", help="worst offenders to list (default 10)")
+    p.add_argument("--detail", action="store_true", help="per-pair detail for every pair")
+    p.add_argument(
+        "--exact", action="store_true", help="only bit-identical tensors pass: any hash difference fails, in any format"
+    )
+    p.add_argument(
+        "--require-all",
+        action="store_true",
+        help="fail (exit 1) when reference records have no partner in ours or lines were malformed",
+    )
+    p.add_argument(
+        "--allow-missing",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="with --require-all, reference checkpoints (as written or as mapped) allowed to have no partner "
+        "(repeatable)",
+    )
+    p.add_argument(
+        "--max-pairs",
+        type=nonnegative_int,
+        default=1000,
+        metavar="N",
+        help="failing pairs listed in the JSON `pairs` (default 1000; --detail lists all)",
+    )
+    p.add_argument("--per-token", action="store_true", help="per-position logits parity: one line per token")
+    p.add_argument(
+        "--format",
+        choices=("text", "json", "md", "html"),
+        default="text",
+        help="report format (default text; html is one page with charts, best with --output)",
+    )
+    p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    p.add_argument("--dump-raw", metavar="DIR", help="save the two tensors of the first divergence as .npy in DIR")
+    p.add_argument("--dump-all", action="store_true", help="with --dump-raw, save every failing pair")
+    p.add_argument(
+        "--no-diagnose",
+        dest="diagnose",
+        action="store_false",
+        help="skip the diagnosis of the first divergence (its bug signature; it reads the traces a second time)",
+    )
+    p.add_argument(
+        "--diagnose-worst",
+        type=nonnegative_int,
+        default=0,
+        metavar="N",
+        help="also diagnose the N worst offenders (default 0; see docs/diagnose.md)",
+    )
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress line")
+    p.set_defaults(func=_run)
+
+
+def add_alignment_arguments(p: argparse.ArgumentParser) -> None:
+    """How records are keyed, named, lined up and graded: shared by every command that aligns two traces."""
     p.add_argument(
         "--key",
         help="fields records align on, comma-separated "
@@ -104,59 +162,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="GLOB",
         help="checkpoint names that are logits (repeatable; default logits, *logits*, result_output, lm_head, output)",
     )
-    p.add_argument(
-        "--track-token", type=nonnegative_int, metavar="ID", help="report this token's rank in each side's logits"
-    )
-    p.add_argument("--top", type=nonnegative_int, default=10, metavar="N", help="worst offenders to list (default 10)")
-    p.add_argument("--detail", action="store_true", help="per-pair detail for every pair")
-    p.add_argument(
-        "--exact", action="store_true", help="only bit-identical tensors pass: any hash difference fails, in any format"
-    )
-    p.add_argument(
-        "--require-all",
-        action="store_true",
-        help="fail (exit 1) when reference records have no partner in ours or lines were malformed",
-    )
-    p.add_argument(
-        "--allow-missing",
-        action="append",
-        default=[],
-        metavar="GLOB",
-        help="with --require-all, reference checkpoints (as written or as mapped) allowed to have no partner "
-        "(repeatable)",
-    )
-    p.add_argument(
-        "--max-pairs",
-        type=nonnegative_int,
-        default=1000,
-        metavar="N",
-        help="failing pairs listed in the JSON `pairs` (default 1000; --detail lists all)",
-    )
-    p.add_argument("--per-token", action="store_true", help="per-position logits parity: one line per token")
-    p.add_argument(
-        "--format",
-        choices=("text", "json", "md", "html"),
-        default="text",
-        help="report format (default text; html is one page with charts, best with --output)",
-    )
-    p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
-    p.add_argument("--dump-raw", metavar="DIR", help="save the two tensors of the first divergence as .npy in DIR")
-    p.add_argument("--dump-all", action="store_true", help="with --dump-raw, save every failing pair")
-    p.add_argument(
-        "--no-diagnose",
-        dest="diagnose",
-        action="store_false",
-        help="skip the diagnosis of the first divergence (its bug signature; it reads the traces a second time)",
-    )
-    p.add_argument(
-        "--diagnose-worst",
-        type=nonnegative_int,
-        default=0,
-        metavar="N",
-        help="also diagnose the N worst offenders (default 0; see docs/diagnose.md)",
-    )
-    p.add_argument("--quiet", "-q", action="store_true", help="no progress line")
-    p.set_defaults(func=_run)
 
 
 def _emit(text: str, output: str | None) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from orchlog.compare import CompareOptions
@@ -228,12 +228,17 @@ def graft_report(
     grafted: Sequence[Trace | str | os.PathLike[str]],
     plain: Trace | str | os.PathLike[str] | None = None,
     options: CompareOptions | None = None,
+    progress: Callable[[], None] | None = None,
 ) -> GraftReport:
     """Local errors from `grafted` runs (each aligned with `reference` as `orchlog compare` would), beside the
-    end-to-end errors of the `plain` run when given."""
+    end-to-end errors of the `plain` run when given; `progress` is called after each run."""
     opts = options or CompareOptions()
     tolerances = load_tolerances(opts.tolerances).overridden(opts.metric, opts.threshold, opts.cos_tol)
-    runs = [walk(reference, g, opts, tolerances) for g in grafted]
+    tick = progress or (lambda: None)
+    runs = []
+    for run in grafted:
+        runs.append(walk(reference, run, opts, tolerances))
+        tick()
     plain_pairs = walk(reference, plain, opts, tolerances) if plain is not None else None
     rows, coverage = stage_rows(runs, plain_pairs, tolerances)
     ref_path = reference.path if isinstance(reference, Trace) else os.fspath(reference)
