@@ -131,6 +131,7 @@ def attach(
     positions: PositionsFn | None = None,
     step: int = 0,
     batch_index: int = 0,
+    graft: bool = False,
     graft_from: str | None = None,
     graft_select: str | None = None,
     graft_map: str | None = None,
@@ -154,7 +155,8 @@ def attach(
     `graft_select` (ORCH_GRAFT_SELECT's syntax, over the reference's names) selects it and logs it
     either way; the module then returns (or is called with) the grafted tensor, on its device and in
     its dtype. `graft_map` (a name map, e.g. "hf_qwen2") turns module paths into the reference's names
-    for the graft calls, and the records carry those names. See docs/graft.md.
+    for the graft calls, and the records carry those names. `graft=True` makes the same graft points
+    under the run's own ORCH_GRAFT_FROM and ORCH_GRAFT_SELECT. See docs/graft.md.
     """
     if graft_select is not None and graft_from is None:
         raise OrchlogError("graft_select picks what to graft from graft_from; give graft_from too")
@@ -171,7 +173,7 @@ def attach(
         CallCounter(step, positions),
         batch_index,
         load_maps([graft_map]) if graft_map else None,
-        grafting=graft_from is not None,
+        grafting=graft or graft_from is not None,
     )
 
     def root_pre_hook(_module: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:

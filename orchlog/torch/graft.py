@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 import orchlog
+from orchlog.errors import OrchlogError
 from orchlog.torch.calls import Call
 from orchlog.torch.rows import token_views
 
@@ -73,3 +74,17 @@ def graft_rows(
     if not grafted:
         return None, written
     return staged.to(device=tensor.device, dtype=tensor.dtype), written
+
+
+def start_grafting(graft_from: str, graft_select: str | None) -> None:
+    """Points the emitter's graft calls at `graft_from`, with `graft_select` choosing which overwrite, without
+    restarting the run the caller configured. Needs an emitter with graft calls; says so when it has none."""
+    if not hasattr(orchlog, "graft"):
+        raise OrchlogError("graft_from needs orchlog.graft, which this build of orchlog does not have")
+    setter = getattr(orchlog, "configure_graft", None)
+    if setter is None:
+        raise OrchlogError(
+            "this build of orchlog cannot point graft calls at a trace within a run: configure the run with "
+            "orchlog.configure(graft_from=..., graft_select=...) and attach with graft=True"
+        )
+    setter(graft_from=graft_from, graft_select=graft_select)
