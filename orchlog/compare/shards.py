@@ -95,7 +95,8 @@ class Layout:
 
 def says_layout(batch: RecordBatch) -> np.ndarray:
     """Which records say how they are laid out: a split axis, or shard_partial given (true or false)."""
-    return (batch.shard_axis != NONE) | (batch.shard_partial != NONE)
+    says: np.ndarray = (batch.shard_axis != NONE) | (batch.shard_partial != NONE)
+    return says
 
 
 def layout_of(batch: RecordBatch, i: int, dims: Dims | None) -> Layout | str | None:

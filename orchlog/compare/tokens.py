@@ -31,7 +31,7 @@ TOKEN_ID = "token_id"
 
 def token_ids(batch: RecordBatch) -> np.ndarray:
     """Each record's token id (int64, NONE where the record does not say)."""
-    ids = np.asarray(batch.token_id, dtype=np.int64).copy()
+    ids: np.ndarray = np.array(batch.token_id, dtype=np.int64)
     for i in np.flatnonzero((ids == NONE) & (batch.meta != None)).tolist():  # noqa: E711 - elementwise
         ids[i] = _from_meta(batch.meta[i])
     return ids
