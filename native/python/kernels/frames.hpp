@@ -23,15 +23,18 @@ namespace orchlog_kernels {
 // reads the record frames of one chunk of a file into columns, without the
 // GIL: every field by its key (in any order; keys it does not know are
 // skipped), the leading values as f64, and where each record's tensor bytes
-// sit. It stops, and says where and why, at the first frame it does not take
-// whole: one that runs past the chunk (the caller reads on and calls again),
-// and one that is not a plain record (the header, a value of a type the
-// schema does not give that field, garbage, a cut-short file), which the
-// Python decoder (orchlog/read/formats/orchlog_frames.py) then reads or
-// reports, with the rules it has always had. Every length and count is
-// checked against the bytes present before anything is read or reserved, so
-// no input, however hostile, makes it read out of bounds or allocate more
-// than the chunk's size.
+// sit. Which keys there are, how each value is read and which column it
+// fills is generated from the schema (frame_layout_gen.hpp); the value
+// readers (MsgReader and the ones below it) are written here. It stops, and
+// says where and why, at the first frame it does not take whole: one that
+// runs past the chunk (the caller reads on and calls again), and one that is
+// not a plain record (the header, a value of a type the schema does not give
+// that field, garbage, a cut-short file), which the Python decoder
+// (orchlog/read/formats/orchlog_frames.py) then reads or reports, with the
+// rules it has always had. Every length and count is checked against the
+// bytes present before anything is read or reserved, so no input, however
+// hostile, makes it read out of bounds or allocate more than the chunk's
+// size.
 
 enum FrameStop : int { kStopEnd = 0, kStopMore = 1, kStopOther = 2, kStopSkip = 3 };
 
