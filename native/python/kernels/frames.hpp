@@ -375,6 +375,14 @@ inline bool parse_frame(MsgReader& r, const unsigned char* chunk, int64_t base, 
   return true;
 }
 
+// Size the columns for a chunk of frames like its first (`first_bytes` long, its tensor bytes included),
+// so that growing them rarely copies; more frames than that are still taken.
+inline void reserve_like_first(FrameColumns& c, size_t chunk_size, size_t first_bytes) {
+  const size_t rows = std::min<size_t>(chunk_size / std::max<size_t>(first_bytes, 1) + 1, 1u << 20);
+  c.reserve_rows(rows, std::max<size_t>(c.values.size(), 1));
+  c.offset.reserve(rows), c.data_pos.reserve(rows), c.data_len.reserve(rows);
+}
+
 py::dict decode_frames(py::buffer buf, int64_t base, uint32_t inline_max) {
   py::buffer_info info = buf.request();
   const auto* chunk = static_cast<const unsigned char*>(info.ptr);
@@ -398,8 +406,10 @@ py::dict decode_frames(py::buffer buf, int64_t base, uint32_t inline_max) {
         stop = kStopSkip, next = data_end;
         break;
       }
+      const size_t frame_start = pos;
       pos = size_t(r.pos() - chunk);
       if (data_end > 0) pos = std::max(pos, size_t(data_end - base));
+      if (c.offset.size() == 1) reserve_like_first(c, size - frame_start, pos - frame_start);
     }
   }
   py::dict d;

@@ -50,7 +50,11 @@ struct Columns {
     size_t lines = size_t(std::count(data, data + size, '\n')) + 1;
     const char* first_end = static_cast<const char*>(std::memchr(data, '\n', size));
     size_t first_len = first_end ? size_t(first_end - data) : size;
-    size_t per_line = size_t(std::count(data, data + first_len, ',')) + 1;
+    reserve_rows(lines, size_t(std::count(data, data + first_len, ',')) + 1);
+  }
+
+  // Size every column for `lines` rows of up to `per_line` values each.
+  void reserve_rows(size_t lines, size_t per_line) {
     line.reserve(lines), dtype.reserve(lines), numel.reserve(lines);
     checkpoint.reserve(lines);
     team.reserve(lines);
