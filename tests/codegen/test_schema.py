@@ -96,7 +96,7 @@ def test_a_record_field_without_a_source_is_rejected(raw):
         ),
         (
             2,
-            {"name": "token_id", "type": "i64", "source": "key", "nullable": True},
+            {"name": "request_id", "type": "i64", "source": "key", "nullable": True},
             "positional key parts must come before",
         ),
         (15, {"name": "sketch", "type": "floats", "source": "digest"}, "sketch.*positive `length`"),
