@@ -10,6 +10,10 @@ tensor is read when `raw_bytes()`/`tensor()` is called, together with the
 rest of its row group (the smallest unit Parquet reads), which stays cached
 until a tensor of another row group is asked for, so reading in file order
 reads every row group once and memory scales with the row group, not the trace.
+
+Files of the first layout (every column named after its field, dtype names
+such as `f32`) are read as they are: each file's columns are projected onto
+this layout's names as they are scanned.
 """
 
 from __future__ import annotations
@@ -34,10 +38,15 @@ from orchlog.errors import OrchlogError
 from orchlog.parquet.filters import Selection, selection
 from orchlog.parquet.schema import (
     ARROW_SCHEMA,
+    COLUMN_OF,
     DATA_COLUMN,
     DATA_NULLS_KEY,
+    DTYPE_COLUMN,
+    FIELD_OF,
     STATS_COLUMNS,
     SUMMARY_COLUMNS,
+    dtype_name,
+    file_columns,
     headers_from,
     schema_version_of,
 )
@@ -46,8 +55,9 @@ from orchlog.schema_gen import COLUMNS, Stats
 
 FORMAT_NAME = "orchlog-parquet"
 MAGIC = b"PAR1"
-# Without these a file is some other table, not a trace.
+# Without these fields a file is some other table, not a trace.
 _REQUIRED = ("checkpoint", "dtype", "shape", "numel", "blake3")
+_VALUES = COLUMN_OF["values"]
 _ROW = "__orchlog_row"  # row number within its row group, carried through filtering
 _HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 _LOCAL = pafs.LocalFileSystem()
@@ -129,22 +139,27 @@ def _parquet_files(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
 
 
 def partition_values(path: Path) -> dict[str, Any]:
-    """Record fields named by `field=value` directories in a path (hive style), typed by the schema."""
+    """Record fields named by `name=value` directories in a path (hive style), typed by the schema.
+
+    The name is a column's (`tp_rank=1`) or its field's (`rank=1`).
+    """
     values: dict[str, Any] = {}
     for part in path.resolve().parent.parts:
         key, eq, raw = part.partition("=")
-        if not eq or key not in ARROW_SCHEMA.names:
+        field = FIELD_OF.get(key, key if key in COLUMN_OF else None)
+        if not eq or field is None:
             continue
         text = urllib.parse.unquote(raw)
+        column_type = ARROW_SCHEMA.field(COLUMN_OF[field]).type
         if text == _HIVE_NULL:
-            values[key] = None
-        elif pa.types.is_integer(ARROW_SCHEMA.field(key).type):
+            values[field] = None
+        elif pa.types.is_integer(column_type):
             try:
-                values[key] = int(text)
+                values[field] = int(text)
             except ValueError:
                 continue  # not ours: a directory that happens to share a field's name
-        elif pa.types.is_string(ARROW_SCHEMA.field(key).type):
-            values[key] = text
+        elif pa.types.is_string(column_type):
+            values[field] = text
     return values
 
 
@@ -165,16 +180,33 @@ class _File:
             ) from None
         self.headers = headers_from(meta.metadata)
         self.schema_version = schema_version_of(meta.metadata)
-        partition = {k: v for k, v in partition_values(path).items() if k not in file_schema.names}
-        self.schema = pa.schema([*file_schema, *(ARROW_SCHEMA.field(k).with_nullable(True) for k in partition)])
-        missing = [c for c in _REQUIRED if c not in self.schema.names]
+        self.columns = file_columns(file_schema.names)  # field -> this file's column
+        self.current_layout = self.columns == COLUMN_OF
+        partition = {
+            self.columns[k]: v for k, v in partition_values(path).items() if self.columns[k] not in file_schema.names
+        }
+        self.schema = pa.schema(
+            [
+                *file_schema,
+                *(
+                    ARROW_SCHEMA.field(COLUMN_OF[FIELD_OF.get(c, c)]).with_name(c).with_nullable(True)
+                    for c in partition
+                ),
+            ]
+        )
+        missing = [self.columns[f] for f in _REQUIRED if self.columns[f] not in self.schema.names]
         if missing:
             raise OrchlogError(f"{path}: a Parquet file but not an orchlog trace (no column {', '.join(missing)})")
         if partition:
             self.fragment = _FORMAT.make_fragment(
                 self.path, filesystem=_LOCAL, partition_expression=_equals_all(partition)
             )
-        self.summary_columns = [c for c in SUMMARY_COLUMNS if c in self.schema.names]
+        # This layout's summary column -> the expression that reads it from this file.
+        self.summary_columns = {
+            c: ds.field(self.columns[FIELD_OF[c]])
+            for c in SUMMARY_COLUMNS
+            if self.columns[FIELD_OF[c]] in self.schema.names
+        }
         self.row_group_count = meta.num_row_groups
         self.row_group_starts = np.concatenate(
             ([0], np.cumsum([meta.row_group(i).num_rows for i in range(meta.num_row_groups)]))
@@ -184,7 +216,8 @@ class _File:
         chunk_paths = (
             [meta.row_group(0).column(i).path_in_schema for i in range(meta.num_columns)] if meta.num_row_groups else []
         )
-        self._data_chunk = chunk_paths.index(DATA_COLUMN) if DATA_COLUMN in chunk_paths else None
+        data_column = self.columns["data"]
+        self._data_chunk = chunk_paths.index(data_column) if data_column in chunk_paths else None
 
     def data_nulls(self, rg: int) -> int | None:
         """Null tensors in a row group, from the footer; None when the footer does not say.
@@ -202,7 +235,9 @@ class _File:
         return self._data_nulls[rg] if self._data_nulls else None
 
     def records(self, sel: Selection, cache: _RowGroupCache) -> Iterator[TraceRecord]:
-        pieces = list(self.fragment.split_by_row_group(sel.expression, schema=self.schema))
+        # The caller's own expression names this layout's columns: pushed down only to files of it.
+        pushed = sel.expression(self.columns, own_filter=self.current_layout)
+        pieces = list(self.fragment.split_by_row_group(pushed, schema=self.schema))
         cache.plan(self, [piece.row_groups[0].id for piece in pieces])
         for piece in pieces:
             rg = piece.row_groups[0].id
@@ -212,33 +247,34 @@ class _File:
 
     def _records_of(self, table: pa.Table, rg: int, cache: _RowGroupCache) -> Iterator[TraceRecord]:
         n = table.num_rows
-        cols = {name: table.column(name).to_pylist() for name in table.column_names if name != "values"}
+        cols = {name: table.column(name).to_pylist() for name in table.column_names if name != _VALUES}
         for name in SUMMARY_COLUMNS:
             cols.setdefault(name, [None] * n)
-        values = _list_rows(table.column("values")) if "values" in table.column_names else [np.empty(0)] * n
+        values = _list_rows(table.column(_VALUES)) if _VALUES in table.column_names else [np.empty(0)] * n
         has_stats = all(c in table.column_names for c in STATS_COLUMNS)
         nulls = self.data_nulls(rg)
         first_row = int(self.row_group_starts[rg])
         group_rows = int(self.row_group_starts[rg + 1]) - first_row
         for i in range(n):
             row = cols[_ROW][i]
-            dtype = cols["dtype"][i]
+            dtype = dtype_name(cols[DTYPE_COLUMN][i])
             has_data = nulls == 0 or (nulls != group_rows and cache.has_tensor(self, rg, row))
             yield TraceRecord(
-                **identity({c.name: cols[c.name][i] for c in COLUMNS}),
+                **identity({c.name: cols[COLUMN_OF[c.name]][i] for c in COLUMNS}),
                 dtype=dtype,
-                shape=tuple(cols["shape"][i]),
-                numel=cols["numel"][i],
+                shape=tuple(cols[COLUMN_OF["shape"]][i]),
+                numel=cols[COLUMN_OF["numel"]][i],
                 values=values[i],
                 stats=Stats(*(cols[c][i] for c in STATS_COLUMNS)) if has_stats else None,
-                blake3=cols["blake3"][i],
-                meta=_meta(cols["meta"][i]),
+                blake3=cols[COLUMN_OF["blake3"]][i],
+                meta=_meta(cols[COLUMN_OF["meta"]][i]),
                 location=Location(self.path, row=first_row + row),
                 loader=cache.loader(self, rg, row, schema_gen.DTYPE_SIZES.get(dtype, 1)) if has_data else None,
             )
 
     def read_tensors(self, rg: int) -> pa.ChunkedArray:
-        return self.fragment.subset(row_group_ids=[rg]).to_table(columns=[DATA_COLUMN]).column(DATA_COLUMN)
+        table = self.fragment.subset(row_group_ids=[rg]).to_table(columns={DATA_COLUMN: ds.field(self.columns["data"])})
+        return table.column(DATA_COLUMN)
 
 
 def _list_rows(column: pa.ChunkedArray) -> list[np.ndarray]:
