@@ -84,8 +84,7 @@ def selection(where: str | None = None, filter: ds.Expression | None = None, **f
         raise OrchlogError(f"invalid selection {where!r}: {exc}") from None
     if parsed is not None:
         for field, ranges in parsed.numeric.items():
-            bounds = [(r.lo, r.hi) for r in ranges]
-            conditions.append((field, lambda col, bounds=bounds: _any(_in_range(col, lo, hi) for lo, hi in bounds)))
+            conditions.append((field, _in_ranges([(r.lo, r.hi) for r in ranges])))
         globs.extend(parsed.globs.items())
     for field, value in fields.items():
         if field not in FILTER_FIELDS:
@@ -112,6 +111,10 @@ def _keyword(field: str, value: Any) -> tuple[Callable[[ds.Expression], ds.Expre
     if len(values) == 1:
         return lambda col: col == values[0], []
     return lambda col: col.isin(values), []
+
+
+def _in_ranges(bounds: list[tuple[int, int | None]]) -> Callable[[ds.Expression], ds.Expression]:
+    return lambda column: _any(_in_range(column, lo, hi) for lo, hi in bounds)
 
 
 def _in_range(column: ds.Expression, lo: int, hi: int | None) -> ds.Expression:

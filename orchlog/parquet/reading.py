@@ -269,7 +269,7 @@ class _File:
                 blake3=cols[COLUMN_OF["blake3"]][i],
                 meta=_meta(cols[COLUMN_OF["meta"]][i]),
                 location=Location(self.path, row=first_row + row),
-                loader=cache.loader(self, rg, row, schema_gen.DTYPE_SIZES.get(dtype, 1)) if has_data else None,
+                loader=cache.loader(self, rg, row, schema_gen.DTYPE_SIZES.get(dtype or "", 1)) if has_data else None,
             )
 
     def read_tensors(self, rg: int) -> pa.ChunkedArray:
