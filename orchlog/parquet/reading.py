@@ -110,6 +110,12 @@ def _open(root: Path, sel: Selection) -> Trace:
                 f"written with schema {f.schema_version}, newer than this orchlog's "
                 f"{schema_gen.SCHEMA_VERSION}; fields this version does not know are ignored",
             )
+        if f.layout_version is not None and f.layout_version > schema_gen.PARQUET_LAYOUT_VERSION:
+            trace.report(
+                Location(f.path),
+                f"written in Parquet layout {f.layout_version}, newer than this orchlog's "
+                f"{schema_gen.PARQUET_LAYOUT_VERSION}; columns this version does not know are ignored",
+            )
     for where, why in problems:
         trace.report(Location(str(where)), f"not read: {why}")
     return trace
@@ -180,6 +186,7 @@ class _File:
             ) from None
         self.headers = headers_from(meta.metadata)
         self.schema_version = schema_version_of(meta.metadata)
+        self.layout_version = schema_version_of(meta.metadata, schema_gen.PARQUET_LAYOUT_KEY)
         self.columns = file_columns(file_schema.names)  # field -> this file's column
         self.current_layout = self.columns == COLUMN_OF
         partition = {

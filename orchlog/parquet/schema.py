@@ -121,8 +121,9 @@ def headers_from(metadata: Mapping[bytes, bytes] | None) -> list[dict[str, Any]]
     return [h for h in headers if isinstance(h, dict)] if isinstance(headers, list) else []
 
 
-def schema_version_of(metadata: Mapping[bytes, bytes] | None) -> int | None:
-    raw = (metadata or {}).get(SCHEMA_VERSION_KEY.encode())
+def schema_version_of(metadata: Mapping[bytes, bytes] | None, key: str = SCHEMA_VERSION_KEY) -> int | None:
+    """The version a file's metadata states under `key` (the schema's, or PARQUET_LAYOUT_KEY's); None if none."""
+    raw = (metadata or {}).get(key.encode())
     try:
         return int(raw) if raw else None
     except ValueError:

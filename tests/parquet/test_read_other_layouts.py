@@ -1,4 +1,5 @@
-"""Files of the first Parquet layout (every column named after its field, dtype names such as `f32`) still read.
+"""Files of other Parquet layouts: the first (every column named after its field, dtype names such as `f32`)
+reads as it did; a newer one reads with a note.
 
 `data/layout1.parquet` was written by orchlog 0.1.0's `orchlog.parquet.Writer`
 before the columns were renamed (SOURCE_DATE_EPOCH=0):
@@ -20,6 +21,7 @@ from orchlog import schema_gen
 from orchlog.parquet import read
 from orchlog.parquet.schema import COLUMN_OF
 from orchlog.read.paths import open_trace
+from tests.tracegen import record, write_parquet
 
 LAYOUT1 = Path(__file__).parent / "data" / "layout1.parquet"
 DTYPES = ("f32", "f16", "bf16", "f64", "i8", "u8", "i32", "i64")  # schema_gen.DTYPES when the file was written
@@ -56,3 +58,13 @@ def test_selections_on_renamed_fields_are_pushed_down_to_the_old_columns():
     assert [r.dtype for r in read(LAYOUT1, where="rank=0,layer=0-1")] == ["f32", "i8", "i32"]
     own = ds.field("numel") == 8
     assert len(list(read(LAYOUT1, filter=own, rank=0))) == 4, "a caller's expression on an unrenamed column"
+
+
+def test_a_file_of_a_newer_layout_is_read_with_a_note(tmp_path):
+    table = pq.read_table(write_parquet(tmp_path / "t.parquet", [record("a", np.ones(2, np.float32))]))
+    newer = tmp_path / "newer.parquet"
+    pq.write_table(table.replace_schema_metadata({schema_gen.PARQUET_LAYOUT_KEY: "99"}), newer)
+    trace = read(newer)
+    assert len(list(trace)) == 1
+    (note,) = trace.diagnostics
+    assert "Parquet layout 99, newer than this orchlog's 2" in note.message
