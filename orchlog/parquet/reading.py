@@ -189,24 +189,18 @@ class _File:
         self.layout_version = schema_version_of(meta.metadata, schema_gen.PARQUET_LAYOUT_KEY)
         self.columns = file_columns(file_schema.names)  # field -> this file's column
         self.current_layout = self.columns == COLUMN_OF
-        partition = {
-            self.columns[k]: v for k, v in partition_values(path).items() if self.columns[k] not in file_schema.names
-        }
-        self.schema = pa.schema(
-            [
-                *file_schema,
-                *(
-                    ARROW_SCHEMA.field(COLUMN_OF[FIELD_OF.get(c, c)]).with_name(c).with_nullable(True)
-                    for c in partition
-                ),
-            ]
-        )
+        # field -> value of the hive partitions that fill a column the file lacks
+        partition = {f: v for f, v in partition_values(path).items() if self.columns[f] not in file_schema.names}
+        from_path = [ARROW_SCHEMA.field(COLUMN_OF[f]).with_name(self.columns[f]).with_nullable(True) for f in partition]
+        self.schema = pa.schema([*file_schema, *from_path])
         missing = [self.columns[f] for f in _REQUIRED if self.columns[f] not in self.schema.names]
         if missing:
             raise OrchlogError(f"{path}: a Parquet file but not an orchlog trace (no column {', '.join(missing)})")
         if partition:
             self.fragment = _FORMAT.make_fragment(
-                self.path, filesystem=_LOCAL, partition_expression=_equals_all(partition)
+                self.path,
+                filesystem=_LOCAL,
+                partition_expression=_equals_all({self.columns[f]: v for f, v in partition.items()}),
             )
         # This layout's summary column -> the expression that reads it from this file.
         self.summary_columns = {
