@@ -96,16 +96,8 @@ def test_the_compiled_mode_consumer_compiles_none_of_the_logger_core(consumer):
 
 def test_an_install_exports_the_compiled_library_to_find_package(tmp_path):
     build, prefix = tmp_path / "build", tmp_path / "prefix"
-    _cmake(
-        "-S",
-        str(ROOT),
-        "-B",
-        str(build),
-        "-G",
-        "Ninja",
-        "-DORCHLOG_COMPILED_LIB=ON",
-        f"-DCMAKE_INSTALL_PREFIX={prefix}",
-    )
+    project = ["-S", str(ROOT), "-B", str(build), "-G", "Ninja"]
+    _cmake(*project, "-DORCHLOG_COMPILED_LIB=ON", f"-DCMAKE_INSTALL_PREFIX={prefix}")
     _cmake("--build", str(build), "-j", "2")
     _cmake("--install", str(build))
     targets = (prefix / "lib/cmake/orchlog/orchlogTargets.cmake").read_text()

@@ -26,14 +26,17 @@ namespace orchlog {
 ORCHLOG_API bool blake3_path_supported(Blake3Path path) noexcept;
 // The widest path this CPU runs.
 ORCHLOG_API Blake3Path blake3_best_path() noexcept;
-// The path hashing uses: ORCHLOG_BLAKE3's, else the best (chosen on first use).
+// The kernel path hashing uses now: ORCHLOG_BLAKE3's, else the best (chosen on first use).
 ORCHLOG_API Blake3Path blake3_path() noexcept;
-// Forces a path; false (and no change) when this CPU does not run it.
+// Forces a kernel path for the whole process; false (and no change) when this
+// CPU cannot run it.
 ORCHLOG_API bool blake3_set_path(Blake3Path path) noexcept;
+// BLAKE3 of `len` bytes into out[0 .. out_len) (32 is the standard hash;
+// longer outputs are the extendable output), with an explicit kernel path.
 ORCHLOG_API void blake3_hash(Blake3Path path, const void* data, std::size_t len, std::uint8_t* out,
                              std::size_t out_len = 32) noexcept;
 ORCHLOG_API void blake3_hash(const void* data, std::size_t len, std::uint8_t* out, std::size_t out_len = 32) noexcept;
-// 64 lowercase hex digits and a NUL.
+// The 64 lowercase hex digits of the 32-byte hash, NUL-terminated.
 ORCHLOG_API void blake3_hex(Blake3Path path, const void* data, std::size_t len, char out[65]) noexcept;
 ORCHLOG_API void blake3_hex(const void* data, std::size_t len, char out[65]) noexcept;
 
@@ -109,7 +112,6 @@ inline Blake3Path blake3_path_from_env() noexcept {
 }
 }  // namespace detail
 
-// The kernel path hashing uses now.
 ORCHLOG_API Blake3Path blake3_path() noexcept {
   int p = detail::g_blake3_path.load(std::memory_order_relaxed);
   if (p == detail::kBlake3PathUnset) {
@@ -121,16 +123,12 @@ ORCHLOG_API Blake3Path blake3_path() noexcept {
   return Blake3Path(p);
 }
 
-// Forces a kernel path for the whole process; false (and no change) when this
-// CPU cannot run it.
 ORCHLOG_API bool blake3_set_path(Blake3Path path) noexcept {
   if (!blake3_path_supported(path)) return false;
   detail::g_blake3_path.store(static_cast<int>(path), std::memory_order_relaxed);
   return true;
 }
 
-// BLAKE3 of `len` bytes into out[0 .. out_len) (32 is the standard hash;
-// longer outputs are the extendable output), with an explicit kernel path.
 ORCHLOG_API void blake3_hash(Blake3Path path, const void* data, std::size_t len, std::uint8_t* out,
                              std::size_t out_len) noexcept {
   if (!blake3_path_supported(path)) path = Blake3Path::portable;
@@ -141,7 +139,6 @@ ORCHLOG_API void blake3_hash(const void* data, std::size_t len, std::uint8_t* ou
   detail::blake3::hash(blake3_path(), static_cast<const std::uint8_t*>(data), len, out, out_len);
 }
 
-// The 64 lowercase hex digits of the 32-byte hash, NUL-terminated.
 ORCHLOG_API void blake3_hex(Blake3Path path, const void* data, std::size_t len, char out[65]) noexcept {
   static constexpr char kHex[] = "0123456789abcdef";
   std::uint8_t digest[32];
