@@ -84,6 +84,18 @@ DTYPE_NUMPY = {
     'i32': '<i4',
     'i64': '<i8',
 }
+# The value of Parquet's dtype column: NumPy's spelling, which np.dtype() reads as it is
+# (bf16's `bfloat16` once ml_dtypes is imported).
+DTYPE_PARQUET = {
+    'f32': '<f4',
+    'f16': '<f2',
+    'bf16': 'bfloat16',
+    'f64': '<f8',
+    'i8': '|i1',
+    'u8': '|u1',
+    'i32': '<i4',
+    'i64': '<i8',
+}
 # Every accepted spelling (canonical names included) -> canonical name.
 DTYPE_ALIASES = {
     'f32': 'f32',
@@ -231,6 +243,42 @@ NEGATIVE_ZERO_TOKEN = '-0.0'
 BOTH_MODE_SUFFIX = '.bin'
 PARQUET_SCHEMA_VERSION_KEY = 'orchlog.schema_version'
 PARQUET_HEADERS_KEY = 'orchlog.headers'
+PARQUET_LAYOUT_KEY = 'orchlog.parquet_layout'
+PARQUET_BYTE_ORDER_KEY = 'orchlog.byte_order'
+PARQUET_LAYOUT_VERSION = 2
+PARQUET_BYTE_ORDER = 'little'
+# Record field (stats flattened) -> its Parquet column, in the columns' order; layout 1
+# named every column after its field.
+PARQUET_COLUMNS = {
+    'checkpoint': 'checkpoint',
+    'team': 'team',
+    'token_idx': 'token_idx',
+    'layer': 'layer',
+    'stage': 'stage',
+    'step': 'step',
+    'rank': 'tp_rank',
+    'token_id': 'token_id',
+    'shard_axis': 'shard_axis',
+    'shard_index': 'shard_index',
+    'num_shards': 'num_shards',
+    'shard_partial': 'shard_partial',
+    'world_size': 'world_size',
+    'seq': 'seq',
+    'dtype': 'tensor_dtype',
+    'shape': 'tensor_shape',
+    'numel': 'numel',
+    'values': 'first_values',
+    'min': 'tensor_min',
+    'max': 'tensor_max',
+    'mean': 'tensor_mean',
+    'rms': 'rms',
+    'abs_max': 'abs_max',
+    'nan_count': 'nan_count',
+    'inf_count': 'inf_count',
+    'blake3': 'blake3',
+    'meta': 'meta',
+    'data': 'data',
+}
 WARNING_PREFIX = 'orchlog: warning: '
 
 
@@ -419,7 +467,7 @@ def arrow_schema() -> pa.Schema:
         pa.field('layer', pa.int32(), nullable=True),
         pa.field('stage', pa.string(), nullable=True),
         pa.field('step', pa.int32(), nullable=True),
-        pa.field('rank', pa.int32(), nullable=False),
+        pa.field('tp_rank', pa.int32(), nullable=False),
         pa.field('token_id', pa.int64(), nullable=True),
         pa.field('shard_axis', pa.int32(), nullable=True),
         pa.field('shard_index', pa.int32(), nullable=True),
@@ -427,13 +475,13 @@ def arrow_schema() -> pa.Schema:
         pa.field('shard_partial', pa.bool_(), nullable=True),
         pa.field('world_size', pa.int32(), nullable=False),
         pa.field('seq', pa.int64(), nullable=False),
-        pa.field('dtype', pa.string(), nullable=False),
-        pa.field('shape', pa.list_(pa.int64()), nullable=False),
+        pa.field('tensor_dtype', pa.string(), nullable=False),
+        pa.field('tensor_shape', pa.list_(pa.int64()), nullable=False),
         pa.field('numel', pa.int64(), nullable=False),
-        pa.field('values', pa.list_(pa.float64()), nullable=False),
-        pa.field('min', pa.float64(), nullable=True),
-        pa.field('max', pa.float64(), nullable=True),
-        pa.field('mean', pa.float64(), nullable=True),
+        pa.field('first_values', pa.list_(pa.float64()), nullable=False),
+        pa.field('tensor_min', pa.float64(), nullable=True),
+        pa.field('tensor_max', pa.float64(), nullable=True),
+        pa.field('tensor_mean', pa.float64(), nullable=True),
         pa.field('rms', pa.float64(), nullable=True),
         pa.field('abs_max', pa.float64(), nullable=True),
         pa.field('nan_count', pa.int64(), nullable=False),
@@ -442,4 +490,9 @@ def arrow_schema() -> pa.Schema:
         pa.field('meta', pa.map_(pa.string(), pa.string()), nullable=False),
         pa.field('data', pa.large_binary(), nullable=True),
     ]
-    return pa.schema(fields, metadata={PARQUET_SCHEMA_VERSION_KEY: str(SCHEMA_VERSION)})
+    metadata = {
+        PARQUET_SCHEMA_VERSION_KEY: str(SCHEMA_VERSION),
+        PARQUET_LAYOUT_KEY: str(PARQUET_LAYOUT_VERSION),
+        PARQUET_BYTE_ORDER_KEY: PARQUET_BYTE_ORDER,
+    }
+    return pa.schema(fields, metadata=metadata)

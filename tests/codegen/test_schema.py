@@ -129,3 +129,15 @@ def test_engine_knobs_and_developer_variables_keep_their_prefixes(raw):
     raw["env"][1]["name"] = "ORCHLOG_TEAM"
     with pytest.raises(schema.SchemaError, match="ORCHLOG_ is the developer prefix"):
         schema.parse(raw)
+
+
+def test_two_parquet_columns_of_one_name_are_rejected(raw):
+    raw["record"]["fields"][1]["parquet"] = "checkpoint"
+    with pytest.raises(schema.SchemaError, match="two Parquet columns share a name: checkpoint"):
+        schema.parse(raw)
+
+
+def test_two_dtypes_of_one_parquet_spelling_are_rejected(raw):
+    raw["dtypes"][1]["parquet"] = raw["dtypes"][0]["parquet"]
+    with pytest.raises(schema.SchemaError, match="two share the Parquet spelling"):
+        schema.parse(raw)

@@ -6,18 +6,14 @@
 // plumbing from a call to the `RecordView` the writers visit.
 #![allow(dead_code)]
 
-#[cfg(feature = "orch_logging")]
 use std::path::PathBuf;
 
-#[cfg(feature = "orch_logging")]
 use crate::config::{ConfigValue, Knobs};
 #[cfg(feature = "orch_logging")]
 use crate::encoding::digest::{self, DigestField, Hex256};
-#[cfg(feature = "orch_logging")]
 use crate::encoding::record::KeepValues;
 use crate::keys::{narrow, Flag, KeyIndex, OptionalStr};
 use crate::schema_gen::MetaEntry;
-#[cfg(feature = "orch_logging")]
 use crate::schema_gen::{
     KNOB_PATH,
     KNOB_TEAM,
@@ -29,8 +25,9 @@ use crate::schema_gen::{
     KNOB_MODEL,
     KNOB_GIT_COMMIT,
     KNOB_CREATED,
-    HeaderView, Producer, RecordView, Stats, ValuesView, LIBRARY_VERSION, SCHEMA_VERSION,
 };
+#[cfg(feature = "orch_logging")]
+use crate::schema_gen::{HeaderView, Producer, RecordView, Stats, ValuesView, LIBRARY_VERSION, SCHEMA_VERSION};
 #[cfg(feature = "orch_logging")]
 use crate::tensor::Tensor;
 
@@ -170,7 +167,6 @@ impl<'a> Keys<'a> {
 
 /// `summary` writes JSONL; `full` writes the binary stream with the full
 /// tensor; `both` writes the two.
-#[cfg(feature = "orch_logging")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     /// `summary`
@@ -181,7 +177,6 @@ pub enum Mode {
     Both,
 }
 
-#[cfg(feature = "orch_logging")]
 impl Mode {
     /// Every choice, in the order of the knob's choices.
     pub(crate) const ALL: [Mode; 3] = [Mode::Summary, Mode::Full, Mode::Both];
@@ -201,8 +196,8 @@ impl Mode {
 /// per env knob, and the header's `config`.
 ///
 /// [`Config::from_env`] reads the env knobs; in code, start from
-/// `Config::default()` (logging off) and set what you need.
-#[cfg(feature = "orch_logging")]
+/// `Config::default()` (logging off) and set what you need. The same type
+/// exists without the `orch_logging` feature, where nothing reads it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     /// Output path; logging is on at run time only when it is set and not
@@ -238,7 +233,6 @@ pub struct Config {
     pub run_config: Vec<(String, ConfigValue)>,
 }
 
-#[cfg(feature = "orch_logging")]
 impl Config {
     /// Settings from any source of knob values, and the warnings to print.
     pub(crate) fn from_lookup(lookup: impl Fn(&str) -> Option<std::ffi::OsString>) -> (Config, Vec<String>) {
@@ -396,7 +390,7 @@ pub(crate) fn header_view<'a>(
         rank: config.rank,
         world_size: config.world_size,
         values: config.values.header_value(),
-        select: config.select.as_deref().filter(|s| !crate::selector::trim_blanks(s).is_empty()),
+        select: config.select.as_deref().filter(|s| !crate::config::trim_blanks(s).is_empty()),
         config: run_config,
     }
 }
