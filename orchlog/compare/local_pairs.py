@@ -72,7 +72,8 @@ def _graft_marks(batch: RecordBatch, rows: np.ndarray) -> np.ndarray:
     column = getattr(batch, "grafted", None)
     if column is None:
         return np.full(len(rows), NONE, dtype=np.int64)
-    return np.asarray(column)[rows].astype(np.int64)
+    marks: np.ndarray = np.asarray(column)[rows].astype(np.int64)
+    return marks
 
 
 def walk(

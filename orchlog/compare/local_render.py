@@ -75,8 +75,8 @@ def render_text(r: GraftReport) -> str:
     table = [list(HEADER)] + [cells(row) for row in r.rows]
     widths = [max(len(row[k]) for row in table) for k in range(len(HEADER) - 1)]
     out += ["", _metric_note(r)]
-    for row in table:
-        out.append("  ".join(c.ljust(w) for c, w in zip(row, widths)) + "  " + row[-1])
+    for line in table:
+        out.append("  ".join(c.ljust(w) for c, w in zip(line, widths)) + "  " + line[-1])
     for w in r.warnings():
         out.append(f"warning: {w}")
     return "\n".join(out) + "\n"

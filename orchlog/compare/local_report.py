@@ -35,7 +35,7 @@ from orchlog.compare.local_error import (
     stage_label,
     stage_rows,
 )
-from orchlog.compare.local_pairs import walk
+from orchlog.compare.local_pairs import LocalPairs, walk
 from orchlog.compare.result import number
 from orchlog.compare.tolerances import Tolerances, load_tolerances
 from orchlog.read.trace import Trace
@@ -219,7 +219,7 @@ def stage_json(r: StageRow) -> dict[str, Any]:
     }
 
 
-def _coverage_of(pairs) -> RunCoverage:
+def _coverage_of(pairs: LocalPairs) -> RunCoverage:
     return RunCoverage(pairs.path, len(pairs), 0, 0, pairs.unmatched_reference, pairs.unmatched_run, pairs.malformed)
 
 
