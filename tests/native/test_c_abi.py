@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from orchlog import schema_gen
 from orchlog.read.paths import open_trace
 from tests.conftest import load_vectors
 from tests.native import build
@@ -62,6 +63,8 @@ def test_every_record_vector_is_reproduced_byte_for_byte(c_abi, record_vectors):
         r.key.step = -1 if doc["step"] is None else doc["step"]
         r.key.stage = _text(ffi, doc["stage"], keep)
         r.rank, r.world_size, r.seq = doc["rank"], doc["world_size"], doc["seq"]
+        for name in schema_gen.CALL_FIELDS:
+            setattr(r, name, int(doc[name]))
         buf = ffi.from_buffer(data)
         r.data, r.dtype = buf, _text(ffi, doc["dtype"], keep)
         r.shape, r.ndim, r.values = shape, len(doc["shape"]), doc["values"]

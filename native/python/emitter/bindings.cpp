@@ -488,6 +488,10 @@ py::tuple encode_record_bytes(const py::dict& doc) {
   fill_key(key_args, py::tuple(), doc_parts(doc));
   in.key = key_args.key;
   in.seq = doc["seq"].cast<std::int64_t>();
+  orchlog::detail::for_each_call_field(in.call, [&doc](std::string_view name, bool& field) {
+    const py::str key(name.data(), name.size());
+    if (doc.contains(key)) field = doc[key].cast<bool>();  // absent: what a log call writes
+  });
   MetaArgs meta_args;
   fill_meta(doc["meta"], meta_args, "meta");
   const auto dt = orchlog::schema::dtype_from_name(doc["dtype"].cast<std::string>());

@@ -82,6 +82,12 @@ class MsgReader {
     return true;
   }
 
+  bool boolean(int8_t& v) {  // true or false; anything else is for Python to report
+    if (!need(1)) return false;
+    if (*p_ != 0xC2 && *p_ != 0xC3) return fail_other();
+    v = *p_++ == 0xC3;
+    return true;
+  }
   bool nil() {
     if (p_ < end_ && *p_ == 0xC0) return ++p_, true;
     return false;
@@ -249,6 +255,7 @@ struct FrameRecord {
   const unsigned char *data = nullptr, *meta_begin = nullptr, *meta_end = nullptr;
   uint32_t data_len = 0;
   bool has_data = false, data_outside = false;
+  int8_t grafted = 0;  // absent in frames written before the field existed: not grafted
 };
 
 enum Key : int {
@@ -269,6 +276,7 @@ enum Key : int {
   kBlake3,
   kMeta,
   kData,
+  kGrafted,
   kUnknownKey,
   kHeaderKey
 };  // clang-format: one line per group would not read better
@@ -296,7 +304,7 @@ inline Key key_of(std::string_view k) {
     case 6:
       return k == "values" ? kValues : k == "blake3" ? kBlake3 : kUnknownKey;
     case 7:
-      return k == "orchlog" ? kHeaderKey : kUnknownKey;
+      return k == "orchlog" ? kHeaderKey : k == "grafted" ? kGrafted : kUnknownKey;
     case 9:
       return k == "token_idx" ? kTokenIdx : kUnknownKey;
     case 10:
@@ -405,6 +413,9 @@ bool parse_frame(MsgReader& r, const unsigned char* chunk, int64_t base, uint32_
       case kNumel:
         ok = r.int64(f.numel);
         break;
+      case kGrafted:
+        ok = r.boolean(f.grafted);
+        break;
       case kShape: {
         uint32_t dims;
         ok = r.container(false, dims) && r.need(dims);
@@ -473,6 +484,7 @@ bool parse_frame(MsgReader& r, const unsigned char* chunk, int64_t base, uint32_
   c.dtype.push_back(c.dtype_names.id(f.dtype));
   c.token_idx.push_back(f.token_idx), c.layer.push_back(f.layer), c.step.push_back(f.step), c.seq.push_back(f.seq);
   c.rank.push_back(f.rank), c.world_size.push_back(f.world_size), c.numel.push_back(f.numel);
+  c.grafted.push_back(f.grafted);
   c.shape_off.push_back(int64_t(c.shape.size())), c.val_off.push_back(int64_t(c.values.size()));
   c.stats.insert(c.stats.end(), f.stats, f.stats + 5);
   c.counts.insert(c.counts.end(), f.counts, f.counts + 2);

@@ -30,6 +30,7 @@ struct Columns {
   std::vector<int64_t> rank;  // -1 for null: every integer key field is >= 0
   std::vector<int64_t> world_size;  // -1 for null: every integer key field is >= 0
   std::vector<int64_t> seq;  // -1 for null: every integer key field is >= 0
+  std::vector<int8_t> grafted;  // 0, 1; -1 for null
   std::vector<int32_t> dtype;
   Interner dtype_names;
   std::vector<int64_t> numel;
@@ -59,6 +60,7 @@ struct Columns {
     rank.reserve(lines);
     world_size.reserve(lines);
     seq.reserve(lines);
+    grafted.reserve(lines);
     shape_off.reserve(lines + 1), val_off.reserve(lines + 1), shape.reserve(lines * 2);
     values.reserve(std::min(lines * std::min<size_t>(per_line, 4096), size / 2 + 1));
     stats.reserve(lines * kStatFloats), counts.reserve(lines * kStatCounts);
@@ -88,6 +90,7 @@ inline bool parse_line(const char* p, const char* end, int64_t lineno, Columns& 
   int64_t rank = -1;
   int64_t world_size = -1;
   int64_t seq = -1;
+  int8_t grafted = -1;
   std::string_view dtype, blake3, meta;
   std::string dtype_scratch, blake3_scratch;
   int64_t numel = 0;
@@ -136,6 +139,8 @@ inline bool parse_line(const char* p, const char* end, int64_t lineno, Columns& 
   if (!(k.lit(",\"blake3\":") && k.str(blake3, blake3_scratch) && blake3.size() == 64 && is_ascii(blake3))) return undo();
   // meta
   if (!(k.lit(",\"meta\":") && k.object_text(meta))) return undo();
+  // grafted
+  if (!(k.lit(",\"grafted\":") && k.boolean(grafted))) return undo();
   if (!(k.lit("}") && k.p == end)) return undo();
   c.line.push_back(lineno);
   c.checkpoint.push_back(c.checkpoint_names.id(checkpoint));
@@ -147,6 +152,7 @@ inline bool parse_line(const char* p, const char* end, int64_t lineno, Columns& 
   c.rank.push_back(rank);
   c.world_size.push_back(world_size);
   c.seq.push_back(seq);
+  c.grafted.push_back(grafted);
   c.dtype.push_back(c.dtype_names.id(dtype));
   c.numel.push_back(numel);
   c.shape_off.push_back(int64_t(c.shape.size()));
@@ -174,6 +180,7 @@ inline void columns_into(Columns&& c, py::dict& d) {
   d["rank"] = to_array(std::move(c.rank));
   d["world_size"] = to_array(std::move(c.world_size));
   d["seq"] = to_array(std::move(c.seq));
+  d["grafted"] = to_array(std::move(c.grafted));
   d["dtype"] = to_array(std::move(c.dtype)), d["dtype_names"] = c.dtype_names.to_list();
   d["numel"] = to_array(std::move(c.numel));
   d["shape_off"] = to_array(std::move(c.shape_off)), d["shape"] = to_array(std::move(c.shape));

@@ -24,6 +24,8 @@ use crate::schema_gen::{
     KNOB_VALUES,
     KNOB_MODE,
     KNOB_SELECT,
+    KNOB_GRAFT_FROM,
+    KNOB_GRAFT_SELECT,
     KNOB_RANK,
     KNOB_WORLD_SIZE,
     KNOB_MODEL,
@@ -167,6 +169,16 @@ pub struct Config {
     /// `layer=0-3,token=5,checkpoint=attn_*,step=0`. Unset means all. See
     /// `selector`. (ORCH_LOG_SELECT)
     pub select: Option<String>,
+    /// Reference trace that graft calls read from: a full-mode binary stream
+    /// (`ORCH_LOG_MODE=full` or `both`), indexed once on the first graft call.
+    /// Unset: graft calls log as log calls and change nothing. (ORCH_GRAFT_FROM)
+    pub graft_from: Option<String>,
+    /// Which graft calls overwrite their tensor from ORCH_GRAFT_FROM, in the
+    /// selector syntax of ORCH_LOG_SELECT, e.g. `checkpoint=attn_norm,layer=3`.
+    /// Unset or blank grafts nothing: replacing every tensor by accident would
+    /// hide every difference, so grafting is opt-in per checkpoint. An invalid
+    /// selector grafts nothing, with one warning. (ORCH_GRAFT_SELECT)
+    pub graft_select: Option<String>,
     /// Rank of this process (tensor-parallel shard); used for `{rank}`, the
     /// header's `rank` and the `rank` of records whose call names none. (ORCH_LOG_RANK)
     pub rank: i32,
@@ -195,6 +207,8 @@ impl Config {
             values: knobs.count_or_all(&KNOB_VALUES),
             mode: knobs.choice(&KNOB_MODE).map_or(Mode::Summary, |i| Mode::ALL[i]),
             select: knobs.selector(&KNOB_SELECT),
+            graft_from: knobs.opt_str(&KNOB_GRAFT_FROM),
+            graft_select: knobs.selector(&KNOB_GRAFT_SELECT),
             rank: knobs.int(&KNOB_RANK),
             world_size: knobs.int(&KNOB_WORLD_SIZE),
             model: knobs.opt_str(&KNOB_MODEL),
@@ -219,6 +233,7 @@ pub(crate) struct RecordKey<'a> {
     pub step: Option<i32>,
     pub rank: i32,
     pub world_size: i32,
+    pub grafted: bool,
 }
 
 #[cfg(feature = "orch_logging")]
@@ -233,6 +248,7 @@ impl<'a> RecordKey<'a> {
             step: keys.step,
             rank: keys.rank.unwrap_or(config.rank),
             world_size: config.world_size,
+            grafted: false,
         }
     }
 
@@ -301,6 +317,7 @@ pub(crate) fn record_view<'a>(
         stats: digest.stats.view(),
         blake3: digest.blake3.view(),
         meta,
+        grafted: key.grafted,
         data: tensor.bytes(),
     }
 }
@@ -340,6 +357,7 @@ pub(crate) fn record_key_from_vector(input: &serde_json::Value) -> RecordKey<'_>
         step: input["step"].as_i64().map(|v| i32::try_from(v).unwrap()),
         rank: input["rank"].as_i64().map(|v| i32::try_from(v).unwrap()).unwrap_or_default(),
         world_size: input["world_size"].as_i64().map(|v| i32::try_from(v).unwrap()).unwrap_or_default(),
+        grafted: input["grafted"].as_bool().unwrap_or_default(),
     }
 }
 

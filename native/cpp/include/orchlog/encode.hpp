@@ -35,6 +35,7 @@ inline std::optional<EncodedRecord> encode_record(const RecordInput& in, std::st
   detail::RecordParts parts;
   parts.checkpoint = in.checkpoint;
   parts.key = detail::normalized(in.key);
+  parts.call = in.call;
   parts.tensor = &in.tensor;
   parts.size = *size;
   parts.digest = detail::digest(in.tensor, *size);

@@ -72,6 +72,8 @@ typedef struct orchlog_options {
   const char* values; /* ORCH_LOG_VALUES: a count or "all" */
   const char* mode; /* ORCH_LOG_MODE: summary, full, both */
   const char* select; /* ORCH_LOG_SELECT */
+  const char* graft_from; /* ORCH_GRAFT_FROM */
+  const char* graft_select; /* ORCH_GRAFT_SELECT */
   const char* rank; /* ORCH_LOG_RANK */
   const char* world_size; /* ORCH_LOG_WORLD_SIZE */
   const char* model; /* ORCH_LOG_MODEL */
@@ -119,6 +121,7 @@ typedef struct orchlog_record_input {
   orchlog_key key;
   orchlog_named_parts parts;
   int64_t seq;
+  int32_t grafted; /* 0 or 1: set by the kind of call (a log call writes 0) */
   const void* data;
   const char* dtype;
   const int64_t* shape;
