@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "orchlog/api_gen.hpp"
+#include "orchlog/detail/graft/graft_record.hpp"
 #include "orchlog/detail/logger/core.hpp"
 #include "orchlog/logger.hpp"
 #include "orchlog/types.hpp"
@@ -49,6 +50,12 @@ ORCHLOG_NOINLINE inline bool macro_log(std::string_view checkpoint, const Key& k
                                        const Shape& shape) noexcept {
   if (!dtype_known(dtype, checkpoint)) return false;
   return write_record(checkpoint, Tensor{data, *dtype.dtype, shape}, key, {});
+}
+
+ORCHLOG_NOINLINE inline bool macro_graft(std::string_view checkpoint, const Key& key, void* data, DTypeArg dtype,
+                                         const Shape& shape) noexcept {
+  if (!dtype_known(dtype, checkpoint)) return false;
+  return graft_record(checkpoint, data, *dtype.dtype, shape, key, {});
 }
 
 // The shape text of ORCH_LOG_JSON_TOKEN ("[896]", "[1, 896]"), or none when
