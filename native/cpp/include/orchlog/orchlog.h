@@ -97,6 +97,15 @@ ORCHLOG_C_API int orchlog_log_meta(const char* checkpoint, const void* data, con
 ORCHLOG_C_API int orchlog_log_named(const char* checkpoint, const void* data, const char* dtype, const int64_t* shape,
                                     size_t ndim, const orchlog_key* key, const orchlog_named_parts* parts,
                                     const orchlog_meta* meta, size_t n_meta);
+/* A graft: when ORCH_GRAFT_SELECT accepts the key, overwrite `data` (writable
+   host memory) with the matching record of ORCH_GRAFT_FROM, dtype converted
+   and shape checked, then log it with `grafted` true; otherwise log it as
+   orchlog_log does. Returns 1 when the tensor was overwritten. */
+ORCHLOG_C_API int orchlog_graft(const char* checkpoint, void* data, const char* dtype, const int64_t* shape, size_t ndim,
+                                const orchlog_key* key);
+ORCHLOG_C_API int orchlog_graft_named(const char* checkpoint, void* data, const char* dtype, const int64_t* shape,
+                                      size_t ndim, const orchlog_key* key, const orchlog_named_parts* parts,
+                                      const orchlog_meta* meta, size_t n_meta);
 
 ORCHLOG_C_API int orchlog_enabled(void);
 ORCHLOG_C_API int orchlog_flush(void); /* 1 when the records are on disk */
