@@ -15,8 +15,11 @@
 #include <string_view>
 #include <vector>
 
-#include "orchlog/detail/graft/graft_record.hpp"
+#include "orchlog/detail/logger/entry.hpp"
 #include "orchlog/types.hpp"
+#if ORCHLOG_DEFINE_API
+#include "orchlog/detail/graft/graft_record.hpp"
+#endif
 
 namespace orchlog {
 

@@ -57,15 +57,16 @@ class MsgReader {
     return true;
   }
 
-  bool boolean(std::int8_t& v) {  // true or false; anything else is for Python to report
-    if (!need(1)) return false;
-    if (*p_ != 0xC2 && *p_ != 0xC3) return fail_other();
-    v = *p_++ == 0xC3;
-    return true;
-  }
   bool nil() {
     if (p_ < end_ && *p_ == 0xC0) return ++p_, true;
     return false;
+  }
+
+  // true or false as 1 or 0; any other value is Python's to decide.
+  bool boolean(std::int8_t& v) {
+    if (!need(1)) return false;
+    if (*p_ == 0xC2 || *p_ == 0xC3) return v = std::int8_t(*p_++ == 0xC3), true;
+    return fail_other();
   }
 
   // A msgpack int that fits int64 (a uint64 above that is not taken: the Python reader decides).

@@ -97,8 +97,8 @@ inline bool graft_selected(const Settings& st, std::string_view checkpoint, cons
   return st.graft_selector && st.graft_selector->matches({checkpoint, resolved(key, run_fields(st.knobs)), 1});
 }
 
-ORCHLOG_NOINLINE inline bool graft_record(std::string_view checkpoint, void* data, DType dtype, const Shape& shape,
-                                          const Key& given_key, MetaSpan meta) noexcept {
+ORCHLOG_NOINLINE ORCHLOG_API bool graft_record(std::string_view checkpoint, void* data, DType dtype, const Shape& shape,
+                                               const Key& given_key, MetaSpan meta) noexcept {
   Logger& lg = logger();
   bool grafted = false;
   try {
