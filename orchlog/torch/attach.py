@@ -11,7 +11,7 @@ import orchlog
 from orchlog.compare.namemap import NameMap, load_maps
 from orchlog.errors import OrchlogError
 from orchlog.torch.calls import CallCounter, PositionsFn, first_tensor
-from orchlog.torch.graft import first_tensor_of, graft_rows, start_grafting
+from orchlog.torch.graft import first_tensor_of, graft_rows
 from orchlog.torch.paths import layer_of, matching
 from orchlog.torch.rows import captured, token_rows
 
@@ -131,8 +131,6 @@ def attach(
     step: int = 0,
     batch_index: int = 0,
     graft: bool = False,
-    graft_from: str | None = None,
-    graft_select: str | None = None,
     graft_map: str | None = None,
 ) -> Hooks:
     """Log the outputs of `model`'s submodules whose paths match the globs in `modules` (every submodule
@@ -149,18 +147,16 @@ def attach(
     (args, kwargs) -> positions of the call's tokens overrides how they are found. Of a batch,
     sequence `batch_index` is logged.
 
-    `graft_from` (a full-mode trace of the reference) turns the hooked outputs and inputs into graft
-    points: each token's row goes through orchlog.graft, which replaces it with the reference's where
-    `graft_select` (ORCH_GRAFT_SELECT's syntax, over the reference's names) selects it and logs it
-    either way; the module then returns (or is called with) the grafted tensor, on its device and in
-    its dtype. `graft_map` (a name map, e.g. "hf_qwen2") turns module paths into the reference's names
-    for the graft calls, and the records carry those names. `graft=True` makes the same graft points
-    under the run's own ORCH_GRAFT_FROM and ORCH_GRAFT_SELECT. See docs/graft.md.
+    `graft=True` turns the hooked outputs and inputs into graft points under the run's graft knobs
+    (orchlog.configure's graft_from, the reference's full trace, and graft_select, over the reference's
+    names; or ORCH_GRAFT_FROM and ORCH_GRAFT_SELECT): each token's row goes through orchlog.graft, which
+    replaces it with the reference's where the selector selects it and logs it either way; the module
+    then returns (or is called with) the grafted tensor, on its device and in its dtype. `graft_map` (a
+    name map, e.g. "hf_qwen2") turns module paths into the reference's names for the graft calls, and
+    the records carry those names. See docs/graft.md.
     """
-    if graft_select is not None and graft_from is None:
-        raise OrchlogError("graft_select picks what to graft from graft_from; give graft_from too")
-    if graft_from is not None:
-        start_grafting(graft_from, graft_select)
+    if graft_map is not None and not graft:
+        raise OrchlogError("graft_map names the graft calls of attach(..., graft=True); give graft=True too")
     named = dict(model.named_modules())
     named.pop("", None)
     outputs = set(matching(named, modules))
@@ -172,7 +168,7 @@ def attach(
         CallCounter(step, positions),
         batch_index,
         load_maps([graft_map]) if graft_map else None,
-        grafting=graft or graft_from is not None,
+        grafting=graft,
     )
 
     def root_pre_hook(_module: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:

@@ -17,7 +17,6 @@ from typing import Any
 import torch
 
 import orchlog
-from orchlog.errors import OrchlogError
 from orchlog.torch.calls import Call
 from orchlog.torch.rows import token_views
 
@@ -66,25 +65,12 @@ def graft_rows(
     for position, row in token_views(staged, call, batch_index, token_axis):
         array = row.contiguous().numpy().copy()  # orchlog.graft wants it writable and C-contiguous
         token_id = None if position is None else call.token_id(batch_index, position - first)
-        meta = None if token_id is None else {"token_id": token_id}
-        if orchlog.graft(checkpoint, array, token_idx=position, layer=layer, stage=stage, step=call.step, meta=meta):
+        if orchlog.graft(
+            checkpoint, array, token_idx=position, layer=layer, stage=stage, step=call.step, token_id=token_id
+        ):
             row.copy_(torch.from_numpy(array))
             grafted = True
         written += 1
     if not grafted:
         return None, written
     return staged.to(device=tensor.device, dtype=tensor.dtype), written
-
-
-def start_grafting(graft_from: str, graft_select: str | None) -> None:
-    """Points the emitter's graft calls at `graft_from`, with `graft_select` choosing which overwrite, without
-    restarting the run the caller configured. Needs an emitter with graft calls; says so when it has none."""
-    if not hasattr(orchlog, "graft"):
-        raise OrchlogError("graft_from needs orchlog.graft, which this build of orchlog does not have")
-    setter = getattr(orchlog, "configure_graft", None)
-    if setter is None:
-        raise OrchlogError(
-            "this build of orchlog cannot point graft calls at a trace within a run: configure the run with "
-            "orchlog.configure(graft_from=..., graft_select=...) and attach with graft=True"
-        )
-    setter(graft_from=graft_from, graft_select=graft_select)

@@ -6,14 +6,13 @@ import json
 import subprocess
 import sys
 
-from tests.compare.grafted_runs import needs_grafted_field, write_run
+from tests.compare.grafted_runs import write_run
 
 
 def _orchlog(*args):
     return subprocess.run([sys.executable, "-m", "orchlog", *map(str, args)], capture_output=True, text=True)
 
 
-@needs_grafted_field
 def test_a_bug_exits_1_and_names_its_stage_and_a_clean_run_exits_0(tmp_path):
     ref = write_run(tmp_path / "ref.bin", 2, 2)
     bug = {(1, "ffn_out"): 5e-3}
@@ -26,7 +25,6 @@ def test_a_bug_exits_1_and_names_its_stage_and_a_clean_run_exits_0(tmp_path):
     assert _orchlog("graft-report", ref, clean, "--threshold", "1e-3", "-q").returncode == 0
 
 
-@needs_grafted_field
 def test_several_runs_go_into_one_json_report_written_to_a_file(tmp_path):
     ref = write_run(tmp_path / "ref.bin", 2, 1)
     bug = {(0, "l_out"): 5e-3}

@@ -10,15 +10,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
-import pytest
 
-from orchlog import schema_gen
 from tests.tracegen import record, write_frames
-
-# Traces with grafted records need the schema's `grafted` field; where the schema lacks it, the tests skip.
-needs_grafted_field = pytest.mark.skipif(
-    not any(c.name == "grafted" for c in schema_gen.COLUMNS), reason="the schema has no `grafted` field"
-)
 
 STAGES = ("attn_norm", "attn_out", "ffn_out", "l_out")
 WIDTH = 16

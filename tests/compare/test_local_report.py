@@ -9,7 +9,7 @@ import pytest
 
 from orchlog.compare import CompareOptions
 from orchlog.compare.local_report import graft_report
-from tests.compare.grafted_runs import STAGES, needs_grafted_field, write_run
+from tests.compare.grafted_runs import STAGES, write_run
 
 OPTIONS = CompareOptions(threshold=1e-3, metric="max_abs")
 
@@ -24,7 +24,6 @@ def one_layer_bug(tmp_path):
     )
 
 
-@needs_grafted_field
 def test_a_bug_in_one_stage_is_named_and_what_follows_it_is_inherited(one_layer_bug):
     ref, grafted, plain = one_layer_bug
     report = graft_report(ref, [grafted], plain, OPTIONS)
@@ -38,7 +37,6 @@ def test_a_bug_in_one_stage_is_named_and_what_follows_it_is_inherited(one_layer_
     assert "largest local error: attn_out @ layer 1" in str(report)
 
 
-@needs_grafted_field
 def test_grafted_records_equal_the_reference_and_raise_no_warning(one_layer_bug):
     report = graft_report(one_layer_bug[0], [one_layer_bug[1]], one_layer_bug[2], OPTIONS)
     grafted = [r.grafted for r in report.rows if r.grafted is not None]
@@ -46,7 +44,6 @@ def test_grafted_records_equal_the_reference_and_raise_no_warning(one_layer_bug)
     assert report.warnings() == []
 
 
-@needs_grafted_field
 def test_every_format_carries_the_table(one_layer_bug):
     report = graft_report(one_layer_bug[0], [one_layer_bug[1]], one_layer_bug[2], OPTIONS)
     doc = json.loads(json.dumps(report.to_json(), allow_nan=False))
@@ -67,7 +64,6 @@ def test_a_run_without_grafted_records_measures_nothing_local(tmp_path):
     assert report.status == "no_graft" and not report and report.largest is None
 
 
-@needs_grafted_field
 def test_a_clean_engine_is_within_tolerance_everywhere_it_is_measured(tmp_path):
     ref = write_run(tmp_path / "ref.bin", 2, 2)
     grafted = write_run(tmp_path / "g.bin", 2, 2, {}, {"l_out"})
@@ -76,7 +72,6 @@ def test_a_clean_engine_is_within_tolerance_everywhere_it_is_measured(tmp_path):
     assert {r.verdict for r in report.rows} == {"within", "grafted", "no_graft_before"}
 
 
-@needs_grafted_field
 def test_on_random_runs_a_stage_right_after_a_graft_point_shows_exactly_its_own_error(tmp_path):
     rng = np.random.default_rng(11)
     ref = write_run(tmp_path / "ref.bin", 3, 2)

@@ -13,10 +13,7 @@ from orchlog.compare import CompareOptions
 from orchlog.compare.local_report import graft_report
 from tests.torch.test_attach import Tiny
 
-pytestmark = [
-    pytest.mark.slow,  # imports torch
-    pytest.mark.skipif(not hasattr(orchlog, "graft"), reason="this build of orchlog has no orchlog.graft"),
-]
+pytestmark = pytest.mark.slow  # imports torch
 IDS = torch.tensor([[1, 2, 3]])
 MODULES = ["embed", "layers.*.proj", "layers.*"]
 
@@ -24,7 +21,7 @@ MODULES = ["embed", "layers.*.proj", "layers.*"]
 def _run(model, path, **graft):
     orchlog.configure(path=str(path), mode="full", team="torch", select="", **graft)
     try:
-        with torch.no_grad(), orchlog.torch.attach(model, MODULES, graft="graft_from" in graft):
+        with torch.no_grad(), orchlog.torch.attach(model, MODULES, graft=bool(graft)):
             return model(IDS).numpy().copy()
     finally:
         orchlog.close()
@@ -69,5 +66,5 @@ def test_a_bfloat16_module_gets_the_reference_rounded_to_bfloat16(tmp_path):
     reference = {r.token_idx: r.tensor() for r in orchlog.open_trace(ref) if r.checkpoint == "layers.0"}
     assert seen["x"].dtype == torch.bfloat16
     for t in range(3):
-        want = torch.from_numpy(np.asarray(reference[t], dtype=np.float32)).to(torch.bfloat16)
+        want = torch.tensor(np.asarray(reference[t], dtype=np.float32)).to(torch.bfloat16)
         assert torch.equal(seen["x"][0, t], want)
