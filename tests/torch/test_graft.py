@@ -11,6 +11,7 @@ import orchlog
 import orchlog.torch
 from orchlog.compare import CompareOptions
 from orchlog.compare.local_report import graft_report
+from orchlog.errors import OrchlogError
 from tests.torch.test_attach import Tiny
 
 pytestmark = pytest.mark.slow  # imports torch
@@ -68,3 +69,8 @@ def test_a_bfloat16_module_gets_the_reference_rounded_to_bfloat16(tmp_path):
     for t in range(3):
         want = torch.tensor(np.asarray(reference[t], dtype=np.float32)).to(torch.bfloat16)
         assert torch.equal(seen["x"][0, t], want)
+
+
+def test_a_graft_map_without_graft_is_a_clear_error():
+    with pytest.raises(OrchlogError, match="graft=True"):
+        orchlog.torch.attach(Tiny(), MODULES, graft_map="hf_qwen2")
