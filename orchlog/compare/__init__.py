@@ -131,6 +131,11 @@ class _Setup:
         return _Setup(tolerances, tuple(key), glob_matcher(opts.logits))
 
 
+def alignment_key(trace_a: Trace, trace_b: Trace, opts: CompareOptions) -> tuple[str, ...]:
+    """The fields records align on: the option, else the formats' own key when both share one, else DEFAULT_KEY."""
+    return _Setup.of(trace_a, trace_b, opts).key
+
+
 def _sides(opts: CompareOptions) -> tuple[Side, Side]:
     return (
         Side(load_maps(opts.maps_a + opts.maps), token_shift=max(-opts.token_offset, 0)),
@@ -325,4 +330,4 @@ def finish(
     )
 
 
-__all__ = ["CompareOptions", "CompareReport", "DEFAULT_KEY", "PartialReport", "compare", "finish", "walk"]
+__all__ = ["CompareOptions", "CompareReport", "DEFAULT_KEY", "PartialReport", "alignment_key", "compare", "finish", "walk"]

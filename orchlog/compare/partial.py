@@ -176,18 +176,15 @@ def _merge_side(x: SideState, y: SideState) -> SideState:
     def by_file(ds: list[Diagnostic]) -> list[Diagnostic]:
         return sorted(ds, key=lambda d: place.get(d.location.path, -1))
 
-    out.diagnostics = by_file(_unique(x.diagnostics + y.diagnostics))
+    # A file two parts read reports its problems in both: once is enough.
+    shared = {t.path for index, t in y.files.items() if index in x.files}
+    out.diagnostics = by_file(x.diagnostics + [d for d in y.diagnostics if d.location.path not in shared])
     out.side_diagnostics = by_file(x.side_diagnostics + y.side_diagnostics)
     if x.extent is not None and y.extent is not None:
         out.extent = dict(x.extent)
         for tok, last in y.extent.items():
             out.extent[tok] = max(last, out.extent.get(tok, -1))
     return out
-
-
-def _unique(ds: list[Diagnostic]) -> list[Diagnostic]:
-    """A file two parts read reports its problems in both: once is enough."""
-    return list(dict.fromkeys(ds))
 
 
 def _merge_tokens(x: TokenIds, y: TokenIds) -> TokenIds:
