@@ -46,7 +46,7 @@ def compare_partitioned(a: str, b: str, options: CompareOptions | None, runner: 
         for tally in side.files.values():
             if tally.kept != tally.rows:
                 raise OrchlogError(
-                    f"{tally.path}: holds records of ranks its first records did not show "
+                    f"{tally.path}: holds records of ranks its path or first records did not show "
                     f"({tally.rows - tally.kept} of {tally.rows} taken by no part); compare it without --executor"
                 )
     return finish(merged, trace_a, trace_b, opts, strays)
