@@ -38,7 +38,8 @@ class _Version(argparse.Action):
     def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
         from orchlog.schema_gen import LIBRARY_VERSION
 
-        parser.exit(message=f"orchlog {LIBRARY_VERSION}\n")
+        sys.stdout.write(f"orchlog {LIBRARY_VERSION}\n")
+        parser.exit()
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
