@@ -203,6 +203,7 @@ def walk(
             diagnostics=list(trace.diagnostics),
             side_diagnostics=list(side.diagnostics),
             files=dict(getattr(trace, "tallies", {})),
+            sharded=getattr(trace, "sharded", False),
         )
         states.append(state)
     if extents is not None:
@@ -330,4 +331,13 @@ def finish(
     )
 
 
-__all__ = ["CompareOptions", "CompareReport", "DEFAULT_KEY", "PartialReport", "alignment_key", "compare", "finish", "walk"]
+__all__ = [
+    "CompareOptions",
+    "CompareReport",
+    "DEFAULT_KEY",
+    "PartialReport",
+    "alignment_key",
+    "compare",
+    "finish",
+    "walk",
+]

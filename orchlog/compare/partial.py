@@ -55,6 +55,7 @@ class SideState:
     side_diagnostics: list[Diagnostic] = dataclasses.field(default_factory=list)  # maps, views, shards
     extent: dict[int | None, int] | None = None  # diagnose.Extent's table
     files: dict[int, FileTally] = dataclasses.field(default_factory=dict)  # by file index; {} for a whole trace
+    sharded: bool = False  # a record said it is a tensor-parallel piece (gathered across ranks)
 
 
 @dataclasses.dataclass
@@ -160,7 +161,7 @@ def merge_growth(x: Growth, y: Growth) -> Growth:
 
 
 def _merge_side(x: SideState, y: SideState) -> SideState:
-    out = SideState(rows_in=x.rows_in + y.rows_in)
+    out = SideState(rows_in=x.rows_in + y.rows_in, sharded=x.sharded or y.sharded)
     out.tokens = _merge_tokens(x.tokens, y.tokens)
     out.unmatched = sorted(x.unmatched + y.unmatched, key=lambda u: u[0])
     out.held_out = sorted(x.held_out + y.held_out, key=lambda u: u[0])

@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from orchlog.compare.partial import ORDER_BITS, FileTally
+from orchlog.compare.shards import says_layout
 from orchlog.read import formats
 from orchlog.read.batch import RecordBatch
 from orchlog.read.trace import Trace
@@ -28,6 +29,9 @@ class PartTrace(Trace):
         self._members = members
         self._ranks = None if ranks is None else np.array(sorted(ranks), dtype=np.int64)
         self.tallies = {index: FileTally(m.path) for index, m in members}
+        # Whether a record says it is a tensor-parallel piece: pieces of several ranks are gathered into one
+        # record, so a split by rank would keep them apart (orchlog/scale/run.py then walks in one part).
+        self.sharded = False
         keys = {m.default_key for _, m in members}
         self.default_key = keys.pop() if len(keys) == 1 else None
 
@@ -38,6 +42,7 @@ class PartTrace(Trace):
             for batch in m.batches(rows, values):
                 self.bytes_read = done + m.bytes_read
                 tally.rows += len(batch)
+                self.sharded = self.sharded or bool(says_layout(batch).any())
                 batch.order = (index << ORDER_BITS) + batch.order
                 if self._ranks is not None:
                     keep = np.isin(batch.rank, self._ranks)

@@ -3,8 +3,11 @@
 Parts split the alignment key's space by rank: every record of rank r, on
 both sides, belongs to one part, so that every pair falls within one part
 and the merged parts pair exactly what one process pairs. That needs `rank`
-in the key and no tensor-parallel gathering (a `[shards]` map joins ranks
-into one record); otherwise the plan is one part holding everything.
+in the key and no tensor-parallel gathering (a `[shards]` map, or records that
+say they are pieces with their shard fields, join ranks into one record);
+otherwise the plan is one part holding everything. Shard fields can appear
+in any record, so the parts notice them as they read, and the compare is
+then walked again in one part (orchlog/scale/run.py).
 
 Which ranks a file holds is read from the file, cheaply: a hive-style
 `rank=N` directory in its path (a partitioned Parquet dataset), else the
@@ -22,6 +25,7 @@ from pathlib import Path
 
 from orchlog.compare import CompareOptions
 from orchlog.compare.namemap import load_maps
+from orchlog.compare.shards import says_layout
 from orchlog.read.paths import directory_members, open_trace
 
 _HIVE_RANK = re.compile(r"^rank=(\d+)$")
@@ -47,15 +51,20 @@ def side_files(path: str) -> list[str]:
     return [m.path for m in members]
 
 
-def file_ranks(path: str) -> frozenset[int]:
-    """The ranks a file holds, as far as its path or its first records say."""
+def file_ranks(path: str) -> frozenset[int] | None:
+    """The ranks a file holds, as far as its path or its first records say; None when its first records
+    are tensor-parallel pieces (gathered across ranks)."""
     for part in Path(path).parts:
         m = _HIVE_RANK.match(part)
         if m:
             return frozenset([int(m.group(1))])
     trace = open_trace(path)
     first = next(iter(trace.batches()), None)
-    return frozenset() if first is None else frozenset(int(r) for r in set(first.rank.tolist()))
+    if first is None:
+        return frozenset()
+    if says_layout(first).any():
+        return None
+    return frozenset(int(r) for r in set(first.rank.tolist()))
 
 
 def partitionable(key: tuple[str, ...], opts: CompareOptions) -> bool:
@@ -70,7 +79,10 @@ def plan(a: str, b: str, key: tuple[str, ...], opts: CompareOptions, parts: int)
     total = sum(_size(f) for fs in files.values() for f in fs)
     if parts <= 1 or not partitionable(key, opts):
         return [PartSpec(None, every["a"], every["b"], total)]
-    ranks = {side: [file_ranks(f) for f in fs] for side, fs in files.items()}
+    surveyed = {side: [file_ranks(f) for f in fs] for side, fs in files.items()}
+    if None in surveyed["a"] or None in surveyed["b"]:  # a file's first records are tensor-parallel pieces
+        return [PartSpec(None, every["a"], every["b"], total)]
+    ranks = {side: [rs or frozenset() for rs in found] for side, found in surveyed.items()}
     weight: dict[int, float] = {}
     for side, fs in files.items():
         for f, rs in zip(fs, ranks[side]):

@@ -52,3 +52,22 @@ def test_dumping_tensors_is_refused_with_a_partitioned_compare(tmp_path):
     a, b = rank_trace_pair(tmp_path, 0)
     with pytest.raises(OrchlogError, match="--dump-raw"):
         compare_partitioned(str(a), str(b), CompareOptions(dump_raw=str(tmp_path / "d")), local_runner(), 2)
+
+
+def test_records_that_say_they_are_shards_are_gathered_across_ranks_as_one_process_does(tmp_path):
+    # Hive-style paths name each file's rank, so the plan splits by rank without reading a record; the
+    # parts then find records that say they are pieces of one tensor, and the walk is made in one part.
+    for side in "ab":
+        for rank in (0, 1):
+            d = tmp_path / side / f"rank={rank}"
+            d.mkdir(parents=True)
+            plain = run(tokens=2, layers=1, rank=rank, world_size=2)
+            pieces = run(tokens=2, layers=1, rank=rank, world_size=2, shard_axis=0, num_shards=2)
+            for r in pieces:
+                r.checkpoint = f"tp_{r.checkpoint}"
+            write_frames(d / "part.bin", plain + pieces)
+    opts = CompareOptions(diagnose=False, detail=True)
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    whole = compare(a, b, opts)
+    assert "gathered" in _json(whole), "the case gathers pieces"
+    assert _json(compare_partitioned(a, b, opts, local_runner(), 2)) == _json(whole)
