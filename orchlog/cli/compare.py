@@ -13,6 +13,7 @@ from orchlog.errors import OrchlogError
 from orchlog.safe_text import for_terminal
 
 if TYPE_CHECKING:
+    from orchlog.compare import CompareOptions, CompareReport
     from orchlog.compare.per_token import PerTokenReport
 
 EXAMPLES = """example:
@@ -197,7 +198,7 @@ def report_text(report, fmt: str) -> str:
     return str(report)
 
 
-def _compare_on_ray(args: argparse.Namespace, opts):
+def _compare_on_ray(args: argparse.Namespace, opts: CompareOptions) -> CompareReport:
     from orchlog.scale import compare_partitioned
     from orchlog.scale.ray_runner import cluster_cpus, connect, ray_runner
 
@@ -208,7 +209,7 @@ def _compare_on_ray(args: argparse.Namespace, opts):
 
 def _run(args: argparse.Namespace) -> int:
     from orchlog.cli.progress import Progress
-    from orchlog.compare import LOGITS_NAMES, CompareOptions, CompareReport, compare
+    from orchlog.compare import LOGITS_NAMES, CompareOptions, compare
     from orchlog.compare.keys import parse_key
     from orchlog.read.paths import open_trace
 

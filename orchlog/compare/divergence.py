@@ -44,7 +44,7 @@ EXAMPLES = 5
 
 
 @dataclasses.dataclass
-class _TokenState:
+class TokenState:
     first_suspect: PairView | None = None  # the earliest pair failing or undecided
     first_fail: PairView | None = None  # the earliest failing pair
     logits_seen: bool = False
@@ -91,7 +91,7 @@ class Findings:
         self.mismatch_examples: dict[str, list[PairView]] = {k: [] for k in self.mismatch_counts}
         self.undecided_examples: list[PairView] = []
         self.worst: list[PairView] = []
-        self.tokens: dict[int, _TokenState] = {}
+        self.tokens: dict[int, TokenState] = {}
         self.growth_rows = Growth()
         # The worst error per token and layer for every token, never pruned: the HTML
         # report's heatmap. Its size follows tokens x layers, so it is kept only on request.
@@ -178,7 +178,7 @@ class Findings:
                 if self._earlier(field, int(tokens[p]), (int(order[p]), int(pos[p])))
             ]
             for v in views(rows[np.array(firsts, dtype=np.int64)], True):
-                setattr(self.tokens.setdefault(-1 if v.token_idx is None else v.token_idx, _TokenState()), field, v)
+                setattr(self.tokens.setdefault(-1 if v.token_idx is None else v.token_idx, TokenState()), field, v)
         # The deciding record per token: its logits, else its last record.
         ends = np.r_[starts[1:], len(by_token)] - 1
         is_logits = t.is_logits[rows]
@@ -187,7 +187,7 @@ class Findings:
         cutoff = None
         for k, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
             tok, last = int(tokens[by_token[s]]), by_token[e]
-            state = self.tokens.setdefault(tok, _TokenState())
+            state = self.tokens.setdefault(tok, TokenState())
             state.logits_seen |= bool(logits_seen[k])
             state.logits_suspect |= bool(logits_suspect[k])
             if (int(order[last]), int(pos[last])) > (state.last_order, state.last_pos):

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from orchlog.compare.divergence import Findings, Tracked, by_rank, by_severity
+from orchlog.compare.divergence import Findings, TokenState, Tracked, by_rank, by_severity
 from orchlog.compare.growth import Growth
 from orchlog.compare.pairview import PairView
 from orchlog.compare.result import Unmatched
@@ -128,7 +128,7 @@ def _merge_findings(x: Findings, y: Findings) -> Findings:
     return out
 
 
-def _merge_token(s, t):
+def _merge_token(s: TokenState, t: TokenState) -> TokenState:
     def earliest(u: PairView | None, v: PairView | None) -> PairView | None:
         return v if u is None or (v is not None and v.rank_key < u.rank_key) else u
 

@@ -25,7 +25,9 @@ def walk_part(spec: PartSpec, a: str, b: str, opts: CompareOptions, key: tuple[s
 def local_runner() -> Runner:
     """Every part in this process, one after the other (tests; the merge's reference)."""
 
-    def run(specs, a, b, opts, key):
+    def run(
+        specs: Sequence[PartSpec], a: str, b: str, opts: CompareOptions, key: tuple[str, ...]
+    ) -> list[PartialReport]:
         return [walk_part(s, a, b, opts, key) for s in specs]
 
     return run
