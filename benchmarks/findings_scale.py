@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.compare_jsonl import BASELINE, ORCHLOG
-from benchmarks.compare_measure import ROOT, in_child, machine
+from benchmarks.compare_measure import ROOT, in_child, machine, uptime
 from benchmarks.compare_traces import write_jsonl_pair
 
 
@@ -35,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path)
     args = p.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
-    out: dict = {"machine": machine(), "uptime_at_start": _uptime()}
+    out: dict = {"machine": machine(), "uptime_at_start": uptime()}
     for n in (args.records, 4 * args.records):
         a, b = args.work / f"tokens_{n}_a.jsonl", args.work / f"tokens_{n}_b.jsonl"
         if not (a.exists() and b.exists()):
@@ -50,15 +49,11 @@ def main(argv: list[str] | None = None) -> int:
     small, large = out[str(args.records)], out[str(4 * args.records)]
     out["orchlog_per_record_4n_over_n"] = large["orchlog_s"] / (4 * small["orchlog_s"])
     out["baseline_per_record_4n_over_n"] = large["baseline_s"] / (4 * small["baseline_s"])
-    out["uptime_at_end"] = _uptime()
+    out["uptime_at_end"] = uptime()
     print(json.dumps(out, indent=1))
     if args.json:
         args.json.write_text(json.dumps(out, indent=1))
     return 0
-
-
-def _uptime() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 from pathlib import Path
 
@@ -25,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.compare_measure import ROOT, machine
+from benchmarks.compare_measure import ROOT, machine, uptime
 from benchmarks.compare_speed import ORCHLOG, interleaved
 
 HIDDEN = 896
@@ -70,7 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     cluster.add_node(num_cpus=1)
     cluster.wait_for_nodes()
     try:
-        out = {"machine": machine(), "uptime_at_start": _uptime()}
+        out = {"machine": machine(), "uptime_at_start": uptime()}
         print(f"machine: {out['machine']}; {out['uptime_at_start']}")
         one, two = root / "one.json", root / "ray.json"
         common = [*ORCHLOG, "compare", str(a), str(b), "-q", "--no-diagnose", "--format", "json"]
@@ -89,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
                 **res,
                 "speedup_wall": res["one_process"]["wall_s"] / res["ray_two_workers"]["wall_s"],
                 "identical_json": True,
-                "uptime_at_end": _uptime(),
+                "uptime_at_end": uptime(),
             }
         )
     finally:
@@ -101,10 +100,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(out, indent=1))
     return 0
-
-
-def _uptime() -> str:
-    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
 
 
 if __name__ == "__main__":
