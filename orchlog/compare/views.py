@@ -311,7 +311,7 @@ class Viewed:
         return self.view.apply(flat.reshape(self.source_shape))
 
     def __call__(self) -> memoryview:
-        return memoryview(np.ascontiguousarray(self.array(), dtype=dtypes.storage_dtype(self.out_dtype))).cast("B")
+        return np.ascontiguousarray(self.array(), dtype=dtypes.storage_dtype(self.out_dtype)).data.cast("B")
 
     def describe(self) -> str:
         return f"viewed as {self.view.describe()} of {list(self.source_shape)}"
