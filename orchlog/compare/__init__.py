@@ -200,11 +200,11 @@ def compare(
 
         worst = findings.worst[: opts.diagnose_worst]
         # Fresh sides, made as the compare's were: the second read walks the traces from the start.
-        fresh = tuple(
+        fresh_a, fresh_b = (
             Side(load_maps(m + opts.maps), token_shift=max(s * opts.token_offset, 0))
             for m, s in ((opts.maps_a, -1), (opts.maps_b, 1))
         )
-        diagnosis = diagnose_views(trace_a, trace_b, first, worst, tuple(key), fresh, is_logits, extents)
+        diagnosis = diagnose_views(trace_a, trace_b, first, worst, tuple(key), (fresh_a, fresh_b), is_logits, extents)
     infos = []
     for trace, side in ((trace_a, side_a), (trace_b, side_b)):
         team, producer = _producer(trace)
