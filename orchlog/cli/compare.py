@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from orchlog.cli.argtypes import executor, nonnegative, nonnegative_int, positive_int, unit_interval
 from orchlog.errors import OrchlogError
@@ -187,13 +187,29 @@ def _emit(text: str, output: str | None) -> None:
         raise OrchlogError(f"--output {output}: cannot write ({exc.strerror})") from None
 
 
-def report_text(report, fmt: str) -> str:
+class Report(Protocol):
+    """A report value (compare's, compare --per-token's, weights'): text by str(), and these."""
+
+    def to_json(self) -> dict[str, Any]: ...
+    def to_markdown(self) -> str: ...
+
+
+@runtime_checkable
+class HtmlReport(Report, Protocol):
+    """A report that also has a page of its own (compare's)."""
+
+    def to_html(self) -> str: ...
+
+
+def report_text(report: Report, fmt: str) -> str:
     """A report value (compare's, weights') in the chosen format: json, md, html or text."""
     if fmt == "json":
         return json.dumps(report.to_json(), indent=1, allow_nan=False) + "\n"
     if fmt == "md":
         return report.to_markdown()
     if fmt == "html":
+        if not isinstance(report, HtmlReport):  # the commands offer html only for reports that have it
+            raise OrchlogError(f"--format html: a {type(report).__name__} has no HTML form; use text, json or md")
         return report.to_html()
     return str(report)
 

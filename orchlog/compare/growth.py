@@ -189,7 +189,8 @@ class Growth:
 
     def tokens(self) -> list[int]:
         """Every token with rows, in order (-1, records outside any token, first)."""
-        return np.unique(self._cols["token"][: self._n]).tolist()
+        tokens: list[int] = np.unique(self._cols["token"][: self._n]).tolist()
+        return tokens
 
     def table(self, token: int) -> list[GrowthRow]:
         """The rows of one token, in execution order."""

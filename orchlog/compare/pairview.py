@@ -11,8 +11,8 @@ from orchlog.compare import bounds
 from orchlog.compare.aligned import Alignment
 from orchlog.compare.grading import TIER_NAMES, Grades
 from orchlog.compare.metrics import BASES, COLUMNS, TENSOR, PairTable
-from orchlog.compare.tolerances import Tolerances
-from orchlog.read.batch import NONE
+from orchlog.compare.tolerances import Rule, Tolerances
+from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.trace import TraceRecord
 
 LEADING = 8  # values shown side by side
@@ -117,7 +117,7 @@ def _leading(va: np.ndarray, vb: np.ndarray, alignment: Alignment | None) -> tup
     return va[:LEADING].tolist(), vb[:LEADING].tolist()
 
 
-def _shard_ranks(alignment: Alignment | None, rule) -> list[int] | None:
+def _shard_ranks(alignment: Alignment | None, rule: Rule) -> list[int] | None:
     """The ranks whose piece fails the rule, when some pieces pass: the evidence names them."""
     shards = alignment.shards if alignment is not None else None
     if shards is None:
@@ -200,9 +200,10 @@ def _interesting(partial: list[tuple[str, list[float], list[float]]], k: int) ->
     return {m: (lo[k], hi[k]) for m, lo, hi in partial if lo[k] != hi[k] and (lo[k], hi[k]) != bounds.UNKNOWN[m]}
 
 
-def _own_keys(batch, idx: np.ndarray) -> list[dict[str, Any]]:
+def _own_keys(batch: RecordBatch, idx: np.ndarray) -> list[dict[str, Any]]:
     """Each record's key fields as its emitter wrote them: the name before any map, and layer and stage
     only when no map touched the record (a map may have filled them)."""
+    assert batch.renamed_from is not None, "RecordBatch.__post_init__ fills it"
     names, renamed = batch.checkpoint[idx].tolist(), batch.renamed_from[idx].tolist()
     layer, stage = batch.layer[idx].tolist(), batch.stage[idx].tolist()
     cols = {f: getattr(batch, f)[idx].tolist() for f in ("token_idx", "step", "rank")}

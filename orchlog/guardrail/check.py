@@ -83,7 +83,7 @@ def check_pair(root: Path, matrix: Matrix, run: Run, declared: bool = True) -> P
             MALFORMED_FILE,
             f"{root / run.path}: the pair could not be checked ({type(exc).__name__}: {str(exc)[:200]})",
         )
-        infos = (SideInfo(name, None, None, None) for name in matrix.sides)
+        info_a, info_b = (SideInfo(name, None, None, None) for name in matrix.sides)
         return PairResult(
             run,
             declared,
@@ -92,7 +92,7 @@ def check_pair(root: Path, matrix: Matrix, run: Run, declared: bool = True) -> P
             [],
             [],
             [error],
-            tuple(infos),
+            (info_a, info_b),
             matrix.pattern.metrics_path(run.values),
         )
 
