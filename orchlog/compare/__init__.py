@@ -208,9 +208,7 @@ def walk(
         states.append(state)
     if extents is not None:
         states[0].extent, states[1].extent = extents[0]._last, extents[1]._last
-    partial = PartialReport(findings, (states[0], states[1]))
-    partial.dumped = dumper.written if dumper else []  # type: ignore[attr-defined]
-    return partial
+    return PartialReport(findings, (states[0], states[1]), dumper.written if dumper else [])
 
 
 def compare(
@@ -281,7 +279,7 @@ def finish(
             ("logits" if state.logits_seen else "last_checkpoint") if state.decided_suspect else "first_failure"
         )
     dumper = Dumper(opts.dump_raw) if opts.dump_raw else None
-    dumped = list(getattr(partial, "dumped", []))
+    dumped = list(partial.dumped)
     if dumper and first is not None and not opts.dump_all:
         if first.records is None:
             raise OrchlogError("--dump-raw of a partitioned compare: rerun the first divergence in one process")

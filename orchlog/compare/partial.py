@@ -62,6 +62,7 @@ class SideState:
 class PartialReport:
     findings: Findings
     sides: tuple[SideState, SideState]
+    dumped: list[str] = dataclasses.field(default_factory=list)  # files --dump-all wrote
 
     @property
     def encoded(self) -> bool:
@@ -73,6 +74,7 @@ class PartialReport:
         return PartialReport(
             _merge_findings(self.findings, other.findings),
             (_merge_side(self.sides[0], other.sides[0]), _merge_side(self.sides[1], other.sides[1])),
+            sorted(self.dumped + other.dumped),
         )
 
     def shippable(self) -> PartialReport:
