@@ -63,6 +63,14 @@ class PairView:
     numel: tuple[int | None, int | None] = (None, None)
     # Each side's record as its emitter keyed it, for a selector that finds it again.
     own_keys: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
+    # The reference record's place in its trace: unique per pair, it breaks ties of `order` (records of
+    # several ranks share emitter counters), so that what the report picks never depends on reading order.
+    pos: int = -1
+
+    @property
+    def rank_key(self) -> tuple[int, int]:
+        """Execution order, then place in the trace: the total order every choice of the report follows."""
+        return (self.order, self.pos)
 
     @property
     def failed(self) -> bool:
@@ -145,6 +153,7 @@ def make_views(
     hashes = (a.blake3[ia].tolist(), b.blake3[ib].tolist())
     numel = (a.numel[ia].tolist(), b.numel[ib].tolist())
     own = [_own_keys(a, ia), _own_keys(b, ib)]
+    pos = a.order[ia].tolist()
     out = []
     for k, (p, i, j) in enumerate(zip(rows.tolist(), ia.tolist(), ib.tolist())):
         rule = rules[rule_idx[k]]
@@ -180,6 +189,7 @@ def make_views(
                 blake3=(hashes[0][k].decode() or None, hashes[1][k].decode() or None),
                 numel=(_opt(numel[0][k]), _opt(numel[1][k])),
                 own_keys=(own[0][k], own[1][k]),
+                pos=pos[k],
             )
         )
     return out
