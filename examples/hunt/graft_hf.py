@@ -16,9 +16,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from examples.hunt.run import TOLERANCES, WINDOWS
-from examples.hunt.traces import HF_INPUTS, HF_OUTPUTS, llama_trace
-from examples.qwen2_tiny.make_model import make_tiny_model
+from examples.hunt.run import TOLERANCES, WINDOWS, model_and_reference
+from examples.hunt.traces import HF_INPUTS, HF_OUTPUTS
 from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO
 from orchlog.compare import CompareOptions
 from orchlog.compare.local_report import GraftReport, graft_report
@@ -72,12 +71,7 @@ def grafted_hf_trace(gguf: Path, reference: Path, out: Path, select: str | None)
 def hf_graft_report(directory: Path, program: Path | None = None) -> GraftReport:
     """The tiny model, llama.cpp's trace (both reused when there), HF's plain run and one grafted run per
     stage, in `directory`; the graft report over them."""
-    gguf = directory / "tiny-qwen2.gguf"
-    if not gguf.exists():
-        make_tiny_model(gguf)
-    reference = directory / "llama.bin"
-    if not reference.exists():
-        llama_trace(gguf, reference, program=program)
+    gguf, reference = model_and_reference(directory, program)
     plain = grafted_hf_trace(gguf, reference, directory / "hf-plain.bin", None)
     runs = [
         grafted_hf_trace(gguf, reference, directory / f"hf-all-but-{i:02d}-{stage}.bin", all_but(stage))
