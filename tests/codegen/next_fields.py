@@ -75,7 +75,13 @@ RUN_FIELD = {
     "doc": "Whether the run used deterministic kernels only.",
     "example": True,
 }
-KNOB = {"name": "ORCH_LOG_DETERMINISTIC", "setting": "deterministic", "type": "bool", "default": "0", "doc": "1 in a run of deterministic kernels."}
+KNOB = {
+    "name": "ORCH_LOG_DETERMINISTIC",
+    "setting": "deterministic",
+    "type": "bool",
+    "default": "0",
+    "doc": "1 in a run of deterministic kernels.",
+}
 DIGEST = {
     "name": "sketch",
     "source": "digest",

@@ -123,7 +123,9 @@ def test_every_record_vector_carries_them_and_the_full_case_sets_their_examples(
 
 
 def test_a_new_knob_gets_its_vectors_and_warnings(extended):
-    cases = [c for c in json.loads(extended["schema/vectors/env.json"])["knobs"] if c["knob"] == "ORCH_LOG_DETERMINISTIC"]
+    cases = [
+        c for c in json.loads(extended["schema/vectors/env.json"])["knobs"] if c["knob"] == "ORCH_LOG_DETERMINISTIC"
+    ]
     assert {c["raw"]: c["value"] for c in cases if c["warning"] is None} == {
         None: False,
         "0": False,

@@ -67,8 +67,8 @@ ORCHLOG_NOINLINE ORCHLOG_API bool macro_log(std::string_view checkpoint, const K
   return write_record(checkpoint, Tensor{data, *dtype.dtype, shape}, key, {});
 }
 
-ORCHLOG_NOINLINE ORCHLOG_API bool macro_graft(std::string_view checkpoint, const Key& key, void* data,
-                                              DTypeArg dtype, const Shape& shape) noexcept {
+ORCHLOG_NOINLINE ORCHLOG_API bool macro_graft(std::string_view checkpoint, const Key& key, void* data, DTypeArg dtype,
+                                              const Shape& shape) noexcept {
   if (!dtype_known(dtype, checkpoint)) return false;
   return graft_record(checkpoint, data, *dtype.dtype, shape, key, {});
 }
