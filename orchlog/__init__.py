@@ -22,6 +22,7 @@ _PUBLIC = {
     "close": "orchlog.emit.api",
     "configure": "orchlog.emit.api",
     "flush": "orchlog.emit.api",
+    "graft": "orchlog.emit.api",
     "log": "orchlog.emit.api",
     "stats": "orchlog.emit.api",
     "open_trace": "orchlog.read.paths",

@@ -161,6 +161,7 @@ RECORD_FIELDS = (
     FieldSpec('stats', 'stats', False, ('jsonl', 'msgpack', 'parquet'), 'Statistics over the whole tensor; see `stats`.', 'digest', None, None, None, 'f64', False, None, None),
     FieldSpec('blake3', 'hex256', False, ('jsonl', 'msgpack', 'parquet'), "BLAKE3 of the raw tensor bytes as stored: C-contiguous, little-endian, in the tensor's own dtype.", 'digest', None, None, None, 'f64', False, None, 'af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262'),
     FieldSpec('meta', 'meta', False, ('jsonl', 'msgpack', 'parquet'), 'Free-form scalars about the record (e.g. kv_aligned, seed, mode). Keys are written sorted by their UTF-8 bytes; `{}` when there are none.', 'meta', None, None, None, 'f64', False, None, {'kv_aligned': 1}),
+    FieldSpec('grafted', 'bool', False, ('jsonl', 'msgpack', 'parquet'), "True only when the tensor was overwritten from a reference trace before it was logged (a graft call selected by ORCH_GRAFT_SELECT whose reference record matched); false for every log call and for a graft that left the tensor alone. Not part of the record's key: a grafted record aligns with the reference record it was grafted from. Readers take a record written before the field existed as not grafted.", 'call', None, None, None, 'f64', False, None, True),
     FieldSpec('data', 'bytes', True, ('msgpack', 'parquet'), 'The full tensor bytes (the bytes blake3 covers). Only in the binary stream and Parquet; null in Parquet rows packed from a summary.', 'tensor', None, None, None, 'f64', False, None, None),
 )
 
@@ -200,6 +201,8 @@ KEY_PARTS = ('token_idx', 'layer', 'stage', 'step', 'rank', 'token_id', 'shard_a
 POSITIONAL_KEY_PARTS = ('token_idx', 'layer', 'stage', 'step')
 # What says where a record was taken: a selector, an alignment key or a reader's column may name these.
 KEY_FIELDS = ('checkpoint', 'team', 'token_idx', 'layer', 'stage', 'step', 'rank', 'token_id', 'shard_axis', 'shard_index', 'num_shards', 'shard_partial', 'world_size', 'seq')
+# Set by the kind of call that wrote a record (a graft marks what it overwrote); not part of its key.
+CALL_FIELDS = ('grafted',)
 
 # ---------------------------------------------------------------- env knobs
 KNOBS = (
@@ -208,6 +211,8 @@ KNOBS = (
     KnobSpec('ORCH_LOG_VALUES', 'values', 'count_or_all', '10', (), None, 2147483647, 'How many leading values a record keeps; `all` keeps every element; 0 keeps none.'),
     KnobSpec('ORCH_LOG_MODE', 'mode', 'enum', 'summary', ('summary', 'full', 'both'), None, None, '`summary` writes JSONL; `full` writes the binary stream with the full tensor; `both` writes the two.'),
     KnobSpec('ORCH_LOG_SELECT', 'select', 'selector', None, (), None, None, 'Which records to write, e.g. `layer=0-3,token=5,checkpoint=attn_*,step=0`. Unset means all. See `selector`.'),
+    KnobSpec('ORCH_GRAFT_FROM', 'graft_from', 'opt_str', None, (), None, None, 'Reference trace that graft calls read from: a full-mode binary stream (`ORCH_LOG_MODE=full` or `both`), indexed once on the first graft call. Unset: graft calls log as log calls and change nothing.'),
+    KnobSpec('ORCH_GRAFT_SELECT', 'graft_select', 'selector', None, (), None, None, 'Which graft calls overwrite their tensor from ORCH_GRAFT_FROM, in the selector syntax of ORCH_LOG_SELECT, e.g. `checkpoint=attn_norm,layer=3`. Unset or blank grafts nothing: replacing every tensor by accident would hide every difference, so grafting is opt-in per checkpoint. An invalid selector grafts nothing, with one warning.'),
     KnobSpec('ORCH_LOG_RANK', 'rank', 'int', '0', (), 0, 2147483647, "Rank of this process (tensor-parallel shard); used for `{rank}`, the header's `rank` and the `rank` of records whose call names none."),
     KnobSpec('ORCH_LOG_WORLD_SIZE', 'world_size', 'int', '1', (), 1, 2147483647, 'Number of ranks; the `world_size` field.'),
     KnobSpec('ORCH_LOG_MODEL', 'model', 'opt_str', None, (), None, None, "Written as the header's `model`; empty is unset (null)."),
@@ -219,6 +224,8 @@ ORCH_LOG_TEAM = 'ORCH_LOG_TEAM'
 ORCH_LOG_VALUES = 'ORCH_LOG_VALUES'
 ORCH_LOG_MODE = 'ORCH_LOG_MODE'
 ORCH_LOG_SELECT = 'ORCH_LOG_SELECT'
+ORCH_GRAFT_FROM = 'ORCH_GRAFT_FROM'
+ORCH_GRAFT_SELECT = 'ORCH_GRAFT_SELECT'
 ORCH_LOG_RANK = 'ORCH_LOG_RANK'
 ORCH_LOG_WORLD_SIZE = 'ORCH_LOG_WORLD_SIZE'
 ORCH_LOG_MODEL = 'ORCH_LOG_MODEL'
@@ -277,6 +284,7 @@ PARQUET_COLUMNS = {
     'inf_count': 'inf_count',
     'blake3': 'blake3',
     'meta': 'meta',
+    'grafted': 'grafted',
     'data': 'data',
 }
 WARNING_PREFIX = 'orchlog: warning: '
@@ -342,6 +350,7 @@ class RecordInput:
     shard_partial: bool | None = None
     world_size: int = 1
     seq: int = 0
+    grafted: bool = False
     values: int = 10  # how many leading values to keep; -1 keeps all
     meta: Mapping[str, Scalar] = dataclasses.field(default_factory=dict)
 
@@ -381,6 +390,8 @@ class RunSettings(TypedDict, total=False):
     values: int | str | None
     mode: str | None
     select: str | None
+    graft_from: str | None
+    graft_select: str | None
     rank: int | None
     world_size: int | None
     model: str | None
@@ -406,6 +417,7 @@ class RecordFields:
     shard_partial: bool | None = None
     world_size: int = 1
     seq: int | None = None
+    grafted: bool = False
 
 
 class ColumnSpec(NamedTuple):
@@ -432,6 +444,7 @@ COLUMNS = (
     ColumnSpec('shard_partial', 'bool'),
     ColumnSpec('world_size', 'int'),
     ColumnSpec('seq', 'int'),
+    ColumnSpec('grafted', 'bool'),
 )
 
 
@@ -453,6 +466,7 @@ class RecordColumns:
     shard_partial: np.ndarray
     world_size: np.ndarray
     seq: np.ndarray
+    grafted: np.ndarray
 
 
 # ---------------------------------------------------------------- Arrow
@@ -488,6 +502,7 @@ def arrow_schema() -> pa.Schema:
         pa.field('inf_count', pa.int64(), nullable=False),
         pa.field('blake3', pa.string(), nullable=False),
         pa.field('meta', pa.map_(pa.string(), pa.string()), nullable=False),
+        pa.field('grafted', pa.bool_(), nullable=False),
         pa.field('data', pa.large_binary(), nullable=True),
     ]
     metadata = {

@@ -23,7 +23,7 @@ def meta_from_json(meta: dict[str, Any]) -> dict[str, Any]:
 
 def record_fields(doc: dict[str, Any]) -> dict[str, Any]:
     """A vector's input as the encoders take it: every field by name, data as bytes, meta floats untagged."""
-    fields = {name: doc[name] for name in schema_gen.KEY_FIELDS if name in doc}
+    fields = {name: doc[name] for name in (*schema_gen.KEY_FIELDS, *schema_gen.CALL_FIELDS) if name in doc}
     fields["checkpoint"] = bytes.fromhex(doc["checkpoint_hex"]) if "checkpoint_hex" in doc else doc["checkpoint"]
     fields.update(
         dtype=doc["dtype"],

@@ -44,18 +44,25 @@ class Hunt:
         return "orchlog compare " + shlex.join(self.arguments())
 
 
-def prepare(directory: Path, engine: str = "numpy", bugs: Bug = Bug.NONE, program: Path | None = None) -> Hunt:
-    """Makes the model and both traces in `directory` (llama.cpp's is reused when already there)."""
-    if engine not in ENGINES:
-        raise ValueError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
-    if bugs and engine != "numpy":
-        raise ValueError("only the NumPy engine has bugs to inject")
+def model_and_reference(directory: Path, program: Path | None = None) -> tuple[Path, Path]:
+    """The tiny model and llama.cpp's trace of it (`program`, built when None) in `directory`, each made
+    when not already there."""
     gguf = directory / "tiny-qwen2.gguf"
     if not gguf.exists():
         make_tiny_model(gguf)
     reference = directory / "llama.bin"
     if not reference.exists():
         llama_trace(gguf, reference, program=program)
+    return gguf, reference
+
+
+def prepare(directory: Path, engine: str = "numpy", bugs: Bug = Bug.NONE, program: Path | None = None) -> Hunt:
+    """Makes the model and both traces in `directory` (llama.cpp's is reused when already there)."""
+    if engine not in ENGINES:
+        raise ValueError(f"unknown engine {engine!r}; known: {', '.join(ENGINES)}")
+    if bugs and engine != "numpy":
+        raise ValueError("only the NumPy engine has bugs to inject")
+    gguf, reference = model_and_reference(directory, program)
     if engine == "hf":
         ours = hf_trace(gguf, directory / "hf.bin")
     else:

@@ -42,6 +42,10 @@ class Bug(enum.Flag):
     # one (n_past - 1) as the new token's position: prefill and decode
     # disagree, every decode token is rotated one position short.
     DECODE_POSITION_OFF_BY_ONE = enum.auto()
+    # The loader's loop over the V biases stops one layer short
+    # (`range(n_layer - 1)`): the last layer's V projection runs without its
+    # bias. One stage of one layer is wrong; every later record inherits it.
+    LAST_LAYER_NO_V_BIAS = enum.auto()
 
     @classmethod
     def parse(cls, names: str) -> Bug:

@@ -77,7 +77,9 @@ class NumpyQwen2Engine:
         w = lambda name: self.w[f"blk.{layer}.{name}"]  # noqa: E731
         q, k, v = (h @ w(f"attn_{p}.weight").T for p in "qkv")
         if Bug.NO_QKV_BIAS not in self.bugs:
-            q, k, v = q + w("attn_q.bias"), k + w("attn_k.bias"), v + w("attn_v.bias")
+            q, k = q + w("attn_q.bias"), k + w("attn_k.bias")
+            if not (Bug.LAST_LAYER_NO_V_BIAS in self.bugs and layer == hp.n_layer - 1):
+                v = v + w("attn_v.bias")
         for name, t in (("Qcur", q), ("Kcur", k), ("Vcur", v)):
             self._emit(name, layer, call, t, stage="add")
         q = q.reshape(n_tokens, hp.n_head, hp.head_dim)

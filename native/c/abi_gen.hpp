@@ -47,6 +47,8 @@ inline orchlog::Options options_of(const orchlog_options& c, std::vector<std::st
   o.values = orchlog::detail::knob_from_text<std::int64_t>(orchlog::schema::kKnobValues, c.values, warnings);
   o.mode = orchlog::detail::knob_from_text<orchlog::Mode>(orchlog::schema::kKnobMode, c.mode, warnings);
   o.select = orchlog::detail::knob_from_text<std::string>(orchlog::schema::kKnobSelect, c.select, warnings);
+  o.graft_from = orchlog::detail::knob_from_text<std::string>(orchlog::schema::kKnobGraftFrom, c.graft_from, warnings);
+  o.graft_select = orchlog::detail::knob_from_text<std::string>(orchlog::schema::kKnobGraftSelect, c.graft_select, warnings);
   o.rank = orchlog::detail::knob_from_text<std::int32_t>(orchlog::schema::kKnobRank, c.rank, warnings);
   o.world_size = orchlog::detail::knob_from_text<std::int32_t>(orchlog::schema::kKnobWorldSize, c.world_size, warnings);
   o.model = orchlog::detail::knob_from_text<std::string>(orchlog::schema::kKnobModel, c.model, warnings);
@@ -63,6 +65,7 @@ inline void fill_record_input(orchlog::RecordInput& r, const orchlog_record_inpu
   r.rank = in.rank;
   r.key = key_of(&in.key, &in.parts);
   r.seq = in.seq;
+  r.call.grafted = in.grafted != 0;
 }
 
 // The header input's fields but its config.

@@ -91,6 +91,28 @@ int orchlog_log_named(const char* checkpoint, const void* data, const char* dtyp
   }
 }
 
+int orchlog_graft_named(const char* checkpoint, void* data, const char* dtype, const int64_t* shape, size_t ndim,
+                        const orchlog_key* key, const orchlog_named_parts* parts, const orchlog_meta* meta,
+                        size_t n_meta) {
+  if (!orchlog::detail::may_log()) return 0;
+  try {
+    if (orchlog::detail::g_state.load(std::memory_order_relaxed) == orchlog::detail::kUnconfigured)
+      orchlog::detail::configure_from_env_once("c");
+    const orchlog::detail::DTypeArg dt(dtype);
+    const std::string_view name = checkpoint ? checkpoint : "";
+    if (!orchlog::detail::dtype_known(dt, name)) return 0;
+    const std::vector<orchlog::MetaItem> items = meta_of(meta, n_meta);
+    return orchlog::graft(name, data, *dt.dtype, shape_of(shape, ndim), orchlog_c::key_of(key, parts), items) ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
+int orchlog_graft(const char* checkpoint, void* data, const char* dtype, const int64_t* shape, size_t ndim,
+                  const orchlog_key* key) {
+  return orchlog_graft_named(checkpoint, data, dtype, shape, ndim, key, nullptr, nullptr, 0);
+}
+
 int orchlog_log_meta(const char* checkpoint, const void* data, const char* dtype, const int64_t* shape, size_t ndim,
                      const orchlog_key* key, const orchlog_meta* meta, size_t n_meta) {
   return orchlog_log_named(checkpoint, data, dtype, shape, ndim, key, nullptr, meta, n_meta);

@@ -17,7 +17,7 @@ from orchlog.errors import OrchlogError
 from orchlog.safe_text import for_terminal
 
 # Subcommand modules, in the order `orchlog --help` lists them.
-COMMANDS = ["compare", "weights", "show", "validate", "pack", "guardrail", "codegen", "completion"]
+COMMANDS = ["compare", "graft-report", "weights", "show", "validate", "pack", "guardrail", "codegen", "completion"]
 
 EXIT_OK, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 
@@ -55,7 +55,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("-V", "--version", action=_Version)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
     for name in [command] if command in COMMANDS else COMMANDS:
-        importlib.import_module(f"orchlog.cli.{name}").register(sub)
+        importlib.import_module(f"orchlog.cli.{name.replace('-', '_')}").register(sub)
     return parser
 
 

@@ -46,67 +46,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("a", metavar="REFERENCE", help="the reference trace (file or directory)")
     p.add_argument("b", metavar="OURS", help="the trace under test (file or directory)")
-    p.add_argument(
-        "--key",
-        help="fields records align on, comma-separated "
-        "(default checkpoint,layer,stage,token_idx,step,rank; legacy trace records: "
-        "token_idx,layer,stage)",
-    )
-    p.add_argument(
-        "--map",
-        action="append",
-        default=[],
-        metavar="FILE|NAME",
-        help="name map(s) that turn each engine's names into canonical ones (repeatable; shipped: see docs/compare.md)",
-    )
-    p.add_argument(
-        "--map-a",
-        action="append",
-        default=[],
-        metavar="FILE|NAME",
-        help="name map(s) for the reference only, tried before --map (repeatable)",
-    )
-    p.add_argument(
-        "--map-b",
-        action="append",
-        default=[],
-        metavar="FILE|NAME",
-        help="name map(s) for the trace under test only, tried before --map (repeatable)",
-    )
-    p.add_argument(
-        "--window",
-        action="append",
-        default=[],
-        metavar="GLOB",
-        help="checkpoints whose same-rank tensors of different extents (a padded KV cache) are compared on "
-        "their common leading window and graded as usual (repeatable)",
-    )
-    p.add_argument(
-        "--token-offset",
-        type=int,
-        default=0,
-        metavar="N",
-        help="b's position p is a's position p + N (1: a has a leading token more, such as a BOS; negative: b has)",
-    )
-    p.add_argument(
-        "--tolerances", default="default", metavar="FILE|NAME", help="tolerance file (default: the shipped 'default')"
-    )
-    p.add_argument("--threshold", type=nonnegative, help="fail threshold for every rule, overriding the file")
-    p.add_argument(
-        "--metric",
-        help="graded metric for every rule (max_abs, mean_abs, max_rel, p99_abs, rms_diff, l2, kl, cosine, top1_match)",
-    )
-    p.add_argument(
-        "--cos-tol",
-        type=unit_interval,
-        help="also fail pairs whose cosine is below this (with --per-token: the per-position bound, default 0.999)",
-    )
-    p.add_argument(
-        "--logits",
-        action="append",
-        metavar="GLOB",
-        help="checkpoint names that are logits (repeatable; default logits, *logits*, result_output, lm_head, output)",
-    )
+    add_alignment_arguments(p)
     p.add_argument(
         "--track-token", type=nonnegative_int, metavar="ID", help="report this token's rank in each side's logits"
     )
@@ -175,6 +115,71 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress line")
     p.set_defaults(func=_run)
+
+
+def add_alignment_arguments(p: argparse.ArgumentParser) -> None:
+    """How records are keyed, named, lined up and graded: shared by every command that aligns two traces."""
+    p.add_argument(
+        "--key",
+        help="fields records align on, comma-separated "
+        "(default checkpoint,layer,stage,token_idx,step,rank; legacy trace records: "
+        "token_idx,layer,stage)",
+    )
+    p.add_argument(
+        "--map",
+        action="append",
+        default=[],
+        metavar="FILE|NAME",
+        help="name map(s) that turn each engine's names into canonical ones (repeatable; shipped: see docs/compare.md)",
+    )
+    p.add_argument(
+        "--map-a",
+        action="append",
+        default=[],
+        metavar="FILE|NAME",
+        help="name map(s) for the reference only, tried before --map (repeatable)",
+    )
+    p.add_argument(
+        "--map-b",
+        action="append",
+        default=[],
+        metavar="FILE|NAME",
+        help="name map(s) for the trace under test only, tried before --map (repeatable)",
+    )
+    p.add_argument(
+        "--window",
+        action="append",
+        default=[],
+        metavar="GLOB",
+        help="checkpoints whose same-rank tensors of different extents (a padded KV cache) are compared on "
+        "their common leading window and graded as usual (repeatable)",
+    )
+    p.add_argument(
+        "--token-offset",
+        type=int,
+        default=0,
+        metavar="N",
+        help="b's position p is a's position p + N (1: a has a leading token more, such as a BOS; negative: b has)",
+    )
+    p.add_argument(
+        "--tolerances", default="default", metavar="FILE|NAME", help="tolerance file (default: the shipped 'default')"
+    )
+    p.add_argument("--threshold", type=nonnegative, help="fail threshold for every rule, overriding the file")
+    p.add_argument(
+        "--metric",
+        help="graded metric for every rule (max_abs, mean_abs, max_rel, p99_abs, rms_diff, l2, kl, cosine, top1_match)",
+    )
+    p.add_argument(
+        "--cos-tol",
+        type=unit_interval,
+        help="also fail pairs whose cosine is below this (with --per-token: the per-position bound, default 0.999)",
+    )
+    p.add_argument(
+        "--logits",
+        action="append",
+        metavar="GLOB",
+        help="checkpoint names that are logits (repeatable; default logits, *logits*, result_output, lm_head, output)",
+    )
 
 
 def _emit(text: str, output: str | None) -> None:

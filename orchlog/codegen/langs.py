@@ -181,6 +181,8 @@ def _py_value(f: Field, schema: Schema) -> str:
     """The Python default of an emitter input field: null, or the run default the field falls back to."""
     if f.nullable:
         return "None"
+    if f.source == "call":
+        return repr(f.default)
     setting = f.run_default or (f.name if f.source == "run" else None)
     if setting is not None:
         return repr(knob_default(schema.knob(setting)))
@@ -313,6 +315,9 @@ def context(schema: Schema) -> dict[str, Any]:
         "digest_fields": schema.fields_from("digest"),
         # The identity of a record: what a selector, an alignment key or a reader's column may name.
         "identity_fields": schema.fields_from("label", "run", "key", "writer"),
+        # What a reader's record and columns carry: the identity and what the call itself set (`grafted`).
+        "column_fields": schema.fields_from("label", "run", "key", "writer", "call"),
+        "call_fields": schema.fields_from("call"),
         "digest_floats": tuple(f for f in schema.fields_from("digest") if f.type == "floats"),
         "header_settings": tuple(f for f in schema.header if f.source == "setting"),
         "header_inputs": _header_inputs(schema),

@@ -32,7 +32,7 @@ FIELD_TYPES = {
     "producer",
 }
 SCALAR_TYPES = {"str", "i32", "i64", "f64", "bool"}
-RECORD_SOURCES = {"label", "key", "run", "writer", "tensor", "digest", "meta", "frame"}
+RECORD_SOURCES = {"label", "key", "run", "writer", "call", "tensor", "digest", "meta", "frame"}
 HEADER_SOURCES = {"constant", "setting"}
 KNOB_TYPES = {"path", "str", "opt_str", "int", "bool", "count_or_all", "enum", "selector", "epoch"}
 _INT_MAX = {"i32": 2**31 - 1, "i64": 2**63 - 1}
@@ -265,6 +265,10 @@ def _record(fields: tuple[Field, ...], settings: set[str]) -> None:
                 raise SchemaError(f"{where}: a run field needs an env knob with setting {f.name!r}")
             if f.nullable:
                 raise SchemaError(f"{where}: a run field is never null")
+        if f.source == "call" and (f.type != "bool" or f.nullable or not isinstance(f.default, bool)):
+            raise SchemaError(
+                f"{where}: a call field is a bool, not nullable, with a `default` (what a log call writes)"
+            )
         if f.source in ("run", "writer", "label") and f.type not in SCALAR_TYPES:
             raise SchemaError(f"{where}: a {f.source} field is a str, bool or number")
         if f.source == "digest" and f.type not in ("stats", "hex256", "floats"):

@@ -118,7 +118,7 @@ def _record_cases(schema: Schema) -> list[tuple[str, str, Input]]:
 
     def every_field(**kw: Any) -> dict[str, Any]:
         """kw, and each identity field it leaves out at its schema example."""
-        fields = schema.fields_from("run", "key", "writer")
+        fields = schema.fields_from("run", "key", "writer", "call")
         examples = {f.name: f.example for f in fields if f.name not in kw and f.example is not None}
         return {**examples, **kw}
 
@@ -476,7 +476,7 @@ def _record_input_json(schema: Schema, given: Input) -> dict[str, Any]:
         doc["checkpoint_hex"] = checkpoint.hex()
     else:
         doc["checkpoint"] = checkpoint
-    for f in schema.fields_from("run", "key", "writer"):
+    for f in schema.fields_from("run", "key", "writer", "call"):
         doc[f.name] = given.get(f.name, field_default(f, schema))
     doc.update(
         dtype=given["dtype"],

@@ -85,6 +85,43 @@ def log(
     return logged
 
 
+def graft(
+    checkpoint: str | bytes,
+    array: Any,
+    token_idx: int | None = None,
+    layer: int | None = None,
+    stage: str | bytes | None = None,
+    step: int | None = None,
+    meta: Mapping[str, Scalar] | None = None,
+    *,
+    dtype: str | None = None,
+    **named: Unpack[NamedKeyParts],
+) -> bool:
+    """Overwrite `array` from the reference run, then log it; returns whether it was overwritten.
+
+    The same key and arguments as log(), on an array that must be writable and
+    C-contiguous (anything with the buffer protocol: a NumPy array, a CPU torch
+    tensor's .numpy()). When ORCH_GRAFT_SELECT accepts the key, the array is
+    overwritten in place with the values of the matching record of
+    ORCH_GRAFT_FROM (a full-mode binary stream; dtype converted among
+    f32/f16/bf16/f64, shape checked) and the record is logged with `grafted`
+    true. Otherwise, or when the reference holds no such record (one warning),
+    it is exactly log(). Grafting needs a run that writes the binary stream or
+    JSONL; a Parquet run (format="parquet") logs without grafting.
+    """
+    positional = (token_idx, layer, stage, step)  # schema_gen.POSITIONAL_KEY_PARTS
+    if named and not named.keys() <= _NAMED_PARTS:
+        unknown = ", ".join(sorted(named.keys() - _NAMED_PARTS))
+        raise TypeError(
+            f"graft() got an unexpected keyword argument {unknown} (named key parts: {', '.join(_NAMED_PARTS)})"
+        )
+    parquet = _parquet
+    if parquet is not None:
+        parquet.log(checkpoint, array, positional, named, meta, dtype)
+        return False
+    return bool(_native.graft(checkpoint, array, positional, named or None, meta, dtype))
+
+
 def configure(
     *,
     config: Mapping[str, Scalar] | None = None,

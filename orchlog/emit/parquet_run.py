@@ -34,13 +34,15 @@ import pyarrow as pa
 from orchlog import _native, schema_gen
 from orchlog.emit import knobs
 from orchlog.emit import selector as _selector
-from orchlog.encoding.record import check_meta, header_values, leading_values, numel
+from orchlog.encoding.record import check_meta, field_default, header_values, leading_values, numel
 from orchlog.encoding.text import to_text
 from orchlog.parquet import open_writer
 from orchlog.parquet.schema import MAX_TENSOR_BYTES
 
 _WRITE_ERRORS = (OSError, ValueError, pa.ArrowException)
 _KEY_PARTS = tuple(f for f in schema_gen.RECORD_FIELDS if f.source == "key")
+# What a log call writes in the fields a graft call sets (`grafted`: false).
+_LOG_CALL_FIELDS = {f.name: field_default(f) for f in schema_gen.RECORD_FIELDS if f.source == "call"}
 _HEADER_SETTINGS = tuple(f.name for f in schema_gen.HEADER_FIELDS if f.source == "setting")
 
 # Problems warned about by Parquet runs since the process started; orchlog.stats()
@@ -124,7 +126,7 @@ class ParquetRun:
         try:
             # Arguments are checked before the selector, as the C++ core's binding checks them.
             key = {"checkpoint": _text(checkpoint, "checkpoint"), **self._key(positional, named)}
-            fields = {**key, "meta": _meta(meta)}
+            fields = {**key, **_LOG_CALL_FIELDS, "meta": _meta(meta)}
             tensor = _native.DigestedTensor(array, dtype)
             if self.selector is not None and not self.selector.matches(key):
                 return False

@@ -8,7 +8,10 @@ from typing import Any
 import torch
 
 import orchlog
+from orchlog.compare.namemap import NameMap, load_maps
+from orchlog.errors import OrchlogError
 from orchlog.torch.calls import CallCounter, PositionsFn, first_tensor
+from orchlog.torch.graft import first_tensor_of, graft_rows
 from orchlog.torch.paths import layer_of, matching
 from orchlog.torch.rows import captured, token_rows
 
@@ -21,12 +24,22 @@ ATTENTION_MODULES = ("**.self_attn",)
 class Hooks:
     """The hooks attach() installed; a context manager that removes them on exit."""
 
-    def __init__(self, model: torch.nn.Module, paths: list[str], calls: CallCounter, batch_index: int) -> None:
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        paths: list[str],
+        calls: CallCounter,
+        batch_index: int,
+        graft_names: NameMap | None = None,
+        grafting: bool = False,
+    ) -> None:
         self.model = model
         self.paths = paths  # the hooked modules, in model order
         self.calls = calls
         self.batch_index = batch_index
         self.records = 0  # written so far
+        self.grafting = grafting  # outputs and inputs go through orchlog.graft, which logs them too
+        self.graft_names = graft_names  # module paths -> the reference's names, for graft calls
         self._handles: list[torch.utils.hooks.RemovableHandle] = []
 
     @property
@@ -61,6 +74,40 @@ class Hooks:
                 path, row, token_idx=position, layer=layer, stage=stage, step=call.step, token_id=token_id
             )
 
+    def _reference_key(self, path: str, stage: str | None) -> tuple[str, int | None, str | None]:
+        mapped = self.graft_names.lookup(path, stage) if self.graft_names is not None else None
+        if mapped is None:
+            return path, layer_of(path), stage
+        return mapped.checkpoint, mapped.layer, mapped.stage
+
+    def _graft(self, path: str, value: Any, stage: str | None) -> Any:
+        """The module's output (or input) with its tensor's rows grafted where orchlog.graft selects them;
+        None when nothing was grafted (the hook then changes nothing)."""
+        call = self.calls.current
+        tensor, replace = first_tensor_of(value)
+        if call is None or tensor is None:
+            return None
+        checkpoint, layer, stage = self._reference_key(path, stage)
+        new, written = graft_rows(tensor, call, checkpoint, layer, stage, self.batch_index)
+        self.records += written
+        return None if new is None else replace(new)
+
+    def _output(self, path: str, output: Any) -> Any:
+        if not self.grafting:
+            self._log(path, output, None)
+            return None
+        return self._graft(path, output, None)
+
+    def _input(self, path: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if not self.grafting:
+            self._log(path, first_tensor(args, kwargs), INPUT_STAGE)
+            return None
+        if first_tensor_of(args)[0] is not None:
+            new_args = self._graft(path, args, INPUT_STAGE)
+            return None if new_args is None else (new_args, kwargs)
+        new_kwargs = self._graft(path, dict(kwargs), INPUT_STAGE)
+        return None if new_kwargs is None else (args, new_kwargs)
+
     def _log_probs(self, path: str, output: object) -> None:
         """The attention weights an attention module returns second: [batch, heads, queries, keys]."""
         if isinstance(output, (tuple, list)) and len(output) > 1 and isinstance(output[1], torch.Tensor):
@@ -83,6 +130,8 @@ def attach(
     positions: PositionsFn | None = None,
     step: int = 0,
     batch_index: int = 0,
+    graft: bool = False,
+    graft_map: str | None = None,
 ) -> Hooks:
     """Log the outputs of `model`'s submodules whose paths match the globs in `modules` (every submodule
     for None), and the first tensor input of those matching the globs in `inputs` (True: the same
@@ -97,7 +146,17 @@ def attach(
     `step` is the step of the model's first forward call, counted up by one per call. `positions`
     (args, kwargs) -> positions of the call's tokens overrides how they are found. Of a batch,
     sequence `batch_index` is logged.
+
+    `graft=True` turns the hooked outputs and inputs into graft points under the run's graft knobs
+    (orchlog.configure's graft_from, the reference's full trace, and graft_select, over the reference's
+    names; or ORCH_GRAFT_FROM and ORCH_GRAFT_SELECT): each token's row goes through orchlog.graft, which
+    replaces it with the reference's where the selector selects it and logs it either way; the module
+    then returns (or is called with) the grafted tensor, on its device and in its dtype. `graft_map` (a
+    name map, e.g. "hf_qwen2") turns module paths into the reference's names for the graft calls, and
+    the records carry those names. See docs/graft.md.
     """
+    if graft_map is not None and not graft:
+        raise OrchlogError("graft_map names the graft calls of attach(..., graft=True); give graft=True too")
     named = dict(model.named_modules())
     named.pop("", None)
     outputs = set(matching(named, modules))
@@ -108,6 +167,8 @@ def attach(
         [p for p in named if p in outputs or p in inputs_of or p in probs_of],
         CallCounter(step, positions),
         batch_index,
+        load_maps([graft_map]) if graft_map else None,
+        grafting=graft,
     )
 
     def root_pre_hook(_module: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
@@ -121,13 +182,12 @@ def attach(
         if path in inputs_of:
             hooks._handles.append(
                 module.register_forward_pre_hook(
-                    lambda _m, args, kwargs, path=path: hooks._log(path, first_tensor(args, kwargs), INPUT_STAGE),
-                    with_kwargs=True,
+                    lambda _m, args, kwargs, path=path: hooks._input(path, args, kwargs), with_kwargs=True
                 )
             )
         if path in outputs:
             hooks._handles.append(
-                module.register_forward_hook(lambda _m, _args, output, path=path: hooks._log(path, output, None))
+                module.register_forward_hook(lambda _m, _args, output, path=path: hooks._output(path, output))
             )
         if path in probs_of:
             hooks._handles.append(

@@ -29,6 +29,14 @@ def token_rows(
     or the first one when the call had no batch, is the token axis when its length is the call's token
     count; otherwise the whole tensor is one record without a position. Attention weights, [batch,
     heads, queries, keys], have their tokens on axis 2."""
+    for position, row in token_views(tensor, call, batch_index, token_axis):
+        yield position, row.contiguous()
+
+
+def token_views(
+    tensor: torch.Tensor, call: Call, batch_index: int = 0, token_axis: int = 1
+) -> Iterator[tuple[int | None, torch.Tensor]]:
+    """token_rows' rows as views of `tensor`: writing into one writes into `tensor`."""
     n = len(call.positions)
     if call.batch is not None:
         if tensor.dim() <= token_axis or tensor.shape[0] != call.batch or tensor.shape[token_axis] != n:
@@ -41,4 +49,4 @@ def token_rows(
     else:
         axis = max(token_axis - 1, 0)
     for position, k in zip(call.positions, range(n)):
-        yield position, tensor.select(axis, k).contiguous()
+        yield position, tensor.select(axis, k)

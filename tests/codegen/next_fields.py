@@ -2,7 +2,7 @@
 
 A request id, a mixture-of-experts expert and its count, a beam and a
 speculative-decoding flag are key parts (given per call; one of each integer
-width and a bool), `grafted` is a run field set by a knob of its own, `sketch` a digest
+width and a bool), `deterministic` is a run field set by a knob of its own, `sketch` a digest
 (four floats computed over the whole tensor by one function per language;
 the one here stands in for the real sketch). Tests add them to a copy of
 schema/orchlog.schema.yaml and check that every generated output carries
@@ -69,13 +69,19 @@ KEY_PARTS: list[dict[str, Any]] = [
     },
 ]
 RUN_FIELD = {
-    "name": "grafted",
+    "name": "deterministic",
     "source": "run",
     "type": "bool",
-    "doc": "Whether tensors were grafted into this run.",
+    "doc": "Whether the run used deterministic kernels only.",
     "example": True,
 }
-KNOB = {"name": "ORCH_LOG_GRAFTED", "setting": "grafted", "type": "bool", "default": "0", "doc": "1 in a grafted run."}
+KNOB = {
+    "name": "ORCH_LOG_DETERMINISTIC",
+    "setting": "deterministic",
+    "type": "bool",
+    "default": "0",
+    "doc": "1 in a run of deterministic kernels.",
+}
 DIGEST = {
     "name": "sketch",
     "source": "digest",

@@ -85,7 +85,7 @@ def _expected(repo_root, language: str) -> dict[str, bytes]:
         {"language": language, "created": "2026-01-02T03:04:05Z", **settings, "select": None}, schema
     )
     data = struct.pack("<6f", *DATA)
-    common = {"team": "t", "world_size": 1, "grafted": True, "dtype": "f32", "data": data, "meta": {}}
+    common = {"team": "t", "world_size": 1, "deterministic": True, "dtype": "f32", "data": data, "meta": {}}
     key = {"token_idx": 5, "layer": 3, "stage": "rope", "step": 0, "request_id": 151643, "expert": 1}
     key |= {"beam": 1, "num_experts": 2, "speculative": True, "rank": 1}
     with pytest.MonkeyPatch.context() as patch:
@@ -99,7 +99,7 @@ def _run(program: list[str], out_dir) -> dict[str, bytes]:
     """Run a program logging in both modes with the new knob set; the files it wrote."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("ORCH_LOG_")}
     env |= {"ORCH_LOG_FILE": str(out_dir / "run.jsonl"), "ORCH_LOG_MODE": "both", "ORCH_LOG_TEAM": "t"}
-    env |= {"ORCH_LOG_GRAFTED": "1", "SOURCE_DATE_EPOCH": PINNED}
+    env |= {"ORCH_LOG_DETERMINISTIC": "1", "SOURCE_DATE_EPOCH": PINNED}
     subprocess.run(program, env=env, check=True)
     return {p.name: p.read_bytes() for p in out_dir.iterdir() if p.name.startswith("run.")}
 

@@ -46,7 +46,7 @@ def test_cpp_keys_get_a_member_and_a_setter_per_key_part(extended):
     assert "std::optional<bool> speculative;" in api
     assert "Key with_beam(const V& value) const" in api
     assert 'f(std::string_view("num_experts"), key.num_experts);' in api
-    assert "std::optional<bool> grafted;  // ORCH_LOG_GRAFTED" in api  # a setting of Options
+    assert "std::optional<bool> deterministic;  // ORCH_LOG_DETERMINISTIC" in api  # a setting of Options
 
 
 def test_cpp_records_visit_the_new_fields_in_schema_order(extended):
@@ -54,12 +54,12 @@ def test_cpp_records_visit_the_new_fields_in_schema_order(extended):
     visit = views[views.index("void visit_record(") :]
     keys = re.findall(r'v\.key\("(\w+)"\);', visit[: visit.index("\n}\n")])
     assert keys[6:12] == ["rank", "request_id", "expert", "beam", "num_experts", "speculative"]
-    assert keys[keys.index("world_size") :][:2] == ["world_size", "grafted"]
+    assert keys[keys.index("world_size") :][:2] == ["world_size", "deterministic"]
     assert "v.opt_boolean(r.speculative);" in visit and "v.floats_f32(r.sketch);" in visit
     plumbing = extended["native/cpp/include/orchlog/detail/fields_gen.hpp"]
     assert "digest_sketch(t, size, d.sketch);" in plumbing  # the one hand-written function a digest needs
-    assert "v.request_id = p.key.request_id;" in plumbing and "v.grafted = run.grafted;" in plumbing
-    assert "k.grafted = knob_bool(o.grafted, schema::kKnobGrafted, warnings);" in plumbing
+    assert "v.request_id = p.key.request_id;" in plumbing and "v.deterministic = run.deterministic;" in plumbing
+    assert "k.deterministic = knob_bool(o.deterministic, schema::kKnobDeterministic, warnings);" in plumbing
 
 
 def test_the_c_abi_names_new_parts_without_changing_the_key_struct(extended):
@@ -69,7 +69,7 @@ def test_the_c_abi_names_new_parts_without_changing_the_key_struct(extended):
     parts = header[header.index("typedef struct orchlog_named_parts {") : header.index("} orchlog_named_parts;")]
     assert "int64_t request_id;" in parts and "int32_t speculative;" in parts
     assert "#define ORCHLOG_PART_REQUEST_ID (1u << 1)" in header
-    assert "const char* grafted; /* ORCH_LOG_GRAFTED */" in header
+    assert "const char* deterministic; /* ORCH_LOG_DETERMINISTIC */" in header
     glue = extended["native/c/abi_gen.hpp"]
     assert "if (parts->given & ORCHLOG_PART_REQUEST_ID) key.request_id" in glue
 
@@ -78,15 +78,15 @@ def test_rust_gets_a_setter_per_key_part_and_a_config_member_per_knob(extended):
     rust = extended["native/rust/src/fields_gen.rs"]
     assert "pub fn request_id(mut self, index: impl KeyIndex) -> Self {" in rust
     assert "pub fn speculative(mut self, value: impl Flag) -> Self {" in rust
-    assert "pub grafted: bool," in rust and "grafted: knobs.bool(&KNOB_GRAFTED)," in rust
+    assert "pub deterministic: bool," in rust and "deterministic: knobs.bool(&KNOB_DETERMINISTIC)," in rust
     assert "sketch: digest::digest_sketch(tensor)" in rust
     assert "v.floats_f32(r.sketch);" in extended["native/rust/src/schema_gen.rs"]
 
 
 def test_python_types_carry_the_new_fields(tables):
-    assert {"request_id", "speculative", "grafted"} <= set(tables.RecordInput.__dataclass_fields__)
+    assert {"request_id", "speculative", "deterministic"} <= set(tables.RecordInput.__dataclass_fields__)
     assert set(tables.NamedKeyParts.__annotations__) >= {"rank", "request_id", "expert", "speculative"}
-    assert "grafted" in tables.RunSettings.__annotations__
+    assert "deterministic" in tables.RunSettings.__annotations__
     assert tables.KEY_PARTS[5:10] == ("request_id", "expert", "beam", "num_experts", "speculative")
     assert tables.ColumnSpec("sketch", "floats", 4) in tables.COLUMNS
     assert tables.ColumnSpec("speculative", "bool") in tables.COLUMNS
@@ -118,19 +118,21 @@ def test_every_record_vector_carries_them_and_the_full_case_sets_their_examples(
         p["name"]: p["example"] for p in next_fields.KEY_PARTS
     }
     empty = next(json.loads(c["expected"]["jsonl"]) for c in cases if c["name"] == "f32_no_optionals")
-    assert (empty["request_id"], empty["speculative"], empty["grafted"]) == (None, None, False)
+    assert (empty["request_id"], empty["speculative"], empty["deterministic"]) == (None, None, False)
     assert empty["sketch"] == [0, 0, 0, 0] or len(empty["sketch"]) == 4
 
 
 def test_a_new_knob_gets_its_vectors_and_warnings(extended):
-    cases = [c for c in json.loads(extended["schema/vectors/env.json"])["knobs"] if c["knob"] == "ORCH_LOG_GRAFTED"]
+    cases = [
+        c for c in json.loads(extended["schema/vectors/env.json"])["knobs"] if c["knob"] == "ORCH_LOG_DETERMINISTIC"
+    ]
     assert {c["raw"]: c["value"] for c in cases if c["warning"] is None} == {
         None: False,
         "0": False,
         "1": True,
         " 1\t": True,
     }
-    assert "ORCH_LOG_GRAFTED='true' is not 0 or 1; using 0" in [c["warning"] for c in cases]
+    assert "ORCH_LOG_DETERMINISTIC='true' is not 0 or 1; using 0" in [c["warning"] for c in cases]
 
 
 def test_the_native_jsonl_parser_walks_the_new_literals_in_order(extended):

@@ -91,8 +91,8 @@ def test_a_record_field_without_a_source_is_rejected(raw):
         ),
         (
             8,
-            {"name": "grafted", "type": "bool", "source": "run"},
-            "grafted: a run field needs an env knob with setting",
+            {"name": "deterministic", "type": "bool", "source": "run"},
+            "deterministic: a run field needs an env knob with setting",
         ),
         (
             2,
@@ -124,7 +124,7 @@ def test_a_field_no_language_could_generate_is_rejected_with_its_reason(raw, at,
 
 def test_engine_knobs_and_developer_variables_keep_their_prefixes(raw):
     s = schema.load()
-    assert all(k.name.startswith("ORCH_LOG_") or k.name == "SOURCE_DATE_EPOCH" for k in s.env)
+    assert all(k.name.startswith(("ORCH_LOG_", "ORCH_GRAFT_")) or k.name == "SOURCE_DATE_EPOCH" for k in s.env)
     assert all(v.name.startswith("ORCHLOG_") for v in s.developer_env)
     raw["env"][1]["name"] = "ORCHLOG_TEAM"
     with pytest.raises(schema.SchemaError, match="ORCHLOG_ is the developer prefix"):

@@ -70,6 +70,8 @@ def test_every_record_vector_is_reproduced_byte_for_byte(c_abi, record_vectors):
             if doc.get(name) is not None:
                 setattr(r.parts, name, int(doc[name]))
                 r.parts.given |= 1 << bit
+        for name in schema_gen.CALL_FIELDS:
+            setattr(r, name, int(doc[name]))
         buf = ffi.from_buffer(data)
         r.data, r.dtype = buf, _text(ffi, doc["dtype"], keep)
         r.shape, r.ndim, r.values = shape, len(doc["shape"]), doc["values"]
@@ -175,3 +177,38 @@ def test_the_c_header_compiles_as_c99_and_links_against_the_library(tmp_path):
     )
     out = subprocess.run([str(exe)], capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"}, check=True)
     assert out.stdout.split() == ["0", "0.1.0"]  # no ORCH_LOG_FILE: nothing written
+
+
+_GRAFT_CHILD = r"""
+import sys, cffi, numpy as np
+ffi = cffi.FFI(); ffi.cdef(sys.argv[2]); lib = ffi.dlopen(sys.argv[1])
+keep = []
+def s(text): keep.append(ffi.new("char[]", text.encode())); return keep[-1]
+def run(path, mode, graft_from=None, graft_select=None):
+    opts = ffi.new("orchlog_options*"); opts.path = s(path); opts.team = s("c"); opts.values = s("4")
+    opts.mode = s(mode); opts.select = s(""); opts.rank = s("0"); opts.world_size = s("1")
+    if graft_from: opts.graft_from, opts.graft_select = s(graft_from), s(graft_select)
+    assert lib.orchlog_configure(opts) == 1
+shape = ffi.new("int64_t[]", [2, 4])
+key = ffi.new("orchlog_key*", {"token_idx": 0, "layer": 1, "step": -1, "stage": ffi.NULL})
+run(sys.argv[3], "full")
+assert lib.orchlog_log(b"attn_norm", ffi.from_buffer(np.arange(8, dtype=np.float32)), b"f32", shape, 2, key) == 1
+lib.orchlog_close()
+run(sys.argv[4], "summary", sys.argv[3], "checkpoint=attn_norm")
+x = np.zeros(8, np.float16)
+print(lib.orchlog_graft(b"attn_norm", ffi.from_buffer(x), b"f16", shape, 2, key), x.tolist())
+lib.orchlog_close()
+"""
+
+
+def test_a_c_host_grafts_a_selected_tensor_from_a_reference_converting_its_dtype(c_abi, tmp_path):
+    ref, out = tmp_path / "ref.bin", tmp_path / "run.jsonl"
+    proc = subprocess.run(
+        [sys.executable, "-c", _GRAFT_CHILD, str(build.c_library()), c_declarations(), str(ref), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split(" ", 1) == ["1", f"{[float(i) for i in range(8)]}\n"]
+    assert [r.grafted for r in open_trace(out)] == [True]

@@ -17,6 +17,10 @@ int evaluated = 0;
   ++evaluated;
   throw std::logic_error("a compiled-out ORCH_LOG evaluated its arguments");
 }
+[[maybe_unused]] float* would_fail_writable() {
+  ++evaluated;
+  throw std::logic_error("a compiled-out ORCH_GRAFT evaluated its arguments");
+}
 }  // namespace
 
 TEST(MacrosOff, NoArgumentIsEvaluatedAndNothingIsWritten) {
@@ -27,6 +31,9 @@ TEST(MacrosOff, NoArgumentIsEvaluatedAndNothingIsWritten) {
   ORCH_LOG_AT("x", 0, 1, "rope", 0, would_fail(), "f32", 1);
   ORCH_LOG_CUDA("x", 0, would_fail(), nullptr, "f32", 1);
   ORCH_LOG_JSON_TOKEN("x", would_fail(), 1, "f32", "[1]", 0);
+  ORCH_GRAFT("x", would_fail_writable(), "f32", 1);
+  ORCH_GRAFT_AT("x", (++evaluated, 0), 1, "rope", 0, would_fail_writable(), "f32", 1);
+  ORCH_GRAFT_KEY("x", (++evaluated, orchlog::Key{}), would_fail_writable(), "f32", 1);
   EXPECT_EQ(evaluated, 0);
   EXPECT_NE(access(dir.file("never.jsonl").c_str(), F_OK), 0);
 }

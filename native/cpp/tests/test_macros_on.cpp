@@ -21,6 +21,11 @@ const float* would_fail() {
   throw std::logic_error("a disabled ORCH_LOG evaluated its arguments");
 }
 
+float* would_fail_writable() {
+  ++evaluated;
+  throw std::logic_error("a disabled ORCH_GRAFT evaluated its arguments");
+}
+
 }  // namespace
 
 TEST(MacrosOn, EachFormWritesTheRecordTheApiWould) {
@@ -71,5 +76,16 @@ TEST(MacrosOn, OffAtRunTimeTheArgumentsAreNotEvaluated) {
   ORCH_LOG("x", would_fail(), "f32", 1);
   ORCH_LOG_AT("x", (++evaluated, 0), 1, "rope", 0, would_fail(), "f32", 1);
   ORCH_LOG_JSON_TOKEN("x", would_fail(), 1, "f32", "[1]", 0);
+  ORCH_GRAFT("x", would_fail_writable(), "f32", 1);
+  ORCH_GRAFT_AT("x", (++evaluated, 0), 1, "rope", 0, would_fail_writable(), "f32", 1);
   EXPECT_EQ(evaluated, 0);
+}
+
+// A graft call off at run time takes the same path as a log call: one relaxed load and a branch.
+TEST(MacrosOn, OffAtRunTimeAGraftIsTheLogCallsLoadAndBranch) {
+  orchlog::configure(t::options_for(""));
+  float x = 1.0f;
+  EXPECT_FALSE(orchlog::graft("x", &x, orchlog::DType::f32, {1}));
+  EXPECT_EQ(x, 1.0f);
+  EXPECT_EQ(orchlog::status().records, 0);
 }

@@ -38,6 +38,8 @@ struct KeyRecorder {
   template <class T>
   void opt_f64(T) {}
   template <class T>
+  void boolean(T) {}
+  template <class T>
   void dtype(T) {}
   template <class T>
   void shape(T) {}

@@ -402,6 +402,76 @@ py::bool_ log_record(const py::handle& checkpoint, const py::handle& array, cons
   return py::bool_(false);
 }
 
+// A writable, C-contiguous buffer a graft can overwrite in place, held while it lives.
+class WritableBuffer {
+ public:
+  WritableBuffer(const py::handle& array, const py::object& dtype_override) {
+    if (PyObject_GetBuffer(array.ptr(), &view_, PyBUF_C_CONTIGUOUS | PyBUF_WRITABLE | PyBUF_FORMAT) != 0) {
+      PyErr_Clear();
+      throw BadArgument(std::string("cannot graft into a ") + Py_TYPE(array.ptr())->tp_name +
+                        ": it needs a writable, C-contiguous buffer (a NumPy array; torch: tensor.numpy())");
+    }
+    bool big_endian = false;
+    const auto native = dtype_of_format(view_.format, view_.itemsize, big_endian);
+    std::optional<orchlog::DType> override;
+    if (!dtype_override.is_none()) {
+      override = orchlog::schema::dtype_from_name(py::str(dtype_override).cast<std::string>());
+      if (!override) throw BadArgument("unknown dtype '" + py::str(dtype_override).cast<std::string>() + "'");
+      if (static_cast<Py_ssize_t>(orchlog::schema::dtype_size(*override)) != view_.itemsize)
+        throw BadArgument("dtype " + py::str(dtype_override).cast<std::string>() + " does not fit items of " +
+                          std::to_string(view_.itemsize) + " bytes");
+    }
+    if (!override && !native)
+      throw BadArgument(std::string("unsupported element format '") + (view_.format ? view_.format : "B") +
+                        "' (pass dtype= to reinterpret, e.g. dtype='bf16' for 2-byte bfloat16 bits)");
+    if (big_endian && view_.itemsize > 1) throw BadArgument("cannot graft into a big-endian array");
+    dtype_ = override ? *override : *native;
+    if (view_.ndim > 0 && view_.shape == nullptr) {
+      shape_.push_back(view_.len / view_.itemsize);
+    } else {
+      for (int i = 0; i < view_.ndim; ++i) shape_.push_back(view_.shape[i]);
+    }
+  }
+  ~WritableBuffer() { PyBuffer_Release(&view_); }
+  WritableBuffer(const WritableBuffer&) = delete;
+  WritableBuffer& operator=(const WritableBuffer&) = delete;
+
+  void* data() const { return view_.buf; }
+  orchlog::DType dtype() const { return dtype_; }
+  orchlog::Shape shape() const { return orchlog::Shape(shape_.data(), shape_.size()); }
+
+ private:
+  Py_buffer view_{};
+  orchlog::DType dtype_ = orchlog::DType::f32;
+  std::vector<std::int64_t> shape_;
+};
+
+py::bool_ graft_record(const py::handle& checkpoint, const py::handle& array, const py::tuple& positional,
+                       const py::handle& named, const py::handle& meta, const py::object& dtype) {
+  if (!orchlog::detail::may_log() || !ensure_configured()) return py::bool_(false);
+  try {
+    const std::string name = text_of(checkpoint, "checkpoint");
+    KeyArgs key_args;
+    fill_key(key_args, positional, named);
+    MetaArgs meta_args;
+    fill_meta(meta, meta_args, "meta");
+    const WritableBuffer buffer(array, dtype);
+    bool grafted;
+    {
+      py::gil_scoped_release release;
+      grafted = orchlog::graft(name, buffer.data(), buffer.dtype(), buffer.shape(), key_args.key, meta_args.items);
+    }
+    return py::bool_(grafted);
+  } catch (const BadArgument& e) {
+    orchlog::detail::logger().report(orchlog::detail::kBadCall, std::string("orchlog.graft: ") + e.what());
+  } catch (py::error_already_set& e) {
+    orchlog::detail::logger().report(orchlog::detail::kBadCall, std::string("orchlog.graft: ") + e.what());
+  } catch (...) {
+    orchlog::detail::logger().report(orchlog::detail::kInternal, "orchlog.graft: a record was not written");
+  }
+  return py::bool_(false);
+}
+
 std::optional<std::string> opt_text(const py::handle& obj, const char* what) {
   if (obj.is_none()) return std::nullopt;
   return text_of(obj, what);
@@ -488,6 +558,10 @@ py::tuple encode_record_bytes(const py::dict& doc) {
   fill_key(key_args, py::tuple(), doc_parts(doc));
   in.key = key_args.key;
   in.seq = doc["seq"].cast<std::int64_t>();
+  orchlog::detail::for_each_call_field(in.call, [&doc](std::string_view name, bool& field) {
+    const py::str key(name.data(), name.size());
+    if (doc.contains(key)) field = doc[key].cast<bool>();  // absent: what a log call writes
+  });
   MetaArgs meta_args;
   fill_meta(doc["meta"], meta_args, "meta");
   const auto dt = orchlog::schema::dtype_from_name(doc["dtype"].cast<std::string>());
@@ -645,6 +719,10 @@ void bind_emitter(py::module_& m) {
         arg("meta") = py::none(), arg("dtype") = py::none(),
         "Write one record (see orchlog.log): the key's positional parts as a tuple, the others by name in a dict. "
         "Returns whether it was written. Never raises.");
+  m.def("graft", &graft_record, arg("checkpoint"), arg("array"), arg("positional") = py::tuple(),
+        arg("named") = py::none(), arg("meta") = py::none(), arg("dtype") = py::none(),
+        "Overwrite a writable array from the reference run when ORCH_GRAFT_SELECT accepts its key, then log it "
+        "(see orchlog.graft). Returns whether it was overwritten. Never raises.");
   m.def("configure", &configure_run, arg("settings"), arg("config") = py::none(),
         "Start a new run: settings by name (absent or None: the env knob). Returns whether logging is on.");
   m.def("flush", [] { return orchlog::flush(); }, "Ask the kernel to put written records on disk.");

@@ -38,6 +38,7 @@ enum FrameKey : int {
   kFrameStats,
   kFrameBlake3,
   kFrameMeta,
+  kFrameGrafted,
   kFrameData,
   kFrameUnknownKey,  // skipped
   kFrameHeaderKey,   // `orchlog`: the frame is a run header
@@ -56,7 +57,7 @@ inline FrameKey frame_key(std::string_view k) {
     case 6:
       return k == "values" ? kFrameValues : k == "blake3" ? kFrameBlake3 : kFrameUnknownKey;
     case 7:
-      return k == "orchlog" ? kFrameHeaderKey : kFrameUnknownKey;
+      return k == "grafted" ? kFrameGrafted : k == "orchlog" ? kFrameHeaderKey : kFrameUnknownKey;
     case 8:
       return k == "token_id" ? kFrameTokenId : kFrameUnknownKey;
     case 9:
@@ -98,6 +99,7 @@ struct FrameRecord {
   int64_t counts[kStatCounts] = {};
   std::string_view blake3;
   const unsigned char *meta_begin = nullptr, *meta_end = nullptr;
+  int8_t grafted = 0;  // 0, 1; -1 for null
   FrameBytes data;
 };
 
@@ -179,6 +181,8 @@ inline bool read_field(MsgReader& r, FrameKey key, FrameRecord& f, FrameColumns&
       return r.nil() || read_hash(r, f.blake3);
     case kFrameMeta:
       return r.nil() || read_meta(r, f.meta_begin, f.meta_end);
+    case kFrameGrafted:
+      return r.nil() || r.boolean(f.grafted);
     case kFrameData:
       return r.nil() || read_bytes(r, f.data, inline_max);
     default:
@@ -202,6 +206,7 @@ inline void push_record(const FrameRecord& f, Columns& c) {
   c.shard_partial.push_back(f.shard_partial);
   c.world_size.push_back(f.world_size);
   c.seq.push_back(f.seq);
+  c.grafted.push_back(f.grafted);
   c.dtype.push_back(c.dtype_names.id(f.dtype));
   c.numel.push_back(f.numel);
   c.shape_off.push_back(int64_t(c.shape.size()));

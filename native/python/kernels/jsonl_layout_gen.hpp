@@ -35,6 +35,7 @@ struct Columns {
   std::vector<int8_t> shard_partial;  // 0, 1; -1 for null
   std::vector<int64_t> world_size;  // -1 for null: every integer key field is >= 0
   std::vector<int64_t> seq;  // -1 for null: every integer key field is >= 0
+  std::vector<int8_t> grafted;  // 0, 1; -1 for null
   std::vector<int32_t> dtype;
   Interner dtype_names;
   std::vector<int64_t> numel;
@@ -74,6 +75,7 @@ struct Columns {
     shard_partial.reserve(lines);
     world_size.reserve(lines);
     seq.reserve(lines);
+    grafted.reserve(lines);
     shape_off.reserve(lines + 1), val_off.reserve(lines + 1), shape.reserve(lines * 2);
     values.reserve(std::min(lines * std::min<size_t>(per_line, 4096), max_values));
     stats.reserve(lines * kStatFloats), counts.reserve(lines * kStatCounts);
@@ -108,6 +110,7 @@ inline bool parse_line(const char* p, const char* end, int64_t lineno, Columns& 
   int8_t shard_partial = -1;
   int64_t world_size = -1;
   int64_t seq = -1;
+  int8_t grafted = -1;
   std::string_view dtype, blake3, meta;
   std::string dtype_scratch, blake3_scratch;
   int64_t numel = 0;
@@ -166,6 +169,8 @@ inline bool parse_line(const char* p, const char* end, int64_t lineno, Columns& 
   if (!(k.lit(",\"blake3\":") && k.str(blake3, blake3_scratch) && blake3.size() == 64 && is_ascii(blake3))) return undo();
   // meta
   if (!(k.lit(",\"meta\":") && k.object_text(meta))) return undo();
+  // grafted
+  if (!(k.lit(",\"grafted\":") && k.boolean(grafted))) return undo();
   if (!(k.lit("}") && k.p == end)) return undo();
   c.line.push_back(lineno);
   c.checkpoint.push_back(c.checkpoint_names.id(checkpoint));
@@ -182,6 +187,7 @@ inline bool parse_line(const char* p, const char* end, int64_t lineno, Columns& 
   c.shard_partial.push_back(shard_partial);
   c.world_size.push_back(world_size);
   c.seq.push_back(seq);
+  c.grafted.push_back(grafted);
   c.dtype.push_back(c.dtype_names.id(dtype));
   c.numel.push_back(numel);
   c.shape_off.push_back(int64_t(c.shape.size()));
@@ -214,6 +220,7 @@ inline void columns_into(Columns&& c, py::dict& d) {
   d["shard_partial"] = to_array(std::move(c.shard_partial));
   d["world_size"] = to_array(std::move(c.world_size));
   d["seq"] = to_array(std::move(c.seq));
+  d["grafted"] = to_array(std::move(c.grafted));
   d["dtype"] = to_array(std::move(c.dtype)), d["dtype_names"] = c.dtype_names.to_list();
   d["numel"] = to_array(std::move(c.numel));
   d["shape_off"] = to_array(std::move(c.shape_off)), d["shape"] = to_array(std::move(c.shape));

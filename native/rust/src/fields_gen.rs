@@ -20,6 +20,8 @@ use crate::schema_gen::{
     KNOB_VALUES,
     KNOB_MODE,
     KNOB_SELECT,
+    KNOB_GRAFT_FROM,
+    KNOB_GRAFT_SELECT,
     KNOB_RANK,
     KNOB_WORLD_SIZE,
     KNOB_MODEL,
@@ -216,6 +218,16 @@ pub struct Config {
     /// `layer=0-3,token=5,checkpoint=attn_*,step=0`. Unset means all. See
     /// `selector`. (ORCH_LOG_SELECT)
     pub select: Option<String>,
+    /// Reference trace that graft calls read from: a full-mode binary stream
+    /// (`ORCH_LOG_MODE=full` or `both`), indexed once on the first graft call.
+    /// Unset: graft calls log as log calls and change nothing. (ORCH_GRAFT_FROM)
+    pub graft_from: Option<String>,
+    /// Which graft calls overwrite their tensor from ORCH_GRAFT_FROM, in the
+    /// selector syntax of ORCH_LOG_SELECT, e.g. `checkpoint=attn_norm,layer=3`.
+    /// Unset or blank grafts nothing: replacing every tensor by accident would
+    /// hide every difference, so grafting is opt-in per checkpoint. An invalid
+    /// selector grafts nothing, with one warning. (ORCH_GRAFT_SELECT)
+    pub graft_select: Option<String>,
     /// Rank of this process (tensor-parallel shard); used for `{rank}`, the
     /// header's `rank` and the `rank` of records whose call names none. (ORCH_LOG_RANK)
     pub rank: i32,
@@ -243,6 +255,8 @@ impl Config {
             values: knobs.count_or_all(&KNOB_VALUES),
             mode: knobs.choice(&KNOB_MODE).map_or(Mode::Summary, |i| Mode::ALL[i]),
             select: knobs.selector(&KNOB_SELECT),
+            graft_from: knobs.opt_str(&KNOB_GRAFT_FROM),
+            graft_select: knobs.selector(&KNOB_GRAFT_SELECT),
             rank: knobs.int(&KNOB_RANK),
             world_size: knobs.int(&KNOB_WORLD_SIZE),
             model: knobs.opt_str(&KNOB_MODEL),
@@ -272,6 +286,7 @@ pub(crate) struct RecordKey<'a> {
     pub num_shards: i32,
     pub shard_partial: Option<bool>,
     pub world_size: i32,
+    pub grafted: bool,
 }
 
 #[cfg(feature = "orch_logging")]
@@ -291,6 +306,7 @@ impl<'a> RecordKey<'a> {
             num_shards: keys.num_shards.filter(|v| *v >= 1).unwrap_or(config.world_size),
             shard_partial: keys.shard_partial,
             world_size: config.world_size,
+            grafted: false,
         }
     }
 
@@ -368,6 +384,7 @@ pub(crate) fn record_view<'a>(
         stats: digest.stats.view(),
         blake3: digest.blake3.view(),
         meta,
+        grafted: key.grafted,
         data: tensor.bytes(),
     }
 }
@@ -412,6 +429,7 @@ pub(crate) fn record_key_from_vector(input: &serde_json::Value) -> RecordKey<'_>
         num_shards: input["num_shards"].as_i64().map(|v| i32::try_from(v).unwrap()).unwrap_or_default(),
         shard_partial: input["shard_partial"].as_bool(),
         world_size: input["world_size"].as_i64().map(|v| i32::try_from(v).unwrap()).unwrap_or_default(),
+        grafted: input["grafted"].as_bool().unwrap_or_default(),
     }
 }
 

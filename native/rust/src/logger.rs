@@ -280,7 +280,7 @@ mod tests {
         assert_eq!(lines.len(), 3);
         assert!(lines[0].starts_with(r#"{"orchlog":1,"producer":{"language":"rust","#), "{}", lines[0]);
         assert!(lines[1].starts_with(r#"{"checkpoint":"embedding","team":"t","token_idx":0,"#), "{}", lines[1]);
-        assert!(lines[2].contains(r#""seq":1,"#) && lines[2].ends_with(r#""meta":{"seed":42}}"#), "{}", lines[2]);
+        assert!(lines[2].contains(r#""seq":1,"#) && lines[2].ends_with(r#""meta":{"seed":42},"grafted":false}"#), "{}", lines[2]);
     }
 
     #[test]

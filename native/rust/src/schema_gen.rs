@@ -116,6 +116,16 @@ pub const ORCH_LOG_MODE_DEFAULT: &str = "summary";
 /// Which records to write, e.g. `layer=0-3,token=5,checkpoint=attn_*,step=0`.
 /// Unset means all. See `selector`.
 pub const ORCH_LOG_SELECT: &str = "ORCH_LOG_SELECT";
+/// Reference trace that graft calls read from: a full-mode binary stream
+/// (`ORCH_LOG_MODE=full` or `both`), indexed once on the first graft call.
+/// Unset: graft calls log as log calls and change nothing.
+pub const ORCH_GRAFT_FROM: &str = "ORCH_GRAFT_FROM";
+/// Which graft calls overwrite their tensor from ORCH_GRAFT_FROM, in the
+/// selector syntax of ORCH_LOG_SELECT, e.g. `checkpoint=attn_norm,layer=3`.
+/// Unset or blank grafts nothing: replacing every tensor by accident would
+/// hide every difference, so grafting is opt-in per checkpoint. An invalid
+/// selector grafts nothing, with one warning.
+pub const ORCH_GRAFT_SELECT: &str = "ORCH_GRAFT_SELECT";
 /// Rank of this process (tensor-parallel shard); used for `{rank}`, the
 /// header's `rank` and the `rank` of records whose call names none.
 pub const ORCH_LOG_RANK: &str = "ORCH_LOG_RANK";
@@ -207,6 +217,24 @@ pub const KNOB_SELECT: KnobSpec = KnobSpec {
     max: 0,
     choices: &[],
 };
+pub const KNOB_GRAFT_FROM: KnobSpec = KnobSpec {
+    name: "ORCH_GRAFT_FROM",
+    setting: "graft_from",
+    kind: KnobType::OptStr,
+    default: None,
+    min: 0,
+    max: 0,
+    choices: &[],
+};
+pub const KNOB_GRAFT_SELECT: KnobSpec = KnobSpec {
+    name: "ORCH_GRAFT_SELECT",
+    setting: "graft_select",
+    kind: KnobType::Selector,
+    default: None,
+    min: 0,
+    max: 0,
+    choices: &[],
+};
 pub const KNOB_RANK: KnobSpec = KnobSpec {
     name: "ORCH_LOG_RANK",
     setting: "rank",
@@ -252,7 +280,7 @@ pub const KNOB_CREATED: KnobSpec = KnobSpec {
     max: 253402300799,
     choices: &[],
 };
-pub const KNOBS: [&KnobSpec; 10] = [&KNOB_PATH, &KNOB_TEAM, &KNOB_VALUES, &KNOB_MODE, &KNOB_SELECT, &KNOB_RANK, &KNOB_WORLD_SIZE, &KNOB_MODEL, &KNOB_GIT_COMMIT, &KNOB_CREATED];
+pub const KNOBS: [&KnobSpec; 12] = [&KNOB_PATH, &KNOB_TEAM, &KNOB_VALUES, &KNOB_MODE, &KNOB_SELECT, &KNOB_GRAFT_FROM, &KNOB_GRAFT_SELECT, &KNOB_RANK, &KNOB_WORLD_SIZE, &KNOB_MODEL, &KNOB_GIT_COMMIT, &KNOB_CREATED];
 
 /// (key as written in ORCH_LOG_SELECT, record field it tests)
 pub const SELECTOR_NUMERIC_KEYS: [(&str, &str); 4] = [("layer", "layer"), ("token", "token_idx"), ("step", "step"), ("rank", "rank")];
@@ -395,6 +423,13 @@ pub struct RecordView<'a> {
     /// Free-form scalars about the record (e.g. kv_aligned, seed, mode). Keys
     /// are written sorted by their UTF-8 bytes; `{}` when there are none.
     pub meta: &'a [MetaEntry<'a>],
+    /// True only when the tensor was overwritten from a reference trace
+    /// before it was logged (a graft call selected by ORCH_GRAFT_SELECT whose
+    /// reference record matched); false for every log call and for a graft
+    /// that left the tensor alone. Not part of the record's key: a grafted
+    /// record aligns with the reference record it was grafted from. Readers
+    /// take a record written before the field existed as not grafted.
+    pub grafted: bool,
     /// The full tensor bytes (the bytes blake3 covers). Only in the binary
     /// stream and Parquet; null in Parquet rows packed from a summary.
     pub data: &'a [u8],
@@ -478,8 +513,8 @@ pub fn producer_field_count(enc: Encoding) -> usize {
 
 pub fn record_field_count(enc: Encoding) -> usize {
     match enc {
-        Encoding::Jsonl => 21,
-        Encoding::Msgpack => 22,
+        Encoding::Jsonl => 22,
+        Encoding::Msgpack => 23,
     }
 }
 
@@ -564,6 +599,8 @@ pub fn visit_record<'a, V: Visitor<'a>>(v: &mut V, r: &RecordView<'a>, enc: Enco
     v.hex256(r.blake3);
     v.key("meta");
     v.meta(r.meta);
+    v.key("grafted");
+    v.boolean(r.grafted);
     if enc == Encoding::Msgpack {
         v.key("data");
         v.bytes(r.data);

@@ -9,6 +9,7 @@ import pytest
 
 from examples.hunt.run import prepare
 from examples.numpy_engine.bugs import Bug
+from examples.qwen2_tiny.config import TINY
 from examples.qwen2_tiny.gguf_file import read_gguf_tensors
 from orchlog.compare import LOGITS_NAMES, compare
 from orchlog.compare.namemap import load_maps
@@ -30,6 +31,8 @@ EXPECTED = {
     Bug.SKIPPED_ATTN_RESIDUAL: ((0, "ffn_inp", 0, None), "equals_other_checkpoint", set()),
     Bug.BF16_FFN_OUT: ((0, "ffn_out", 0, None), "precision", set()),
     Bug.DECODE_POSITION_OFF_BY_ONE: ((8, "Qcur", 0, "rope"), "rotation_within_heads", set()),
+    # The last layer's V without its bias: ours equals llama.cpp's Vcur before the bias add.
+    Bug.LAST_LAYER_NO_V_BIAS: ((0, "Vcur", TINY.n_layer - 1, "add"), "offset", {"equals_other_checkpoint"}),
 }
 
 
@@ -66,6 +69,10 @@ def test_the_evidence_names_the_cause_in_numbers(hunt_dir):
     weight = read_gguf_tensors(hunt_dir / "tiny-qwen2.gguf")["blk.0.ffn_norm.weight"]
     leading = norm["per_channel_scale"].evidence["leading_factors"]
     assert np.allclose(leading, weight[: len(leading)], rtol=1e-4)  # ours / ref = the weight applied again
+    _, _, no_v_bias = _diagnosed(hunt_dir, Bug.LAST_LAYER_NO_V_BIAS)
+    bias = read_gguf_tensors(hunt_dir / "tiny-qwen2.gguf")[f"blk.{TINY.n_layer - 1}.attn_v.bias"]
+    offset = no_v_bias["offset"].evidence["leading"]
+    assert np.allclose(offset, -bias[: len(offset)], atol=1e-5)  # ours - ref = the bias left out
     _, _, bf16 = _diagnosed(hunt_dir, Bug.BF16_FFN_OUT)
     assert bf16["precision"].evidence["format"] == "bf16"
 

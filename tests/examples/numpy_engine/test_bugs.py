@@ -28,6 +28,7 @@ def test_every_bug_is_there():
         "EPS_FROM_WRONG_KEY",
         "NORM_WEIGHT_TWICE",
         "SKIPPED_ATTN_RESIDUAL",
+        "LAST_LAYER_NO_V_BIAS",
         "BF16_FFN_OUT",
         "DECODE_POSITION_OFF_BY_ONE",
     }

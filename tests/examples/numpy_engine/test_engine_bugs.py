@@ -23,6 +23,7 @@ FIRST_DIVERGENCE = {
     Bug.BF16_FFN_OUT: ("ffn_out", None, 0, 0),
     # The prompt pass is right; the first decode step (position 8) is rotated one position short.
     Bug.DECODE_POSITION_OFF_BY_ONE: ("Qcur", "rope", 0, 8),
+    Bug.LAST_LAYER_NO_V_BIAS: ("Vcur", "add", 1, 0),  # the tiny model's last layer is layer 1
 }
 
 

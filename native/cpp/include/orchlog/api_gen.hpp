@@ -155,6 +155,8 @@ struct Options {
   std::optional<std::int64_t> values;  // ORCH_LOG_VALUES; kAllValues: all
   std::optional<Mode> mode;  // ORCH_LOG_MODE
   std::optional<std::string> select;  // ORCH_LOG_SELECT
+  std::optional<std::string> graft_from;  // ORCH_GRAFT_FROM
+  std::optional<std::string> graft_select;  // ORCH_GRAFT_SELECT
   std::optional<std::int32_t> rank;  // ORCH_LOG_RANK
   std::optional<std::int32_t> world_size;  // ORCH_LOG_WORLD_SIZE
   std::optional<std::string> model;  // ORCH_LOG_MODEL
@@ -162,6 +164,12 @@ struct Options {
   std::optional<std::int64_t> created;  // SOURCE_DATE_EPOCH: seconds since 1970
   std::vector<MetaItem> config;  // the header's `config` (copied)
   std::string producer = "cpp";  // the header's producer.language; bindings set "c" or "python"
+};
+
+// What the kind of call sets, never its arguments: a log call writes these
+// defaults; a graft call sets whether it overwrote the tensor.
+struct CallFields {
+  bool grafted = false;
 };
 
 // Everything an emitter is given for one record: the canonical encoder's input.
@@ -172,6 +180,7 @@ struct RecordInput {
   std::int32_t rank = 0;  // the run's; the record's when key.rank is none
   Key key;
   std::int64_t seq = 0;
+  CallFields call;
   Tensor tensor;
   std::int64_t values = 10;  // leading values kept; kAllValues keeps all
   std::vector<MetaItem> meta;
@@ -233,6 +242,8 @@ void for_each_setting(O& options, F&& f) {
   f(schema::kKnobValues, options.values);
   f(schema::kKnobMode, options.mode);
   f(schema::kKnobSelect, options.select);
+  f(schema::kKnobGraftFrom, options.graft_from);
+  f(schema::kKnobGraftSelect, options.graft_select);
   f(schema::kKnobRank, options.rank);
   f(schema::kKnobWorldSize, options.world_size);
   f(schema::kKnobModel, options.model);

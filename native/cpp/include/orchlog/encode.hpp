@@ -50,6 +50,7 @@ ORCHLOG_API std::optional<EncodedRecord> encode_record(const RecordInput& in, st
   detail::RecordParts parts;
   parts.checkpoint = in.checkpoint;
   parts.key = detail::normalized(in.key);
+  parts.call = in.call;
   parts.tensor = &in.tensor;
   parts.size = *size;
   parts.digest = detail::digest(in.tensor, *size);

@@ -87,6 +87,8 @@ typedef struct orchlog_options {
   const char* values; /* ORCH_LOG_VALUES: a count or "all" */
   const char* mode; /* ORCH_LOG_MODE: summary, full, both */
   const char* select; /* ORCH_LOG_SELECT */
+  const char* graft_from; /* ORCH_GRAFT_FROM */
+  const char* graft_select; /* ORCH_GRAFT_SELECT */
   const char* rank; /* ORCH_LOG_RANK */
   const char* world_size; /* ORCH_LOG_WORLD_SIZE */
   const char* model; /* ORCH_LOG_MODEL */
@@ -110,6 +112,15 @@ ORCHLOG_C_API int orchlog_log_meta(const char* checkpoint, const void* data, con
 ORCHLOG_C_API int orchlog_log_named(const char* checkpoint, const void* data, const char* dtype, const int64_t* shape,
                                     size_t ndim, const orchlog_key* key, const orchlog_named_parts* parts,
                                     const orchlog_meta* meta, size_t n_meta);
+/* A graft: when ORCH_GRAFT_SELECT accepts the key, overwrite `data` (writable
+   host memory) with the matching record of ORCH_GRAFT_FROM, dtype converted
+   and shape checked, then log it with `grafted` true; otherwise log it as
+   orchlog_log does. Returns 1 when the tensor was overwritten. */
+ORCHLOG_C_API int orchlog_graft(const char* checkpoint, void* data, const char* dtype, const int64_t* shape, size_t ndim,
+                                const orchlog_key* key);
+ORCHLOG_C_API int orchlog_graft_named(const char* checkpoint, void* data, const char* dtype, const int64_t* shape,
+                                      size_t ndim, const orchlog_key* key, const orchlog_named_parts* parts,
+                                      const orchlog_meta* meta, size_t n_meta);
 
 ORCHLOG_C_API int orchlog_enabled(void);
 ORCHLOG_C_API int orchlog_flush(void); /* 1 when the records are on disk */
@@ -134,6 +145,7 @@ typedef struct orchlog_record_input {
   orchlog_key key;
   orchlog_named_parts parts;
   int64_t seq;
+  int32_t grafted; /* 0 or 1: set by the kind of call (a log call writes 0) */
   const void* data;
   const char* dtype;
   const int64_t* shape;

@@ -12,6 +12,7 @@
 #include "orchlog/blake3.hpp"
 #include "orchlog/cuda.hpp"
 #include "orchlog/encode.hpp"
+#include "orchlog/graft.hpp"
 #include "orchlog/logger.hpp"
 #include "orchlog/macros.hpp"
 #include "orchlog/options.hpp"

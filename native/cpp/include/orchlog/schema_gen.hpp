@@ -146,6 +146,16 @@ inline constexpr std::string_view kOrchLogModeDefault = "summary";
 // Which records to write, e.g. `layer=0-3,token=5,checkpoint=attn_*,step=0`.
 // Unset means all. See `selector`.
 inline constexpr const char* kOrchLogSelect = "ORCH_LOG_SELECT";
+// Reference trace that graft calls read from: a full-mode binary stream
+// (`ORCH_LOG_MODE=full` or `both`), indexed once on the first graft call.
+// Unset: graft calls log as log calls and change nothing.
+inline constexpr const char* kOrchGraftFrom = "ORCH_GRAFT_FROM";
+// Which graft calls overwrite their tensor from ORCH_GRAFT_FROM, in the
+// selector syntax of ORCH_LOG_SELECT, e.g. `checkpoint=attn_norm,layer=3`.
+// Unset or blank grafts nothing: replacing every tensor by accident would
+// hide every difference, so grafting is opt-in per checkpoint. An invalid
+// selector grafts nothing, with one warning.
+inline constexpr const char* kOrchGraftSelect = "ORCH_GRAFT_SELECT";
 // Rank of this process (tensor-parallel shard); used for `{rank}`, the
 // header's `rank` and the `rank` of records whose call names none.
 inline constexpr const char* kOrchLogRank = "ORCH_LOG_RANK";
@@ -181,12 +191,14 @@ inline constexpr KnobSpec kKnobValues{ "ORCH_LOG_VALUES", "values", KnobType::co
 inline constexpr std::string_view kModeChoices[] = { "summary", "full", "both" };
 inline constexpr KnobSpec kKnobMode{ "ORCH_LOG_MODE", "mode", KnobType::choice, std::string_view("summary"), 0, 0LL, kModeChoices, 3 };
 inline constexpr KnobSpec kKnobSelect{ "ORCH_LOG_SELECT", "select", KnobType::selector, std::nullopt, 0, 0LL, nullptr, 0 };
+inline constexpr KnobSpec kKnobGraftFrom{ "ORCH_GRAFT_FROM", "graft_from", KnobType::opt_text, std::nullopt, 0, 0LL, nullptr, 0 };
+inline constexpr KnobSpec kKnobGraftSelect{ "ORCH_GRAFT_SELECT", "graft_select", KnobType::selector, std::nullopt, 0, 0LL, nullptr, 0 };
 inline constexpr KnobSpec kKnobRank{ "ORCH_LOG_RANK", "rank", KnobType::integer, std::string_view("0"), 0, 2147483647LL, nullptr, 0 };
 inline constexpr KnobSpec kKnobWorldSize{ "ORCH_LOG_WORLD_SIZE", "world_size", KnobType::integer, std::string_view("1"), 1, 2147483647LL, nullptr, 0 };
 inline constexpr KnobSpec kKnobModel{ "ORCH_LOG_MODEL", "model", KnobType::opt_text, std::nullopt, 0, 0LL, nullptr, 0 };
 inline constexpr KnobSpec kKnobGitCommit{ "ORCH_LOG_GIT_COMMIT", "git_commit", KnobType::opt_text, std::nullopt, 0, 0LL, nullptr, 0 };
 inline constexpr KnobSpec kKnobCreated{ "SOURCE_DATE_EPOCH", "created", KnobType::epoch, std::nullopt, 0, 253402300799LL, nullptr, 0 };
-inline constexpr const KnobSpec* kKnobs[] = { &kKnobPath, &kKnobTeam, &kKnobValues, &kKnobMode, &kKnobSelect, &kKnobRank, &kKnobWorldSize, &kKnobModel, &kKnobGitCommit, &kKnobCreated };
+inline constexpr const KnobSpec* kKnobs[] = { &kKnobPath, &kKnobTeam, &kKnobValues, &kKnobMode, &kKnobSelect, &kKnobGraftFrom, &kKnobGraftSelect, &kKnobRank, &kKnobWorldSize, &kKnobModel, &kKnobGitCommit, &kKnobCreated };
 
 struct SelectorKey {
   std::string_view key;    // as written in ORCH_LOG_SELECT
@@ -360,6 +372,13 @@ struct RecordView {
   // Free-form scalars about the record (e.g. kv_aligned, seed, mode). Keys
   // are written sorted by their UTF-8 bytes; `{}` when there are none.
   MetaView meta;
+  // True only when the tensor was overwritten from a reference trace before
+  // it was logged (a graft call selected by ORCH_GRAFT_SELECT whose
+  // reference record matched); false for every log call and for a graft that
+  // left the tensor alone. Not part of the record's key: a grafted record
+  // aligns with the reference record it was grafted from. Readers take a
+  // record written before the field existed as not grafted.
+  bool grafted = false;
   // The full tensor bytes (the bytes blake3 covers). Only in the binary
   // stream and Parquet; null in Parquet rows packed from a summary.
   BytesView data;
@@ -405,7 +424,7 @@ inline constexpr std::size_t kStatsFieldCount = E == Encoding::jsonl ? 7 : 7;
 template <Encoding E>
 inline constexpr std::size_t kProducerFieldCount = E == Encoding::jsonl ? 3 : 3;
 template <Encoding E>
-inline constexpr std::size_t kRecordFieldCount = E == Encoding::jsonl ? 21 : 22;
+inline constexpr std::size_t kRecordFieldCount = E == Encoding::jsonl ? 22 : 23;
 template <Encoding E>
 inline constexpr std::size_t kHeaderFieldCount = E == Encoding::jsonl ? 11 : 11;
 
@@ -486,6 +505,8 @@ void visit_record(V& v, const RecordView& r) {
   v.hex256(r.blake3);
   v.key("meta");
   v.meta(r.meta);
+  v.key("grafted");
+  v.boolean(r.grafted);
   if constexpr (E == Encoding::msgpack) {
     v.key("data");
     v.bytes(r.data);

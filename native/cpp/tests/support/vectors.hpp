@@ -99,6 +99,8 @@ inline std::vector<std::unique_ptr<RecordCase>> record_cases(const Json& doc) {
     });
     orchlog::detail::set_run_fields(r, run);
     r.seq = in["seq"].i64();
+    orchlog::detail::for_each_call_field(
+        r.call, [&in](std::string_view name, bool& field) { field = scalar_of<bool>(in[std::string(name)]); });
     r.tensor.data = rc->data.data();
     r.tensor.dtype = *orchlog::schema::dtype_from_name(in["dtype"].str());
     r.tensor.shape = orchlog::Shape(rc->shape);

@@ -30,6 +30,8 @@ struct KnobValues {
   std::int64_t values = 10;  // ORCH_LOG_VALUES
   Mode mode = Mode::summary;  // ORCH_LOG_MODE
   std::optional<std::string> select;  // ORCH_LOG_SELECT
+  std::optional<std::string> graft_from;  // ORCH_GRAFT_FROM
+  std::optional<std::string> graft_select;  // ORCH_GRAFT_SELECT
   std::int32_t rank = 0;  // ORCH_LOG_RANK
   std::int32_t world_size = 1;  // ORCH_LOG_WORLD_SIZE
   std::optional<std::string> model;  // ORCH_LOG_MODEL
@@ -44,6 +46,8 @@ inline KnobValues resolve_knobs(const Options& o, std::vector<std::string>& warn
   k.values = knob_count_or_all(o.values, schema::kKnobValues, warnings);
   k.mode = knob_enum<Mode>(o.mode, schema::kKnobMode, warnings);
   k.select = knob_selector(o.select, schema::kKnobSelect, warnings);
+  k.graft_from = knob_opt_str(o.graft_from, schema::kKnobGraftFrom, warnings);
+  k.graft_select = knob_selector(o.graft_select, schema::kKnobGraftSelect, warnings);
   k.rank = knob_int(o.rank, schema::kKnobRank, warnings);
   k.world_size = knob_int(o.world_size, schema::kKnobWorldSize, warnings);
   k.model = knob_opt_str(o.model, schema::kKnobModel, warnings);
@@ -73,6 +77,12 @@ template <class R, class F>
 void for_each_run_field(R& run, F&& f) {
   f(std::string_view("team"), run.team);
   f(std::string_view("world_size"), run.world_size);
+}
+
+// Calls f(name, member) for every field of a CallFields (what a graft call sets), in schema order.
+template <class C, class F>
+void for_each_call_field(C& call, F&& f) {
+  f(std::string_view("grafted"), call.grafted);
 }
 
 inline void set_run_fields(RecordInput& in, const RunFields& run) {
@@ -131,6 +141,7 @@ schema::RecordView record_view(const Parts& p, const RunFields& run, std::int64_
   v.stats = digest_view(p.digest.stats);
   v.blake3 = digest_view(p.digest.blake3);
   v.meta = meta_view(p);
+  v.grafted = p.call.grafted;
   set_tensor_fields(v, p, values);
   return v;
 }

@@ -62,6 +62,7 @@ class SortedMeta {
 struct RecordParts {
   std::string_view checkpoint;
   Key key;
+  CallFields call;
   const Tensor* tensor = nullptr;
   TensorSize size;
   TensorDigest digest;

@@ -31,7 +31,16 @@ namespace orchlog {
 namespace detail {
 
 // Problems worth one line on stderr the first time they happen.
-enum Warning : std::uint32_t { kBadCall = 1u << 0, kInternal = 1u << 1, kCuda = 1u << 2, kLegacyShape = 1u << 3 };
+enum Warning : std::uint32_t {
+  kBadCall = 1u << 0,
+  kInternal = 1u << 1,
+  kCuda = 1u << 2,
+  kLegacyShape = 1u << 3,
+  kGraftReference = 1u << 4,  // the reference trace could not be read
+  kGraftMissing = 1u << 5,    // a selected graft call found no reference record
+  kGraftMismatch = 1u << 6,   // ... found one of another shape or dtype
+  kGraftDevice = 1u << 7,     // ... on a tensor the host cannot write (an adapter's)
+};
 
 class Logger {
  public:
@@ -102,6 +111,15 @@ inline Settings resolve(const Options& o, std::vector<std::string>& warnings, st
     std::string error;
     s.selector = Selector::parse(*s.knobs.select, error);
     if (!s.selector) select_error = "selector '" + *s.knobs.select + "' is invalid (" + error + "); logging is off";
+  }
+  // Grafting is opt-in: an unset or blank selector grafts nothing (a blank
+  // ORCH_LOG_SELECT selects everything, but grafting everything by accident
+  // would hide every difference). An invalid one grafts nothing, with a warning.
+  if (!s.knobs.path.empty() && s.knobs.graft_select && !trim(*s.knobs.graft_select).empty()) {
+    std::string error;
+    s.graft_selector = Selector::parse(*s.knobs.graft_select, error);
+    if (!s.graft_selector)
+      warnings.push_back("graft selector '" + *s.knobs.graft_select + "' is invalid (" + error + "); grafting nothing");
   }
   for (const MetaItem& item : o.config) {
     OwnedMetaItem owned{std::string(item.key), item.value, std::string(item.value.s)};
@@ -247,7 +265,7 @@ ORCHLOG_NOINLINE ORCHLOG_API bool would_write(std::string_view checkpoint, const
 
 // The out-of-line part of every log call.
 ORCHLOG_NOINLINE ORCHLOG_API bool write_record(std::string_view checkpoint, const Tensor& tensor, const Key& given_key,
-                                               MetaSpan meta) noexcept {
+                                               MetaSpan meta, CallFields call ORCHLOG_DEFAULT_ARG({})) noexcept {
   Logger& lg = logger();
   try {
     if (g_state.load(std::memory_order_relaxed) == kUnconfigured) configure_from_env_once();
@@ -276,6 +294,7 @@ ORCHLOG_NOINLINE ORCHLOG_API bool write_record(std::string_view checkpoint, cons
     RecordParts parts;
     parts.checkpoint = checkpoint;
     parts.key = key;
+    parts.call = call;
     parts.tensor = &tensor;
     parts.size = *size;
     parts.digest = digest(tensor, *size);  // the expensive part, outside the lock

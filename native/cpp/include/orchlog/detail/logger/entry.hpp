@@ -39,7 +39,10 @@ bool configure(const Options& options) noexcept;
 void configure_from_env_once(std::string_view producer = "cpp") noexcept;
 // The out-of-line part of every log call, and of orchlog::selects().
 ORCHLOG_NOINLINE bool write_record(std::string_view checkpoint, const Tensor& tensor, const Key& given_key,
-                                   MetaSpan meta) noexcept;
+                                   MetaSpan meta, CallFields call = {}) noexcept;
+// The out-of-line part of every graft call (orchlog/graft.hpp).
+ORCHLOG_NOINLINE bool graft_record(std::string_view checkpoint, void* data, DType dtype, const Shape& shape,
+                                   const Key& given_key, MetaSpan meta) noexcept;
 ORCHLOG_NOINLINE bool would_write(std::string_view checkpoint, const Key& given_key, std::int64_t token_count) noexcept;
 // The bodies of orchlog::flush(), close() and status().
 bool flush_run() noexcept;

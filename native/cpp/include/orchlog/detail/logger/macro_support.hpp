@@ -15,9 +15,11 @@
 
 #include "orchlog/api_gen.hpp"
 #include "orchlog/detail/logger/entry.hpp"
+#include "orchlog/graft.hpp"
 #include "orchlog/logger.hpp"
 #include "orchlog/types.hpp"
 #if ORCHLOG_DEFINE_API
+#include "orchlog/detail/graft/graft_record.hpp"
 #include "orchlog/detail/logger/core.hpp"
 #endif
 
@@ -42,6 +44,8 @@ inline std::string_view text_arg(const std::string& s) { return s; }
 bool dtype_known(const DTypeArg& dtype, std::string_view checkpoint) noexcept;
 ORCHLOG_NOINLINE bool macro_log(std::string_view checkpoint, const Key& key, const void* data, DTypeArg dtype,
                                 const Shape& shape) noexcept;
+ORCHLOG_NOINLINE bool macro_graft(std::string_view checkpoint, const Key& key, void* data, DTypeArg dtype,
+                                  const Shape& shape) noexcept;
 Shape legacy_shape(std::string_view checkpoint, std::int64_t count, std::string_view shape_text) noexcept;
 #endif
 
@@ -61,6 +65,12 @@ ORCHLOG_NOINLINE ORCHLOG_API bool macro_log(std::string_view checkpoint, const K
                                             DTypeArg dtype, const Shape& shape) noexcept {
   if (!dtype_known(dtype, checkpoint)) return false;
   return write_record(checkpoint, Tensor{data, *dtype.dtype, shape}, key, {});
+}
+
+ORCHLOG_NOINLINE ORCHLOG_API bool macro_graft(std::string_view checkpoint, const Key& key, void* data, DTypeArg dtype,
+                                              const Shape& shape) noexcept {
+  if (!dtype_known(dtype, checkpoint)) return false;
+  return graft_record(checkpoint, data, *dtype.dtype, shape, key, {});
 }
 
 // The shape text of ORCH_LOG_JSON_TOKEN ("[896]", "[1, 896]"), or none when

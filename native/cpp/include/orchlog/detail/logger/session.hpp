@@ -7,9 +7,11 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "orchlog/detail/fields_gen.hpp"
+#include "orchlog/detail/graft/reference.hpp"
 #include "orchlog/detail/logger/env.hpp"
 #include "orchlog/detail/logger/file_sink.hpp"
 #include "orchlog/detail/logger/selector.hpp"
@@ -31,11 +33,21 @@ struct Settings {
   std::string path;         // knobs.path expanded: JSONL in summary/both mode, the binary stream in full mode
   std::string binary_path;  // both mode only
   std::optional<Selector> selector;
+  std::optional<Selector> graft_selector;  // none: graft calls overwrite nothing
   std::vector<OwnedMetaItem> config;
   std::string producer = "cpp";
 
   bool writes_jsonl() const { return knobs.mode != Mode::full; }
   bool writes_frames() const { return knobs.mode != Mode::summary; }
+};
+
+// The reference a run's graft calls read from: indexed on the first graft
+// call that its selector accepts, then read from under its own mutex.
+struct GraftState {
+  std::mutex mutex;
+  bool loaded = false;
+  std::optional<ReferenceIndex> reference;              // none: it could not be read
+  std::unordered_map<std::string, std::size_t> counts;  // graft calls so far per key (occurrence matching)
 };
 
 class Session {
@@ -50,6 +62,7 @@ class Session {
   std::int64_t seq = 0;
   bool closed = false;
   std::string buffer;  // reused encoding buffer
+  GraftState graft;
 };
 
 }  // namespace detail

@@ -1,0 +1,40 @@
+// Grafting: replay a reference run into the engine under test, so that what
+// differs at a stage's output is that stage's own error.
+//
+//   orchlog::graft("attn_norm", x, orchlog::DType::f32, {n_tokens, 896}, {token_idx, layer});
+//
+// A graft call is a log call on a writable tensor: when ORCH_GRAFT_SELECT
+// accepts its key, the tensor is first overwritten with the reference
+// record's values (ORCH_GRAFT_FROM, a full-mode binary stream; dtype
+// converted among f32/f16/bf16/f64, shape checked), then the record is logged
+// with `grafted` true. Unselected, or without a matching reference record, it
+// is exactly a log call. It costs what a log call costs when logging is off.
+#pragma once
+
+#include <initializer_list>
+#include <string_view>
+#include <vector>
+
+#include "orchlog/detail/logger/entry.hpp"
+#include "orchlog/types.hpp"
+#if ORCHLOG_DEFINE_API
+#include "orchlog/detail/graft/graft_record.hpp"
+#endif
+
+namespace orchlog {
+
+// Overwrites `data` from the reference when selected, then logs it; returns
+// whether the tensor was overwritten.
+inline bool graft(std::string_view checkpoint, void* data, DType dtype, const Shape& shape, const Key& key = {},
+                  std::initializer_list<MetaItem> meta = {}) noexcept {
+  if (ORCHLOG_LIKELY(!detail::may_log())) return false;
+  return detail::graft_record(checkpoint, data, dtype, shape, key, detail::span_of(meta));
+}
+
+inline bool graft(std::string_view checkpoint, void* data, DType dtype, const Shape& shape, const Key& key,
+                  const std::vector<MetaItem>& meta) noexcept {
+  if (ORCHLOG_LIKELY(!detail::may_log())) return false;
+  return detail::graft_record(checkpoint, data, dtype, shape, key, detail::span_of(meta));
+}
+
+}  // namespace orchlog
