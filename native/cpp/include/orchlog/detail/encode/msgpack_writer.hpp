@@ -9,6 +9,7 @@
 // checksum covers every byte before its key, the tensor bytes included.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -34,14 +35,20 @@ class MsgpackWriter {
   schema::BytesView data() const { return data_; }
   std::size_t data_at() const { return has_data_ ? data_at_ : out_.size(); }
 
-  // The frame checksum: CRC-32C of every byte of the frame so far (the tensor bytes in their place),
-  // then its key and its value, always a uint32.
-  void frame_crc32c() {
+  // The frame's bytes so far, in order: those before the tensor bytes, the tensor bytes, those after
+  // (what a frame field, frame_<field>(), is computed over).
+  std::array<std::string_view, 3> frame_so_far() const {
     const std::string_view frame = std::string_view(out_).substr(start_);
     const std::size_t before = data_at() - start_;
-    std::uint32_t crc = crc32c_update(0, frame.data(), before);
-    crc = crc32c_update(crc, data_.data, data_.size);
-    crc = crc32c_update(crc, frame.data() + before, frame.size() - before);
+    return {frame.substr(0, before), std::string_view(reinterpret_cast<const char*>(data_.data), data_.size),
+            frame.substr(before)};
+  }
+
+  // The frame checksum: CRC-32C of every byte of the frame before its key, then the key and the
+  // value, always a uint32.
+  void frame_crc32c() {
+    std::uint32_t crc = 0;
+    for (const std::string_view piece : frame_so_far()) crc = crc32c_update(crc, piece.data(), piece.size());
     raw_str("crc32c");
     out_.push_back(static_cast<char>(0xCE));
     big_endian(crc, 4);
