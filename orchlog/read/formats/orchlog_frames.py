@@ -429,7 +429,9 @@ class _FrameCheck:
         if isinstance(self.expected, bool) or not isinstance(self.expected, int) or not 0 <= self.expected < 2**32:
             return f"frame checksum {fields.shown(self.expected)} is not a 32-bit unsigned integer"
         if self.end != self.key_at + _CHECKSUM_TAIL:
-            return f"frame checksum is not the frame's last key (a uint32): {self.end - self.key_at} bytes from its key on"
+            return (
+                f"frame checksum is not the frame's last key (a uint32): {self.end - self.key_at} bytes from its key on"
+            )
         actual = crc32c(self.source.read(self.start, self.key_at - self.start))
         if actual != self.expected:
             return f"frame checksum (CRC-32C) is {actual:#010x}, the frame says {self.expected:#010x}: the frame is damaged"
