@@ -376,11 +376,22 @@ class Gatherer:
         for group, rows in members.items():
             have = sorted(self._layouts[r].index for r in rows)
             count = self._layouts[rows[0]].count
-            missing = sorted(set(range(count)) - set(have))
             r = rows[0]
             self.problem(
                 self._held.location(r),
-                f"{group[0]} has the pieces of ranks {have} of {count}; missing {missing}: not gathered",
+                f"{group[0]} has the pieces of ranks {have} of {count}; missing "
+                f"{_missing_ranks(have, count)}: not gathered",
             )
         self.held_out.append(self._held)
         self._held, self._held_groups, self._layouts = RecordBatch.empty(), [], []
+
+
+def _missing_ranks(have: list[int], count: int) -> str:
+    """The ranks in 0..count-1 not in `have` (sorted), as runs (`[0, 2-5]`): a damaged record's count
+    can be 2**31 - 1, so the ranks are never listed one by one."""
+    runs, start = [], 0
+    for index in [*have, count]:
+        if index > start:
+            runs.append(str(start) if index == start + 1 else f"{start}-{index - 1}")
+        start = max(start, index + 1)
+    return "[" + ", ".join(runs) + "]"
