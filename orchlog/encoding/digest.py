@@ -23,7 +23,7 @@ def digest_stats(data: bytes | memoryview, dtype: str) -> Stats:
 
 def digest_sketch(data: bytes | memoryview, dtype: str) -> list[float]:
     """The linear sketch, 64 f32 rows (FORMAT.md, "Sketch")."""
-    return _sketch.compute(data, dtype)
+    return _sketch.compute(bytes(data), dtype)
 
 
 def digest_blake3(data: bytes | memoryview, dtype: str) -> str:

@@ -81,4 +81,3 @@ pub use global::{enabled, error_count, install, log};
 pub use logger::Logger;
 #[cfg(not(feature = "orch_logging"))]
 pub use noop::{enabled, error_count, install, log, Logger};
-

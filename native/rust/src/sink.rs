@@ -31,8 +31,7 @@ impl Sink {
     /// Writes the pieces in order as one record, with as few system calls as
     /// the kernel allows (one `writev` unless it writes short).
     pub(crate) fn write(&mut self, pieces: &[&[u8]]) -> Result<(), String> {
-        write_all_vectored(&mut self.file, pieces)
-            .map_err(|e| format!("writing {} failed: {e}", self.path.display()))
+        write_all_vectored(&mut self.file, pieces).map_err(|e| format!("writing {} failed: {e}", self.path.display()))
     }
 }
 
@@ -114,7 +113,8 @@ fn write_all_vectored(out: &mut impl Write, pieces: &[&[u8]]) -> io::Result<()> 
     }
     let mut first = 0;
     while first < count {
-        let slices: [IoSlice<'_>; MAX_PIECES] = std::array::from_fn(|i| IoSlice::new(left.get(first + i).copied().unwrap_or(&[])));
+        let slices: [IoSlice<'_>; MAX_PIECES] =
+            std::array::from_fn(|i| IoSlice::new(left.get(first + i).copied().unwrap_or(&[])));
         match out.write_vectored(&slices[..count - first]) {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
             Ok(mut n) => {

@@ -132,13 +132,11 @@ inline bool open_session(Session& s, std::string& error) {
   const Settings& st = s.settings;
   const EncodedHeader header = header_of(st);
   if (st.writes_jsonl()) {
-    if (!s.jsonl.open(st.path, error) || !s.jsonl.write(header.jsonl.data(), header.jsonl.size(), error))
-      return false;
+    if (!s.jsonl.open(st.path, error) || !s.jsonl.write(header.jsonl.data(), header.jsonl.size(), error)) return false;
   }
   if (st.writes_frames()) {
     const std::string& path = st.knobs.mode == Mode::both ? st.binary_path : st.path;
-    if (!s.frames.open(path, error) || !s.frames.write(header.frame.data(), header.frame.size(), error))
-      return false;
+    if (!s.frames.open(path, error) || !s.frames.write(header.frame.data(), header.frame.size(), error)) return false;
   }
   return true;
 }
