@@ -39,7 +39,7 @@ from orchlog.compare.views import INDEX_MAP_LIMIT
 from orchlog.encoding import dtypes
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.trace import Location, TraceRecord
-from orchlog.schema_gen import Stats
+from orchlog.schema_gen import COLUMNS, Stats
 from orchlog.strings import glob_matcher
 
 _DIM = re.compile(r"^(?P<name>[A-Za-z_]\w*)(?:\((?P<mods>[^)]*)\))?$")
@@ -362,6 +362,9 @@ class Gatherer:
             values=_gathered_values(held, rows, pieces, axis),
             stats=_gathered_stats(held, rows, pieces, axis),
             blake3=None,
+            # A digest of one piece says nothing of the whole (the sketch of a concatenation is not its
+            # pieces' sketches): the gathered record has none.
+            **{c.name: None for c in COLUMNS if c.kind == "floats"},
             location=Location(f"{first.location} ({gathered.describe()})"),
             loader=gathered if loaded else None,
         )
