@@ -32,6 +32,7 @@ import dataclasses
 import math
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -364,7 +365,7 @@ class Gatherer:
             blake3=None,
             # A digest of one piece says nothing of the whole (the sketch of a concatenation is not its
             # pieces' sketches): the gathered record has none.
-            **{c.name: None for c in COLUMNS if c.kind == "floats"},
+            **_NO_DIGEST_FLOATS,
             location=Location(f"{first.location} ({gathered.describe()})"),
             loader=gathered if loaded else None,
         )
@@ -387,6 +388,10 @@ class Gatherer:
             )
         self.held_out.append(self._held)
         self._held, self._held_groups, self._layouts = RecordBatch.empty(), [], []
+
+
+# The digest floats of a record (the sketch), none for a gathered one.
+_NO_DIGEST_FLOATS: dict[str, Any] = {c.name: None for c in COLUMNS if c.kind == "floats"}
 
 
 def _missing_ranks(have: list[int], count: int) -> str:
