@@ -270,7 +270,8 @@ def decode_frames(chunk: np.ndarray, base: int, inline_max: int, trail: int = 0)
     `trail` how many key-value pairs of the last frame follow its tensor bytes at `next` (the frame
     checksum), which the next call, given them, skips first."""
     assert _native is not None
-    return _native.decode_frames(chunk, base, inline_max, trail)
+    columns: dict[str, Any] = _native.decode_frames(chunk, base, inline_max, trail)
+    return columns
 
 
 def parse_orchlog_jsonl(buf: bytes | memoryview, first_line: int, native: bool = True) -> dict[str, Any] | None:

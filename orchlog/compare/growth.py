@@ -3,7 +3,9 @@
 Kept as arrays, one row per (token, layer) -- or per (token, checkpoint)
 for records outside the layers -- merged round by round, so that a long
 trace costs a few numbers per token and layer, and only for the tokens
-still in play (see Findings._prune).
+still in play (see Findings.prune). Of equally bad pairs the later one (by
+execution order, then place in the trace) is a row's worst, whatever order
+the pairs arrive in.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ _FIELDS = (
     "worst_severity",
     "worst_name",
     "worst_tier",
+    "worst_order",
+    "worst_pos",
 )
 
 
@@ -59,7 +63,7 @@ def run_starts(*columns: np.ndarray) -> np.ndarray:
 def _reduce(rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """One row per (token, label): counts add up, extremes combine, the worst pair wins (of equally bad
     pairs, the later one)."""
-    by = np.lexsort((rows["worst_severity"], rows["label"], rows["token"]))
+    by = np.lexsort((rows["worst_pos"], rows["worst_order"], rows["worst_severity"], rows["label"], rows["token"]))
     starts = run_starts(rows["token"][by], rows["label"][by])
     if len(starts) == len(by):
         return rows
@@ -76,6 +80,8 @@ def _reduce(rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         "worst_severity": rows["worst_severity"][worst],
         "worst_name": rows["worst_name"][worst],
         "worst_tier": rows["worst_tier"][worst],
+        "worst_order": rows["worst_order"][worst],
+        "worst_pos": rows["worst_pos"][worst],
     }
 
 
@@ -106,6 +112,7 @@ class Growth:
         layers: np.ndarray,
         names: Strings,
         order: np.ndarray,
+        pos: np.ndarray,
         failed: np.ndarray,
         max_abs: np.ndarray,
         cosine: np.ndarray,
@@ -126,6 +133,8 @@ class Growth:
             "worst_severity": sev,
             "worst_name": name_ids,
             "worst_tier": tier.astype(np.int64),
+            "worst_order": np.asarray(order, dtype=np.int64),
+            "worst_pos": np.asarray(pos, dtype=np.int64),
         }
         self._merge(_reduce(new))
 
@@ -141,8 +150,11 @@ class Growth:
             c["failed"][i] += new["failed"][old]
             c["max_abs"][i] = np.fmax(c["max_abs"][i], new["max_abs"][old])
             c["min_cosine"][i] = np.fmin(c["min_cosine"][i], new["min_cosine"][old])
-            wins = new["worst_severity"][old] >= c["worst_severity"][i]  # a tie goes to the later pair
-            for f in ("worst_severity", "worst_name", "worst_tier"):
+            sev, was = new["worst_severity"][old], c["worst_severity"][i]
+            new_order, was_order = new["worst_order"][old], c["worst_order"][i]
+            later = (new_order > was_order) | ((new_order == was_order) & (new["worst_pos"][old] > c["worst_pos"][i]))
+            wins = (sev > was) | ((sev == was) & later)  # a tie goes to the later pair
+            for f in ("worst_severity", "worst_name", "worst_tier", "worst_order", "worst_pos"):
                 c[f][i[wins]] = new[f][old][wins]
         fresh = np.flatnonzero(at < 0)
         if len(fresh):
@@ -169,14 +181,23 @@ class Growth:
             self._where = {}
             self._merge(kept)
 
+    def drop_after(self, token: int) -> None:
+        """Forget every token after `token`."""
+        kept = self._cols["token"][: self._n] <= token
+        if not kept.all():
+            self.keep(np.unique(self._cols["token"][: self._n][kept]))
+
     def tokens(self) -> list[int]:
         """Every token with rows, in order (-1, records outside any token, first)."""
-        return np.unique(self._cols["token"][: self._n]).tolist()
+        tokens: list[int] = np.unique(self._cols["token"][: self._n]).tolist()
+        return tokens
 
     def table(self, token: int) -> list[GrowthRow]:
         """The rows of one token, in execution order."""
         sel = np.flatnonzero(self._cols["token"][: self._n] == token)
-        return self._rows(sel[np.argsort(self._cols["first_order"][sel], kind="stable")])
+        # Rows that start at the same place (records of several ranks share emitter counters) go by label.
+        rows = self._rows(sel)
+        return sorted(rows, key=lambda r: (r.first_order, r.layer is None, r.layer or 0, r.label))
 
     def tables(self) -> dict[int, list[GrowthRow]]:
         """The rows of every token, each in execution order: table(t) for all t at once."""
