@@ -5,10 +5,11 @@
     .venv/bin/python benchmarks/sketch_cost.py --quick --json out.json
 
 Builds benchmarks/bench_sketch.cpp as an engine would (-O2, no -march: the
-kernels are picked at run time) and runs `cargo bench --bench sketch`; both
-time the sketch and BLAKE3 over the same f32 tensors (896 elements and 1 MiB)
-in alternating batches and keep each one's fastest batch. The C ABI and the
-Python emitter run the C++ header's code. Prints Markdown for docs/compare.md.
+kernels are picked at run time); it times the sketch and BLAKE3 over the same
+f32 tensors (896 elements and 1 MiB) in alternating batches and keeps each
+one's fastest batch. The C ABI and the Python emitter run the C++ header's
+code; the Rust crate's sketch, private since records carry it, is timed within
+a record by its emitter bench (docs/rust.md). Prints Markdown for docs/compare.md.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.compare_measure import load_average, machine  # noqa: E402
-from benchmarks.emitters import CACHE, _json_lines, _run, cargo_env  # noqa: E402
+from benchmarks.emitters import CACHE, _json_lines, _run  # noqa: E402
 
 
 def cpp_rows(quick: bool) -> list[dict]:
@@ -44,12 +45,6 @@ def cpp_rows(quick: bool) -> list[dict]:
     return [
         {**row, "emitter": "C++ (also C, Python)"} for row in _json_lines(_run([str(exe), "300" if quick else "1500"]))
     ]
-
-
-def rust_rows(quick: bool) -> list[dict]:
-    argv = ["cargo", "bench", "--quiet", "--locked", "--bench", "sketch", "--features", "orch_logging", "--"]
-    rows = _json_lines(_run(argv + (["--quick"] if quick else []), cwd=ROOT / "native" / "rust", env=cargo_env(CACHE)))
-    return [{**row, "emitter": "Rust", "blake3_path": "blake3 crate"} for row in rows]
 
 
 def table(rows: list[dict]) -> str:
@@ -75,7 +70,7 @@ def main() -> None:
     load = load_average()
     start = time.strftime("%Y-%m-%d %H:%M")
     try:
-        rows = cpp_rows(args.quick) + rust_rows(args.quick)
+        rows = cpp_rows(args.quick)
     except subprocess.CalledProcessError as exc:
         sys.exit(f"benchmark failed: {exc.stderr}")
     print(f"{machine()}, load average {load:.1f} at the start ({start})\n")

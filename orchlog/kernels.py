@@ -264,11 +264,13 @@ def tensor_diffs(
 FRAMES_END, FRAMES_MORE, FRAMES_OTHER, FRAMES_SKIP = range(4)
 
 
-def decode_frames(chunk: np.ndarray, base: int, inline_max: int) -> dict[str, Any]:
+def decode_frames(chunk: np.ndarray, base: int, inline_max: int, trail: int = 0) -> dict[str, Any]:
     """Columns for the record frames of a window of a binary stream starting at file offset `base`
-    (native/python/kernels/frames.hpp); `stop` and `next` say why it stopped and where to go on."""
+    (native/python/kernels/frames.hpp); `stop` and `next` say why it stopped and where to go on, and
+    `trail` how many key-value pairs of the last frame follow its tensor bytes at `next` (the frame
+    checksum), which the next call, given them, skips first."""
     assert _native is not None
-    columns: dict[str, Any] = _native.decode_frames(chunk, base, inline_max)
+    columns: dict[str, Any] = _native.decode_frames(chunk, base, inline_max, trail)
     return columns
 
 

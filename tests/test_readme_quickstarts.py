@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from orchlog import open_trace
+from orchlog import SCHEMA_VERSION, open_trace
 from tests.conftest import ROOT
 from tests.native.host_processes import env
 
@@ -51,7 +51,7 @@ def test_the_cpp_quick_start_is_the_example_file_and_its_commands_write_a_trace(
         ("attn_out", 0, 0),
         ("attn_out", 0, 1),
     ]
-    assert len(records) == 12 and proc.stdout.startswith('{"orchlog":1,')
+    assert len(records) == 12 and proc.stdout.startswith(f'{{"orchlog":{SCHEMA_VERSION},')
 
 
 def test_the_python_quick_start_is_the_example_file_and_prints_what_it_says(tmp_path):

@@ -320,6 +320,7 @@ def context(schema: Schema) -> dict[str, Any]:
         "call_fields": schema.fields_from("call"),
         "digest_floats": tuple(f for f in schema.fields_from("digest") if f.type == "floats"),
         "header_settings": tuple(f for f in schema.header if f.source == "setting"),
+        "header_view_fields": tuple(f for f in schema.header if f.source != "frame"),
         "header_inputs": _header_inputs(schema),
         "settings": settings,
         "py_value": lambda f: _py_value(f, schema),

@@ -19,6 +19,7 @@ FIELD_TYPES = {
     "str",
     "i32",
     "i64",
+    "u32",
     "f64",
     "bool",
     "floats",
@@ -33,7 +34,7 @@ FIELD_TYPES = {
 }
 SCALAR_TYPES = {"str", "i32", "i64", "f64", "bool"}
 RECORD_SOURCES = {"label", "key", "run", "writer", "call", "tensor", "digest", "meta", "frame"}
-HEADER_SOURCES = {"constant", "setting"}
+HEADER_SOURCES = {"constant", "setting", "frame"}
 KNOB_TYPES = {"path", "str", "opt_str", "int", "bool", "count_or_all", "enum", "selector", "epoch"}
 _INT_MAX = {"i32": 2**31 - 1, "i64": 2**63 - 1}
 _ARROW = {
@@ -275,13 +276,13 @@ def _record(fields: tuple[Field, ...], settings: set[str]) -> None:
             raise SchemaError(f"{where}: a digest is stats, hex256 or floats")
         if "jsonl" in f.encodings and f.type == "bytes":
             raise SchemaError(f"{where}: bytes cannot be written in JSONL")
-        if f.source == "frame" and (f.encodings != ("msgpack",) or f.type not in ("i32", "i64", "hex256")):
-            raise SchemaError(f"{where}: a frame field is an integer or hex256 with `encodings: [msgpack]`")
+        _check_frame_field(f, where)
         if f.source == "tensor" and f.name not in ("dtype", "shape", "numel", "values", "data"):
             raise SchemaError(f"{where}: a field computed from the tensor is a digest (source: digest)")
-    binary = [f.type for f in fields if f.in_encoding("msgpack")]
+    _frame_fields_last(fields, "record")
+    binary = [f.type for f in fields if f.in_encoding("msgpack") and f.source != "frame"]
     if "bytes" in binary and binary.index("bytes") != len(binary) - 1:
-        raise SchemaError("record: the tensor bytes are the binary stream's last field (frame fields go before them)")
+        raise SchemaError("record: the tensor bytes are the binary stream's last field but the frame fields")
     keys = [f for f in fields if f.source == "key"]
     positional = [f.positional for f in keys]
     if positional != sorted(positional, reverse=True):
@@ -289,6 +290,20 @@ def _record(fields: tuple[Field, ...], settings: set[str]) -> None:
     labels = [f for f in fields if f.source == "label"]
     if len(labels) != 1 or fields[0] is not labels[0]:
         raise SchemaError("record: the first field, and only it, is the label (the checkpoint)")
+
+
+def _check_frame_field(f: Field, where: str) -> None:
+    if f.source == "frame" and (f.encodings != ("msgpack",) or f.type not in ("u32", "i32", "i64", "hex256")):
+        raise SchemaError(f"{where}: a frame field is an integer or hex256 with `encodings: [msgpack]`")
+    if f.type == "u32" and f.source != "frame":
+        raise SchemaError(f"{where}: u32 is a frame field's type (a checksum)")
+
+
+def _frame_fields_last(fields: tuple[Field, ...], where: str) -> None:
+    """Frame fields close the frame: each covers every byte before its key, the tensor bytes included."""
+    frame = [f.source == "frame" for f in fields if f.in_encoding("msgpack")]
+    if frame != sorted(frame):
+        raise SchemaError(f"{where}: the frame fields are the binary stream's last fields (after `data`)")
 
 
 def _knobs(items: list[Any]) -> tuple[EnvKnob, ...]:
@@ -325,7 +340,9 @@ def _header(fields: tuple[Field, ...], settings: set[str]) -> tuple[Field, ...]:
         f = dataclasses.replace(f, source=f.source or "setting")
         if f.source == "setting" and f.name not in settings:
             raise SchemaError(f"header field {f.name}: no setting {f.name!r} (an env knob or config)")
+        _check_frame_field(f, f"header field {f.name}")
         out.append(f)
+    _frame_fields_last(tuple(out), "header")
     if not out or out[0].name != "orchlog":
         raise SchemaError("header: the first field must be `orchlog` (it marks a header line)")
     return tuple(out)
@@ -378,6 +395,10 @@ def parse(data: object, source: Path = SCHEMA_PATH) -> Schema:
     _record(record_fields, settings)
     stats_fields = _fields(_require(stats, "fields", "stats"), "stats.fields", None)
     _unique("record: two Parquet columns share a name", parquet_columns(record_fields, stats_fields).values())
+    header_fields = _header(_fields(_require(header, "fields", "header"), "header.fields", HEADER_SOURCES), settings)
+    framed = [[(f.name, f.type) for f in part if f.source == "frame"] for part in (record_fields, header_fields)]
+    if framed[0] != framed[1]:
+        raise SchemaError("header: its frame fields must be the record's (one checksum rule for every frame)")
     selector = _require(data, "selector", "schema")
     selector_numeric = dict(_require(selector, "numeric_keys", "selector"))
     selector_glob = dict(_require(selector, "glob_keys", "selector"))
@@ -397,7 +418,7 @@ def parse(data: object, source: Path = SCHEMA_PATH) -> Schema:
         stats=stats_fields,
         stats_lanes=int(_require(stats, "lanes", "stats")),
         producer=_fields(_require(producer, "fields", "producer"), "producer.fields", None),
-        header=_header(_fields(_require(header, "fields", "header"), "header.fields", HEADER_SOURCES), settings),
+        header=header_fields,
         env=env,
         developer_env=developer_env,
         selector_numeric=selector_numeric,

@@ -32,6 +32,7 @@ import dataclasses
 import math
 import re
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -39,7 +40,7 @@ from orchlog.compare.views import INDEX_MAP_LIMIT
 from orchlog.encoding import dtypes
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.trace import Location, TraceRecord
-from orchlog.schema_gen import Stats
+from orchlog.schema_gen import COLUMNS, Stats
 from orchlog.strings import glob_matcher
 
 _DIM = re.compile(r"^(?P<name>[A-Za-z_]\w*)(?:\((?P<mods>[^)]*)\))?$")
@@ -370,6 +371,9 @@ class Gatherer:
             values=_gathered_values(held, rows, pieces, axis),
             stats=_gathered_stats(held, rows, pieces, axis),
             blake3=None,
+            # A digest of one piece says nothing of the whole (the sketch of a concatenation is not its
+            # pieces' sketches): the gathered record has none.
+            **_NO_DIGEST_FLOATS,
             location=Location(f"{first.location} ({gathered.describe()})"),
             loader=gathered if loaded else None,
         )
@@ -392,6 +396,10 @@ class Gatherer:
             )
         self.held_out.append(self._held)
         self._held, self._held_groups, self._layouts = RecordBatch.empty(), [], []
+
+
+# The digest floats of a record (the sketch), none for a gathered one.
+_NO_DIGEST_FLOATS: dict[str, Any] = {c.name: None for c in COLUMNS if c.kind == "floats"}
 
 
 def _missing_ranks(have: list[int], count: int) -> str:

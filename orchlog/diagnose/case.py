@@ -4,7 +4,7 @@ A `Side` is one record's numbers: the whole tensor (float64, flat) when the
 trace holds it, else its leading values, with the record's stats and hash.
 Summaries of orchlog JSONL carry ten leading values; signatures that can work
 on those say so (`THIN`), the others decline. A linear sketch of the tensor
-(k random +-1 projections, when the schema carries one) is read into
+(64 signed sums, in every record since schema 2) is read into
 `Side.sketch`: linear relations (ours = c * ref, ours = ref + b) hold for
 sketches too, so `Pair.linear()` appends them to the leading values.
 """

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import blake3 as _blake3
 
+from orchlog.encoding import sketch as _sketch
 from orchlog.encoding import stats as _stats
 from orchlog.schema_gen import Stats
 
@@ -18,6 +19,11 @@ from orchlog.schema_gen import Stats
 def digest_stats(data: bytes | memoryview, dtype: str) -> Stats:
     """The whole-tensor statistics (FORMAT.md, "Stats")."""
     return _stats.compute(data, dtype)
+
+
+def digest_sketch(data: bytes | memoryview, dtype: str) -> list[float]:
+    """The linear sketch, 64 f32 rows (FORMAT.md, "Sketch")."""
+    return _sketch.compute(bytes(data), dtype)
 
 
 def digest_blake3(data: bytes | memoryview, dtype: str) -> str:

@@ -41,6 +41,11 @@ def integer(value: int) -> bytes:
     return b"\xd3" + struct.pack(">q", value)
 
 
+def uint32(value: int) -> bytes:
+    """An unsigned 32-bit integer in the uint32 form whatever its value (a frame checksum: fixed width)."""
+    return b"\xce" + struct.pack(">I", value)
+
+
 def float64(value: float) -> bytes:
     return b"\xcb" + struct.pack(">d", value)
 

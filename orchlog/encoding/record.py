@@ -224,6 +224,8 @@ def _mp_value(f: Any, value: Any, dtype: str, schema: Any) -> bytes:
         return mp.string(to_text(value))
     if t in ("i32", "i64"):
         return mp.integer(int(value))
+    if t == "u32":
+        return mp.uint32(int(value))
     if t == "f64":
         return mp.float64(value)
     if t == "bool":
@@ -249,9 +251,9 @@ def _mp_object(fields: Iterable[Any], values: Mapping[str, Any], dtype: str, sch
     present = [f for f in fields if "msgpack" in f.encodings]
     out = [mp.map_header(len(present))]
     for f in present:
-        out.append(mp.string(f.name))
-        # A frame field is computed over the frame's bytes before its value.
+        # A frame field is computed over every byte of the frame before its key.
         value = frame.compute(f.name, b"".join(out)) if f.source == "frame" else values[f.name]
+        out.append(mp.string(f.name))
         out.append(_mp_value(f, value, dtype, schema))
     return b"".join(out)
 
@@ -320,6 +322,8 @@ def header_values(h: HeaderInput | Mapping[str, Any], schema: Any = TABLES) -> d
     given = _given(h)
     out: dict[str, Any] = {}
     for f in schema.header:
+        if f.source == "frame":
+            continue  # computed as the frame is written
         if f.type == "producer":
             out[f.name] = {"language": given["language"], "name": "orchlog", "version": schema.library_version}
         elif f.source == "constant":

@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from orchlog.encoding.record import check_meta
 from orchlog.schema_gen import COLUMNS, DTYPE_SIZES
 
@@ -176,6 +178,9 @@ def identity_values(values: Any) -> dict[str, Any]:
                 raise ValueError(f"{c.name} is not true, false or null")
             out[c.name] = v
         elif v is not None:
+            if isinstance(v, np.ndarray) and v.shape == (c.length,):  # the binary decoder's floats, widened
+                out[c.name] = v.tolist()
+                continue
             if not isinstance(v, (list, tuple)) or len(v) != c.length:
                 raise ValueError(f"{c.name} is not a list of {c.length} numbers")
             out[c.name] = [number(x) for x in v]

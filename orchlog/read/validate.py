@@ -85,9 +85,10 @@ def _check_header(trace: Trace, problems: list[Problem]) -> None:
     if not trace.headers:
         problems.append(Problem(trace.path, "no run header (an orchlog file starts with one)"))
     for h in trace.headers:
-        if h.get("orchlog") != SCHEMA_VERSION:
+        version = h.get("orchlog")
+        if isinstance(version, bool) or not isinstance(version, int) or not 1 <= version <= SCHEMA_VERSION:
             problems.append(
-                Problem(trace.path, f"header says schema {h.get('orchlog')!r}; this orchlog reads {SCHEMA_VERSION}")
+                Problem(trace.path, f"header says schema {version!r}; this orchlog reads 1 to {SCHEMA_VERSION}")
             )
         if not isinstance(h.get("producer"), dict):
             problems.append(Problem(trace.path, "header has no producer"))

@@ -2,9 +2,10 @@
 
 A request id, a mixture-of-experts expert and its count, a beam and a
 speculative-decoding flag are key parts (given per call; one of each integer
-width and a bool), `deterministic` is a run field set by a knob of its own, `sketch` a digest
-(four floats computed over the whole tensor by one function per language;
-the one here stands in for the real sketch). Tests add them to a copy of
+width and a bool), `deterministic` is a run field set by a knob of its own, `lane_sums` a digest
+(four floats computed over the whole tensor by one function per language) and
+`crc_ieee` a frame field (a second checksum, after `data` and before `crc32c`,
+in record and header frames). Tests add them to a copy of
 schema/orchlog.schema.yaml and check that every generated output carries
 them, which is the recipe docs/architecture.md gives.
 """
@@ -83,7 +84,7 @@ KNOB = {
     "doc": "1 in a run of deterministic kernels.",
 }
 DIGEST = {
-    "name": "sketch",
+    "name": "lane_sums",
     "source": "digest",
     "type": "floats",
     "length": 4,
@@ -91,11 +92,11 @@ DIGEST = {
     "doc": "Four lane sums of the finite elements.",
 }
 FRAME = {
-    "name": "crc",
+    "name": "crc_ieee",
     "source": "frame",
     "type": "i64",
     "encodings": ["msgpack"],
-    "doc": "CRC-32 of the frame's bytes before this value.",
+    "doc": "CRC-32 (IEEE) of the frame's bytes before this key.",
 }
 NEW_FIELDS = [f["name"] for f in (*KEY_PARTS, RUN_FIELD, DIGEST)]  # the fields every encoding carries
 
@@ -111,8 +112,9 @@ def raw_schema(repo_root) -> dict[str, Any]:
     fields.insert(names.index("world_size") + 1, dict(RUN_FIELD))
     names = [f["name"] for f in fields]
     fields.insert(names.index("stats") + 1, dict(DIGEST))
-    names = [f["name"] for f in fields]
-    fields.insert(names.index("data"), dict(FRAME))
+    for frame_fields in (fields, raw["header"]["fields"]):
+        names = [f["name"] for f in frame_fields]
+        frame_fields.insert(names.index("crc32c"), dict(FRAME))
     raw["env"].append(dict(KNOB))
     return raw
 
@@ -122,19 +124,19 @@ def extended_schema(repo_root) -> schema_mod.Schema:
 
 
 def stand_in_functions(patch) -> None:
-    """Give the reference encoder the hand-written functions the sketch and the crc need."""
+    """Give the reference encoder the hand-written functions the lane sums and the crc need."""
     from orchlog.encoding import digest, frame
 
-    patch.setattr(digest, "digest_sketch", digest_sketch, raising=False)
-    patch.setattr(frame, "frame_crc", frame_crc, raising=False)
+    patch.setattr(digest, "digest_lane_sums", digest_lane_sums, raising=False)
+    patch.setattr(frame, "frame_crc_ieee", frame_crc_ieee, raising=False)
 
 
-def frame_crc(prefix: bytes) -> int:
-    """CRC-32 (IEEE) of a frame's bytes so far. Twins: CRC_CPP and CRC_RUST."""
+def frame_crc_ieee(prefix: bytes) -> int:
+    """CRC-32 (IEEE) of a frame's bytes before the key. Twins: CRC_CPP and CRC_RUST."""
     return zlib.crc32(prefix)
 
 
-def digest_sketch(data: bytes | memoryview, dtype: str) -> tuple[float, ...]:
+def digest_lane_sums(data: bytes | memoryview, dtype: str) -> tuple[float, ...]:
     """Element i of the finite ones adds into lane i % 4, in element order from +0.0; each lane
     is then rounded to f32. Twins: SKETCH_CPP and SKETCH_RUST (f32 tensors only there)."""
     with np.errstate(invalid="ignore", over="ignore"):  # signalling NaNs; lane sums beyond f32
@@ -151,7 +153,7 @@ def _rounded_lanes(x: np.ndarray) -> tuple[float, ...]:
 
 
 SKETCH_CPP = """
-inline void digest_sketch(const Tensor& t, const TensorSize& size, std::array<double, 4>& out) {
+inline void digest_lane_sums(const Tensor& t, const TensorSize& size, std::array<double, 4>& out) {
   double lanes[4] = {0.0, 0.0, 0.0, 0.0};
   const auto* x = static_cast<const float*>(t.data);
   for (std::int64_t i = 0; t.dtype == DType::f32 && i < size.numel; ++i)
@@ -161,7 +163,7 @@ inline void digest_sketch(const Tensor& t, const TensorSize& size, std::array<do
 """
 
 SKETCH_RUST = """
-pub(crate) fn digest_sketch(tensor: &Tensor<'_>) -> [f64; 4] {
+pub(crate) fn digest_lane_sums(tensor: &Tensor<'_>) -> [f64; 4] {
     let mut lanes = [0.0f64; 4];
     if tensor.dtype() == crate::schema_gen::DType::F32 {
         for (i, b) in tensor.bytes().chunks_exact(4).enumerate() {
@@ -176,25 +178,30 @@ pub(crate) fn digest_sketch(tensor: &Tensor<'_>) -> [f64; 4] {
 """
 
 CRC_CPP = """
-  void frame_crc() {
+  void frame_crc_ieee() {
     std::uint32_t c = 0xFFFFFFFFu;
-    for (const char ch : frame_so_far()) {
-      c ^= static_cast<unsigned char>(ch);
-      for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
-    }
+    for (const std::string_view piece : frame_so_far())
+      for (const char ch : piece) {
+        c ^= static_cast<unsigned char>(ch);
+        for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+      }
+    key("crc_ieee");
     integer(static_cast<std::int64_t>(c ^ 0xFFFFFFFFu));
   }
 """
 
 CRC_RUST = """
-    fn frame_crc(&mut self) {
+    fn frame_crc_ieee(&mut self) {
         let mut c = 0xFFFF_FFFFu32;
-        for &b in self.out.iter() {
-            c ^= u32::from(b);
-            for _ in 0..8 {
-                c = (c >> 1) ^ (0xEDB8_8320 & 0u32.wrapping_sub(c & 1));
+        for piece in self.frame_so_far() {
+            for &b in piece.iter() {
+                c ^= u32::from(b);
+                for _ in 0..8 {
+                    c = (c >> 1) ^ (0xEDB8_8320 & 0u32.wrapping_sub(c & 1));
+                }
             }
         }
+        self.string("crc_ieee");
         self.int(i64::from(c ^ 0xFFFF_FFFF));
     }
 """

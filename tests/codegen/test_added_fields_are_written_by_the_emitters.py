@@ -81,15 +81,15 @@ def _expected(repo_root, language: str) -> dict[str, bytes]:
     """{file name: bytes} of a both-mode run: JSONL, and the binary stream beside it."""
     schema = next_fields.extended_schema(repo_root)
     settings = {"team": "t", "rank": 0, "world_size": 1, "values": 10, "model": None, "git_commit": None}
-    line, frame = encode_header(
-        {"language": language, "created": "2026-01-02T03:04:05Z", **settings, "select": None}, schema
-    )
     data = struct.pack("<6f", *DATA)
     common = {"team": "t", "world_size": 1, "deterministic": True, "dtype": "f32", "data": data, "meta": {}}
     key = {"token_idx": 5, "layer": 3, "stage": "rope", "step": 0, "request_id": 151643, "expert": 1}
     key |= {"beam": 1, "num_experts": 2, "speculative": True, "rank": 1}
     with pytest.MonkeyPatch.context() as patch:
-        next_fields.stand_in_functions(patch)
+        next_fields.stand_in_functions(patch)  # the header frame carries the stand-in frame field too
+        line, frame = encode_header(
+            {"language": language, "created": "2026-01-02T03:04:05Z", **settings, "select": None}, schema
+        )
         first = encode_record({"checkpoint": "attn_out", **common, **key, "shape": (2, 3), "seq": 0}, schema)
         second = encode_record({"checkpoint": "logits", **common, "token_idx": 6, "shape": (6,), "seq": 1}, schema)
     return {"run.jsonl": line + first.jsonl + second.jsonl, "run.jsonl.bin": frame + first.frame + second.frame}

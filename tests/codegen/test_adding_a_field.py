@@ -17,7 +17,7 @@ from tests.codegen import next_fields
 
 @pytest.fixture(scope="module")
 def extended(repo_root):
-    """The generated files of the schema with the next fields (the sketch computed by the test's stand-in)."""
+    """The generated files of the schema with the next fields (the lane sums computed by the test's stand-in)."""
     with pytest.MonkeyPatch.context() as patch:
         next_fields.stand_in_functions(patch)
         return generate_all(next_fields.extended_schema(repo_root))
@@ -37,7 +37,7 @@ def tables(extended):
 
 def test_the_shipped_outputs_have_none_of_the_next_fields():
     shipped = "\n".join(generate_all().values())
-    assert not any(re.search(rf"\b{name}\b", shipped) for name in [*next_fields.NEW_FIELDS, "frame_crc"])
+    assert not any(re.search(rf"\b{name}\b", shipped) for name in [*next_fields.NEW_FIELDS, "crc_ieee"])
 
 
 def test_cpp_keys_get_a_member_and_a_setter_per_key_part(extended):
@@ -55,9 +55,9 @@ def test_cpp_records_visit_the_new_fields_in_schema_order(extended):
     keys = re.findall(r'v\.key\("(\w+)"\);', visit[: visit.index("\n}\n")])
     assert keys[6:12] == ["rank", "request_id", "expert", "beam", "num_experts", "speculative"]
     assert keys[keys.index("world_size") :][:2] == ["world_size", "deterministic"]
-    assert "v.opt_boolean(r.speculative);" in visit and "v.floats_f32(r.sketch);" in visit
+    assert "v.opt_boolean(r.speculative);" in visit and "v.floats_f32(r.lane_sums);" in visit
     plumbing = extended["native/cpp/include/orchlog/detail/fields_gen.hpp"]
-    assert "digest_sketch(t, size, d.sketch);" in plumbing  # the one hand-written function a digest needs
+    assert "digest_lane_sums(t, size, d.lane_sums);" in plumbing  # the one hand-written function a digest needs
     assert "v.request_id = p.key.request_id;" in plumbing and "v.deterministic = run.deterministic;" in plumbing
     assert "k.deterministic = knob_bool(o.deterministic, schema::kKnobDeterministic, warnings);" in plumbing
 
@@ -79,8 +79,8 @@ def test_rust_gets_a_setter_per_key_part_and_a_config_member_per_knob(extended):
     assert "pub fn request_id(mut self, index: impl KeyIndex) -> Self {" in rust
     assert "pub fn speculative(mut self, value: impl Flag) -> Self {" in rust
     assert "pub deterministic: bool," in rust and "deterministic: knobs.bool(&KNOB_DETERMINISTIC)," in rust
-    assert "sketch: digest::digest_sketch(tensor)" in rust
-    assert "v.floats_f32(r.sketch);" in extended["native/rust/src/schema_gen.rs"]
+    assert "lane_sums: digest::digest_lane_sums(tensor)" in rust
+    assert "v.floats_f32(r.lane_sums);" in extended["native/rust/src/schema_gen.rs"]
 
 
 def test_python_types_carry_the_new_fields(tables):
@@ -88,17 +88,17 @@ def test_python_types_carry_the_new_fields(tables):
     assert set(tables.NamedKeyParts.__annotations__) >= {"rank", "request_id", "expert", "speculative"}
     assert "deterministic" in tables.RunSettings.__annotations__
     assert tables.KEY_PARTS[5:10] == ("request_id", "expert", "beam", "num_experts", "speculative")
-    assert tables.ColumnSpec("sketch", "floats", 4) in tables.COLUMNS
+    assert tables.ColumnSpec("lane_sums", "floats", 4) in tables.COLUMNS
     assert tables.ColumnSpec("speculative", "bool") in tables.COLUMNS
-    assert "sketch" in {f.name for f in tables.RecordFields.__dataclass_fields__.values()}
-    assert "sketch" in tables.arrow_schema().names
+    assert "lane_sums" in {f.name for f in tables.RecordFields.__dataclass_fields__.values()}
+    assert "lane_sums" in tables.arrow_schema().names
 
 
 def test_the_json_schema_describes_them_and_accepts_every_new_vector_line(extended):
     doc = json.loads(extended["schema/orchlog.jsonl.schema.json"])
     record = doc["$defs"]["record"]["properties"]
     assert record["request_id"]["oneOf"][0] == {"type": "integer", "maximum": 2**63 - 1, "minimum": 0}
-    assert record["sketch"]["minItems"] == record["sketch"]["maxItems"] == 4
+    assert record["lane_sums"]["minItems"] == record["lane_sums"]["maxItems"] == 4
     validator = jsonschema.Draft202012Validator(doc)
     for case in json.loads(extended["schema/vectors/records.json"])["cases"]:
         line = json.loads(case["expected"]["jsonl"])
@@ -112,14 +112,14 @@ def test_every_record_vector_carries_them_and_the_full_case_sets_their_examples(
     for case in cases:
         line = json.loads(case["expected"]["jsonl"])
         assert [k for k in line if k in next_fields.NEW_FIELDS] == next_fields.NEW_FIELDS, case["name"]
-        assert set(next_fields.NEW_FIELDS) - {"sketch"} <= set(case["input"])  # what an emitter is given
+        assert set(next_fields.NEW_FIELDS) - {"lane_sums"} <= set(case["input"])  # what an emitter is given
     full = next(json.loads(c["expected"]["jsonl"]) for c in cases if c["name"] == "f32_all_fields")
     assert {p["name"]: full[p["name"]] for p in next_fields.KEY_PARTS} == {
         p["name"]: p["example"] for p in next_fields.KEY_PARTS
     }
     empty = next(json.loads(c["expected"]["jsonl"]) for c in cases if c["name"] == "f32_no_optionals")
     assert (empty["request_id"], empty["speculative"], empty["deterministic"]) == (None, None, False)
-    assert empty["sketch"] == [0, 0, 0, 0] or len(empty["sketch"]) == 4
+    assert empty["lane_sums"] == [0, 0, 0, 0] or len(empty["lane_sums"]) == 4
 
 
 def test_a_new_knob_gets_its_vectors_and_warnings(extended):
@@ -142,25 +142,28 @@ def test_the_native_jsonl_parser_walks_the_new_literals_in_order(extended):
     names = [re.search(r'\\"(\w+)\\"', lit).group(1) for lit in literals if '\\"' in lit]
     line = json.loads(json.loads(extended["schema/vectors/records.json"])["cases"][0]["expected"]["jsonl"])
     assert [n for n in names if n in line] == list(line)  # the top-level keys, in order
-    assert "k.opt_bool(speculative)" in body and "k.fixed_numbers(sketch, 4)" in body
-    assert "std::vector<double> sketch;  // 4 per row" in parser
+    assert "k.opt_bool(speculative)" in body and "k.fixed_numbers(lane_sums, 4)" in body
+    assert "std::vector<double> lane_sums;  // 4 per row" in parser
 
 
 def test_a_frame_field_is_in_the_binary_stream_only_computed_by_its_writer(extended, tables):
     views = extended["native/cpp/include/orchlog/schema_gen.hpp"]
-    assert 'if constexpr (E == Encoding::msgpack) {\n    v.key("crc");\n    v.frame_crc();' in views
-    record_view = views[views.index("struct RecordView {") : views.index("struct HeaderView {")]
-    assert not re.search(r"\bcrc\b", record_view)  # nothing to hold: the writer computes it
-    assert "fn frame_crc(&mut self) {}" in extended["native/rust/src/schema_gen.rs"]
+    assert "if constexpr (E == Encoding::msgpack) {\n    v.frame_crc_ieee();" in views  # the writer writes its key
+    record_view = views[views.index("struct RecordView {") : views.index("// ----", views.index("struct RecordView {"))]
+    assert not re.search(r"\bcrc_ieee\b", record_view)  # nothing to hold: the writer computes it
+    assert "fn frame_crc_ieee(&mut self) {}" in extended["native/rust/src/schema_gen.rs"]
     for name in ("schema/orchlog.jsonl.schema.json", "native/python/kernels/jsonl_layout_gen.hpp"):
-        assert not re.search(r"\bcrc\b", extended[name]), name
-    assert "crc" not in tables.RecordInput.__dataclass_fields__ and "crc" not in tables.arrow_schema().names
-    for case in json.loads(extended["schema/vectors/records.json"])["cases"]:
-        frame = bytes.fromhex(case["expected"]["frame_hex"])
-        at = frame.index(b"\xa3crc")
-        assert frame.index(b"\xa4data") > at and "crc" not in json.loads(case["expected"]["jsonl"])
-        value = frame[at + 4 :]
-        assert value[0] == 0xCE and int.from_bytes(value[1:5], "big") == next_fields.frame_crc(frame[: at + 4])
+        assert not re.search(r"\bcrc_ieee\b", extended[name]), name
+    assert "crc_ieee" not in tables.RecordInput.__dataclass_fields__
+    assert "crc_ieee" not in tables.arrow_schema().names
+    frames = [c["expected"]["frame_hex"] for c in json.loads(extended["schema/vectors/records.json"])["cases"]]
+    frames += [c["expected"]["frame_hex"] for c in json.loads(extended["schema/vectors/headers.json"])["cases"]]
+    for frame in map(bytes.fromhex, frames):
+        at = frame.index(b"\xa8crc_ieee")
+        assert b"\xa4data" not in frame or frame.index(b"\xa4data") < at  # after the tensor bytes, covering them
+        value = frame[at + 9 : at + 9 + 5]
+        assert value[0] == 0xCE and int.from_bytes(value[1:5], "big") == next_fields.frame_crc_ieee(frame[:at])
+        assert frame[at + 14 :].startswith(b"\xa6crc32c\xce") and len(frame) == at + 14 + 12  # the checksum last
 
 
 def test_the_native_frame_decoder_reads_each_new_field_by_its_key_into_its_column(extended):
@@ -172,4 +175,4 @@ def test_the_native_frame_decoder_reads_each_new_field_by_its_key_into_its_colum
         assert f'k == "{name}"' in key_table, name
         assert re.search(rf"case kFrame\w+:\n\s+return [^\n]*f\.{name}\b", reads), name
         assert f"c.{name}." in pushes, name
-    assert "case kFrameCrc:\n      return r.skip();" in reads  # a frame field is the writer's check, not read
+    assert "case kFrameCrcIeee:\n      return r.skip();" in reads  # a frame field is the writer's check, not read

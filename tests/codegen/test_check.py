@@ -36,7 +36,7 @@ def test_every_generated_file_says_so_in_its_first_line():
 
 def test_a_hand_edit_of_a_generated_file_fails_the_check_and_names_the_command(checkout_copy):
     hpp = checkout_copy / "native/cpp/include/orchlog/schema_gen.hpp"
-    hpp.write_text(hpp.read_text().replace("kSchemaVersion = 1", "kSchemaVersion = 2"))
+    hpp.write_text(hpp.read_text().replace("kSchemaVersion = 2", "kSchemaVersion = 3"))
     proc = subprocess.run(
         [sys.executable, "-m", "orchlog.codegen", "--check", "--root", str(checkout_copy)],
         capture_output=True,

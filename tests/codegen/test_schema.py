@@ -17,7 +17,7 @@ def raw(repo_root):
 
 def test_shipped_schema_loads_with_documented_fields():
     s = schema.load()
-    assert s.version == 1
+    assert s.version == 2
     assert [f.name for f in s.record][:2] == ["checkpoint", "team"]
     assert all(f.doc for f in (*s.record, *s.header, *s.stats, *s.producer))
     assert {d.name for d in s.dtypes} >= {"f32", "f16", "bf16", "f64", "i8", "u8", "i32", "i64"}
@@ -28,7 +28,20 @@ def test_shipped_schema_loads_with_documented_fields():
 def test_data_is_only_in_binary_encodings():
     s = schema.load()
     assert "data" not in [f.name for f in s.record_fields("jsonl")]
-    assert [f.name for f in s.record_fields("msgpack")][-1] == "data"
+    assert [f.name for f in s.record_fields("msgpack")][-2:] == ["data", "crc32c"]  # the checksum closes a frame
+
+
+def test_a_frame_field_before_the_tensor_bytes_is_rejected(raw):
+    fields = raw["record"]["fields"]
+    fields.insert(len(fields) - 2, fields.pop())
+    with pytest.raises(schema.SchemaError, match="frame fields are the binary stream's last fields"):
+        schema.parse(raw)
+
+
+def test_the_header_frames_must_carry_the_records_checksum(raw):
+    raw["header"]["fields"].pop()
+    with pytest.raises(schema.SchemaError, match="its frame fields must be the record's"):
+        schema.parse(raw)
 
 
 def test_missing_key_is_named(raw):
@@ -50,7 +63,8 @@ def test_duplicate_field_is_rejected(raw):
 
 
 def test_header_must_start_with_the_version_marker(raw):
-    raw["header"]["fields"].reverse()
+    fields = raw["header"]["fields"]
+    fields[:-1] = fields[-2::-1]  # the frame checksum stays last
     with pytest.raises(schema.SchemaError, match="first field must be `orchlog`"):
         schema.parse(raw)
 

@@ -84,7 +84,10 @@ def test_frames_hold_the_same_fields_as_lines_plus_the_data(record_vectors):
         frame = msgpack.unpackb(bytes.fromhex(case["expected"]["frame_hex"]), raw=False, strict_map_key=False)
         line = json.loads(case["expected"]["jsonl"])
         data = frame.pop("data")
+        frame.pop("crc32c")  # the frame checksum: tests/encoding/test_frame_checksum.py
         assert list(frame) == list(line), case["name"]
+        # JSON prints the sketch's shortest f32 digits; the frame holds the float32 itself.
+        assert frame.pop("sketch") == [float(np.float32(v)) for v in line.pop("sketch")], case["name"]
         if line["dtype"] in ("f32", "f16", "bf16"):
             # JSON prints the shortest f32 digits; the frame holds the float32 itself.
             narrow = [v if isinstance(v, str) else float(np.float32(v)) for v in line["values"]]

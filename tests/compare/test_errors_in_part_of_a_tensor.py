@@ -100,13 +100,16 @@ def test_without_a_sketch_the_true_first_token_and_layer_fail_or_are_undecided_a
 
 def _batch(path, run, with_sketch: bool) -> RecordBatch:
     batch = RecordBatch.concat(list(open_trace(write_jsonl(path, _records(run))).batches()))
-    if with_sketch:
-        batch.sketch = np.array([sketch.compute(x.tobytes(), "f32") for *_, x in run], dtype=np.float64)
+    if with_sketch:  # what the records carry (as the f32 rows the JSON's shortest digits stand for), recomputed
+        want = np.array([sketch.compute(x.tobytes(), "f32") for *_, x in run], dtype=np.float32)
+        assert np.array_equal(batch.sketch.astype(np.float32), want)
+    else:  # as records written before the schema carried a sketch
+        batch.sketch = np.full_like(batch.sketch, np.nan)
     return batch
 
 
 def _grade(tmp_path, ref, ours, with_sketch: bool) -> Findings:
-    """The compare pipeline on one round holding every pair (records carry a sketch only in memory today)."""
+    """The compare pipeline on one round holding every pair, with the records' sketches or without them."""
     a, b = _batch(tmp_path / "a.jsonl", ref, with_sketch), _batch(tmp_path / "b.jsonl", ours, with_sketch)
     idx = np.arange(len(a))
     tolerances = load_tolerances("default")

@@ -262,7 +262,7 @@ def test_configure_takes_every_knob_and_writes_them_into_the_header(run, tmp_pat
     trace = orchlog.open_trace(path)
     (rec,) = list(trace)
     assert trace.header == {
-        "orchlog": 1,
+        "orchlog": orchlog.SCHEMA_VERSION,
         "producer": {"language": "python", "name": "orchlog", "version": orchlog.__version__},
         "team": "eng",
         "model": "m.gguf",

@@ -46,7 +46,9 @@ def _check_knob_effect(case: dict, path) -> None:
     """The knob's value, as the file shows it: the header field, or the encoding for the mode."""
     first = path.read_bytes()[:1]
     if case["knob"] == "ORCH_LOG_MODE":
-        assert first == (b"{" if case["value"] != "full" else b"\x8b")
+        assert first == (
+            b"{" if case["value"] != "full" else b"\x8c"
+        )  # the header map: 11 fields and the frame checksum
         assert path.with_name(path.name + ".bin").exists() == (case["value"] == "both")
         return
     header = json.loads(path.read_text().splitlines()[0])

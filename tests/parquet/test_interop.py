@@ -10,6 +10,7 @@ import pandas as pd
 import polars as pl
 import pytest
 
+from orchlog import SCHEMA_VERSION
 from orchlog.parquet import pack, read
 from tests.tracegen import header, record, write_frames
 
@@ -65,7 +66,7 @@ def test_duckdb_reads_tensor_bytes_and_the_footer_headers(packed):
     np.testing.assert_array_equal(np.frombuffer(blob, dtype=dtype), rec.tensor())
     kv = dict(duckdb.sql(f"SELECT decode(key), decode(value) FROM parquet_kv_metadata('{packed}')").fetchall())
     assert [h["rank"] for h in json.loads(kv["orchlog.headers"])] == [0, 1]
-    assert kv["orchlog.schema_version"] == "1" and kv["orchlog.parquet_layout"] == "2"
+    assert kv["orchlog.schema_version"] == str(SCHEMA_VERSION) and kv["orchlog.parquet_layout"] == "2"
     assert kv["orchlog.byte_order"] == "little"
 
 

@@ -20,7 +20,7 @@ def _corrupt_tensor(path, index: int, records) -> int:
     raw = bytearray(path.read_bytes())
     frames = [encode_record(r).frame for r in records]
     start = len(raw) - sum(len(f) for f in frames) + sum(len(f) for f in frames[:index])
-    raw[start + len(frames[index]) - 1] ^= 0xFF  # the last byte of a frame is its tensor's last byte
+    raw[start + len(frames[index]) - 13] ^= 0xFF  # the tensor's last byte, before the frame checksum (12 bytes)
     path.write_bytes(bytes(raw))
     return start
 

@@ -60,7 +60,7 @@ def test_headers_are_written_as_canonical_json_in_field_order():
 def test_the_schema_metadata_carries_the_headers_for_pandas_and_polars_users_too():
     schema = schema_with_headers([{"orchlog": 1}])
     assert schema.metadata[schema_gen.PARQUET_HEADERS_KEY.encode()] == b'[{"orchlog":1}]'
-    assert schema.metadata[schema_gen.PARQUET_SCHEMA_VERSION_KEY.encode()] == b"1"
+    assert schema.metadata[schema_gen.PARQUET_SCHEMA_VERSION_KEY.encode()] == str(schema_gen.SCHEMA_VERSION).encode()
 
 
 def test_tensor_bytes_get_no_dictionary_and_an_unknown_codec_is_refused():

@@ -58,7 +58,7 @@ TEST(Logger, FullModeWritesTheHeaderFrameThenWholeRecordFrames) {
   const std::string frame = t::expected_record("ffn_out", tensor, {1, 0}, 0).frame;
   ASSERT_GT(file.size(), frame.size());
   EXPECT_EQ(file.substr(file.size() - frame.size()), frame);
-  EXPECT_EQ(static_cast<unsigned char>(file[0]), 0x8B);  // the header: a map of 11 fields
+  EXPECT_EQ(static_cast<unsigned char>(file[0]), 0x8C);  // the header: a map of 11 fields and its checksum
 }
 
 TEST(Logger, BothModeWritesJsonlAndTheBinaryStreamBesideIt) {

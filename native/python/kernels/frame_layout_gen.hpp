@@ -36,10 +36,12 @@ enum FrameKey : int {
   kFrameNumel,
   kFrameValues,
   kFrameStats,
+  kFrameSketch,
   kFrameBlake3,
   kFrameMeta,
   kFrameGrafted,
   kFrameData,
+  kFrameCrc32c,
   kFrameUnknownKey,  // skipped
   kFrameHeaderKey,   // `orchlog`: the frame is a run header
 };
@@ -55,7 +57,7 @@ inline FrameKey frame_key(std::string_view k) {
     case 5:
       return k == "layer" ? kFrameLayer : k == "stage" ? kFrameStage : k == "dtype" ? kFrameDtype : k == "shape" ? kFrameShape : k == "numel" ? kFrameNumel : k == "stats" ? kFrameStats : kFrameUnknownKey;
     case 6:
-      return k == "values" ? kFrameValues : k == "blake3" ? kFrameBlake3 : kFrameUnknownKey;
+      return k == "values" ? kFrameValues : k == "sketch" ? kFrameSketch : k == "blake3" ? kFrameBlake3 : k == "crc32c" ? kFrameCrc32c : kFrameUnknownKey;
     case 7:
       return k == "grafted" ? kFrameGrafted : k == "orchlog" ? kFrameHeaderKey : kFrameUnknownKey;
     case 8:
@@ -97,10 +99,12 @@ struct FrameRecord {
   // values: straight into the columns
   double stats[kStatFloats];
   int64_t counts[kStatCounts] = {};
+  double sketch[64] = {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN()};
   std::string_view blake3;
   const unsigned char *meta_begin = nullptr, *meta_end = nullptr;
   int8_t grafted = 0;  // 0, 1; -1 for null
   FrameBytes data;
+  // crc32c: the writer's check over the frame's bytes; not read
 };
 
 // The stats map's keys: the floats (NaN for nil), then the counts.
@@ -177,6 +181,8 @@ inline bool read_field(MsgReader& r, FrameKey key, FrameRecord& f, FrameColumns&
       return read_values(r, c.values);
     case kFrameStats:
       return read_stats(r, f.stats, f.counts);
+    case kFrameSketch:
+      return r.nil() || read_floats(r, f.sketch, 64);
     case kFrameBlake3:
       return r.nil() || read_hash(r, f.blake3);
     case kFrameMeta:
@@ -185,6 +191,8 @@ inline bool read_field(MsgReader& r, FrameKey key, FrameRecord& f, FrameColumns&
       return r.nil() || r.boolean(f.grafted);
     case kFrameData:
       return r.nil() || read_bytes(r, f.data, inline_max);
+    case kFrameCrc32c:
+      return r.skip();
     default:
       return r.skip();
   }
@@ -213,6 +221,7 @@ inline void push_record(const FrameRecord& f, Columns& c) {
   c.val_off.push_back(int64_t(c.values.size()));
   c.stats.insert(c.stats.end(), f.stats, f.stats + kStatFloats);
   c.counts.insert(c.counts.end(), f.counts, f.counts + kStatCounts);
+  c.sketch.insert(c.sketch.end(), f.sketch, f.sketch + 64);
   if (f.blake3.size() == 64) {
     c.blake3.insert(c.blake3.end(), f.blake3.begin(), f.blake3.end());
   } else {

@@ -135,7 +135,11 @@ constexpr uint64_t kRequiredKeys = (uint64_t(1) << kFrameCheckpoint) | (uint64_t
                                    (uint64_t(1) << kFrameBlake3);
 
 // One record frame at r's position into `c` (and its tensor bytes noted); false leaves `c` as it was.
-inline bool parse_frame(MsgReader& r, const unsigned char* chunk, int64_t base, uint32_t inline_max, FrameColumns& c) {
+// Keys after tensor bytes that run past the chunk (the frame checksum) are left for the next chunk:
+// `trail` says how many.
+inline bool parse_frame(MsgReader& r, const unsigned char* chunk, int64_t base, uint32_t inline_max, FrameColumns& c,
+                        uint32_t& trail) {
+  trail = 0;
   uint32_t entries;
   if (!r.container(true, entries)) return false;
   if (entries > 64) return r.fail_other();
@@ -146,8 +150,15 @@ inline bool parse_frame(MsgReader& r, const unsigned char* chunk, int64_t base, 
     return false;
   };
   uint64_t seen = 0;
+  bool past_data = false;
   for (uint32_t i = 0; i < entries; ++i) {
-    if (f.data.outside) return r.fail_other(), undo();  // a key after tensor bytes left unread
+    if (f.data.outside && !past_data) {  // a key after tensor bytes left unread: skip them if the chunk holds them
+      if (size_t(r.left()) < f.data.size) {
+        trail = entries - i;
+        break;
+      }
+      r.advance(f.data.size), past_data = true;
+    }
     std::string_view name;
     if (!r.str(name)) return undo();
     const FrameKey key = frame_key(name);
@@ -180,19 +191,40 @@ inline void reserve_like_first(FrameColumns& c, size_t chunk_size, size_t first_
   c.offset.reserve(rows), c.data_pos.reserve(rows), c.data_len.reserve(rows);
 }
 
-py::dict decode_frames(py::buffer buf, int64_t base, uint32_t inline_max) {
+// The `n` key-value pairs a chunk starts with: the rest of the frame the previous chunk ended in, after
+// tensor bytes that ran past it (the frame checksum); skipped, as verifying it is `orchlog validate`'s.
+inline bool skip_trail(MsgReader& r, uint32_t n) {
+  for (uint32_t i = 0; i < n; ++i) {
+    std::string_view name;
+    if (!r.str(name) || frame_key(name) == kFrameHeaderKey || !r.skip()) return false;
+  }
+  return true;
+}
+
+py::dict decode_frames(py::buffer buf, int64_t base, uint32_t inline_max, uint32_t trail_in) {
   py::buffer_info info = buf.request();
   const auto* chunk = static_cast<const unsigned char*>(info.ptr);
   const size_t size = size_t(info.size * info.itemsize);
   FrameColumns c;
   int stop = kStopEnd;
   int64_t next = base + int64_t(size);
+  uint32_t trail = 0;
   {
     py::gil_scoped_release nogil;
     size_t pos = 0;
+    if (trail_in) {
+      MsgReader r(chunk, chunk + size);
+      if (!skip_trail(r, trail_in)) {
+        stop = r.miss == Miss::kMore ? kStopMore : kStopOther;
+        next = base, pos = size;
+        if (stop == kStopMore) trail = trail_in;  // still to skip, from a larger window
+      } else {
+        pos = size_t(r.pos() - chunk);
+      }
+    }
     while (pos < size) {
       MsgReader r(chunk + pos, chunk + size);
-      if (!parse_frame(r, chunk, base, inline_max, c)) {
+      if (!parse_frame(r, chunk, base, inline_max, c, trail)) {
         stop = r.miss == Miss::kMore ? kStopMore : kStopOther;
         next = base + int64_t(pos);
         break;
@@ -212,6 +244,7 @@ py::dict decode_frames(py::buffer buf, int64_t base, uint32_t inline_max) {
   py::dict d;
   d["stop"] = stop;
   d["next"] = next;
+  d["trail"] = trail;  // key-value pairs of a frame after its tensor bytes, at `next`
   d["offset"] = to_array(std::move(c.offset));
   d["data_pos"] = to_array(std::move(c.data_pos)), d["data_len"] = to_array(std::move(c.data_len));
   d["meta_spans"] = to_array(std::move(c.meta_spans));

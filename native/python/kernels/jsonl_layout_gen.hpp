@@ -42,6 +42,7 @@ struct Columns {
   std::vector<double> values;
   std::vector<double> stats;    // kStatFloats per row
   std::vector<int64_t> counts;  // kStatCounts per row
+  std::vector<double> sketch;  // 64 per row
   std::vector<char> blake3;                           // 64 per row
   std::vector<std::pair<int64_t, std::string>> meta;  // rows with a non-empty meta: (row, JSON text)
 
@@ -76,6 +77,7 @@ struct Columns {
     world_size.reserve(lines);
     seq.reserve(lines);
     grafted.reserve(lines);
+    sketch.reserve(lines * 64);
     shape_off.reserve(lines + 1), val_off.reserve(lines + 1), shape.reserve(lines * 2);
     values.reserve(std::min(lines * std::min<size_t>(per_line, 4096), max_values));
     stats.reserve(lines * kStatFloats), counts.reserve(lines * kStatCounts);
@@ -116,6 +118,7 @@ inline bool parse_line(const char* p, const char* end, int64_t lineno, Columns& 
   int64_t numel = 0;
   double st[kStatFloats];
   int64_t counts[kStatCounts];
+  double sketch[64];
   // checkpoint
   if (!(k.lit("{\"checkpoint\":") && k.str(checkpoint, checkpoint_scratch))) return undo();
   // team
@@ -164,6 +167,8 @@ inline bool parse_line(const char* p, const char* end, int64_t lineno, Columns& 
   if (!(k.lit(",\"nan_count\":") && k.int64(counts[0]) && counts[0] >= 0)) return undo();
   if (!(k.lit(",\"inf_count\":") && k.int64(counts[1]) && counts[1] >= 0)) return undo();
   if (!k.lit("}")) return undo();
+  // sketch
+  if (!(k.lit(",\"sketch\":[") && k.fixed_numbers(sketch, 64))) return undo();
   // blake3
   // A hash that is not ASCII goes to Python, which reports it (the column holds 64 bytes per row).
   if (!(k.lit(",\"blake3\":") && k.str(blake3, blake3_scratch) && blake3.size() == 64 && is_ascii(blake3))) return undo();
@@ -194,6 +199,7 @@ inline bool parse_line(const char* p, const char* end, int64_t lineno, Columns& 
   c.val_off.push_back(int64_t(c.values.size()));
   c.stats.insert(c.stats.end(), st, st + kStatFloats);
   c.counts.insert(c.counts.end(), counts, counts + kStatCounts);
+  c.sketch.insert(c.sketch.end(), sketch, sketch + 64);
   c.blake3.insert(c.blake3.end(), blake3.begin(), blake3.end());
   if (meta != "{}") c.meta.emplace_back(int64_t(c.line.size()) - 1, std::string(meta));
   return true;
@@ -226,6 +232,7 @@ inline void columns_into(Columns&& c, py::dict& d) {
   d["shape_off"] = to_array(std::move(c.shape_off)), d["shape"] = to_array(std::move(c.shape));
   d["val_off"] = to_array(std::move(c.val_off)), d["values"] = to_array(std::move(c.values));
   d["stats"] = to_array(std::move(c.stats)), d["counts"] = to_array(std::move(c.counts));
+  d["sketch"] = to_array(std::move(c.sketch));
   d["blake3"] = py::bytes(c.blake3.data(), c.blake3.size());
   py::list meta;
   for (auto& [row, text] : c.meta) meta.append(py::make_tuple(row, py::bytes(text)));

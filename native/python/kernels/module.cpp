@@ -34,7 +34,7 @@ PYBIND11_MODULE(_kernels, m) {
   m.def("parse_orchlog_jsonl", &parse_orchlog_jsonl, py::arg("buf"), py::arg("first_line"));
   m.def("prefix_diffs", &prefix_diffs, py::arg("values_a"), py::arg("offsets_a"), py::arg("rows_a"),
         py::arg("values_b"), py::arg("offsets_b"), py::arg("rows_b"));
-  m.def("decode_frames", &decode_frames, py::arg("buf"), py::arg("base"), py::arg("inline_max"));
+  m.def("decode_frames", &decode_frames, py::arg("buf"), py::arg("base"), py::arg("inline_max"), py::arg("trail") = 0);
   m.def("tensor_diffs", &tensor_diffs, py::arg("bufs_a"), py::arg("start_a"), py::arg("count_a"), py::arg("code_a"),
         py::arg("bufs_b"), py::arg("start_b"), py::arg("count_b"), py::arg("code_b"), py::arg("p99") = true);
 }

@@ -342,13 +342,14 @@ impl<'a> RecordKey<'a> {
 #[cfg(feature = "orch_logging")]
 pub(crate) struct Digest {
     pub stats: Stats,
+    pub sketch: [f64; 64],
     pub blake3: Hex256,
 }
 
 #[cfg(feature = "orch_logging")]
 impl Digest {
     pub(crate) fn of(tensor: &Tensor<'_>) -> Digest {
-        Digest { stats: digest::digest_stats(tensor), blake3: digest::digest_blake3(tensor) }
+        Digest { stats: digest::digest_stats(tensor), sketch: digest::digest_sketch(tensor), blake3: digest::digest_blake3(tensor) }
     }
 }
 
@@ -382,6 +383,7 @@ pub(crate) fn record_view<'a>(
         numel: tensor.numel() as i64,
         values: ValuesView { dtype: tensor.dtype(), data: tensor.bytes(), count: keep.count(tensor.numel()) },
         stats: digest.stats.view(),
+        sketch: digest.sketch.view(),
         blake3: digest.blake3.view(),
         meta,
         grafted: key.grafted,

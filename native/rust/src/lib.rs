@@ -81,12 +81,3 @@ pub use global::{enabled, error_count, install, log};
 pub use logger::Logger;
 #[cfg(not(feature = "orch_logging"))]
 pub use noop::{enabled, error_count, install, log, Logger};
-
-/// The linear sketch of a tensor's little-endian bytes (FORMAT.md, "Sketch"),
-/// the 64 rows a record will carry beside its BLAKE3. Public for the
-/// benchmark until records carry it; not a stable API.
-#[cfg(feature = "orch_logging")]
-#[doc(hidden)]
-pub fn __sketch(dtype: DType, bytes: &[u8]) -> [f32; 64] {
-    encoding::sketch::compute(dtype, bytes)
-}

@@ -175,11 +175,11 @@ impl Outputs {
         if let Some(sink) = &mut self.jsonl {
             self.line.clear();
             json::record_line(&mut self.line, record);
-            sink.write(&self.line, &[])?;
+            sink.write(&[&self.line])?;
         }
         if let Some(sink) = &mut self.frames {
             let frame = msgpack::record_frame(&mut self.frame, record);
-            sink.write(frame.head, frame.tail)?;
+            sink.write(&[frame.head, frame.data, frame.rest])?;
         }
         self.seq += 1;
         for buffer in [&mut self.line, &mut self.frame] {
@@ -231,6 +231,7 @@ mod tests {
     use super::*;
     use crate::fields_gen::Mode;
     use crate::keys::meta;
+    use crate::schema_gen::SCHEMA_VERSION;
 
     /// A directory for one test's files, removed when the test ends.
     struct Scratch(PathBuf);
@@ -278,7 +279,8 @@ mod tests {
         logger.log("logits", &vec![3i32], Keys::new().layer(1u8).meta(&[meta("seed", 42)]));
         let lines = lines(&path);
         assert_eq!(lines.len(), 3);
-        assert!(lines[0].starts_with(r#"{"orchlog":1,"producer":{"language":"rust","#), "{}", lines[0]);
+        let header = format!(r#"{{"orchlog":{SCHEMA_VERSION},"producer":{{"language":"rust","#);
+        assert!(lines[0].starts_with(&header), "{}", lines[0]);
         assert!(lines[1].starts_with(r#"{"checkpoint":"embedding","team":"t","token_idx":0,"#), "{}", lines[1]);
         assert!(lines[2].contains(r#""seq":1,"#) && lines[2].ends_with(r#""meta":{"seed":42},"grafted":false}"#), "{}", lines[2]);
     }
@@ -291,8 +293,10 @@ mod tests {
         logger.log("x", &[7u8; 5], Keys::new());
         let frames = std::fs::read(format!("{}.bin", path.display())).unwrap();
         assert_eq!(lines(&path).len(), 2);
-        // The header map (11 fields) comes first and the tensor bytes last.
-        assert_eq!((frames[0], &frames[frames.len() - 7..]), (0x8b, &[0xc4, 5, 7, 7, 7, 7, 7][..]));
+        // The header map (12 fields) comes first; the tensor bytes end the record but for its checksum.
+        let (record, checksum) = frames.split_at(frames.len() - 12);
+        assert_eq!((frames[0], &record[record.len() - 7..]), (0x8c, &[0xc4, 5, 7, 7, 7, 7, 7][..]));
+        assert_eq!(&checksum[..8], b"\xa6crc32c\xce");
     }
 
     #[test]

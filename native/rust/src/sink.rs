@@ -24,15 +24,14 @@ impl Sink {
         let file = open(&path).map_err(|e| format!("cannot create {}: {e}", path.display()))?;
         claim(&file, &path)?;
         let mut sink = Sink { file, path };
-        sink.write(header, &[])?;
+        sink.write(&[header])?;
         Ok(sink)
     }
 
-    /// Writes `head` then `tail` as one record, with as few system calls as
+    /// Writes the pieces in order as one record, with as few system calls as
     /// the kernel allows (one `writev` unless it writes short).
-    pub(crate) fn write(&mut self, head: &[u8], tail: &[u8]) -> Result<(), String> {
-        write_all_vectored(&mut self.file, head, tail)
-            .map_err(|e| format!("writing {} failed: {e}", self.path.display()))
+    pub(crate) fn write(&mut self, pieces: &[&[u8]]) -> Result<(), String> {
+        write_all_vectored(&mut self.file, pieces).map_err(|e| format!("writing {} failed: {e}", self.path.display()))
     }
 }
 
@@ -101,14 +100,31 @@ fn lock(_file: &File) -> bool {
     true
 }
 
-fn write_all_vectored(out: &mut impl Write, mut head: &[u8], mut tail: &[u8]) -> io::Result<()> {
-    while !head.is_empty() || !tail.is_empty() {
-        match out.write_vectored(&[IoSlice::new(head), IoSlice::new(tail)]) {
+/// At most this many pieces a record (a frame: before the tensor bytes, the tensor bytes, after them).
+const MAX_PIECES: usize = 3;
+
+fn write_all_vectored(out: &mut impl Write, pieces: &[&[u8]]) -> io::Result<()> {
+    debug_assert!(pieces.len() <= MAX_PIECES);
+    let mut left: [&[u8]; MAX_PIECES] = [&[]; MAX_PIECES];
+    let mut count = 0;
+    for piece in pieces.iter().filter(|p| !p.is_empty()).take(MAX_PIECES) {
+        left[count] = piece;
+        count += 1;
+    }
+    let mut first = 0;
+    while first < count {
+        let slices: [IoSlice<'_>; MAX_PIECES] =
+            std::array::from_fn(|i| IoSlice::new(left.get(first + i).copied().unwrap_or(&[])));
+        match out.write_vectored(&slices[..count - first]) {
             Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-            Ok(n) => {
-                let from_head = n.min(head.len());
-                head = &head[from_head..];
-                tail = &tail[n - from_head..];
+            Ok(mut n) => {
+                while first < count && n >= left[first].len() {
+                    n -= left[first].len();
+                    first += 1;
+                }
+                if first < count {
+                    left[first] = &left[first][n..];
+                }
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
@@ -139,26 +155,26 @@ mod tests {
     }
 
     #[test]
-    fn short_writes_are_resumed_until_head_and_tail_are_whole() {
+    fn short_writes_are_resumed_until_every_piece_is_whole() {
         let mut out = Trickle { written: Vec::new(), step: 3 };
-        write_all_vectored(&mut out, b"head-", b"and-tail").unwrap();
+        write_all_vectored(&mut out, &[b"head-", b"and-", b"tail"]).unwrap();
         assert_eq!(out.written, b"head-and-tail");
     }
 
     #[test]
     fn a_writer_that_takes_nothing_is_an_error_not_a_hang() {
         let mut out = Trickle { written: Vec::new(), step: 0 };
-        assert_eq!(write_all_vectored(&mut out, b"x", b"").unwrap_err().kind(), io::ErrorKind::WriteZero);
+        assert_eq!(write_all_vectored(&mut out, &[b"x", b""]).unwrap_err().kind(), io::ErrorKind::WriteZero);
     }
 
     #[test]
     fn a_second_sink_on_the_same_file_refuses_and_leaves_the_first_ones_records() {
         let path = std::env::temp_dir().join(format!("orchlog-sink-claim-{}.jsonl", std::process::id()));
         let mut first = Sink::create(path.clone(), b"header\n").unwrap();
-        first.write(b"record 0\n", &[]).unwrap();
+        first.write(&[b"record 0\n"]).unwrap();
         let error = Sink::create(path.clone(), b"other\n").err().unwrap();
         assert!(error.contains("is being written by another process"), "{error}");
-        first.write(b"record 1\n", &[]).unwrap();
+        first.write(&[b"record 1\n"]).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"header\nrecord 0\nrecord 1\n");
         drop(first);
         let again = Sink::create(path.clone(), b"new run\n").unwrap();

@@ -32,7 +32,9 @@ from orchlog.read.formats.orchlog_jsonl import batch_from_columns, keep_header, 
 from orchlog.read.trace import Location, Trace, TraceRecord
 
 HEADER_MARK = b"\xa7orchlog"
-CHECKSUM_KEY = "crc32c"  # the frame checksum's key, last in the frame, once the schema has it
+CHECKSUM_KEY = "crc32c"  # the frame checksum's key, last in every frame
+CHECKSUM_SINCE = 2  # the schema version from which every frame ends with its checksum
+_CHECKSUM_TAIL = len(b"\xa6crc32c") + 5  # the key, then a uint32: 0xce and four bytes
 RECORD_MARK = b"\xaacheckpoint"
 _MAP_STARTS = {0xDE, 0xDF} | set(range(0x80, 0x90))
 _RESYNC_CHUNK = 1 << 20
@@ -319,13 +321,22 @@ def _frame_at(f: io.BufferedIOBase, dec: _Decoder, trace: Trace, tensors: _Tenso
     if frame is _SKIPPED:
         return None
     where = Location(trace.path, offset=start)
+    check = _FrameCheck(tensors, start, dec.checksum_at, f.tell(), frame.pop(CHECKSUM_KEY, None), _schema(trace))
     if "orchlog" in frame:
+        check.version = frame.get("orchlog")
         keep_header(trace, frame, where)
+        if (problem := check()) is not None:  # a header is small: its checksum is always checked
+            trace.report(where, f"run header: {problem}")
         return None
     rec = _record(trace, frame, where, tensors)
-    if rec is not None and dec.checksum_at is not None:
-        rec.frame_check = _FrameCheck(tensors, start, dec.checksum_at - start, frame.get(CHECKSUM_KEY))
+    if rec is not None:
+        rec.frame_check = check
     return rec
+
+
+def _schema(trace: Trace) -> Any:
+    """The schema version the frames read now were written in: their run header's."""
+    return trace.headers[-1].get("orchlog") if trace.headers else None
 
 
 def _records(trace: Trace) -> Iterator[TraceRecord]:
@@ -402,15 +413,27 @@ def _record(trace: Trace, frame: dict[str, Any], where: Location, tensors: _Tens
 class _FrameCheck:
     """A frame's checksum, checked on demand (`orchlog validate --verify-hashes`): CRC-32C over every
     byte of the frame before the checksum's key, the tensor included, against the value the frame
-    holds. The key is not in the schema yet; frames that carry it are checked, others are not."""
+    holds, which must be the frame's last. A frame of a schema that has the checksum and lacks it (or
+    whose key is damaged) is a problem too; frames of older schemas have none to check."""
 
-    def __init__(self, source: _TensorBytes, offset: int, covered: int, expected: Any) -> None:
-        self.source, self.offset, self.covered, self.expected = source, offset, covered, expected
+    def __init__(
+        self, source: _TensorBytes, start: int, key_at: int | None, end: int, expected: Any, version: Any
+    ) -> None:
+        self.source, self.start, self.key_at, self.end = source, start, key_at, end
+        self.expected, self.version = expected, version
 
     def __call__(self) -> str | None:
-        if isinstance(self.expected, bool) or not isinstance(self.expected, int):
-            return f"frame checksum {fields.shown(self.expected)} is not a 32-bit integer"
-        actual = crc32c(self.source.read(self.offset, self.covered))
+        if self.key_at is None:
+            if isinstance(self.version, int) and self.version >= CHECKSUM_SINCE:
+                return f"frame has no checksum ({CHECKSUM_KEY}), which every frame of schema {self.version} ends with"
+            return None
+        if isinstance(self.expected, bool) or not isinstance(self.expected, int) or not 0 <= self.expected < 2**32:
+            return f"frame checksum {fields.shown(self.expected)} is not a 32-bit unsigned integer"
+        if self.end != self.key_at + _CHECKSUM_TAIL:
+            return (
+                f"frame checksum is not the frame's last key (a uint32): {self.end - self.key_at} bytes from its key on"
+            )
+        actual = crc32c(self.source.read(self.start, self.key_at - self.start))
         if actual != self.expected:
             return f"frame checksum (CRC-32C) is {actual:#010x}, the frame says {self.expected:#010x}: the frame is damaged"
         return None
@@ -492,7 +515,7 @@ def _native_batches(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes) -
     native one hands back (headers, unusual or broken frames), so both report the same problems the same way."""
     fd = f.fileno()
     dec = _Decoder(f, os.fstat(fd).st_size)
-    pos, read_size = 0, _AFTER_SKIP
+    pos, read_size, trail = 0, _AFTER_SKIP, 0
     out = _Gather()
     while True:
         size = os.fstat(fd).st_size
@@ -502,12 +525,13 @@ def _native_batches(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes) -
         chunk = np.empty(want, dtype=np.uint8)
         got = _preadinto(fd, pos, chunk.data)
         chunk = chunk[:got]
-        cols = kernels.decode_frames(chunk, pos, MAP_FROM)
-        stop, nxt = int(cols["stop"]), int(cols["next"])
+        cols = kernels.decode_frames(chunk, pos, MAP_FROM, trail)
+        stop, nxt, trail = int(cols["stop"]), int(cols["next"]), int(cols["trail"])
         if cols["n"]:
             batch = _frames_batch(cols, chunk, pos, trace, tensors)
             if stop == kernels.FRAMES_SKIP and nxt > size:  # the last frame's tensor runs past the end of the file
                 batch, stop, nxt = batch.take(np.arange(len(batch) - 1)), kernels.FRAMES_OTHER, int(batch.offset[-1])
+                trail = 0
             out.add(batch)
         trace.bytes_read = min(nxt, size)
         if out.rows >= _BATCH_ROWS or (got >= WINDOW and out.rows):

@@ -44,7 +44,7 @@ def test_the_env_knobs_give_path_header_selector_and_values(env, tmp_path):
     trace = read(tmp_path / "run-2.parquet")
     recs = list(trace)
     assert trace.header == {
-        "orchlog": 1,
+        "orchlog": orchlog.SCHEMA_VERSION,
         "producer": {"language": "python", "name": "orchlog", "version": orchlog.__version__},
         "team": "ours",
         "model": None,

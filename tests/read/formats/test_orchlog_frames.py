@@ -8,6 +8,7 @@ import mmap
 import numpy as np
 import pytest
 
+from orchlog import SCHEMA_VERSION
 from orchlog.encoding.record import encode_record
 from orchlog.read.paths import open_trace
 from tests.tracegen import record, write_frames
@@ -23,7 +24,7 @@ def test_full_tensors_load_lazily_and_exactly(tmp_path):
     path = write_frames(tmp_path / "t.bin", [record(f"c{i}", a, seq=i) for i, a in enumerate(arrays)])
     trace = open_trace(path)
     recs = list(trace)
-    assert trace.format == "orchlog-binary" and trace.header["orchlog"] == 1
+    assert trace.format == "orchlog-binary" and trace.header["orchlog"] == SCHEMA_VERSION
     for rec, arr in zip(recs, arrays):
         assert rec.has_data
         np.testing.assert_array_equal(rec.tensor(), arr)
@@ -72,7 +73,7 @@ def test_a_loader_can_fill_a_buffer_of_its_size_instead_of_returning_bytes(tmp_p
 def test_a_large_tensor_cut_short_after_reading_the_frame_is_an_oserror_that_says_where(tmp_path):
     path = write_frames(tmp_path / "t.bin", [record("c0", np.ones(1 << 18, np.float32))])  # 1 MiB: read later
     (rec,) = list(open_trace(path))
-    path.write_bytes(path.read_bytes()[:-8])
+    path.write_bytes(path.read_bytes()[:-20])  # the checksum and 8 bytes of the tensor
     with pytest.raises(OSError, match=r"tensor at byte \d+ is cut short"):
         rec.raw_bytes()
 

@@ -8,6 +8,7 @@ import sys
 import textwrap
 
 import numpy as np
+import pytest
 
 from orchlog.encoding.record import encode_header, encode_record
 from orchlog.kernels import crc32c
@@ -19,15 +20,6 @@ from tests.tracegen import header, record
 
 def _frames(n: int = 3) -> list[bytes]:
     return [encode_record(record(f"c{i}", np.full(8, i, np.float32), seq=i)).frame for i in range(n)]
-
-
-def _with_checksum(frame: bytes, damage: bool = False) -> bytes:
-    """A record frame with the recommended checksum appended: CRC-32C of the frame's bytes before its key."""
-    assert frame[0] == 0xDE  # a record map has more than 15 keys
-    count = int.from_bytes(frame[1:3], "big")
-    covered = b"\xde" + (count + 1).to_bytes(2, "big") + frame[3:]
-    crc = crc32c(covered) ^ (1 if damage else 0)
-    return covered + b"\xa6crc32c\xce" + crc.to_bytes(4, "big")
 
 
 def test_a_gzipped_stream_cut_short_keeps_every_complete_frame(tmp_path):
@@ -73,17 +65,51 @@ def test_nesting_deeper_than_any_frame_holds_is_skipped_and_the_next_frame_read(
     assert any("nested deeper" in d.message for d in trace.diagnostics)
 
 
-def test_a_frame_checksum_is_checked_when_present_and_names_a_damaged_frame(tmp_path):
-    good, bad = _frames(2)
-    path = tmp_path / "sums.bin"
-    path.write_bytes(encode_header(header())[1] + _with_checksum(good) + _with_checksum(bad, damage=True))
-    report = validate(open_trace(path), verify_hashes=True)
-    [problem] = report.problems
-    assert problem.location.endswith(
-        f"@{len(encode_header(header())[1]) + len(good) + 12}"
-    )  # the first frame grew by its key and value
-    assert "frame checksum (CRC-32C)" in problem.message and "damaged" in problem.message
-    assert [r.seq for r in open_trace(path)] == [0, 1]  # the reader itself does not need the sum
+def _stream(n: int = 3) -> bytes:
+    return encode_header(header())[1] + b"".join(_frames(n))
+
+
+@pytest.mark.parametrize(
+    ("field", "offset"),
+    [(b"\xaacheckpoint\xa2", 12), (b"\xa6blake3\xd9\x40", 9), (b"\xa4mean\xcb", 13)],
+    ids=["checkpoint name", "blake3 digit", "mean's last bit"],
+)
+def test_a_flipped_bit_in_a_key_field_is_named_by_verify_hashes(tmp_path, field, offset):
+    stream = bytearray(_stream())
+    stream[stream.rindex(field) + offset] ^= 0x01  # in the last record: c2 -> b2, a hash digit, the mean's lowest bit
+    path = tmp_path / "t.bin"
+    path.write_bytes(bytes(stream))
+    assert validate(open_trace(path)).problems == []  # a well-formed record: nothing else can see it
+    problems = [p.message for p in validate(open_trace(path), verify_hashes=True).problems]
+    assert "frame checksum (CRC-32C)" in problems[0] and "damaged" in problems[0]  # then what the data says
+
+
+def test_a_frame_without_its_checksum_or_with_a_damaged_key_is_a_problem_in_schema_2(tmp_path):
+    stream = _stream()
+    cut = stream.rindex(b"\xa6crc32c")
+    unkeyed = stream[:cut] + b"\xa6crc32d" + stream[cut + 7 :]  # the key's name damaged
+    path = tmp_path / "t.bin"
+    path.write_bytes(unkeyed)
+    [problem] = validate(open_trace(path), verify_hashes=True).problems
+    assert "frame has no checksum (crc32c)" in problem.message
+
+
+def test_frames_of_schema_1_have_no_checksum_and_read_without_complaint(repo_root):
+    path = repo_root / "tests" / "read" / "data" / "schema1_trace.bin"  # written before schema 2, kept as it was
+    trace = open_trace(path)
+    report = validate(trace, verify_hashes=True)
+    assert trace.header["orchlog"] == 1 and report.records > 0 and report.hashes_checked == report.records
+    assert report.problems == []
+
+
+def test_the_run_headers_checksum_is_checked_on_every_read(tmp_path):
+    stream = bytearray(_stream())
+    stream[stream.index(b"python")] ^= 0x20  # the producer's language, in the header
+    path = tmp_path / "t.bin"
+    path.write_bytes(bytes(stream))
+    trace = open_trace(path)
+    assert len(list(trace)) == 3
+    assert any("run header: frame checksum (CRC-32C)" in d.message for d in trace.diagnostics)
 
 
 def test_crc32c_matches_the_standard_check_value_natively_and_in_python():

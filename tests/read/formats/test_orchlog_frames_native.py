@@ -66,6 +66,12 @@ def _same(x, y) -> bool:
     return x == y
 
 
+def _value(record, column) -> object:
+    """A record's field as both decoders must agree on it: floats (the sketch) by their f64 bits, NaN included."""
+    value = getattr(record, column.name)
+    return np.asarray(value, dtype=np.float64).tobytes() if column.kind == "floats" and value is not None else value
+
+
 def _read(path, native: bool, monkeypatch) -> tuple[list, list]:
     with monkeypatch.context() as m:
         if not native:
@@ -76,7 +82,7 @@ def _read(path, native: bool, monkeypatch) -> tuple[list, list]:
             raw = r.raw_bytes()
             rows.append(
                 (
-                    *(getattr(r, c.name) for c in schema_gen.COLUMNS),  # every identity field the schema has
+                    *(_value(r, c) for c in schema_gen.COLUMNS),  # every identity field the schema has
                     r.dtype, r.shape, r.numel, r.values.tobytes(), r.values.size, r.stats, r.blake3, r.meta,
                     str(r.location), r.order, None if raw is None else bytes(raw),
                 )
@@ -147,8 +153,8 @@ def _column_value(cols: dict, c: schema_gen.ColumnSpec, row: int):
     if c.kind == "text":
         i = int(cols[c.name][row])
         return None if i < 0 else cols[f"{c.name}_names"][i]
-    if c.kind == "floats":
-        return cols[c.name].reshape(-1, c.length)[row].tolist()
+    if c.kind == "floats":  # as the f32 values the JSON's shortest digits stand for (the sketch's precision)
+        return cols[c.name].reshape(-1, c.length)[row].astype(np.float32).tolist()
     v = int(cols[c.name][row])
     return None if v < 0 else bool(v) if c.kind == "bool" else v
 
@@ -163,7 +169,8 @@ def test_the_native_decoder_takes_every_vector_frame_itself_and_fills_every_sche
     for row, case in enumerate(cases):
         line = json.loads(case["expected"]["jsonl"])
         for c in schema_gen.COLUMNS:
-            assert _column_value(cols, c, row) == line[c.name], (case["name"], c.name)
+            expected = np.float32(line[c.name]).tolist() if c.kind == "floats" else line[c.name]
+            assert _column_value(cols, c, row) == expected, (case["name"], c.name)
     full = json.loads(next(c["expected"]["jsonl"] for c in cases if c["name"] == "f32_all_fields"))
     assert [c.name for c in schema_gen.COLUMNS if full[c.name] is None] == []  # a missed field would show
 

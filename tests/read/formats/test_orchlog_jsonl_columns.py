@@ -26,6 +26,7 @@ def _comparable(rec):
     d = vars(rec).copy()
     d.pop("loader")
     values = d.pop("values")
+    d["sketch"] = None if d["sketch"] is None else np.asarray(d["sketch"], dtype=np.float64).tobytes()  # by its bits
     return d, values
 
 

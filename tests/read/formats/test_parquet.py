@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from orchlog import SCHEMA_VERSION
 from orchlog.read.formats import detect
 from orchlog.read.paths import open_trace
 from tests.tracegen import record, write_frames, write_parquet
@@ -13,7 +14,7 @@ def test_open_trace_finds_parquet_by_content_whatever_the_name(tmp_path):
     path = write_parquet(tmp_path / "trace.bin", [record("a", np.arange(4, dtype=np.float32), layer=1)])
     trace = open_trace(path)
     (rec,) = list(trace)
-    assert detect(path).name == trace.format == "orchlog-parquet" and trace.header["orchlog"] == 1
+    assert detect(path).name == trace.format == "orchlog-parquet" and trace.header["orchlog"] == SCHEMA_VERSION
     assert rec.layer == 1 and str(rec.location) == f"{path}#row0"
     assert rec.tensor().tolist() == [0.0, 1.0, 2.0, 3.0]
 

@@ -58,8 +58,8 @@ ORCHLOG_API std::optional<EncodedRecord> encode_record(const RecordInput& in, st
   const schema::RecordView view = detail::record_view(parts, detail::run_fields(in), in.seq, in.values);
   EncodedRecord out;
   detail::append_jsonl(out.jsonl, view);
-  const schema::BytesView data = detail::append_frame_prefix(out.frame, view);
-  out.frame.append(reinterpret_cast<const char*>(data.data), data.size);
+  const detail::FrameSplit frame = detail::append_frame(out.frame, view);
+  out.frame.insert(frame.data_at, reinterpret_cast<const char*>(frame.data.data), frame.data.size);
   out.blake3.assign(view.blake3);
   return out;
 }

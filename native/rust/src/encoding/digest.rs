@@ -5,7 +5,7 @@
 //! twins in orchlog/encoding/digest.py and detail/encode/digest.hpp), all
 //! held to the vectors.
 
-use crate::encoding::stats;
+use crate::encoding::{sketch, stats};
 use crate::schema_gen::Stats;
 use crate::tensor::Tensor;
 
@@ -14,6 +14,10 @@ pub(crate) struct Hex256([u8; 64]);
 
 pub(crate) fn digest_stats(tensor: &Tensor<'_>) -> Stats {
     stats::compute(tensor.dtype(), tensor.bytes())
+}
+
+pub(crate) fn digest_sketch(tensor: &Tensor<'_>) -> [f64; sketch::ROWS] {
+    sketch::compute(tensor.dtype(), tensor.bytes()).map(f64::from)
 }
 
 pub(crate) fn digest_blake3(tensor: &Tensor<'_>) -> Hex256 {

@@ -6,6 +6,8 @@
 //! `orch_logging` feature.
 
 #[cfg(feature = "orch_logging")]
+pub(crate) mod crc32c;
+#[cfg(feature = "orch_logging")]
 pub(crate) mod digest;
 #[cfg(feature = "orch_logging")]
 pub(crate) mod json;

@@ -1,59 +1,68 @@
 //! The binary stream: one msgpack map per record or header, fields in schema
 //! order, every int, str, bin, array and map in its smallest form (str8
-//! allowed); f32/f16/bf16 values as float32, everything else as float64.
+//! allowed); f32/f16/bf16 values as float32, everything else as float64;
+//! the frame checksum last, after the tensor bytes, always as a uint32.
 
+use crate::encoding::crc32c;
 use crate::encoding::values::{leading, Number};
 use crate::schema_gen::{
     visit_header, visit_record, DType, Encoding, HeaderView, MetaEntry, MetaValue, RecordView, ValuesView, Visitor,
 };
 
-/// One encoded frame: `head` then `tail`. The tail is the record's `data`,
-/// kept by reference so that a full tensor is written without being copied.
+/// One encoded frame: `head`, then `data` (the record's tensor bytes, kept by
+/// reference so that a full tensor is written without being copied), then
+/// `rest` (the frame fields, the checksum last).
 pub(crate) struct Frame<'o, 'a> {
     pub head: &'o [u8],
-    pub tail: &'a [u8],
+    pub data: &'a [u8],
+    pub rest: &'o [u8],
 }
 
 /// Encodes a record's frame into `out` (cleared first).
 pub(crate) fn record_frame<'o, 'a>(out: &'o mut Vec<u8>, record: &RecordView<'a>) -> Frame<'o, 'a> {
     out.clear();
-    let mut writer = MsgpackWriter { out, tail: None };
+    let mut writer = MsgpackWriter { out, start: 0, data: None };
     visit_record(&mut writer, record, Encoding::Msgpack);
-    let tail = writer.tail.unwrap_or(&[]);
-    Frame { head: out.as_slice(), tail }
+    let (data, at) = writer.data.unwrap_or((&[], out.len()));
+    let (head, rest) = out.split_at(at);
+    Frame { head, data, rest }
 }
 
 /// Appends a run header's frame.
 pub(crate) fn header_frame(out: &mut Vec<u8>, header: &HeaderView<'_>) {
-    let mut writer = MsgpackWriter { out, tail: None };
+    let start = out.len();
+    let mut writer = MsgpackWriter { out, start, data: None };
     visit_header(&mut writer, header, Encoding::Msgpack);
-    writer.settle();
 }
 
 struct MsgpackWriter<'o, 'a> {
     out: &'o mut Vec<u8>,
-    /// A bin payload not yet copied; it stays out of `out` only while it is
-    /// the last thing written (in a record, `data` is the last field).
-    tail: Option<&'a [u8]>,
+    /// Where this frame starts in `out`.
+    start: usize,
+    /// The tensor bytes, not copied, and where in `out` they belong.
+    data: Option<(&'a [u8], usize)>,
 }
 
 impl MsgpackWriter<'_, '_> {
-    /// Copies a pending payload into `out` before anything follows it.
-    fn settle(&mut self) {
-        if let Some(tail) = self.tail.take() {
-            self.out.extend_from_slice(tail);
-        }
-    }
-
     fn put(&mut self, bytes: &[u8]) {
-        self.settle();
         self.out.extend_from_slice(bytes);
     }
 
     fn tagged(&mut self, tag: u8, bytes: &[u8]) {
-        self.settle();
         self.out.push(tag);
         self.out.extend_from_slice(bytes);
+    }
+
+    /// The frame so far in order: the bytes before the tensor's, the tensor's, the bytes after.
+    fn frame_so_far(&self) -> [&[u8]; 3] {
+        let frame = &self.out[self.start..];
+        match self.data {
+            Some((data, at)) => {
+                let (head, rest) = frame.split_at(at - self.start);
+                [head, data, rest]
+            }
+            None => [frame, &[], &[]],
+        }
     }
 
     fn nil(&mut self) {
@@ -231,7 +240,15 @@ impl<'a> Visitor<'a> for MsgpackWriter<'_, 'a> {
 
     fn bytes(&mut self, v: &'a [u8]) {
         self.length(&BIN, v.len());
-        self.tail = Some(v);
+        self.data = Some((v, self.out.len()));
+    }
+
+    /// The frame checksum: CRC-32C of every byte of the frame before its key
+    /// (the tensor bytes in their place), always a uint32.
+    fn frame_crc32c(&mut self) {
+        let crc = self.frame_so_far().iter().fold(0, |crc, piece| crc32c::update(crc, piece));
+        self.string("crc32c");
+        self.tagged(0xce, &crc.to_be_bytes());
     }
 }
 
@@ -241,9 +258,8 @@ mod tests {
 
     fn encoded<'a>(write: impl FnOnce(&mut MsgpackWriter<'_, 'a>)) -> Vec<u8> {
         let mut out = Vec::new();
-        let mut writer = MsgpackWriter { out: &mut out, tail: None };
+        let mut writer = MsgpackWriter { out: &mut out, start: 0, data: None };
         write(&mut writer);
-        writer.settle();
         out
     }
 
@@ -293,14 +309,18 @@ mod tests {
     }
 
     #[test]
-    fn a_payload_followed_by_more_fields_is_copied_in_place() {
+    fn the_tensor_bytes_stay_out_of_the_buffer_and_the_checksum_covers_them_in_place() {
         static DATA: [u8; 3] = [1, 2, 3];
-        assert_eq!(
-            encoded(|w| {
-                w.bytes(&DATA);
-                w.nil()
-            }),
-            [0xc4, 3, 1, 2, 3, 0xc0]
-        );
+        let mut out = Vec::new();
+        let mut writer = MsgpackWriter { out: &mut out, start: 0, data: None };
+        writer.bytes(&DATA);
+        writer.nil();
+        writer.frame_crc32c();
+        let crc = crate::encoding::crc32c::update(0, &[0xc4, 3, 1, 2, 3, 0xc0]);
+        let mut expected = vec![0xc4, 3, 0xc0, 0xa6];
+        expected.extend_from_slice(b"crc32c");
+        expected.push(0xce);
+        expected.extend_from_slice(&crc.to_be_bytes());
+        assert_eq!(out, expected);
     }
 }

@@ -102,12 +102,14 @@ inline Key resolved(const Key& k, const RunFields& run) {
 // What is computed over the whole tensor, outside the writer's lock.
 struct TensorDigest {
   schema::Stats stats;
+  std::array<double, 64> sketch{};
   Hex256 blake3;
 };
 
 inline TensorDigest digest(const Tensor& t, const TensorSize& size) {
   TensorDigest d;
   digest_stats(t, size, d.stats);
+  digest_sketch(t, size, d.sketch);
   digest_blake3(t, size, d.blake3);
   return d;
 }
@@ -116,6 +118,7 @@ inline TensorDigest digest(const Tensor& t, const TensorSize& size) {
 template <class D, class F>
 void for_each_digest_field(D& d, F&& f) {
   f(std::string_view("stats"), d.stats);
+  f(std::string_view("sketch"), d.sketch);
   f(std::string_view("blake3"), d.blake3);
 }
 
@@ -139,6 +142,7 @@ schema::RecordView record_view(const Parts& p, const RunFields& run, std::int64_
   v.world_size = run.world_size;
   v.seq = seq;
   v.stats = digest_view(p.digest.stats);
+  v.sketch = digest_view(p.digest.sketch);
   v.blake3 = digest_view(p.digest.blake3);
   v.meta = meta_view(p);
   v.grafted = p.call.grafted;

@@ -26,6 +26,7 @@ class MsgReader {
   bool fail_more() { return miss = Miss::kMore, false; }
   bool fail_other() { return miss = Miss::kOther, false; }
   bool need(std::size_t n) { return std::size_t(end_ - p_) >= n ? true : fail_more(); }
+  std::size_t left() const { return std::size_t(end_ - p_); }
   void advance(std::size_t n) { p_ += n; }
 
   template <typename U>

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "orchlog/blake3.hpp"
+#include "orchlog/detail/encode/sketch.hpp"
 #include "orchlog/detail/encode/stats.hpp"
 #include "orchlog/schema_gen.hpp"
 #include "orchlog/types.hpp"
@@ -63,6 +64,11 @@ struct Hex256 {
 
 inline void digest_stats(const Tensor& t, const TensorSize& size, schema::Stats& out) {
   out = compute_stats(t.dtype, static_cast<const std::uint8_t*>(t.data), size.numel);
+}
+
+inline void digest_sketch(const Tensor& t, const TensorSize& size, std::array<double, sketch::kRows>& out) {
+  const sketch::Rows rows = compute_sketch(t.dtype, static_cast<const std::uint8_t*>(t.data), size.numel);
+  for (int r = 0; r < sketch::kRows; ++r) out[r] = rows[r];
 }
 
 inline void digest_blake3(const Tensor& t, const TensorSize& size, Hex256& out) {

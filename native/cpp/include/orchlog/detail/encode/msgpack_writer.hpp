@@ -2,17 +2,21 @@
 // visit_header: canonical msgpack, every value in its smallest form (str8
 // allowed), float32 only for the values of f32/f16/bf16 tensors.
 //
-// The tensor bytes (`data`, always the last field) are not copied: the
-// writer records where they are, and the caller sends them after the
-// prefix (writev) or appends them itself.
+// The tensor bytes (`data`) are not copied: the writer records where they
+// are and where they go in its output (data_at()), and the caller sends the
+// output before that point, the tensor bytes, then the rest (writev), or
+// splices them in itself. The rest is the frame fields, `crc32c` last: the
+// checksum covers every byte before its key, the tensor bytes included.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "orchlog/detail/encode/crc32c.hpp"
 #include "orchlog/detail/encode/number_text.hpp"
 #include "orchlog/detail/encode/utf8.hpp"
 #include "orchlog/schema_gen.hpp"
@@ -27,11 +31,28 @@ class MsgpackWriter {
  public:
   explicit MsgpackWriter(std::string& out) : out_(out), start_(out.size()) {}
 
-  // The frame's bytes written so far: what a frame field (frame_<field>()) is computed over.
-  std::string_view frame_so_far() const { return std::string_view(out_).substr(start_); }
-
-  // The bytes that follow the prefix, as given to bytes().
+  // The tensor bytes, as given to bytes(), and where in the output they belong (its end when none were).
   schema::BytesView data() const { return data_; }
+  std::size_t data_at() const { return has_data_ ? data_at_ : out_.size(); }
+
+  // The frame's bytes so far, in order: those before the tensor bytes, the tensor bytes, those after
+  // (what a frame field, frame_<field>(), is computed over).
+  std::array<std::string_view, 3> frame_so_far() const {
+    const std::string_view frame = std::string_view(out_).substr(start_);
+    const std::size_t before = data_at() - start_;
+    return {frame.substr(0, before), std::string_view(reinterpret_cast<const char*>(data_.data), data_.size),
+            frame.substr(before)};
+  }
+
+  // The frame checksum: CRC-32C of every byte of the frame before its key, then the key and the
+  // value, always a uint32.
+  void frame_crc32c() {
+    std::uint32_t crc = 0;
+    for (const std::string_view piece : frame_so_far()) crc = crc32c_update(crc, piece.data(), piece.size());
+    raw_str("crc32c");
+    out_.push_back(static_cast<char>(0xCE));
+    big_endian(crc, 4);
+  }
 
   void begin_object(std::size_t n) { container_header(n, 0x80, 0xDE, 0xDF); }
   void end_object() {}
@@ -126,6 +147,8 @@ class MsgpackWriter {
       big_endian(b.size, 4);
     }
     data_ = b;
+    data_at_ = out_.size();
+    has_data_ = true;
   }
 
  private:
@@ -207,6 +230,8 @@ class MsgpackWriter {
   std::string& out_;
   std::size_t start_;  // where this frame began in out_
   schema::BytesView data_;
+  std::size_t data_at_ = 0;  // where the tensor bytes go in out_
+  bool has_data_ = false;
 };
 
 }  // namespace detail

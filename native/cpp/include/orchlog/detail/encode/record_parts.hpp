@@ -91,12 +91,17 @@ inline void append_jsonl(std::string& out, const schema::RecordView& v) {
   out.push_back('\n');
 }
 
-// A msgpack frame up to and including the `data` bin header; returns the
-// tensor bytes that complete it.
-inline schema::BytesView append_frame_prefix(std::string& out, const schema::RecordView& v) {
+// A msgpack frame but its tensor bytes, which go at `out[data_at]` (the
+// writer sends out[..data_at], the tensor bytes, then out[data_at..]).
+struct FrameSplit {
+  std::size_t data_at = 0;
+  schema::BytesView data;
+};
+
+inline FrameSplit append_frame(std::string& out, const schema::RecordView& v) {
   MsgpackWriter w(out);
   schema::visit_record<schema::Encoding::msgpack>(w, v);
-  return w.data();
+  return {w.data_at(), w.data()};
 }
 
 inline void append_header_jsonl(std::string& out, const schema::HeaderView& h) {

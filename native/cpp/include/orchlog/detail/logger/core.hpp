@@ -150,13 +150,11 @@ inline bool open_session(Session& s, std::string& error) {
   const Settings& st = s.settings;
   const EncodedHeader header = header_of(st);
   if (st.writes_jsonl()) {
-    if (!s.jsonl.open(st.path, error) || !s.jsonl.write(header.jsonl.data(), header.jsonl.size(), nullptr, 0, error))
-      return false;
+    if (!s.jsonl.open(st.path, error) || !s.jsonl.write(header.jsonl.data(), header.jsonl.size(), error)) return false;
   }
   if (st.writes_frames()) {
     const std::string& path = st.knobs.mode == Mode::both ? st.binary_path : st.path;
-    if (!s.frames.open(path, error) || !s.frames.write(header.frame.data(), header.frame.size(), nullptr, 0, error))
-      return false;
+    if (!s.frames.open(path, error) || !s.frames.write(header.frame.data(), header.frame.size(), error)) return false;
   }
   return true;
 }
@@ -307,15 +305,18 @@ ORCHLOG_NOINLINE ORCHLOG_API bool write_record(std::string_view checkpoint, cons
     if (st.writes_jsonl()) {
       buf.clear();
       append_jsonl(buf, view);
-      if (!session->jsonl.write(buf.data(), buf.size(), nullptr, 0, error)) {
+      if (!session->jsonl.write(buf.data(), buf.size(), error)) {
         lg.fail(session, error);
         return false;
       }
     }
     if (st.writes_frames()) {
       buf.clear();
-      const schema::BytesView data = append_frame_prefix(buf, view);
-      if (!session->frames.write(buf.data(), buf.size(), data.data, data.size, error)) {
+      const FrameSplit frame = append_frame(buf, view);
+      if (!session->frames.write({{buf.data(), frame.data_at},
+                                  {frame.data.data, frame.data.size},
+                                  {buf.data() + frame.data_at, buf.size() - frame.data_at}},
+                                 error)) {
         lg.fail(session, error);
         return false;
       }

@@ -1,10 +1,11 @@
 // One output file written with plain system calls: each record goes out in
-// a single write/writev (prefix and tensor bytes without copying the tensor),
+// a single writev (the frame around the tensor bytes, without copying them),
 // straight to the kernel, so a crash or kill -9 loses nothing already logged.
 #pragma once
 
 #include <cerrno>
 #include <cstring>
+#include <initializer_list>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -62,21 +63,28 @@ class FileSink {
     return true;
   }
 
-  // Writes a then b, whole, retrying short writes and EINTR.
-  bool write(const void* a, std::size_t na, const void* b, std::size_t nb, std::string& error) {
+  // A run of bytes to write.
+  struct Piece {
+    const void* data;
+    std::size_t size;
+  };
+
+  // Writes the pieces in order, whole, in one writev, retrying short writes and EINTR.
+  bool write(std::initializer_list<Piece> pieces, std::string& error) {
     if (fd_ < 0) {
       error = path_ + " is not open";
       return false;
     }
-    struct iovec iov[2] = {{const_cast<void*>(a), na}, {const_cast<void*>(b), nb}};
+    struct iovec iov[3];
+    int n = 0;
+    for (const Piece& p : pieces) {
+      if (n == 3) break;
+      if (p.size) iov[n++] = {const_cast<void*>(p.data), p.size};
+    }
     SigpipeGuard guard(guard_sigpipe_);
     int i = 0;
-    while (i < 2) {
-      if (iov[i].iov_len == 0) {
-        ++i;
-        continue;
-      }
-      const ssize_t w = ::writev(fd_, iov + i, 2 - i);
+    while (i < n) {
+      const ssize_t w = ::writev(fd_, iov + i, n - i);
       if (w < 0) {
         if (errno == EINTR) continue;
         error = "writing " + path_ + " failed: " + std::strerror(errno);
@@ -88,14 +96,16 @@ class FileSink {
         return false;
       }
       auto done = static_cast<std::size_t>(w);
-      while (i < 2 && done >= iov[i].iov_len) done -= iov[i++].iov_len;
-      if (i < 2) {
+      while (i < n && done >= iov[i].iov_len) done -= iov[i++].iov_len;
+      if (i < n) {
         iov[i].iov_base = static_cast<char*>(iov[i].iov_base) + done;
         iov[i].iov_len -= done;
       }
     }
     return true;
   }
+
+  bool write(const void* data, std::size_t size, std::string& error) { return write({{data, size}}, error); }
 
   bool sync() { return fd_ < 0 || ::fdatasync(fd_) == 0 || errno == EINVAL; }  // EINVAL: pipes, /dev/null
 
