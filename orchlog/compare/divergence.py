@@ -79,6 +79,10 @@ class Findings:
         # The worst error per token and layer for every token, never pruned: the HTML
         # report's heatmap. Its size follows tokens x layers, so it is kept only on request.
         self.heat = Growth() if heat else None
+        # For the HTML report's per-stage chart of the diverging layer: every checkpoint of the tokens in play.
+        self.stages = Growth(by_stage=True) if heat else None
+        # Each token's earliest step, so that the heatmap can mark where prefill ends and decode begins.
+        self.token_steps: dict[int, int] | None = {} if heat else None
         self._cutoff: int | None = None  # the first token known to diverge: later tokens no longer matter
         self.tracked: list[Tracked] = []
         self._kept: list[tuple[int, int, PairView]] = []  # max-heap on order: (-order, tie, view)
@@ -128,6 +132,8 @@ class Findings:
                 del self.tokens[tok]
         in_play = [tok for tok, s in self.tokens.items() if s.first_suspect is not None or tok in seen_now]
         self.growth_rows.keep(np.array(in_play, dtype=np.int64))
+        if self.stages is not None:
+            self.stages.keep(np.array(in_play, dtype=np.int64))
 
     def _add_worst(self, g: Grades, views: Callable[..., list[PairView]]) -> None:
         sev = np.where(np.isnan(g.severity), -np.inf, g.severity)
@@ -172,7 +178,9 @@ class Findings:
             state.logits_suspect |= bool(logits_suspect[k])
             if order[last] > state.last_order:
                 state.last_order, state.last_suspect = int(order[last]), bool(suspect[last])
-        for table in (self.growth_rows, self.heat):
+        if self.token_steps is not None:
+            self._add_steps(tokens, t.a.step[t.ia])
+        for table in (self.growth_rows, self.heat, self.stages):
             if table is not None:
                 table.add(
                     tokens,
@@ -185,6 +193,17 @@ class Findings:
                     g.severity,
                     g.tier,
                 )
+
+    def _add_steps(self, tokens: np.ndarray, steps: np.ndarray) -> None:
+        has = steps != NONE
+        if not has.any() or self.token_steps is None:
+            return
+        uniq, inv = np.unique(tokens[has], return_inverse=True)
+        first = np.full(len(uniq), np.iinfo(np.int64).max, dtype=np.int64)
+        np.minimum.at(first, inv, steps[has].astype(np.int64))
+        for tok, step in zip(uniq.tolist(), first.tolist()):
+            known = self.token_steps.get(tok)
+            self.token_steps[tok] = step if known is None else min(known, step)
 
     def _earlier(self, field: str, token: int, order: int) -> bool:
         """Whether a pair at `order` comes before the token's earliest one of its kind known so far."""

@@ -86,11 +86,20 @@ def _empty(n: int = 0) -> dict[str, np.ndarray]:
     }
 
 
+# Per-stage rows: the label packs the checkpoint's name code and its layer (+1, 0 for none).
+_LAYER_SPAN = 1 << 20
+
+
 class Growth:
     """The (token, label) rows, each found through an index, so that adding a round costs that round's rows,
-    whatever the table already holds (the heatmap keeps every token's)."""
+    whatever the table already holds (the heatmap keeps every token's).
 
-    def __init__(self) -> None:
+    A label is a layer (all the checkpoints of one layer together) or a checkpoint outside the layers;
+    with `by_stage`, every checkpoint of every layer is a label of its own (the HTML report's per-stage
+    chart of the diverging layer)."""
+
+    def __init__(self, by_stage: bool = False) -> None:
+        self.by_stage = by_stage
         self._cols = _empty(64)
         self._n = 0
         self._where: dict[tuple[int, int], int] = {}
@@ -113,7 +122,10 @@ class Growth:
         tier: np.ndarray,
     ) -> None:
         name_ids = names.per_row(lambda s: self._names.setdefault(s or "", len(self._names)), dtype=np.int64)
-        label = np.where(layers != NONE, layers, -2 - name_ids)
+        if self.by_stage:
+            label = -2 - (name_ids * _LAYER_SPAN + np.where(layers != NONE, layers + 1, 0))
+        else:
+            label = np.where(layers != NONE, layers, -2 - name_ids)
         sev = np.where(np.isnan(severity), -np.inf, severity)
         new = {
             "token": tokens,
@@ -187,16 +199,25 @@ class Growth:
         out = self._rows(by)
         return {int(rows["token"][by[s]]): out[s:e] for s, e in zip(starts.tolist(), ends.tolist())}
 
+    def label_text(self, label_id: int, names: list[str] | None = None) -> tuple[str, int | None]:
+        """A label's text ("layer 3", or a checkpoint's name) and its layer."""
+        names = list(self._names) if names is None else names
+        if self.by_stage:
+            name_id, layer_code = divmod(-2 - label_id, _LAYER_SPAN)
+            return names[name_id], (layer_code - 1 if layer_code else None)
+        if label_id >= 0:
+            return f"layer {label_id}", label_id
+        return names[-2 - label_id], None
+
     def _rows(self, sel: np.ndarray) -> list[GrowthRow]:
         names = list(self._names)
         c = {f: self._cols[f][sel].tolist() for f in _FIELDS}
         out = []
         for k in range(len(sel)):
-            label_id = int(c["label"][k])
-            layer = label_id if label_id >= 0 else None
+            label, layer = self.label_text(int(c["label"][k]), names)
             out.append(
                 GrowthRow(
-                    f"layer {layer}" if layer is not None else names[-2 - label_id],
+                    label,
                     layer,
                     int(c["first_order"][k]),
                     int(c["pairs"][k]),
