@@ -114,8 +114,10 @@ window.addEventListener("resize",function(){clearTimeout(pending);pending=setTim
 
 
 def json_script(element_id: str, data: Any) -> str:
-    """Data for the script, as a JSON block the browser does not run; `</` is escaped so no name closes it."""
-    text = json.dumps(data, allow_nan=False, separators=(",", ":")).replace("</", "<\\/")
+    """Data for the script, as a JSON block the browser does not run; `<`, `>` and `&` are written as JSON
+    escapes, so no name from a trace can close the block or open a tag."""
+    text = json.dumps(data, allow_nan=False, separators=(",", ":"))
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     return f'<script type="application/json" id="{escape(element_id)}">{text}</script>'
 
 
