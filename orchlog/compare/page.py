@@ -33,7 +33,7 @@ svg.chart{width:100%;height:auto;max-width:var(--w,900px);display:block}
 .scroll{overflow-x:auto;max-height:32em;overflow-y:auto}
 .heat{position:relative;width:100%}.heat canvas{display:block;width:100%}
 .heat-mark{position:absolute;border:2px solid #000;box-shadow:0 0 0 2px #fff;pointer-events:none}
-.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,420px),1fr));gap:0 1.5em}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,480px),1fr));gap:0 1.5em}
 .summary p{margin:.25em 0}button{font:inherit;margin:.3em 0}
 footer{color:#777;font-size:.85em;margin-top:2em}
 """

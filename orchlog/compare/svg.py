@@ -152,8 +152,16 @@ def histogram(
     return _svg(width, height, body, title)
 
 
-def index_plot(values: Sequence[float], group: int, title: str, marks: Sequence[tuple[str, float]] = ()) -> str:
-    """The worst |a - b| per bin of `group` indices, on a log y axis; marks are labelled horizontal lines."""
+def index_plot(
+    values: Sequence[float],
+    group: int,
+    title: str,
+    marks: Sequence[tuple[str, float]] = (),
+    start: int = 0,
+    axis: str = "index",
+) -> str:
+    """The worst value per bin of `group` indices (the first being `start`), on a log y axis; marks are
+    labelled horizontal lines."""
     left, plot, top, height_plot = 60, 560, 24, 150
     width, height = left + plot + 20, top + height_plot + 26
     finite = [v for v in values if math.isfinite(v)]
@@ -179,8 +187,8 @@ def index_plot(values: Sequence[float], group: int, title: str, marks: Sequence[
             f'<line x1="{left}" y1="{y:.1f}" x2="{left + plot}" y2="{y:.1f}" stroke="#d32f2f" stroke-dasharray="4,3">'
             f"<title>{escape(name)} {value:g}</title></line>"
         )
-    last = len(values) * group - 1
-    body.append(f'<text x="{left}" y="{height - 6}" fill="#666">index 0</text>')
+    last = start + len(values) * group - 1
+    body.append(f'<text x="{left}" y="{height - 6}" fill="#666">{escape(axis)} {start}</text>')
     body.append(f'<text x="{left + plot}" y="{height - 6}" text-anchor="end" fill="#666">{last}</text>')
     return _svg(width, height, body, title)
 
