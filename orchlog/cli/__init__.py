@@ -14,6 +14,7 @@ import os
 import sys
 
 from orchlog import __version__
+from orchlog.cli import colour
 from orchlog.errors import OrchlogError
 from orchlog.safe_text import for_terminal
 
@@ -39,9 +40,12 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-V", "--version", action="version", version=f"orchlog {__version__}")
+    colour.add_option(parser)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
     for name in COMMANDS:
         importlib.import_module(f"orchlog.cli.{name}").register(sub)
+    for command in sub.choices.values():  # `orchlog compare --color never ...` as well as `orchlog --color never ...`
+        colour.add_option(command, default=argparse.SUPPRESS)
     return parser
 
 
@@ -54,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except OrchlogError as exc:
-        print(f"orchlog: error: {for_terminal(str(exc))}", file=sys.stderr)
+        print(f"{colour.error_prefix(sys.stderr, args.color)} {for_terminal(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("orchlog: interrupted", file=sys.stderr)
@@ -67,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("ORCHLOG_DEBUG"):
             raise
         print(
-            f"orchlog: internal error: {type(exc).__name__}: {for_terminal(str(exc))} "
+            f"{colour.error_prefix(sys.stderr, args.color, 'internal error')} {type(exc).__name__}: {for_terminal(str(exc))} "
             "(set ORCHLOG_DEBUG=1 for a traceback and report it)",
             file=sys.stderr,
         )

@@ -88,5 +88,7 @@ def _run(args: argparse.Namespace) -> int:
     elif args.format == "html":
         sys.stdout.write(result.to_html())
     else:
-        sys.stdout.write(for_terminal(str(result)))
+        from orchlog.cli.colour import for_stream
+
+        sys.stdout.write(for_stream(for_terminal(str(result)), sys.stdout, args.color))
     return result.exit_code
