@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from orchlog.guardrail.result import GuardrailResult, PairResult
 
 SUMMARY_FILE = "summary.json"
+# The per-pair metrics files' name and version ("report" key; schema/json/guardrail-pair.schema.json).
+PAIR_VERSION = "orchlog-guardrail-pair/1"
 REPORT_FILE = "EQUIVALENCE_GUARDRAIL.md"
 HTML_FILE = "EQUIVALENCE_GUARDRAIL.html"
 SHOWN = 20  # pairing errors listed in text and Markdown before "... and N more" (summary.json has all)
@@ -161,7 +163,10 @@ def write_outputs(r: GuardrailResult, directory: str | Path) -> list[Path]:
     out = Path(directory)
     files: list[tuple[Path, str]] = [(out / SUMMARY_FILE, _dump(r.to_json()))]
     thresholds = r.matrix.thresholds.to_json()
-    files += [(out / p.metrics_file, _dump({"thresholds": thresholds, **p.to_json(per_token=True)})) for p in r.pairs]
+    files += [
+        (out / p.metrics_file, _dump({"report": PAIR_VERSION, "thresholds": thresholds, **p.to_json(per_token=True)}))
+        for p in r.pairs
+    ]
     files.append((out / REPORT_FILE, r.to_markdown()))
     files.append((out / HTML_FILE, r.to_html()))
     for path, text in files:
