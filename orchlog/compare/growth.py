@@ -9,6 +9,7 @@ still in play (see Findings._prune).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import numpy as np
 
@@ -43,6 +44,11 @@ class GrowthRow:
     min_cosine: float
     worst_checkpoint: str
     worst_tier: str
+
+
+def _packed(token: np.ndarray, label: np.ndarray) -> np.ndarray:
+    """(token, label) as one int64, a dictionary key that costs no tuple: labels span +-2**39, tokens 2**23."""
+    return (token.astype(np.int64) << 40) + (label.astype(np.int64) + (1 << 39))
 
 
 def run_starts(*columns: np.ndarray) -> np.ndarray:
@@ -102,7 +108,7 @@ class Growth:
         self.by_stage = by_stage
         self._cols = _empty(64)
         self._n = 0
-        self._where: dict[tuple[int, int], int] = {}
+        self._where: dict[int, int] = {}  # _packed(token, label) -> row
         self._names: dict[str, int] = {}
 
     @property
@@ -143,8 +149,8 @@ class Growth:
 
     def _merge(self, new: dict[str, np.ndarray]) -> None:
         """Fold rows (one per token and label) into the table: into the row of their key, or as new rows."""
-        keys = list(zip(new["token"].tolist(), new["label"].tolist()))
-        at = np.fromiter((self._where.get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
+        keys = _packed(new["token"], new["label"]).tolist()
+        at = np.fromiter(map(self._where.get, keys, itertools.repeat(-1)), dtype=np.int64, count=len(keys))
         old = np.flatnonzero(at >= 0)
         if len(old):
             c, i = self._cols, at[old]
@@ -161,8 +167,7 @@ class Growth:
             self._grow(self._n + len(fresh))
             for f, col in self._cols.items():
                 col[self._n : self._n + len(fresh)] = new[f][fresh]
-            for k, row in zip(fresh.tolist(), range(self._n, self._n + len(fresh))):
-                self._where[keys[k]] = row
+            self._where.update(zip((keys[k] for k in fresh.tolist()), range(self._n, self._n + len(fresh))))
             self._n += len(fresh)
 
     def _grow(self, n: int) -> None:
