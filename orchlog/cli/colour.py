@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+from collections.abc import Callable
 from typing import IO, Any
 
 CHOICES = ("auto", "always", "never")
@@ -75,9 +76,15 @@ def paint(text: str) -> str:
             out.append(colored(line, colour, attrs=["bold"] if bold else None, force_color=True) if line else line)
             continue
         for rx, colour in _WORD:
-            line = rx.sub(lambda m, c=colour: colored(m.group(0), c, force_color=True), line)
+            line = rx.sub(_painter(colour), line)
         out.append(line)
     return "\n".join(out)
+
+
+def _painter(colour: str) -> Callable[[re.Match[str]], str]:
+    from termcolor import colored
+
+    return lambda m: colored(m.group(0), colour, force_color=True)
 
 
 def for_stream(text: str, stream: IO[str], choice: str | None) -> str:

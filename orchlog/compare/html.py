@@ -13,7 +13,7 @@ export, and everything the text report says.
 from __future__ import annotations
 
 from html import escape
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -179,7 +179,7 @@ def _numbers(values: np.ndarray) -> list[float | None]:
     return [None if x != x else float(f"{x:.4g}") for x in flat.tolist()]
 
 
-def _heat_data(grid: HeatGrid, title: str, mark: tuple[int, int] | None, decode: int | None) -> dict:
+def _heat_data(grid: HeatGrid, title: str, mark: tuple[int, int] | None, decode: int | None) -> dict[str, Any]:
     return {
         "title": title,
         "labels": grid.labels,

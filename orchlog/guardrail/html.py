@@ -9,6 +9,7 @@ a fixed amount per pair.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from html import escape
 from typing import TYPE_CHECKING
 
@@ -18,11 +19,12 @@ from orchlog.compare.render import fmt
 from orchlog.guardrail.report import COLUMNS, first_fail_text, matrix_lines, missing_run_lines, pairing_error_lines
 
 if TYPE_CHECKING:
+    from orchlog.guardrail.metrics import TokenMetrics
     from orchlog.guardrail.result import GuardrailResult, PairResult
 
 INDEX_BINS = 400
 # chart: (title, the per-position value, the threshold it is drawn against and how to turn that into the value)
-_SERIES = (
+_SERIES: tuple[tuple[str, Callable[[TokenMetrics], float], str, Callable[[float], float]], ...] = (
     ("max |a-b|", lambda t: t.max_abs_diff, "max_abs_diff", lambda b: b),
     ("1 - cosine", lambda t: 1.0 - t.cos_sim, "cos_sim_mean", lambda b: 1.0 - b),
     ("KL(a || b)", lambda t: t.kl, "kl_max", lambda b: b),
