@@ -85,7 +85,8 @@ def write_jsonl_pair(
                 broken = tok >= bad_token and (layer is None and name != "inp_embd" or (layer or 0) >= bad_layer)
                 head = (
                     f'{{"checkpoint":"{name}","team":"%s","token_idx":{tok},"layer":'
-                    f'{"null" if layer is None else layer},"stage":null,"step":{tok},"rank":0,"world_size":1,'
+                    f'{"null" if layer is None else layer},"stage":null,"step":{tok},"rank":0,"token_id":null,'
+                    '"shard_axis":null,"shard_index":null,"num_shards":1,"shard_partial":null,"world_size":1,'
                     f'"seq":{seq},"dtype":"f32","shape":[{numel}],"numel":{numel},"values":['
                 )
                 idx = picks[seq]

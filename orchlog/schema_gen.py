@@ -84,6 +84,18 @@ DTYPE_NUMPY = {
     'i32': '<i4',
     'i64': '<i8',
 }
+# The value of Parquet's dtype column: NumPy's spelling, which np.dtype() reads as it is
+# (bf16's `bfloat16` once ml_dtypes is imported).
+DTYPE_PARQUET = {
+    'f32': '<f4',
+    'f16': '<f2',
+    'bf16': 'bfloat16',
+    'f64': '<f8',
+    'i8': '|i1',
+    'u8': '|u1',
+    'i32': '<i4',
+    'i64': '<i8',
+}
 # Every accepted spelling (canonical names included) -> canonical name.
 DTYPE_ALIASES = {
     'f32': 'f32',
@@ -135,6 +147,11 @@ RECORD_FIELDS = (
     FieldSpec('stage', 'str', True, ('jsonl', 'msgpack', 'parquet'), 'Sub-stage within the checkpoint when a checkpoint name is reused (e.g. the ggml op after which `Qcur` was taken: `mul_mat`, `add`, `rope`).', 'key', None, None, None, 'f64', True, None, 'rope'),
     FieldSpec('step', 'i32', True, ('jsonl', 'msgpack', 'parquet'), 'Forward-call index; 0 is the prompt pass (prefill), then one per decode step.', 'key', 0, 2147483647, None, 'f64', True, None, 0),
     FieldSpec('rank', 'i32', False, ('jsonl', 'msgpack', 'parquet'), "Tensor-parallel shard the tensor belongs to: given per call where one process drives several shards, else the run's rank (ORCH_LOG_RANK).", 'key', 0, 2147483647, None, 'f64', False, 'rank', 0),
+    FieldSpec('token_id', 'i64', True, ('jsonl', 'msgpack', 'parquet'), 'Vocabulary id of the token at `token_idx`, so that a comparison can check that both runs were fed the same tokens (one side prepending a BOS shifts every position); null when the call does not say.', 'key', 0, 9223372036854775807, None, 'f64', False, None, 151643),
+    FieldSpec('shard_axis', 'i32', True, ('jsonl', 'msgpack', 'parquet'), "Tensor parallelism: the axis of this record's tensor that is split across shards (a column-parallel output), so that a reader concatenates the shards along it; null when the tensor is not split or the call does not say.", 'key', 0, 2147483647, None, 'f64', False, None, 1),
+    FieldSpec('shard_index', 'i32', True, ('jsonl', 'msgpack', 'parquet'), "Which shard of the split this tensor is, from 0; null means the record's `rank`. Nullable rather than defaulting to the run's rank because a call may give the record's rank itself (one process driving several shards): null follows that rank, a run default would not.", 'key', 0, 2147483647, None, 'f64', False, None, 1),
+    FieldSpec('num_shards', 'i32', False, ('jsonl', 'msgpack', 'parquet'), "How many shards the tensor is split into (or partial sums there are); a call that gives none writes the run's world size, which a record's own `world_size` always equals.", 'key', 1, 2147483647, None, 'f64', False, 'world_size', 2),
+    FieldSpec('shard_partial', 'bool', True, ('jsonl', 'msgpack', 'parquet'), "True when the tensor is a partial sum that the shards add up to (a row-parallel output before its all-reduce); false says the record is whole or split along `shard_axis`, and wins over a name map's shard annotation; null when the call does not say.", 'key', None, None, None, 'f64', False, None, True),
     FieldSpec('world_size', 'i32', False, ('jsonl', 'msgpack', 'parquet'), 'Number of tensor-parallel shards (ORCH_LOG_WORLD_SIZE).', 'run', 1, 2147483647, None, 'f64', False, None, 1),
     FieldSpec('seq', 'i64', False, ('jsonl', 'msgpack', 'parquet'), "Per-emitter counter of written records, from 0: the execution order. Assigned under the writer's lock, so it also equals the order in the file.", 'writer', 0, 9223372036854775807, None, 'f64', False, None, 17),
     FieldSpec('dtype', 'dtype', False, ('jsonl', 'msgpack', 'parquet'), 'Element type of the tensor, one of the dtype names.', 'tensor', None, None, None, 'f64', False, None, 'f32'),
@@ -179,10 +196,10 @@ HEADER_FIELDS = (
 
 STATS_LANES = 8
 # Given per log call after the checkpoint: by position (the first ones), then by name.
-KEY_PARTS = ('token_idx', 'layer', 'stage', 'step', 'rank')
+KEY_PARTS = ('token_idx', 'layer', 'stage', 'step', 'rank', 'token_id', 'shard_axis', 'shard_index', 'num_shards', 'shard_partial')
 POSITIONAL_KEY_PARTS = ('token_idx', 'layer', 'stage', 'step')
 # What says where a record was taken: a selector, an alignment key or a reader's column may name these.
-KEY_FIELDS = ('checkpoint', 'team', 'token_idx', 'layer', 'stage', 'step', 'rank', 'world_size', 'seq')
+KEY_FIELDS = ('checkpoint', 'team', 'token_idx', 'layer', 'stage', 'step', 'rank', 'token_id', 'shard_axis', 'shard_index', 'num_shards', 'shard_partial', 'world_size', 'seq')
 
 # ---------------------------------------------------------------- env knobs
 KNOBS = (
@@ -226,6 +243,42 @@ NEGATIVE_ZERO_TOKEN = '-0.0'
 BOTH_MODE_SUFFIX = '.bin'
 PARQUET_SCHEMA_VERSION_KEY = 'orchlog.schema_version'
 PARQUET_HEADERS_KEY = 'orchlog.headers'
+PARQUET_LAYOUT_KEY = 'orchlog.parquet_layout'
+PARQUET_BYTE_ORDER_KEY = 'orchlog.byte_order'
+PARQUET_LAYOUT_VERSION = 2
+PARQUET_BYTE_ORDER = 'little'
+# Record field (stats flattened) -> its Parquet column, in the columns' order; layout 1
+# named every column after its field.
+PARQUET_COLUMNS = {
+    'checkpoint': 'checkpoint',
+    'team': 'team',
+    'token_idx': 'token_idx',
+    'layer': 'layer',
+    'stage': 'stage',
+    'step': 'step',
+    'rank': 'tp_rank',
+    'token_id': 'token_id',
+    'shard_axis': 'shard_axis',
+    'shard_index': 'shard_index',
+    'num_shards': 'num_shards',
+    'shard_partial': 'shard_partial',
+    'world_size': 'world_size',
+    'seq': 'seq',
+    'dtype': 'tensor_dtype',
+    'shape': 'tensor_shape',
+    'numel': 'numel',
+    'values': 'first_values',
+    'min': 'tensor_min',
+    'max': 'tensor_max',
+    'mean': 'tensor_mean',
+    'rms': 'rms',
+    'abs_max': 'abs_max',
+    'nan_count': 'nan_count',
+    'inf_count': 'inf_count',
+    'blake3': 'blake3',
+    'meta': 'meta',
+    'data': 'data',
+}
 WARNING_PREFIX = 'orchlog: warning: '
 
 
@@ -282,6 +335,11 @@ class RecordInput:
     stage: str | None = None
     step: int | None = None
     rank: int = 0
+    token_id: int | None = None
+    shard_axis: int | None = None
+    shard_index: int | None = None
+    num_shards: int = 1
+    shard_partial: bool | None = None
     world_size: int = 1
     seq: int = 0
     values: int = 10  # how many leading values to keep; -1 keeps all
@@ -308,6 +366,11 @@ class NamedKeyParts(TypedDict, total=False):
     """The key parts a log call names (the others it may give by position)."""
 
     rank: int | None
+    token_id: int | None
+    shard_axis: int | None
+    shard_index: int | None
+    num_shards: int | None
+    shard_partial: bool | None
 
 
 class RunSettings(TypedDict, total=False):
@@ -336,6 +399,11 @@ class RecordFields:
     stage: str | None = None
     step: int | None = None
     rank: int = 0
+    token_id: int | None = None
+    shard_axis: int | None = None
+    shard_index: int | None = None
+    num_shards: int = 1
+    shard_partial: bool | None = None
     world_size: int = 1
     seq: int | None = None
 
@@ -357,6 +425,11 @@ COLUMNS = (
     ColumnSpec('stage', 'text'),
     ColumnSpec('step', 'int'),
     ColumnSpec('rank', 'int'),
+    ColumnSpec('token_id', 'int'),
+    ColumnSpec('shard_axis', 'int'),
+    ColumnSpec('shard_index', 'int'),
+    ColumnSpec('num_shards', 'int'),
+    ColumnSpec('shard_partial', 'bool'),
     ColumnSpec('world_size', 'int'),
     ColumnSpec('seq', 'int'),
 )
@@ -373,6 +446,11 @@ class RecordColumns:
     stage: Strings
     step: np.ndarray
     rank: np.ndarray
+    token_id: np.ndarray
+    shard_axis: np.ndarray
+    shard_index: np.ndarray
+    num_shards: np.ndarray
+    shard_partial: np.ndarray
     world_size: np.ndarray
     seq: np.ndarray
 
@@ -389,16 +467,21 @@ def arrow_schema() -> pa.Schema:
         pa.field('layer', pa.int32(), nullable=True),
         pa.field('stage', pa.string(), nullable=True),
         pa.field('step', pa.int32(), nullable=True),
-        pa.field('rank', pa.int32(), nullable=False),
+        pa.field('tp_rank', pa.int32(), nullable=False),
+        pa.field('token_id', pa.int64(), nullable=True),
+        pa.field('shard_axis', pa.int32(), nullable=True),
+        pa.field('shard_index', pa.int32(), nullable=True),
+        pa.field('num_shards', pa.int32(), nullable=False),
+        pa.field('shard_partial', pa.bool_(), nullable=True),
         pa.field('world_size', pa.int32(), nullable=False),
         pa.field('seq', pa.int64(), nullable=False),
-        pa.field('dtype', pa.string(), nullable=False),
-        pa.field('shape', pa.list_(pa.int64()), nullable=False),
+        pa.field('tensor_dtype', pa.string(), nullable=False),
+        pa.field('tensor_shape', pa.list_(pa.int64()), nullable=False),
         pa.field('numel', pa.int64(), nullable=False),
-        pa.field('values', pa.list_(pa.float64()), nullable=False),
-        pa.field('min', pa.float64(), nullable=True),
-        pa.field('max', pa.float64(), nullable=True),
-        pa.field('mean', pa.float64(), nullable=True),
+        pa.field('first_values', pa.list_(pa.float64()), nullable=False),
+        pa.field('tensor_min', pa.float64(), nullable=True),
+        pa.field('tensor_max', pa.float64(), nullable=True),
+        pa.field('tensor_mean', pa.float64(), nullable=True),
         pa.field('rms', pa.float64(), nullable=True),
         pa.field('abs_max', pa.float64(), nullable=True),
         pa.field('nan_count', pa.int64(), nullable=False),
@@ -407,4 +490,9 @@ def arrow_schema() -> pa.Schema:
         pa.field('meta', pa.map_(pa.string(), pa.string()), nullable=False),
         pa.field('data', pa.large_binary(), nullable=True),
     ]
-    return pa.schema(fields, metadata={PARQUET_SCHEMA_VERSION_KEY: str(SCHEMA_VERSION)})
+    metadata = {
+        PARQUET_SCHEMA_VERSION_KEY: str(SCHEMA_VERSION),
+        PARQUET_LAYOUT_KEY: str(PARQUET_LAYOUT_VERSION),
+        PARQUET_BYTE_ORDER_KEY: PARQUET_BYTE_ORDER,
+    }
+    return pa.schema(fields, metadata=metadata)

@@ -180,7 +180,7 @@ def _write_orchlog(directory: Path, rows: list[tuple[int, int, np.ndarray]], kin
             token_idx=t,
             seq=seq,
             values=ALL_VALUES,
-            meta={"token_id": i},
+            token_id=i,
         )
         for seq, (t, i, row) in enumerate(rows)
     ]

@@ -49,7 +49,7 @@ def llama_trace(gguf: Path, out: Path, program: Path | None = None, scenario: Sc
 
 
 def numpy_trace(gguf: Path, out: Path, bugs: Bug = Bug.NONE, scenario: Scenario = DEFAULT_SCENARIO) -> Path:
-    """Every stage of the NumPy engine, each record with the token id of its position (in `meta`)."""
+    """Every stage of the NumPy engine, each record with the token id of its position."""
     token_ids = scenario.prompt + scenario.decode
 
     def observe(checkpoint, layer, token_idx, step, array, stage=None):
@@ -60,7 +60,7 @@ def numpy_trace(gguf: Path, out: Path, bugs: Bug = Bug.NONE, scenario: Scenario 
             layer=layer,
             stage=stage,
             step=step,
-            meta={"token_id": token_ids[token_idx]},
+            token_id=token_ids[token_idx],
         )
 
     with _Run(out, f"numpy{'+' + bugs.name.lower() if bugs else ''}"):

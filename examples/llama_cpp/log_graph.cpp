@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   graph_logger.install(params);  // cb_eval + cb_eval_user_data
   llama_context* ctx = llama_init_from_model(model, params);
   std::vector<llama_token> prompt = {0, 17, 42, 99};
-  graph_logger.begin_step(/*step*/ 0, /*first_position*/ 0, /*n_tokens*/ prompt.size());
+  graph_logger.begin_step(/*step*/ 0, /*first_position*/ 0, /*n_tokens*/ prompt.size(), /*token_ids*/ prompt.data());
   const int rc = llama_decode(ctx, llama_batch_get_one(prompt.data(), static_cast<int32_t>(prompt.size())));
 
   llama_free(ctx);

@@ -10,7 +10,7 @@
 //
 // Graph tensors are logged through orchlog's ggml adapter (orchlog/ggml.hpp)
 // when ORCH_LOG_FILE is set: see graph_logger.install() and the begin_step()
-// call before each llama_decode.
+// call before each llama_decode, which hands the adapter the batch's token ids.
 #include <llama.h>
 #include <orchlog/ggml.hpp>
 
@@ -96,7 +96,7 @@ void quiet_log(enum ggml_log_level level, const char* text, void*) {
 bool decode(llama_context* ctx, orchlog::ggml::GraphLogger& graph_logger, int step,
             const std::vector<llama_token>& tokens, int first_pos, int n_vocab, std::vector<float>& logits) {
   llama_batch batch = token_batch(tokens, first_pos);
-  graph_logger.begin_step(step, first_pos, batch.n_tokens);
+  graph_logger.begin_step(step, first_pos, batch.n_tokens, batch.token);  // the ids become token_id
   bool ok = llama_decode(ctx, batch) == 0;
   for (size_t i = 0; ok && i < tokens.size(); ++i) {
     const float* row = llama_get_logits_ith(ctx, static_cast<int32_t>(i));

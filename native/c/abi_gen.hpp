@@ -31,6 +31,11 @@ inline orchlog::Key key_of(const orchlog_key* k, const orchlog_named_parts* part
   }
   if (parts != nullptr) {
     if (parts->given & ORCHLOG_PART_RANK) key.rank = orchlog::detail::index_arg<std::int32_t>(parts->rank);
+    if (parts->given & ORCHLOG_PART_TOKEN_ID) key.token_id = orchlog::detail::index_arg<std::int64_t>(parts->token_id);
+    if (parts->given & ORCHLOG_PART_SHARD_AXIS) key.shard_axis = orchlog::detail::index_arg<std::int32_t>(parts->shard_axis);
+    if (parts->given & ORCHLOG_PART_SHARD_INDEX) key.shard_index = orchlog::detail::index_arg<std::int32_t>(parts->shard_index);
+    if (parts->given & ORCHLOG_PART_NUM_SHARDS) key.num_shards = orchlog::detail::index_arg<std::int32_t>(parts->num_shards);
+    if (parts->given & ORCHLOG_PART_SHARD_PARTIAL) key.shard_partial = flag_of(parts->shard_partial);
   }
   return key;
 }

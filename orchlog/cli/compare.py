@@ -23,7 +23,8 @@ EXAMPLES = """example:
   orchlog compare reference.jsonl ours.jsonl --format html --output report.html
   orchlog compare llama.bin ours.bin --window 'kq*' --threshold 1e-4
   orchlog compare llama.bin hf.bin --map-b hf_qwen2 --token-offset 1
-  orchlog compare reference.bin tp_run/ --map-b tp_shards.toml
+  orchlog compare reference.bin tp_run/                    # shards gathered by their records' layout
+  orchlog compare reference.bin tp_run/ --map-b tp_shards.toml   # ... or by a map, for records that say none
   orchlog compare ref/ ours/ --require-all --allow-missing 'rope_cache*'   # CI: a cut-short trace fails
   orchlog compare run1.bin run2.bin --exact                                 # bit-exactness (determinism)
 

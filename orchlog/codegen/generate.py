@@ -72,8 +72,10 @@ def _outputs(schema: schema_mod.Schema) -> dict[str, Callable[[], str]]:
         "native/cpp/include/orchlog/orchlog.h": lambda: _render("orchlog.h.j2", schema),
         "native/c/abi_gen.hpp": lambda: _render("abi_gen.hpp.j2", schema),
         "native/python/kernels/jsonl_layout_gen.hpp": lambda: _render("jsonl_layout_gen.hpp.j2", schema),
+        "native/python/kernels/frame_layout_gen.hpp": lambda: _render("frame_layout_gen.hpp.j2", schema),
         "native/rust/src/schema_gen.rs": lambda: _render("schema_gen.rs.j2", schema),
         "native/rust/src/fields_gen.rs": lambda: _render("fields_gen.rs.j2", schema),
+        "native/rust/src/knobs_gen.md": lambda: _render("knobs_gen.md.j2", schema),
         "schema/orchlog.jsonl.schema.json": lambda: jsonschema_gen.render(schema, GENERATED_MARK),
         "docs/knobs.md": lambda: _render("knobs.md.j2", schema),
     }

@@ -187,6 +187,45 @@ def _py_value(f: Field, schema: Schema) -> str:
     return {"str": "''", "bool": "False", "floats": "()"}.get(f.type, "0")
 
 
+def _run_defaults(schema: Schema) -> tuple[Field, ...]:
+    """One key part per run setting that key parts fall back on and no run field carries already: the
+    settings a record's input needs besides its run fields (`rank`; `num_shards` falls back on the
+    `world_size` run field)."""
+    have = {f.name for f in schema.fields_from("run")}
+    out = []
+    for f in schema.fields_from("key"):
+        if f.run_default is not None and f.run_default not in have:
+            have.add(f.run_default)
+            out.append(f)
+    return tuple(out)
+
+
+def _rust_at_least(f: Field) -> str:
+    """A filter making a key part below its field's least value none (nothing for a least value of 0)."""
+    return f".filter(|v| *v >= {f.min})" if f.min else ""
+
+
+def _reader_default(f: Field, schema: Schema) -> str:
+    """The C++ literal a native reader gives an integer or bool identity field that a record lacks: what
+    the Python reader gives it (-1 for null, as in the batch columns)."""
+    if f.nullable or f.source == "writer":
+        return "-1"
+    value = _py_value(f, schema)
+    return {"True": "1", "False": "0"}.get(value, value)
+
+
+def _frame_enum(name: str) -> str:
+    return "kFrame" + _pascal(name)
+
+
+def _frame_keys(schema: Schema) -> list[tuple[int, list[tuple[str, str]]]]:
+    """The binary stream's record keys and the header's mark, grouped by length: (length, [(key, enum)])."""
+    keys = [(f.name, _frame_enum(f.name)) for f in schema.record_fields("msgpack")]
+    keys.append((schema.header[0].name, "kFrameHeaderKey"))
+    lengths = sorted({len(k) for k, _ in keys})
+    return [(n, [(k, e) for k, e in keys if len(k) == n]) for n in lengths]
+
+
 def _header_inputs(schema: Schema) -> list[tuple[Field, str | None]]:
     """The header's settings as Python input fields with their defaults' literals, those without first."""
     out = []
@@ -269,6 +308,7 @@ def context(schema: Schema) -> dict[str, Any]:
         "positional_parts": tuple(f for f in key_parts if f.positional),
         "named_parts": tuple(f for f in key_parts if not f.positional),
         "run_fields": schema.fields_from("run"),
+        "run_defaults": _run_defaults(schema),
         "writer_fields": schema.fields_from("writer"),
         "digest_fields": schema.fields_from("digest"),
         # The identity of a record: what a selector, an alignment key or a reader's column may name.
@@ -278,6 +318,10 @@ def context(schema: Schema) -> dict[str, Any]:
         "header_inputs": _header_inputs(schema),
         "settings": settings,
         "py_value": lambda f: _py_value(f, schema),
+        "reader_default": lambda f: _reader_default(f, schema),
+        "frame_enum": _frame_enum,
+        "at_least": _rust_at_least,
+        "frame_keys": _frame_keys(schema),
         "knob_default": knob_default,
         "dtype_aliases": aliases,
         "nonfinite": enc["jsonl"]["nonfinite"],

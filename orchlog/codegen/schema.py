@@ -77,6 +77,7 @@ class Field:
     length: int | None = None  # floats: how many
     precision: str = "f64"  # floats: the precision they are printed and packed in
     rust_name: str = ""  # key parts: the name of the part in orch_log! and Rust's Keys, where it differs
+    parquet: str = ""  # the Parquet column's name (the field's, unless it would shadow a pandas or Polars attribute)
 
     def in_encoding(self, encoding: str) -> bool:
         return encoding in self.encodings
@@ -95,6 +96,7 @@ class DType:
     doc: str
     aliases: tuple[str, ...]
     numpy: str  # the NumPy dtype whose bytes are this dtype's bytes (bf16: its bits as <u2)
+    parquet: str  # its value in Parquet's dtype column: a spelling np.dtype() reads (bf16 with ml_dtypes)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -144,6 +146,10 @@ class Schema:
 
     def record_fields(self, encoding: str) -> tuple[Field, ...]:
         return tuple(f for f in self.record if f.in_encoding(encoding))
+
+    @property
+    def parquet_columns(self) -> dict[str, str]:
+        return parquet_columns(self.record, self.stats)
 
     def record_field(self, name: str) -> Field:
         for f in self.record:
@@ -210,6 +216,7 @@ def _fields(items: list, where: str, sources: set[str] | None) -> tuple[Field, .
             length=raw.get("length"),
             precision=raw.get("precision", "f64"),
             rust_name=raw.get("rust_name", name),
+            parquet=raw.get("parquet", name),
         )
         _check_field(field, loc)
         out.append(field)
@@ -335,12 +342,14 @@ def parse(data: dict, source: Path = SCHEMA_PATH) -> Schema:
             doc=_require(d, "doc", f"dtypes[{i}]"),
             aliases=tuple(d.get("aliases", ())),
             numpy=_require(d, "numpy", f"dtypes[{i}]"),
+            parquet=_require(d, "parquet", f"dtypes[{i}]"),
         )
         for i, d in enumerate(_require(data, "dtypes", "schema"))
     )
     for d in dtypes:
         if d.kind not in ("float", "int", "uint"):
             raise SchemaError(f"dtype {d.name}: kind must be float, int or uint")
+    _unique("dtypes: two share the Parquet spelling", [d.parquet for d in dtypes])
     record = _require(data, "record", "schema")
     stats = _require(data, "stats", "schema")
     header = _require(data, "header", "schema")
@@ -363,6 +372,8 @@ def parse(data: dict, source: Path = SCHEMA_PATH) -> Schema:
             raise SchemaError(f"env {k.name}: ORCHLOG_ is the developer prefix; engine knobs are ORCH_LOG_*")
     record_fields = _fields(_require(record, "fields", "record"), "record.fields", RECORD_SOURCES)
     _record(record_fields, settings)
+    stats_fields = _fields(_require(stats, "fields", "stats"), "stats.fields", None)
+    _unique("record: two Parquet columns share a name", parquet_columns(record_fields, stats_fields).values())
     selector = _require(data, "selector", "schema")
     selector_numeric = dict(_require(selector, "numeric_keys", "selector"))
     selector_glob = dict(_require(selector, "glob_keys", "selector"))
@@ -379,7 +390,7 @@ def parse(data: dict, source: Path = SCHEMA_PATH) -> Schema:
         dtypes=dtypes,
         record=record_fields,
         record_doc=_text(_require(record, "doc", "record")),
-        stats=_fields(_require(stats, "fields", "stats"), "stats.fields", None),
+        stats=stats_fields,
         stats_lanes=int(_require(stats, "lanes", "stats")),
         producer=_fields(_require(producer, "fields", "producer"), "producer.fields", None),
         header=_header(_fields(_require(header, "fields", "header"), "header.fields", HEADER_SOURCES), settings),
@@ -391,6 +402,22 @@ def parse(data: dict, source: Path = SCHEMA_PATH) -> Schema:
         warning_prefix=str(_require(_require(data, "warnings", "schema"), "prefix", "warnings")),
         source=source,
     )
+
+
+def parquet_columns(record: tuple[Field, ...], stats: tuple[Field, ...]) -> dict[str, str]:
+    """Field name -> Parquet column name for every column of a trace, stats flattened, in column order."""
+    columns: dict[str, str] = {}
+    for f in record:
+        if f.in_encoding("parquet"):
+            columns.update({g.name: g.parquet for g in stats} if f.arrow == "flatten" else {f.name: f.parquet})
+    return columns
+
+
+def _unique(message: str, names: Any) -> None:
+    names = list(names)
+    doubled = sorted({n for n in names if names.count(n) > 1})
+    if doubled:
+        raise SchemaError(f"{message}: {', '.join(doubled)}")
 
 
 def load(path: Path | str = SCHEMA_PATH) -> Schema:

@@ -10,8 +10,12 @@ the record's tensor:
     "s h(tp)"        the same for a [tokens, hidden] record: axis 1
     "h(tp,partial)"  each rank holds a partial sum: add them
 
-given per canonical checkpoint in a name map's `[shards]` section for engines
-that do not annotate their records. `Gatherer` collects the pieces of each
+Records say how they were made with their own fields (`shard_axis`,
+`shard_index`, `num_shards`, `shard_partial`: every emitter takes them per
+call); a name map's `[shards]` section gives the dims per canonical
+checkpoint for engines that do not annotate their records. A record that
+says (an axis, or shard_partial true or false) is taken at its word: its
+fields win over the map's dims. `Gatherer` collects the pieces of each
 checkpoint (same name, stage, layer, token, step; the k-th piece of a rank
 goes with the k-th of every other) and, once all W have arrived, puts one
 record in their place: rank 0 of world size 1, whose tensor is built from the
@@ -20,11 +24,6 @@ lies, so that a report can name the rank whose piece carries an error).
 Pieces that cannot be put together (a rank missing, shapes that do not fit)
 are reported and set aside as unmatched (`held_out`): a piece is never
 compared with a whole tensor, and a missing rank is never a pass.
-
-Records will carry their own layout once the schema has the fields
-(`shard_axis`, `shard_index`, `num_shards`, `shard_partial`: RecordBatch
-columns of int64, NONE where absent, and bool); `layout_of` reads them when
-a batch has them and falls back to the map.
 """
 
 from __future__ import annotations
@@ -45,8 +44,6 @@ from orchlog.strings import glob_matcher
 
 _DIM = re.compile(r"^(?P<name>[A-Za-z_]\w*)(?:\((?P<mods>[^)]*)\))?$")
 MODIFIERS = ("tp", "partial")
-# Record fields that will say how a record is sharded, once the schema has them.
-LAYOUT_FIELDS = ("shard_axis", "shard_index", "num_shards", "shard_partial")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -96,13 +93,26 @@ class Layout:
     source: str  # where the layout came from, for messages
 
 
+def says_layout(batch: RecordBatch) -> np.ndarray:
+    """Which records say how they are laid out: a split axis, or shard_partial given (true or false)."""
+    says: np.ndarray = (batch.shard_axis != NONE) | (batch.shard_partial != NONE)
+    return says
+
+
 def layout_of(batch: RecordBatch, i: int, dims: Dims | None) -> Layout | str | None:
-    """The record's layout (from its own fields when it has them, else from the map's dims), None when it is
-    not a piece, or a message saying why the map's dims do not fit it."""
-    if all(hasattr(batch, f) for f in LAYOUT_FIELDS):
-        count, axis, partial = int(batch.num_shards[i]), int(batch.shard_axis[i]), bool(batch.shard_partial[i])
-        if count > 1 and (partial or axis != NONE):  # NONE: the record does not say
-            return Layout(None if partial else axis, int(batch.shard_index[i]), count, "record")
+    """The record's layout (from its own fields when it gives them, else from the map's dims), None when it is
+    not a piece, or a message saying why it cannot be one."""
+    axis, partial = int(batch.shard_axis[i]), int(batch.shard_partial[i])
+    if axis != NONE or partial != NONE:  # the record says: its word wins over the map's
+        count, index = int(batch.num_shards[i]), int(batch.shard_index[i])
+        index = int(batch.rank[i]) if index == NONE else index  # shard_index null: the record's rank
+        if partial == 1 and axis != NONE:
+            return f"the record gives both shard_axis {axis} and shard_partial true; not gathered"
+        if count <= 1 or (partial != 1 and axis == NONE):
+            return None  # whole: one shard, or shard_partial false without an axis
+        if not 0 <= index < count:
+            return f"shard {index} of {count} shards is not one of them; not gathered"
+        return Layout(None if partial == 1 else axis, index, count, "record")
     count = int(batch.world_size[i])
     if dims is None or count <= 1:
         return None
@@ -251,10 +261,12 @@ class Gatherer:
         return self._dims_cache[checkpoint]
 
     def __call__(self, batch: RecordBatch) -> RecordBatch:
-        fields = all(hasattr(batch, f) for f in LAYOUT_FIELDS)
-        if not len(batch) or not (self.rules or fields):
+        if not len(batch):
             return batch
-        candidates = np.flatnonzero(batch.world_size > 1) if not fields else np.arange(len(batch))
+        says = says_layout(batch)
+        candidates = np.flatnonzero(says | (batch.world_size > 1) if self.rules else says)
+        if not len(candidates):
+            return batch
         pieces, layouts = [], []
         for i in candidates.tolist():
             layout = layout_of(batch, i, self._dims(batch.checkpoint[i]))
@@ -340,6 +352,10 @@ class Gatherer:
             first,
             rank=0,
             world_size=1,
+            shard_axis=None,
+            shard_index=None,
+            num_shards=1,
+            shard_partial=None,
             dtype=gathered.out_dtype if loaded else first.dtype,
             shape=shape,
             numel=math.prod(shape),

@@ -7,11 +7,10 @@ shifted positions reports a "divergence" at token 0 that only says the
 prompts differ. So when both traces say which token id each position holds,
 compare checks them first and reports the first position whose ids differ.
 
-Where the id of a position comes from: the record's `token_id` field once the
-schema has it (a RecordBatch column of int64, NONE where absent: `token_ids`
-reads it when the batch has it), else the record's `meta["token_id"]` (what
-the legacy per-token logits format carries, and what any emitter can write
-today through `meta`).
+Where the id of a position comes from: the record's `token_id` field (every
+emitter takes it per call: orchlog.log(..., token_id=...), the ggml adapter
+from the batch, orchlog.torch from input_ids), else, for traces written before
+the field, the record's `meta["token_id"]`.
 
 `--token-offset N` says that b's position p is a's position p + N (N = 1:
 a has one more leading token, as a prepended BOS), so b's records are moved
@@ -32,14 +31,25 @@ TOKEN_ID = "token_id"
 
 def token_ids(batch: RecordBatch) -> np.ndarray:
     """Each record's token id (int64, NONE where the record does not say)."""
-    column = getattr(batch, TOKEN_ID, None)
-    ids = np.full(len(batch), NONE, dtype=np.int64) if column is None else np.asarray(column, dtype=np.int64).copy()
-    missing = np.flatnonzero((ids == NONE) & (batch.meta != None))  # noqa: E711 - elementwise on an object array
-    for i in missing.tolist():
-        value = batch.meta[i].get(TOKEN_ID)
-        if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 0:
-            ids[i] = int(value)
+    ids: np.ndarray = np.array(batch.token_id, dtype=np.int64)
+    for i in np.flatnonzero((ids == NONE) & (batch.meta != None)).tolist():  # noqa: E711 - elementwise
+        ids[i] = _from_meta(batch.meta[i])
     return ids
+
+
+def token_id_of(batch: RecordBatch, i: int) -> int | None:
+    """Record i's token id, or None."""
+    value = int(batch.token_id[i])
+    if value == NONE and batch.meta[i] is not None:
+        value = _from_meta(batch.meta[i])
+    return None if value == NONE else value
+
+
+def _from_meta(meta: dict[str, Any]) -> int:
+    value = meta.get(TOKEN_ID)
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value >= 0:
+        return int(value)
+    return NONE
 
 
 def shift_positions(batch: RecordBatch, by: int) -> RecordBatch:

@@ -232,7 +232,8 @@ def _text(value: Any, what: str) -> str:
 
 
 def _part(f: Any, value: Any) -> Any:
-    """A key part as every emitter writes it: None when absent, or (numbers) negative or beyond the part's type."""
+    """A key part as every emitter writes it: None when absent, or (numbers) below the part's least value (0
+    unless the schema says more) or beyond its type."""
     if value is None:
         return None
     if f.type == "str":
@@ -243,7 +244,7 @@ def _part(f: Any, value: Any) -> Any:
         return value
     if isinstance(value, bool) or not isinstance(value, int):
         raise BadArgument(f"{f.name} must be an int or None, not {type(value).__name__}")
-    return value if 0 <= value <= f.int_max else None
+    return value if (f.min or 0) <= value <= f.int_max else None
 
 
 def _meta(meta: Any) -> dict[str, Any]:

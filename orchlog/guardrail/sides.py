@@ -21,6 +21,7 @@ import numpy as np
 
 from orchlog.compare import LOGITS_NAMES
 from orchlog.compare.tensors import flat_tensor
+from orchlog.compare.tokens import token_id_of
 from orchlog.errors import OrchlogError
 from orchlog.guardrail.problems import MALFORMED_FILE, MISSING_FILE, MISSING_RUN, PairingError
 from orchlog.read import fields, formats
@@ -187,8 +188,7 @@ class Side:
                 "(log every value: ORCH_LOG_VALUES=all or ORCH_LOG_MODE=full)",
             )
             return None
-        token_id = (batch.meta[i] or {}).get("token_id")
-        return TokenRow(int(batch.token_idx[i]), token_id if isinstance(token_id, int) else None, logits, where)
+        return TokenRow(int(batch.token_idx[i]), token_id_of(batch, i), logits, where)
 
     def _collect_diagnostics(self) -> None:
         """Reader problems (malformed lines, cut-off files) become pairing errors; metadata.json has its own checks."""

@@ -206,7 +206,7 @@ def tensor_problems(rec: TraceRecord, data: Any) -> list[str]:
     return problems
 
 
-_INT32_FIELDS = tuple(f.name for f in schema.ARROW_SCHEMA if str(f.type) == "int32")
+_INT32_FIELDS = tuple(schema.FIELD_OF[f.name] for f in schema.ARROW_SCHEMA if str(f.type) == "int32")
 
 
 def _fields(rec: TraceRecord, data: Any) -> dict[str, Any]:

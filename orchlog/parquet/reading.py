@@ -10,6 +10,10 @@ tensor is read when `raw_bytes()`/`tensor()` is called, together with the
 rest of its row group (the smallest unit Parquet reads), which stays cached
 until a tensor of another row group is asked for, so reading in file order
 reads every row group once and memory scales with the row group, not the trace.
+
+Files of the first layout (every column named after its field, dtype names
+such as `f32`) are read as they are: each file's columns are projected onto
+this layout's names as they are scanned.
 """
 
 from __future__ import annotations
@@ -45,10 +49,15 @@ from orchlog.parquet.footer import (
 )
 from orchlog.parquet.schema import (
     ARROW_SCHEMA,
+    COLUMN_OF,
     DATA_COLUMN,
     DATA_NULLS_KEY,
+    DTYPE_COLUMN,
+    FIELD_OF,
     STATS_COLUMNS,
     SUMMARY_COLUMNS,
+    dtype_name,
+    file_columns,
     headers_from,
     schema_version_of,
 )
@@ -59,8 +68,9 @@ from orchlog.schema_gen import COLUMNS, Stats
 
 FORMAT_NAME = "orchlog-parquet"
 MAGIC = b"PAR1"
-# Without these a file is some other table, not a trace.
+# Without these fields a file is some other table, not a trace.
 _REQUIRED = ("checkpoint", "dtype", "shape", "numel", "blake3")
+_VALUES = COLUMN_OF["values"]
 _ROW = "__orchlog_row"  # row number within its row group, carried through filtering
 _HIVE_NULL = "__HIVE_DEFAULT_PARTITION__"
 _LOCAL = pafs.LocalFileSystem()
@@ -118,6 +128,12 @@ def _open(root: Path, sel: Selection) -> Trace:
                 f"written with schema {f.schema_version}, newer than this orchlog's "
                 f"{schema_gen.SCHEMA_VERSION}; fields this version does not know are ignored",
             )
+        if f.layout_version is not None and f.layout_version > schema_gen.PARQUET_LAYOUT_VERSION:
+            trace.report(
+                Location(f.path),
+                f"written in Parquet layout {f.layout_version}, newer than this orchlog's "
+                f"{schema_gen.PARQUET_LAYOUT_VERSION}; columns this version does not know are ignored",
+            )
     for where, why in problems:
         trace.report(Location(str(where)), f"not read: {why}")
     return trace
@@ -147,22 +163,27 @@ def _parquet_files(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
 
 
 def partition_values(path: Path) -> dict[str, Any]:
-    """Record fields named by `field=value` directories in a path (hive style), typed by the schema."""
+    """Record fields named by `name=value` directories in a path (hive style), typed by the schema.
+
+    The name is a column's (`tp_rank=1`) or its field's (`rank=1`).
+    """
     values: dict[str, Any] = {}
     for part in path.resolve().parent.parts:
         key, eq, raw = part.partition("=")
-        if not eq or key not in ARROW_SCHEMA.names:
+        field = FIELD_OF.get(key, key if key in COLUMN_OF else None)
+        if not eq or field is None:
             continue
         text = urllib.parse.unquote(raw)
+        column_type = ARROW_SCHEMA.field(COLUMN_OF[field]).type
         if text == _HIVE_NULL:
-            values[key] = None
-        elif pa.types.is_integer(ARROW_SCHEMA.field(key).type):
+            values[field] = None
+        elif pa.types.is_integer(column_type):
             try:
-                values[key] = int(text)
+                values[field] = int(text)
             except ValueError:
                 continue  # not ours: a directory that happens to share a field's name
-        elif pa.types.is_string(ARROW_SCHEMA.field(key).type):
-            values[key] = text
+        elif pa.types.is_string(column_type):
+            values[field] = text
     return values
 
 
@@ -206,22 +227,33 @@ class _File:
             self.headers = []
             self.problems.append(f"the run headers in the footer are not JSON ({str(exc)[:120]}); ignored")
         self.schema_version = schema_version_of(self.footer.key_values)
-        partition = {k: v for k, v in partition_values(path).items() if k not in file_schema.names}
+        self.layout_version = schema_version_of(self.footer.key_values, schema_gen.PARQUET_LAYOUT_KEY)
+        self.columns = file_columns(file_schema.names)  # field -> this file's column
+        self.current_layout = self.columns == COLUMN_OF
+        # field -> value of the hive partitions that fill a column the file lacks
+        partition = {f: v for f, v in partition_values(path).items() if self.columns[f] not in file_schema.names}
         if self.recovered is not None:
             partition = {}  # read without a fragment, which is what carries partition values
-        self.schema = pa.schema([*file_schema, *(ARROW_SCHEMA.field(k).with_nullable(True) for k in partition)])
-        missing = [c for c in _REQUIRED if c not in self.schema.names]
+        from_path = [ARROW_SCHEMA.field(COLUMN_OF[f]).with_name(self.columns[f]).with_nullable(True) for f in partition]
+        self.schema = pa.schema([*file_schema, *from_path])
+        missing = [self.columns[f] for f in _REQUIRED if self.columns[f] not in self.schema.names]
         if missing:
             raise OrchlogError(f"{path}: a Parquet file but not an orchlog trace (no column {', '.join(missing)})")
         if partition:
             self.fragment = _FORMAT.make_fragment(
-                self.path, filesystem=_LOCAL, partition_expression=_equals_all(partition)
+                self.path,
+                filesystem=_LOCAL,
+                partition_expression=_equals_all({self.columns[f]: v for f, v in partition.items()}),
             )
-        self.summary_columns = [c for c in SUMMARY_COLUMNS if c in self.schema.names]
+        # This layout's summary column -> this file's column that holds it.
+        self.summary_columns = {
+            c: self.columns[FIELD_OF[c]] for c in SUMMARY_COLUMNS if self.columns[FIELD_OF[c]] in self.schema.names
+        }
         groups = self.footer.row_groups
         self.row_group_count = len(groups)
         self.row_group_starts = np.concatenate(([0], np.cumsum([g.num_rows for g in groups], dtype=np.int64)))
-        self._has_data = any(leaf.path == (DATA_COLUMN,) for leaf in self.footer.leaves)
+        self._data_column = self.columns["data"]
+        self._has_data = any(leaf.path == (self._data_column,) for leaf in self.footer.leaves)
         self._data_nulls: list[int] | None = None  # from the footer's key-value metadata, read on first use
 
     def data_nulls(self, rg: int) -> int | None:
@@ -232,7 +264,7 @@ class _File:
         """
         if not self._has_data:
             return self.footer.row_groups[rg].num_rows
-        counted = self.footer.null_count(rg, DATA_COLUMN)
+        counted = self.footer.null_count(rg, self._data_column)
         if counted is not None:
             return counted
         if self._data_nulls is None:  # orchlog's writers keep no statistics on the tensor column
@@ -265,27 +297,28 @@ class _File:
     def _row_groups(self, sel: Selection) -> list[tuple[int, Callable[[], pa.Table]]]:
         """(row group, a function reading its summary columns) for the row groups the selection may keep."""
         if self.recovered is not None:
-            pf, columns, lock = self.recovered, self.summary_columns, self._recovered_lock
+            pf, lock = self.recovered, self._recovered_lock
+            names, columns = list(self.summary_columns), list(self.summary_columns.values())
 
             def summary(rg: int) -> pa.Table:
                 with lock:
-                    return pf.read_row_group(rg, columns=columns)
+                    return pf.read_row_group(rg, columns=columns).rename_columns(names)
 
             return [(rg, lambda rg=rg: summary(rg)) for rg in range(self.row_group_count)]
+        projection = {c: ds.field(column) for c, column in self.summary_columns.items()}
+        # The caller's own expression names this layout's columns: pushed down only to files of it.
+        pushed = sel.expression(self.columns, own_filter=self.current_layout)
         return [
-            (
-                piece.row_groups[0].id,
-                lambda piece=piece: piece.to_table(schema=self.schema, columns=self.summary_columns),
-            )
-            for piece in self.fragment.split_by_row_group(sel.expression, schema=self.schema)
+            (piece.row_groups[0].id, lambda piece=piece: piece.to_table(schema=self.schema, columns=projection))
+            for piece in self.fragment.split_by_row_group(pushed, schema=self.schema)
         ]
 
     def _records_of(self, table: pa.Table, rg: int, cache: _RowGroupCache, trace: Trace) -> Iterator[TraceRecord]:
         n = table.num_rows
-        cols = {name: table.column(name).to_pylist() for name in table.column_names if name != "values"}
+        cols = {name: table.column(name).to_pylist() for name in table.column_names if name != _VALUES}
         for name in SUMMARY_COLUMNS:
             cols.setdefault(name, [None] * n)
-        values = _list_rows(table.column("values")) if "values" in table.column_names else [np.empty(0)] * n
+        values = _list_rows(table.column(_VALUES)) if _VALUES in table.column_names else [np.empty(0)] * n
         has_stats = all(c in table.column_names for c in STATS_COLUMNS)
         nulls = self.data_nulls(rg)
         first_row = int(self.row_group_starts[rg])
@@ -306,8 +339,9 @@ class _File:
     def read_tensors(self, rg: int) -> pa.ChunkedArray:
         if self.recovered is not None:
             with self._recovered_lock:
-                return self.recovered.read_row_group(rg, columns=[DATA_COLUMN]).column(DATA_COLUMN)
-        return self.fragment.subset(row_group_ids=[rg]).to_table(columns=[DATA_COLUMN]).column(DATA_COLUMN)
+                return self.recovered.read_row_group(rg, columns=[self._data_column]).column(0)
+        table = self.fragment.subset(row_group_ids=[rg]).to_table(columns={DATA_COLUMN: ds.field(self._data_column)})
+        return table.column(DATA_COLUMN)
 
 
 def _recover(path: Path, f, size: int, missing: FooterError) -> tuple[Footer, pq.ParquetFile]:
@@ -336,14 +370,14 @@ def _record(cols: dict[str, list[Any]], i: int, values: np.ndarray, has_stats: b
             inf_count=fields.count(0 if inf_count is None else inf_count, "inf_count"),
         )
     return TraceRecord(
-        **identity(fields.identity_values({c.name: cols[c.name][i] for c in COLUMNS if c.name in cols})),
-        dtype=fields.text(cols["dtype"][i], "dtype"),
-        shape=fields.shape(cols["shape"][i]),
-        numel=fields.count(cols["numel"][i], "numel"),
+        **identity(fields.identity_values({c.name: cols[COLUMN_OF[c.name]][i] for c in COLUMNS})),
+        dtype=dtype_name(fields.text(cols[DTYPE_COLUMN][i], "dtype")),
+        shape=fields.shape(cols[COLUMN_OF["shape"]][i]),
+        numel=fields.count(cols[COLUMN_OF["numel"]][i], "numel"),
         values=values,
         stats=stats,
-        blake3=fields.blake3(cols["blake3"][i]),
-        meta=fields.meta(_meta(cols["meta"][i])),
+        blake3=fields.blake3(cols[COLUMN_OF["blake3"]][i]),
+        meta=fields.meta(_meta(cols[COLUMN_OF["meta"]][i])),
         location=where,
     )
 

@@ -5,8 +5,8 @@ A row is given as the record's field values by name (what
 TraceRecord): `stats` an object with the stats fields as attributes,
 `values` the leading values, `meta` a dict of scalars, `data` the tensor
 bytes or None. `RowBatch.table` builds the Arrow table with the generated
-schema, the nested and binary columns from flat buffers rather than one
-Python object per element.
+schema (its column names, the dtype in its NumPy spelling), the nested and
+binary columns from flat buffers rather than one Python object per element.
 """
 
 from __future__ import annotations
@@ -17,14 +17,16 @@ from typing import Any, NamedTuple
 import numpy as np
 import pyarrow as pa
 
+from orchlog import schema_gen
 from orchlog.encoding.record import json_scalar
 from orchlog.encoding.text import sort_key
 from orchlog.parquet import schema
-from orchlog.parquet.schema import ARROW_SCHEMA, DATA_COLUMN, STATS_COLUMNS
+from orchlog.parquet.schema import ARROW_SCHEMA, COLUMN_OF
 
-_NESTED = ("shape", "values", "meta", DATA_COLUMN)
-_PLAIN = tuple(c for c in ARROW_SCHEMA.names if c not in _NESTED)  # stats included: flat columns
-_REQUIRED = tuple(f.name for f in ARROW_SCHEMA if not f.nullable and f.name not in _NESTED)
+_STATS = frozenset(f.name for f in schema_gen.STATS_FIELDS)
+_NESTED = ("shape", "values", "meta", "data")
+_PLAIN = tuple(f for f in COLUMN_OF if f not in _NESTED)  # fields of flat columns, stats included
+_REQUIRED = tuple(f for f in _PLAIN if not ARROW_SCHEMA.field(COLUMN_OF[f]).nullable)
 # A row's share of a row group beyond its tensor bytes: keys, stats, hash, list headers.
 _ROW_OVERHEAD = 160
 
@@ -86,14 +88,14 @@ class RowBatch:
         With `reserved`, `fields["data"]` already lies in the room `reserve` gave.
         """
         stats = fields["stats"]
-        plain = tuple(getattr(stats, name) if name in STATS_COLUMNS else fields[name] for name in _PLAIN)
+        plain = tuple(getattr(stats, name) if name in _STATS else fields[name] for name in _PLAIN)
         missing = [name for name, value in zip(_PLAIN, plain) if value is None and name in _REQUIRED]
         if missing:
             raise ValueError(f"record lacks {', '.join(missing)}")
         with np.errstate(invalid="ignore"):  # widening a signalling NaN is no error (NumPy warns)
             values = np.asarray(fields["values"], dtype=np.float64).reshape(-1)
         meta = fields["meta"] or {}
-        data = fields[DATA_COLUMN]
+        data = fields["data"]
         length = 0 if data is None else memoryview(data).nbytes
         if length > schema.MAX_TENSOR_BYTES:
             raise ValueError(
@@ -116,16 +118,15 @@ class RowBatch:
     def table(self) -> pa.Table:
         """The rows as one Arrow table with the trace schema (the batch is left as it is)."""
         rows = self._rows
-        plain = list(zip(*(r.plain for r in rows))) if rows else [()] * len(_PLAIN)
-        columns = {name: pa.array(col, type=ARROW_SCHEMA.field(name).type) for name, col in zip(_PLAIN, plain)}
+        plain = dict(zip(_PLAIN, zip(*(r.plain for r in rows)) if rows else [()] * len(_PLAIN)))
+        plain["dtype"] = tuple(schema_gen.DTYPE_PARQUET.get(d, d) for d in plain["dtype"])
+        columns = {f: pa.array(col, type=ARROW_SCHEMA.field(COLUMN_OF[f]).type) for f, col in plain.items()}
         columns["shape"] = _list_array([r.shape for r in rows], pa.int64())
         columns["values"] = _list_array([r.values for r in rows], pa.float64())
         columns["meta"] = _map_array([r.meta for r in rows])
         ends = [r.data_end for r in rows]
-        columns[DATA_COLUMN] = _large_binary(
-            self._arenas[self._current][: self._used], ends, [r.has_data for r in rows]
-        )
-        return pa.Table.from_arrays([columns[name] for name in ARROW_SCHEMA.names], schema=ARROW_SCHEMA)
+        columns["data"] = _large_binary(self._arenas[self._current][: self._used], ends, [r.has_data for r in rows])
+        return pa.Table.from_arrays([columns[f] for f in COLUMN_OF], schema=ARROW_SCHEMA)
 
     def clear(self) -> None:
         """Empty the batch and turn to the other arena (the table just built still uses this one)."""

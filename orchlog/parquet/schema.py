@@ -1,9 +1,11 @@
 """How a trace is laid out in Parquet: the generated Arrow schema and the column settings.
 
-The columns and their types come from the schema file (`schema_gen.arrow_schema`);
-this module adds what the schema does not fix: which columns carry
-statistics and dictionaries, the codec, and the run headers kept in the
-file's key-value metadata.
+The columns, their names and types come from the schema file (`schema_gen.arrow_schema`,
+`schema_gen.PARQUET_COLUMNS`: a field whose name would shadow a pandas or Polars
+attribute, `dtype` say, has a column of another name, `tensor_dtype`); this module
+adds what the schema does not fix: which columns carry statistics and dictionaries,
+the codec, the run headers kept in the file's key-value metadata, and how files of
+the first layout (every column named after its field) are read.
 """
 
 from __future__ import annotations
@@ -23,23 +25,32 @@ from orchlog.parquet.settings import DEFAULT_LEVEL as DEFAULT_LEVEL
 from orchlog.parquet.settings import DEFAULT_ROW_GROUP_BYTES as DEFAULT_ROW_GROUP_BYTES
 
 ARROW_SCHEMA: pa.Schema = schema_gen.arrow_schema()
+COLUMN_OF: dict[str, str] = schema_gen.PARQUET_COLUMNS  # record field (stats flattened) -> column
+FIELD_OF: dict[str, str] = {column: field for field, column in COLUMN_OF.items()}
 COLUMNS: tuple[str, ...] = tuple(ARROW_SCHEMA.names)
-STATS_COLUMNS: tuple[str, ...] = tuple(f.name for f in schema_gen.STATS_FIELDS)
-DATA_COLUMN = "data"
+STATS_COLUMNS: tuple[str, ...] = tuple(COLUMN_OF[f.name] for f in schema_gen.STATS_FIELDS)
+DATA_COLUMN = COLUMN_OF["data"]
+DTYPE_COLUMN = COLUMN_OF["dtype"]
 # Everything but the tensor bytes: what a scan reads to find records.
 SUMMARY_COLUMNS: tuple[str, ...] = tuple(c for c in COLUMNS if c != DATA_COLUMN)
 # The fields a reader may filter on (the record's identity); their row-group min/max make the filters skip data.
-FILTER_COLUMNS: tuple[str, ...] = schema_gen.KEY_FIELDS
+FILTER_FIELDS: tuple[str, ...] = schema_gen.KEY_FIELDS
+FILTER_COLUMNS: tuple[str, ...] = tuple(COLUMN_OF[f] for f in FILTER_FIELDS)
+# The dtype column's values back to dtype names: NumPy's spellings, and layout 1's names.
+DTYPE_OF_SPELLING: dict[str, str] = {
+    **schema_gen.DTYPE_ALIASES,
+    **{spelling: name for name, spelling in schema_gen.DTYPE_PARQUET.items()},
+}
 
 # Low-cardinality text repeats in every row; dictionaries make it nearly free. Tensor bytes
 # never repeat, and trying a dictionary on them (pyarrow's default) made writes a third slower.
-DICTIONARY_COLUMNS = ["checkpoint", "team", "stage", "dtype"]
+DICTIONARY_COLUMNS = [COLUMN_OF[f] for f in ("checkpoint", "team", "stage", "dtype")]
 # Min/max per row group let DuckDB, Polars and orchlog's reader skip row groups; for lists,
 # maps and hashes they would say nothing useful. The tensor column has none: the writer
 # compares every tensor's bytes to find a min/max it then drops (values over 4 KiB), which
 # cost pack a third of its time. What a reader wants from them, how many rows of each row
 # group hold no tensor, is kept in the footer's key-value metadata instead (DATA_NULLS_KEY).
-STATISTICS_COLUMNS = [*FILTER_COLUMNS, "dtype", "numel", *STATS_COLUMNS]
+STATISTICS_COLUMNS = [*FILTER_COLUMNS, DTYPE_COLUMN, COLUMN_OF["numel"], *STATS_COLUMNS]
 DATA_NULLS_KEY = "orchlog.data_nulls"  # JSON list: rows without a tensor, per row group
 
 # Summaries without data are tiny; this bounds a row group of them all the same.
@@ -67,13 +78,25 @@ def writer_options(codec: str = DEFAULT_CODEC, level: int | None = DEFAULT_LEVEL
 
 
 def schema_with_headers(headers: Iterable[Mapping[str, Any]]) -> pa.Schema:
-    """The Arrow schema with the schema version and the run headers as key-value metadata."""
-    return ARROW_SCHEMA.with_metadata(
-        {
-            SCHEMA_VERSION_KEY: str(schema_gen.SCHEMA_VERSION),
-            HEADERS_KEY: headers_json(headers),
-        }
-    )
+    """The Arrow schema with its metadata (schema and layout versions, byte order) and the run headers."""
+    return ARROW_SCHEMA.with_metadata({**ARROW_SCHEMA.metadata, HEADERS_KEY.encode(): headers_json(headers).encode()})
+
+
+def file_columns(names: Iterable[str]) -> dict[str, str]:
+    """Record field -> its column in a file with these column names: this layout's, or layout 1's.
+
+    Layout 1 named every column after its field; a file that has some of those
+    names and none of the names that replaced them is read by them.
+    """
+    present = set(names)
+    renamed = [field for field, column in COLUMN_OF.items() if column != field]
+    legacy = any(f in present for f in renamed) and not any(COLUMN_OF[f] in present for f in renamed)
+    return {field: field if legacy else column for field, column in COLUMN_OF.items()}
+
+
+def dtype_name(spelling: str | None) -> str | None:
+    """The dtype name for the dtype column's value (`<f4`, `bfloat16`, or layout 1's `f32`); unknown ones kept."""
+    return None if spelling is None else DTYPE_OF_SPELLING.get(spelling, spelling)
 
 
 def headers_json(headers: Iterable[Mapping[str, Any]]) -> str:
@@ -98,8 +121,9 @@ def headers_from(metadata: Mapping[bytes, bytes] | None) -> list[dict[str, Any]]
     return [h for h in headers if isinstance(h, dict)] if isinstance(headers, list) else []
 
 
-def schema_version_of(metadata: Mapping[bytes, bytes] | None) -> int | None:
-    raw = (metadata or {}).get(SCHEMA_VERSION_KEY.encode())
+def schema_version_of(metadata: Mapping[bytes, bytes] | None, key: str = SCHEMA_VERSION_KEY) -> int | None:
+    """The version a file's metadata states under `key` (the schema's, or PARQUET_LAYOUT_KEY's); None if none."""
+    raw = (metadata or {}).get(key.encode())
     try:
         return int(raw) if raw else None
     except ValueError:

@@ -57,9 +57,8 @@ class Hooks:
         rows = [(None, tensor)] if token_axis is None else token_rows(tensor, call, self.batch_index, token_axis)
         for position, row in rows:
             token_id = None if position is None else call.token_id(self.batch_index, position - first)
-            meta = None if token_id is None else {"token_id": token_id}
             self.records += orchlog.log(
-                path, row, token_idx=position, layer=layer, stage=stage, step=call.step, meta=meta
+                path, row, token_idx=position, layer=layer, stage=stage, step=call.step, token_id=token_id
             )
 
     def _log_probs(self, path: str, output) -> None:

@@ -1,7 +1,8 @@
 """The fields the next changes will add, each as the one schema entry it takes, on a copy of the schema.
 
-A token id and the tensor-parallel shard layout are key parts (given per
-call), `grafted` is a run field set by a knob of its own, `sketch` a digest
+A request id, a mixture-of-experts expert and its count, a beam and a
+speculative-decoding flag are key parts (given per call; one of each integer
+width and a bool), `grafted` is a run field set by a knob of its own, `sketch` a digest
 (four floats computed over the whole tensor by one function per language;
 the one here stands in for the real sketch). Tests add them to a copy of
 schema/orchlog.schema.yaml and check that every generated output carries
@@ -23,47 +24,47 @@ from orchlog.encoding import dtypes
 
 KEY_PARTS: list[dict[str, Any]] = [
     {
-        "name": "token_id",
+        "name": "request_id",
         "source": "key",
         "type": "i64",
         "min": 0,
         "nullable": True,
-        "doc": "Vocabulary id of the token at token_idx.",
-        "example": 151643,
+        "doc": "The serving request the tensor's tokens belong to.",
+        "example": 4242,
     },
     {
-        "name": "shard_axis",
+        "name": "expert",
         "source": "key",
         "type": "i32",
         "min": 0,
         "nullable": True,
-        "doc": "Dimension the tensor is split along across shards.",
+        "doc": "The mixture-of-experts expert that computed the tensor.",
         "example": 1,
     },
     {
-        "name": "shard_index",
+        "name": "beam",
         "source": "key",
         "type": "i32",
         "min": 0,
         "nullable": True,
-        "doc": "Which slice of that dimension this tensor holds.",
-        "example": 0,
+        "doc": "The beam of a beam search the tensor belongs to.",
+        "example": 2,
     },
     {
-        "name": "shard_count",
+        "name": "num_experts",
         "source": "key",
         "type": "i32",
         "min": 1,
         "nullable": True,
-        "doc": "How many slices there are.",
-        "example": 2,
+        "doc": "How many experts the router chose from.",
+        "example": 8,
     },
     {
-        "name": "partial_sum",
+        "name": "speculative",
         "source": "key",
         "type": "bool",
         "nullable": True,
-        "doc": "The shards add up to the tensor rather than concatenate.",
+        "doc": "The tensor was computed for a speculative (draft) token.",
         "example": True,
     },
 ]

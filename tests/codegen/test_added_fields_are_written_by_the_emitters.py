@@ -28,8 +28,8 @@ CPP = r"""
 #include <orchlog/orchlog.hpp>
 int main() {
   float x[6] = {0.5f, -1.25f, 2.0f, 3.5f, -0.75f, 1.0f};
-  const orchlog::Key key = orchlog::Key{5, 3, "rope", 0}.with_token_id(151643).with_shard_axis(1).with_shard_index(1)
-      .with_shard_count(2).with_partial_sum(true).with_rank(1);
+  const orchlog::Key key = orchlog::Key{5, 3, "rope", 0}.with_request_id(151643).with_expert(1).with_beam(1)
+      .with_num_experts(2).with_speculative(true).with_rank(1);
   orchlog::log("attn_out", {x, orchlog::DType::f32, {2, 3}}, key);
   orchlog::log("logits", {x, orchlog::DType::f32, {6}}, orchlog::Key{6});
   orchlog::close();
@@ -40,8 +40,8 @@ int main() {
 RUST = r"""
 fn main() {
     let x = vec![0.5f32, -1.25, 2.0, 3.5, -0.75, 1.0];
-    orchlog::orch_log!("attn_out", &x, 5usize, layer = 3, stage = "rope", step = 0, token_id = 151643,
-        shard_axis = 1, shard_index = 1, shard_count = 2, partial_sum = true, rank = 1, shape = [2, 3]);
+    orchlog::orch_log!("attn_out", &x, 5usize, layer = 3, stage = "rope", step = 0, request_id = 151643,
+        expert = 1, beam = 1, num_experts = 2, speculative = true, rank = 1, shape = [2, 3]);
     orchlog::orch_log!("logits", &x, 6usize);
     std::process::exit(if orchlog::error_count() == 0 { 0 } else { 1 });
 }
@@ -86,8 +86,8 @@ def _expected(repo_root, language: str) -> dict[str, bytes]:
     )
     data = struct.pack("<6f", *DATA)
     common = {"team": "t", "world_size": 1, "grafted": True, "dtype": "f32", "data": data, "meta": {}}
-    key = {"token_idx": 5, "layer": 3, "stage": "rope", "step": 0, "token_id": 151643, "shard_axis": 1}
-    key |= {"shard_index": 1, "shard_count": 2, "partial_sum": True, "rank": 1}
+    key = {"token_idx": 5, "layer": 3, "stage": "rope", "step": 0, "request_id": 151643, "expert": 1}
+    key |= {"beam": 1, "num_experts": 2, "speculative": True, "rank": 1}
     with pytest.MonkeyPatch.context() as patch:
         next_fields.stand_in_functions(patch)
         first = encode_record({"checkpoint": "attn_out", **common, **key, "shape": (2, 3), "seq": 0}, schema)
@@ -114,7 +114,7 @@ def test_the_cpp_logger_built_from_the_copy_writes_the_new_fields(repo_root, che
         [CXX, "-std=c++17", "-Wall", "-Wextra", "-Werror", f"-I{include}", str(source), "-o", str(exe)], check=True
     )
     written = _run([str(exe)], tmp_path)
-    assert json.loads(written["run.jsonl"].splitlines()[1])["token_id"] == 151643
+    assert json.loads(written["run.jsonl"].splitlines()[1])["request_id"] == 151643
     assert written == _expected(repo_root, "cpp")
 
 

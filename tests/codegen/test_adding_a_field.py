@@ -42,10 +42,10 @@ def test_the_shipped_outputs_have_none_of_the_next_fields():
 
 def test_cpp_keys_get_a_member_and_a_setter_per_key_part(extended):
     api = extended["native/cpp/include/orchlog/api_gen.hpp"]
-    assert "std::optional<std::int64_t> token_id;" in api
-    assert "std::optional<bool> partial_sum;" in api
-    assert "Key with_shard_index(const V& value) const" in api
-    assert 'f(std::string_view("shard_count"), key.shard_count);' in api
+    assert "std::optional<std::int64_t> request_id;" in api
+    assert "std::optional<bool> speculative;" in api
+    assert "Key with_beam(const V& value) const" in api
+    assert 'f(std::string_view("num_experts"), key.num_experts);' in api
     assert "std::optional<bool> grafted;  // ORCH_LOG_GRAFTED" in api  # a setting of Options
 
 
@@ -53,51 +53,43 @@ def test_cpp_records_visit_the_new_fields_in_schema_order(extended):
     views = extended["native/cpp/include/orchlog/schema_gen.hpp"]
     visit = views[views.index("void visit_record(") :]
     keys = re.findall(r'v\.key\("(\w+)"\);', visit[: visit.index("\n}\n")])
-    assert keys[6:14] == [
-        "rank",
-        "token_id",
-        "shard_axis",
-        "shard_index",
-        "shard_count",
-        "partial_sum",
-        "world_size",
-        "grafted",
-    ]
-    assert "v.opt_boolean(r.partial_sum);" in visit and "v.floats_f32(r.sketch);" in visit
+    assert keys[6:12] == ["rank", "request_id", "expert", "beam", "num_experts", "speculative"]
+    assert keys[keys.index("world_size") :][:2] == ["world_size", "grafted"]
+    assert "v.opt_boolean(r.speculative);" in visit and "v.floats_f32(r.sketch);" in visit
     plumbing = extended["native/cpp/include/orchlog/detail/fields_gen.hpp"]
     assert "digest_sketch(t, size, d.sketch);" in plumbing  # the one hand-written function a digest needs
-    assert "v.token_id = p.key.token_id;" in plumbing and "v.grafted = run.grafted;" in plumbing
+    assert "v.request_id = p.key.request_id;" in plumbing and "v.grafted = run.grafted;" in plumbing
     assert "k.grafted = knob_bool(o.grafted, schema::kKnobGrafted, warnings);" in plumbing
 
 
 def test_the_c_abi_names_new_parts_without_changing_the_key_struct(extended):
     header = extended["native/cpp/include/orchlog/orchlog.h"]
     key = header[header.index("typedef struct orchlog_key {") : header.index("} orchlog_key;")]
-    assert not re.search(r"\btoken_id\b", key)  # old initializers {t, l, s, NULL} stay complete
+    assert not re.search(r"\brequest_id\b", key)  # old initializers {t, l, s, NULL} stay complete
     parts = header[header.index("typedef struct orchlog_named_parts {") : header.index("} orchlog_named_parts;")]
-    assert "int64_t token_id;" in parts and "int32_t partial_sum;" in parts
-    assert "#define ORCHLOG_PART_TOKEN_ID (1u << 1)" in header
+    assert "int64_t request_id;" in parts and "int32_t speculative;" in parts
+    assert "#define ORCHLOG_PART_REQUEST_ID (1u << 1)" in header
     assert "const char* grafted; /* ORCH_LOG_GRAFTED */" in header
     glue = extended["native/c/abi_gen.hpp"]
-    assert "if (parts->given & ORCHLOG_PART_TOKEN_ID) key.token_id" in glue
+    assert "if (parts->given & ORCHLOG_PART_REQUEST_ID) key.request_id" in glue
 
 
 def test_rust_gets_a_setter_per_key_part_and_a_config_member_per_knob(extended):
     rust = extended["native/rust/src/fields_gen.rs"]
-    assert "pub fn token_id(mut self, index: impl KeyIndex) -> Self {" in rust
-    assert "pub fn partial_sum(mut self, value: impl Flag) -> Self {" in rust
+    assert "pub fn request_id(mut self, index: impl KeyIndex) -> Self {" in rust
+    assert "pub fn speculative(mut self, value: impl Flag) -> Self {" in rust
     assert "pub grafted: bool," in rust and "grafted: knobs.bool(&KNOB_GRAFTED)," in rust
     assert "sketch: digest::digest_sketch(tensor)" in rust
     assert "v.floats_f32(r.sketch);" in extended["native/rust/src/schema_gen.rs"]
 
 
 def test_python_types_carry_the_new_fields(tables):
-    assert {"token_id", "partial_sum", "grafted"} <= set(tables.RecordInput.__dataclass_fields__)
-    assert set(tables.NamedKeyParts.__annotations__) >= {"rank", "token_id", "shard_axis", "partial_sum"}
+    assert {"request_id", "speculative", "grafted"} <= set(tables.RecordInput.__dataclass_fields__)
+    assert set(tables.NamedKeyParts.__annotations__) >= {"rank", "request_id", "expert", "speculative"}
     assert "grafted" in tables.RunSettings.__annotations__
-    assert tables.KEY_PARTS[5:] == ("token_id", "shard_axis", "shard_index", "shard_count", "partial_sum")
+    assert tables.KEY_PARTS[5:10] == ("request_id", "expert", "beam", "num_experts", "speculative")
     assert tables.ColumnSpec("sketch", "floats", 4) in tables.COLUMNS
-    assert tables.ColumnSpec("partial_sum", "bool") in tables.COLUMNS
+    assert tables.ColumnSpec("speculative", "bool") in tables.COLUMNS
     assert "sketch" in {f.name for f in tables.RecordFields.__dataclass_fields__.values()}
     assert "sketch" in tables.arrow_schema().names
 
@@ -105,13 +97,13 @@ def test_python_types_carry_the_new_fields(tables):
 def test_the_json_schema_describes_them_and_accepts_every_new_vector_line(extended):
     doc = json.loads(extended["schema/orchlog.jsonl.schema.json"])
     record = doc["$defs"]["record"]["properties"]
-    assert record["token_id"]["oneOf"][0] == {"type": "integer", "maximum": 2**63 - 1, "minimum": 0}
+    assert record["request_id"]["oneOf"][0] == {"type": "integer", "maximum": 2**63 - 1, "minimum": 0}
     assert record["sketch"]["minItems"] == record["sketch"]["maxItems"] == 4
     validator = jsonschema.Draft202012Validator(doc)
     for case in json.loads(extended["schema/vectors/records.json"])["cases"]:
         line = json.loads(case["expected"]["jsonl"])
         assert not list(validator.iter_errors(line)), case["name"]
-        line.pop("token_id")
+        line.pop("request_id")
         assert not validator.is_valid(line)  # every field is required
 
 
@@ -126,7 +118,7 @@ def test_every_record_vector_carries_them_and_the_full_case_sets_their_examples(
         p["name"]: p["example"] for p in next_fields.KEY_PARTS
     }
     empty = next(json.loads(c["expected"]["jsonl"]) for c in cases if c["name"] == "f32_no_optionals")
-    assert (empty["token_id"], empty["partial_sum"], empty["grafted"]) == (None, None, False)
+    assert (empty["request_id"], empty["speculative"], empty["grafted"]) == (None, None, False)
     assert empty["sketch"] == [0, 0, 0, 0] or len(empty["sketch"]) == 4
 
 
@@ -148,7 +140,7 @@ def test_the_native_jsonl_parser_walks_the_new_literals_in_order(extended):
     names = [re.search(r'\\"(\w+)\\"', lit).group(1) for lit in literals if '\\"' in lit]
     line = json.loads(json.loads(extended["schema/vectors/records.json"])["cases"][0]["expected"]["jsonl"])
     assert [n for n in names if n in line] == list(line)  # the top-level keys, in order
-    assert "k.opt_bool(partial_sum)" in body and "k.fixed_numbers(sketch, 4)" in body
+    assert "k.opt_bool(speculative)" in body and "k.fixed_numbers(sketch, 4)" in body
     assert "std::vector<double> sketch;  // 4 per row" in parser
 
 
@@ -167,3 +159,15 @@ def test_a_frame_field_is_in_the_binary_stream_only_computed_by_its_writer(exten
         assert frame.index(b"\xa4data") > at and "crc" not in json.loads(case["expected"]["jsonl"])
         value = frame[at + 4 :]
         assert value[0] == 0xCE and int.from_bytes(value[1:5], "big") == next_fields.frame_crc(frame[: at + 4])
+
+
+def test_the_native_frame_decoder_reads_each_new_field_by_its_key_into_its_column(extended):
+    layout = extended["native/python/kernels/frame_layout_gen.hpp"]
+    key_table = layout[layout.index("inline FrameKey frame_key(") : layout.index("struct FrameRecord")]
+    reads = layout[layout.index("inline bool read_field(") : layout.index("inline void push_record(")]
+    pushes = layout[layout.index("inline void push_record(") :]
+    for name in next_fields.NEW_FIELDS:
+        assert f'k == "{name}"' in key_table, name
+        assert re.search(rf"case kFrame\w+:\n\s+return [^\n]*f\.{name}\b", reads), name
+        assert f"c.{name}." in pushes, name
+    assert "case kFrameCrc:\n      return r.skip();" in reads  # a frame field is the writer's check, not read

@@ -28,6 +28,7 @@ struct Keys {
   template <class T> void opt_i32(T) {}
   template <class T> void i64(T) {}
   template <class T> void opt_i64(T) {}
+  template <class T> void opt_boolean(T) {}
   template <class T> void opt_f64(T) {}
   template <class T> void dtype(T) {}
   template <class T> void shape(T) {}

@@ -49,7 +49,7 @@ fn main() {
     let stats = Stats::default();
     let r = RecordView {
         checkpoint: "x", team: "", token_idx: None, layer: None, stage: None, step: None, rank: 0,
-        world_size: 1, seq: 0, dtype: DType::F32, shape: &[], numel: 1,
+        token_id: None, shard_axis: None, shard_index: None, num_shards: 1, shard_partial: None, world_size: 1, seq: 0, dtype: DType::F32, shape: &[], numel: 1,
         values: ValuesView { dtype: DType::F32, data: &[], count: 0 }, stats, blake3: "", meta: &[], data: &[],
     };
     let mut k = Keys { depth: 0 };

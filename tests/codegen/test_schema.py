@@ -96,7 +96,7 @@ def test_a_record_field_without_a_source_is_rejected(raw):
         ),
         (
             2,
-            {"name": "token_id", "type": "i64", "source": "key", "nullable": True},
+            {"name": "request_id", "type": "i64", "source": "key", "nullable": True},
             "positional key parts must come before",
         ),
         (15, {"name": "sketch", "type": "floats", "source": "digest"}, "sketch.*positive `length`"),
@@ -128,4 +128,16 @@ def test_engine_knobs_and_developer_variables_keep_their_prefixes(raw):
     assert all(v.name.startswith("ORCHLOG_") for v in s.developer_env)
     raw["env"][1]["name"] = "ORCHLOG_TEAM"
     with pytest.raises(schema.SchemaError, match="ORCHLOG_ is the developer prefix"):
+        schema.parse(raw)
+
+
+def test_two_parquet_columns_of_one_name_are_rejected(raw):
+    raw["record"]["fields"][1]["parquet"] = "checkpoint"
+    with pytest.raises(schema.SchemaError, match="two Parquet columns share a name: checkpoint"):
+        schema.parse(raw)
+
+
+def test_two_dtypes_of_one_parquet_spelling_are_rejected(raw):
+    raw["dtypes"][1]["parquet"] = raw["dtypes"][0]["parquet"]
+    with pytest.raises(schema.SchemaError, match="two share the Parquet spelling"):
         schema.parse(raw)

@@ -3,12 +3,14 @@ summed) into the tensor an unsharded run logs, whatever the shape, axis and numb
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from orchlog.compare import CompareOptions, compare
 from orchlog.compare.shards import Gatherer, parse_dims
-from orchlog.read.batch import RecordBatch
+from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.trace import TraceRecord
 from tests.tracegen import record, write_frames, write_jsonl
 
@@ -132,14 +134,76 @@ def test_the_leading_values_of_random_pieces_are_a_true_prefix_of_the_whole(seed
         assert len(got) == whole.size
 
 
-def test_a_records_own_layout_fields_are_read_when_the_batch_has_them():
-    from orchlog.read.batch import NONE
+def _said(whole: np.ndarray, ways: int, axis: int | None, **extra):
+    """The pieces of `whole` as an emitter writes them when each call gives its layout (no map needed)."""
+    layout = {"shard_partial": True} if axis is None else {"shard_axis": axis}
+    return [
+        dataclasses.replace(p, world_size=ways, num_shards=ways, **layout, **extra)
+        for p in _pieces(whole, ways, axis, name="x")
+    ]
 
-    records = [TraceRecord("y", shape=(2,), numel=2, dtype="f32", values=np.array([r, r]), rank=r) for r in range(2)]
-    batch = RecordBatch.from_records(records)
-    batch.shard_axis, batch.shard_index = np.array([0, 0]), np.array([0, 1])  # the columns the schema will add
-    batch.num_shards, batch.shard_partial = np.array([2, 2]), np.array([False, False])
-    out = Gatherer([], lambda *p: None)(batch)  # no map: the records say it
-    assert len(out) == 1 and out.shape_of(0) == (4,) and out.row_values(0).tolist() == [0, 0, 1, 1]
-    batch.shard_axis = np.array([NONE, NONE])
-    assert len(Gatherer([], lambda *p: None)(batch)) == 2  # a record that does not say is no piece
+
+@pytest.mark.parametrize("seed", range(25))
+def test_random_pieces_that_say_their_layout_gather_without_a_map(tmp_path, seed):
+    rng = np.random.default_rng(500 + seed)
+    shape = tuple(int(d) for d in rng.integers(2, 6, size=rng.integers(1, 4)))
+    ways = int(rng.integers(2, 5))
+    axis = None if rng.random() < 0.3 else int(rng.integers(0, len(shape)))
+    shape = tuple(d * ways if k == axis else d for k, d in enumerate(shape))
+    whole = rng.standard_normal(shape).astype(np.float32)
+    pieces = _said(whole, ways, axis)
+    write = write_frames if seed % 2 else write_jsonl  # full tensors, or summaries of them
+    a = write(tmp_path / "a.x", [record("x", whole, token_idx=0, layer=1, seq=0, values=-1)])
+    b = write(tmp_path / "b.x", [dataclasses.replace(p, values=-1) for p in pieces[::-1]])
+    report = compare(a, b, CompareOptions(detail=True))
+    assert report.status == "ok" and report.findings.pairs == 1 and not report.unmatched
+    assert report.findings.kept_pairs()[0].metrics["max_abs"] <= (1e-5 if axis is None else 0.0)
+
+
+def test_a_records_fields_win_over_the_maps_dims(tmp_path):
+    whole = np.arange(12, dtype=np.float32).reshape(3, 4)
+    shards = tmp_path / "shards.toml"
+    shards.write_text('[shards]\n"x" = "a(tp) b"\n')  # says axis 0; the records say axis 1
+    a = write_frames(tmp_path / "a.bin", [record("x", whole, token_idx=0, layer=1, seq=0)])
+    b = write_frames(tmp_path / "b.bin", _said(whole, 2, 1))
+    report = compare(a, b, CompareOptions(maps_b=[str(shards)]))
+    assert report.status == "ok" and report.findings.pairs == 1
+    whole_said = [dataclasses.replace(p, shard_partial=False) for p in _pieces(whole, 2, 0, name="x")]
+    c = write_frames(tmp_path / "c.bin", [dataclasses.replace(p, world_size=2) for p in whole_said])
+    report = compare(a, c, CompareOptions(maps_b=[str(shards)]))  # "I am whole": the map is not applied
+    assert report.status == "diverged" and len(report.unmatched_on("b")) == 1  # rank 0's half met the whole
+
+
+def test_a_shard_index_left_null_is_the_records_rank_and_one_given_is_taken():
+    rows = [TraceRecord("y", shape=(2,), numel=2, dtype="f32", values=np.array([r, r])) for r in range(2)]
+    said = [dataclasses.replace(r, rank=k, world_size=2, shard_axis=0, num_shards=2) for k, r in enumerate(rows)]
+    out = Gatherer([], lambda *p: None)(RecordBatch.from_records(said))
+    assert len(out) == 1 and out.row_values(0).tolist() == [0, 0, 1, 1]
+    assert (out.shard_axis[0], out.num_shards[0], out.rank[0]) == (NONE, 1, 0)  # the whole tensor says so
+    # One process drives both shards (rank 0 for both records) and names each shard itself.
+    swapped = [dataclasses.replace(r, rank=0, shard_index=1 - k) for k, r in enumerate(said)]
+    out = Gatherer([], lambda *p: None)(RecordBatch.from_records(swapped))
+    assert len(out) == 1 and out.row_values(0).tolist() == [1, 1, 0, 0]
+
+
+@pytest.mark.parametrize(
+    "fields, problem",
+    [
+        ({"shard_axis": 0, "shard_partial": True}, "both shard_axis 0 and shard_partial true"),
+        ({"shard_axis": 0, "shard_index": 5}, "shard 5 of 2 shards"),
+    ],
+)
+def test_a_layout_that_cannot_be_is_reported_and_the_record_left_alone(fields, problem):
+    problems = []
+    rows = [
+        TraceRecord("y", shape=(2,), numel=2, dtype="f32", rank=r, world_size=2, num_shards=2, **fields)
+        for r in range(2)
+    ]
+    out = Gatherer([], lambda where, why: problems.append(why))(RecordBatch.from_records(rows))
+    assert len(out) == 2 and problem in problems[0]
+
+
+def test_records_that_say_nothing_are_no_pieces_without_a_map():
+    rows = [TraceRecord("y", shape=(2,), numel=2, dtype="f32", rank=r, world_size=2, num_shards=2) for r in range(2)]
+    gatherer = Gatherer([], lambda *p: None)
+    assert len(gatherer(RecordBatch.from_records(rows))) == 2 and gatherer.gathered == 0

@@ -11,7 +11,7 @@ import numpy as np
 
 from orchlog.compare import CompareOptions, compare
 from orchlog.compare.per_token import compare_per_token
-from orchlog.compare.tokens import TokenIds, first_difference, shift_positions, token_ids
+from orchlog.compare.tokens import TokenIds, first_difference, shift_positions, token_id_of, token_ids
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.paths import open_trace
 from orchlog.read.trace import TraceRecord
@@ -34,13 +34,29 @@ def _bos_pair(tmp_path):
     return a, b
 
 
-def test_a_records_token_id_comes_from_its_meta_until_the_schema_has_a_field():
+def test_a_records_token_id_is_its_field_and_else_for_older_traces_its_meta():
     batch = RecordBatch.from_records(
-        [TraceRecord("x", token_idx=0, meta={"token_id": 7}), TraceRecord("x", token_idx=1), TraceRecord("y")]
+        [
+            TraceRecord("x", token_idx=0, token_id=7, meta={"token_id": 8}),  # the field wins
+            TraceRecord("x", token_idx=1, meta={"token_id": 9}),
+            TraceRecord("x", token_idx=2, meta={"token_id": True}),  # not an id
+            TraceRecord("y"),
+        ]
     )
-    assert token_ids(batch).tolist() == [7, NONE, NONE]
-    batch.token_id = np.array([NONE, 9, NONE])  # the column the schema will add
-    assert token_ids(batch).tolist() == [7, 9, NONE]
+    assert token_ids(batch).tolist() == [7, 9, NONE, NONE]
+    assert [token_id_of(batch, i) for i in range(4)] == [7, 9, None, None]
+
+
+def test_token_ids_written_by_the_emitter_are_read_back_from_every_encoding(tmp_path):
+    import orchlog
+
+    for mode, name in (("summary", "t.jsonl"), ("full", "t.bin")):
+        orchlog.configure(path=str(tmp_path / name), mode=mode, select="")
+        for position, token in enumerate(PROMPT):
+            orchlog.log("embd", np.ones(4, np.float32), token_idx=position, token_id=token)
+        orchlog.close()
+        batch = RecordBatch.concat(list(open_trace(tmp_path / name).batches()))
+        assert token_ids(batch).tolist() == PROMPT, mode
 
 
 def test_shifting_positions_leaves_records_without_one_alone():

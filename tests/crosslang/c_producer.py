@@ -8,9 +8,10 @@ program and liborchlog_c; this only changes the spelling of the input.
     python -m tests.crosslang.c_producer PROGRAM tests/crosslang/tensors.json
 
 The stream: `config N` and N meta lines, then per tensor `tensor CHECKPOINT
-DTYPE NDIM DIMS... TOKEN LAYER STAGE STEP RANK NMETA`, NMETA meta lines and
+DTYPE NDIM DIMS... TOKEN LAYER STAGE STEP RANK TOKEN_ID SHARD_AXIS SHARD_INDEX
+NUM_SHARDS SHARD_PARTIAL NMETA`, NMETA meta lines and
 `data HEX`. Text is `x` + its UTF-8 bytes in hex, absent values `-`, key
-numbers decimal as the file gives them. A meta line is `m KEY KIND VALUE`:
+numbers decimal as the file gives them, SHARD_PARTIAL 0 or 1. A meta line is `m KEY KIND VALUE`:
 KIND b (0/1), i (decimal), f (the f64's 16 hex digits of bits), s (text).
 """
 
@@ -68,6 +69,8 @@ def token_stream(doc: dict) -> str:
                     "-" if t["stage"] is None else _text(t["stage"]),
                     _number(t["step"]),
                     _number(t.get("rank")),
+                    *(_number(t.get(part)) for part in ("token_id", "shard_axis", "shard_index", "num_shards")),
+                    "-" if t.get("shard_partial") is None else str(int(t["shard_partial"])),
                     str(len(meta)),
                 ]
             )

@@ -29,9 +29,10 @@ def knob_text(value: str | bytes | None) -> str | None:
 
 
 def key_part(part: schema_gen.FieldSpec, value: Any) -> Any:
-    """A key part as every emitter writes it: a number is null when negative or beyond its field's type."""
+    """A key part as every emitter writes it: a number is null when below its field's least value (`min`, else 0)
+    or beyond its type."""
     if part.type in ("i32", "i64"):
-        return value if value is not None and 0 <= value <= part.int_max else None
+        return value if value is not None and (part.min or 0) <= value <= part.int_max else None
     return value
 
 

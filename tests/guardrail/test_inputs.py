@@ -41,7 +41,7 @@ def _pair(tree, **pair):
 def test_every_encoding_reads_the_same_logits(tree, encodings):
     pair = _pair(tree, encodings=encodings)
     assert pair.verdict == PASS_EQUIV and len(pair.tokens) == tree.gen_len and pair.aggregates["max_abs_diff"] == 0
-    assert pair.tokens[0].token_id is not None  # orchlog traces carry it in meta.token_id
+    assert pair.tokens[0].token_id is not None  # orchlog traces carry it in their token_id field
     assert [s.format for s in pair.sides] == [FORMATS[e] for e in encodings]
 
 

@@ -6,11 +6,15 @@ from __future__ import annotations
 import subprocess
 import sys
 
+from orchlog import schema_gen
 from orchlog.read.paths import open_trace
 from tests.conftest import load_vectors
 from tests.native import build
 from tests.native.conftest import c_declarations
 from tests.vectors_io import meta_from_json
+
+# The key parts orchlog_named_parts holds: bit i of `given` (ORCHLOG_PART_<NAME>) is the i-th.
+NAMED_PARTS = [p for p in schema_gen.KEY_PARTS if p not in schema_gen.POSITIONAL_KEY_PARTS]
 
 
 def _meta(ffi, meta: dict, keep: list):
@@ -62,6 +66,10 @@ def test_every_record_vector_is_reproduced_byte_for_byte(c_abi, record_vectors):
         r.key.step = -1 if doc["step"] is None else doc["step"]
         r.key.stage = _text(ffi, doc["stage"], keep)
         r.rank, r.world_size, r.seq = doc["rank"], doc["world_size"], doc["seq"]
+        for bit, name in enumerate(NAMED_PARTS):
+            if doc.get(name) is not None:
+                setattr(r.parts, name, int(doc[name]))
+                r.parts.given |= 1 << bit
         buf = ffi.from_buffer(data)
         r.data, r.dtype = buf, _text(ffi, doc["dtype"], keep)
         r.shape, r.ndim, r.values = shape, len(doc["shape"]), doc["values"]

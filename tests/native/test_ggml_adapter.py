@@ -55,10 +55,32 @@ def records_of(records, checkpoint, stage=None):
 
 def test_a_block_tensor_is_one_record_per_token_with_its_layer_and_step(everything):
     _, records, _ = everything
-    norm = records_of(records, "attn_norm")
+    norm = [r for r in records_of(records, "attn_norm") if r.step == 2]
     assert [(r.token_idx, r.layer, r.step) for r in norm] == [(5, 0, 2), (6, 0, 2), (7, 0, 2)]
     assert [r.shape for r in norm] == [(4,)] * 3
     np.testing.assert_array_equal(norm[1].tensor(), np.arange(104, 108, dtype=np.float32))
+
+
+def test_each_token_row_carries_the_id_begin_step_was_given_for_its_token(everything):
+    _, records, _ = everything
+    norm = [r for r in records_of(records, "attn_norm") if r.step == 2]
+    assert [(r.token_idx, r.token_id) for r in norm] == [(5, 11), (6, 22), (7, 33)]
+    assert [r.token_id for r in records_of(records, "result_output")] == [33]  # the last token's row
+    (cache,) = records_of(records, "cache_k_l0")
+    assert cache.token_id is None
+
+
+def test_in_a_one_token_step_the_kv_cache_and_what_is_made_of_it_have_no_token(everything):
+    _, records, _ = everything
+    (row,) = [r for r in records_of(records, "attn_norm") if r.step == 3]
+    assert (row.token_idx, row.token_id, row.shape) == (8, 44, (4,))
+    cells, by_head, cont = (
+        records_of(records, name) for name in ("cache_k_l0 (view)", "cache_k_l0 (view) (permuted)", "k_cached")
+    )
+    assert [(r.token_idx, r.token_id, r.shape) for r in cells] == [(None, None, (4, 8))]
+    assert [(r.token_idx, r.shape) for r in by_head] == [(None, (2, 4, 4))]
+    assert [(r.token_idx, r.layer, r.shape) for r in cont] == [(None, 0, (2, 4, 4))]
+    np.testing.assert_array_equal(cells[0].tensor(), np.arange(1000, 1032, dtype=np.float32).reshape(4, 8))
 
 
 def test_a_name_outside_the_blocks_has_no_layer(everything):
@@ -136,7 +158,7 @@ def test_a_second_graph_in_one_step_is_warned_about_once(everything):
 
 def test_the_selector_decides_what_the_scheduler_is_asked_to_copy(graph_cases, tmp_path):
     answers, records, _ = run(graph_cases, tmp_path, select="checkpoint=Qcur,token=6")
-    assert answers["attn_norm-0"] == [0] and answers["embd"] == [0, 0]
+    assert answers["attn_norm-0"] == [0, 0] and answers["embd"] == [0, 0]
     assert answers["Qcur-0"] == [1, 1, 1]
     assert [(r.checkpoint, r.stage, r.token_idx) for r in records] == [
         ("Qcur", None, 6),

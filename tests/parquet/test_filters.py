@@ -8,13 +8,14 @@ import pytest
 
 from orchlog.errors import OrchlogError
 from orchlog.parquet.filters import selection
+from orchlog.parquet.schema import COLUMN_OF
 
 TABLE = pa.table(
     {
         "checkpoint": ["attn_norm", "attn_out", "ffn_out", "logits", None],
         "layer": pa.array([0, 1, 2, None, 3], pa.int32()),
         "token_idx": pa.array([5, 5, 6, 7, None], pa.int64()),
-        "rank": pa.array([0, 0, 1, 1, 0], pa.int32()),
+        COLUMN_OF["rank"]: pa.array([0, 0, 1, 1, 0], pa.int32()),
     }
 )
 
@@ -54,7 +55,7 @@ def test_selector_text_means_what_it_means_to_an_emitter():
 
 
 def test_a_raw_pyarrow_expression_is_anded_with_the_rest():
-    assert _kept(filter=ds.field("rank") == 1, token_idx=range(0, 7)) == [2]
+    assert _kept(filter=ds.field(COLUMN_OF["rank"]) == 1, token_idx=range(0, 7)) == [2]
 
 
 def test_mistakes_are_clear_errors():

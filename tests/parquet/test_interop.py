@@ -45,7 +45,7 @@ def test_duckdb_sql_gives_the_rms_per_layer_that_orchlog_reads(packed):
     rows = duckdb.sql(f"""
         SELECT layer, avg(rms) AS mean_rms, count(*) AS n
         FROM read_parquet('{packed}')
-        WHERE checkpoint = 'attn_norm' AND rank = 0
+        WHERE checkpoint = 'attn_norm' AND tp_rank = 0
         GROUP BY layer ORDER BY layer
     """).fetchall()
     expected = {}
@@ -57,31 +57,33 @@ def test_duckdb_sql_gives_the_rms_per_layer_that_orchlog_reads(packed):
 
 
 def test_duckdb_reads_tensor_bytes_and_the_footer_headers(packed):
-    ((blob,),) = duckdb.sql(
-        f"SELECT data FROM read_parquet('{packed}') WHERE rank = 1 AND layer = 2 "
+    ((blob, dtype),) = duckdb.sql(
+        f"SELECT data, tensor_dtype FROM read_parquet('{packed}') WHERE tp_rank = 1 AND layer = 2 "
         "AND token_idx = 1 AND checkpoint = 'ffn_out'"
     ).fetchall()
     (rec,) = list(read(packed, rank=1, layer=2, token_idx=1, checkpoint="ffn_out"))
-    np.testing.assert_array_equal(np.frombuffer(blob, dtype="<f4"), rec.tensor())
+    np.testing.assert_array_equal(np.frombuffer(blob, dtype=dtype), rec.tensor())
     kv = dict(duckdb.sql(f"SELECT decode(key), decode(value) FROM parquet_kv_metadata('{packed}')").fetchall())
     assert [h["rank"] for h in json.loads(kv["orchlog.headers"])] == [0, 1]
-    assert kv["orchlog.schema_version"] == "1"
+    assert kv["orchlog.schema_version"] == "1" and kv["orchlog.parquet_layout"] == "2"
+    assert kv["orchlog.byte_order"] == "little"
 
 
 def test_pandas_reads_the_rows_with_their_types(packed):
     df = pd.read_parquet(packed)
     assert len(df) == 48 and list(df.columns[:3]) == ["checkpoint", "team", "token_idx"]
     first = df.iloc[0]
-    assert first["shape"].tolist() == [96] and isinstance(first["data"], bytes)
-    assert dict(first["meta"]) == {"shard": "0"}
-    assert df.groupby("rank")["seq"].max().tolist() == [23, 23]
+    assert first.tensor_shape.tolist() == [96] and isinstance(first.data, bytes) and first.tensor_dtype == "<f4"
+    assert dict(first.meta) == {"shard": "0"} and len(first.first_values) == 10
+    assert df.groupby("tp_rank")["seq"].max().tolist() == [23, 23]
+    assert df.tensor_min.le(df.tensor_max).all() and df.values.shape == (48, len(df.columns))
 
 
 def test_polars_reads_and_filters_lazily(packed):
     out = (
         pl.scan_parquet(packed)
         .filter((pl.col("layer") == 3) & (pl.col("checkpoint") == "ffn_out"))
-        .select("rank", "token_idx", "abs_max", "data")
+        .select("tp_rank", "token_idx", "abs_max", "data")
         .collect()
     )
     assert out.height == 6 and out.schema["data"] == pl.Binary

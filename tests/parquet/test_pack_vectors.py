@@ -12,6 +12,7 @@ from orchlog import schema_gen
 from orchlog.encoding.record import encode_header
 from orchlog.encoding.text import json_string
 from orchlog.parquet import pack, read
+from orchlog.parquet.schema import FIELD_OF
 from tests.tracegen import header
 
 
@@ -38,12 +39,13 @@ def _json_number(v):
 def test_vector_frames_pack_to_rows_matching_their_jsonl(tmp_path, record_vectors):
     result = pack([_stream(tmp_path, record_vectors)], tmp_path / "v.parquet")
     assert result and result.records == len(record_vectors)
-    rows = pq.read_table(tmp_path / "v.parquet").to_pylist()
+    rows = [{FIELD_OF[c]: v for c, v in row.items()} for row in pq.read_table(tmp_path / "v.parquet").to_pylist()]
     for case, row in zip(record_vectors, rows, strict=True):
         line = case["expected"]["jsonl"]
         doc = json.loads(line)
-        for key in (*schema_gen.KEY_FIELDS, "dtype", "shape", "numel", "blake3"):
+        for key in (*schema_gen.KEY_FIELDS, "shape", "numel", "blake3"):
             assert row[key] == doc[key], (case["name"], key)
+        assert row["dtype"] == schema_gen.DTYPE_PARQUET[doc["dtype"]], case["name"]
         assert row["data"] == bytes.fromhex(case["input"]["data_hex"]), case["name"]
         for key, value in doc["stats"].items():
             assert _same_number(row[key], _json_number(value)), (case["name"], key)

@@ -5,8 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
+import pytest
 
 from orchlog.parquet import read
+from orchlog.parquet.schema import COLUMN_OF
 from orchlog.read.paths import open_trace
 from tests.tracegen import header, record, write_frames, write_parquet
 
@@ -18,15 +20,16 @@ def _rank(rank: int):
     ]
 
 
-def _hive_directory(tmp_path):
-    """What pyarrow/Spark write when partitioning by rank: the rank column lives only in the path."""
+def _hive_directory(tmp_path, name=COLUMN_OF["rank"]):
+    """What pyarrow/Spark write when partitioning by rank: the rank column lives only in the path, as `name`."""
     table = pq.read_table(write_parquet(tmp_path / "all.parquet", _rank(0) + _rank(1)))
+    table = table.rename_columns([name if c == COLUMN_OF["rank"] else c for c in table.column_names])
     root = tmp_path / "hive"
     ds.write_dataset(
         table,
         root,
         format="parquet",
-        partitioning=ds.partitioning(table.select(["rank"]).schema, flavor="hive"),
+        partitioning=ds.partitioning(table.select([name]).schema, flavor="hive"),
         existing_data_behavior="overwrite_or_ignore",
     )
     (tmp_path / "all.parquet").unlink()
@@ -50,11 +53,12 @@ def test_one_file_per_rank_reads_as_one_trace(tmp_path):
     assert [r.tensor()[0] for r in read(tmp_path, rank=1)] == [10, 11, 12]
 
 
-def test_hive_partition_values_fill_the_fields_the_files_lack(tmp_path):
-    root = _hive_directory(tmp_path)
+@pytest.mark.parametrize("name", [COLUMN_OF["rank"], "rank"], ids=["column-name", "field-name"])
+def test_hive_partition_values_fill_the_fields_the_files_lack(tmp_path, name):
+    root = _hive_directory(tmp_path, name)
     files = sorted(root.rglob("*.parquet"))
-    assert [p.parent.name for p in files] == ["rank=0", "rank=1"]
-    assert "rank" not in pq.read_schema(files[0]).names
+    assert [p.parent.name for p in files] == [f"{name}=0", f"{name}=1"]
+    assert name not in pq.read_schema(files[0]).names
     for trace in (read(root), open_trace(root)):
         recs = sorted(trace, key=lambda r: (r.rank, r.seq))
         assert [r.rank for r in recs] == [0, 0, 0, 1, 1, 1]

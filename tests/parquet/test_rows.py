@@ -7,7 +7,7 @@ import pytest
 
 from orchlog.encoding.record import record_values
 from orchlog.parquet.rows import RowBatch
-from orchlog.parquet.schema import ARROW_SCHEMA
+from orchlog.parquet.schema import ARROW_SCHEMA, FIELD_OF
 from tests.tracegen import record
 
 
@@ -22,8 +22,9 @@ def test_rows_become_a_table_with_the_trace_schema():
     table = batch.table()
     batch.clear()
     assert table.schema == ARROW_SCHEMA and len(batch) == 0
-    first, second = table.to_pylist()
+    first, second = ({FIELD_OF[c]: v for c, v in row.items()} for row in table.to_pylist())
     assert first["layer"] == 2 and first["shape"] == [8] and first["values"][:3] == [0.0, 1.0, 2.0]
+    assert first["dtype"] == "<f4", "NumPy's spelling"
     assert first["meta"] == [("mode", '"prefill"'), ("seed", "7")]
     assert first["data"] == np.arange(8, dtype=np.float32).tobytes()
     assert second["data"] is None and second["blake3"] == _fields(1)["blake3"]

@@ -8,28 +8,37 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from orchlog import schema_gen
-from orchlog.parquet.schema import ARROW_SCHEMA, headers_from, headers_json, schema_with_headers, writer_options
+from orchlog.parquet.schema import (
+    ARROW_SCHEMA,
+    COLUMN_OF,
+    headers_from,
+    headers_json,
+    schema_with_headers,
+    writer_options,
+)
 from tests.tracegen import header, record, write_parquet
 
 
 def test_every_record_field_has_a_typed_column_and_stats_are_flattened():
-    expected = [f.name for f in schema_gen.RECORD_FIELDS if f.name != "stats"]
+    expected = [f.name for f in schema_gen.RECORD_FIELDS if "parquet" in f.encodings and f.name != "stats"]
     stats = [f.name for f in schema_gen.STATS_FIELDS]
-    assert [n for n in ARROW_SCHEMA.names if n not in stats] == expected
-    assert ARROW_SCHEMA.names[ARROW_SCHEMA.get_field_index("numel") + 2 :][: len(stats)] == stats
-    assert ARROW_SCHEMA.field("data").type == pa.large_binary()
-    assert ARROW_SCHEMA.field("shape").type == pa.list_(pa.int64())
-    assert ARROW_SCHEMA.field("values").type == pa.list_(pa.float64())
-    assert ARROW_SCHEMA.field("meta").type == pa.map_(pa.string(), pa.string())
-    assert ARROW_SCHEMA.field("layer").type == pa.int32() and ARROW_SCHEMA.field("token_idx").type == pa.int64()
+    assert ARROW_SCHEMA.names == [COLUMN_OF[f] for f in COLUMN_OF]
+    assert [f for f in COLUMN_OF if f not in stats] == expected
+    assert list(COLUMN_OF)[list(COLUMN_OF).index("numel") + 2 :][: len(stats)] == stats
+    column = {f: ARROW_SCHEMA.field(c) for f, c in COLUMN_OF.items()}
+    assert column["data"].type == pa.large_binary()
+    assert column["shape"].type == pa.list_(pa.int64())
+    assert column["values"].type == pa.list_(pa.float64())
+    assert column["meta"].type == pa.map_(pa.string(), pa.string())
+    assert column["layer"].type == pa.int32() and column["token_idx"].type == pa.int64()
     no_text_blobs = {"checkpoint", "team", "stage", "dtype", "blake3"}
-    assert {f.name for f in ARROW_SCHEMA if f.type == pa.string()} == no_text_blobs
+    assert {f for f, c in column.items() if c.type == pa.string()} == no_text_blobs
 
 
 def test_nullability_follows_the_schema_file():
-    nullable = {f.name for f in schema_gen.RECORD_FIELDS if f.nullable}
+    nullable = {f.name for f in schema_gen.RECORD_FIELDS if f.nullable and "parquet" in f.encodings}
     nullable |= {f.name for f in schema_gen.STATS_FIELDS if f.nullable}
-    assert {f.name for f in ARROW_SCHEMA if f.nullable} == nullable
+    assert {f for f, c in COLUMN_OF.items() if ARROW_SCHEMA.field(c).nullable} == nullable
 
 
 def test_the_file_footer_holds_the_schema_version_and_every_header(tmp_path):

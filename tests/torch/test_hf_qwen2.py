@@ -73,7 +73,7 @@ def test_attention_probabilities_are_logged_per_query_token_as_heads_by_keys(mod
 def test_each_record_of_a_token_row_carries_its_token_id(model, tiny_gguf, trace):
     with orchlog.torch.attach(model, ["lm_head"]):
         run_hf(tiny_gguf, model=model)
-    ids = [r.meta["token_id"] for r in orchlog.open_trace(trace)]
+    ids = [r.token_id for r in orchlog.open_trace(trace)]
     assert ids == list(DEFAULT_SCENARIO.prompt + DEFAULT_SCENARIO.decode)
 
 

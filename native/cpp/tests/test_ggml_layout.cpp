@@ -122,3 +122,17 @@ TEST(GgmlLayout, AStridedRunIsCopiedElementByElement) {
   EXPECT_EQ(out[1], 2);
   EXPECT_EQ(out[2], 3);
 }
+
+TEST(GgmlLayout, WhatIsMadeOfASourceWithoutTokensHasNoneInAOneTokenStep) {
+  // A KV-cache view [head_dim 16, cells 4, heads 2], permuted to [16, 2, 4], then made contiguous:
+  // in a one-token step the shape would take the outermost dimension for the token.
+  const std::int32_t axes[4] = {0, 2, 1, 3};
+  const std::int64_t permuted[4] = {16, 2, 4, 1};
+  EXPECT_EQ(d::token_dim_from_shape(permuted, 1), 3);  // what the shape alone would say
+  for (const Flow flow :
+       {Flow::permuted, Flow::transposed, Flow::shape_only, Flow::same_as_first_source, Flow::from_second_source})
+    EXPECT_EQ(d::token_dim(flow, permuted, 1, d::kSourceWithoutTokens, axes), -1);
+  EXPECT_EQ(d::token_dim(Flow::shape_only, permuted, 1, d::kSourceUnknown), 3);  // no node: the shape decides
+  const std::int64_t rows[4] = {64, 1, 1, 1};
+  EXPECT_EQ(d::token_dim(Flow::gathered_rows, rows, 1, d::kSourceWithoutTokens), 1);  // rows picked by token ids
+}

@@ -49,3 +49,10 @@ TEST(GgmlNames, GgmlsNumberedPlaceholdersAreUnnamed) {
   EXPECT_FALSE(d::is_unnamed_graph_tensor("node_norm"));
   EXPECT_FALSE(d::is_unnamed_graph_tensor("attn_norm-0"));
 }
+
+TEST(GgmlNames, TheKvCacheIsKnownByItsNameAndSoIsWhatGgmlDerivesFromIt) {
+  for (const char* name : {"cache_k_l0", "cache_v_l27", "cache_k_l3 (view)", "cache_v_l0 (view) (permuted)"})
+    EXPECT_TRUE(d::is_kv_cache_name(name)) << name;
+  for (const char* name : {"cache_k_l", "cache_k_lx", "cache_q_l0", "Kcur-0 (view)", "my_cache_k_l0", "", "k_cache"})
+    EXPECT_FALSE(d::is_kv_cache_name(name)) << name;
+}

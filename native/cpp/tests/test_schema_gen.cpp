@@ -34,6 +34,8 @@ struct KeyRecorder {
   template <class T>
   void opt_i64(T) {}
   template <class T>
+  void opt_boolean(T) {}
+  template <class T>
   void opt_f64(T) {}
   template <class T>
   void dtype(T) {}

@@ -28,6 +28,11 @@ struct Columns {
   Interner stage_names;
   std::vector<int64_t> step;  // -1 for null: every integer key field is >= 0
   std::vector<int64_t> rank;  // -1 for null: every integer key field is >= 0
+  std::vector<int64_t> token_id;  // -1 for null: every integer key field is >= 0
+  std::vector<int64_t> shard_axis;  // -1 for null: every integer key field is >= 0
+  std::vector<int64_t> shard_index;  // -1 for null: every integer key field is >= 0
+  std::vector<int64_t> num_shards;  // -1 for null: every integer key field is >= 0
+  std::vector<int8_t> shard_partial;  // 0, 1; -1 for null
   std::vector<int64_t> world_size;  // -1 for null: every integer key field is >= 0
   std::vector<int64_t> seq;  // -1 for null: every integer key field is >= 0
   std::vector<int32_t> dtype;
@@ -48,7 +53,12 @@ struct Columns {
     size_t lines = std::min(size_t(std::count(data, data + size, '\n')) + 1, size / kMinRecord + 1);
     const char* first_end = static_cast<const char*>(std::memchr(data, '\n', size));
     size_t first_len = first_end ? size_t(first_end - data) : size;
-    size_t per_line = size_t(std::count(data, data + first_len, ',')) + 1;
+    reserve_rows(lines, size_t(std::count(data, data + first_len, ',')) + 1, size / 2 + 1);
+  }
+
+  // Size every column for `lines` rows of up to `per_line` values each, and no more than `max_values`
+  // values in all (what the input's bytes can hold).
+  void reserve_rows(size_t lines, size_t per_line, size_t max_values) {
     line.reserve(lines), dtype.reserve(lines), numel.reserve(lines);
     checkpoint.reserve(lines);
     team.reserve(lines);
@@ -57,10 +67,15 @@ struct Columns {
     stage.reserve(lines);
     step.reserve(lines);
     rank.reserve(lines);
+    token_id.reserve(lines);
+    shard_axis.reserve(lines);
+    shard_index.reserve(lines);
+    num_shards.reserve(lines);
+    shard_partial.reserve(lines);
     world_size.reserve(lines);
     seq.reserve(lines);
     shape_off.reserve(lines + 1), val_off.reserve(lines + 1), shape.reserve(lines * 2);
-    values.reserve(std::min(lines * std::min<size_t>(per_line, 4096), size / 2 + 1));
+    values.reserve(std::min(lines * std::min<size_t>(per_line, 4096), max_values));
     stats.reserve(lines * kStatFloats), counts.reserve(lines * kStatCounts);
     blake3.reserve(lines * 64);
   }
@@ -86,6 +101,11 @@ inline bool parse_line(const char* p, const char* end, int64_t lineno, Columns& 
   bool has_stage = true;
   int64_t step = -1;
   int64_t rank = -1;
+  int64_t token_id = -1;
+  int64_t shard_axis = -1;
+  int64_t shard_index = -1;
+  int64_t num_shards = -1;
+  int8_t shard_partial = -1;
   int64_t world_size = -1;
   int64_t seq = -1;
   std::string_view dtype, blake3, meta;
@@ -109,6 +129,16 @@ inline bool parse_line(const char* p, const char* end, int64_t lineno, Columns& 
   if (!(k.lit(",\"step\":") && k.opt_int(step))) return undo();
   // rank
   if (!(k.lit(",\"rank\":") && k.int64(rank) && rank >= 0)) return undo();
+  // token_id
+  if (!(k.lit(",\"token_id\":") && k.opt_int(token_id))) return undo();
+  // shard_axis
+  if (!(k.lit(",\"shard_axis\":") && k.opt_int(shard_axis))) return undo();
+  // shard_index
+  if (!(k.lit(",\"shard_index\":") && k.opt_int(shard_index))) return undo();
+  // num_shards
+  if (!(k.lit(",\"num_shards\":") && k.int64(num_shards) && num_shards >= 1)) return undo();
+  // shard_partial
+  if (!(k.lit(",\"shard_partial\":") && k.opt_bool(shard_partial))) return undo();
   // world_size
   if (!(k.lit(",\"world_size\":") && k.int64(world_size) && world_size >= 1)) return undo();
   // seq
@@ -145,6 +175,11 @@ inline bool parse_line(const char* p, const char* end, int64_t lineno, Columns& 
   c.stage.push_back(has_stage ? c.stage_names.id(stage) : -1);
   c.step.push_back(step);
   c.rank.push_back(rank);
+  c.token_id.push_back(token_id);
+  c.shard_axis.push_back(shard_axis);
+  c.shard_index.push_back(shard_index);
+  c.num_shards.push_back(num_shards);
+  c.shard_partial.push_back(shard_partial);
   c.world_size.push_back(world_size);
   c.seq.push_back(seq);
   c.dtype.push_back(c.dtype_names.id(dtype));
@@ -172,6 +207,11 @@ inline void columns_into(Columns&& c, py::dict& d) {
   d["stage_names"] = c.stage_names.to_list();
   d["step"] = to_array(std::move(c.step));
   d["rank"] = to_array(std::move(c.rank));
+  d["token_id"] = to_array(std::move(c.token_id));
+  d["shard_axis"] = to_array(std::move(c.shard_axis));
+  d["shard_index"] = to_array(std::move(c.shard_index));
+  d["num_shards"] = to_array(std::move(c.num_shards));
+  d["shard_partial"] = to_array(std::move(c.shard_partial));
   d["world_size"] = to_array(std::move(c.world_size));
   d["seq"] = to_array(std::move(c.seq));
   d["dtype"] = to_array(std::move(c.dtype)), d["dtype_names"] = c.dtype_names.to_list();

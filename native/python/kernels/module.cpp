@@ -17,8 +17,8 @@
 //   crc32c(buf, crc=0)          CRC-32C of a buffer (binary frames' checksum)
 //
 // The Python side checks every result against its NumPy twin in the tests.
-#include "frames.hpp"
 #include "crc32c.hpp"
+#include "frames.hpp"
 #include "jsonl_columns.hpp"
 #include "tensor_diffs.hpp"
 

@@ -79,6 +79,11 @@ fn log_as<T: Element>(doc: &Value, values: Vec<T>) {
         stage = doc["stage"].as_str(),
         step = doc["step"].as_i64(),
         rank = doc["rank"].as_i64(),
+        token_id = doc["token_id"].as_i64(),
+        shard_axis = doc["shard_axis"].as_i64(),
+        shard_index = doc["shard_index"].as_i64(),
+        num_shards = doc["num_shards"].as_i64(),
+        shard_partial = doc["shard_partial"].as_bool(),
         shape = shape,
         meta = &meta
     );

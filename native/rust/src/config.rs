@@ -6,24 +6,38 @@
 //! and only spaces and tabs around a value are ignored, as in every emitter;
 //! text knobs that are not valid UTF-8 are repaired (U+FFFD), as names are.
 
-use std::ffi::{OsStr, OsString};
+#[cfg(feature = "orch_logging")]
+use std::ffi::OsStr;
+use std::ffi::OsString;
 use std::path::PathBuf;
+#[cfg(feature = "orch_logging")]
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::encoding::record::KeepValues;
-use crate::fields_gen::{Config, Mode};
+use crate::fields_gen::Config;
+#[cfg(feature = "orch_logging")]
+use crate::fields_gen::Mode;
 use crate::schema_gen::{KnobSpec, KnobType, MetaEntry, MetaValue};
-use crate::selector::trim_blanks;
+#[cfg(feature = "orch_logging")]
 use crate::warn::warn;
 
 /// Malformed knobs warned about by [`Config::from_env`]; part of the
 /// process-wide error count, as in the C++ logger.
+#[cfg(feature = "orch_logging")]
 static KNOB_WARNINGS: AtomicU64 = AtomicU64::new(0);
 
+#[cfg(feature = "orch_logging")]
 pub(crate) fn knob_warnings() -> u64 {
     KNOB_WARNINGS.load(Ordering::Relaxed)
 }
 
+/// Text without the spaces and tabs around it: the only whitespace a knob
+/// value or a selector part may carry.
+pub(crate) fn trim_blanks(text: &str) -> &str {
+    text.trim_matches([' ', '\t'])
+}
+
+#[cfg(feature = "orch_logging")]
 impl Mode {
     pub(crate) fn writes_jsonl(self) -> bool {
         self != Mode::Full
@@ -44,6 +58,7 @@ pub enum ConfigValue {
 }
 
 impl ConfigValue {
+    #[cfg_attr(not(feature = "orch_logging"), allow(dead_code))]
     pub(crate) fn as_meta(&self) -> MetaValue<'_> {
         match self {
             ConfigValue::Bool(b) => MetaValue::Bool(*b),
@@ -76,11 +91,19 @@ impl Default for Config {
 impl Config {
     /// The settings the `ORCH_LOG_*` env knobs (and `SOURCE_DATE_EPOCH`)
     /// give; each malformed knob prints one warning and keeps its default.
+    #[cfg(feature = "orch_logging")]
     pub fn from_env() -> Config {
         let (config, warnings) = Config::from_lookup(|name| std::env::var_os(name));
         warnings.iter().for_each(|w| warn(w));
         KNOB_WARNINGS.fetch_add(warnings.len() as u64, Ordering::Relaxed);
         config
+    }
+
+    /// Without the `orch_logging` feature nothing reads the knobs: the
+    /// defaults, which log nothing, and no warning.
+    #[cfg(not(feature = "orch_logging"))]
+    pub fn from_env() -> Config {
+        Config::default()
     }
 
     /// Adds a scalar to the header's `config`, e.g. `("prompt_len", 512)`.
@@ -89,6 +112,7 @@ impl Config {
         self
     }
 
+    #[cfg_attr(not(feature = "orch_logging"), allow(dead_code))]
     pub(crate) fn run_config_entries(&self) -> Vec<MetaEntry<'_>> {
         self.run_config.iter().map(|(key, value)| MetaEntry { key, value: value.as_meta() }).collect()
     }
@@ -223,6 +247,7 @@ fn knob_warning(knob: &KnobSpec, raw: &str) -> String {
 }
 
 /// The output path: `{rank}` and `{pid}` replaced, every other byte kept.
+#[cfg(feature = "orch_logging")]
 pub(crate) fn expand_path(template: &OsStr, rank: i32, pid: u32) -> PathBuf {
     let replace = |bytes: &[u8]| -> Vec<u8> {
         let mut out = Vec::with_capacity(bytes.len());
@@ -253,7 +278,7 @@ pub(crate) fn expand_path(template: &OsStr, rank: i32, pid: u32) -> PathBuf {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "orch_logging"))]
 mod tests {
     use super::*;
     use crate::schema_gen::{KNOBS, KNOB_MODE, MODES, ORCH_LOG_FILE, ORCH_LOG_SELECT};

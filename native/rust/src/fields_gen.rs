@@ -6,18 +6,14 @@
 // plumbing from a call to the `RecordView` the writers visit.
 #![allow(dead_code)]
 
-#[cfg(feature = "orch_logging")]
 use std::path::PathBuf;
 
-#[cfg(feature = "orch_logging")]
 use crate::config::{ConfigValue, Knobs};
 #[cfg(feature = "orch_logging")]
 use crate::encoding::digest::{self, DigestField, Hex256};
-#[cfg(feature = "orch_logging")]
 use crate::encoding::record::KeepValues;
-use crate::keys::{narrow, KeyIndex, OptionalStr};
+use crate::keys::{narrow, Flag, KeyIndex, OptionalStr};
 use crate::schema_gen::MetaEntry;
-#[cfg(feature = "orch_logging")]
 use crate::schema_gen::{
     KNOB_PATH,
     KNOB_TEAM,
@@ -29,8 +25,9 @@ use crate::schema_gen::{
     KNOB_MODEL,
     KNOB_GIT_COMMIT,
     KNOB_CREATED,
-    HeaderView, Producer, RecordView, Stats, ValuesView, LIBRARY_VERSION, SCHEMA_VERSION,
 };
+#[cfg(feature = "orch_logging")]
+use crate::schema_gen::{HeaderView, Producer, RecordView, Stats, ValuesView, LIBRARY_VERSION, SCHEMA_VERSION};
 #[cfg(feature = "orch_logging")]
 use crate::tensor::Tensor;
 
@@ -59,6 +56,30 @@ pub struct Keys<'a> {
     /// process drives several shards, else the run's rank (ORCH_LOG_RANK).
     /// `None` writes the run's rank (ORCH_LOG_RANK).
     pub rank: Option<i32>,
+    /// Vocabulary id of the token at `token_idx`, so that a comparison can
+    /// check that both runs were fed the same tokens (one side prepending a BOS
+    /// shifts every position); null when the call does not say.
+    pub token_id: Option<i64>,
+    /// Tensor parallelism: the axis of this record's tensor that is split
+    /// across shards (a column-parallel output), so that a reader concatenates
+    /// the shards along it; null when the tensor is not split or the call does
+    /// not say.
+    pub shard_axis: Option<i32>,
+    /// Which shard of the split this tensor is, from 0; null means the record's
+    /// `rank`. Nullable rather than defaulting to the run's rank because a call
+    /// may give the record's rank itself (one process driving several shards):
+    /// null follows that rank, a run default would not.
+    pub shard_index: Option<i32>,
+    /// How many shards the tensor is split into (or partial sums there are); a
+    /// call that gives none writes the run's world size, which a record's own
+    /// `world_size` always equals.
+    /// `None` writes the run's world_size (ORCH_LOG_WORLD_SIZE).
+    pub num_shards: Option<i32>,
+    /// True when the tensor is a partial sum that the shards add up to (a
+    /// row-parallel output before its all-reduce); false says the record is
+    /// whole or split along `shard_axis`, and wins over a name map's shard
+    /// annotation; null when the call does not say.
+    pub shard_partial: Option<bool>,
     /// Dimensions, outermost first; the values' own shape when absent.
     pub shape: Option<&'a [usize]>,
     /// Free-form scalars; written sorted by key.
@@ -68,7 +89,7 @@ pub struct Keys<'a> {
 impl<'a> Keys<'a> {
     /// No key parts: every optional field null, the values' own shape, no meta.
     pub const fn new() -> Self {
-        Keys { token_idx: None, layer: None, stage: None, step: None, rank: None, shape: None, meta: &[] }
+        Keys { token_idx: None, layer: None, stage: None, step: None, rank: None, token_id: None, shard_axis: None, shard_index: None, num_shards: None, shard_partial: None, shape: None, meta: &[] }
     }
 
     /// The record's `token_idx`.
@@ -101,6 +122,36 @@ impl<'a> Keys<'a> {
         self
     }
 
+    /// The record's `token_id`.
+    pub fn token_id(mut self, index: impl KeyIndex) -> Self {
+        self.token_id = index.key_index();
+        self
+    }
+
+    /// The record's `shard_axis`.
+    pub fn shard_axis(mut self, index: impl KeyIndex) -> Self {
+        self.shard_axis = narrow(index.key_index());
+        self
+    }
+
+    /// The record's `shard_index`.
+    pub fn shard_index(mut self, index: impl KeyIndex) -> Self {
+        self.shard_index = narrow(index.key_index());
+        self
+    }
+
+    /// The record's `num_shards`.
+    pub fn num_shards(mut self, index: impl KeyIndex) -> Self {
+        self.num_shards = narrow(index.key_index());
+        self
+    }
+
+    /// The record's `shard_partial`.
+    pub fn shard_partial(mut self, value: impl Flag) -> Self {
+        self.shard_partial = value.flag();
+        self
+    }
+
     /// An explicit shape; its product must equal the number of values.
     pub fn shape(mut self, dims: &'a [usize]) -> Self {
         self.shape = Some(dims);
@@ -116,7 +167,6 @@ impl<'a> Keys<'a> {
 
 /// `summary` writes JSONL; `full` writes the binary stream with the full
 /// tensor; `both` writes the two.
-#[cfg(feature = "orch_logging")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     /// `summary`
@@ -127,7 +177,6 @@ pub enum Mode {
     Both,
 }
 
-#[cfg(feature = "orch_logging")]
 impl Mode {
     /// Every choice, in the order of the knob's choices.
     pub(crate) const ALL: [Mode; 3] = [Mode::Summary, Mode::Full, Mode::Both];
@@ -147,8 +196,8 @@ impl Mode {
 /// per env knob, and the header's `config`.
 ///
 /// [`Config::from_env`] reads the env knobs; in code, start from
-/// `Config::default()` (logging off) and set what you need.
-#[cfg(feature = "orch_logging")]
+/// `Config::default()` (logging off) and set what you need. The same type
+/// exists without the `orch_logging` feature, where nothing reads it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Config {
     /// Output path; logging is on at run time only when it is set and not
@@ -184,7 +233,6 @@ pub struct Config {
     pub run_config: Vec<(String, ConfigValue)>,
 }
 
-#[cfg(feature = "orch_logging")]
 impl Config {
     /// Settings from any source of knob values, and the warnings to print.
     pub(crate) fn from_lookup(lookup: impl Fn(&str) -> Option<std::ffi::OsString>) -> (Config, Vec<String>) {
@@ -218,6 +266,11 @@ pub(crate) struct RecordKey<'a> {
     pub stage: Option<&'a str>,
     pub step: Option<i32>,
     pub rank: i32,
+    pub token_id: Option<i64>,
+    pub shard_axis: Option<i32>,
+    pub shard_index: Option<i32>,
+    pub num_shards: i32,
+    pub shard_partial: Option<bool>,
     pub world_size: i32,
 }
 
@@ -232,6 +285,11 @@ impl<'a> RecordKey<'a> {
             stage: keys.stage,
             step: keys.step,
             rank: keys.rank.unwrap_or(config.rank),
+            token_id: keys.token_id,
+            shard_axis: keys.shard_axis,
+            shard_index: keys.shard_index,
+            num_shards: keys.num_shards.filter(|v| *v >= 1).unwrap_or(config.world_size),
+            shard_partial: keys.shard_partial,
             world_size: config.world_size,
         }
     }
@@ -243,6 +301,10 @@ impl<'a> RecordKey<'a> {
             "layer" => self.layer.map(i64::from),
             "step" => self.step.map(i64::from),
             "rank" => Some(i64::from(self.rank)),
+            "token_id" => self.token_id,
+            "shard_axis" => self.shard_axis.map(i64::from),
+            "shard_index" => self.shard_index.map(i64::from),
+            "num_shards" => Some(i64::from(self.num_shards)),
             "world_size" => Some(i64::from(self.world_size)),
             _ => None,
         }
@@ -292,6 +354,11 @@ pub(crate) fn record_view<'a>(
         stage: key.stage,
         step: key.step,
         rank: key.rank,
+        token_id: key.token_id,
+        shard_axis: key.shard_axis,
+        shard_index: key.shard_index,
+        num_shards: key.num_shards,
+        shard_partial: key.shard_partial,
         world_size: key.world_size,
         seq,
         dtype: tensor.dtype(),
@@ -323,7 +390,7 @@ pub(crate) fn header_view<'a>(
         rank: config.rank,
         world_size: config.world_size,
         values: config.values.header_value(),
-        select: config.select.as_deref().filter(|s| !crate::selector::trim_blanks(s).is_empty()),
+        select: config.select.as_deref().filter(|s| !crate::config::trim_blanks(s).is_empty()),
         config: run_config,
     }
 }
@@ -339,6 +406,11 @@ pub(crate) fn record_key_from_vector(input: &serde_json::Value) -> RecordKey<'_>
         stage: input["stage"].as_str(),
         step: input["step"].as_i64().map(|v| i32::try_from(v).unwrap()),
         rank: input["rank"].as_i64().map(|v| i32::try_from(v).unwrap()).unwrap_or_default(),
+        token_id: input["token_id"].as_i64(),
+        shard_axis: input["shard_axis"].as_i64().map(|v| i32::try_from(v).unwrap()),
+        shard_index: input["shard_index"].as_i64().map(|v| i32::try_from(v).unwrap()),
+        num_shards: input["num_shards"].as_i64().map(|v| i32::try_from(v).unwrap()).unwrap_or_default(),
+        shard_partial: input["shard_partial"].as_bool(),
         world_size: input["world_size"].as_i64().map(|v| i32::try_from(v).unwrap()).unwrap_or_default(),
     }
 }

@@ -9,71 +9,78 @@
 //! orchlog::orch_log!("attn_norm", &x, token_idx, layer = l, stage = "rope", meta = [("seed", 42)]);
 //! ```
 //!
-//! * Feature `orch_logging` (off by default): without it `orch_log!`
-//!   compiles to nothing and evaluates none of its arguments, and the crate
-//!   has no dependencies. With it, the `ORCH_LOG_*` env knobs decide at run
-//!   time; while logging is off a call costs one relaxed atomic load.
-//! * Feature `ndarray`: `orch_log!` also takes `ndarray` arrays.
+//! ## Features
 //!
-//! The env knobs, the API and the measured costs are in `docs/rust.md`.
+//! * `orch_logging` (off by default): without it `orch_log!` compiles to
+//!   nothing and evaluates none of its arguments, and the crate has no
+//!   dependencies; the rest of the API ([`install`], [`Config`], [`Logger`],
+//!   [`log`], [`enabled`], [`error_count`], [`Tensor`]) keeps its names and
+//!   signatures and does nothing, so engine code needs no `#[cfg]` of its own.
+//!   With it, the env knobs below decide at run time; while logging is off a
+//!   call costs one relaxed atomic load.
+//! * `half`: `half::f16` and `half::bf16` elements (on with `orch_logging`).
+//! * `ndarray`: `orch_log!` also takes `ndarray` arrays.
+//!
+//! ```
+//! // Builds with and without `orch_logging`; logs only with it.
+//! let config = orchlog::Config { team: "my-engine".into(), ..orchlog::Config::from_env() };
+//! orchlog::install(config);
+//! orchlog::orch_log!("logits", &[0.25f32, -1.0], 0usize);
+//! assert_eq!(orchlog::error_count(), 0);
+//! ```
+//!
+//! The measured costs and the other emitters are in `docs/rust.md` of the
+//! orchlog repository.
+//!
+#![doc = include_str!("knobs_gen.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[rustfmt::skip]
-pub mod schema_gen;
+mod schema_gen;
 #[rustfmt::skip]
 mod fields_gen;
 
 #[doc(hidden)]
 pub mod __macro_support;
+mod config;
+mod encoding;
 mod keys;
 mod macros;
+mod tensor;
 
-pub use fields_gen::Keys;
+pub use config::ConfigValue;
+pub use encoding::record::KeepValues;
+pub use fields_gen::{Config, Keys, Mode};
 pub use keys::{meta, Flag, KeyIndex, OptionalStr};
-pub use schema_gen::{DType, MetaEntry, MetaValue};
+pub use schema_gen::{DType, DTypeKind, MetaEntry, MetaValue, LIBRARY_VERSION, SCHEMA_VERSION};
+pub use tensor::{AsTensor, Element, ShapeError, Tensor};
 
-#[cfg(feature = "orch_logging")]
-mod config;
 #[cfg(feature = "orch_logging")]
 mod created;
-#[cfg(feature = "orch_logging")]
-mod encoding;
 #[cfg(feature = "orch_logging")]
 mod global;
 #[cfg(feature = "orch_logging")]
 mod logger;
-#[cfg(all(feature = "orch_logging", feature = "ndarray"))]
+#[cfg(feature = "ndarray")]
+#[cfg_attr(docsrs, doc(cfg(feature = "ndarray")))]
 mod ndarray_support;
+#[cfg(not(feature = "orch_logging"))]
+mod noop;
 #[cfg(feature = "orch_logging")]
 mod selector;
 #[cfg(feature = "orch_logging")]
 mod sink;
-#[cfg(feature = "orch_logging")]
-mod tensor;
 #[cfg(all(test, feature = "orch_logging"))]
 mod test_vectors;
 #[cfg(feature = "orch_logging")]
 mod warn;
 
 #[cfg(feature = "orch_logging")]
-pub use config::ConfigValue;
-#[cfg(feature = "orch_logging")]
-pub use encoding::record::KeepValues;
-#[cfg(feature = "orch_logging")]
-pub use fields_gen::{Config, Mode};
-#[cfg(feature = "orch_logging")]
 pub use global::{enabled, error_count, install, log};
 #[cfg(feature = "orch_logging")]
 pub use logger::Logger;
-#[cfg(feature = "orch_logging")]
-pub use tensor::{AsTensor, Element, ShapeError, Tensor};
-
-/// Whether `orch_log!` writes records now: never, in a build without the
-/// `orch_logging` feature.
 #[cfg(not(feature = "orch_logging"))]
-#[inline(always)]
-pub const fn enabled() -> bool {
-    false
-}
+pub use noop::{enabled, error_count, install, log, Logger};
 
 /// The linear sketch of a tensor's little-endian bytes (FORMAT.md, "Sketch"),
 /// the 64 rows a record will carry beside its BLAKE3. Public for the

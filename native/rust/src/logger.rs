@@ -9,13 +9,13 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use crate::config::expand_path;
+use crate::config::{expand_path, trim_blanks};
 use crate::created::created;
 use crate::encoding::record::canonical_meta;
 use crate::encoding::{json, msgpack};
 use crate::fields_gen::{header_view, record_view, Config, Digest, Keys, RecordKey};
 use crate::schema_gen::{RecordView, BOTH_MODE_SUFFIX};
-use crate::selector::{trim_blanks, Selector};
+use crate::selector::Selector;
 use crate::sink::Sink;
 use crate::tensor::{AsTensor, Tensor};
 use crate::warn::warn;

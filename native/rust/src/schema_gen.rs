@@ -349,6 +349,29 @@ pub struct RecordView<'a> {
     /// Tensor-parallel shard the tensor belongs to: given per call where one
     /// process drives several shards, else the run's rank (ORCH_LOG_RANK).
     pub rank: i32,
+    /// Vocabulary id of the token at `token_idx`, so that a comparison can
+    /// check that both runs were fed the same tokens (one side prepending a
+    /// BOS shifts every position); null when the call does not say.
+    pub token_id: Option<i64>,
+    /// Tensor parallelism: the axis of this record's tensor that is split
+    /// across shards (a column-parallel output), so that a reader
+    /// concatenates the shards along it; null when the tensor is not split or
+    /// the call does not say.
+    pub shard_axis: Option<i32>,
+    /// Which shard of the split this tensor is, from 0; null means the
+    /// record's `rank`. Nullable rather than defaulting to the run's rank
+    /// because a call may give the record's rank itself (one process driving
+    /// several shards): null follows that rank, a run default would not.
+    pub shard_index: Option<i32>,
+    /// How many shards the tensor is split into (or partial sums there are);
+    /// a call that gives none writes the run's world size, which a record's
+    /// own `world_size` always equals.
+    pub num_shards: i32,
+    /// True when the tensor is a partial sum that the shards add up to (a
+    /// row-parallel output before its all-reduce); false says the record is
+    /// whole or split along `shard_axis`, and wins over a name map's shard
+    /// annotation; null when the call does not say.
+    pub shard_partial: Option<bool>,
     /// Number of tensor-parallel shards (ORCH_LOG_WORLD_SIZE).
     pub world_size: i32,
     /// Per-emitter counter of written records, from 0: the execution order.
@@ -455,8 +478,8 @@ pub fn producer_field_count(enc: Encoding) -> usize {
 
 pub fn record_field_count(enc: Encoding) -> usize {
     match enc {
-        Encoding::Jsonl => 16,
-        Encoding::Msgpack => 17,
+        Encoding::Jsonl => 21,
+        Encoding::Msgpack => 22,
     }
 }
 
@@ -513,6 +536,16 @@ pub fn visit_record<'a, V: Visitor<'a>>(v: &mut V, r: &RecordView<'a>, enc: Enco
     v.opt_i32(r.step);
     v.key("rank");
     v.i32(r.rank);
+    v.key("token_id");
+    v.opt_i64(r.token_id);
+    v.key("shard_axis");
+    v.opt_i32(r.shard_axis);
+    v.key("shard_index");
+    v.opt_i32(r.shard_index);
+    v.key("num_shards");
+    v.i32(r.num_shards);
+    v.key("shard_partial");
+    v.opt_boolean(r.shard_partial);
     v.key("world_size");
     v.i32(r.world_size);
     v.key("seq");

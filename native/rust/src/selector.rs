@@ -9,6 +9,7 @@
 //! whitespace ignored around clauses, keys and specs is space and tab
 //! (`str::trim` would also take U+00A0, U+3000 ...).
 
+use crate::config::trim_blanks;
 use crate::fields_gen::RecordKey;
 use crate::schema_gen::{SELECTOR_GLOB_KEYS, SELECTOR_NUMERIC_KEYS};
 
@@ -20,12 +21,6 @@ enum Test {
     /// Inclusive; `None` has no upper bound.
     Range(u64, Option<u64>),
     Glob(String),
-}
-
-/// Text without the spaces and tabs around it: the only whitespace a knob
-/// value or a selector part may carry.
-pub(crate) fn trim_blanks(text: &str) -> &str {
-    text.trim_matches([' ', '\t'])
 }
 
 /// A parsed selector: for each field, the tests one of which must pass.

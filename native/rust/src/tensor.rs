@@ -6,8 +6,9 @@ use std::fmt;
 
 use crate::schema_gen::DType;
 
-/// An element type the schema knows: `f32`, `f64`, `half::f16`, `half::bf16`,
-/// `i8`, `u8`, `i32`, `i64`.
+/// An element type the schema knows: `f32`, `f64`, `i8`, `u8`, `i32`, `i64`,
+/// and with the `half` feature (on with `orch_logging`) `half::f16` and
+/// `half::bf16`.
 pub trait Element: Copy + 'static + sealed::Sealed {
     /// The schema dtype of this element type.
     const DTYPE: DType;
@@ -21,8 +22,10 @@ mod sealed {
 }
 
 macro_rules! element {
-    ($($t:ty => $dtype:ident, $to_bits:expr;)*) => {$(
+    ($($(#[$attr:meta])* $t:ty => $dtype:ident, $to_bits:expr;)*) => {$(
+        $(#[$attr])*
         impl sealed::Sealed for $t {}
+        $(#[$attr])*
         impl Element for $t {
             const DTYPE: DType = DType::$dtype;
             fn extend_le_bytes(self, out: &mut Vec<u8>) {
@@ -30,6 +33,7 @@ macro_rules! element {
                 out.extend_from_slice(&to_bits(self).to_le_bytes());
             }
         }
+        $(#[$attr])*
         impl AsTensor for $t {
             fn as_tensor(&self) -> Tensor<'_> {
                 Tensor::from_slice(std::slice::from_ref(self)).scalar()
@@ -41,12 +45,16 @@ macro_rules! element {
 element! {
     f32 => F32, f32::to_bits;
     f64 => F64, f64::to_bits;
-    half::f16 => F16, half::f16::to_bits;
-    half::bf16 => Bf16, half::bf16::to_bits;
     i8 => I8, |v| v;
     u8 => U8, |v| v;
     i32 => I32, |v| v;
     i64 => I64, |v| v;
+    #[cfg(feature = "half")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "half")))]
+    half::f16 => F16, half::f16::to_bits;
+    #[cfg(feature = "half")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "half")))]
+    half::bf16 => Bf16, half::bf16::to_bits;
 }
 
 /// The raw bytes of a slice of elements, little-endian.
@@ -220,6 +228,11 @@ mod tests {
         assert_eq!([1i32].as_tensor().dtype(), DType::I32);
         assert_eq!([1i64].as_tensor().dtype(), DType::I64);
         assert_eq!([1f64].as_tensor().dtype(), DType::F64);
+    }
+
+    #[cfg(feature = "half")]
+    #[test]
+    fn half_elements_are_f16_and_bf16() {
         assert_eq!([half::f16::ONE].as_tensor().bytes(), &[0x00, 0x3c]);
         assert_eq!([half::bf16::ONE].as_tensor().bytes(), &[0x80, 0x3f]);
     }

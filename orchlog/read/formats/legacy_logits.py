@@ -3,7 +3,7 @@ with a `metadata.json` beside the file (dtype, prompt_len, seed, kv_aligned, mod
 
 Each line becomes a `logits` record holding every value, so it is compared
 as a full tensor. The metadata becomes the trace's header; the token id
-goes to `meta["token_id"]`.
+is the record's `token_id`.
 """
 
 from __future__ import annotations
@@ -68,16 +68,14 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
             if "logits" not in doc or not isinstance(doc["logits"], list):
                 raise ValueError("line lacks a logits list")
             values, dtype = _logits_array(doc["logits"])
-            token_id = fields.lenient_integer(doc.get("token_id"), "token_id")
-            meta = {} if token_id is None else {"token_id": token_id}
             yield TraceRecord(
                 checkpoint=CHECKPOINT,
                 token_idx=fields.lenient_integer(doc.get("token_idx"), "token_idx"),
+                token_id=fields.lenient_integer(doc.get("token_id"), "token_id"),
                 dtype=dtype,
                 shape=(len(values),),
                 numel=len(values),
                 values=values,
-                meta=meta,
                 location=where,
             )
         except (ValueError, TypeError, OverflowError) as exc:

@@ -7,7 +7,7 @@
  * producers do.
  *
  * Key numbers arrive as decimal text. A C engine holds them in the key's own
- * types (int64_t token_idx, int32_t layer, step and rank), where a value
+ * types (int64_t token_idx and token_id, int32_t for the others), where a value
  * beyond them cannot exist; such a value is passed as ORCHLOG_NONE, which is
  * what the other emitters write for it. */
 #include <errno.h>
@@ -173,6 +173,22 @@ static void log_tensor(void) {
   memset(&parts, 0, sizeof parts);
   parts.rank = (int32_t)key_number(INT32_MAX);
   if (parts.rank != ORCHLOG_NONE) parts.given |= ORCHLOG_PART_RANK; /* a rank named for this record; else the run's */
+  parts.token_id = key_number(INT64_MAX);
+  if (parts.token_id != ORCHLOG_NONE) parts.given |= ORCHLOG_PART_TOKEN_ID;
+  parts.shard_axis = (int32_t)key_number(INT32_MAX);
+  if (parts.shard_axis != ORCHLOG_NONE) parts.given |= ORCHLOG_PART_SHARD_AXIS;
+  parts.shard_index = (int32_t)key_number(INT32_MAX);
+  if (parts.shard_index != ORCHLOG_NONE) parts.given |= ORCHLOG_PART_SHARD_INDEX;
+  parts.num_shards = (int32_t)key_number(INT32_MAX); /* 0 is passed on: below the part's least value, none */
+  if (parts.num_shards != ORCHLOG_NONE) parts.given |= ORCHLOG_PART_NUM_SHARDS;
+  {
+    char* partial = expect_token();
+    if (strcmp(partial, "-") != 0) {
+      parts.shard_partial = strcmp(partial, "1") == 0;
+      parts.given |= ORCHLOG_PART_SHARD_PARTIAL;
+    }
+    free(partial);
+  }
   n_meta = (size_t)int_token();
   meta = read_metas(n_meta);
   expect_word("data");

@@ -46,17 +46,15 @@ def test_without_the_window_the_padded_rows_do_not_agree(hunt_dir, hf_with_cache
 
 
 def test_hfs_kv_cache_meets_llama_cpps_through_the_maps_views(hunt_dir, hf_with_cache):
-    # llama.cpp's adapter cannot tell a cache view from a token row in a one-token decode step and
-    # gives it the token's position; aligning without token_idx compares every step's cache.
-    opts = CompareOptions(
-        maps=["hf_qwen2"], tolerances=str(TOLERANCES), key=("checkpoint", "layer", "stage", "step"), detail=True
-    )
+    # The default key: both sides' cache records have no token position, in the prompt pass and in the
+    # one-token decode steps alike (the adapter knows llama.cpp's cache by its name, not by its shape).
+    opts = CompareOptions(maps=["hf_qwen2"], tolerances=str(TOLERANCES), detail=True)
     report = compare(hunt_dir / "llama.bin", hf_with_cache, opts)
     assert report.status == "ok"
     for name, how in (("cache_k", "slice [0]"), ("cache_v", "slice [0], transpose [1, 2]")):
         pairs = _pairs(report, name)
-        assert sorted((p.step, p.layer) for p in pairs) == [
-            (s, layer) for s in range(4) for layer in range(TINY.n_layer)
+        assert sorted((p.step, p.layer, p.token_idx) for p in pairs) == [
+            (s, layer, None) for s in range(4) for layer in range(TINY.n_layer)
         ]
         assert max(p.metrics["max_abs"] for p in pairs) < AGREEMENT_ATOL
         assert all(p.alignment.how[1].startswith(f"viewed as {how} of") for p in pairs)
@@ -68,6 +66,6 @@ def test_hfs_value_cache_without_the_transpose_is_a_divergence(hunt_dir, hf_with
         '[names]\n"past_key_values@value" = { name = "cache_v", stage = "", slice = "0", window = true }\n'
         '"cache_v_l{layer} (view) (permuted)" = "cache_v"\n'
     )
-    opts = CompareOptions(maps=[str(wrong)], key=("checkpoint", "layer", "stage", "step"), detail=True)
+    opts = CompareOptions(maps=[str(wrong)], detail=True)
     pairs = _pairs(compare(hunt_dir / "llama.bin", hf_with_cache, opts), "cache_v")
     assert pairs and all(p.failed for p in pairs)

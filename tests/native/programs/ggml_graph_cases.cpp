@@ -6,6 +6,7 @@
 #include <ggml.h>
 #include <orchlog/ggml.hpp>
 
+#include <cstdint>
 #include <cstdio>
 #include <vector>
 
@@ -33,8 +34,9 @@ int main() {
   ggml_init_params params = {16u << 20, nullptr, false};
   ggml_context* ctx = ggml_init(params);
 
-  // Step 2 of a run: tokens at positions 5, 6, 7.
-  graph_logger.begin_step(2, 5, 3);
+  // Step 2 of a run: tokens 11, 22, 33 at positions 5, 6, 7.
+  const std::int32_t prompt_ids[3] = {11, 22, 33};
+  graph_logger.begin_step(2, 5, 3, prompt_ids);
   ggml_tensor* table = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 10);
   ggml_tensor* ids = ggml_new_tensor_1d(ctx, GGML_TYPE_I32, 3);
   ggml_tensor* embd = numbered(ggml_get_rows(ctx, table, ids), "embd", 0);
@@ -98,6 +100,21 @@ int main() {
 
   // The graph's first node again, without begin_step(): a second graph in one step.
   offer(embd);
+
+  // Step 3: one token (id 44) at position 8. Every tensor has a dimension of one element, so the
+  // shape cannot tell the KV cache (8 cells of 8 here) from a token row: the cache's name does.
+  const std::int32_t decode_id = 44;
+  graph_logger.begin_step(3, 8, 1, &decode_id);
+  offer(numbered(ggml_scale(ctx, ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 1), 1.0f), "attn_norm-0", 900));
+  ggml_tensor* cache = numbered(ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 8, 8), "cache_k_l0", 1000);  // a leaf
+  ggml_tensor* cells = ggml_view_2d(ctx, cache, 8, 4, cache->nb[1], 0);  // the 4 cells used so far
+  ggml_set_name(cells, "cache_k_l0 (view)");
+  offer(cells);
+  ggml_tensor* heads = ggml_view_3d(ctx, cache, 4, 2, 4, 4 * sizeof(float), cache->nb[1], 0);  // [4, heads 2, 4]
+  ggml_tensor* by_head = ggml_permute(ctx, heads, 0, 2, 1, 3);                                 // [4, 4, heads 2]
+  ggml_set_name(by_head, "cache_k_l0 (view) (permuted)");
+  offer(by_head);
+  offer(numbered(ggml_cont(ctx, by_head), "k_cached-0", 1100));  // made from the cache: no tokens either
 
   ggml_free(ctx);
   return 0;

@@ -18,7 +18,7 @@ def test_gzipped_logits_with_metadata_become_full_logits_records(tmp_path):
     trace = open_trace(tmp_path / "logits.jsonl.gz")
     recs = list(trace)
     assert trace.format == "legacy-logits" and trace.header["kv_aligned"] == 1
-    assert [(r.checkpoint, r.token_idx, r.meta["token_id"]) for r in recs] == [("logits", t, 100 + t) for t in range(3)]
+    assert [(r.checkpoint, r.token_idx, r.token_id) for r in recs] == [("logits", t, 100 + t) for t in range(3)]
     assert recs[0].numel == 3 and recs[0].dtype == "f32" and recs[0].values.tolist() == [0.5, -1.0, 2.25]
 
 

@@ -2,20 +2,31 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
 
-from orchlog import kernels
+from orchlog import kernels, schema_gen
 from orchlog.encoding.record import RecordInput, encode_header, encode_record
 from orchlog.read.formats import orchlog_frames
 from orchlog.read.formats.orchlog_frames import open_frames
+from tests.conftest import load_vectors
 from tests.tracegen import header
 
 pytestmark = pytest.mark.skipif(not kernels.NATIVE, reason="the native kernels are not built")
 
 DTYPES = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i8": np.int8, "u8": np.uint8, "i32": np.int32}
+
+
+# The key parts given by name, each with values a record may hold (None: not given, where the field may be null).
+_NAMED = {
+    f.name: [None] * f.nullable
+    + ([f.min or 0, 1, 7, 2**31 - 1] if f.type in ("i32", "i64") else [True, False] if f.type == "bool" else ["x"])
+    for f in schema_gen.RECORD_FIELDS
+    if f.source == "key" and not f.positional
+}
 
 
 def _random_trace(rng: np.random.Generator, records: int, large: bool = False) -> bytes:
@@ -42,6 +53,7 @@ def _random_trace(rng: np.random.Generator, records: int, large: bool = False) -
                     meta=meta,
                     values=int(rng.choice([0, 4, 10, 1000])),
                     team="t",
+                    **{name: choices[int(rng.integers(0, len(choices)))] for name, choices in _NAMED.items()},
                 )
             ).frame
         )
@@ -64,7 +76,7 @@ def _read(path, native: bool, monkeypatch) -> tuple[list, list]:
             raw = r.raw_bytes()
             rows.append(
                 (
-                    r.checkpoint, r.team, r.token_idx, r.layer, r.stage, r.step, r.rank, r.world_size, r.seq,
+                    *(getattr(r, c.name) for c in schema_gen.COLUMNS),  # every identity field the schema has
                     r.dtype, r.shape, r.numel, r.values.tobytes(), r.values.size, r.stats, r.blake3, r.meta,
                     str(r.location), r.order, None if raw is None else bytes(raw),
                 )
@@ -122,4 +134,42 @@ def test_a_frame_longer_than_the_window_is_read_whole(tmp_path, monkeypatch):
     monkeypatch.setattr(orchlog_frames, "_AFTER_SKIP", 512)
     path = tmp_path / "t.bin"
     path.write_bytes(_random_trace(np.random.default_rng(9), 60))
+    _assert_read_alike(path, monkeypatch)
+
+
+def _vector_frames() -> tuple[list[dict], bytes]:
+    cases = load_vectors("records.json")["cases"]
+    return cases, b"".join(bytes.fromhex(c["expected"]["frame_hex"]) for c in cases)
+
+
+def _column_value(cols: dict, c: schema_gen.ColumnSpec, row: int):
+    """A decoded column's value at a row, as the record's JSON has it (null for -1 or NaN)."""
+    if c.kind == "text":
+        i = int(cols[c.name][row])
+        return None if i < 0 else cols[f"{c.name}_names"][i]
+    if c.kind == "floats":
+        return cols[c.name].reshape(-1, c.length)[row].tolist()
+    v = int(cols[c.name][row])
+    return None if v < 0 else bool(v) if c.kind == "bool" else v
+
+
+def test_the_native_decoder_takes_every_vector_frame_itself_and_fills_every_schema_column():
+    """Every field of the schema is read natively: a field the generated layout missed would be left null
+    (or at its default) where a vector sets it, and f32_all_fields sets every one; a frame the decoder
+    could not take would stop it (and go to Python) before the last case."""
+    cases, frames = _vector_frames()
+    cols = kernels.decode_frames(np.frombuffer(frames, dtype=np.uint8), 0, orchlog_frames.MAP_FROM)
+    assert (cols["stop"], cols["n"]) == (kernels.FRAMES_END, len(cases))
+    for row, case in enumerate(cases):
+        line = json.loads(case["expected"]["jsonl"])
+        for c in schema_gen.COLUMNS:
+            assert _column_value(cols, c, row) == line[c.name], (case["name"], c.name)
+    full = json.loads(next(c["expected"]["jsonl"] for c in cases if c["name"] == "f32_all_fields"))
+    assert [c.name for c in schema_gen.COLUMNS if full[c.name] is None] == []  # a missed field would show
+
+
+def test_a_trace_of_every_vector_reads_alike_natively_and_in_python(tmp_path, monkeypatch):
+    _, frames = _vector_frames()
+    path = tmp_path / "vectors.bin"
+    path.write_bytes(encode_header(header(team="t"))[1] + frames)
     _assert_read_alike(path, monkeypatch)

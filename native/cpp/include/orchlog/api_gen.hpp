@@ -23,7 +23,8 @@ namespace orchlog {
 // be of any integer type, an std::optional or orchlog::none; a negative one,
 // or one beyond the part's type, means none. Text takes a string, nullptr or
 // orchlog::none. A part left as none is null in the record, except:
-// rank, which then takes the run's rank (ORCH_LOG_RANK).
+// rank, which then takes the run's rank (ORCH_LOG_RANK),
+// num_shards, which then takes the run's world_size (ORCH_LOG_WORLD_SIZE).
 struct Key {
   // Position in the sequence the tensor belongs to; null for tensors that
   // span several positions (a whole prompt pass) or none.
@@ -40,6 +41,29 @@ struct Key {
   // Tensor-parallel shard the tensor belongs to: given per call where one
   // process drives several shards, else the run's rank (ORCH_LOG_RANK).
   std::optional<std::int32_t> rank;
+  // Vocabulary id of the token at `token_idx`, so that a comparison can
+  // check that both runs were fed the same tokens (one side prepending a BOS
+  // shifts every position); null when the call does not say.
+  std::optional<std::int64_t> token_id;
+  // Tensor parallelism: the axis of this record's tensor that is split
+  // across shards (a column-parallel output), so that a reader concatenates
+  // the shards along it; null when the tensor is not split or the call does
+  // not say.
+  std::optional<std::int32_t> shard_axis;
+  // Which shard of the split this tensor is, from 0; null means the record's
+  // `rank`. Nullable rather than defaulting to the run's rank because a call
+  // may give the record's rank itself (one process driving several shards):
+  // null follows that rank, a run default would not.
+  std::optional<std::int32_t> shard_index;
+  // How many shards the tensor is split into (or partial sums there are); a
+  // call that gives none writes the run's world size, which a record's own
+  // `world_size` always equals.
+  std::optional<std::int32_t> num_shards;
+  // True when the tensor is a partial sum that the shards add up to (a
+  // row-parallel output before its all-reduce); false says the record is
+  // whole or split along `shard_axis`, and wins over a name map's shard
+  // annotation; null when the call does not say.
+  std::optional<bool> shard_partial;
 
   Key() = default;
   template <class P0, class P1 = std::nullopt_t, class P2 = std::nullopt_t, class P3 = std::nullopt_t>
@@ -81,6 +105,41 @@ struct Key {
   Key with_rank(const V& value) const {
     Key k = *this;
     k.rank = detail::index_arg<std::int32_t>(value);
+    return k;
+  }
+
+  template <class V>
+  Key with_token_id(const V& value) const {
+    Key k = *this;
+    k.token_id = detail::index_arg<std::int64_t>(value);
+    return k;
+  }
+
+  template <class V>
+  Key with_shard_axis(const V& value) const {
+    Key k = *this;
+    k.shard_axis = detail::index_arg<std::int32_t>(value);
+    return k;
+  }
+
+  template <class V>
+  Key with_shard_index(const V& value) const {
+    Key k = *this;
+    k.shard_index = detail::index_arg<std::int32_t>(value);
+    return k;
+  }
+
+  template <class V>
+  Key with_num_shards(const V& value) const {
+    Key k = *this;
+    k.num_shards = detail::index_arg<std::int32_t>(value);
+    return k;
+  }
+
+  template <class V>
+  Key with_shard_partial(const V& value) const {
+    Key k = *this;
+    k.shard_partial = detail::flag_arg(value);
     return k;
   }
 };
@@ -134,7 +193,7 @@ struct HeaderInput {
 
 namespace detail {
 
-inline constexpr std::size_t kKeyParts = 5;
+inline constexpr std::size_t kKeyParts = 10;
 inline constexpr std::size_t kTextKeyParts = 1;
 
 // Calls f(name, member) for every key part, in schema order.
@@ -145,6 +204,11 @@ void for_each_key_part(K& key, F&& f) {
   f(std::string_view("stage"), key.stage);
   f(std::string_view("step"), key.step);
   f(std::string_view("rank"), key.rank);
+  f(std::string_view("token_id"), key.token_id);
+  f(std::string_view("shard_axis"), key.shard_axis);
+  f(std::string_view("shard_index"), key.shard_index);
+  f(std::string_view("num_shards"), key.num_shards);
+  f(std::string_view("shard_partial"), key.shard_partial);
 }
 
 // Calls f(name, member) for every field of a HeaderInput but the language, in schema order.
@@ -176,7 +240,8 @@ void for_each_setting(O& options, F&& f) {
   f(schema::kKnobCreated, options.created);
 }
 
-// The rule of the parts' adapters applied again, for parts set directly (key.layer = -1).
+// The rule of the parts' adapters applied again, for parts set directly (key.layer = -1), and a
+// number below the part's least value (the schema's `min`) is none too.
 inline Key normalized(const Key& k) {
   Key out;
   out.token_idx = index_arg<std::int64_t>(k.token_idx);
@@ -184,6 +249,12 @@ inline Key normalized(const Key& k) {
   out.stage = optional_text_arg(k.stage);
   out.step = index_arg<std::int32_t>(k.step);
   out.rank = index_arg<std::int32_t>(k.rank);
+  out.token_id = index_arg<std::int64_t>(k.token_id);
+  out.shard_axis = index_arg<std::int32_t>(k.shard_axis);
+  out.shard_index = index_arg<std::int32_t>(k.shard_index);
+  out.num_shards = index_arg<std::int32_t>(k.num_shards);
+  if (out.num_shards && *out.num_shards < 1) out.num_shards = std::nullopt;  // below the part's least value
+  out.shard_partial = flag_arg(k.shard_partial);
   return out;
 }
 
@@ -193,6 +264,10 @@ inline std::optional<std::int64_t> key_number(const Key& k, std::string_view fie
   if (field == "layer") return k.layer;
   if (field == "step") return k.step;
   if (field == "rank") return k.rank;
+  if (field == "token_id") return k.token_id;
+  if (field == "shard_axis") return k.shard_axis;
+  if (field == "shard_index") return k.shard_index;
+  if (field == "num_shards") return k.num_shards;
   return std::nullopt;
 }
 

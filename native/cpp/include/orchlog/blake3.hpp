@@ -17,10 +17,28 @@
 #include <optional>
 #include <string_view>
 
-#include "orchlog/detail/blake3/tree.hpp"
-#include "orchlog/detail/stderr.hpp"
+#include "orchlog/detail/blake3/path.hpp"
+#include "orchlog/detail/compiled.hpp"
 
 namespace orchlog {
+
+// True when the kernel is compiled in and this CPU (and OS) can run it.
+ORCHLOG_API bool blake3_path_supported(Blake3Path path) noexcept;
+// The widest path this CPU runs.
+ORCHLOG_API Blake3Path blake3_best_path() noexcept;
+// The kernel path hashing uses now: ORCHLOG_BLAKE3's, else the best (chosen on first use).
+ORCHLOG_API Blake3Path blake3_path() noexcept;
+// Forces a kernel path for the whole process; false (and no change) when this
+// CPU cannot run it.
+ORCHLOG_API bool blake3_set_path(Blake3Path path) noexcept;
+// BLAKE3 of `len` bytes into out[0 .. out_len) (32 is the standard hash;
+// longer outputs are the extendable output), with an explicit kernel path.
+ORCHLOG_API void blake3_hash(Blake3Path path, const void* data, std::size_t len, std::uint8_t* out,
+                             std::size_t out_len = 32) noexcept;
+ORCHLOG_API void blake3_hash(const void* data, std::size_t len, std::uint8_t* out, std::size_t out_len = 32) noexcept;
+// The 64 lowercase hex digits of the 32-byte hash, NUL-terminated.
+ORCHLOG_API void blake3_hex(Blake3Path path, const void* data, std::size_t len, char out[65]) noexcept;
+ORCHLOG_API void blake3_hex(const void* data, std::size_t len, char out[65]) noexcept;
 
 inline constexpr Blake3Path kAllBlake3Paths[] = {Blake3Path::portable, Blake3Path::sse41, Blake3Path::avx2,
                                                  Blake3Path::avx512};
@@ -45,8 +63,15 @@ constexpr std::optional<Blake3Path> blake3_path_from_name(std::string_view name)
   return std::nullopt;
 }
 
-// True when the kernel is compiled in and this CPU (and OS) can run it.
-inline bool blake3_path_supported(Blake3Path path) noexcept {
+}  // namespace orchlog
+
+#if ORCHLOG_DEFINE_API
+#include "orchlog/detail/blake3/tree.hpp"
+#include "orchlog/detail/stderr.hpp"
+
+namespace orchlog {
+
+ORCHLOG_API bool blake3_path_supported(Blake3Path path) noexcept {
 #if ORCHLOG_X86_SIMD
   __builtin_cpu_init();
   switch (path) {
@@ -65,7 +90,7 @@ inline bool blake3_path_supported(Blake3Path path) noexcept {
 #endif
 }
 
-inline Blake3Path blake3_best_path() noexcept {
+ORCHLOG_API Blake3Path blake3_best_path() noexcept {
   Blake3Path best = Blake3Path::portable;
   for (Blake3Path p : kAllBlake3Paths)
     if (blake3_path_supported(p)) best = p;
@@ -87,8 +112,7 @@ inline Blake3Path blake3_path_from_env() noexcept {
 }
 }  // namespace detail
 
-// The kernel path hashing uses now.
-inline Blake3Path blake3_path() noexcept {
+ORCHLOG_API Blake3Path blake3_path() noexcept {
   int p = detail::g_blake3_path.load(std::memory_order_relaxed);
   if (p == detail::kBlake3PathUnset) {
     int chosen = static_cast<int>(detail::blake3_path_from_env());
@@ -99,28 +123,23 @@ inline Blake3Path blake3_path() noexcept {
   return Blake3Path(p);
 }
 
-// Forces a kernel path for the whole process; false (and no change) when this
-// CPU cannot run it.
-inline bool blake3_set_path(Blake3Path path) noexcept {
+ORCHLOG_API bool blake3_set_path(Blake3Path path) noexcept {
   if (!blake3_path_supported(path)) return false;
   detail::g_blake3_path.store(static_cast<int>(path), std::memory_order_relaxed);
   return true;
 }
 
-// BLAKE3 of `len` bytes into out[0 .. out_len) (32 is the standard hash;
-// longer outputs are the extendable output), with an explicit kernel path.
-inline void blake3_hash(Blake3Path path, const void* data, std::size_t len, std::uint8_t* out,
-                        std::size_t out_len = 32) noexcept {
+ORCHLOG_API void blake3_hash(Blake3Path path, const void* data, std::size_t len, std::uint8_t* out,
+                             std::size_t out_len) noexcept {
   if (!blake3_path_supported(path)) path = Blake3Path::portable;
   detail::blake3::hash(path, static_cast<const std::uint8_t*>(data), len, out, out_len);
 }
 
-inline void blake3_hash(const void* data, std::size_t len, std::uint8_t* out, std::size_t out_len = 32) noexcept {
+ORCHLOG_API void blake3_hash(const void* data, std::size_t len, std::uint8_t* out, std::size_t out_len) noexcept {
   detail::blake3::hash(blake3_path(), static_cast<const std::uint8_t*>(data), len, out, out_len);
 }
 
-// The 64 lowercase hex digits of the 32-byte hash, NUL-terminated.
-inline void blake3_hex(Blake3Path path, const void* data, std::size_t len, char out[65]) noexcept {
+ORCHLOG_API void blake3_hex(Blake3Path path, const void* data, std::size_t len, char out[65]) noexcept {
   static constexpr char kHex[] = "0123456789abcdef";
   std::uint8_t digest[32];
   blake3_hash(path, data, len, digest);
@@ -131,8 +150,9 @@ inline void blake3_hex(Blake3Path path, const void* data, std::size_t len, char 
   out[64] = '\0';
 }
 
-inline void blake3_hex(const void* data, std::size_t len, char out[65]) noexcept {
+ORCHLOG_API void blake3_hex(const void* data, std::size_t len, char out[65]) noexcept {
   blake3_hex(blake3_path(), data, len, out);
 }
 
 }  // namespace orchlog
+#endif  // ORCHLOG_DEFINE_API

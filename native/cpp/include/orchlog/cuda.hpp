@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "orchlog/detail/logger/core.hpp"  // logger() and measure(), also in compiled-library mode
 #include "orchlog/detail/logger/macro_support.hpp"
 #include "orchlog/logger.hpp"
 

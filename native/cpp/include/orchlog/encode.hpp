@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "orchlog/api_gen.hpp"
-#include "orchlog/detail/encode/record_parts.hpp"
+#include "orchlog/detail/compiled.hpp"
 #include "orchlog/types.hpp"
 
 namespace orchlog {
@@ -23,8 +23,23 @@ struct EncodedRecord {
   std::string blake3;
 };
 
+struct EncodedHeader {
+  std::string jsonl;
+  std::string frame;
+};
+
 // The encoded record, or nullopt (and `error`) when the tensor is malformed.
-inline std::optional<EncodedRecord> encode_record(const RecordInput& in, std::string* error = nullptr) {
+ORCHLOG_API std::optional<EncodedRecord> encode_record(const RecordInput& in, std::string* error = nullptr);
+ORCHLOG_API EncodedHeader encode_header(const HeaderInput& in);
+
+}  // namespace orchlog
+
+#if ORCHLOG_DEFINE_API
+#include "orchlog/detail/encode/record_parts.hpp"
+
+namespace orchlog {
+
+ORCHLOG_API std::optional<EncodedRecord> encode_record(const RecordInput& in, std::string* error) {
   std::string why;
   const auto size = detail::measure(in.tensor, why);
   if (!size) {
@@ -48,12 +63,7 @@ inline std::optional<EncodedRecord> encode_record(const RecordInput& in, std::st
   return out;
 }
 
-struct EncodedHeader {
-  std::string jsonl;
-  std::string frame;
-};
-
-inline EncodedHeader encode_header(const HeaderInput& in) {
+ORCHLOG_API EncodedHeader encode_header(const HeaderInput& in) {
   const detail::SortedMeta config(detail::span_of(in.config));
   const schema::HeaderView h = detail::header_view(in, config.view());
   EncodedHeader out;
@@ -63,3 +73,4 @@ inline EncodedHeader encode_header(const HeaderInput& in) {
 }
 
 }  // namespace orchlog
+#endif  // ORCHLOG_DEFINE_API

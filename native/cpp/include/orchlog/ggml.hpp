@@ -7,7 +7,8 @@
 //   llama_context_params params = llama_context_default_params();
 //   graph_logger.install(params);               // sets cb_eval and cb_eval_user_data
 //   llama_context* ctx = llama_init_from_model(model, params);
-//   graph_logger.begin_step(0, 0, n_prompt);    // before each llama_decode: step, first position, tokens
+//   graph_logger.begin_step(0, 0, batch.n_tokens, batch.token);  // before each llama_decode: step, first
+//                                                                  // position, tokens and their ids
 //   llama_decode(ctx, batch);
 //
 // Run with ORCH_LOG_FILE=llama.jsonl (and the other ORCH_LOG_* knobs). What
@@ -21,8 +22,10 @@
 // - stage: the op, in lower case, when the same checkpoint and layer were
 //   met before in the same graph: "Qcur-3" is MUL_MAT (no stage), then
 //   "add", "reshape", "rope". The first tensor under a name has no stage.
-// - one record per token row, token_idx = first_position + row; tensors
-//   without a token dimension are one record with no token_idx. Rows of
+// - one record per token row, token_idx = first_position + row, token_id
+//   the batch's id of that token when begin_step() was given the ids;
+//   tensors without a token dimension (the KV cache and its views among
+//   them) are one record with no token_idx. Rows of
 //   fewer than all tokens (llama.cpp computes the last layer only for tokens
 //   whose logits were asked for) are taken to be the batch's last tokens.
 // - step as given to begin_step().
@@ -65,11 +68,20 @@ class GraphLogger {
   // token; how many tokens it holds. The batch must be evaluated as one
   // graph (llama.cpp: n_ubatch at least the batch size), since the callback
   // cannot see where one micro-batch ends and the next begins.
-  void begin_step(int step, std::int64_t first_position, std::int64_t n_tokens) noexcept {
+  // `token_ids` (n_tokens of them, or null) are the batch's token ids, written
+  // as each token row's `token_id`: llama.cpp's llama_batch holds them in
+  // `token` (begin_step(step, batch.pos[0], batch.n_tokens, batch.token)).
+  void begin_step(int step, std::int64_t first_position, std::int64_t n_tokens,
+                  const std::int32_t* token_ids = nullptr) noexcept {
     step_ = step;
     first_position_ = first_position;
     n_tokens_ = n_tokens;
     graph_first_ = nullptr;
+    try {
+      token_ids_.assign(token_ids, token_ids && n_tokens > 0 ? token_ids + n_tokens : token_ids);
+    } catch (...) {  // std::bad_alloc: the records go without their token ids
+      token_ids_.clear();
+    }
   }
 
   // Points a llama_context_params (or anything with cb_eval and
@@ -152,8 +164,16 @@ class GraphLogger {
   }
 
   // Every node's token dimension is kept for the nodes that use it: the
-  // scheduler asks about nodes in order, so sources come first.
+  // scheduler asks about nodes in order, so sources come first. The KV cache
+  // (a tensor llama.cpp names cache_k_l<N> or cache_v_l<N>, or a view of one)
+  // holds cached positions, not the batch's tokens: no token dimension, and
+  // none for what is made from it.
   int remember_token_dim(const struct ggml_tensor* t) {
+    if (detail::is_kv_cache_name(t->name) || (t->view_src && detail::is_kv_cache_name(t->view_src->name))) {
+      bool inserted = false;
+      token_dims_.find_or_insert(key_of(t), 0, inserted) = static_cast<std::int8_t>(-1);
+      return -1;
+    }
     detail::TokenFlow flow = detail::TokenFlow::same_as_first_source;
     const struct ggml_tensor* source = t->src[0];
     switch (t->op) {
@@ -182,7 +202,8 @@ class GraphLogger {
     }
     // A source that is no node of this graph (an input, a weight) has no known token dimension.
     const std::int8_t* known = source ? token_dims_.find(key_of(source)) : nullptr;
-    const int dim = detail::token_dim(flow, t->ne, n_tokens_, known ? *known : -1, t->op_params);
+    const int source_dim = !known ? detail::kSourceUnknown : *known < 0 ? detail::kSourceWithoutTokens : *known;
+    const int dim = detail::token_dim(flow, t->ne, n_tokens_, source_dim, t->op_params);
     bool inserted = false;
     token_dims_.find_or_insert(key_of(t), 0, inserted) = static_cast<std::int8_t>(dim);
     return dim;
@@ -237,7 +258,10 @@ class GraphLogger {
   Key key_for_row(std::int64_t row) const {
     if (layout_.token_dim < 0) return Key{std::nullopt, layer_, stage_view(), step_};
     // Fewer rows than tokens: llama.cpp kept the rows of the last tokens (inp_out_ids).
-    return Key{first_position_ + (n_tokens_ - layout_.rows) + row, layer_, stage_view(), step_};
+    const std::int64_t token = (n_tokens_ - layout_.rows) + row;
+    const bool known = token >= 0 && static_cast<std::size_t>(token) < token_ids_.size();
+    return Key{first_position_ + token, layer_, stage_view(), step_}.with_token_id(
+        known ? std::optional<std::int64_t>(token_ids_[static_cast<std::size_t>(token)]) : std::nullopt);
   }
   std::optional<std::string_view> stage_view() const {
     return stage_.empty() ? std::nullopt : std::optional<std::string_view>(stage_);
@@ -295,6 +319,7 @@ class GraphLogger {
   int step_ = 0;
   std::int64_t first_position_ = 0;
   std::int64_t n_tokens_ = 0;
+  std::vector<std::int32_t> token_ids_;  // of the batch's tokens, when begin_step() was given them
 
   // The current graph.
   const struct ggml_tensor* graph_first_ = nullptr;

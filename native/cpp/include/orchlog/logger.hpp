@@ -13,9 +13,12 @@
 #include <vector>
 
 #include "orchlog/api_gen.hpp"
-#include "orchlog/detail/logger/core.hpp"
+#include "orchlog/detail/logger/entry.hpp"
 #include "orchlog/options.hpp"
 #include "orchlog/types.hpp"
+#if ORCHLOG_DEFINE_API
+#include "orchlog/detail/logger/core.hpp"
+#endif
 
 namespace orchlog {
 
@@ -55,41 +58,11 @@ inline bool enabled() noexcept {
 
 // Records are in the kernel when log() returns (a crash loses none); flush()
 // also asks the kernel to put them on the disk. Returns false when that failed.
-inline bool flush() noexcept {
-  const auto session = detail::logger().session();
-  if (!session) return true;
-  try {
-    std::lock_guard<std::mutex> lock(session->mutex);
-    return session->jsonl.sync() && session->frames.sync();
-  } catch (...) {
-    return false;
-  }
-}
+inline bool flush() noexcept { return detail::flush_run(); }
 
 // Ends the run and closes its files; logging stays off until configure().
-inline void close() noexcept {
-  try {
-    std::lock_guard<std::mutex> lock(detail::logger().configure_mutex);
-    detail::logger().install(nullptr);
-  } catch (...) {
-  }
-}
+inline void close() noexcept { detail::close_run(); }
 
-inline Status status() noexcept {
-  Status s;
-  try {
-    detail::Logger& lg = detail::logger();
-    s.errors = lg.errors();
-    s.enabled = detail::g_state.load(std::memory_order_relaxed) == detail::kOn;
-    if (const auto session = lg.session()) {
-      std::lock_guard<std::mutex> lock(session->mutex);
-      s.records = session->seq;
-      s.path = session->settings.path;
-      s.binary_path = session->settings.binary_path;
-    }
-  } catch (...) {
-  }
-  return s;
-}
+inline Status status() noexcept { return detail::run_status(); }
 
 }  // namespace orchlog

@@ -46,12 +46,27 @@ typedef struct orchlog_key {
 /* The key parts named rather than placed (orchlog_log_named): each is read
    only when its bit is set in `given`, so a zero-filled struct names none.
      rank: ORCHLOG_PART_RANK; when not given, the run's rank (ORCH_LOG_RANK)
+     token_id: ORCHLOG_PART_TOKEN_ID
+     shard_axis: ORCHLOG_PART_SHARD_AXIS
+     shard_index: ORCHLOG_PART_SHARD_INDEX
+     num_shards: ORCHLOG_PART_NUM_SHARDS; when not given, the run's world_size (ORCH_LOG_WORLD_SIZE)
+     shard_partial: ORCHLOG_PART_SHARD_PARTIAL
    e.g. orchlog_named_parts parts = {0}; parts.rank = 2; parts.given |= ORCHLOG_PART_RANK; */
 typedef struct orchlog_named_parts {
   uint32_t given;
   int32_t rank;
+  int64_t token_id;
+  int32_t shard_axis;
+  int32_t shard_index;
+  int32_t num_shards;
+  int32_t shard_partial;
 } orchlog_named_parts;
 #define ORCHLOG_PART_RANK (1u << 0)
+#define ORCHLOG_PART_TOKEN_ID (1u << 1)
+#define ORCHLOG_PART_SHARD_AXIS (1u << 2)
+#define ORCHLOG_PART_SHARD_INDEX (1u << 3)
+#define ORCHLOG_PART_NUM_SHARDS (1u << 4)
+#define ORCHLOG_PART_SHARD_PARTIAL (1u << 5)
 
 enum { ORCHLOG_META_BOOL = 0, ORCHLOG_META_INT = 1, ORCHLOG_META_REAL = 2, ORCHLOG_META_TEXT = 3 };
 

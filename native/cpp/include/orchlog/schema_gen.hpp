@@ -314,6 +314,29 @@ struct RecordView {
   // Tensor-parallel shard the tensor belongs to: given per call where one
   // process drives several shards, else the run's rank (ORCH_LOG_RANK).
   std::int32_t rank = 0;
+  // Vocabulary id of the token at `token_idx`, so that a comparison can
+  // check that both runs were fed the same tokens (one side prepending a BOS
+  // shifts every position); null when the call does not say.
+  std::optional<std::int64_t> token_id;
+  // Tensor parallelism: the axis of this record's tensor that is split
+  // across shards (a column-parallel output), so that a reader concatenates
+  // the shards along it; null when the tensor is not split or the call does
+  // not say.
+  std::optional<std::int32_t> shard_axis;
+  // Which shard of the split this tensor is, from 0; null means the record's
+  // `rank`. Nullable rather than defaulting to the run's rank because a call
+  // may give the record's rank itself (one process driving several shards):
+  // null follows that rank, a run default would not.
+  std::optional<std::int32_t> shard_index;
+  // How many shards the tensor is split into (or partial sums there are); a
+  // call that gives none writes the run's world size, which a record's own
+  // `world_size` always equals.
+  std::int32_t num_shards = 0;
+  // True when the tensor is a partial sum that the shards add up to (a
+  // row-parallel output before its all-reduce); false says the record is
+  // whole or split along `shard_axis`, and wins over a name map's shard
+  // annotation; null when the call does not say.
+  std::optional<bool> shard_partial;
   // Number of tensor-parallel shards (ORCH_LOG_WORLD_SIZE).
   std::int32_t world_size = 0;
   // Per-emitter counter of written records, from 0: the execution order.
@@ -382,7 +405,7 @@ inline constexpr std::size_t kStatsFieldCount = E == Encoding::jsonl ? 7 : 7;
 template <Encoding E>
 inline constexpr std::size_t kProducerFieldCount = E == Encoding::jsonl ? 3 : 3;
 template <Encoding E>
-inline constexpr std::size_t kRecordFieldCount = E == Encoding::jsonl ? 16 : 17;
+inline constexpr std::size_t kRecordFieldCount = E == Encoding::jsonl ? 21 : 22;
 template <Encoding E>
 inline constexpr std::size_t kHeaderFieldCount = E == Encoding::jsonl ? 11 : 11;
 
@@ -435,6 +458,16 @@ void visit_record(V& v, const RecordView& r) {
   v.opt_i32(r.step);
   v.key("rank");
   v.i32(r.rank);
+  v.key("token_id");
+  v.opt_i64(r.token_id);
+  v.key("shard_axis");
+  v.opt_i32(r.shard_axis);
+  v.key("shard_index");
+  v.opt_i32(r.shard_index);
+  v.key("num_shards");
+  v.i32(r.num_shards);
+  v.key("shard_partial");
+  v.opt_boolean(r.shard_partial);
   v.key("world_size");
   v.i32(r.world_size);
   v.key("seq");

@@ -31,3 +31,27 @@ pub fn forward(hidden: &[f32], token_idx: usize, probe: &mut dyn FnMut(&'static 
         })]
     );
 }
+
+/// An engine's start-up: the logging API it calls is the same with and
+/// without the feature (no `#[cfg]` here); without it every call does
+/// nothing. Returns what each part said: (installed, a logger of its own on,
+/// records that logger wrote, errors so far).
+pub fn start_up(trace: &std::path::Path) -> (bool, bool, u64, u64) {
+    let config = orchlog::Config {
+        file: Some(trace.to_path_buf()),
+        team: "probe".into(),
+        values: orchlog::KeepValues::First(4),
+        mode: orchlog::Mode::Summary,
+        ..orchlog::Config::from_env()
+    }
+    .with_run_config("seed", 42);
+    let installed = orchlog::install(config.clone());
+    let own = orchlog::Logger::new(orchlog::Config { file: Some(trace.with_extension("own.jsonl")), ..config });
+    let tensor = orchlog::Tensor::from_bytes(orchlog::DType::F32, &[2], &[0, 0, 128, 63, 0, 0, 0, 64]).unwrap();
+    own.log("probe_own", &tensor, orchlog::Keys::new().token(0usize).layer(1));
+    orchlog::log("probe_global", &[1.0f32, 2.0], orchlog::Keys::new());
+    if orchlog::enabled() {
+        orchlog::log("probe_guarded", &tensor, orchlog::Keys::new());
+    }
+    (installed, own.is_on(), own.records_written(), orchlog::error_count() + own.error_count())
+}

@@ -2,8 +2,10 @@
 //! it keeps, and meta in canonical order. The fields themselves go from a
 //! call to the `RecordView` the writers walk in fields_gen.rs.
 
+#[cfg(feature = "orch_logging")]
 use std::borrow::Cow;
 
+#[cfg(feature = "orch_logging")]
 use crate::schema_gen::MetaEntry;
 
 /// How many leading values a record keeps (`ORCH_LOG_VALUES`).
@@ -15,6 +17,7 @@ pub enum KeepValues {
     First(u32),
 }
 
+#[cfg(feature = "orch_logging")]
 impl KeepValues {
     /// The header's `values` field: N, or -1 for all.
     pub(crate) fn header_value(self) -> i32 {
@@ -34,6 +37,7 @@ impl KeepValues {
 
 /// Meta as the format writes it: sorted by the keys' UTF-8 bytes; of two
 /// entries with one key the later wins, as in a map built in call order.
+#[cfg(feature = "orch_logging")]
 pub(crate) fn canonical_meta<'m, 'a>(meta: &'m [MetaEntry<'a>]) -> Cow<'m, [MetaEntry<'a>]> {
     if meta.windows(2).all(|w| w[0].key < w[1].key) {
         return Cow::Borrowed(meta);
@@ -51,7 +55,7 @@ pub(crate) fn canonical_meta<'m, 'a>(meta: &'m [MetaEntry<'a>]) -> Cow<'m, [Meta
     Cow::Owned(canonical)
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "orch_logging"))]
 mod tests {
     use super::*;
     use crate::keys::meta;

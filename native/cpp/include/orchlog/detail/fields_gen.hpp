@@ -84,6 +84,7 @@ inline void set_run_fields(RecordInput& in, const RunFields& run) {
 inline Key resolved(const Key& k, const RunFields& run) {
   Key out = k;
   if (!out.rank) out.rank = run.rank;
+  if (!out.num_shards) out.num_shards = run.world_size;
   (void)run;
   return out;
 }
@@ -120,6 +121,11 @@ schema::RecordView record_view(const Parts& p, const RunFields& run, std::int64_
   v.stage = p.key.stage;
   v.step = p.key.step;
   v.rank = p.key.rank ? *p.key.rank : run.rank;
+  v.token_id = p.key.token_id;
+  v.shard_axis = p.key.shard_axis;
+  v.shard_index = p.key.shard_index;
+  v.num_shards = p.key.num_shards ? *p.key.num_shards : run.world_size;
+  v.shard_partial = p.key.shard_partial;
   v.world_size = run.world_size;
   v.seq = seq;
   v.stats = digest_view(p.digest.stats);

@@ -14,14 +14,11 @@
 
 #include "orchlog/detail/blake3/avx2.hpp"
 #include "orchlog/detail/blake3/avx512.hpp"
+#include "orchlog/detail/blake3/path.hpp"
 #include "orchlog/detail/blake3/portable.hpp"
 #include "orchlog/detail/blake3/sse41.hpp"
 
 namespace orchlog {
-
-// Which hash_many kernels hashing may use: a path uses its own width and
-// every narrower one for the remainders.
-enum class Blake3Path : std::uint8_t { portable, sse41, avx2, avx512 };
 
 namespace detail {
 namespace blake3 {

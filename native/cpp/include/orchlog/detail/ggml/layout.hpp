@@ -25,6 +25,10 @@ enum class TokenFlow : std::uint8_t {
   shape_only,            // RESHAPE, VIEW, CONT, CPY, graph inputs: only the shape tells
 };
 
+// What token_dim() is told about the source whose layout an op follows, besides its token dimension.
+inline constexpr int kSourceUnknown = -1;        // no node of this graph (an input, a weight): the shape decides
+inline constexpr int kSourceWithoutTokens = -2;  // a node known to hold no token dimension (a KV-cache view)
+
 // The token dimension judged from the shape alone: the outermost dimension
 // of n_tokens elements (llama.cpp's reshapes split or merge inner dimensions
 // and keep tokens outside them). A one-token step has no such evidence; its
@@ -49,9 +53,13 @@ inline int token_dim_from_shape(const std::int64_t ne[kGgmlDims], std::int64_t n
 // attention scores [n_kv, n_tokens, n_head] are read right even when
 // n_tokens equals n_head. A result is trusted only if that dimension holds
 // between 1 and n_tokens rows (fewer: llama.cpp kept only the rows whose
-// logits were asked for); otherwise the shape decides.
+// logits were asked for); otherwise the shape decides. A source known to hold
+// no tokens (kSourceWithoutTokens) gives none to what is made from it, however
+// its shape looks: in a one-token step every tensor has a dimension of one
+// element, so the shape alone would give a KV-cache view the token's position.
 inline int token_dim(TokenFlow flow, const std::int64_t ne[kGgmlDims], std::int64_t n_tokens, int source_dim,
                      const std::int32_t* permute_axes = nullptr) {
+  if (source_dim == kSourceWithoutTokens && flow != TokenFlow::gathered_rows) return -1;
   int d = -1;
   switch (flow) {
     case TokenFlow::same_as_first_source:

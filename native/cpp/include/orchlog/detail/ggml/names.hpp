@@ -27,6 +27,17 @@ inline bool is_unnamed_graph_tensor(std::string_view name) {
   return name.empty() || numbered("node_") || numbered("leaf_");
 }
 
+// "cache_k_l3", "cache_v_l0 (view)": llama.cpp's KV cache tensors (llama_kv_cache names them
+// cache_k_l<layer> and cache_v_l<layer>) and what ggml derives from them. Their cells are the
+// positions cached so far, never the tokens of the batch being evaluated.
+inline bool is_kv_cache_name(std::string_view name) {
+  const std::string_view core = name.substr(0, name.find(" ("));
+  if (core.size() <= 9 || (core.substr(0, 9) != "cache_k_l" && core.substr(0, 9) != "cache_v_l")) return false;
+  for (char c : core.substr(9))
+    if (c < '0' || c > '9') return false;
+  return true;
+}
+
 // "attn_norm-3" -> ("attn_norm", 3); "Kcur-0 (view)" -> ("Kcur (view)", 0);
 // "result_norm" -> ("result_norm", none). `checkpoint` is assigned, not
 // appended to, so a caller can reuse one string for every tensor.

@@ -20,30 +20,15 @@
 #include <vector>
 
 #include "orchlog/detail/encode/record_parts.hpp"
+#include "orchlog/detail/logger/entry.hpp"
 #include "orchlog/detail/logger/session.hpp"
 #include "orchlog/detail/stderr.hpp"
 #include "orchlog/encode.hpp"
 #include "orchlog/options.hpp"
 
-#if defined(__GNUC__) || defined(__clang__)
-#define ORCHLOG_LIKELY(x) __builtin_expect(!!(x), 1)
-#define ORCHLOG_UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define ORCHLOG_NOINLINE __attribute__((noinline, cold))
-#else
-#define ORCHLOG_LIKELY(x) (x)
-#define ORCHLOG_UNLIKELY(x) (x)
-#define ORCHLOG_NOINLINE
-#endif
-
 namespace orchlog {
 
 namespace detail {
-
-enum State : std::uint8_t { kUnconfigured = 0, kOff = 1, kOn = 2 };
-
-inline std::atomic<std::uint8_t> g_state{kUnconfigured};
-
-inline bool may_log() noexcept { return g_state.load(std::memory_order_relaxed) != kOff; }
 
 // Problems worth one line on stderr the first time they happen.
 enum Warning : std::uint32_t { kBadCall = 1u << 0, kInternal = 1u << 1, kCuda = 1u << 2, kLegacyShape = 1u << 3 };
@@ -158,6 +143,11 @@ inline bool open_session(Session& s, std::string& error) {
   return true;
 }
 
+// The functions entry.hpp declares, and what only they use, are compiled in
+// every translation unit header-only, and once, in the library, in
+// compiled-library mode.
+#if ORCHLOG_DEFINE_API
+
 // Must hold logger().configure_mutex.
 inline bool configure_locked(const Options& options) noexcept {
   Logger& lg = logger();
@@ -192,7 +182,7 @@ inline bool configure_locked(const Options& options) noexcept {
   }
 }
 
-inline bool configure(const Options& options) noexcept {
+ORCHLOG_API bool configure(const Options& options) noexcept {
   try {
     std::lock_guard<std::mutex> lock(logger().configure_mutex);
     return configure_locked(options);
@@ -203,7 +193,7 @@ inline bool configure(const Options& options) noexcept {
 
 // First use without configure(): settings come from the env knobs alone.
 // `producer` is the language the bindings (C, Python) write in the header.
-inline void configure_from_env_once(std::string_view producer = "cpp") noexcept {
+ORCHLOG_API void configure_from_env_once(std::string_view producer ORCHLOG_DEFAULT_ARG("cpp")) noexcept {
   try {
     std::lock_guard<std::mutex> lock(logger().configure_mutex);
     if (g_state.load(std::memory_order_relaxed) != kUnconfigured) return;
@@ -239,8 +229,8 @@ inline Key valid_key(const Key& given, KeyTexts& texts) {
 }
 
 // The out-of-line part of orchlog::selects().
-ORCHLOG_NOINLINE inline bool would_write(std::string_view checkpoint, const Key& given_key,
-                                         std::int64_t token_count) noexcept {
+ORCHLOG_NOINLINE ORCHLOG_API bool would_write(std::string_view checkpoint, const Key& given_key,
+                                              std::int64_t token_count) noexcept {
   try {
     if (g_state.load(std::memory_order_relaxed) == kUnconfigured) configure_from_env_once();
     const std::shared_ptr<Session> session = logger().session();
@@ -256,8 +246,8 @@ ORCHLOG_NOINLINE inline bool would_write(std::string_view checkpoint, const Key&
 }
 
 // The out-of-line part of every log call.
-ORCHLOG_NOINLINE inline bool write_record(std::string_view checkpoint, const Tensor& tensor, const Key& given_key,
-                                          MetaSpan meta) noexcept {
+ORCHLOG_NOINLINE ORCHLOG_API bool write_record(std::string_view checkpoint, const Tensor& tensor, const Key& given_key,
+                                               MetaSpan meta) noexcept {
   Logger& lg = logger();
   try {
     if (g_state.load(std::memory_order_relaxed) == kUnconfigured) configure_from_env_once();
@@ -319,6 +309,44 @@ ORCHLOG_NOINLINE inline bool write_record(std::string_view checkpoint, const Ten
     return false;
   }
 }
+
+ORCHLOG_API bool flush_run() noexcept {
+  const auto session = logger().session();
+  if (!session) return true;
+  try {
+    std::lock_guard<std::mutex> lock(session->mutex);
+    return session->jsonl.sync() && session->frames.sync();
+  } catch (...) {
+    return false;
+  }
+}
+
+ORCHLOG_API void close_run() noexcept {
+  try {
+    std::lock_guard<std::mutex> lock(logger().configure_mutex);
+    logger().install(nullptr);
+  } catch (...) {
+  }
+}
+
+ORCHLOG_API Status run_status() noexcept {
+  Status s;
+  try {
+    Logger& lg = logger();
+    s.errors = lg.errors();
+    s.enabled = g_state.load(std::memory_order_relaxed) == kOn;
+    if (const auto session = lg.session()) {
+      std::lock_guard<std::mutex> lock(session->mutex);
+      s.records = session->seq;
+      s.path = session->settings.path;
+      s.binary_path = session->settings.binary_path;
+    }
+  } catch (...) {
+  }
+  return s;
+}
+
+#endif  // ORCHLOG_DEFINE_API
 
 }  // namespace detail
 }  // namespace orchlog

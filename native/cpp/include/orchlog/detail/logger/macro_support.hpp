@@ -14,9 +14,12 @@
 #include <type_traits>
 
 #include "orchlog/api_gen.hpp"
-#include "orchlog/detail/logger/core.hpp"
+#include "orchlog/detail/logger/entry.hpp"
 #include "orchlog/logger.hpp"
 #include "orchlog/types.hpp"
+#if ORCHLOG_DEFINE_API
+#include "orchlog/detail/logger/core.hpp"
+#endif
 
 namespace orchlog {
 namespace detail {
@@ -34,7 +37,16 @@ inline std::string_view text_arg(const char* s) { return s ? std::string_view(s)
 inline std::string_view text_arg(std::string_view s) { return s; }
 inline std::string_view text_arg(const std::string& s) { return s; }
 
-inline bool dtype_known(const DTypeArg& dtype, std::string_view checkpoint) noexcept {
+#if defined(ORCHLOG_COMPILED_LIB)
+// Whether the dtype is one the schema has (else the record is reported, not written).
+bool dtype_known(const DTypeArg& dtype, std::string_view checkpoint) noexcept;
+ORCHLOG_NOINLINE bool macro_log(std::string_view checkpoint, const Key& key, const void* data, DTypeArg dtype,
+                                const Shape& shape) noexcept;
+Shape legacy_shape(std::string_view checkpoint, std::int64_t count, std::string_view shape_text) noexcept;
+#endif
+
+#if ORCHLOG_DEFINE_API
+ORCHLOG_API bool dtype_known(const DTypeArg& dtype, std::string_view checkpoint) noexcept {
   if (dtype.dtype) return true;
   try {
     if (enabled())
@@ -45,8 +57,8 @@ inline bool dtype_known(const DTypeArg& dtype, std::string_view checkpoint) noex
   return false;
 }
 
-ORCHLOG_NOINLINE inline bool macro_log(std::string_view checkpoint, const Key& key, const void* data, DTypeArg dtype,
-                                       const Shape& shape) noexcept {
+ORCHLOG_NOINLINE ORCHLOG_API bool macro_log(std::string_view checkpoint, const Key& key, const void* data,
+                                            DTypeArg dtype, const Shape& shape) noexcept {
   if (!dtype_known(dtype, checkpoint)) return false;
   return write_record(checkpoint, Tensor{data, *dtype.dtype, shape}, key, {});
 }
@@ -72,7 +84,7 @@ inline std::optional<std::vector<std::int64_t>> parse_shape_text(std::string_vie
 // The shape of ORCH_LOG_JSON_TOKEN(name, values, count, dtype, shape_text,
 // token_idx), the form already instrumented code uses: `shape_text` when it
 // holds exactly `count` elements, else [count] (with a warning).
-inline Shape legacy_shape(std::string_view checkpoint, std::int64_t count, std::string_view shape_text) noexcept {
+ORCHLOG_API Shape legacy_shape(std::string_view checkpoint, std::int64_t count, std::string_view shape_text) noexcept {
   try {
     if (const auto dims = parse_shape_text(shape_text)) {
       std::int64_t numel = 1;
@@ -88,6 +100,7 @@ inline Shape legacy_shape(std::string_view checkpoint, std::int64_t count, std::
   }
   return Shape{count};
 }
+#endif  // ORCHLOG_DEFINE_API
 
 }  // namespace detail
 }  // namespace orchlog
