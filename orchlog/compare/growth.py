@@ -13,7 +13,7 @@ import itertools
 
 import numpy as np
 
-from orchlog.compare.grading import TIER_NAMES
+from orchlog.compare.grading import TIER_NAMES, UNDECIDED_TIER
 from orchlog.read.batch import NONE
 from orchlog.strings import Strings
 
@@ -23,6 +23,7 @@ _FIELDS = (
     "first_order",
     "pairs",
     "failed",
+    "undecided",
     "max_abs",
     "min_cosine",
     "worst_severity",
@@ -77,6 +78,7 @@ def _reduce(rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         "first_order": np.minimum.reduceat(rows["first_order"][by], starts),
         "pairs": np.add.reduceat(rows["pairs"][by], starts),
         "failed": np.add.reduceat(rows["failed"][by], starts),
+        "undecided": np.add.reduceat(rows["undecided"][by], starts),
         "max_abs": np.fmax.reduceat(rows["max_abs"][by], starts),
         "min_cosine": np.fmin.reduceat(rows["min_cosine"][by], starts),
         "worst_severity": rows["worst_severity"][worst],
@@ -139,6 +141,7 @@ class Growth:
             "first_order": order,
             "pairs": np.ones(len(tokens), dtype=np.int64),
             "failed": failed.astype(np.int64),
+            "undecided": (tier == UNDECIDED_TIER).astype(np.int64),
             "max_abs": max_abs,
             "min_cosine": cosine,
             "worst_severity": sev,
@@ -157,6 +160,7 @@ class Growth:
             c["first_order"][i] = np.minimum(c["first_order"][i], new["first_order"][old])
             c["pairs"][i] += new["pairs"][old]
             c["failed"][i] += new["failed"][old]
+            c["undecided"][i] += new["undecided"][old]
             c["max_abs"][i] = np.fmax(c["max_abs"][i], new["max_abs"][old])
             c["min_cosine"][i] = np.fmin(c["min_cosine"][i], new["min_cosine"][old])
             wins = new["worst_severity"][old] >= c["worst_severity"][i]  # a tie goes to the later pair

@@ -28,6 +28,9 @@ class HeatGrid:
     last_token: list[int]
     severity: np.ndarray  # (rows, columns) float64, NaN where no pair
     max_abs: np.ndarray  # (rows, columns) float64, NaN where no pair
+    # (rows, columns) int8: 0 every pair proven within tolerance, 1 some undecided and none failing,
+    # 2 some failing (-1 where no pair). The colour follows it: an undecided cell is never drawn as a pass.
+    state: np.ndarray
 
     @property
     def group(self) -> int:
@@ -47,7 +50,7 @@ def heat_grid(heat: Growth, max_columns: int = MAX_COLUMNS, window: tuple[int, i
     rows = heat.rows
     token, label, order = rows["token"], rows["label"], rows["first_order"]
     if not len(token):
-        return HeatGrid([], [], [], [], np.zeros((0, 0)), np.zeros((0, 0)))
+        return HeatGrid([], [], [], [], np.zeros((0, 0)), np.zeros((0, 0)), np.zeros((0, 0), dtype=np.int8))
     # Rows in execution order: each label's mean rank among its token's labels.
     by = np.lexsort((order, token))
     starts = run_starts(token[by])
@@ -62,7 +65,7 @@ def heat_grid(heat: Growth, max_columns: int = MAX_COLUMNS, window: tuple[int, i
         token, label = token[inside], label[inside]
         rows = {k: v[inside] for k, v in rows.items()}
         if not len(token):
-            return HeatGrid([], [], [], [], np.zeros((0, 0)), np.zeros((0, 0)))
+            return HeatGrid([], [], [], [], np.zeros((0, 0)), np.zeros((0, 0)), np.zeros((0, 0), dtype=np.int8))
     # Columns: distinct tokens, `group` to a column.
     tokens, token_idx = np.unique(token, return_inverse=True)
     group = max(1, -(-len(tokens) // max_columns))
@@ -73,8 +76,14 @@ def heat_grid(heat: Growth, max_columns: int = MAX_COLUMNS, window: tuple[int, i
     max_abs = np.full(len(labels) * columns, -np.inf)
     np.maximum.at(severity, cell, rows["worst_severity"])
     np.fmax.at(max_abs, cell, rows["max_abs"])
+    failed = np.zeros(len(labels) * columns, dtype=np.int64)
+    undecided = np.zeros(len(labels) * columns, dtype=np.int64)
+    np.add.at(failed, cell, rows["failed"])
+    np.add.at(undecided, cell, rows["undecided"])
     seen = np.zeros(len(labels) * columns, dtype=bool)
     seen[cell] = True
+    state = np.where(failed > 0, 2, np.where(undecided > 0, 1, 0)).astype(np.int8)
+    state[~seen] = -1
     severity[~seen] = np.nan
     max_abs[~seen] = np.nan
     texts = [heat.label_text(int(x)) for x in labels[row_order]]
@@ -87,6 +96,7 @@ def heat_grid(heat: Growth, max_columns: int = MAX_COLUMNS, window: tuple[int, i
         lasts.tolist(),
         severity.reshape(len(labels), columns),
         max_abs.reshape(len(labels), columns),
+        state.reshape(len(labels), columns),
     )
 
 

@@ -187,6 +187,7 @@ def _heat_data(grid: HeatGrid, title: str, mark: tuple[int, int] | None, decode:
         "last": grid.last_token,
         "sev": _numbers(grid.severity),
         "abs": _numbers(grid.max_abs),
+        "state": grid.state.ravel().tolist(),
         "mark": list(mark) if mark is not None else None,
         "decode": decode,
     }
@@ -218,8 +219,9 @@ def _heatmaps(r: CompareReport) -> list[str]:
         json_script("heat-all", _heat_data(grid, "all tokens", _mark(r, grid), _decode_column(r, grid))),
         '<figure><div class="heat" id="heatmap" data-source="heat-all"></div>',
         "<figcaption>Each cell: the worst error among that layer's pairs at those tokens, over the threshold of "
-        "its rule (so one scale fits every rule: red from the threshold up); the outlined cell is the first "
-        f"divergence. {len(heat.tokens())} token positions"
+        "its rule (so one scale fits every rule: red from the threshold up); purple: some pair undecided, none "
+        "failing (not proven either way, never a pass); the outlined cell is the first divergence. "
+        f"{len(heat.tokens())} token positions"
         + (f", {grid.group} to a column here (the page merges more to fit its width)" if grid.group > 1 else "")
         + ".</figcaption></figure>",
     ]

@@ -48,9 +48,12 @@ var BELOW=[[237,248,233],[199,233,192],[161,217,155],[116,196,118],[255,237,160]
 var ABOVE=[[253,174,97],[244,109,67],[215,48,39],[165,0,38],[90,0,20]];
 function mix(stops,t){t=Math.min(Math.max(t,0),1)*(stops.length-1);var i=Math.min(Math.floor(t),stops.length-2),f=t-i;
  var a=stops[i],b=stops[i+1];return "rgb("+[0,1,2].map(function(k){return Math.round(a[k]+(b[k]-a[k])*f)}).join(",")+")";}
+var UNDECIDED="rgb(149,117,205)";
+function shade(s,state){if(state===1)return UNDECIDED;if(state===2)return colour(Math.max(s,1));
+ if(state===0&&s>=1)s=0.999;return colour(s);}
 function colour(s){if(s===null||isNaN(s))return null;if(s<=0)return "rgb(247,252,245)";if(!isFinite(s))return "rgb(40,0,10)";
  var l=Math.log(s)/Math.LN10;if(l<0)return mix(BELOW,(l-LO)/(-LO));return mix(ABOVE,l/HI);}
-function fmt(v){if(v===null||v===undefined||isNaN(v))return "-";if(!isFinite(v))return v>0?"inf":"-inf";return Number(v).toPrecision(3);}
+function fmt(v){if(v===null||v===undefined||isNaN(v))return "-";if(!isFinite(v)||v>=1e300)return v>0?"inf":"-inf";return Number(v).toPrecision(3);}
 function drawHeat(box){
  var d=JSON.parse(document.getElementById(box.getAttribute("data-source")).textContent);
  var nr=d.labels.length,nc=d.first.length;if(!nr||!nc)return;
@@ -62,11 +65,12 @@ function drawHeat(box){
  var c=box.querySelector("canvas");if(!c){c=document.createElement("canvas");box.appendChild(c);}
  c.width=Math.round(W*dpr);c.height=Math.round(H*dpr);c.style.height=H+"px";
  var g=c.getContext("2d");g.setTransform(dpr,0,0,dpr,0,0);g.clearRect(0,0,W,H);g.font="11px sans-serif";
- var sev=[],abs=[];
- for(var r=0;r<rows;r++){for(var k=0;k<cols;k++){var s=null,a=null;
+ var sev=[],abs=[],st=[];
+ for(var r=0;r<rows;r++){for(var k=0;k<cols;k++){var s=null,a=null,t=-1;
   for(var rr=r*rf;rr<Math.min(nr,(r+1)*rf);rr++)for(var kk=k*cf;kk<Math.min(nc,(k+1)*cf);kk++){var i=rr*nc+kk,v=d.sev[i];
-   if(v!==null&&(s===null||v>s))s=v;var x=d.abs[i];if(x!==null&&(a===null||x>a))a=x;}
-  sev.push(s);abs.push(a);var col=colour(s);if(col){g.fillStyle=col;g.fillRect(labelW+k*cw,top+r*rh,Math.ceil(cw),rh);}}}
+   if(v!==null&&(s===null||v>s))s=v;var x=d.abs[i];if(x!==null&&(a===null||x>a))a=x;if(d.state[i]>t)t=d.state[i];}
+  sev.push(s);abs.push(a);st.push(t);var col=t<0?null:shade(s===null?0:s,t);
+  if(col){g.fillStyle=col;g.fillRect(labelW+k*cw,top+r*rh,Math.ceil(cw),rh);}}}
  g.fillStyle="#333";g.textAlign="right";var rstep=Math.max(1,Math.ceil(12/rh));
  function rowName(r){var a=d.labels[r*rf],b=d.labels[Math.min(nr,(r+1)*rf)-1];return rf>1&&a!==b?a+" \u2026 "+b:a;}
  for(r=0;r<rows;r+=rstep)g.fillText(rowName(r).slice(0,28),labelW-4,top+r*rh+Math.min(rh,12)-1);
@@ -82,13 +86,16 @@ function drawHeat(box){
  g.fillStyle="#555";[-4,-2,0,2,4].forEach(function(e){var x=labelW+lw*(e-LO)/(HI-LO);g.fillRect(x,ly+10,1,4);
   g.textAlign="center";g.fillText(e===0?"threshold":"1e"+e,x,ly+24);});
  g.textAlign="left";g.fillText("error / threshold of its rule (log scale)",labelW+lw+10,ly+9);
+ g.fillStyle=UNDECIDED;g.fillRect(labelW+lw+10,ly+16,10,10);g.fillStyle="#555";
+ g.fillText("undecided: not proven either way (never a pass)",labelW+lw+24,ly+25);
  var old=box.querySelector(".heat-mark");if(old)old.remove();
  if(d.mark){var mr=Math.floor(d.mark[0]/rf),mc=Math.floor(d.mark[1]/cf),m=document.createElement("div");m.className="heat-mark";
   var mw=Math.max(cw,8),mh=Math.max(rh,8);m.style.left=(labelW+mc*cw+cw/2-mw/2-1)+"px";m.style.top=(top+mr*rh+rh/2-mh/2-1)+"px";
   m.style.width=(mw+2)+"px";m.style.height=(mh+2)+"px";m.title="first divergence";box.appendChild(m);}
  c.onmousemove=function(e){var b=c.getBoundingClientRect(),x=e.clientX-b.left-labelW,y=e.clientY-b.top-top;
   var k=Math.floor(x/cw),r=Math.floor(y/rh);if(k<0||r<0||k>=cols||r>=rows){c.title="";return;}
-  var i=r*cols+k;c.title=rowName(r)+", token "+colName(k)+": error/threshold "+fmt(sev[i])+", max_abs "+fmt(abs[i]);};
+  var i=r*cols+k,what=["","undecided; ","fails; "][st[i]]||"";
+  c.title=rowName(r)+", token "+colName(k)+": "+what+"error/threshold "+fmt(sev[i])+", max_abs "+fmt(abs[i]);};
  box.setAttribute("data-drawn",cols+"x"+rows);
 }
 function drawAll(){var boxes=document.querySelectorAll(".heat[data-source]");for(var i=0;i<boxes.length;i++)drawHeat(boxes[i]);}

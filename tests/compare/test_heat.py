@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from orchlog.compare.grading import TIER_NAMES
 from orchlog.compare.growth import Growth
 from orchlog.compare.heat import decode_start, heat_grid
 from orchlog.strings import Strings
 
 
-def _growth(tokens, layers, max_abs, severity, orders=None) -> Growth:
+def _growth(tokens, layers, max_abs, severity, orders=None, failed=None, tier=None) -> Growth:
     g = Growth()
     n = len(tokens)
     names = Strings.repeat("x", n)
@@ -18,11 +19,11 @@ def _growth(tokens, layers, max_abs, severity, orders=None) -> Growth:
         np.asarray(layers, dtype=np.int64),
         names,
         np.asarray(orders if orders is not None else range(n), dtype=np.int64),
-        np.zeros(n, dtype=bool),
+        np.zeros(n, dtype=bool) if failed is None else np.asarray(failed),
         np.asarray(max_abs, dtype=np.float64),
         np.ones(n),
         np.asarray(severity, dtype=np.float64),
-        np.zeros(n, dtype=np.int64),
+        np.zeros(n, dtype=np.int64) if tier is None else np.asarray(tier),
     )
     return g
 
@@ -57,3 +58,20 @@ def test_the_decode_start_is_the_first_token_after_a_prompt_of_several():
     assert decode_start({0: 0, 1: 0, 2: 0, 3: 1, 4: 2}) == 3
     assert decode_start({0: 0, 1: 1, 2: 2}) is None  # one token a step: no prompt to tell apart
     assert decode_start({0: 0, 1: 0}) is None and decode_start({}) is None and decode_start(None) is None
+
+
+def test_a_cell_with_an_undecided_pair_and_no_failure_is_undecided_whatever_its_severity():
+    und, fail = TIER_NAMES.index("undecided"), TIER_NAMES.index("fail")
+    # Token 0: a pass and an undecided pair whose severity is lower; token 1: a failure beside an undecided pair;
+    # token 2: passes only.
+    grid = heat_grid(
+        _growth(
+            [0, 0, 1, 1, 2],
+            [0, 0, 0, 0, 0],
+            [0.1, 0.01, 0.5, 0.01, 0.001],
+            [0.5, 0.1, 50.0, 0.2, 0.1],
+            failed=[False, False, True, False, False],
+            tier=[0, und, fail, und, 0],
+        )
+    )
+    assert grid.state.tolist() == [[1, 2, 0]]
