@@ -51,6 +51,11 @@ def error_shape(view: PairView) -> tuple[ErrorShape | None, str]:
     """The error's distribution in the pair's tensors, or None and why it cannot be drawn."""
     if view.records is None:
         return None, "the pair's records were not kept"
+    if view.alignment:  # a view, window, derivation or gathering: the records as written are not what was compared
+        return (
+            None,
+            "the pair was lined up from the tensors as written (see its alignment); their raw elements are not the ones compared",
+        )
     (a, whole_a), (b, whole_b) = (tensor_for_dump(r) for r in view.records)
     if not (whole_a and whole_b):
         return None, "the traces hold only leading values for this pair; log it in full mode to see its error"
