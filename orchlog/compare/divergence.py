@@ -133,7 +133,13 @@ class Findings:
         in_play = [tok for tok, s in self.tokens.items() if s.first_suspect is not None or tok in seen_now]
         self.growth_rows.keep(np.array(in_play, dtype=np.int64))
         if self.stages is not None:
-            self.stages.keep(np.array(in_play, dtype=np.int64))
+            # Only the diverging token's stages are drawn: it is the first decided token, else the first with
+            # a suspect pair; a token this round touched may still become one of those. A token whose records
+            # are contiguous (as an engine writes them) is touched by every round that holds them, so none of
+            # its rows is forgotten; memory follows the rounds, not the trace.
+            first_suspect = min((tok for tok, st in self.tokens.items() if st.first_suspect is not None), default=None)
+            candidates = {t for t in (cutoff, first_suspect) if t is not None} | seen_now
+            self.stages.keep(np.array(sorted(candidates), dtype=np.int64))
 
     def _add_worst(self, g: Grades, views: Callable[..., list[PairView]]) -> None:
         sev = np.where(np.isnan(g.severity), -np.inf, g.severity)
