@@ -237,6 +237,18 @@ def _gathered_stats(batch: RecordBatch, rows: list[int], pieces: list[Piece], ax
 # ---------------------------------------------------------------- the stage
 
 
+def _missing(have: list[int], count: int, shown: int = 16) -> str:
+    """The first ranks below `count` not in `have`, without enumerating `count` (a damaged record may claim
+    10**18 shards)."""
+    held, out, rank = set(have), [], 0
+    while len(out) < shown and rank < count:
+        if rank not in held:
+            out.append(rank)
+        rank += 1
+    rest = count - len(held) - len(out)
+    return f"{out}" + (f" and {rest} more" if rest > 0 else "")
+
+
 class Gatherer:
     """A side's pipeline stage: pieces in, gathered records out (see the module doc)."""
 
@@ -376,11 +388,10 @@ class Gatherer:
         for group, rows in members.items():
             have = sorted(self._layouts[r].index for r in rows)
             count = self._layouts[rows[0]].count
-            missing = sorted(set(range(count)) - set(have))
             r = rows[0]
             self.problem(
                 self._held.location(r),
-                f"{group[0]} has the pieces of ranks {have} of {count}; missing {missing}: not gathered",
+                f"{group[0]} has the pieces of ranks {have} of {count}; missing {_missing(have, count)}: not gathered",
             )
         self.held_out.append(self._held)
         self._held, self._held_groups, self._layouts = RecordBatch.empty(), [], []
