@@ -9,6 +9,9 @@
 //                 f32 tensors; full mode against a plain write(2) of the same
 //                 bytes to the same directory, batch by batch in turn
 //   blake3        the header's BLAKE3 alone, and per kernel on the largest
+//   row summary/full  one hidden-state row (896 f32, the record full mode
+//                 writes most of) in summary and in full mode, each against a
+//                 plain write(2) of the row's bytes, batch by batch in turn
 //
 // Times are wall clock; each case keeps its fastest batch of calls (at
 // least 20 ms or one call, at least three batches, more until BUDGET_MS),
@@ -160,6 +163,28 @@ void sizes(const std::string& dir, std::size_t largest, double budget) {
   }
 }
 
+// One hidden-state row of a 0.5B model, the record an engine logs most: what it costs beside writing it.
+void hidden_row(const std::string& dir, double budget) {
+  std::vector<float> values(896);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = std::sin(static_cast<float>(i) * 0.001f);
+  const std::size_t bytes = values.size() * sizeof(float);
+  const orchlog::Tensor tensor{values.data(), orchlog::DType::f32, {static_cast<std::int64_t>(values.size())}};
+  const std::string trace = dir + "/trace", plain = dir + "/plain";
+  for (auto [name, mode] :
+       {std::pair{"row summary", orchlog::Mode::summary}, std::pair{"row full", orchlog::Mode::full}}) {
+    if (!orchlog::configure(logging_to(trace, mode))) std::abort();
+    const int fd = ::open(plain.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    const Pair p = measure_pair(
+        budget, [&](long i) { orchlog::log("hidden", tensor, {i}); },
+        [&](long) { write_all(fd, values.data(), bytes); });
+    ::close(fd);
+    row(name, bytes, p.a, "plain write", p.b);
+    orchlog::close();
+    std::remove(trace.c_str());
+    std::remove(plain.c_str());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -172,5 +197,6 @@ int main(int argc, char** argv) {
   const double budget = (argc > 3 ? std::strtod(argv[3], nullptr) : 1500) / 1000;
   disabled_call();
   sizes(dir, largest, budget);
+  hidden_row(dir, budget);
   return 0;
 }

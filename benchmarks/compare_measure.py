@@ -63,3 +63,8 @@ def machine() -> str:
 
 def load_average() -> float:
     return os.getloadavg()[0]
+
+
+def uptime() -> str:
+    """`uptime`'s line: the time and the load averages that a figure is recorded with."""
+    return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()

@@ -11,11 +11,13 @@ never needs them.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING
 
-from orchlog.schema_gen import LIBRARY_VERSION as __version__
-from orchlog.schema_gen import SCHEMA_VERSION
+if TYPE_CHECKING:
+    from typing import Any
 
+# The versions come from the generated tables, imported (dataclasses, typing) only when asked for.
+_VERSIONS = {"__version__": "LIBRARY_VERSION", "SCHEMA_VERSION": "SCHEMA_VERSION"}
 _PUBLIC = {
     "close": "orchlog.emit.api",
     "configure": "orchlog.emit.api",
@@ -29,6 +31,10 @@ __all__ = ["SCHEMA_VERSION", "__version__", *_PUBLIC]
 
 
 def __getattr__(name: str) -> Any:
+    if name in _VERSIONS:
+        value = getattr(importlib.import_module("orchlog.schema_gen"), _VERSIONS[name])
+        globals()[name] = value
+        return value
     if name not in _PUBLIC:
         raise AttributeError(f"module 'orchlog' has no attribute {name!r}")
     value = getattr(importlib.import_module(_PUBLIC[name]), name)
@@ -37,4 +43,4 @@ def __getattr__(name: str) -> Any:
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_PUBLIC})
+    return sorted({*globals(), *_PUBLIC, *_VERSIONS})

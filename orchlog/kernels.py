@@ -268,7 +268,8 @@ def decode_frames(chunk: np.ndarray, base: int, inline_max: int) -> dict[str, An
     """Columns for the record frames of a window of a binary stream starting at file offset `base`
     (native/python/kernels/frames.hpp); `stop` and `next` say why it stopped and where to go on."""
     assert _native is not None
-    return _native.decode_frames(chunk, base, inline_max)
+    columns: dict[str, Any] = _native.decode_frames(chunk, base, inline_max)
+    return columns
 
 
 def parse_orchlog_jsonl(buf: bytes | memoryview, first_line: int, native: bool = True) -> dict[str, Any] | None:

@@ -7,8 +7,9 @@
 #     rust-version (the msrv stage), each cached in ~/.cargo or ~/.rustup; a stage
 #     whose tool could not be installed says that it skipped its check
 #   - .venv with orchlog installed editable (native extension built by CMake)
-#     with the test, e2e, codegen and lint extras (pytest; torch, transformers, gguf for
-#     examples/; pyyaml and jinja2 for codegen; ruff, mypy, clang-format, pre-commit),
+#     with the test, e2e, codegen, lint and ray extras (pytest; torch, transformers, gguf for
+#     examples/; pyyaml and jinja2 for codegen; ruff, mypy, clang-format, pre-commit;
+#     ray for the two-node cluster tests of orchlog.scale),
 #     reinstalled only when the build inputs change
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -78,6 +79,6 @@ if [ "$(cat "$stamp_file" 2>/dev/null)" != "$stamp_now" ] || ! $PY -c 'import or
   # Build requirements are installed into the venv so that rebuilds are
   # incremental (no isolated build env) and reuse .cache/skbuild.
   $PY -m pip install -q "scikit-build-core>=0.10" "pybind11>=2.12" "cmake>=3.18" ninja
-  $PY -m pip install -q --no-build-isolation -e ".[test,e2e,codegen,lint]"
+  $PY -m pip install -q --no-build-isolation -e ".[test,e2e,codegen,lint,ray]"
   echo "$stamp_now" > "$stamp_file"
 fi

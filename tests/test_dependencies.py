@@ -29,6 +29,7 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["
 CODEGEN = ("codegen/", "schema.py", "cli/codegen.py")
 TORCH = ("torch/",)
 GGUF = ("weights/gguf_file.py",)
+RAY = ("scale/ray_runner.py",)
 
 
 def _part(path: Path) -> str:
@@ -39,6 +40,8 @@ def _part(path: Path) -> str:
         return "torch"
     if rel.startswith(GGUF):
         return "gguf"
+    if rel.startswith(RAY):
+        return "ray"
     return "runtime"
 
 
@@ -111,6 +114,10 @@ def test_orchlog_torch_needs_nothing_beyond_the_torch_extra():
 
 def test_reading_gguf_needs_nothing_beyond_the_gguf_extra():
     assert _third_party("gguf") - RUNTIME == EXTRAS["gguf"]
+
+
+def test_the_ray_executor_needs_nothing_beyond_the_ray_extra():
+    assert _third_party("ray") - RUNTIME == EXTRAS["ray"]
 
 
 def test_no_module_of_the_library_imports_the_generator_or_orchlog_torch():

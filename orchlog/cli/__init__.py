@@ -13,7 +13,6 @@ import importlib
 import os
 import sys
 
-from orchlog import __version__
 from orchlog.cli import colour
 from orchlog.errors import OrchlogError
 from orchlog.safe_text import for_terminal
@@ -31,7 +30,22 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_ERROR, f"{self.prog}: error: {message} (see `{self.prog} --help`)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Version(argparse.Action):
+    """--version: the version is looked up (in the generated tables) only when asked for."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, **kw: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, help="show the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        from orchlog.schema_gen import LIBRARY_VERSION
+
+        sys.stdout.write(f"orchlog {LIBRARY_VERSION}\n")
+        parser.exit()
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every command, or only of `command` (what `orchlog COMMAND ...` needs: a command's
+    module imports only what its own options need, but not importing the others is faster still)."""
     parser = _Parser(
         prog="orchlog",
         description="Find where two implementations of the same model stop agreeing.",
@@ -39,18 +53,19 @@ def build_parser() -> argparse.ArgumentParser:
         "Run `orchlog COMMAND --help` for each command's options and an example.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("-V", "--version", action="version", version=f"orchlog {__version__}")
+    parser.add_argument("-V", "--version", action=_Version)
     colour.add_option(parser)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMANDS:
+    for name in [command] if command in COMMANDS else COMMANDS:
         importlib.import_module(f"orchlog.cli.{name}").register(sub)
-    for command in sub.choices.values():  # `orchlog compare --color never ...` as well as `orchlog --color never ...`
-        colour.add_option(command, default=argparse.SUPPRESS)
+    for each in sub.choices.values():  # `orchlog compare --color never ...` as well as `orchlog --color never ...`
+        colour.add_option(each, default=argparse.SUPPRESS)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    given = sys.argv[1:] if argv is None else argv
+    parser = build_parser(given[0] if given else None)
     args = parser.parse_args(argv)
     if not hasattr(args, "func"):
         parser.print_help(sys.stderr)

@@ -30,3 +30,18 @@ def nonnegative_int(text: str) -> int:
     if v < 0:
         raise argparse.ArgumentTypeError(f"{text} must be >= 0")
     return v
+
+
+def positive_int(text: str) -> int:
+    v = nonnegative_int(text)
+    if v == 0:
+        raise argparse.ArgumentTypeError(f"{text} must be >= 1")
+    return v
+
+
+def executor(text: str) -> tuple[str, str | None]:
+    """`local`, `ray` (a Ray instance started here) or `ray:ADDRESS` (a running cluster): (kind, address)."""
+    kind, _, address = text.partition(":")
+    if kind not in ("local", "ray") or (kind == "local" and address):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected local, ray or ray:ADDRESS")
+    return kind, address or None

@@ -6,13 +6,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from orchlog.cli.argtypes import nonnegative, nonnegative_int, unit_interval
+from orchlog.cli.argtypes import executor, nonnegative, nonnegative_int, positive_int, unit_interval
 from orchlog.errors import OrchlogError
 from orchlog.safe_text import for_terminal
 
 if TYPE_CHECKING:
+    from orchlog.compare import CompareOptions, CompareReport
     from orchlog.compare.per_token import PerTokenReport
 
 EXAMPLES = """example:
@@ -27,6 +28,7 @@ EXAMPLES = """example:
   orchlog compare reference.bin tp_run/ --map-b tp_shards.toml   # ... or by a map, for records that say none
   orchlog compare ref/ ours/ --require-all --allow-missing 'rope_cache*'   # CI: a cut-short trace fails
   orchlog compare run1.bin run2.bin --exact                                 # bit-exactness (determinism)
+  orchlog compare ref_tp64/ ours_tp64/ --executor ray:head-node:6379 --format json -o report.json
 
 exit codes: 0 every pair proven within tolerance; 1 a pair fails or is undecided (not proven either way),
 token ids differ, nothing matched, or with --require-all a reference record has no partner or a line was
@@ -156,6 +158,21 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         metavar="N",
         help="also diagnose the N worst offenders (default 0; see docs/diagnose.md)",
     )
+    p.add_argument(
+        "--executor",
+        type=executor,
+        default=("local", None),
+        metavar="local|ray[:ADDRESS]",
+        help="where the work runs: this process (default), or split by rank into Ray tasks on a Ray instance "
+        "started here (ray) or a running cluster (ray:ADDRESS), each where its files are; the same report "
+        "(pip install 'orchlog[ray]'; docs/scale.md)",
+    )
+    p.add_argument(
+        "--parts",
+        type=positive_int,
+        metavar="N",
+        help="with --executor ray, the parts to split the work into (default: the cluster's CPUs)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress line")
     p.set_defaults(func=_run)
 
@@ -172,20 +189,45 @@ def _emit(text: str, output: str | None, color: str | None = "never") -> None:
         raise OrchlogError(f"--output {output}: cannot write ({exc.strerror})") from None
 
 
-def report_text(report, fmt: str) -> str:
+class Report(Protocol):
+    """A report value (compare's, compare --per-token's, weights'): text by str(), and these."""
+
+    def to_json(self) -> dict[str, Any]: ...
+    def to_markdown(self) -> str: ...
+
+
+@runtime_checkable
+class HtmlReport(Report, Protocol):
+    """A report that also has a page of its own (compare's)."""
+
+    def to_html(self) -> str: ...
+
+
+def report_text(report: Report, fmt: str) -> str:
     """A report value (compare's, weights') in the chosen format: json, md, html or text."""
     if fmt == "json":
         return json.dumps(report.to_json(), indent=1, allow_nan=False) + "\n"
     if fmt == "md":
         return report.to_markdown()
     if fmt == "html":
+        if not isinstance(report, HtmlReport):  # the commands offer html only for reports that have it
+            raise OrchlogError(f"--format html: a {type(report).__name__} has no HTML form; use text, json or md")
         return report.to_html()
     return str(report)
 
 
+def _compare_on_ray(args: argparse.Namespace, opts: CompareOptions) -> CompareReport:
+    from orchlog.scale import compare_partitioned
+    from orchlog.scale.ray_runner import cluster_cpus, connect, ray_runner
+
+    address = args.executor[1]
+    connect(address)
+    return compare_partitioned(args.a, args.b, opts, ray_runner(address), args.parts or cluster_cpus())
+
+
 def _run(args: argparse.Namespace) -> int:
     from orchlog.cli.progress import Progress
-    from orchlog.compare import LOGITS_NAMES, CompareOptions, CompareReport, compare
+    from orchlog.compare import LOGITS_NAMES, CompareOptions, compare
     from orchlog.compare.keys import parse_key
     from orchlog.read.paths import open_trace
 
@@ -193,6 +235,11 @@ def _run(args: argparse.Namespace) -> int:
         raise OrchlogError("--dump-all needs --dump-raw DIR")
     if args.allow_missing and not args.require_all:
         raise OrchlogError("--allow-missing excuses records from --require-all; give --require-all too")
+    if args.parts and args.executor[0] != "ray":
+        raise OrchlogError("--parts splits the work for --executor ray; give --executor ray[:ADDRESS] too")
+    if args.executor[0] == "ray" and (args.per_token or args.dump_raw):
+        flag = "--per-token" if args.per_token else "--dump-raw"
+        raise OrchlogError(f"{flag} runs in this process only; leave out --executor")
     if args.per_token:
         unused = [
             flag
@@ -267,7 +314,10 @@ def _run(args: argparse.Namespace) -> int:
                     require_all=args.require_all,
                     allow_missing=tuple(args.allow_missing),
                 )
-                report = compare(a, b, opts, progress=progress)
+                if args.executor[0] == "ray":
+                    report = _compare_on_ray(args, opts)
+                else:
+                    report = compare(a, b, opts, progress=progress)
         except OSError as exc:
             raise OrchlogError(f"cannot read input: {exc}") from None
     text = report_text(report, args.format)

@@ -13,7 +13,7 @@ import sys
 SHELLS = ("bash", "zsh", "tcsh")
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "completion",
         help="print a shell completion script (bash, zsh, tcsh)",

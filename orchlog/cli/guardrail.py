@@ -6,13 +6,14 @@ import argparse
 import json
 import sys
 
-from orchlog.cli.argtypes import nonnegative
+from orchlog.cli.argtypes import executor, nonnegative, positive_int
 from orchlog.errors import OrchlogError
 
 EXAMPLES = """example:
   orchlog guardrail examples/guardrail
   orchlog guardrail artifacts/b3_67 --output-dir /tmp/b3_67 --format json | jq .verdict
   orchlog guardrail artifacts/batch_ab --config batch_ab.json --max-abs-diff 1e-2
+  orchlog guardrail artifacts/b3_67 --jobs 4          # or --executor ray:HEAD:6379
 
 DIR holds runs/kv_aligned_{0,1}/seed_{N}/{prefill,decode}/ with logits.jsonl(.gz) (or an
 orchlog trace) and metadata.json, and optionally config.json declaring the matrix
@@ -63,6 +64,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             help=f"must-match pairs need {name} {upper} X"
             + (f" (default {defaults[name]})" if name in defaults else " (default: not checked)"),
         )
+    p.add_argument(
+        "--jobs", "-j", type=positive_int, default=1, metavar="N", help="check N pairs at once (worker processes)"
+    )
+    p.add_argument(
+        "--executor",
+        type=executor,
+        default=("local", None),
+        metavar="local|ray[:ADDRESS]",
+        help="check pairs as Ray tasks on a Ray instance started here (ray) or a running cluster (ray:ADDRESS)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress line")
     p.set_defaults(func=_run)
 
@@ -74,7 +85,7 @@ def _run(args: argparse.Namespace) -> int:
     from orchlog.safe_text import for_terminal
 
     thresholds = {name: getattr(args, name) for name in THRESHOLD_FLAGS.values() if getattr(args, name) is not None}
-    options = GuardrailOptions(config=args.config, thresholds=thresholds)
+    options = GuardrailOptions(config=args.config, thresholds=thresholds, jobs=args.jobs, executor=args.executor)
     try:
         with Progress("guardrail", quiet=args.quiet, unit="pairs") as bar:
             result = guardrail(args.directory, options, progress=lambda pair: bar.advance())

@@ -19,7 +19,7 @@ that matches only transposed, reshaped or with llama.cpp's Q/K row permutation i
 exit codes: 0 every weight matches, 1 a weight differs (or no names paired), 2 error"""
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "weights",
         help="compare two models' weights by name (GGUF, safetensors, .npz)",

@@ -174,7 +174,7 @@ class Schema:
         raise KeyError(name)
 
 
-def _require(mapping: dict, key: str, where: str) -> Any:
+def _require(mapping: object, key: str, where: str) -> Any:
     if not isinstance(mapping, dict) or key not in mapping:
         raise SchemaError(f"{where}: missing key {key!r}")
     return mapping[key]
@@ -184,7 +184,7 @@ def _text(raw: Any) -> str:
     return " ".join(str(raw).split())
 
 
-def _fields(items: list, where: str, sources: set[str] | None) -> tuple[Field, ...]:
+def _fields(items: list[Any], where: str, sources: set[str] | None) -> tuple[Field, ...]:
     out = []
     seen = set()
     for i, raw in enumerate(items):
@@ -223,7 +223,7 @@ def _fields(items: list, where: str, sources: set[str] | None) -> tuple[Field, .
     return tuple(out)
 
 
-def _arrow_type(raw: dict, ftype: str) -> str | None:
+def _arrow_type(raw: dict[str, Any], ftype: str) -> str | None:
     if ftype == "floats":
         precision = "float32" if raw.get("precision") == "f32" else "float64"
         return f"fixed_size_list<{precision},{raw.get('length')}>"
@@ -287,7 +287,7 @@ def _record(fields: tuple[Field, ...], settings: set[str]) -> None:
         raise SchemaError("record: the first field, and only it, is the label (the checkpoint)")
 
 
-def _knobs(items: list) -> tuple[EnvKnob, ...]:
+def _knobs(items: list[Any]) -> tuple[EnvKnob, ...]:
     out = []
     for i, k in enumerate(items):
         where = f"env[{i}]"
@@ -327,7 +327,7 @@ def _header(fields: tuple[Field, ...], settings: set[str]) -> tuple[Field, ...]:
     return tuple(out)
 
 
-def parse(data: dict, source: Path = SCHEMA_PATH) -> Schema:
+def parse(data: object, source: Path = SCHEMA_PATH) -> Schema:
     """Validate a parsed YAML mapping and return a Schema."""
     if not isinstance(data, dict):
         raise SchemaError("top level must be a mapping")

@@ -32,6 +32,7 @@ from orchlog.compare.grading import grade
 from orchlog.compare.keys import DEFAULT_KEY, Interner, key_matrix
 from orchlog.compare.metrics import measure
 from orchlog.compare.namemap import load_maps
+from orchlog.compare.partial import PartialReport, SideState, renumber
 from orchlog.compare.result import (
     DIVERGED,
     INCOMPLETE,
@@ -47,10 +48,11 @@ from orchlog.compare.result import (
 from orchlog.compare.semantics import semantics
 from orchlog.compare.sides import Side
 from orchlog.compare.tokens import TokenCheck
-from orchlog.compare.tolerances import load_tolerances
+from orchlog.compare.tolerances import Tolerances, load_tolerances
+from orchlog.errors import OrchlogError
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.paths import open_trace
-from orchlog.read.trace import Trace
+from orchlog.read.trace import Diagnostic, Trace
 from orchlog.strings import glob_matcher
 
 LOGITS_NAMES = ("logits", "*logits*", "result_output", "lm_head", "output")
@@ -95,7 +97,8 @@ def _producer(trace: Trace) -> tuple[str | None, str | None]:
     return (team if isinstance(team, str) and team else None), producer
 
 
-def _unmatched(side: str, batch: RecordBatch, key: tuple[str, ...]) -> list[Unmatched]:
+def _unmatched(side: str, batch: RecordBatch, key: tuple[str, ...]) -> list[tuple[int, Unmatched]]:
+    """Each record of the batch as an unmatched one, with its place in the trace."""
     out = []
     assert batch.renamed_from is not None, "RecordBatch.__post_init__ fills it"
     for i in range(len(batch)):
@@ -107,34 +110,65 @@ def _unmatched(side: str, batch: RecordBatch, key: tuple[str, ...]) -> list[Unma
             k[field] = v
         name = batch.renamed_from[i] or batch.checkpoint[i]
         assert name is not None, "checkpoint is a required column"
-        out.append(Unmatched(side, k, name, str(batch.location(i))))
+        out.append((int(batch.order[i]), Unmatched(side, k, name, str(batch.location(i)))))
     return out
 
 
-def compare(
+@dataclasses.dataclass
+class _Setup:
+    """What both the walk and the finish derive from the options and the two traces."""
+
+    tolerances: Tolerances
+    key: tuple[str, ...]
+    is_logits: Callable[[str | None], bool]
+
+    @staticmethod
+    def of(trace_a: Trace, trace_b: Trace, opts: CompareOptions) -> _Setup:
+        key = opts.key or (
+            trace_a.default_key if trace_a.default_key and trace_a.default_key == trace_b.default_key else DEFAULT_KEY
+        )
+        tolerances = load_tolerances(opts.tolerances).overridden(opts.metric, opts.threshold, opts.cos_tol)
+        return _Setup(tolerances, tuple(key), glob_matcher(opts.logits))
+
+
+def alignment_key(trace_a: Trace, trace_b: Trace, opts: CompareOptions) -> tuple[str, ...]:
+    """The fields records align on: the option, else the formats' own key when both share one, else DEFAULT_KEY."""
+    return _Setup.of(trace_a, trace_b, opts).key
+
+
+def _sides(opts: CompareOptions) -> tuple[Side, Side]:
+    return (
+        Side(load_maps(opts.maps_a + opts.maps), token_shift=max(-opts.token_offset, 0)),
+        Side(load_maps(opts.maps_b + opts.maps), token_shift=max(opts.token_offset, 0)),
+    )
+
+
+def walk(
     a: Trace | str | os.PathLike[str],
     b: Trace | str | os.PathLike[str],
     options: CompareOptions | None = None,
     progress: Callable[[float], None] | None = None,
-) -> CompareReport:
-    """Compare trace b (ours) against trace a (the reference)."""
+    key: tuple[str, ...] | None = None,
+) -> PartialReport:
+    """Align, measure and grade every pair of two traces (or of parts of them): the compare's walk, as a
+    partial report. `key`: the alignment key settled for the whole traces (a part cannot tell)."""
     opts = options or CompareOptions()
     trace_a, trace_b = _as_trace(a), _as_trace(b)
-    tolerances = load_tolerances(opts.tolerances).overridden(opts.metric, opts.threshold, opts.cos_tol)
-    side_a = Side(load_maps(opts.maps_a + opts.maps), token_shift=max(-opts.token_offset, 0))
-    side_b = Side(load_maps(opts.maps_b + opts.maps), token_shift=max(opts.token_offset, 0))
+    setup = _Setup.of(trace_a, trace_b, opts)
+    key = key or setup.key
+    side_a, side_b = _sides(opts)
     windowed = glob_matcher(opts.windows + side_a.names.windows + side_b.names.windows)
 
     def windows(name: str | None) -> bool:
-        return windowed(name) or tolerances.rule_for(name or "").window
+        return windowed(name) or setup.tolerances.rule_for(name or "").window
 
-    key = opts.key or (
-        trace_a.default_key if trace_a.default_key and trace_a.default_key == trace_b.default_key else DEFAULT_KEY
-    )
     interner = Interner()
-    is_logits = glob_matcher(opts.logits)
     findings = Findings(
-        tolerances, top_n=opts.top, keep=None if opts.detail else opts.max_pairs, detail=opts.detail, heat=opts.heatmap
+        setup.tolerances,
+        top_n=opts.top,
+        keep=None if opts.detail else opts.max_pairs,
+        detail=opts.detail,
+        heat=opts.heatmap,
     )
     dumper = Dumper(opts.dump_raw) if opts.dump_raw else None
     rules = semantics(trace_a.format, trace_b.format, opts.exact)
@@ -148,28 +182,80 @@ def compare(
         if extents is not None:
             extents[0].add(rnd.a)
             extents[1].add(rnd.b)
-        table = measure(rnd.a, rnd.b, rnd.ia, rnd.ib, is_logits, opts.track_token, rules, windows)
-        grades = grade(table, tolerances)
+        table = measure(rnd.a, rnd.b, rnd.ia, rnd.ib, setup.is_logits, opts.track_token, rules, windows)
+        grades = grade(table, setup.tolerances)
         findings.add(table, grades)
         if dumper and opts.dump_all:
             for view in findings.take_failing_views(table, grades):
                 dumper.dump(view)
         if progress:
             progress((trace_a.progress() + trace_b.progress()) / 2)
+    states = []
+    for name, trace, side, leftover in (
+        ("a", trace_a, side_a, aligner.leftover_a),
+        ("b", trace_b, side_b, aligner.leftover_b),
+    ):
+        state = SideState(
+            rows_in=side.rows_in,
+            tokens=side.tokens,
+            unmatched=_unmatched(name, leftover, key),
+            held_out=_unmatched(name, side.held_out, key),
+            diagnostics=list(trace.diagnostics),
+            side_diagnostics=list(side.diagnostics),
+            files=dict(getattr(trace, "tallies", {})),
+            sharded=getattr(trace, "sharded", False),
+        )
+        states.append(state)
+    if extents is not None:
+        states[0].extent, states[1].extent = extents[0]._last, extents[1]._last
+    return PartialReport(findings, (states[0], states[1]), dumper.written if dumper else [])
+
+
+def compare(
+    a: Trace | str | os.PathLike[str],
+    b: Trace | str | os.PathLike[str],
+    options: CompareOptions | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> CompareReport:
+    """Compare trace b (ours) against trace a (the reference)."""
+    opts = options or CompareOptions()
+    trace_a, trace_b = _as_trace(a), _as_trace(b)
+    return finish(walk(trace_a, trace_b, opts, progress), trace_a, trace_b, opts)
+
+
+def finish(
+    partial: PartialReport,
+    trace_a: Trace,
+    trace_b: Trace,
+    opts: CompareOptions,
+    strays: tuple[list[Diagnostic], list[Diagnostic]] = ([], []),
+) -> CompareReport:
+    """The report of a walk (or of merged parts of one): the verdict, coverage and diagnosis.
+
+    `trace_a` and `trace_b` are the whole traces (opened, read only for the diagnosis); `strays`, for
+    merged parts, what opening them reported (files in a directory that are no trace)."""
+    renumber(partial)
+    setup = _Setup.of(trace_a, trace_b, opts)
+    key = setup.key
+    findings = partial.findings
+    side_a, side_b = partial.sides
     token = findings.diverging_token()
     first = findings.first_divergence()
-    unmatched_a = [*_unmatched("a", aligner.leftover_a, key), *_unmatched("a", side_a.held_out, key)]
-    unmatched_b = [*_unmatched("b", aligner.leftover_b, key), *_unmatched("b", side_b.held_out, key)]
+    unmatched_a = [u for _, u in side_a.unmatched] + [u for _, u in side_a.held_out]
+    unmatched_b = [u for _, u in side_b.unmatched] + [u for _, u in side_b.held_out]
     malformed = [
         Malformed(name, d)
-        for name, t, side in (("a", trace_a, side_a), ("b", trace_b, side_b))
-        for d in [*t.diagnostics, *side.diagnostics]
+        for name, side, lost in (("a", side_a, strays[0]), ("b", side_b, strays[1]))
+        for d in [*lost, *side.diagnostics, *side.side_diagnostics]
     ]
     covered = coverage(
         findings.pairs,
         unmatched_a,
         len(unmatched_b),
-        (len(trace_a.diagnostics) + len(side_a.diagnostics), len(trace_b.diagnostics) + len(side_b.diagnostics)),
+        (
+            len(strays[0]) + len(side_a.diagnostics) + len(side_a.side_diagnostics),
+            len(strays[1]) + len(side_b.diagnostics) + len(side_b.side_diagnostics),
+        ),
         opts.require_all,
         opts.allow_missing,
     )
@@ -192,29 +278,39 @@ def compare(
         decided_by = (
             ("logits" if state.logits_seen else "last_checkpoint") if state.decided_suspect else "first_failure"
         )
+    dumper = Dumper(opts.dump_raw) if opts.dump_raw else None
+    dumped = list(partial.dumped)
     if dumper and first is not None and not opts.dump_all:
+        if first.records is None:
+            raise OrchlogError("--dump-raw of a partitioned compare: rerun the first divergence in one process")
         dumper.dump(first)
+        dumped += dumper.written
     diagnosis = []
+    names_a, names_b = _sides(opts)
     if opts.diagnose and first is not None:
+        from orchlog.diagnose.extent import Extent
         from orchlog.diagnose.run import diagnose_views
 
+        extents = None
+        if side_a.extent is not None and side_b.extent is not None:
+            extents = (Extent(), Extent())
+            extents[0]._last, extents[1]._last = side_a.extent, side_b.extent
         worst = findings.worst[: opts.diagnose_worst]
         # Fresh sides, made as the compare's were: the second read walks the traces from the start.
-        fresh = tuple(
-            Side(load_maps(m + opts.maps), token_shift=max(s * opts.token_offset, 0))
-            for m, s in ((opts.maps_a, -1), (opts.maps_b, 1))
-        )
-        diagnosis = diagnose_views(trace_a, trace_b, first, worst, tuple(key), fresh, is_logits, extents)
+        fresh = _sides(opts)
+        diagnosis = diagnose_views(trace_a, trace_b, first, worst, tuple(key), fresh, setup.is_logits, extents)
     infos = []
     for trace, side in ((trace_a, side_a), (trace_b, side_b)):
+        if side.files:  # merged parts: the header of the side's first file, as a directory reads it
+            trace.headers = [t.header for _, t in sorted(side.files.items()) if t.header is not None][:1]
         team, producer = _producer(trace)
         infos.append(InputInfo(trace.path, trace.format, side.rows_in, team, producer))
     return CompareReport(
         status=status,
         inputs=(infos[0], infos[1]),
         key=tuple(key),
-        maps=list(dict.fromkeys(side_a.names.sources + side_b.names.sources)),
-        tolerances=tolerances,
+        maps=list(dict.fromkeys(names_a.names.sources + names_b.names.sources)),
+        tolerances=setup.tolerances,
         findings=findings,
         diverging_token=token,
         decided_by=decided_by,
@@ -223,14 +319,23 @@ def compare(
         unmatched=unmatched_a + unmatched_b,
         malformed=malformed,
         track_token=opts.track_token,
-        dumped=dumper.written if dumper else [],
+        dumped=dumped,
         coverage=covered,
         first_failure=findings.first_failure() if first is not None and first.undecided else None,
         tokens=tokens,
         windows=tuple(opts.windows),
-        maps_by_side=(side_a.names.sources, side_b.names.sources),
+        maps_by_side=(names_a.names.sources, names_b.names.sources),
         diagnosis=diagnosis,
     )
 
 
-__all__ = ["CompareOptions", "CompareReport", "DEFAULT_KEY", "compare"]
+__all__ = [
+    "CompareOptions",
+    "CompareReport",
+    "DEFAULT_KEY",
+    "PartialReport",
+    "alignment_key",
+    "compare",
+    "finish",
+    "walk",
+]

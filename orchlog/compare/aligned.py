@@ -51,7 +51,7 @@ class ShardErrors:
                 out.append(rank)
         return out
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "side": self.side,
             "axis": self.axis,
@@ -77,7 +77,7 @@ class Alignment:
             )
         return out
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "window": None if self.window is None else self.window.to_json(),
             "how": dict(zip("ab", self.how)),

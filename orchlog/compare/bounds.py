@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 
 import numpy as np
 
@@ -95,7 +96,9 @@ def sketches(batch: RecordBatch, rows: np.ndarray) -> np.ndarray | None:
     return out
 
 
-def sketch_l2(sa: np.ndarray, sb: np.ndarray, n: np.ndarray, rms_a: np.ndarray, rms_b: np.ndarray) -> tuple:
+def sketch_l2(
+    sa: np.ndarray, sb: np.ndarray, n: np.ndarray, rms_a: np.ndarray, rms_b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(lo, hi, usable) for ‖a − b‖ from two sketches (rows [k, 64]) of tensors of n finite elements."""
     usable = np.isfinite(sa).all(axis=1) & np.isfinite(sb).all(axis=1)
     with np.errstate(invalid="ignore", over="ignore"):
@@ -139,7 +142,9 @@ def partial(
         mn_a, mx_a, mean_a, rms_a, am_a = stats_a.T
         mn_b, mx_b, mean_b, rms_b, am_b = stats_b.T
         slack = (nf / 8 + 3) * _EPS * (rms_a + rms_b)  # rounding of the f64 mean and rms
-        gap = lambda x, y: np.maximum(np.abs(x - y) - slack, 0.0)  # noqa: E731
+        gap: Callable[[np.ndarray, np.ndarray], np.ndarray] = lambda x, y: (  # noqa: E731
+            np.maximum(np.abs(x - y) - slack, 0.0)
+        )
         gaps = np.stack([np.abs(mn_a - mn_b), np.abs(mx_a - mx_b), np.abs(am_a - am_b), gap(mean_a, mean_b)])
         stat_lo = np.where(c, np.nanmax(np.where(np.isnan(gaps), -np.inf, gaps), axis=0), 0.0)
         rms_gap = np.where(c, gap(rms_a, rms_b), 0.0)

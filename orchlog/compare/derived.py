@@ -48,6 +48,9 @@ from orchlog.read.trace import Location, TraceRecord
 
 KINDS = ("sum", "rms_norm", "of")
 Part = tuple[str, str | None]  # (checkpoint, stage)
+# (spec index, layer, token_idx, step, rank) of a derived record, and a part's index in the spec or the
+# occurrence of that record: the parts seen, and the parts waiting for the rest of one derived record.
+_Occurrence = tuple[int, int | None, int | None, int | None, int | None, int]
 
 
 def _part(text: Any, where: str) -> Part:
@@ -174,7 +177,7 @@ class Derived:
 
     def __call__(self) -> memoryview:
         kind = np.float64 if self.out_dtype == "f64" else np.float32
-        return memoryview(np.ascontiguousarray(self.array(), dtype=kind)).cast("B")
+        return np.ascontiguousarray(self.array(), dtype=kind).data.cast("B")
 
     def describe(self) -> str:
         return f"derived: {self.spec.describe()}"
@@ -186,12 +189,13 @@ class Deriver:
     def __init__(self, specs: Sequence[DerivedSpec], problem: Callable[[Location, str], None]) -> None:
         self.specs = list(specs)
         self.problem = problem
-        self._by_part: dict[Part, list[tuple[int, int]]] = {}
+        # Looked up by each record's (checkpoint, stage) as the batch holds them (None where absent).
+        self._by_part: dict[tuple[str | None, str | None], list[tuple[int, int]]] = {}
         for s, spec in enumerate(self.specs):
             for k, part in enumerate(spec.parts):
                 self._by_part.setdefault(part, []).append((s, k))
-        self._waiting: dict[tuple, dict[int, TraceRecord]] = {}
-        self._seen: dict[tuple, int] = {}
+        self._waiting: dict[_Occurrence, dict[int, TraceRecord]] = {}
+        self._seen: dict[_Occurrence, int] = {}
         self._weights: dict[Path, np.ndarray | str] = {}
         self.derived = 0
         self.incomplete: dict[int, int] = {}  # spec index -> keys whose parts never all came
@@ -206,12 +210,14 @@ class Deriver:
             rec = batch.record(i)
             for s, k in self._by_part[keys[i]]:
                 where = (s, rec.layer, rec.token_idx, rec.step, rec.rank)
-                nth = self._seen.get((*where, k), 0)
-                self._seen[(*where, k)] = nth + 1
-                group = self._waiting.setdefault((*where, nth), {})
+                part_key = (*where, k)
+                nth = self._seen.get(part_key, 0)
+                self._seen[part_key] = nth + 1
+                group_key = (*where, nth)
+                group = self._waiting.setdefault(group_key, {})
                 group[k] = rec
                 if len(group) == len(self.specs[s].parts):
-                    del self._waiting[(*where, nth)]
+                    del self._waiting[group_key]
                     made = self._derive(self.specs[s], [group[p] for p in range(len(group))])
                     if made is not None:
                         out.append(made)
@@ -236,9 +242,9 @@ class Deriver:
         first, last = parts[0], max(parts, key=lambda r: r.order)
         try:
             shapes = [p.shape if p.shape is not None else ((p.numel,) if p.numel is not None else None) for p in parts]
-            if any(s is None for s in shapes) or len(set(shapes)) > 1:
-                raise ValueError(f"the parts' shapes differ or are unknown ({shapes})")
             shape = shapes[0]
+            if shape is None or any(s != shape for s in shapes):
+                raise ValueError(f"the parts' shapes differ or are unknown ({shapes})")
             weight = self._weight(spec, first.layer) if spec.kind == "rms_norm" else None
             if weight is not None and weight.size != shape[-1]:
                 raise ValueError(f"the weight has {weight.size} values for an axis of {shape[-1]}")
@@ -273,13 +279,15 @@ class Deriver:
         )
 
     @staticmethod
-    def _values(spec: DerivedSpec, parts: list[TraceRecord], shape: tuple[int, ...], weight) -> np.ndarray:
+    def _values(
+        spec: DerivedSpec, parts: list[TraceRecord], shape: tuple[int, ...], weight: np.ndarray | None
+    ) -> np.ndarray:
         """Leading values of the derived tensor, from the parts' leading values where they say enough."""
         values = [np.asarray(p.values if p.values is not None else [], dtype=np.float64) for p in parts]
         numel = math.prod(shape)
         if spec.kind == "sum":
             n = min(len(v) for v in values)
-            result = np.sum([v[:n] for v in values], axis=0)
+            result: np.ndarray = np.sum([v[:n] for v in values], axis=0)
         elif spec.kind == "rms_norm":
             if len(values[0]) < numel:
                 return values[0][:0]  # the norm needs every element

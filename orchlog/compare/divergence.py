@@ -16,6 +16,13 @@ decided: the first diverging token is the first whose logits (else last
 record) fail or are undecided; when none is but some pair is, the first
 token with such a pair. The first divergence is that token's earliest such
 pair, and the report says whether it fails or is undecided.
+
+Every choice follows one total order over pairs, `PairView.rank_key`
+(execution order, then the reference record's place in its trace), never
+the order in which pairs arrive, and nothing is forgotten on evidence that
+a later record could overturn: what Findings holds is a function of the set
+of pairs it was fed, so Findings over parts of a trace merge into the
+Findings of the whole (orchlog/compare/partial.py).
 """
 
 from __future__ import annotations
@@ -37,18 +44,28 @@ EXAMPLES = 5
 
 
 @dataclasses.dataclass
-class _TokenState:
+class TokenState:
     first_suspect: PairView | None = None  # the earliest pair failing or undecided
     first_fail: PairView | None = None  # the earliest failing pair
     logits_seen: bool = False
     logits_suspect: bool = False
     last_order: int = -1
+    last_pos: int = -1
     last_suspect: bool = False
 
     @property
     def decided_suspect(self) -> bool:
         """Whether the token's logits (else its last record) fail or are undecided."""
         return self.logits_suspect if self.logits_seen else self.last_suspect
+
+
+def by_rank(views: list[PairView]) -> list[PairView]:
+    return sorted(views, key=lambda v: v.rank_key)
+
+
+def by_severity(views: list[PairView]) -> list[PairView]:
+    """Worst first; of equally bad pairs, the earliest."""
+    return sorted(views, key=lambda v: (-v.severity, v.order, v.pos))
 
 
 @dataclasses.dataclass
@@ -74,20 +91,21 @@ class Findings:
         self.mismatch_examples: dict[str, list[PairView]] = {k: [] for k in self.mismatch_counts}
         self.undecided_examples: list[PairView] = []
         self.worst: list[PairView] = []
-        self.tokens: dict[int, _TokenState] = {}
+        self.tokens: dict[int, TokenState] = {}
         self.growth_rows = Growth()
         # The worst error per token and layer for every token, never pruned: the HTML
         # report's heatmap. Its size follows tokens x layers, so it is kept only on request.
         self.heat = Growth() if heat else None
-        # For the HTML report's per-stage chart of the diverging layer: every checkpoint of the tokens in play.
+        # The HTML report's per-stage chart of the diverging layer: every checkpoint's own row, for the tokens
+        # that can still be the diverging one (pruned as the growth rows are). Its size follows the records of
+        # those tokens, so, like the heatmap, it is kept only on request.
         self.stages = Growth(by_stage=True) if heat else None
         # Each token's earliest step, so that the heatmap can mark where prefill ends and decode begins.
         self.token_steps: dict[int, int] | None = {} if heat else None
         self._cutoff: int | None = None  # the first token known to diverge: later tokens no longer matter
-        self.tracked: list[Tracked] = []
-        self._kept: list[tuple[int, int, PairView]] = []  # max-heap on order: (-order, tie, view)
-        self._tie = 0
-        self.kept_dropped = 0
+        self._tracked: list[tuple[int, int, Tracked]] = []  # (order, pos, position)
+        self._kept: list[tuple[int, int, PairView]] = []  # max-heap on rank_key: (-order, -pos, view)
+        self._candidates = 0  # pairs that would be listed if `keep` allowed
 
     # ------------------------------------------------------------ feeding
 
@@ -96,6 +114,7 @@ class Findings:
         if not n:
             return
         order = exec_order(t)
+        pos = t.a.order[t.ia]
         self.pairs += n
         self.counts += np.bincount(g.tier, minlength=len(TIER_NAMES))
         self.bases += np.bincount(t.basis, minlength=len(BASES))
@@ -106,150 +125,172 @@ class Findings:
         for kind, flags in (("dtype", t.dtype_mismatch), ("shape", t.shape_mismatch), ("numel", t.numel_mismatch)):
             hits = np.flatnonzero(flags)
             self.mismatch_counts[kind] += len(hits)
-            room = EXAMPLES - len(self.mismatch_examples[kind])
-            self.mismatch_examples[kind].extend(views(hits[: max(room, 0)]))
-        room = EXAMPLES - len(self.undecided_examples)
-        if room > 0:
-            self.undecided_examples.extend(views(np.flatnonzero(g.tier == UNDECIDED_TIER)[:room]))
-        self._add_worst(g, views)
-        self._add_tokens(t, g, order, views)
-        self._add_kept(g, order, views)
-        self._add_tracked(t)
-        self._prune(set(np.unique(t.a.token_idx[t.ia]).tolist()))
+            self.mismatch_examples[kind] = _earliest(self.mismatch_examples[kind], hits, order, pos, views)
+        self.undecided_examples = _earliest(
+            self.undecided_examples, np.flatnonzero(g.tier == UNDECIDED_TIER), order, pos, views
+        )
+        self._add_worst(g, order, pos, views)
+        self._add_tokens(t, g, order, pos, views)
+        self._add_kept(g, order, pos, views)
+        self._add_tracked(t, order, pos)
 
-    def _prune(self, seen_now: set[int]) -> None:
-        """Forget what can no longer matter, so memory follows the tokens still in play.
-
-        Once some token's logits (or last record) fail or are undecided, no later
-        token can be the first divergence. A token with no such pair that this
-        round did not touch is done; its growth rows are only ever shown for a
-        diverging token.
-        """
-        decided = [tok for tok, s in self.tokens.items() if s.decided_suspect]
-        self._cutoff = cutoff = min(decided) if decided else None
-        for tok in list(self.tokens):
-            if cutoff is not None and tok > cutoff:
-                del self.tokens[tok]
-        in_play = [tok for tok, s in self.tokens.items() if s.first_suspect is not None or tok in seen_now]
-        self.growth_rows.keep(np.array(in_play, dtype=np.int64))
+    def prune(self, cutoff: int | None) -> None:
+        """Forget every token after `cutoff` (a token whose logits fail or are undecided): the divergence
+        cannot be later, and a logits verdict only ever grows worse as records arrive, so nothing
+        later can undo it. (A token whose last record so far is suspect is no such bound: a later
+        record of it may pass.)"""
+        if cutoff is None or (self._cutoff is not None and cutoff >= self._cutoff):
+            return
+        self._cutoff = cutoff
+        for tok in [tok for tok in self.tokens if tok > cutoff]:
+            del self.tokens[tok]
+        self.growth_rows.drop_after(cutoff)
         if self.stages is not None:
-            # Only the diverging token's stages are drawn: it is the first decided token, else the first with
-            # a suspect pair; a token this round touched may still become one of those. A token whose records
-            # are contiguous (as an engine writes them) is touched by every round that holds them, so none of
-            # its rows is forgotten; memory follows the rounds, not the trace.
-            first_suspect = min((tok for tok, st in self.tokens.items() if st.first_suspect is not None), default=None)
-            candidates = {t for t in (cutoff, first_suspect) if t is not None} | seen_now
-            self.stages.keep(np.array(sorted(candidates), dtype=np.int64))
+            self.stages.drop_after(cutoff)
 
-    def _add_worst(self, g: Grades, views: Callable[..., list[PairView]]) -> None:
+    def _add_worst(self, g: Grades, order: np.ndarray, pos: np.ndarray, views: Callable[..., list[PairView]]) -> None:
         sev = np.where(np.isnan(g.severity), -np.inf, g.severity)
         if self.worst and len(self.worst) >= self.top_n:
             floor = self.worst[-1].severity
-            candidates = np.flatnonzero(sev > floor)
+            candidates = np.flatnonzero(sev >= floor)
         else:
             candidates = np.arange(len(sev))
+        candidates = candidates[sev[candidates] > 0]  # pairs that differ at all
         if len(candidates) > self.top_n:
-            candidates = candidates[np.argpartition(-sev[candidates], self.top_n)[: self.top_n]]
-        merged = self.worst + views(candidates[sev[candidates] > 0])  # pairs that differ at all
-        merged.sort(key=lambda v: (-v.severity, v.order))
-        self.worst = merged[: self.top_n]
+            best = np.lexsort((pos[candidates], order[candidates], -sev[candidates]))
+            candidates = candidates[best[: self.top_n]]
+        self.worst = by_severity(self.worst + views(candidates))[: self.top_n]
 
-    def _add_tokens(self, t: PairTable, g: Grades, order: np.ndarray, views: Callable[..., list[PairView]]) -> None:
+    def _add_tokens(
+        self, t: PairTable, g: Grades, order: np.ndarray, pos: np.ndarray, views: Callable[..., list[PairView]]
+    ) -> None:
         tokens = t.a.token_idx[t.ia]
-        failed, suspect = g.failed, g.suspect
+        if self._cutoff is not None:  # later tokens no longer matter
+            rows = np.flatnonzero(tokens <= self._cutoff)
+            if not len(rows):
+                return
+            tokens, order, pos = tokens[rows], order[rows], pos[rows]
+        else:
+            rows = np.arange(len(tokens))
+        failed, suspect = g.failed[rows], g.suspect[rows]
+        by_token = np.lexsort((pos, order, tokens))
+        starts = run_starts(tokens[by_token])
         for flags, field in ((suspect, "first_suspect"), (failed, "first_fail")):
             # The earliest such pair per token.
-            rows = np.flatnonzero(flags)
-            if not len(rows):
+            hit = by_token[flags[by_token]]
+            if not len(hit):
                 continue
-            rows = rows[np.lexsort((order[rows], tokens[rows]))]
             firsts = [
                 p
-                for p in rows[run_starts(tokens[rows])]
-                if self._earlier(field, int(tokens[p]), int(order[p]))
-                and (self._cutoff is None or tokens[p] <= self._cutoff)
+                for p in hit[run_starts(tokens[hit])].tolist()
+                if self._earlier(field, int(tokens[p]), (int(order[p]), int(pos[p])))
             ]
-            for v in views(np.array(firsts, dtype=np.int64), True):
-                setattr(self.tokens.setdefault(-1 if v.token_idx is None else v.token_idx, _TokenState()), field, v)
+            for v in views(rows[np.array(firsts, dtype=np.int64)], True):
+                setattr(self.tokens.setdefault(-1 if v.token_idx is None else v.token_idx, TokenState()), field, v)
         # The deciding record per token: its logits, else its last record.
-        by_token = np.lexsort((order, tokens))
-        starts = run_starts(tokens[by_token])
         ends = np.r_[starts[1:], len(by_token)] - 1
-        logits_seen = np.add.reduceat(t.is_logits[by_token].astype(np.int64), starts) > 0
-        logits_suspect = np.add.reduceat((t.is_logits & suspect)[by_token].astype(np.int64), starts) > 0
-        for k, (s, e) in enumerate(zip(starts, ends)):
+        is_logits = t.is_logits[rows]
+        logits_seen = np.add.reduceat(is_logits[by_token].astype(np.int64), starts) > 0
+        logits_suspect = np.add.reduceat((is_logits & suspect)[by_token].astype(np.int64), starts) > 0
+        cutoff = None
+        for k, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
             tok, last = int(tokens[by_token[s]]), by_token[e]
-            state = self.tokens.setdefault(tok, _TokenState())
+            state = self.tokens.setdefault(tok, TokenState())
             state.logits_seen |= bool(logits_seen[k])
             state.logits_suspect |= bool(logits_suspect[k])
-            if order[last] > state.last_order:
-                state.last_order, state.last_suspect = int(order[last]), bool(suspect[last])
-        if self.token_steps is not None:
-            self._add_steps(tokens, t.a.step[t.ia])
-        for table in (self.growth_rows, self.heat, self.stages):
-            if table is not None:
-                table.add(
-                    tokens,
-                    t.a.layer[t.ia],
-                    t.a.checkpoint[t.ia],
-                    order,
-                    failed,
-                    t.m["max_abs"],
-                    t.m["cosine"],
-                    g.severity,
-                    g.tier,
+            if (int(order[last]), int(pos[last])) > (state.last_order, state.last_pos):
+                state.last_order, state.last_pos, state.last_suspect = (
+                    int(order[last]),
+                    int(pos[last]),
+                    bool(suspect[last]),
                 )
+            if state.logits_suspect and cutoff is None:
+                cutoff = tok
+        columns = (
+            t.a.layer[t.ia][rows],
+            t.a.checkpoint[t.ia][rows],
+            order,
+            pos,
+            failed,
+            t.m["max_abs"][rows],
+            t.m["cosine"][rows],
+            g.severity[rows],
+            g.tier[rows],
+        )
+        self.growth_rows.add(tokens, *columns)
+        if self.stages is not None:
+            self.stages.add(tokens, *columns)
+        if self.token_steps is not None:
+            add_steps(self.token_steps, t.a.token_idx[t.ia], t.a.step[t.ia])
+        if self.heat is not None:  # every token, before any pruning
+            self.heat.add(
+                t.a.token_idx[t.ia],
+                t.a.layer[t.ia],
+                t.a.checkpoint[t.ia],
+                exec_order(t),
+                t.a.order[t.ia],
+                g.failed,
+                t.m["max_abs"],
+                t.m["cosine"],
+                g.severity,
+                g.tier,
+            )
+        self.prune(cutoff)
 
-    def _add_steps(self, tokens: np.ndarray, steps: np.ndarray) -> None:
-        has = steps != NONE
-        if not has.any() or self.token_steps is None:
-            return
-        uniq, inv = np.unique(tokens[has], return_inverse=True)
-        first = np.full(len(uniq), np.iinfo(np.int64).max, dtype=np.int64)
-        np.minimum.at(first, inv, steps[has].astype(np.int64))
-        for tok, step in zip(uniq.tolist(), first.tolist()):
-            known = self.token_steps.get(tok)
-            self.token_steps[tok] = step if known is None else min(known, step)
-
-    def _earlier(self, field: str, token: int, order: int) -> bool:
-        """Whether a pair at `order` comes before the token's earliest one of its kind known so far."""
+    def _earlier(self, field: str, token: int, key: tuple[int, int]) -> bool:
+        """Whether a pair at `key` comes before the token's earliest one of its kind known so far."""
         state = self.tokens.get(token)
         known = None if state is None else getattr(state, field)
-        return known is None or order < known.order
+        return known is None or key < known.rank_key
 
-    def _add_kept(self, g: Grades, order: np.ndarray, views: Callable[..., list[PairView]]) -> None:
+    def _add_kept(self, g: Grades, order: np.ndarray, pos: np.ndarray, views: Callable[..., list[PairView]]) -> None:
         rows = np.arange(len(order)) if self.detail else np.flatnonzero(g.suspect)
+        self._candidates += len(rows)
         if self.keep is not None:
             if len(self._kept) >= self.keep and len(rows):
-                newest_kept = -self._kept[0][0]
-                rows = rows[order[rows] < newest_kept]
+                newest = (-self._kept[0][0], -self._kept[0][1])
+                rows = rows[(order[rows] < newest[0]) | ((order[rows] == newest[0]) & (pos[rows] < newest[1]))]
             if len(rows) > self.keep:
-                self.kept_dropped += len(rows) - self.keep
-                rows = rows[np.argpartition(order[rows], self.keep)[: self.keep]]
+                rows = rows[np.lexsort((pos[rows], order[rows]))[: self.keep]]
         for v in views(rows):
-            self._tie += 1
-            heapq.heappush(self._kept, (-v.order, self._tie, v))
-            if self.keep is not None and len(self._kept) > self.keep:
-                heapq.heappop(self._kept)
-                self.kept_dropped += 1
+            self.keep_view(v)
+
+    def keep_view(self, v: PairView) -> None:
+        """List a pair, if it is among the `keep` earliest listed."""
+        heapq.heappush(self._kept, (-v.order, -v.pos, v))
+        if self.keep is not None and len(self._kept) > self.keep:
+            heapq.heappop(self._kept)
 
     def take_failing_views(self, t: PairTable, g: Grades) -> list[PairView]:
         """Views (with records, for dumping) of every failing pair of a round."""
         order = exec_order(t)
         return make_views(t, g, np.flatnonzero(g.tier == FAIL), self.tolerances, order, True)
 
-    def _add_tracked(self, t: PairTable) -> None:
+    def _add_tracked(self, t: PairTable, order: np.ndarray, pos: np.ndarray) -> None:
         for p in np.flatnonzero(~np.isnan(t.m["rank_a"])):
-            self.tracked.append(
-                Tracked(
-                    None if t.a.token_idx[t.ia[p]] == NONE else int(t.a.token_idx[t.ia[p]]),
-                    t.a.checkpoint[t.ia[p]],
-                    int(t.m["rank_a"][p]),
-                    int(t.m["rank_b"][p]),
+            self._tracked.append(
+                (
+                    int(order[p]),
+                    int(pos[p]),
+                    Tracked(
+                        None if t.a.token_idx[t.ia[p]] == NONE else int(t.a.token_idx[t.ia[p]]),
+                        t.a.checkpoint[t.ia[p]],
+                        int(t.m["rank_a"][p]),
+                        int(t.m["rank_b"][p]),
+                    ),
                 )
             )
 
     # ------------------------------------------------------------ results
+
+    @property
+    def tracked(self) -> list[Tracked]:
+        """The tracked token's rank at every logits pair, in execution order."""
+        return [t for _, _, t in sorted(self._tracked, key=lambda x: x[:2])]
+
+    @property
+    def kept_dropped(self) -> int:
+        return self._candidates - len(self._kept)
 
     @property
     def failed(self) -> int:
@@ -260,7 +301,7 @@ class Findings:
         return int(self.counts[UNDECIDED_TIER])
 
     def kept_pairs(self) -> list[PairView]:
-        return sorted((v for _, _, v in self._kept), key=lambda v: v.order)
+        return by_rank([v for _, _, v in self._kept])
 
     def diverging_token(self) -> int | None:
         """The token (NONE for records without a token) where the divergence starts, or None."""
@@ -285,3 +326,25 @@ class Findings:
 
     def growth(self, token: int) -> list[GrowthRow]:
         return self.growth_rows.table(token)
+
+
+def _earliest(
+    known: list[PairView], rows: np.ndarray, order: np.ndarray, pos: np.ndarray, views: Callable[..., list[PairView]]
+) -> list[PairView]:
+    """The EXAMPLES earliest pairs among those known and the round's `rows`."""
+    if len(rows) > EXAMPLES:
+        rows = rows[np.lexsort((pos[rows], order[rows]))[:EXAMPLES]]
+    return known if not len(rows) else by_rank(known + views(rows))[:EXAMPLES]
+
+
+def add_steps(steps_of: dict[int, int], tokens: np.ndarray, steps: np.ndarray) -> None:
+    """Fold each token's earliest step into `steps_of` (records without a step say nothing)."""
+    has = steps != NONE
+    if not has.any():
+        return
+    uniq, inv = np.unique(tokens[has], return_inverse=True)
+    first = np.full(len(uniq), np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, inv, steps[has].astype(np.int64))
+    for tok, step in zip(uniq.tolist(), first.tolist()):
+        known = steps_of.get(tok)
+        steps_of[tok] = step if known is None else min(known, step)

@@ -50,7 +50,7 @@ def is_attention(name: str, shape: tuple[int, ...] | None) -> bool:
 def error_shape(view: PairView) -> tuple[ErrorShape | None, str]:
     """The error's distribution in the pair's tensors, or None and why it cannot be drawn."""
     if view.records is None:
-        return None, "the pair's records were not kept"
+        return None, "the pair's records were not kept (a report merged from parts does not carry them)"
     if view.alignment:  # a view, window, derivation or gathering: the records as written are not what was compared
         return (
             None,

@@ -37,14 +37,8 @@ class Grades:
     value: np.ndarray  # the graded metric's value (its proven side when it is an interval)
     rule: np.ndarray  # int index into tolerances.all_rules
     reason: np.ndarray  # object: why a failing pair fails, beyond its metric ("" otherwise)
-    lo: np.ndarray | None = None  # the graded metric's proven interval
-    hi: np.ndarray | None = None
-
-    def __post_init__(self) -> None:
-        if self.lo is None:
-            self.lo = self.value.copy()
-        if self.hi is None:
-            self.hi = self.value.copy()
+    lo: np.ndarray  # the graded metric's proven interval
+    hi: np.ndarray
 
     @property
     def failed(self) -> np.ndarray:
@@ -53,12 +47,14 @@ class Grades:
 
     @property
     def undecided(self) -> np.ndarray:
-        return self.tier == UNDECIDED_TIER
+        undecided: np.ndarray = self.tier == UNDECIDED_TIER
+        return undecided
 
     @property
     def suspect(self) -> np.ndarray:
         """Pairs not proven within tolerance: failing or undecided."""
-        return self.failed | self.undecided
+        suspect: np.ndarray = self.failed | self.undecided
+        return suspect
 
 
 def _ratio(x: np.ndarray, room: float) -> np.ndarray:

@@ -3,7 +3,9 @@
 Kept as arrays, one row per (token, layer) -- or per (token, checkpoint)
 for records outside the layers -- merged round by round, so that a long
 trace costs a few numbers per token and layer, and only for the tokens
-still in play (see Findings._prune).
+still in play (see Findings.prune). Of equally bad pairs the later one (by
+execution order, then place in the trace) is a row's worst, whatever order
+the pairs arrive in.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ _FIELDS = (
     "worst_severity",
     "worst_name",
     "worst_tier",
+    "worst_order",
+    "worst_pos",
 )
 
 
@@ -66,7 +70,7 @@ def run_starts(*columns: np.ndarray) -> np.ndarray:
 def _reduce(rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """One row per (token, label): counts add up, extremes combine, the worst pair wins (of equally bad
     pairs, the later one)."""
-    by = np.lexsort((rows["worst_severity"], rows["label"], rows["token"]))
+    by = np.lexsort((rows["worst_pos"], rows["worst_order"], rows["worst_severity"], rows["label"], rows["token"]))
     starts = run_starts(rows["token"][by], rows["label"][by])
     if len(starts) == len(by):
         return rows
@@ -84,6 +88,8 @@ def _reduce(rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         "worst_severity": rows["worst_severity"][worst],
         "worst_name": rows["worst_name"][worst],
         "worst_tier": rows["worst_tier"][worst],
+        "worst_order": rows["worst_order"][worst],
+        "worst_pos": rows["worst_pos"][worst],
     }
 
 
@@ -123,6 +129,7 @@ class Growth:
         layers: np.ndarray,
         names: Strings,
         order: np.ndarray,
+        pos: np.ndarray,
         failed: np.ndarray,
         max_abs: np.ndarray,
         cosine: np.ndarray,
@@ -147,6 +154,8 @@ class Growth:
             "worst_severity": sev,
             "worst_name": name_ids,
             "worst_tier": tier.astype(np.int64),
+            "worst_order": np.asarray(order, dtype=np.int64),
+            "worst_pos": np.asarray(pos, dtype=np.int64),
         }
         self._merge(_reduce(new))
 
@@ -163,8 +172,11 @@ class Growth:
             c["undecided"][i] += new["undecided"][old]
             c["max_abs"][i] = np.fmax(c["max_abs"][i], new["max_abs"][old])
             c["min_cosine"][i] = np.fmin(c["min_cosine"][i], new["min_cosine"][old])
-            wins = new["worst_severity"][old] >= c["worst_severity"][i]  # a tie goes to the later pair
-            for f in ("worst_severity", "worst_name", "worst_tier"):
+            sev, was = new["worst_severity"][old], c["worst_severity"][i]
+            new_order, was_order = new["worst_order"][old], c["worst_order"][i]
+            later = (new_order > was_order) | ((new_order == was_order) & (new["worst_pos"][old] > c["worst_pos"][i]))
+            wins = (sev > was) | ((sev == was) & later)  # a tie goes to the later pair
+            for f in ("worst_severity", "worst_name", "worst_tier", "worst_order", "worst_pos"):
                 c[f][i[wins]] = new[f][old][wins]
         fresh = np.flatnonzero(at < 0)
         if len(fresh):
@@ -190,14 +202,23 @@ class Growth:
             self._where = {}
             self._merge(kept)
 
+    def drop_after(self, token: int) -> None:
+        """Forget every token after `token`."""
+        kept = self._cols["token"][: self._n] <= token
+        if not kept.all():
+            self.keep(np.unique(self._cols["token"][: self._n][kept]))
+
     def tokens(self) -> list[int]:
         """Every token with rows, in order (-1, records outside any token, first)."""
-        return np.unique(self._cols["token"][: self._n]).tolist()
+        tokens: list[int] = np.unique(self._cols["token"][: self._n]).tolist()
+        return tokens
 
     def table(self, token: int) -> list[GrowthRow]:
         """The rows of one token, in execution order."""
         sel = np.flatnonzero(self._cols["token"][: self._n] == token)
-        return self._rows(sel[np.argsort(self._cols["first_order"][sel], kind="stable")])
+        # Rows that start at the same place (records of several ranks share emitter counters) go by label.
+        rows = self._rows(sel)
+        return sorted(rows, key=lambda r: (r.first_order, r.layer is None, r.layer or 0, r.label))
 
     def tables(self) -> dict[int, list[GrowthRow]]:
         """The rows of every token, each in execution order: table(t) for all t at once."""
@@ -207,6 +228,17 @@ class Growth:
         ends = np.r_[starts[1:], len(by)]
         out = self._rows(by)
         return {int(rows["token"][by[s]]): out[s:e] for s, e in zip(starts.tolist(), ends.tolist())}
+
+    def renamed_labels(self, labels: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        """Labels with each name code `n` replaced by `ids[n]` (tables merged into one name list)."""
+        out = labels.copy()
+        named = labels < 0
+        if self.by_stage:
+            name_id, layer_code = np.divmod(-2 - labels[named], _LAYER_SPAN)
+            out[named] = -2 - (ids[name_id] * _LAYER_SPAN + layer_code)
+        else:
+            out[named] = -2 - ids[-2 - labels[named]]
+        return out
 
     def label_text(self, label_id: int, names: list[str] | None = None) -> tuple[str, int | None]:
         """A label's text ("layer 3", or a checkpoint's name) and its layer."""

@@ -62,15 +62,13 @@ class PairTable:
     semantics: Semantics = Semantics()
     # Pairs of the same rank but different extents compared on their common window without being
     # allowed to (--window): they fail. `alignment` says per pair how its tensors were lined up (None: as written).
-    window_refused: np.ndarray | None = None
-    alignment: np.ndarray | None = None
+    window_refused: np.ndarray = dataclasses.field(init=False)
+    alignment: np.ndarray = dataclasses.field(init=False)  # object: Alignment or None
 
     def __post_init__(self) -> None:
         n = len(self.ia)
-        if self.window_refused is None:
-            self.window_refused = np.zeros(n, dtype=bool)
-        if self.alignment is None:
-            self.alignment = np.full(n, None, dtype=object)
+        self.window_refused = np.zeros(n, dtype=bool)
+        self.alignment = np.full(n, None, dtype=object)
 
     def __len__(self) -> int:
         return len(self.ia)
@@ -262,6 +260,9 @@ def _sources(batch: RecordBatch, rows: np.ndarray) -> _Sources:
     """The rows' tensors as flat_tensor reads them: the bytes (when the dtype is known), else every value inline.
 
     Bytes behind a loader (a file still to read) are not taken: those pairs are measured one by one."""
+    assert batch.data_buf is not None and batch.data_start is not None and batch.data_len is not None, (
+        "RecordBatch.__post_init__ fills them"
+    )
     dtype_code = batch.dtype.per_row(_code, dtype=np.int8)[rows]
     has_dtype = batch.dtype.codes[rows] >= 0
     length = batch.data_len[rows]

@@ -11,8 +11,8 @@ from orchlog.compare import bounds
 from orchlog.compare.aligned import Alignment
 from orchlog.compare.grading import TIER_NAMES, Grades
 from orchlog.compare.metrics import BASES, COLUMNS, TENSOR, PairTable
-from orchlog.compare.tolerances import Tolerances
-from orchlog.read.batch import NONE
+from orchlog.compare.tolerances import Rule, Tolerances
+from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.trace import TraceRecord
 
 LEADING = 8  # values shown side by side
@@ -63,6 +63,14 @@ class PairView:
     numel: tuple[int | None, int | None] = (None, None)
     # Each side's record as its emitter keyed it, for a selector that finds it again.
     own_keys: tuple[dict[str, Any], dict[str, Any]] = ({}, {})
+    # The reference record's place in its trace: unique per pair, it breaks ties of `order` (records of
+    # several ranks share emitter counters), so that what the report picks never depends on reading order.
+    pos: int = -1
+
+    @property
+    def rank_key(self) -> tuple[int, int]:
+        """Execution order, then place in the trace: the total order every choice of the report follows."""
+        return (self.order, self.pos)
 
     @property
     def failed(self) -> bool:
@@ -109,7 +117,7 @@ def _leading(va: np.ndarray, vb: np.ndarray, alignment: Alignment | None) -> tup
     return va[:LEADING].tolist(), vb[:LEADING].tolist()
 
 
-def _shard_ranks(alignment: Alignment | None, rule) -> list[int] | None:
+def _shard_ranks(alignment: Alignment | None, rule: Rule) -> list[int] | None:
     """The ranks whose piece fails the rule, when some pieces pass: the evidence names them."""
     shards = alignment.shards if alignment is not None else None
     if shards is None:
@@ -145,6 +153,7 @@ def make_views(
     hashes = (a.blake3[ia].tolist(), b.blake3[ib].tolist())
     numel = (a.numel[ia].tolist(), b.numel[ib].tolist())
     own = [_own_keys(a, ia), _own_keys(b, ib)]
+    pos = a.order[ia].tolist()
     out = []
     for k, (p, i, j) in enumerate(zip(rows.tolist(), ia.tolist(), ib.tolist())):
         rule = rules[rule_idx[k]]
@@ -180,6 +189,7 @@ def make_views(
                 blake3=(hashes[0][k].decode() or None, hashes[1][k].decode() or None),
                 numel=(_opt(numel[0][k]), _opt(numel[1][k])),
                 own_keys=(own[0][k], own[1][k]),
+                pos=pos[k],
             )
         )
     return out
@@ -190,9 +200,10 @@ def _interesting(partial: list[tuple[str, list[float], list[float]]], k: int) ->
     return {m: (lo[k], hi[k]) for m, lo, hi in partial if lo[k] != hi[k] and (lo[k], hi[k]) != bounds.UNKNOWN[m]}
 
 
-def _own_keys(batch, idx: np.ndarray) -> list[dict[str, Any]]:
+def _own_keys(batch: RecordBatch, idx: np.ndarray) -> list[dict[str, Any]]:
     """Each record's key fields as its emitter wrote them: the name before any map, and layer and stage
     only when no map touched the record (a map may have filled them)."""
+    assert batch.renamed_from is not None, "RecordBatch.__post_init__ fills it"
     names, renamed = batch.checkpoint[idx].tolist(), batch.renamed_from[idx].tolist()
     layer, stage = batch.layer[idx].tolist(), batch.stage[idx].tolist()
     cols = {f: getattr(batch, f)[idx].tolist() for f in ("token_idx", "step", "rank")}

@@ -220,8 +220,8 @@ def compare_per_token(
     track_token: int | None = None,
     maps: Sequence[str] = (),
     progress: Callable[[float], None] | None = None,
-    maps_a: list[str] = (),
-    maps_b: list[str] = (),
+    maps_a: Sequence[str] = (),
+    maps_b: Sequence[str] = (),
     token_offset: int = 0,
 ) -> PerTokenReport:
     interner = Interner()

@@ -363,5 +363,5 @@ def render_markdown(r: CompareReport) -> str:
             out += [f"- {markdown_text(_key_text(u.key))} ({markdown_code(u.location)})" for u in items[:SHOWN]]
     if r.malformed:
         out += ["", f"## Malformed input ({len(r.malformed)})", ""]
-        out += [f"- {m.side}: {markdown_code(m.diagnostic)}" for m in r.malformed[:SHOWN]]
+        out += [f"- {m.side}: {markdown_code(str(m.diagnostic))}" for m in r.malformed[:SHOWN]]
     return "\n".join(out) + "\n"

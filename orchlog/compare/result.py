@@ -162,7 +162,7 @@ class CompareReport:
         }
 
 
-def _diagnosis_json(diagnoses: list) -> dict[str, Any]:
+def _diagnosis_json(diagnoses: list[Diagnosis]) -> dict[str, Any]:
     from orchlog.diagnose.report import diagnosis_json
 
     return diagnosis_json(diagnoses)

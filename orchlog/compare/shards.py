@@ -129,7 +129,7 @@ def _float_out(dtype: str) -> str:
     return "f64" if dtype in ("f64", "i32", "i64") else "f32"
 
 
-def load_array(load: Callable[[], bytes], dtype: str, shape: tuple[int, ...]) -> np.ndarray:
+def load_array(load: Callable[[], bytes | memoryview], dtype: str, shape: tuple[int, ...]) -> np.ndarray:
     flat = dtypes.from_bytes(load(), dtype)
     if dtype in ("bf16", "f16"):
         flat = dtypes.widen(flat, dtype)
@@ -139,7 +139,7 @@ def load_array(load: Callable[[], bytes], dtype: str, shape: tuple[int, ...]) ->
 @dataclasses.dataclass(frozen=True)
 class Piece:
     rank: int
-    load: Callable[[], bytes] | None
+    load: Callable[[], bytes | memoryview] | None
     dtype: str
     shape: tuple[int, ...]
     location: str
@@ -163,7 +163,7 @@ class Gathered:
         return np.concatenate([part.astype(kind, copy=False) for part in parts], axis=self.axis)
 
     def __call__(self) -> memoryview:
-        return memoryview(np.ascontiguousarray(self.array())).cast("B")
+        return np.ascontiguousarray(self.array()).data.cast("B")
 
     def extents(self) -> list[tuple[int, int, int]]:
         """(rank, start, stop) of each piece along the gathered axis."""
@@ -209,7 +209,8 @@ def _gathered_values(batch: RecordBatch, rows: list[int], pieces: list[Piece], a
     n = int(np.argmin(held)) if not held.all() else len(held)
     flat = np.concatenate(values)
     starts = np.cumsum([0] + [len(v) for v in values[:-1]])
-    return flat[starts[which[:n]] + local[:n]]
+    out: np.ndarray = flat[starts[which[:n]] + local[:n]]
+    return out
 
 
 def _gathered_stats(batch: RecordBatch, rows: list[int], pieces: list[Piece], axis: int | None) -> Stats | None:
@@ -237,16 +238,10 @@ def _gathered_stats(batch: RecordBatch, rows: list[int], pieces: list[Piece], ax
 # ---------------------------------------------------------------- the stage
 
 
-def _missing(have: list[int], count: int, shown: int = 16) -> str:
-    """The first ranks below `count` not in `have`, without enumerating `count` (a damaged record may claim
-    10**18 shards)."""
-    held, out, rank = set(have), [], 0
-    while len(out) < shown and rank < count:
-        if rank not in held:
-            out.append(rank)
-        rank += 1
-    rest = count - len(held) - len(out)
-    return f"{out}" + (f" and {rest} more" if rest > 0 else "")
+# The record a piece stands in for (checkpoint, stage, layer, token_idx, step), and with the
+# occurrence of that record on the piece's rank: the pieces of one gathered record.
+_Key = tuple[str | None, str | None, int, int, int]
+_Group = tuple[str | None, str | None, int, int, int, int]
 
 
 class Gatherer:
@@ -257,8 +252,8 @@ class Gatherer:
         self.problem = problem
         self._dims_cache: dict[str | None, Dims | None] = {}
         self._held = RecordBatch.empty()
-        self._held_groups: list[tuple] = []
-        self._occurrence: dict[tuple, int] = {}
+        self._held_groups: list[_Group] = []
+        self._occurrence: dict[tuple[_Key, int], int] = {}
         self._layouts: list[Layout] = []
         self.gathered = 0
         self.held_out: list[RecordBatch] = []  # pieces that could not be gathered
@@ -303,7 +298,7 @@ class Gatherer:
         return RecordBatch.concat([batch.take(keep), done]) if len(done) else batch.take(keep)
 
     def _complete(self) -> RecordBatch:
-        members: dict[tuple, list[int]] = {}
+        members: dict[_Group, list[int]] = {}
         for row, group in enumerate(self._held_groups):
             members.setdefault(group, []).append(row)
         records, firsts, refused, used = [], [], [], set()
@@ -328,6 +323,7 @@ class Gatherer:
         out = []
         if records:
             gathered = RecordBatch.from_records(records)
+            assert self._held.renamed_from is not None, "RecordBatch.__post_init__ fills it"
             gathered.renamed_from = self._held.renamed_from[np.asarray(firsts)]
             out.append(gathered)
         if refused:
@@ -382,7 +378,7 @@ class Gatherer:
         """Pieces that never completed are set aside as unmatched, each missing rank reported."""
         if not len(self._held):
             return
-        members: dict[tuple, list[int]] = {}
+        members: dict[_Group, list[int]] = {}
         for row, group in enumerate(self._held_groups):
             members.setdefault(group, []).append(row)
         for group, rows in members.items():
@@ -391,7 +387,19 @@ class Gatherer:
             r = rows[0]
             self.problem(
                 self._held.location(r),
-                f"{group[0]} has the pieces of ranks {have} of {count}; missing {_missing(have, count)}: not gathered",
+                f"{group[0]} has the pieces of ranks {have} of {count}; missing "
+                f"{_missing_ranks(have, count)}: not gathered",
             )
         self.held_out.append(self._held)
         self._held, self._held_groups, self._layouts = RecordBatch.empty(), [], []
+
+
+def _missing_ranks(have: list[int], count: int) -> str:
+    """The ranks in 0..count-1 not in `have` (sorted), as runs (`[0, 2-5]`): a damaged record's count
+    can be 2**31 - 1, so the ranks are never listed one by one."""
+    runs, start = [], 0
+    for index in [*have, count]:
+        if index > start:
+            runs.append(str(start) if index == start + 1 else f"{start}-{index - 1}")
+        start = max(start, index + 1)
+    return "[" + ", ".join(runs) + "]"

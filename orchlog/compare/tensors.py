@@ -28,7 +28,7 @@ def flat_tensor(batch: RecordBatch, i: int) -> np.ndarray | None:
         numel = None if batch.numel[i] < 0 else int(batch.numel[i])
         if raw is not None and not fields.data_fits(memoryview(raw).nbytes, dtype, numel, batch.shape_of(i)):
             raw = None
-    if raw is not None:
+    if raw is not None and dtype is not None:  # raw is read only when the dtype is known
         flat = dtypes.from_bytes(raw, dtype)
         if dtype == "bf16":
             return dtypes.widen(flat, "bf16")

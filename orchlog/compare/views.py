@@ -25,12 +25,15 @@ import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any, overload
 
 import numpy as np
 
 from orchlog.encoding import dtypes
 from orchlog.errors import OrchlogError
+
+if TYPE_CHECKING:  # apply_view imports the batch module itself, when it is called
+    from orchlog.read.batch import RecordBatch
 
 Shape = tuple[int, ...]
 CASTS = ("f16", "bf16", "f32", "f64")
@@ -58,7 +61,8 @@ class Slice:
         return _index_shape(self.index, shape, self.text)
 
     def apply(self, arr: np.ndarray) -> np.ndarray:
-        return arr[self.index]
+        sliced: np.ndarray = arr[self.index]
+        return sliced
 
     def describe(self) -> str:
         return f"slice [{self.text}]"
@@ -74,7 +78,8 @@ class Permute:
         return tuple(shape[a] for a in self.axes)
 
     def apply(self, arr: np.ndarray) -> np.ndarray:
-        return arr.transpose(self.axes)
+        permuted: np.ndarray = arr.transpose(self.axes)
+        return permuted
 
     def describe(self) -> str:
         return f"permute {list(self.axes)}"
@@ -95,7 +100,8 @@ class Transpose:
         return tuple(shape[a] for a in self._axes(len(shape)))
 
     def apply(self, arr: np.ndarray) -> np.ndarray:
-        return arr.transpose(self._axes(arr.ndim))
+        transposed: np.ndarray = arr.transpose(self._axes(arr.ndim))
+        return transposed
 
     def describe(self) -> str:
         return f"transpose [{self.first}, {self.second}]"
@@ -162,7 +168,8 @@ def round_to(arr: np.ndarray, dtype: str) -> np.ndarray:
     bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
     rounded = (bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000)
     out = rounded.view(np.float32)
-    return np.where(np.isnan(x), np.float32(np.nan), out)
+    kept: np.ndarray = np.where(np.isnan(x), np.float32(np.nan), out)
+    return kept
 
 
 def _index_shape(index: tuple[Any, ...], shape: Shape, text: str) -> Shape:
@@ -301,7 +308,9 @@ def parse_view(items: Sequence[tuple[str, Any]]) -> View:
 class Viewed:
     """A record's loader with a view applied when the tensor is loaded; carries what it did, for reports."""
 
-    def __init__(self, load: Callable[[], Any], dtype: str, shape: Shape, view: View, out_dtype: str) -> None:
+    def __init__(
+        self, load: Callable[[], bytes | memoryview], dtype: str, shape: Shape, view: View, out_dtype: str
+    ) -> None:
         self.load, self.dtype, self.source_shape, self.view, self.out_dtype = load, dtype, shape, view, out_dtype
 
     def array(self) -> np.ndarray:
@@ -311,12 +320,16 @@ class Viewed:
         return self.view.apply(flat.reshape(self.source_shape))
 
     def __call__(self) -> memoryview:
-        return memoryview(np.ascontiguousarray(self.array(), dtype=dtypes.storage_dtype(self.out_dtype))).cast("B")
+        return np.ascontiguousarray(self.array(), dtype=dtypes.storage_dtype(self.out_dtype)).data.cast("B")
 
     def describe(self) -> str:
         return f"viewed as {self.view.describe()} of {list(self.source_shape)}"
 
 
+@overload
+def viewed_dtype(dtype: str, view: View) -> str: ...
+@overload
+def viewed_dtype(dtype: str | None, view: View) -> str | None: ...
 def viewed_dtype(dtype: str | None, view: View) -> str | None:
     """The dtype a record has once viewed: the cast's (bf16 and f16 casts are held as f32 values)."""
     cast = view.cast
@@ -348,7 +361,9 @@ def viewed_values(values: np.ndarray, index: np.ndarray | None, cast: str | None
     return round_to(out, cast).astype(np.float64) if cast else out
 
 
-def apply_view(batch, rows: np.ndarray, view: View, problem: Callable[[Any, int, ViewError], None]):
+def apply_view(
+    batch: RecordBatch, rows: np.ndarray, view: View, problem: Callable[[RecordBatch, int, ViewError], None]
+) -> RecordBatch:
     """The batch with `rows` viewed: shape, dtype, numel, leading values and loader become the view's.
 
     Stats survive views that only reorder elements; a hash is of the bytes as written, so a viewed
@@ -362,6 +377,7 @@ def apply_view(batch, rows: np.ndarray, view: View, problem: Callable[[Any, int,
     shapes, values, changed = {}, {}, []
     numel, stats, counts = batch.numel.copy(), batch.stats.copy(), batch.counts.copy()
     blake3, loader, has_shape = batch.blake3.copy(), batch.loader.copy(), batch.has_shape.copy()
+    assert batch.data_len is not None, "RecordBatch.__post_init__ fills it"
     data_len = batch.data_len.copy()
     dtype = batch.dtype.tolist()
     for i in rows.tolist():

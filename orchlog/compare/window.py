@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 
@@ -46,7 +47,7 @@ class Window:
     def describe(self) -> str:
         return f"compared on window {_text(self.extent)} of {_text(self.shape_a)} / {_text(self.shape_b)}"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"window": list(self.extent), "a": list(self.shape_a), "b": list(self.shape_b), "allowed": self.allowed}
 
     def region(self) -> tuple[slice, ...]:

@@ -31,7 +31,7 @@ MAX_TOKENS = 17
 TOKEN_BUDGET = 1 << 23  # elements, both sides, of the same checkpoint across tokens
 
 
-def _opt(v) -> int | None:
+def _opt(v: int) -> int | None:
     return None if v == NONE else int(v)
 
 
@@ -68,7 +68,7 @@ class Assembler:
     def pair(self, i: int) -> Pair:
         return Pair(self.a.where(i), self.a.side(i), self.b.side(self.partner[i]))
 
-    def _rows(self, **fields) -> np.ndarray:
+    def _rows(self, **fields: str | int | None) -> np.ndarray:
         b = self.a.batch
         keep = np.ones(len(b), dtype=bool)
         for name, value in fields.items():
@@ -160,7 +160,7 @@ class Assembler:
         b = self.a.batch
         numel = int(b.numel[d])
         d_order = int(self.a.order[d])
-        load = lambda i: lambda: self.a.side(i)  # noqa: E731 - one tensor at a time, when asked
+        load: Callable[[int], Callable[[], Side]] = lambda i: lambda: self.a.side(i)  # noqa: E731 - one at a time, when asked
         out: list[Reference] = []
         for i in at_token.tolist():
             if i != d and int(b.numel[i]) == numel:

@@ -29,6 +29,7 @@ from orchlog.diagnose.catalogue import find_signatures
 from orchlog.diagnose.finding import KINDS
 
 Array = np.ndarray
+Shape = tuple[int, ...]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,19 +42,19 @@ class Planted:
 # -------------------------------------------------------------- references
 
 
-def _activations(rng, t, n):
+def _activations(rng: np.random.Generator, t: int, n: int) -> tuple[Array, Shape]:
     scales = np.exp(rng.normal(0, 0.5, n))
     scales[rng.integers(0, n, 2)] *= 20  # outlier channels, as in real models
     return rng.standard_normal((t, n)) * scales, (n,)
 
 
-def _heads(rng, t, n):
+def _heads(rng: np.random.Generator, t: int, n: int) -> tuple[Array, Shape]:
     d = int(rng.choice([16, 32, 64]))
     h = max(1, n // d)
     return rng.standard_normal((t, h * d)), (h, d)
 
 
-def _probabilities(rng, t, n):
+def _probabilities(rng: np.random.Generator, t: int, n: int) -> tuple[Array, Shape]:
     heads, kv = 4, max(4, n // 4)
     s = rng.standard_normal((t, heads, kv)) * 2
     seen = rng.integers(1, kv, t)
@@ -62,16 +63,17 @@ def _probabilities(rng, t, n):
     return (p / p.sum(-1, keepdims=True)).reshape(t, -1), (heads, kv)
 
 
-def _silu(rng, t, n):
+def _silu(rng: np.random.Generator, t: int, n: int) -> tuple[Array, Shape]:
     x = rng.standard_normal((t, n)) * 2
     return x / (1 + np.exp(-x)), (n,)
 
 
-def _logits(rng, t, n):
+def _logits(rng: np.random.Generator, t: int, n: int) -> tuple[Array, Shape]:
     return rng.standard_normal((t, n)) * 3, (n,)
 
 
-REFERENCES: dict[str, Callable] = {
+# A reference of one kind: (values of t tokens by n, the shape of one token's tensor).
+REFERENCES: dict[str, Callable[[np.random.Generator, int, int], tuple[Array, Shape]]] = {
     "activations": _activations,
     "heads": _heads,
     "probabilities": _probabilities,
@@ -86,7 +88,7 @@ def _f32(x: Array) -> Array:
     return x.astype(np.float32).astype(np.float64)
 
 
-def clean_noise(rng, x: Array, relative_only: bool = False) -> Array:
+def clean_noise(rng: np.random.Generator, x: Array, relative_only: bool = False) -> Array:
     """What a correct engine differs by: float32 rounding of a different summation order (exact zeros, such
     as masked positions, stay zero; probabilities only ever err relative to their size)."""
     rms = float(np.sqrt(np.mean(np.square(x[np.isfinite(x)])))) or 1.0
@@ -96,7 +98,7 @@ def clean_noise(rng, x: Array, relative_only: bool = False) -> Array:
     return _f32(np.where(x == 0, 0.0, noisy))
 
 
-def _rope(x: Array, shape, positions: Array, theta: float = 1e4) -> Array:
+def _rope(x: Array, shape: Shape, positions: Array, theta: float = 1e4) -> Array:
     h, d = shape
     half = d // 2
     v = x.reshape(len(x), h, d)
@@ -106,19 +108,20 @@ def _rope(x: Array, shape, positions: Array, theta: float = 1e4) -> Array:
     return np.concatenate([a * c - b * s, a * s + b * c], -1).reshape(len(x), -1)
 
 
-def plant(rng, kind: str, R: Array, shape, ref_kind: str) -> Array | None:
+def plant(rng: np.random.Generator, kind: str, R: Array, shape: Shape, ref_kind: str) -> Array | None:
     """Ours for a cause, or None when that cause does not apply to this reference."""
     t, n = R.shape
     if kind in ("none", "int8"):
         if kind == "int8":
-            step = np.abs(R).max() / 127
+            step = float(np.abs(R).max()) / 127
             return np.round(R / step) * step
-        return R.copy()
+        return np.copy(R)
     if kind == "scale":
         return R * float(rng.choice([2.0, 0.5, 1 / np.sqrt(64), 1.7, 0.9]))
     if kind == "per_token_scale":
         ms = np.mean(np.square(R), axis=1, keepdims=True)
-        return R * np.sqrt(1 + float(rng.uniform(0.05, 0.5)) * ms.mean() / ms)
+        scaled: Array = R * np.sqrt(1 + float(rng.uniform(0.05, 0.5)) * ms.mean() / ms)
+        return scaled
     if kind == "per_channel_scale":
         return R * (1 + 0.1 * rng.standard_normal(n))
     if kind == "offset":
@@ -144,7 +147,7 @@ def plant(rng, kind: str, R: Array, shape, ref_kind: str) -> Array | None:
     if kind == "localized":
         if len(shape) != 2 or shape[0] < 4:
             return None
-        out = R.reshape(t, *shape).copy()
+        out: Array = R.reshape(t, *shape).copy()
         k = int(rng.integers(0, shape[0]))
         out[:, k] += rng.standard_normal(out[:, k].shape) * float(np.sqrt(np.mean(np.square(R))))
         return out.reshape(t, n)
@@ -173,13 +176,15 @@ def plant(rng, kind: str, R: Array, shape, ref_kind: str) -> Array | None:
         beta = float(rng.choice([2.0, 0.5, 4.0]))
         with np.errstate(divide="ignore"):
             q = np.where(R > 0, np.power(R, beta), 0.0).reshape(t, *shape)
-        return (q / q.sum(-1, keepdims=True)).reshape(t, n)
+        tempered: Array = q / q.sum(-1, keepdims=True)
+        return tempered.reshape(t, n)
     scale = float(np.sqrt(np.mean(np.square(R[np.isfinite(R)]))))
     if kind == "random_error":
         return R + float(rng.choice([0.01, 0.1, 0.3, 1.0])) * scale * rng.standard_normal(R.shape)
     if kind == "linear_map":
         W = rng.standard_normal((n, n)) / np.sqrt(n)
-        return R + 0.3 * R @ W.T
+        mapped: Array = R + 0.3 * R @ W.T
+        return mapped
     if kind == "token_mix":
         return 0.8 * R + 0.2 * np.roll(R, 1, axis=0) if t >= 2 else None
     if kind == "independent":
@@ -209,7 +214,7 @@ CAUSES = [dataclasses.replace(c, allowed=c.allowed | frozenset(_ALSO.get(c.name,
 # -------------------------------------------------------------- cases
 
 
-def _side(x: Array, shape, summary: bool, leading: int = 10) -> Side:
+def _side(x: Array, shape: Shape, summary: bool, leading: int = 10) -> Side:
     if not summary:
         return Side.of(x.reshape(shape))
     finite = x[np.isfinite(x)]

@@ -71,7 +71,14 @@ class Side:
         return Side(arr.astype(np.float64).ravel(), True, arr.size, tuple(arr.shape), dtype)
 
     @staticmethod
-    def summary(values: np.ndarray, numel: int, shape=None, stats=None, dtype: str = "f32", sketch=None) -> Side:
+    def summary(
+        values: np.ndarray,
+        numel: int,
+        shape: tuple[int, ...] | None = None,
+        stats: dict[str, float] | None = None,
+        dtype: str = "f32",
+        sketch: np.ndarray | None = None,
+    ) -> Side:
         """A record that carries only its leading values (and stats, and perhaps a sketch)."""
         return Side(np.asarray(values, dtype=np.float64).ravel(), False, numel, shape, dtype, stats, None, sketch)
 
@@ -178,7 +185,8 @@ class Case:
         refs = [p.ref.values for p in self.token_pairs() if p.full]
         if len(refs) < 3:
             return None
-        return np.sqrt(np.mean(np.square(np.stack(refs)), axis=0))
+        rms: np.ndarray = np.sqrt(np.mean(np.square(np.stack(refs)), axis=0))
+        return rms
 
     def token_pairs(self) -> list[Pair]:
         """The pairs across tokens that have comparable numbers, the diverging one included."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
@@ -100,7 +100,7 @@ def _identity(batch: RecordBatch) -> RecordBatch:
     return batch
 
 
-def _batches(trace: Trace, prepare: Prepare, stop: int | None):
+def _batches(trace: Trace, prepare: Prepare, stop: int | None) -> Iterator[RecordBatch]:
     """The trace's batches as the compare saw them (`prepare`: its maps, offsets, gathering), up to `stop`.
 
     A `prepare` that holds records back (gathering shards, deriving checkpoints) has a `flush()` that

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from orchlog.compare.pairview import PairView
 from orchlog.diagnose.assemble import Assembler
 from orchlog.diagnose.case import Where
 from orchlog.diagnose.catalogue import find_signatures
@@ -80,7 +81,7 @@ def diagnose_targets(
     return out
 
 
-def target_of(view) -> Target:
+def target_of(view: PairView) -> Target:
     """The target for a compare's PairView."""
     return Target(view.checkpoint, view.layer, view.stage, view.token_idx, view.step, view.rank)
 
@@ -88,8 +89,8 @@ def target_of(view) -> Target:
 def diagnose_views(
     trace_a: Trace,
     trace_b: Trace,
-    first,
-    worst: list,
+    first: PairView,
+    worst: list[PairView],
     key: tuple[str, ...],
     prepare: Prepare | tuple[Prepare, Prepare],
     is_logits: Callable[[str | None], bool],

@@ -119,4 +119,5 @@ def relative_energy(r: np.ndarray, o: np.ndarray, typical: np.ndarray | None = N
     else:  # elements that are zero at every token (masked) get the median element's floor
         floor = 0.1 * np.maximum(typical, float(np.median(typical)))
     floor = np.maximum(floor, 1e-30)
-    return np.square(o - r) / (np.square(r) + np.square(floor))
+    relative: np.ndarray = np.square(o - r) / (np.square(r) + np.square(floor))
+    return relative

@@ -81,7 +81,8 @@ def log(
     parquet = _parquet
     if parquet is not None:
         return parquet.log(checkpoint, array, positional, named, meta, dtype)
-    return _native.log(checkpoint, array, positional, named or None, meta, dtype)
+    logged: bool = _native.log(checkpoint, array, positional, named or None, meta, dtype)
+    return logged
 
 
 def configure(

@@ -55,7 +55,8 @@ def splitmix64(seed: int, j: np.ndarray) -> np.ndarray:
         z = np.uint64(seed) + z * np.uint64(GOLDEN)
         z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
         z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
+    mixed: np.ndarray = z ^ (z >> np.uint64(31))
+    return mixed
 
 
 def permutations(seed: int, count: int) -> np.ndarray:
@@ -79,7 +80,8 @@ LANE_ROWS = permutations(SEED_LANES, LANES)
 
 def _bits(words: np.ndarray) -> np.ndarray:
     """[..., 64] booleans: bit k of each word."""
-    return ((words[..., None] >> np.arange(64, dtype=np.uint64)) & np.uint64(1)).astype(bool)
+    bits: np.ndarray = ((words[..., None] >> np.arange(64, dtype=np.uint64)) & np.uint64(1)).astype(bool)
+    return bits
 
 
 def sketch_f64(x: np.ndarray) -> np.ndarray:
@@ -111,7 +113,8 @@ def sketch_f64(x: np.ndarray) -> np.ndarray:
     acc = np.cumsum(np.concatenate((start, placed), axis=-3), axis=-3)[..., -1, :, :]  # [..., row, q]
     # Row t of the sketch takes row LANE_ROWS[q][t] of lane q.
     l = [acc[..., LANE_ROWS[q], q] for q in range(LANES)]  # noqa: E741
-    return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]))
+    sketch: np.ndarray = ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]))
+    return sketch
 
 
 def compute(data: bytes, dtype: str) -> list[float]:

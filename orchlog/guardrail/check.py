@@ -6,7 +6,9 @@
         print(result.first_fail.label)
 
 Pairs are checked one at a time, each streamed a token row per side at a
-time, so memory follows one pair's rows, not the matrix.
+time, so memory follows one pair's rows, not the matrix; with `jobs` (or a
+Ray executor) several pairs at once, each in its own process, and the
+verdicts are the same.
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ from orchlog.guardrail.verdicts import breaches, global_verdict, pair_verdict
 class GuardrailOptions:
     config: str | os.PathLike[str] | None = None  # read the matrix from here instead of DIR/config.json
     thresholds: dict[str, float | None] = dataclasses.field(default_factory=dict)  # overrides, e.g. from flags
+    jobs: int = 1  # pairs checked at once, each in a worker process
+    executor: tuple[str, str | None] = ("local", None)  # ("ray", ADDRESS or None): pairs as Ray tasks
 
 
 def guardrail(
@@ -57,11 +61,14 @@ def guardrail(
             f"{{{','.join(matrix.sides)}}}/ (and no config.json declaring the matrix)"
         )
     planned, missing = _plan(matrix, runs)
+    from orchlog.scale.ordered_map import ordered_map
+
     pairs = []
-    for run, declared in planned:
-        pairs.append(check_pair(root, matrix, run, declared))
+    items = [(root, matrix, run, declared) for run, declared in planned]
+    for pair in ordered_map(check_pair, items, options.jobs, options.executor):
+        pairs.append(pair)
         if progress is not None:
-            progress(pairs[-1])
+            progress(pair)
     verdict = global_verdict(((p.must_match, p.verdict) for p in pairs), len(missing), matrix.declared is not None)
     return GuardrailResult(verdict, str(root), matrix, pairs, missing, ignored)
 
@@ -76,7 +83,7 @@ def check_pair(root: Path, matrix: Matrix, run: Run, declared: bool = True) -> P
             MALFORMED_FILE,
             f"{root / run.path}: the pair could not be checked ({type(exc).__name__}: {str(exc)[:200]})",
         )
-        infos = (SideInfo(name, None, None, None) for name in matrix.sides)
+        info_a, info_b = (SideInfo(name, None, None, None) for name in matrix.sides)
         return PairResult(
             run,
             declared,
@@ -85,7 +92,7 @@ def check_pair(root: Path, matrix: Matrix, run: Run, declared: bool = True) -> P
             [],
             [],
             [error],
-            tuple(infos),
+            (info_a, info_b),
             matrix.pattern.metrics_path(run.values),
         )
 

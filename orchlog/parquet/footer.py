@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import struct
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, Literal, overload
 
 MAGIC = b"PAR1"
 MAX_FOOTER = 256 << 20
@@ -77,7 +77,7 @@ class Footer:
 # ------------------------------------------------------------ Thrift compact protocol
 
 
-class _List(list):
+class _List(list[Any]):
     """A Thrift list, with the wire type of its elements."""
 
     elem = 0
@@ -439,7 +439,7 @@ def _piece_ending_at(f: BinaryIO, end: int) -> tuple[int, dict[int, tuple[int, A
 
 
 def _list(doc: dict[int, Any], fid: int, elem: int, name: str, required: bool = True) -> list[Any]:
-    value = _get(doc, fid, _LIST, elem)
+    value: _List | None = _get(doc, fid, _LIST, elem)
     if value is None:
         if not required:
             return []
@@ -447,8 +447,12 @@ def _list(doc: dict[int, Any], fid: int, elem: int, name: str, required: bool = 
     return value
 
 
+@overload
+def _int(doc: dict[int, Any], fid: int, name: str, kind: int = _I32, required: Literal[True] = True) -> int: ...
+@overload
+def _int(doc: dict[int, Any], fid: int, name: str, kind: int = _I32, *, required: bool) -> int | None: ...
 def _int(doc: dict[int, Any], fid: int, name: str, kind: int = _I32, required: bool = True) -> int | None:
-    value = _get(doc, fid, kind)
+    value: int | None = _get(doc, fid, kind)
     if value is None and required:
         raise FooterError(f"{name} is missing")
     return value

@@ -34,7 +34,9 @@ class PieceFile:
     def __init__(self, path: str | os.PathLike[str], schema: pa.Schema, options: dict[str, Any]) -> None:
         self.path = os.fspath(path)
         self.options = options
-        self.pieces: list[tuple[int, dict]] = []  # (offset in the file, decoded footer) of every piece written whole
+        self.pieces: list[
+            tuple[int, dict[int, tuple[int, Any]]]
+        ] = []  # (offset in the file, decoded footer) of every piece written whole
         self.size = 0
         self._fd = _claim(self.path)
         try:

@@ -18,6 +18,7 @@ this layout's names as they are scanned.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import struct
@@ -27,7 +28,7 @@ import weakref
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 import pyarrow as pa
@@ -304,12 +305,12 @@ class _File:
                 with lock:
                     return pf.read_row_group(rg, columns=columns).rename_columns(names)
 
-            return [(rg, lambda rg=rg: summary(rg)) for rg in range(self.row_group_count)]
+            return [(rg, functools.partial(summary, rg)) for rg in range(self.row_group_count)]
         projection = {c: ds.field(column) for c, column in self.summary_columns.items()}
         # The caller's own expression names this layout's columns: pushed down only to files of it.
         pushed = sel.expression(self.columns, own_filter=self.current_layout)
         return [
-            (piece.row_groups[0].id, lambda piece=piece: piece.to_table(schema=self.schema, columns=projection))
+            (piece.row_groups[0].id, functools.partial(piece.to_table, schema=self.schema, columns=projection))
             for piece in self.fragment.split_by_row_group(pushed, schema=self.schema)
         ]
 
@@ -333,7 +334,8 @@ class _File:
                 continue
             has_data = nulls == 0 or (nulls != group_rows and cache.has_tensor(self, rg, row))
             if has_data:
-                rec.loader = cache.loader(self, rg, row, schema_gen.DTYPE_SIZES.get(rec.dtype, 1))
+                itemsize = 1 if rec.dtype is None else schema_gen.DTYPE_SIZES.get(rec.dtype, 1)
+                rec.loader = cache.loader(self, rg, row, itemsize)
             yield rec
 
     def read_tensors(self, rg: int) -> pa.ChunkedArray:
@@ -344,7 +346,7 @@ class _File:
         return table.column(DATA_COLUMN)
 
 
-def _recover(path: Path, f, size: int, missing: FooterError) -> tuple[Footer, pq.ParquetFile]:
+def _recover(path: Path, f: BinaryIO, size: int, missing: FooterError) -> tuple[Footer, pq.ParquetFile]:
     """The footer a file written in pieces would have had, over its whole row groups, and a ParquetFile
     that reads them; OrchlogError when the file was not written in pieces (no row group can be found)."""
     try:
@@ -364,8 +366,9 @@ def _record(cols: dict[str, list[Any]], i: int, values: np.ndarray, has_stats: b
     stats = None
     if has_stats:
         nan_count, inf_count = (cols[c][i] for c in STATS_COLUMNS[-2:])
+        low, high, mean, rms, abs_max = (fields.number(cols[c][i]) for c in STATS_COLUMNS[:-2])
         stats = Stats(
-            *(fields.number(cols[c][i]) for c in STATS_COLUMNS[:-2]),
+            *(low, high, mean, rms, abs_max),
             nan_count=fields.count(0 if nan_count is None else nan_count, "nan_count"),
             inf_count=fields.count(0 if inf_count is None else inf_count, "inf_count"),
         )

@@ -109,6 +109,7 @@ class RowGroupSink:
             if self._pieces is not None:
                 self._pieces.write_piece(table, schema_with_headers(self.headers))
             else:
+                assert self._writer is not None, "a sink without pieces has a ParquetWriter until it is closed"
                 self._writer.write_table(table, row_group_size=max(1, table.num_rows))
             data = table.column(DATA_COLUMN) if DATA_COLUMN in table.column_names else None
             self._data_nulls.append(table.num_rows if data is None else data.null_count)
@@ -146,7 +147,7 @@ class RowGroupSink:
                 pieces.write_piece(None, schema_with_headers(self.headers))  # late headers reach the footer
             pieces.close({DATA_NULLS_KEY: json.dumps(self._data_nulls, separators=(",", ":"))})
             return
-        if not self._writer.is_open:
+        if self._writer is None or not self._writer.is_open:  # closed already (durable: pieces set to None)
             return
         extra = {DATA_NULLS_KEY: json.dumps(self._data_nulls, separators=(",", ":"))}
         if len(self.headers) != self._written_headers:
@@ -258,7 +259,7 @@ class Writer:
                 checkpoint=checkpoint,
                 dtype=schema_dtype,
                 shape=arr.shape,
-                data=memoryview(arr.reshape(-1).view(np.uint8)),
+                data=arr.reshape(-1).view(np.uint8).data,
                 **knobs.record_identity(key, self.settings),
                 values=self.values,
                 meta=dict(meta or {}),

@@ -176,13 +176,20 @@ class RecordBatch(RecordColumns):
 
     def has_data(self) -> np.ndarray:
         """Rows whose whole tensor is at hand: tensor bytes in memory or to load, or every value inline."""
-        return (self.loader != None) | (self.data_len >= 0) | self.has_full_values()  # noqa: E711 - elementwise
+        assert self.data_len is not None, "__post_init__ fills it"
+        loadable = self.loader != None  # noqa: E711 - elementwise
+        at_hand: np.ndarray = loadable | (self.data_len >= 0) | self.has_full_values()
+        return at_hand
 
     def loader_of(self, i: int) -> Callable[[], bytes | memoryview] | None:
         """Row i's tensor bytes as a loader (the bytes in memory, or the format's own loader), or None."""
+        assert self.data_buf is not None and self.data_start is not None and self.data_len is not None, (
+            "__post_init__ fills them"
+        )
         if self.data_len[i] >= 0:
             return InlineBytes(self.data_buf[i], int(self.data_start[i]), int(self.data_len[i]))
-        return self.loader[i]
+        loader: Callable[[], bytes | memoryview] | None = self.loader[i]
+        return loader
 
     def location(self, i: int) -> Location:
         path = self.path[i]

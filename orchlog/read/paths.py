@@ -10,7 +10,7 @@ from pathlib import Path
 from orchlog.errors import OrchlogError
 from orchlog.read import formats
 from orchlog.read.batch import RecordBatch
-from orchlog.read.trace import Location, Trace, TraceRecord
+from orchlog.read.trace import Diagnostic, Location, Trace, TraceRecord
 
 
 def open_trace(path: str | os.PathLike[str]) -> Trace:
@@ -47,7 +47,9 @@ def _trace_files(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     return files, skipped
 
 
-def _open_directory(root: Path) -> Trace:
+def directory_members(root: Path) -> tuple[list[Trace], list[Diagnostic]]:
+    """The trace files of a directory, opened, in the order a directory trace reads them, and what is
+    said about every other file there (why it is not read)."""
     found: list[tuple[Path, formats.Format | None, str]] = []
     regular, skipped = _trace_files(root)
     for f in regular:
@@ -67,6 +69,17 @@ def _open_directory(root: Path) -> Trace:
     if not members:
         reasons = [why for _, fmt, why in found if fmt is None]
         raise OrchlogError(f"{root}: no trace files inside" + (f" (first: {reasons[0]})" if reasons else ""))
+    strays = [
+        Diagnostic(Location(str(f)), f"not read: {why}")
+        for f, fmt, why in found
+        if fmt is None and (f.parent, f.name) not in companions
+    ]
+    strays += [Diagnostic(Location(str(f)), f"not read: {why}") for f, why in skipped]
+    return members, strays
+
+
+def _open_directory(root: Path) -> Trace:
+    members, strays = directory_members(root)
 
     def batches(trace: Trace) -> Iterator[RecordBatch]:
         done = 0
@@ -83,11 +96,7 @@ def _open_directory(root: Path) -> Trace:
     trace = Trace(str(root), "+".join(kinds), batches=batches, size=sum(m.size or 0 for m in members))
     keys = {m.default_key for m in members}
     trace.default_key = keys.pop() if len(keys) == 1 else None
-    for f, fmt, why in found:
-        if fmt is None and (f.parent, f.name) not in companions:
-            trace.report(Location(str(f)), f"not read: {why}")
-    for f, why in skipped:
-        trace.report(Location(str(f)), f"not read: {why}")
+    trace.diagnostics.extend(strays)
     return trace
 
 

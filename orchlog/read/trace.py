@@ -108,7 +108,11 @@ class TraceRecord(RecordFields):
         raw = self.raw_bytes()
         from orchlog.read.fields import data_fits
 
-        if raw is None or not data_fits(memoryview(raw).nbytes, self.dtype, self.numel, self.shape):
+        if (
+            raw is None
+            or self.dtype is None
+            or not data_fits(memoryview(raw).nbytes, self.dtype, self.numel, self.shape)
+        ):
             return None
         from orchlog.encoding import dtypes
 

@@ -112,7 +112,8 @@ def _check_stats(rec: TraceRecord, out: list[str]) -> None:
     elif finite and any(v is None for v in fields):
         out.append("stats are null but some elements are finite")
     elif finite:
-        assert s.min is not None and s.max is not None and s.rms is not None, "all present: checked above"
+        assert s.min is not None and s.max is not None and s.mean is not None and s.rms is not None, "checked above"
+        assert s.abs_max is not None, "all present: checked above"
         if s.min > s.max:
             out.append(f"stats min {s.min} > max {s.max}")
         if s.abs_max != max(abs(s.min), abs(s.max)):
@@ -210,7 +211,10 @@ def _verify(rec: TraceRecord) -> tuple[bool, list[str]]:
         out.append(f"{raw.nbytes} data bytes for {rec.numel} elements of {rec.dtype}")
     if rec.blake3 is None:
         return False, out + ["data but no blake3 to check it against"]
-    stats, digest = _digest(raw, rec.dtype) if fits else (None, _blake3.blake3(raw).hexdigest())
+    if fits and rec.dtype is not None:  # data_fits holds only for a known dtype
+        stats, digest = _digest(raw, rec.dtype)
+    else:
+        stats, digest = None, _blake3.blake3(raw).hexdigest()
     if digest != rec.blake3:
         out.append(f"blake3 of the data is {digest[:16]}..., the record says {rec.blake3[:16]}...")
     if rec.has_data and rec.values is not None and len(rec.values) and rec.dtype in DTYPE_SIZES and not out:
@@ -243,7 +247,7 @@ def _same(a: Any, b: Any) -> bool:
     """Stats agree when both are null or both the same number (NaN never is one: the rule excludes it)."""
     if a is None or b is None:
         return a is None and b is None
-    return a == b
+    return bool(a == b)
 
 
 def validate(

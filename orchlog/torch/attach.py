@@ -61,12 +61,12 @@ class Hooks:
                 path, row, token_idx=position, layer=layer, stage=stage, step=call.step, token_id=token_id
             )
 
-    def _log_probs(self, path: str, output) -> None:
+    def _log_probs(self, path: str, output: object) -> None:
         """The attention weights an attention module returns second: [batch, heads, queries, keys]."""
         if isinstance(output, (tuple, list)) and len(output) > 1 and isinstance(output[1], torch.Tensor):
             self._log(path, output[1], PROBS_STAGE, token_axis=2)
 
-    def _log_cache(self, output) -> None:
+    def _log_cache(self, output: object) -> None:
         """Each layer's keys and values in the cache the model returned, as it holds them."""
         for layer, keys, values in cache_layers(getattr(output, "past_key_values", None)):
             self._log(CACHE, keys, "key", token_axis=None, layer=layer)
@@ -136,7 +136,7 @@ def attach(
     return hooks
 
 
-def cache_layers(cache) -> list[tuple[int, torch.Tensor, torch.Tensor]]:
+def cache_layers(cache: object) -> list[tuple[int, torch.Tensor, torch.Tensor]]:
     """(layer, keys, values) of a KV cache: transformers' Cache (`layers[i].keys`, or the older
     `key_cache[i]`) or the legacy tuple of (keys, values) pairs; [] for anything else."""
     if cache is None:
@@ -144,7 +144,7 @@ def cache_layers(cache) -> list[tuple[int, torch.Tensor, torch.Tensor]]:
     layers = getattr(cache, "layers", None)
     if layers is not None:
         return [(i, x.keys, x.values) for i, x in enumerate(layers) if getattr(x, "keys", None) is not None]
-    if hasattr(cache, "key_cache"):
+    if hasattr(cache, "key_cache") and hasattr(cache, "value_cache"):
         return list(zip(range(len(cache.key_cache)), cache.key_cache, cache.value_cache))
     if isinstance(cache, (tuple, list)):
         return [(i, kv[0], kv[1]) for i, kv in enumerate(cache) if isinstance(kv, (tuple, list)) and len(kv) >= 2]

@@ -123,7 +123,9 @@ class Plan:
         taken_a, taken_b = {p[0] for p in pairs}, {p[1] for p in pairs}
         return pairs, [n for n in a.tensors if n not in taken_a], [n for n in b.tensors if n not in taken_b]
 
-    def expected(self, role: str | None, n_head: int | None, arr_b: np.ndarray):
+    def expected(
+        self, role: str | None, n_head: int | None, arr_b: np.ndarray
+    ) -> tuple[str, Callable[[np.ndarray], np.ndarray]] | None:
         """(layout name, function bringing b into a's layout) when the map says GGUF permutes this Q or K
         tensor: the HF side permuted as the converter does, or the GGUF side un-permuted; else None."""
         if n_head is None or not (self.name_map.qk_permuted and role and layout.can_permute(arr_b, n_head)):

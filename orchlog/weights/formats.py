@@ -82,7 +82,8 @@ def open_safetensors(files: list[Path], label: str) -> WeightSource:
         flat = np.frombuffer(
             maps[path], dtype=dtypes.storage_dtype(dtype), count=(stop - start) // _width(dtype), offset=start
         )
-        return _as_float(flat, dtype).reshape(tensors[name].shape).copy()
+        tensor: np.ndarray = _as_float(flat, dtype).reshape(tensors[name].shape).copy()
+        return tensor
 
     return WeightSource(label, "safetensors", tensors, load)
 
@@ -105,7 +106,7 @@ def open_npz(path: Path) -> WeightSource:
         tensors[name] = TensorInfo(name, tuple(arr.shape), arr.dtype.name)
 
     def load(name: str) -> np.ndarray:
-        arr = archive[name]
+        arr: np.ndarray = archive[name]
         return arr if arr.dtype in (np.float32, np.float64) else arr.astype(np.float64)
 
     return WeightSource(str(path), "npz", tensors, load)

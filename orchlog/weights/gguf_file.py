@@ -5,6 +5,7 @@ routines, and the attention head counts that llama.cpp's Q/K permutation needs."
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -22,7 +23,7 @@ def open_gguf(path: Path) -> WeightSource:
     except (OSError, ValueError) as exc:
         raise OrchlogError(f"{path}: not a readable GGUF file ({exc})") from None
 
-    def field(key: str):
+    def field(key: str) -> Any:  # whatever the GGUF field holds (gguf types its contents Any)
         f = reader.get_field(key)
         return None if f is None else f.contents()
 

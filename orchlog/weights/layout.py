@@ -18,12 +18,14 @@ import numpy as np
 
 def llama_permute(w: np.ndarray, n_head: int) -> np.ndarray:
     rows = w.shape[0]
-    return w.reshape(n_head, 2, rows // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+    permuted: np.ndarray = w.reshape(n_head, 2, rows // n_head // 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+    return permuted
 
 
 def llama_unpermute(w: np.ndarray, n_head: int) -> np.ndarray:
     rows = w.shape[0]
-    return w.reshape(n_head, rows // n_head // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+    unpermuted: np.ndarray = w.reshape(n_head, rows // n_head // 2, 2, *w.shape[1:]).swapaxes(1, 2).reshape(w.shape)
+    return unpermuted
 
 
 def can_permute(w: np.ndarray, n_head: int | None) -> bool:

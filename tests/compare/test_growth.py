@@ -12,21 +12,21 @@ from orchlog.strings import Strings
 
 def _reference(rounds: list[dict]) -> dict[int, list[tuple]]:
     """Every pair ever added, reduced per (token, label) in plain Python: the worst pair is the one with the
-    highest severity, the latest of equals."""
+    highest severity, the latest in execution order of equals (whatever order they were added in)."""
     groups: dict[tuple[int, str], dict] = {}
-    for r in rounds:
-        for k in range(len(r["tokens"])):
-            layer = int(r["layers"][k])
-            label = f"layer {layer}" if layer != NONE else r["names"][k]
-            sev = -np.inf if np.isnan(r["severity"][k]) else r["severity"][k]
-            g = groups.setdefault((int(r["tokens"][k]), label), {"pairs": 0, "failed": 0, "sev": None})
-            g["first"] = min(g.get("first", np.inf), int(r["order"][k]))
-            g["pairs"] += 1
-            g["failed"] += int(r["failed"][k])
-            g["max_abs"] = np.fmax(g.get("max_abs", np.nan), r["max_abs"][k])
-            g["min_cos"] = np.fmin(g.get("min_cos", np.nan), r["cosine"][k])
-            if g["sev"] is None or sev >= g["sev"]:
-                g["sev"], g["worst"], g["tier"] = sev, r["names"][k], TIER_NAMES[int(r["tier"][k])]
+    pairs = sorted(((int(r["order"][k]), r, k) for r in rounds for k in range(len(r["tokens"]))), key=lambda p: p[0])
+    for _, r, k in pairs:
+        layer = int(r["layers"][k])
+        label = f"layer {layer}" if layer != NONE else r["names"][k]
+        sev = -np.inf if np.isnan(r["severity"][k]) else r["severity"][k]
+        g = groups.setdefault((int(r["tokens"][k]), label), {"pairs": 0, "failed": 0, "sev": None})
+        g["first"] = min(g.get("first", np.inf), int(r["order"][k]))
+        g["pairs"] += 1
+        g["failed"] += int(r["failed"][k])
+        g["max_abs"] = np.fmax(g.get("max_abs", np.nan), r["max_abs"][k])
+        g["min_cos"] = np.fmin(g.get("min_cos", np.nan), r["cosine"][k])
+        if g["sev"] is None or sev >= g["sev"]:
+            g["sev"], g["worst"], g["tier"] = sev, r["names"][k], TIER_NAMES[int(r["tier"][k])]
     out: dict[int, list[tuple]] = {}
     for (tok, label), g in groups.items():
         out.setdefault(tok, []).append(
@@ -64,7 +64,7 @@ def test_rounds_fold_into_the_rows_a_single_reduction_gives():
         r = _round(rng, int(rng.integers(1, 80)), 1000 * k)
         rounds.append(r)
         growth.add(
-            r["tokens"], r["layers"], Strings.from_values(r["names"]), r["order"], r["failed"],
+            r["tokens"], r["layers"], Strings.from_values(r["names"]), r["order"], r["order"], r["failed"],
             r["max_abs"], r["cosine"], r["severity"], r["tier"],
         )  # fmt: skip
     want = _reference(rounds)
@@ -80,7 +80,7 @@ def test_keeping_some_tokens_forgets_the_others_and_goes_on_folding():
     first, second = _round(rng, 50, 0), _round(rng, 50, 100)
     for r in (first, second):
         growth.add(
-            r["tokens"], r["layers"], Strings.from_values(r["names"]), r["order"], r["failed"],
+            r["tokens"], r["layers"], Strings.from_values(r["names"]), r["order"], r["order"], r["failed"],
             r["max_abs"], r["cosine"], r["severity"], r["tier"],
         )  # fmt: skip
         growth.keep(np.array([0, 2]))
@@ -90,14 +90,29 @@ def test_keeping_some_tokens_forgets_the_others_and_goes_on_folding():
         np.testing.assert_equal(_rows(growth.table(tok)), want[tok])
 
 
+def test_the_rows_do_not_depend_on_the_order_the_rounds_arrive_in():
+    rng = np.random.default_rng(2)
+    rounds = [_round(rng, int(rng.integers(1, 60)), 1000 * k) for k in range(6)]
+    tables = []
+    for arrival in (rounds, rounds[::-1], rounds[2:] + rounds[:2]):
+        growth = Growth()
+        for r in arrival:
+            growth.add(
+                r["tokens"], r["layers"], Strings.from_values(r["names"]), r["order"], r["order"], r["failed"],
+                r["max_abs"], r["cosine"], r["severity"], r["tier"],
+            )  # fmt: skip
+        tables.append({t: _rows(growth.table(t)) for t in growth.tokens()})
+    assert tables[0] == tables[1] == tables[2]
+
+
 def test_per_stage_rows_keep_every_checkpoint_of_every_layer_apart():
     rng = np.random.default_rng(11)
     rounds = [_round(rng, 300, 1000 * i) for i in range(4)]
     table = Growth(by_stage=True)
     for r in rounds:
         table.add(
-            r["tokens"], r["layers"], Strings.from_values(r["names"]), r["order"], r["failed"], r["max_abs"],
-            r["cosine"], r["severity"], r["tier"],
+            r["tokens"], r["layers"], Strings.from_values(r["names"]), r["order"], r["order"], r["failed"],
+            r["max_abs"], r["cosine"], r["severity"], r["tier"],
         )  # fmt: skip
     for tok in range(-1, 6):
         want = {}

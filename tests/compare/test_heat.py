@@ -19,6 +19,7 @@ def _growth(tokens, layers, max_abs, severity, orders=None, failed=None, tier=No
         np.asarray(layers, dtype=np.int64),
         names,
         np.asarray(orders if orders is not None else range(n), dtype=np.int64),
+        np.asarray(orders if orders is not None else range(n), dtype=np.int64),  # each pair's place in its file
         np.zeros(n, dtype=bool) if failed is None else np.asarray(failed),
         np.asarray(max_abs, dtype=np.float64),
         np.ones(n),

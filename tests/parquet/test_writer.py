@@ -12,6 +12,7 @@ import pytest
 from orchlog.encoding import stats as canonical_stats
 from orchlog.encoding.record import encode_record
 from orchlog.parquet import Writer, read
+from orchlog.parquet.writer import RowGroupSink
 from tests.tracegen import record
 
 
@@ -126,6 +127,16 @@ def test_a_closed_writer_refuses_rows_and_closing_twice_is_harmless(tmp_path):
     assert w.closed
     with pytest.raises(ValueError, match="closed"):
         w.log("late", np.zeros(1, np.float32))
+
+
+@pytest.mark.parametrize("durable", [False, True])
+def test_a_row_group_sink_closed_twice_writes_its_footer_once(tmp_path, durable):
+    sink = RowGroupSink(tmp_path / "t.parquet", [{"run": "r"}], durable=durable)
+    sink.close()
+    size = (tmp_path / "t.parquet").stat().st_size
+    sink.close()
+    assert (tmp_path / "t.parquet").stat().st_size == size
+    assert pq.ParquetFile(tmp_path / "t.parquet").metadata.num_rows == 0
 
 
 def test_an_unsupported_dtype_is_a_clear_error(tmp_path):

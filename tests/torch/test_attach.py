@@ -108,3 +108,22 @@ def test_leaving_the_block_removes_every_hook(trace):
     model(torch.tensor([[1]]))
     assert records(trace) == []
     assert not model._forward_pre_hooks and not model.embed._forward_hooks
+
+
+def test_cache_layers_reads_the_cache_forms_and_returns_nothing_for_other_objects():
+    from orchlog.torch.attach import cache_layers
+
+    keys, values = torch.zeros(2), torch.ones(2)
+
+    class OlderCache:  # transformers' Cache before `layers`
+        key_cache, value_cache = [keys], [values]
+
+    class KeysOnly:  # not a cache: a hook must not raise into the model on it
+        key_cache = [keys]
+
+    ((layer, k, v),) = cache_layers(OlderCache())
+    assert layer == 0 and k is keys and v is values
+    ((layer, k, v),) = cache_layers(((keys, values),))
+    assert layer == 0 and k is keys and v is values
+    assert cache_layers(KeysOnly()) == []
+    assert cache_layers(None) == []

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 
@@ -34,7 +35,8 @@ def noise_scale(r: np.ndarray) -> np.ndarray:
     """How much float noise each element can carry: its own size, floored at a tenth of the rms (noise grows
     with the values, and values near zero still carry some)."""
     floor = 0.1 * float(np.sqrt(np.mean(np.square(r)))) if r.size else 0.0
-    return np.sqrt(np.square(r) + floor * floor)
+    scale: np.ndarray = np.sqrt(np.square(r) + floor * floor)
+    return scale
 
 
 def fit_scale(r: np.ndarray, o: np.ndarray) -> ScaleFit | None:
@@ -98,7 +100,7 @@ def scale(case: Case) -> Finding | None:
     claimed = [f for _, f in token_fits(case) if f.claims]
     if len(claimed) >= 2 and factors_differ(claimed):
         return None
-    evidence: dict = {"factor": fit.factor, "explained": fit.explained, "values": fit.n}
+    evidence: dict[str, Any] = {"factor": fit.factor, "explained": fit.explained, "values": fit.n}
     if case.thin:
         consistent = _rms_consistent(case, fit.factor)
         if consistent is False:
@@ -133,7 +135,7 @@ def per_token_scale(case: Case) -> Finding | None:
         return None
     cs = np.array([f.factor for _, f in claimed])
     near_one = bool(np.all(np.abs(cs - 1) < 0.1))
-    evidence: dict = {
+    evidence: dict[str, Any] = {
         "tokens": len(claimed),
         "factor_min": float(cs.min()),
         "factor_max": float(cs.max()),
@@ -226,7 +228,7 @@ def per_channel_scale(case: Case) -> Finding | None:
     return Finding("per_channel_scale", explained * (THIN if case.thin else 1.0), evidence, message)
 
 
-def _probability_rows(values: np.ndarray, shape) -> np.ndarray | None:
+def _probability_rows(values: np.ndarray, shape: tuple[int, ...] | None) -> np.ndarray | None:
     if values.size < 4:
         return None
     rows = values.reshape(-1, shape[-1]) if shape and len(shape) >= 2 else values.reshape(1, -1)
@@ -282,7 +284,7 @@ def softmax_temperature(case: Case) -> Finding | None:
     if not claims(explained, p) or (len(b) > 1 and np.std(b) > 0.05 * abs(beta)) or abs(beta - 1) < 1e-6:
         return None
     nice = nice_factor(beta, _head_dims(case))
-    evidence: dict = {"slope": beta, "rows": len(b), "slope_min": float(b.min()), "slope_max": float(b.max())}
+    evidence: dict[str, Any] = {"slope": beta, "rows": len(b), "slope_min": float(b.min()), "slope_max": float(b.max())}
     evidence["explained"] = explained
     if nice:
         evidence["slope_is"] = nice

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -32,7 +33,7 @@ def _divisors(n: int) -> list[int]:
     return sorted(set(small + [n // d for d in small]))
 
 
-def _views(r: np.ndarray, shape: tuple[int, ...] | None):
+def _views(r: np.ndarray, shape: tuple[int, ...] | None) -> Iterator[tuple[str, np.ndarray]]:
     """(description, flat view) of the reference with its axes permuted, or reshaped and transposed."""
     dims = tuple(d for d in (shape or ()) if d != 1)
     if 2 <= len(dims) <= 4 and math.prod(dims) == r.size:
@@ -44,7 +45,7 @@ def _views(r: np.ndarray, shape: tuple[int, ...] | None):
         yield f"reshaped ({p}, {r.size // p}) and transposed", r.reshape(p, r.size // p).T.ravel()
 
 
-def best_view(r: np.ndarray, o: np.ndarray, shape) -> tuple[str, float] | None:
+def best_view(r: np.ndarray, o: np.ndarray, shape: tuple[int, ...] | None) -> tuple[str, float] | None:
     base = float(np.linalg.norm(o - r))
     if base == 0 or base < MOVED * float(np.linalg.norm(r)):
         return None

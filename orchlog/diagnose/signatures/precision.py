@@ -18,9 +18,11 @@ def representable(v: np.ndarray, fmt: str) -> np.ndarray:
     """Which values a format holds exactly."""
     with np.errstate(over="ignore", invalid="ignore"):
         if fmt == "f16":
-            return np.float16(v).astype(np.float64) == v
+            held: np.ndarray = np.float16(v).astype(np.float64) == v
+            return held
         f32 = v.astype(np.float32)
-        return (f32.astype(np.float64) == v) & ((f32.view(np.uint32) & 0xFFFF) == 0)
+        held = (f32.astype(np.float64) == v) & ((f32.view(np.uint32) & 0xFFFF) == 0)
+        return held
 
 
 def ulp(v: np.ndarray, fmt: str) -> np.ndarray:
@@ -29,12 +31,14 @@ def ulp(v: np.ndarray, fmt: str) -> np.ndarray:
     with np.errstate(divide="ignore"):
         e = np.floor(np.log2(np.abs(v)))
     e = np.maximum(np.where(np.isfinite(e), e, emin), emin)
-    return np.exp2(e - mant)
+    spacing: np.ndarray = np.exp2(e - mant)
+    return spacing
 
 
 def _nontrivial(v: np.ndarray) -> np.ndarray:
     """Values whose representability says something: not zero, not whole numbers."""
-    return v[(v != 0) & (v != np.round(v))]
+    nontrivial: np.ndarray = v[(v != 0) & (v != np.round(v))]
+    return nontrivial
 
 
 def _rounded_to(r: np.ndarray, o: np.ndarray, thin: bool) -> Finding | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from typing import Any
 
 import numpy as np
 
@@ -101,7 +102,7 @@ def rotation_within_heads(case: Case) -> Finding | None:
     if fit is None or fit.radial > RADIAL_CLAIM or fit.p >= P_CLAIM:
         return None
     cos = float(np.dot(r, o) / (np.linalg.norm(r) * np.linalg.norm(o))) if r.any() and o.any() else 0.0
-    evidence: dict = {"head_dim": fit.head_dim, "pairing": fit.pairing or "none", "length_share": fit.radial}
+    evidence: dict[str, Any] = {"head_dim": fit.head_dim, "pairing": fit.pairing or "none", "length_share": fit.radial}
     evidence["cosine"] = cos
     if fit.pairing is None:
         message = (

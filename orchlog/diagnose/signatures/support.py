@@ -3,6 +3,8 @@ off by one, dropped or padded tokens)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from orchlog.diagnose.case import Case
@@ -16,7 +18,7 @@ OUTSIDE_CLAIM = 1e-3
 SUBSTANTIAL = 0.1
 
 
-def _columns(mask: np.ndarray, shape) -> list[int] | None:
+def _columns(mask: np.ndarray, shape: tuple[int, ...] | None) -> list[int] | None:
     """When the changed places sit at the same last-axis indices in every row that has any: those indices."""
     if not shape or len(shape) < 2:
         return None
@@ -24,7 +26,8 @@ def _columns(mask: np.ndarray, shape) -> list[int] | None:
     hit = rows[rows.any(axis=1)]
     if len(hit) < 2 or not (hit == hit[0]).all():
         return None
-    return np.flatnonzero(hit[0]).tolist()
+    columns: list[int] = np.flatnonzero(hit[0]).tolist()
+    return columns
 
 
 def support_change(case: Case) -> Finding | None:
@@ -65,7 +68,7 @@ def support_change(case: Case) -> Finding | None:
         if not rest.any() or float(np.sqrt(np.mean(np.square(d[rest])))) > OUTSIDE_CLAIM * scale:
             return None
     shape = pair.ref.shape
-    evidence: dict = {
+    evidence: dict[str, Any] = {
         "nonzero_where_reference_zero": int(extra.sum()),
         "zero_where_reference_nonzero": int(dropped.sum()),
         "reference_zeros": int((r == 0).sum()),

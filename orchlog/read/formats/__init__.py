@@ -18,7 +18,7 @@ import stat
 import zlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import orjson
 
@@ -83,7 +83,7 @@ def file_kind(mode: int) -> str:
     return "not a regular file"
 
 
-def open_regular(path: Path) -> BinaryIO:
+def open_regular(path: Path) -> io.BufferedReader:
     """The file opened for reading, or OrchlogError when it is not a regular file.
 
     Opened without blocking and checked on the open descriptor: a FIFO with no
@@ -105,14 +105,16 @@ def is_gzip(path: Path) -> bool:
         return f.read(2) == GZIP_MAGIC
 
 
-def open_binary(path: Path) -> BinaryIO:
-    """A binary file object, transparently gunzipped."""
+def open_binary(path: Path) -> io.BufferedIOBase:
+    """A binary file object (the file, or a GzipFile reading it), transparently gunzipped."""
     f = open_regular(path)
     if f.read(2) == GZIP_MAGIC:
         f.seek(0)
         gz = gzip.GzipFile(fileobj=f, mode="rb")
-        gz.myfileobj = f  # closing the GzipFile then closes the file, as gzip.open(path) does
-        return gz  # type: ignore[return-value]
+        # Closing the GzipFile then closes the file, as gzip.open(path) does. (typeshed types myfileobj
+        # as FileIO; gzip.open itself stores the buffered file that builtins.open returns there.)
+        gz.myfileobj = f  # type: ignore[assignment]
+        return gz
     f.seek(0)
     return f
 

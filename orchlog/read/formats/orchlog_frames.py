@@ -7,6 +7,7 @@ multi-gigabyte trace costs what its metadata costs.
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import gzip
 import io
@@ -18,7 +19,7 @@ import weakref
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 
@@ -56,7 +57,7 @@ class _Decoder:
     """Reads one msgpack value at a time. Counts in the input are never trusted: a length is read
     only when the file holds that many bytes (or, in gzip, piece by piece), and nesting is capped."""
 
-    def __init__(self, f: BinaryIO, size: int | None) -> None:
+    def __init__(self, f: io.BufferedIOBase, size: int | None) -> None:
         self.f = f
         self.size = size  # file size when known (not for gzip)
         self.depth = 0
@@ -166,7 +167,7 @@ class _Decoder:
         """Whether n bytes from pos may be read in one go: the file has them, or (gzip) they are few."""
         return pos + n <= self.size if self.size is not None else n <= _PIECE
 
-    def map(self, n: int) -> dict[str, Any]:
+    def map(self, n: int) -> dict[builtins.str, Any]:  # builtins: the class's own str() would shadow it
         out: dict[str, Any] = {}
         for _ in range(n):
             at = self.f.tell()
@@ -186,7 +187,7 @@ def _sniff(path: Path, head: bytes) -> bool:
     return head[start:].startswith(HEADER_MARK) or head[start:].startswith(RECORD_MARK)
 
 
-def _find_next_frame(f: BinaryIO, start: int) -> int | None:
+def _find_next_frame(f: io.BufferedIOBase, start: int) -> int | None:
     """Offset of the next plausible frame start after `start`, or None at EOF."""
     f.seek(start)
     carry = b""
@@ -227,7 +228,7 @@ def _preadinto(fd: int, offset: int, buffer: memoryview) -> int:
     return done
 
 
-def _map(f: BinaryIO, offset: int, length: int) -> memoryview:
+def _map(f: io.BufferedIOBase, offset: int, length: int) -> memoryview:
     """The bytes [offset, offset + length) of an open file, mapped rather than copied.
 
     Large tensors are then read straight from the page cache by whatever
@@ -255,7 +256,7 @@ class _TensorBytes:
     def __init__(self, path: str, gz: bool) -> None:
         self.path = path
         self.gz = gz
-        self._file: BinaryIO | None = None
+        self._file: io.BufferedIOBase | None = None
         self._lock = threading.Lock()
 
     def read(self, offset: int, length: int) -> memoryview:
@@ -268,7 +269,7 @@ class _TensorBytes:
         self.readinto(offset, data)
         return data.toreadonly()
 
-    def _open(self) -> BinaryIO:
+    def _open(self) -> io.BufferedIOBase:
         """The shared handle, opened on first use (call with the lock held)."""
         if self._file is None:
             self._file = open_binary(Path(self.path))
@@ -278,12 +279,12 @@ class _TensorBytes:
     def readinto(self, offset: int, buffer: memoryview) -> None:
         """Fill buffer with the bytes at offset; OSError when the file ends first."""
         with self._lock:
-            self._open()
+            f = self._open()
             if self.gz:
-                self._file.seek(offset)
-                got = self._file.readinto(buffer)
+                f.seek(offset)
+                got = f.readinto(buffer)
         if not self.gz:
-            got = _preadinto(self._file.fileno(), offset, buffer)
+            got = _preadinto(f.fileno(), offset, buffer)
         if got != len(buffer):
             raise OSError(f"{self.path}: tensor at byte {offset} is cut short ({got} of {len(buffer)} bytes)")
 
@@ -307,7 +308,7 @@ class _TensorLoader:
 _END = object()  # what _frame_at returns when there is nothing more to read
 
 
-def _frame_at(f: BinaryIO, dec: _Decoder, trace: Trace, tensors: _TensorBytes) -> TraceRecord | object | None:
+def _frame_at(f: io.BufferedIOBase, dec: _Decoder, trace: Trace, tensors: _TensorBytes) -> TraceRecord | object | None:
     """The frame at f's position, by the Python decoder: a record, None (a header, or a frame reported and
     skipped; f is then at the next frame), or _END (the end of the file, or a problem that ends the read)."""
     start = f.tell()
@@ -486,7 +487,7 @@ class _Gather:
         return batch
 
 
-def _native_batches(trace: Trace, f: BinaryIO, tensors: _TensorBytes) -> Iterator[RecordBatch]:
+def _native_batches(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes) -> Iterator[RecordBatch]:
     """Record frames decoded natively a window of the file at a time; the Python decoder takes the frames the
     native one hands back (headers, unusual or broken frames), so both report the same problems the same way."""
     fd = f.fileno()
@@ -499,7 +500,7 @@ def _native_batches(trace: Trace, f: BinaryIO, tensors: _TensorBytes) -> Iterato
             break
         want = min(read_size, size - pos)
         chunk = np.empty(want, dtype=np.uint8)
-        got = _preadinto(fd, pos, memoryview(chunk))
+        got = _preadinto(fd, pos, chunk.data)
         chunk = chunk[:got]
         cols = kernels.decode_frames(chunk, pos, MAP_FROM)
         stop, nxt = int(cols["stop"]), int(cols["next"])

@@ -36,12 +36,12 @@ number = fields.number  # kept under its old name: the legacy readers import it 
 
 def stats_from(doc: Any) -> Stats:
     doc = fields.mapping(doc, "stats")
-    return Stats(
-        **{
-            f.name: number(doc.get(f.name)) if f.type == "f64" else fields.count(doc.get(f.name, 0), f.name)
-            for f in STATS_FIELDS
-        }
-    )
+    # Each field as the schema types it (f64: float or None, else a count), as Stats declares them.
+    values: dict[str, Any] = {
+        f.name: number(doc.get(f.name)) if f.type == "f64" else fields.count(doc.get(f.name, 0), f.name)
+        for f in STATS_FIELDS
+    }
+    return Stats(**values)
 
 
 def exact_values(values: np.ndarray, dtype: str | None) -> np.ndarray:

@@ -1,0 +1,114 @@
+"""The parts of a compare as Ray tasks, each on a node that holds its files.
+
+`--executor ray` starts a Ray instance on this machine; `--executor
+ray:ADDRESS` joins a running cluster (`ray start --head` on one node, `ray
+start --address HEAD:6379` on the others; docs/scale.md). Where a part's
+files are is asked, not assumed: a small task pinned to each live node says
+which of the trace files that node can read (size included), and each part
+runs, pinned by node affinity, on a node that reads all its files (with
+the sizes this process sees), the least loaded in bytes among them. On a
+shared file system every node qualifies and the parts spread by bytes;
+where each node keeps its ranks' traces on a local disk under the same
+path, each part goes to the node that holds them. This process reads the
+files too (the first records of each, to plan; the diagnosis reads around
+the first divergence), so it must see every file: a shared or mounted file
+system.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from orchlog.compare import CompareOptions, PartialReport
+from orchlog.errors import OrchlogError
+from orchlog.scale.plan import PartSpec
+from orchlog.scale.run import Runner, walk_part
+
+MISSING = "--executor ray needs Ray: pip install 'orchlog[ray]'"
+
+
+def import_ray() -> Any:
+    try:
+        import ray
+    except ImportError:
+        raise OrchlogError(MISSING) from None
+    return ray
+
+
+def connect(address: str | None) -> Any:
+    """Ray, initialised: a new local instance (address None), else the cluster at `address`."""
+    ray = import_ray()
+    if not ray.is_initialized():
+        try:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise OrchlogError(f"--executor ray:{address or ''}: cannot connect ({str(exc).splitlines()[0]})") from None
+    return ray
+
+
+def cluster_cpus() -> int:
+    ray = import_ray()
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+def _readable(paths: Sequence[str]) -> dict[str, int]:
+    """Which of `paths` this node can read, with their sizes."""
+    out = {}
+    for p in paths:
+        try:
+            if os.access(p, os.R_OK):
+                out[p] = os.path.getsize(p)
+        except OSError:
+            pass
+    return out
+
+
+def place(specs: Sequence[PartSpec], readable: dict[str, dict[str, int]]) -> list[str]:
+    """For each part, the node (id) to run it on: one that reads all its files with the sizes the driver
+    sees, the least loaded in bytes so far. OrchlogError when no node reads some part's files."""
+    load = dict.fromkeys(readable, 0)
+    out = []
+    for k in sorted(range(len(specs)), key=lambda k: -specs[k].nbytes):
+        spec = specs[k]
+        need = [f for _, f in spec.files_a + spec.files_b]
+        nodes = [n for n, seen in readable.items() if all(f in seen for f in need)]
+        if not nodes:
+            raise OrchlogError(f"no node of the Ray cluster can read every file of a part (first: {need[0]})")
+        node = min(nodes, key=lambda n: (load[n], n))
+        load[node] += spec.nbytes
+        out.append((k, node))
+    return [node for _, node in sorted(out)]
+
+
+def ray_runner(address: str | None = None) -> Runner:
+    """Walk the parts as Ray tasks (one CPU each) on the nodes that hold their files."""
+
+    def run(
+        specs: Sequence[PartSpec], a: str, b: str, opts: CompareOptions, key: tuple[str, ...]
+    ) -> list[PartialReport]:
+        ray = connect(address)
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+        paths = sorted({f for s in specs for _, f in s.files_a + s.files_b})
+        probe = ray.remote(num_cpus=0)(_readable)
+        nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
+        seen = ray.get(
+            [
+                probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote(paths)
+                for n in nodes
+            ]
+        )
+        here = _readable(paths)  # a copy elsewhere with another size is not the same file
+        readable = {n: {p: s for p, s in got.items() if here.get(p) == s} for n, got in zip(nodes, seen)}
+        task = ray.remote(num_cpus=1, max_retries=1)(walk_part)
+        futures = [
+            task.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote(
+                spec, a, b, opts, key
+            )
+            for spec, node in zip(specs, place(specs, readable))
+        ]
+        return list(ray.get(futures))
+
+    return run
