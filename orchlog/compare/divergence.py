@@ -130,6 +130,7 @@ class Findings:
             self.undecided_examples, np.flatnonzero(g.tier == UNDECIDED_TIER), order, pos, views
         )
         self._add_worst(g, order, pos, views)
+        self._add_heat(t, g, order, pos)
         self._add_tokens(t, g, order, pos, views)
         self._add_kept(g, order, pos, views)
         self._add_tracked(t, order, pos)
@@ -220,22 +221,26 @@ class Findings:
         self.growth_rows.add(tokens, *columns)
         if self.stages is not None:
             self.stages.add(tokens, *columns)
+        self.prune(cutoff)
+
+    def _add_heat(self, t: PairTable, g: Grades, order: np.ndarray, pos: np.ndarray) -> None:
+        """The heatmap's rows and the tokens' steps: every token of every round, whatever the cutoff."""
+        tokens = t.a.token_idx[t.ia]
         if self.token_steps is not None:
-            add_steps(self.token_steps, t.a.token_idx[t.ia], t.a.step[t.ia])
-        if self.heat is not None:  # every token, before any pruning
+            add_steps(self.token_steps, tokens, t.a.step[t.ia])
+        if self.heat is not None:
             self.heat.add(
-                t.a.token_idx[t.ia],
+                tokens,
                 t.a.layer[t.ia],
                 t.a.checkpoint[t.ia],
-                exec_order(t),
-                t.a.order[t.ia],
+                order,
+                pos,
                 g.failed,
                 t.m["max_abs"],
                 t.m["cosine"],
                 g.severity,
                 g.tier,
             )
-        self.prune(cutoff)
 
     def _earlier(self, field: str, token: int, key: tuple[int, int]) -> bool:
         """Whether a pair at `key` comes before the token's earliest one of its kind known so far."""

@@ -160,3 +160,11 @@ def test_cli_writes_the_page_and_exits_1_on_divergence(tmp_path):
         text=True,
     )
     assert per_token.returncode == 2 and "Traceback" not in per_token.stderr
+
+
+def test_the_heatmap_keeps_every_token_after_the_divergence_is_known(tmp_path):
+    # Enough records for many rounds: the rounds after the first failing logits still reach the heatmap.
+    r = _report(tmp_path, tokens=2000, bug=from_layer(1, 1, "Qcur"))
+    heat = _data(r.to_html(), "heat-all")
+    assert heat["first"][0] == 0 and heat["last"][-1] == 1999
+    assert r.diverging_token == 1
