@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Make a fresh machine ready to build and test orchlog; cheap when it already is.
-#   - Debian packages (compilers, CMake, Ninja, GoogleTest) via apt-get when missing
+#   - Debian packages (compilers, CMake, Ninja, GoogleTest; Chromium, which renders the HTML
+#     reports headless in the tests) via apt-get when missing
 #   - Rust's rustfmt/clippy components when rustup is there; cargo-hack (the rust
 #     stage's feature combinations) and, with rustup, the toolchain of the crate's
 #     rust-version (the msrv stage), each cached in ~/.cargo or ~/.rustup; a stage
@@ -23,6 +24,7 @@ command -v pkg-config >/dev/null || need_apt+=(pkg-config)
 command -v cmake >/dev/null || need_apt+=(cmake)
 command -v ninja >/dev/null || need_apt+=(ninja-build)
 [ -f /usr/include/gtest/gtest.h ] || need_apt+=(libgtest-dev)
+command -v chromium >/dev/null || need_apt+=(chromium)
 python3 -c 'import venv, ensurepip' 2>/dev/null || need_apt+=(python3-venv)
 # Rust must be at least the crate's rust-version; Debian bookworm's rustc is
 # older, its rustc-web/cargo-web (kept current for the browsers) are not.

@@ -13,6 +13,7 @@ import importlib
 import os
 import sys
 
+from orchlog.cli import colour
 from orchlog.errors import OrchlogError
 from orchlog.safe_text import for_terminal
 
@@ -53,9 +54,12 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("-V", "--version", action=_Version)
+    colour.add_option(parser)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=_Parser)
     for name in [command] if command in COMMANDS else COMMANDS:
         importlib.import_module(f"orchlog.cli.{name.replace('-', '_')}").register(sub)
+    for each in sub.choices.values():  # `orchlog compare --color never ...` as well as `orchlog --color never ...`
+        colour.add_option(each, default=argparse.SUPPRESS)
     return parser
 
 
@@ -69,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args))
     except OrchlogError as exc:
-        print(f"orchlog: error: {for_terminal(str(exc))}", file=sys.stderr)
+        print(f"{colour.error_prefix(sys.stderr, args.color)} {for_terminal(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("orchlog: interrupted", file=sys.stderr)
@@ -82,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         if os.environ.get("ORCHLOG_DEBUG"):
             raise
         print(
-            f"orchlog: internal error: {type(exc).__name__}: {for_terminal(str(exc))} "
+            f"{colour.error_prefix(sys.stderr, args.color, 'internal error')} {type(exc).__name__}: {for_terminal(str(exc))} "
             "(set ORCHLOG_DEBUG=1 for a traceback and report it)",
             file=sys.stderr,
         )

@@ -182,9 +182,11 @@ def add_alignment_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _emit(text: str, output: str | None) -> None:
+def _emit(text: str, output: str | None, color: str | None = "never") -> None:
     if output is None:
-        sys.stdout.write(text)
+        from orchlog.cli.colour import for_stream
+
+        sys.stdout.write(for_stream(text, sys.stdout, color))
         return
     try:
         Path(output).write_text(text, encoding="utf-8")
@@ -326,5 +328,5 @@ def _run(args: argparse.Namespace) -> int:
     text = report_text(report, args.format)
     if args.format in ("text", "md"):  # names from the traces never reach a terminal as escape sequences
         text = for_terminal(text)
-    _emit(text, args.output)
+    _emit(text, args.output, args.color if args.format == "text" else "never")
     return report.exit_code

@@ -18,7 +18,7 @@ EXAMPLES = """example:
 DIR holds runs/kv_aligned_{0,1}/seed_{N}/{prefill,decode}/ with logits.jsonl(.gz) (or an
 orchlog trace) and metadata.json, and optionally config.json declaring the matrix
 (see docs/guardrail.md, also for other matrices: batch size, dtype, kernels).
-Writes summary.json, metrics/ and EQUIVALENCE_GUARDRAIL.md into DIR (or --output-dir).
+Writes summary.json, metrics/, EQUIVALENCE_GUARDRAIL.md and .html into DIR (or --output-dir).
 
 exit codes: 0 PASS_GUARDRAIL, PASS_GUARDRAIL_LOCAL, EXPECTED_DRIFT_ONLY;
             1 FAIL_GUARDRAIL, INCOMPLETE; 2 error"""
@@ -48,9 +48,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--output-dir", metavar="OUT", help="write summary.json, metrics/ and the report here (default DIR)")
     p.add_argument(
         "--format",
-        choices=("text", "json", "md"),
+        choices=("text", "json", "md", "html"),
         default="text",
-        help="what to print: the text report, summary.json, or the Markdown report (default text)",
+        help="what to print: the text report, summary.json, the Markdown or the HTML report (default text)",
     )
     bounds = p.add_argument_group("thresholds (override config.json; defaults p99 1e-3, max 5e-3, top-1 0.999)")
     defaults = {"p99_abs_diff": "1e-3", "max_abs_diff": "5e-3", "top1_agreement": "0.999"}
@@ -96,6 +96,10 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(result.to_json(), indent=1, allow_nan=False) + "\n")
     elif args.format == "md":
         sys.stdout.write(for_terminal(result.to_markdown()))
+    elif args.format == "html":
+        sys.stdout.write(result.to_html())
     else:
-        sys.stdout.write(for_terminal(str(result)))
+        from orchlog.cli.colour import for_stream
+
+        sys.stdout.write(for_stream(for_terminal(str(result)), sys.stdout, args.color))
     return result.exit_code

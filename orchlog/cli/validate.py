@@ -42,7 +42,10 @@ def _run(args: argparse.Namespace) -> int:
             )
     except OSError as exc:
         raise OrchlogError(f"cannot read {args.trace}: {exc}") from None
-    sys.stdout.write(
-        json.dumps(report.to_json(), indent=1) + "\n" if args.format == "json" else for_terminal(str(report))
-    )
+    if args.format == "json":
+        sys.stdout.write(json.dumps(report.to_json(), indent=1) + "\n")
+    else:
+        from orchlog.cli.colour import for_stream
+
+        sys.stdout.write(for_stream(for_terminal(str(report)), sys.stdout, args.color))
     return report.exit_code

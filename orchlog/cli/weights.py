@@ -64,5 +64,5 @@ def _run(args: argparse.Namespace) -> int:
             report = compare_weights(args.a, args.b, opts, progress=progress)
         except OSError as exc:
             raise OrchlogError(f"cannot read input: {exc}") from None
-    _emit(report_text(report, args.format), args.output)
+    _emit(report_text(report, args.format), args.output, args.color if args.format == "text" else "never")
     return report.exit_code

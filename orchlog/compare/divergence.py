@@ -96,6 +96,12 @@ class Findings:
         # The worst error per token and layer for every token, never pruned: the HTML
         # report's heatmap. Its size follows tokens x layers, so it is kept only on request.
         self.heat = Growth() if heat else None
+        # The HTML report's per-stage chart of the diverging layer: every checkpoint's own row, for the tokens
+        # that can still be the diverging one (pruned as the growth rows are). Its size follows the records of
+        # those tokens, so, like the heatmap, it is kept only on request.
+        self.stages = Growth(by_stage=True) if heat else None
+        # Each token's earliest step, so that the heatmap can mark where prefill ends and decode begins.
+        self.token_steps: dict[int, int] | None = {} if heat else None
         self._cutoff: int | None = None  # the first token known to diverge: later tokens no longer matter
         self._tracked: list[tuple[int, int, Tracked]] = []  # (order, pos, position)
         self._kept: list[tuple[int, int, PairView]] = []  # max-heap on rank_key: (-order, -pos, view)
@@ -124,6 +130,7 @@ class Findings:
             self.undecided_examples, np.flatnonzero(g.tier == UNDECIDED_TIER), order, pos, views
         )
         self._add_worst(g, order, pos, views)
+        self._add_heat(t, g, order, pos)
         self._add_tokens(t, g, order, pos, views)
         self._add_kept(g, order, pos, views)
         self._add_tracked(t, order, pos)
@@ -139,6 +146,8 @@ class Findings:
         for tok in [tok for tok in self.tokens if tok > cutoff]:
             del self.tokens[tok]
         self.growth_rows.drop_after(cutoff)
+        if self.stages is not None:
+            self.stages.drop_after(cutoff)
 
     def _add_worst(self, g: Grades, order: np.ndarray, pos: np.ndarray, views: Callable[..., list[PairView]]) -> None:
         sev = np.where(np.isnan(g.severity), -np.inf, g.severity)
@@ -210,20 +219,28 @@ class Findings:
             g.tier[rows],
         )
         self.growth_rows.add(tokens, *columns)
-        if self.heat is not None:  # every token, before any pruning
+        if self.stages is not None:
+            self.stages.add(tokens, *columns)
+        self.prune(cutoff)
+
+    def _add_heat(self, t: PairTable, g: Grades, order: np.ndarray, pos: np.ndarray) -> None:
+        """The heatmap's rows and the tokens' steps: every token of every round, whatever the cutoff."""
+        tokens = t.a.token_idx[t.ia]
+        if self.token_steps is not None:
+            add_steps(self.token_steps, tokens, t.a.step[t.ia])
+        if self.heat is not None:
             self.heat.add(
-                t.a.token_idx[t.ia],
+                tokens,
                 t.a.layer[t.ia],
                 t.a.checkpoint[t.ia],
-                exec_order(t),
-                t.a.order[t.ia],
+                order,
+                pos,
                 g.failed,
                 t.m["max_abs"],
                 t.m["cosine"],
                 g.severity,
                 g.tier,
             )
-        self.prune(cutoff)
 
     def _earlier(self, field: str, token: int, key: tuple[int, int]) -> bool:
         """Whether a pair at `key` comes before the token's earliest one of its kind known so far."""
@@ -323,3 +340,16 @@ def _earliest(
     if len(rows) > EXAMPLES:
         rows = rows[np.lexsort((pos[rows], order[rows]))[:EXAMPLES]]
     return known if not len(rows) else by_rank(known + views(rows))[:EXAMPLES]
+
+
+def add_steps(steps_of: dict[int, int], tokens: np.ndarray, steps: np.ndarray) -> None:
+    """Fold each token's earliest step into `steps_of` (records without a step say nothing)."""
+    has = steps != NONE
+    if not has.any():
+        return
+    uniq, inv = np.unique(tokens[has], return_inverse=True)
+    first = np.full(len(uniq), np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, inv, steps[has].astype(np.int64))
+    for tok, step in zip(uniq.tolist(), first.tolist()):
+        known = steps_of.get(tok)
+        steps_of[tok] = step if known is None else min(known, step)

@@ -11,10 +11,11 @@ the pairs arrive in.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import numpy as np
 
-from orchlog.compare.grading import TIER_NAMES
+from orchlog.compare.grading import TIER_NAMES, UNDECIDED_TIER
 from orchlog.read.batch import NONE
 from orchlog.strings import Strings
 
@@ -24,6 +25,7 @@ _FIELDS = (
     "first_order",
     "pairs",
     "failed",
+    "undecided",
     "max_abs",
     "min_cosine",
     "worst_severity",
@@ -47,6 +49,11 @@ class GrowthRow:
     min_cosine: float
     worst_checkpoint: str
     worst_tier: str
+
+
+def _packed(token: np.ndarray, label: np.ndarray) -> np.ndarray:
+    """(token, label) as one int64, a dictionary key that costs no tuple: labels span +-2**39, tokens 2**23."""
+    return (token.astype(np.int64) << 40) + (label.astype(np.int64) + (1 << 39))
 
 
 def run_starts(*columns: np.ndarray) -> np.ndarray:
@@ -75,6 +82,7 @@ def _reduce(rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         "first_order": np.minimum.reduceat(rows["first_order"][by], starts),
         "pairs": np.add.reduceat(rows["pairs"][by], starts),
         "failed": np.add.reduceat(rows["failed"][by], starts),
+        "undecided": np.add.reduceat(rows["undecided"][by], starts),
         "max_abs": np.fmax.reduceat(rows["max_abs"][by], starts),
         "min_cosine": np.fmin.reduceat(rows["min_cosine"][by], starts),
         "worst_severity": rows["worst_severity"][worst],
@@ -92,14 +100,23 @@ def _empty(n: int = 0) -> dict[str, np.ndarray]:
     }
 
 
+# Per-stage rows: the label packs the checkpoint's name code and its layer (+1, 0 for none).
+_LAYER_SPAN = 1 << 20
+
+
 class Growth:
     """The (token, label) rows, each found through an index, so that adding a round costs that round's rows,
-    whatever the table already holds (the heatmap keeps every token's)."""
+    whatever the table already holds (the heatmap keeps every token's).
 
-    def __init__(self) -> None:
+    A label is a layer (all the checkpoints of one layer together) or a checkpoint outside the layers;
+    with `by_stage`, every checkpoint of every layer is a label of its own (the HTML report's per-stage
+    chart of the diverging layer)."""
+
+    def __init__(self, by_stage: bool = False) -> None:
+        self.by_stage = by_stage
         self._cols = _empty(64)
         self._n = 0
-        self._where: dict[tuple[int, int], int] = {}
+        self._where: dict[int, int] = {}  # _packed(token, label) -> row
         self._names: dict[str, int] = {}
 
     @property
@@ -120,7 +137,10 @@ class Growth:
         tier: np.ndarray,
     ) -> None:
         name_ids = names.per_row(lambda s: self._names.setdefault(s or "", len(self._names)), dtype=np.int64)
-        label = np.where(layers != NONE, layers, -2 - name_ids)
+        if self.by_stage:
+            label = -2 - (name_ids * _LAYER_SPAN + np.where(layers != NONE, layers + 1, 0))
+        else:
+            label = np.where(layers != NONE, layers, -2 - name_ids)
         sev = np.where(np.isnan(severity), -np.inf, severity)
         new = {
             "token": tokens,
@@ -128,6 +148,7 @@ class Growth:
             "first_order": order,
             "pairs": np.ones(len(tokens), dtype=np.int64),
             "failed": failed.astype(np.int64),
+            "undecided": (tier == UNDECIDED_TIER).astype(np.int64),
             "max_abs": max_abs,
             "min_cosine": cosine,
             "worst_severity": sev,
@@ -140,14 +161,15 @@ class Growth:
 
     def _merge(self, new: dict[str, np.ndarray]) -> None:
         """Fold rows (one per token and label) into the table: into the row of their key, or as new rows."""
-        keys = list(zip(new["token"].tolist(), new["label"].tolist()))
-        at = np.fromiter((self._where.get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
+        keys = _packed(new["token"], new["label"]).tolist()
+        at = np.fromiter(map(self._where.get, keys, itertools.repeat(-1)), dtype=np.int64, count=len(keys))
         old = np.flatnonzero(at >= 0)
         if len(old):
             c, i = self._cols, at[old]
             c["first_order"][i] = np.minimum(c["first_order"][i], new["first_order"][old])
             c["pairs"][i] += new["pairs"][old]
             c["failed"][i] += new["failed"][old]
+            c["undecided"][i] += new["undecided"][old]
             c["max_abs"][i] = np.fmax(c["max_abs"][i], new["max_abs"][old])
             c["min_cosine"][i] = np.fmin(c["min_cosine"][i], new["min_cosine"][old])
             sev, was = new["worst_severity"][old], c["worst_severity"][i]
@@ -161,8 +183,7 @@ class Growth:
             self._grow(self._n + len(fresh))
             for f, col in self._cols.items():
                 col[self._n : self._n + len(fresh)] = new[f][fresh]
-            for k, row in zip(fresh.tolist(), range(self._n, self._n + len(fresh))):
-                self._where[keys[k]] = row
+            self._where.update(zip((keys[k] for k in fresh.tolist()), range(self._n, self._n + len(fresh))))
             self._n += len(fresh)
 
     def _grow(self, n: int) -> None:
@@ -208,16 +229,36 @@ class Growth:
         out = self._rows(by)
         return {int(rows["token"][by[s]]): out[s:e] for s, e in zip(starts.tolist(), ends.tolist())}
 
+    def renamed_labels(self, labels: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        """Labels with each name code `n` replaced by `ids[n]` (tables merged into one name list)."""
+        out = labels.copy()
+        named = labels < 0
+        if self.by_stage:
+            name_id, layer_code = np.divmod(-2 - labels[named], _LAYER_SPAN)
+            out[named] = -2 - (ids[name_id] * _LAYER_SPAN + layer_code)
+        else:
+            out[named] = -2 - ids[-2 - labels[named]]
+        return out
+
+    def label_text(self, label_id: int, names: list[str] | None = None) -> tuple[str, int | None]:
+        """A label's text ("layer 3", or a checkpoint's name) and its layer."""
+        names = list(self._names) if names is None else names
+        if self.by_stage:
+            name_id, layer_code = divmod(-2 - label_id, _LAYER_SPAN)
+            return names[name_id], (layer_code - 1 if layer_code else None)
+        if label_id >= 0:
+            return f"layer {label_id}", label_id
+        return names[-2 - label_id], None
+
     def _rows(self, sel: np.ndarray) -> list[GrowthRow]:
         names = list(self._names)
         c = {f: self._cols[f][sel].tolist() for f in _FIELDS}
         out = []
         for k in range(len(sel)):
-            label_id = int(c["label"][k])
-            layer = label_id if label_id >= 0 else None
+            label, layer = self.label_text(int(c["label"][k]), names)
             out.append(
                 GrowthRow(
-                    f"layer {layer}" if layer is not None else names[-2 - label_id],
+                    label,
                     layer,
                     int(c["first_order"][k]),
                     int(c["pairs"][k]),

@@ -120,6 +120,12 @@ def _merge_findings(x: Findings, y: Findings) -> Findings:
     out.growth_rows = merge_growth(x.growth_rows, y.growth_rows)
     if x.heat is not None and y.heat is not None:
         out.heat = merge_growth(x.heat, y.heat)
+    if x.stages is not None and y.stages is not None:
+        out.stages = merge_growth(x.stages, y.stages)
+    if x.token_steps is not None and y.token_steps is not None:
+        out.token_steps = dict(x.token_steps)
+        for tok, step in y.token_steps.items():
+            out.token_steps[tok] = min(step, out.token_steps.get(tok, step))
     out._tracked = x._tracked + y._tracked
     out._candidates = x._candidates + y._candidates
     for _, _, v in x._kept + y._kept:
@@ -146,15 +152,14 @@ def _merge_token(s: TokenState, t: TokenState) -> TokenState:
 
 def merge_growth(x: Growth, y: Growth) -> Growth:
     """One table with the rows of both (names renumbered into the first's)."""
-    out = Growth()
+    out = Growth(by_stage=x.by_stage)
     for g in (x, y):
         rows = {f: col.copy() for f, col in g.rows.items()}
         names = list(g._names)
         ids = np.array([out._names.setdefault(n, len(out._names)) for n in names], dtype=np.int64)
         if len(rows["token"]):
             rows["worst_name"] = ids[rows["worst_name"]]
-            named = rows["label"] < 0
-            rows["label"][named] = -2 - ids[-2 - rows["label"][named]]
+            rows["label"] = g.renamed_labels(rows["label"], ids)
             out._merge(rows)
     return out
 
@@ -228,7 +233,7 @@ def renumber(partial: PartialReport) -> None:
     heapq.heapify(f._kept)
     for s in f.tokens.values():
         s.last_order, s.last_pos = whole(0, s.last_order), whole(0, s.last_pos)
-    for table in (f.growth_rows, f.heat):
+    for table in (f.growth_rows, f.heat, f.stages):
         if table is not None:
             for col in ("first_order", "worst_order", "worst_pos"):
                 c = table._cols[col][: table._n]

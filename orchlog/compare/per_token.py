@@ -37,6 +37,9 @@ from orchlog.strings import glob_matcher
 
 DEFAULT_COS_TOL = 0.999
 
+# The JSON form's name and version ("report" key; schema/json/compare-per-token.schema.json).
+PER_TOKEN_VERSION = "orchlog-compare-per-token/1"
+
 
 @dataclasses.dataclass(frozen=True)
 class Position:
@@ -165,6 +168,7 @@ class PerTokenReport:
         first = self.first_divergence
         d = [p.diff for p in self.positions]
         out: dict[str, Any] = {
+            "report": PER_TOKEN_VERSION,
             "status": self.status,
             "first_divergence_token": None if first is None else first.token_idx,
             "per_token_cosine_sim": [number(x.cosine) for x in d],

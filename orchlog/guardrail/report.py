@@ -7,6 +7,7 @@ directory, the artifact directory unless told otherwise):
                                                missing pairs, first fail
     metrics/kv_aligned_1/seed_0_metrics.json   one per pair: its summary entry plus every position's metrics
     EQUIVALENCE_GUARDRAIL.md                   the Markdown report
+    EQUIVALENCE_GUARDRAIL.html                 the same as one page with each pair's metrics by position
 """
 
 from __future__ import annotations
@@ -24,12 +25,15 @@ if TYPE_CHECKING:
     from orchlog.guardrail.result import GuardrailResult, PairResult
 
 SUMMARY_FILE = "summary.json"
+# The per-pair metrics files' name and version ("report" key; schema/json/guardrail-pair.schema.json).
+PAIR_VERSION = "orchlog-guardrail-pair/1"
 REPORT_FILE = "EQUIVALENCE_GUARDRAIL.md"
+HTML_FILE = "EQUIVALENCE_GUARDRAIL.html"
 SHOWN = 20  # pairing errors listed in text and Markdown before "... and N more" (summary.json has all)
 COLUMNS = ("max_abs_diff", "p99_abs_diff", "top1_agreement", "cos_sim_mean", "kl_max")
 
 
-def _matrix_lines(r: GuardrailResult) -> list[str]:
+def matrix_lines(r: GuardrailResult) -> list[str]:
     m = r.matrix
     if m.declared is None:
         declared = "not declared (no config.json): completeness not checked"
@@ -44,7 +48,7 @@ def _matrix_lines(r: GuardrailResult) -> list[str]:
     ]
 
 
-def _first_fail_text(p: PairResult) -> str:
+def first_fail_text(p: PairResult) -> str:
     ff = p.first_fail() or {}
     at = "" if ff.get("token_idx") is None else f" at token {ff['token_idx']}"
     tid = "" if ff.get("token_id") is None else f" (token id {ff['token_id']})"
@@ -58,11 +62,11 @@ def _listing(items: list[str], indent: str = "  ") -> list[str]:
     return lines
 
 
-def _errors(r: GuardrailResult) -> list[str]:
+def pairing_error_lines(r: GuardrailResult) -> list[str]:
     return [f"{p.label}: {e}" for p in r.pairs for e in p.pairing_errors if e.kind != MISSING_RUN]
 
 
-def _missing_runs(r: GuardrailResult) -> list[str]:
+def missing_run_lines(r: GuardrailResult) -> list[str]:
     """Sides that never ran: their pairs are incomplete, not broken."""
     return [f"{p.label}: {e.message}" for p in r.pairs for e in p.pairing_errors if e.kind == MISSING_RUN]
 
@@ -72,7 +76,7 @@ def verdict_line(r: GuardrailResult) -> str:
 
 
 def render_text(r: GuardrailResult) -> str:
-    out = [f"=== orchlog guardrail: {r.directory} ==="] + _matrix_lines(r) + [""]
+    out = [f"=== orchlog guardrail: {r.directory} ==="] + matrix_lines(r) + [""]
     width = max([len("pair")] + [len(p.label) for p in r.pairs])
     out.append(
         f"{'pair':<{width}}  {'must match':<10}  {'verdict':<14}  {'tokens':>6}  "
@@ -88,11 +92,11 @@ def render_text(r: GuardrailResult) -> str:
         )
     first = r.first_fail
     if first is not None:
-        out += ["", f"FIRST FAIL: {_first_fail_text(first)}"]
-    errors = _errors(r)
+        out += ["", f"FIRST FAIL: {first_fail_text(first)}"]
+    errors = pairing_error_lines(r)
     if errors:
         out += ["", f"PAIRING ERRORS: {len(errors)}"] + _listing(errors)
-    runs = _missing_runs(r)
+    runs = missing_run_lines(r)
     if runs:
         out += ["", f"MISSING RUNS (a side never ran; its pair is INCOMPLETE): {len(runs)}"] + _listing(runs)
     if r.missing:
@@ -107,7 +111,7 @@ def render_text(r: GuardrailResult) -> str:
 
 def render_markdown(r: GuardrailResult) -> str:
     out = ["# Equivalence guardrail", "", f"**{r.verdict}**: {r.meaning}.", ""]
-    out += [f"- {markdown_text(line)}" for line in _matrix_lines(r)]
+    out += [f"- {markdown_text(line)}" for line in matrix_lines(r)]
     out += [
         "",
         "| pair | must match | verdict | tokens | " + " | ".join(COLUMNS) + " | first failing token |",
@@ -127,14 +131,14 @@ def render_markdown(r: GuardrailResult) -> str:
             "",
             "## First fail",
             "",
-            markdown_text(_first_fail_text(first)),
+            markdown_text(first_fail_text(first)),
             "",
             f"Per-position metrics: {markdown_code(first.metrics_file)}.",
         ]
-    errors = _errors(r)
+    errors = pairing_error_lines(r)
     if errors:
         out += ["", f"## Pairing errors ({len(errors)})", ""] + _listing([markdown_text(e) for e in errors], "- ")
-    runs = _missing_runs(r)
+    runs = missing_run_lines(r)
     if runs:
         out += ["", f"## Missing runs ({len(runs)})", ""] + _listing([markdown_text(x) for x in runs], "- ")
     if r.missing:
@@ -155,12 +159,16 @@ def _dump(doc: Any) -> str:
 
 
 def write_outputs(r: GuardrailResult, directory: str | Path) -> list[Path]:
-    """Write summary.json, the per-pair metrics files and the Markdown report; the paths written."""
+    """Write summary.json, the per-pair metrics files and the Markdown and HTML reports; the paths written."""
     out = Path(directory)
     files: list[tuple[Path, str]] = [(out / SUMMARY_FILE, _dump(r.to_json()))]
     thresholds = r.matrix.thresholds.to_json()
-    files += [(out / p.metrics_file, _dump({"thresholds": thresholds, **p.to_json(per_token=True)})) for p in r.pairs]
+    files += [
+        (out / p.metrics_file, _dump({"report": PAIR_VERSION, "thresholds": thresholds, **p.to_json(per_token=True)}))
+        for p in r.pairs
+    ]
     files.append((out / REPORT_FILE, r.to_markdown()))
+    files.append((out / HTML_FILE, r.to_html()))
     for path, text in files:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)

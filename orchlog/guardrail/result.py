@@ -159,6 +159,12 @@ class GuardrailResult:
 
         return render_markdown(self)
 
+    def to_html(self) -> str:
+        """One self-contained page: the pairs, and each pair's metrics position by position."""
+        from orchlog.guardrail.html import render_html
+
+        return render_html(self)
+
     def to_json(self) -> dict[str, Any]:
         first = self.first_fail
         return {

@@ -14,6 +14,8 @@ import numpy as np
 from orchlog.read.batch import NONE
 from orchlog.read.trace import Trace
 
+# The JSON form's name and version (`orchlog show --format json`; schema/json/show.schema.json).
+SHOW_VERSION = "orchlog-show/1"
 LISTED = 40  # checkpoints printed before "... and N more"
 
 
@@ -52,6 +54,7 @@ class TraceOverview:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "report": SHOW_VERSION,
             "path": self.path,
             "format": self.format,
             "records": self.records,

@@ -25,6 +25,9 @@ from orchlog.read import fields
 from orchlog.read.trace import Trace, TraceRecord
 from orchlog.schema_gen import DTYPE_SIZES, SCHEMA_VERSION
 
+# The JSON form's name and version (`orchlog validate --format json`; schema/json/validate.schema.json).
+VALIDATE_VERSION = "orchlog-validate/1"
+
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _INT_DTYPES = {"i8": np.int8, "u8": np.uint8, "i32": np.int32, "i64": np.int64}
 
@@ -68,6 +71,7 @@ class ValidationReport:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "report": VALIDATE_VERSION,
             "path": self.path,
             "format": self.format,
             "valid": not self.problems,

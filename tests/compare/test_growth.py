@@ -103,3 +103,24 @@ def test_the_rows_do_not_depend_on_the_order_the_rounds_arrive_in():
             )  # fmt: skip
         tables.append({t: _rows(growth.table(t)) for t in growth.tokens()})
     assert tables[0] == tables[1] == tables[2]
+
+
+def test_per_stage_rows_keep_every_checkpoint_of_every_layer_apart():
+    rng = np.random.default_rng(11)
+    rounds = [_round(rng, 300, 1000 * i) for i in range(4)]
+    table = Growth(by_stage=True)
+    for r in rounds:
+        table.add(
+            r["tokens"], r["layers"], Strings.from_values(r["names"]), r["order"], r["order"], r["failed"],
+            r["max_abs"], r["cosine"], r["severity"], r["tier"],
+        )  # fmt: skip
+    for tok in range(-1, 6):
+        want = {}
+        for r in rounds:
+            for k in np.flatnonzero(r["tokens"] == tok):
+                layer = None if r["layers"][k] == NONE else int(r["layers"][k])
+                key = (r["names"][k], layer)
+                want[key] = np.fmax(want.get(key, np.nan), r["max_abs"][k])
+        got = {(g.label, g.layer): g.max_abs for g in table.table(tok)}
+        assert got.keys() == want.keys()
+        assert all(got[k] == want[k] or (np.isnan(got[k]) and np.isnan(want[k])) for k in got)

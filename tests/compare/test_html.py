@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -11,7 +12,7 @@ from html.parser import HTMLParser
 import numpy as np
 
 from orchlog.compare import CompareOptions, compare
-from orchlog.compare.html import heat_grid
+from tests.compare.pages import write_runs
 from tests.compare.runs import from_layer, run
 from tests.tracegen import record, write_jsonl
 
@@ -22,8 +23,17 @@ def _report(tmp_path, bug=from_layer(1, 1, "Qcur"), tokens=3, **opts):
     return compare(a, b, CompareOptions(heatmap=True, **opts))
 
 
-def _svgs(page: str) -> list[ET.Element]:
-    return [ET.fromstring(s) for s in re.findall(r"<svg.*?</svg>", page, re.S)]
+def _full_report(tmp_path, **kw):
+    a, b = write_runs(tmp_path, **kw)
+    return compare(a, b, CompareOptions(heatmap=True))
+
+
+def _svgs(page: str) -> dict[str, ET.Element]:
+    return {e.get("aria-label"): e for e in (ET.fromstring(s) for s in re.findall(r"<svg.*?</svg>", page, re.S))}
+
+
+def _data(page: str, element_id: str) -> dict:
+    return json.loads(re.search(rf'<script type="application/json" id="{element_id}">(.*?)</script>', page).group(1))
 
 
 class _Tags(HTMLParser):
@@ -37,54 +47,97 @@ class _Tags(HTMLParser):
                 self.external.append((tag, value))
 
 
-def test_page_is_self_contained_with_well_formed_charts(tmp_path):
+def test_page_is_self_contained_and_scales_with_the_window(tmp_path):
     page = _report(tmp_path).to_html()
     parser = _Tags()
     parser.feed(page)
     assert parser.external == []
+    assert page.startswith("<!doctype html>") and 'name="viewport"' in page
+    for chart in _svgs(page).values():  # no fixed pixel width: each chart shrinks with its container
+        assert chart.get("width") is None and chart.get("class") == "chart"
+
+
+def test_heatmap_data_has_one_cell_per_token_and_layer_and_marks_the_first_divergence(tmp_path):
+    heat = _data(_report(tmp_path).to_html(), "heat-all")
+    assert heat["labels"] == ["embedding", "layer 0", "layer 1", "layer 2", "logits"]
+    assert heat["first"] == heat["last"] == [0, 1, 2]
+    severity = np.array(heat["sev"], dtype=float).reshape(5, 3)
+    # Token 0 is clean everywhere; token 1 fails from layer 1 on: beyond the threshold (severity above 1).
+    assert severity[2, 0] == 0 and severity[2, 1] > 1 and severity[1, 1] < 1
+    assert heat["mark"] == [2, 1]
+
+
+def test_the_heading_names_the_token_once_and_the_verdict_says_fail_once(tmp_path):
+    page = _report(tmp_path).to_html()
+    heading = re.search(r'<h2 id="first">(.*?)</h2>', page).group(1)
+    assert heading.count("token 1") == 1
+    assert "fail: fail:" not in page and "fail</span>fail" not in page
+
+
+def test_prefill_and_decode_are_told_apart_and_a_close_up_follows_many_tokens(tmp_path):
+    r = _full_report(tmp_path, tokens=12, prompt=8)
+    heat = _data(r.to_html(), "heat-all")
+    assert heat["decode"] == 8  # token 8 is the first decode step; one column per token here
+    assert "heat-near" not in r.to_html()  # twelve tokens fit one column each: no close-up needed
+    from orchlog.compare.heat import heat_grid
+
+    grouped = heat_grid(r.findings.heat, max_columns=5)
+    assert grouped.group == 3 and grouped.first_token == [0, 3, 6, 9] and grouped.last_token == [2, 5, 8, 11]
+
+
+def test_the_diverging_layer_gets_a_per_stage_chart(tmp_path):
+    page = _full_report(tmp_path).to_html()
+    stages = _svgs(page)["max_abs by stage in layer 2 (execution order)"]
+    labels = [t.text for t in stages.iter("text") if t.get("text-anchor") == "end"]
+    assert labels == ["attn_norm", "Qcur", "Kcur", "attn_out", "ffn_out", "l_out"]
+    bars = {e.find("title").text.split(":")[0]: float(e.get("width")) for e in stages.iter("rect")}
+    assert bars["attn_norm"] <= 1 and bars["Qcur"] > 100  # the error enters at Qcur
+
+
+def test_a_rope_error_shows_in_the_per_head_grid_along_its_rotated_pair(tmp_path):
+    page = _full_report(tmp_path).to_html()
     charts = _svgs(page)
-    assert len(charts) == 3  # tier strip, error by layer, heatmap
-    assert page.startswith("<!doctype html>") and "diverged" in page
+    assert "histogram of |a-b|" in charts and "worst |a-b| by index" in charts
+    grid = charts["worst |a-b| per head"]
+    hot = {
+        tuple(int(x) for x in re.findall(r"\d+", rect.find("title").text.split(":")[0]))
+        for rect in grid.iter("rect")
+        if float(rect.find("title").text.split(": ")[1]) > 0
+    }
+    # The wrong rotation touches dimensions 3 and 3 + 16/2 of every head, and nothing else.
+    assert hot == {(h, d) for h in range(4) for d in (3, 11)}
 
 
-def test_heatmap_has_one_cell_per_token_and_layer_and_outlines_the_first_divergence(tmp_path):
+def test_summaries_say_why_the_error_is_not_drawn(tmp_path):
+    page = _report(tmp_path).to_html()
+    assert "Not drawn: the traces hold only leading values" in page
+
+
+def test_failing_pairs_are_a_sortable_table_with_csv_export(tmp_path):
     r = _report(tmp_path)
-    labels, columns, grid, _ = heat_grid(r.findings.heat)
-    assert columns == ["0", "1", "2"]
-    assert labels == ["embedding", "layer 0", "layer 1", "layer 2", "logits"]
-    heat = _svgs(r.to_html())[-1]
-    cells = [e for e in heat.iter("rect") if e.get("class") == "cell"]
-    assert len(cells) == len(labels) * len(columns)
-    # Token 0 is clean everywhere; token 1 fails from layer 1 on.
-    assert grid[labels.index("layer 1")][0] == 0.0 and grid[labels.index("layer 1")][1] > 0.4
-    (mark,) = [e for e in heat.iter("rect") if e.get("class") == "mark"]
-    row, col = labels.index("layer 1"), 1
-    expected = cells[row * len(columns) + col]  # cells are drawn row by row
-    assert (mark.get("x"), mark.get("y")) == (expected.get("x"), expected.get("y"))
+    page = r.to_html()
+    table = re.search(r'<table id="pairs" class="sortable">.*?</table>', page, re.S).group(0)
+    rows = re.findall(r"<tr>", table)
+    assert len(rows) == 1 + r.findings.failed + r.findings.undecided  # the header and every failing pair
+    assert 'data-table="pairs"' in page and "Save as CSV" in page
+    capped = _report(tmp_path, max_pairs=3).to_html()
+    assert f"the first 3 of {r.findings.failed} in execution order" in capped
 
 
-def test_error_by_layer_chart_has_a_bar_per_layer_at_the_diverging_token(tmp_path):
-    r = _report(tmp_path)
-    bars = [e for e in _svgs(r.to_html())[1].iter("rect") if e.get("class") == "bar"]
-    assert len(bars) == len(r.growth)
-    widths = [float(b.get("width")) for b in bars]
-    labels = [g.label for g in r.growth]
-    assert widths[labels.index("layer 1")] > widths[labels.index("layer 0")]
+def test_unmatched_lists_say_how_many_they_leave_out(tmp_path):
+    a = write_jsonl(tmp_path / "a.jsonl", [record(f"x{i}", np.ones(2, np.float32), token_idx=i) for i in range(230)])
+    b = write_jsonl(tmp_path / "b.jsonl", [record("x0", np.ones(2, np.float32), token_idx=0)])
+    page = compare(a, b, CompareOptions(heatmap=True)).to_html()
+    assert "<h2>Only in a (229)</h2>" in page and "... and 29 more (all of them in --format json)" in page
 
 
-def test_many_tokens_are_grouped_into_columns_showing_their_worst(tmp_path):
-    r = _report(tmp_path, tokens=7, bug=from_layer(5, 0, "attn_norm"))
-    labels, columns, grid, groups = heat_grid(r.findings.heat, max_columns=3)
-    assert groups == [[0, 1, 2], [3, 4, 5], [6]] and columns == ["0-2", "3-5", "6"]
-    assert grid[labels.index("layer 0")][0] == 0.0 and grid[labels.index("layer 0")][1] > 0.4
-
-
-def test_names_are_escaped(tmp_path):
-    evil = '<script>alert("x")</script>'
+def test_names_are_escaped_even_inside_the_embedded_data(tmp_path):
+    evil = '</script><script>alert("x")</script>'
     a = write_jsonl(tmp_path / "a.jsonl", [record(evil, np.ones(4, np.float32), token_idx=0, seq=0)])
     b = write_jsonl(tmp_path / "b.jsonl", [record(evil, np.full(4, 9, np.float32), token_idx=0, seq=0)])
     page = compare(a, b, CompareOptions(heatmap=True)).to_html()
-    assert "<script>" not in page and "&lt;script&gt;" in page
+    assert "<script>alert" not in page and "&lt;script&gt;" in page
+    assert _data(page, "heat-all")["labels"] == [evil]
 
 
 def test_identical_traces_give_an_ok_page_without_a_divergence_section(tmp_path):
@@ -97,23 +150,8 @@ def test_cli_writes_the_page_and_exits_1_on_divergence(tmp_path):
     a = write_jsonl(tmp_path / "a.jsonl", run())
     b = write_jsonl(tmp_path / "b.jsonl", run(bug=from_layer(1, 1, "Qcur")))
     out = tmp_path / "report.html"
-    proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "orchlog",
-            "compare",
-            str(a),
-            str(b),
-            "--format",
-            "html",
-            "--output",
-            str(out),
-            "--quiet",
-        ],
-        capture_output=True,
-        text=True,
-    )
+    cmd = [sys.executable, "-m", "orchlog", "compare", str(a), str(b), "--format", "html", "-o", str(out), "-q"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
     assert proc.returncode == 1 and proc.stdout == ""
     assert "<h2>Error by token and layer</h2>" in out.read_text()
     per_token = subprocess.run(
@@ -122,3 +160,11 @@ def test_cli_writes_the_page_and_exits_1_on_divergence(tmp_path):
         text=True,
     )
     assert per_token.returncode == 2 and "Traceback" not in per_token.stderr
+
+
+def test_the_heatmap_keeps_every_token_after_the_divergence_is_known(tmp_path):
+    # Enough records for many rounds: the rounds after the first failing logits still reach the heatmap.
+    r = _report(tmp_path, tokens=2000, bug=from_layer(1, 1, "Qcur"))
+    heat = _data(r.to_html(), "heat-all")
+    assert heat["first"][0] == 0 and heat["last"][-1] == 1999
+    assert r.diverging_token == 1

@@ -77,3 +77,24 @@ def test_a_merged_report_names_the_same_first_divergence_and_growth(tmp_path):
     assert [(g.label, g.pairs, g.max_abs) for g in merged.growth] == [
         (g.label, g.pairs, g.max_abs) for g in whole.growth
     ]
+
+
+NOT_KEPT = "Not drawn: the pair&#x27;s records were not kept (a report merged from parts does not carry them)."
+WHOLE_SAYS = "Not drawn: the traces hold only leading values for this pair; log it in full mode to see its error."
+
+
+def test_merged_parts_draw_the_html_page_of_the_whole(tmp_path):
+    a, b = rank_trace_pair(tmp_path, 3, ranks=3)
+    opts = CompareOptions(diagnose=False, heatmap=True)
+    whole = compare(a, b, opts).to_html()
+    assert 'id="heatmap"' in whole and 'id="stages"' in whole, "the case has a heatmap and a per-stage chart"
+    rng = random.Random(5)
+    for _ in range(3):
+        parts = [walk_part(s, str(a), str(b), opts, KEY) for s in _random_parts(a, b, rng)]
+        rng.shuffle(parts)
+        ta, tb = open_trace(a), open_trace(b)
+        merged = finish(merge_all(parts), ta, tb, opts, (list(ta.diagnostics), list(tb.diagnostics)))
+        # Parts do not ship the records themselves, so a merged report cannot draw the error inside the
+        # first divergence's tensors; it says so, and everything else is the same page.
+        page = merged.to_html().replace(NOT_KEPT, WHOLE_SAYS)
+        assert NOT_KEPT in merged.to_html() and page == whole

@@ -26,7 +26,16 @@ def test_charts_are_well_formed_with_awkward_values():
     bars = svg.error_bars(
         [("a", 0.0, "exact"), ("b", math.nan, "unknown"), ("c", math.inf, "fail")], "t", [("threshold", 1e-2)]
     )
-    heat = svg.heatmap(["r<1>"], ["0", "1"], [[None, 3.0]], "h & m", mark=(0, 1))
-    for chart in (bars, heat, svg.tier_strip([("exact", 3), ("fail", 0)])):
+    hist = svg.histogram([1e-6, 1e-3, 1.0], [4, 0], "h & m", [("x", 1e-2)])
+    empty = svg.histogram([], [], "nothing differs")
+    index = svg.index_plot([0.0, math.nan, math.inf, 1e-3], 2, "by <index>", [("threshold", 1e-2)])
+    grid = svg.value_grid([[0.0, math.inf], [1e-3, math.nan]], "head", "i", "g")
+    for chart in (bars, hist, empty, index, grid, svg.tier_strip([("exact", 3), ("fail", 0)])):
         ET.fromstring(chart)
-    assert "r&lt;1&gt;" in heat and "h &amp; m" in heat
+    assert "h &amp; m" in hist and "by &lt;index&gt;" in index
+
+
+def test_histogram_bars_are_as_tall_as_their_counts():
+    chart = ET.fromstring(svg.histogram([1e-4, 1e-3, 1e-2, 1e-1], [10, 0, 5], "h"))
+    heights = [float(r.get("height")) for r in chart.iter("rect") if r.get("class") == "bin"]
+    assert len(heights) == 2 and heights[0] == 2 * heights[1]

@@ -34,6 +34,7 @@ def test_summary_metrics_files_and_report_are_written_into_the_artifact_director
     written = write_outputs(result, tree.root)
     names = sorted(str(p.relative_to(tree.root)) for p in written)
     assert names == [
+        "EQUIVALENCE_GUARDRAIL.html",
         "EQUIVALENCE_GUARDRAIL.md",
         "metrics/kv_aligned_0/seed_0_metrics.json",
         "metrics/kv_aligned_0/seed_1_metrics.json",
