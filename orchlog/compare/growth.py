@@ -231,7 +231,7 @@ class Growth:
 
     def renamed_labels(self, labels: np.ndarray, ids: np.ndarray) -> np.ndarray:
         """Labels with each name code `n` replaced by `ids[n]` (tables merged into one name list)."""
-        out = labels.copy()
+        out: np.ndarray = labels.copy()
         named = labels < 0
         if self.by_stage:
             name_id, layer_code = np.divmod(-2 - labels[named], _LAYER_SPAN)
