@@ -89,8 +89,23 @@ def test_weights_json_fits_its_schema(tmp_path):
     _valid(_orchlog(*args), "weights")
 
 
+def test_graft_report_json_matches_its_schema(tmp_path):
+    from tests.compare.grafted_runs import write_run
+
+    ref = write_run(tmp_path / "ref.bin", 2, 2)
+    bug = {(1, "ffn_out"): 5e-3}
+    grafted = write_run(tmp_path / "g.bin", 2, 2, bug, {"attn_out"})
+    plain = write_run(tmp_path / "plain.bin", 2, 2, bug)
+    doc = _orchlog(
+        "graft-report", str(ref), str(grafted), "--plain", str(plain), "--threshold", "1e-3", "--format", "json"
+    )
+    _valid(doc, "graft")
+    assert doc["largest_local"]["checkpoint"] == "ffn_out" and doc["largest_local"]["local"] is not None
+
+
 def test_every_command_with_json_output_has_a_schema_of_its_version():
     """The versions the code writes are the versions the schemas declare, one schema each."""
+    from orchlog.compare.local_report import REPORT_VERSION as GRAFT_VERSION
     from orchlog.compare.per_token import PER_TOKEN_VERSION
     from orchlog.compare.result import REPORT_VERSION
     from orchlog.guardrail.report import PAIR_VERSION
@@ -107,13 +122,14 @@ def test_every_command_with_json_output_has_a_schema_of_its_version():
         SHOW_VERSION,
         VALIDATE_VERSION,
         WEIGHTS_VERSION,
+        GRAFT_VERSION,
     }
     declared = {_schema(p.name.split(".")[0])["properties"]["report"]["const"] for p in SCHEMAS.glob("*.schema.json")}
     assert written == declared
     assert all(re.fullmatch(r"orchlog-[a-z-]+/\d+", v) for v in written)
     # Every command that offers JSON is one of those measured above.
     offering = {p.stem for p in (ROOT / "orchlog" / "cli").glob("*.py") if '"json"' in p.read_text(encoding="utf-8")}
-    assert offering == {"compare", "guardrail", "show", "validate", "weights"}
+    assert offering == {"compare", "graft_report", "guardrail", "show", "validate", "weights"}
 
 
 def test_a_document_without_its_version_or_with_a_wrong_type_is_rejected(traces):
