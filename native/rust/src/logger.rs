@@ -282,7 +282,11 @@ mod tests {
         let header = format!(r#"{{"orchlog":{SCHEMA_VERSION},"producer":{{"language":"rust","#);
         assert!(lines[0].starts_with(&header), "{}", lines[0]);
         assert!(lines[1].starts_with(r#"{"checkpoint":"embedding","team":"t","token_idx":0,"#), "{}", lines[1]);
-        assert!(lines[2].contains(r#""seq":1,"#) && lines[2].ends_with(r#""meta":{"seed":42},"grafted":false}"#), "{}", lines[2]);
+        assert!(
+            lines[2].contains(r#""seq":1,"#) && lines[2].ends_with(r#""meta":{"seed":42},"grafted":false}"#),
+            "{}",
+            lines[2]
+        );
     }
 
     #[test]
