@@ -1,29 +1,31 @@
 //! Macro internals: not a stable API.
 //!
-//! `orch_log!` hands its parts to `__orch_log_keys!`, which folds every
-//! `name = value` into one `Keys` expression, the same in every build. Only
-//! `__orch_log_emit!` depends on the `orch_logging` feature. It is defined
-//! twice, with `#[cfg]` on the definitions, because a `#[cfg]` written inside
-//! a macro's expansion would test the *calling* crate's features.
-//! (`#[macro_export]` places these at the crate root; they live in this file
-//! so that the public API stays in `macros.rs`.)
+//! `orch_log!` and `orch_graft!` hand their parts to `__orch_log_keys!`,
+//! which folds every `name = value` into one `Keys` expression, the same in
+//! every build, and hands it to the emitting macro it was named. Only the
+//! emitting macros (`__orch_log_emit!`, `__orch_graft_emit!`) depend on the
+//! `orch_logging` feature. Each is defined twice, with `#[cfg]` on the
+//! definitions, because a `#[cfg]` written inside a macro's expansion would
+//! test the *calling* crate's features. (`#[macro_export]` places these at
+//! the crate root; they live in this file so that the public API stays in
+//! `macros.rs`.)
 
 /// Folds `name = value` parts into a `Keys` expression (not a stable API).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __orch_log_keys {
-    (($checkpoint:expr, $values:expr) ($keys:expr) $(,)?) => {
-        $crate::__orch_log_emit!($checkpoint, $values, $keys)
+    ($emit:ident ($checkpoint:expr, $values:expr) ($keys:expr) $(,)?) => {
+        $crate::$emit!($checkpoint, $values, $keys)
     };
-    (($checkpoint:expr, $values:expr) ($keys:expr) meta = [$(($key:expr, $value:expr)),* $(,)?] $(, $($rest:tt)*)?) => {
-        $crate::__orch_log_keys!(($checkpoint, $values) ($keys.meta(&[$($crate::meta($key, $value)),*])) $($($rest)*)?)
+    ($emit:ident ($checkpoint:expr, $values:expr) ($keys:expr) meta = [$(($key:expr, $value:expr)),* $(,)?] $(, $($rest:tt)*)?) => {
+        $crate::__orch_log_keys!($emit ($checkpoint, $values) ($keys.meta(&[$($crate::meta($key, $value)),*])) $($($rest)*)?)
     };
     // Borrowed here so that `shape = [1, 896]` needs no `&`.
-    (($checkpoint:expr, $values:expr) ($keys:expr) shape = $dims:expr $(, $($rest:tt)*)?) => {
-        $crate::__orch_log_keys!(($checkpoint, $values) ($keys.shape(&$dims)) $($($rest)*)?)
+    ($emit:ident ($checkpoint:expr, $values:expr) ($keys:expr) shape = $dims:expr $(, $($rest:tt)*)?) => {
+        $crate::__orch_log_keys!($emit ($checkpoint, $values) ($keys.shape(&$dims)) $($($rest)*)?)
     };
-    (($checkpoint:expr, $values:expr) ($keys:expr) $part:ident = $value:expr $(, $($rest:tt)*)?) => {
-        $crate::__orch_log_keys!(($checkpoint, $values) ($keys.$part($value)) $($($rest)*)?)
+    ($emit:ident ($checkpoint:expr, $values:expr) ($keys:expr) $part:ident = $value:expr $(, $($rest:tt)*)?) => {
+        $crate::__orch_log_keys!($emit ($checkpoint, $values) ($keys.$part($value)) $($($rest)*)?)
     };
 }
 
@@ -50,4 +52,32 @@ macro_rules! __orch_log_emit {
             let _ = (&$checkpoint, &$values, $keys);
         }
     };
+}
+
+/// Grafts when logging is on at run time; whether the values were
+/// overwritten (not a stable API).
+#[cfg(feature = "orch_logging")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __orch_graft_emit {
+    ($checkpoint:expr, $values:expr, $keys:expr) => {
+        if $crate::enabled() {
+            $crate::graft(&$checkpoint, &mut $values, $keys)
+        } else {
+            false
+        }
+    };
+}
+
+/// Type-checks the call and does nothing: `false` (not a stable API).
+#[cfg(not(feature = "orch_logging"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __orch_graft_emit {
+    ($checkpoint:expr, $values:expr, $keys:expr) => {{
+        if false {
+            let _ = (&$checkpoint, &mut $values, $keys);
+        }
+        false
+    }};
 }

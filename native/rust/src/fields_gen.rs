@@ -335,7 +335,20 @@ impl<'a> RecordKey<'a> {
             _ => None,
         }
     }
+
+    /// A boolean field by name (a graft's key).
+    pub(crate) fn flag(&self, field: &str) -> Option<bool> {
+        match field {
+            "shard_partial" => self.shard_partial,
+            _ => None,
+        }
+    }
 }
+
+/// The key parts in schema order: beside the checkpoint, what a graft
+/// matches a reference record on.
+#[cfg(feature = "orch_logging")]
+pub(crate) const KEY_PART_NAMES: [&str; 10] = ["token_idx", "layer", "stage", "step", "rank", "token_id", "shard_axis", "shard_index", "num_shards", "shard_partial"];
 
 /// What is computed over the whole tensor, outside the writer's lock; each
 /// field by its `digest_<field>` in encoding/digest.rs.

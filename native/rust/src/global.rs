@@ -12,6 +12,7 @@ use crate::fields_gen::Config;
 use crate::fields_gen::Keys;
 use crate::logger::Logger;
 use crate::tensor::AsTensor;
+use crate::tensor_mut::AsTensorMut;
 
 const OFF: u8 = 0;
 const ON: u8 = 1;
@@ -74,6 +75,19 @@ pub fn install(config: Config) -> bool {
 pub fn log<C: AsRef<str> + ?Sized, V: AsTensor + ?Sized>(checkpoint: &C, values: &V, keys: Keys<'_>) {
     if let Some(logger) = GLOBAL.get().or_else(global) {
         logger.log(checkpoint.as_ref(), values, keys);
+    }
+}
+
+/// Grafts through the process-wide logger: overwrites `values` from the
+/// reference run when `ORCH_GRAFT_SELECT` takes the key, then writes the
+/// record (see [`Logger::graft`]); what `orch_graft!` calls once
+/// [`enabled`] said yes. Returns whether `values` were overwritten.
+#[cold]
+#[inline(never)]
+pub fn graft<C: AsRef<str> + ?Sized, V: AsTensorMut + ?Sized>(checkpoint: &C, values: &mut V, keys: Keys<'_>) -> bool {
+    match GLOBAL.get().or_else(global) {
+        Some(logger) => logger.graft(checkpoint.as_ref(), values, keys),
+        None => false,
     }
 }
 

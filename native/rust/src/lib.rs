@@ -47,6 +47,7 @@ mod encoding;
 mod keys;
 mod macros;
 mod tensor;
+mod tensor_mut;
 
 pub use config::ConfigValue;
 pub use encoding::record::KeepValues;
@@ -54,11 +55,14 @@ pub use fields_gen::{Config, Keys, Mode};
 pub use keys::{meta, Flag, KeyIndex, OptionalStr};
 pub use schema_gen::{DType, DTypeKind, MetaEntry, MetaValue, LIBRARY_VERSION, SCHEMA_VERSION};
 pub use tensor::{AsTensor, Element, ShapeError, Tensor};
+pub use tensor_mut::{AsTensorMut, TensorMut};
 
 #[cfg(feature = "orch_logging")]
 mod created;
 #[cfg(feature = "orch_logging")]
 mod global;
+#[cfg(feature = "orch_logging")]
+mod graft;
 #[cfg(feature = "orch_logging")]
 mod logger;
 #[cfg(feature = "ndarray")]
@@ -76,8 +80,8 @@ mod test_vectors;
 mod warn;
 
 #[cfg(feature = "orch_logging")]
-pub use global::{enabled, error_count, install, log};
+pub use global::{enabled, error_count, graft, install, log};
 #[cfg(feature = "orch_logging")]
 pub use logger::Logger;
 #[cfg(not(feature = "orch_logging"))]
-pub use noop::{enabled, error_count, install, log, Logger};
+pub use noop::{enabled, error_count, graft, install, log, Logger};

@@ -6,7 +6,7 @@
 //! carries on.
 
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::config::{expand_path, trim_blanks};
@@ -14,10 +14,12 @@ use crate::created::created;
 use crate::encoding::record::canonical_meta;
 use crate::encoding::{json, msgpack};
 use crate::fields_gen::{header_view, record_view, Config, Digest, Keys, RecordKey};
+use crate::graft::{GraftState, Problem};
 use crate::schema_gen::{RecordView, BOTH_MODE_SUFFIX};
 use crate::selector::Selector;
 use crate::sink::Sink;
 use crate::tensor::{AsTensor, Tensor};
+use crate::tensor_mut::AsTensorMut;
 use crate::warn::warn;
 
 /// Buffers that grew past this for one huge record are given back.
@@ -29,6 +31,11 @@ pub struct Logger {
     /// The run's settings: what every record takes from the run.
     config: Config,
     selector: Option<Selector>,
+    /// Which graft calls overwrite their tensor; none grafts nothing.
+    graft_selector: Option<Selector>,
+    graft: Mutex<GraftState>,
+    /// The graft problems reported so far (bits of `Problem`).
+    warned_graft: AtomicU8,
     /// Whether records go to a binary stream, whose bin holds at most 4 GiB.
     writes_frames: bool,
     outputs: Mutex<Outputs>,
@@ -65,6 +72,9 @@ impl Logger {
         let mut logger = Logger {
             config: config.clone(),
             selector: None,
+            graft_selector: None,
+            graft: Mutex::new(GraftState::default()),
+            warned_graft: AtomicU8::new(0),
             writes_frames: config.mode.writes_frames(),
             outputs: Mutex::new(Outputs { seq: 0, jsonl: None, frames: None, line: Vec::new(), frame: Vec::new() }),
             on: AtomicBool::new(false),
@@ -78,6 +88,19 @@ impl Logger {
                 logger.errors.fetch_add(1, Ordering::Relaxed);
                 warn(&format!("ORCH_LOG_SELECT is invalid ({why}); logging is off"));
                 return logger;
+            }
+        }
+        // Grafting is opt-in: an unset or blank selector grafts nothing (a
+        // blank ORCH_LOG_SELECT selects everything, but grafting everything
+        // by accident would hide every difference). An invalid one grafts
+        // nothing, with a warning; logging goes on.
+        if let Some(text) = config.graft_select.as_deref().filter(|s| !is_blank(s)) {
+            match Selector::parse(text) {
+                Ok(selector) => logger.graft_selector = Some(selector),
+                Err(why) => {
+                    logger.errors.fetch_add(1, Ordering::Relaxed);
+                    warn(&format!("graft selector '{text}' is invalid ({why}); grafting nothing"));
+                }
             }
         }
         let path = expand_path(template.as_os_str(), config.rank, std::process::id());
@@ -116,7 +139,45 @@ impl Logger {
         if !self.is_on() {
             return;
         }
-        let outcome = panic::catch_unwind(AssertUnwindSafe(|| self.write_record(checkpoint, values.as_tensor(), keys)));
+        let outcome =
+            panic::catch_unwind(AssertUnwindSafe(|| self.write_record(checkpoint, values.as_tensor(), keys, false)));
+        self.settle(checkpoint, outcome);
+    }
+
+    /// A log call on a writable tensor: when the graft selector takes its
+    /// key, the values are first overwritten with the reference record's
+    /// (`graft_from`), then the record is written, marked `grafted`.
+    /// Returns whether the values were overwritten. A reference without the
+    /// key, or with a record of another shape or dtype, leaves them alone
+    /// (one warning per kind, each counted).
+    pub fn graft<V: AsTensorMut + ?Sized>(&self, checkpoint: &str, values: &mut V, keys: Keys<'_>) -> bool {
+        if !self.is_on() {
+            return false;
+        }
+        let mut grafted = false;
+        let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+            let mut target = values.as_tensor_mut();
+            if let Some(shape) = keys.shape {
+                match target.reshaped(shape) {
+                    Ok(reshaped) => target = reshaped,
+                    // The record is refused as a log call's would be.
+                    Err(e) => return Err(Failure::InvalidCall(e.to_string())),
+                }
+            }
+            let key = RecordKey::new(checkpoint, &keys, &self.config);
+            if self.graft_selector.as_ref().is_some_and(|s| s.matches(&key)) {
+                let mut state = self.graft.lock().unwrap_or_else(PoisonError::into_inner);
+                let mut report = |problem, message: String| self.graft_problem(problem, &message);
+                grafted = state.overwrite(self.config.graft_from.as_deref(), &key, &mut target, &mut report);
+            }
+            self.write_record(checkpoint, target.as_tensor(), Keys { shape: None, ..keys }, grafted)
+        }));
+        self.settle(checkpoint, outcome);
+        grafted
+    }
+
+    /// Acts on how writing a record went.
+    fn settle(&self, checkpoint: &str, outcome: std::thread::Result<Result<(), Failure>>) {
         match outcome {
             Ok(Ok(())) => {}
             Ok(Err(Failure::InvalidCall(why))) => self.invalid_call(checkpoint, &why),
@@ -125,8 +186,16 @@ impl Logger {
         }
     }
 
-    fn write_record(&self, checkpoint: &str, tensor: Tensor<'_>, keys: Keys<'_>) -> Result<(), Failure> {
-        let key = RecordKey::new(checkpoint, &keys, &self.config);
+    /// Counts a graft problem; prints the first of each kind.
+    fn graft_problem(&self, problem: Problem, message: &str) {
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        if self.warned_graft.fetch_or(problem as u8, Ordering::Relaxed) & problem as u8 == 0 {
+            warn(message);
+        }
+    }
+
+    fn write_record(&self, checkpoint: &str, tensor: Tensor<'_>, keys: Keys<'_>, grafted: bool) -> Result<(), Failure> {
+        let key = RecordKey { grafted, ..RecordKey::new(checkpoint, &keys, &self.config) };
         if self.selector.as_ref().is_some_and(|s| !s.matches(&key)) {
             return Ok(());
         }

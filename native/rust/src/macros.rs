@@ -1,5 +1,5 @@
-//! `orch_log!`, the one macro engines call; its internals are in
-//! `__macro_support`.
+//! `orch_log!` and `orch_graft!`, the macros engines call; their internals
+//! are in `__macro_support`.
 
 /// Log a tensor at a checkpoint.
 ///
@@ -32,9 +32,47 @@ macro_rules! orch_log {
         $crate::__orch_log_emit!($checkpoint, $values, $crate::Keys::new())
     };
     ($checkpoint:expr, $values:expr, $part:ident = $($rest:tt)*) => {
-        $crate::__orch_log_keys!(($checkpoint, $values) ($crate::Keys::new()) $part = $($rest)*)
+        $crate::__orch_log_keys!(__orch_log_emit ($checkpoint, $values) ($crate::Keys::new()) $part = $($rest)*)
     };
     ($checkpoint:expr, $values:expr, $token_idx:expr $(, $($rest:tt)*)?) => {
-        $crate::__orch_log_keys!(($checkpoint, $values) ($crate::Keys::new().token($token_idx)) $($($rest)*)?)
+        $crate::__orch_log_keys!(__orch_log_emit ($checkpoint, $values) ($crate::Keys::new().token($token_idx)) $($($rest)*)?)
+    };
+}
+
+/// Graft a tensor at a checkpoint: when `ORCH_GRAFT_SELECT` accepts the key,
+/// overwrite the values with the matching record of the reference run
+/// (`ORCH_GRAFT_FROM`, a full-mode binary stream), then log them as
+/// `orch_log!` does, marked `grafted`. Evaluates to whether the values were
+/// overwritten.
+///
+/// ```
+/// # use orchlog::orch_graft;
+/// # let (mut x, t, l) = (vec![1.0f32; 896], 5usize, 3);
+/// let grafted: bool = orch_graft!("attn_norm", &mut x, t, layer = l, stage = "rope", shape = [1, 896]);
+/// ```
+///
+/// The key forms are `orch_log!`'s; the values are a mutable slice, `Vec`
+/// or array of the same element types, or an
+/// [`orchlog::TensorMut`](crate::TensorMut) over raw bytes. The reference
+/// record under the same checkpoint and key parts (the n-th call under a key
+/// takes the n-th record under it) must have the same shape; f32, f16, bf16
+/// and f64 convert among themselves (round to nearest even), an integer
+/// tensor takes only its own dtype. A missing or mismatched record leaves
+/// the values alone, with one warning per kind, each counted in
+/// [`orchlog::error_count`](crate::error_count).
+///
+/// Compiled out and off exactly like `orch_log!`: without the
+/// `orch_logging` feature it evaluates none of its arguments and is `false`;
+/// with it, while logging is off at run time, it costs one relaxed load.
+#[macro_export]
+macro_rules! orch_graft {
+    ($checkpoint:expr, $values:expr $(,)?) => {
+        $crate::__orch_graft_emit!($checkpoint, $values, $crate::Keys::new())
+    };
+    ($checkpoint:expr, $values:expr, $part:ident = $($rest:tt)*) => {
+        $crate::__orch_log_keys!(__orch_graft_emit ($checkpoint, $values) ($crate::Keys::new()) $part = $($rest)*)
+    };
+    ($checkpoint:expr, $values:expr, $token_idx:expr $(, $($rest:tt)*)?) => {
+        $crate::__orch_log_keys!(__orch_graft_emit ($checkpoint, $values) ($crate::Keys::new().token($token_idx)) $($($rest)*)?)
     };
 }

@@ -5,6 +5,7 @@
 
 use crate::fields_gen::{Config, Keys};
 use crate::tensor::AsTensor;
+use crate::tensor_mut::AsTensorMut;
 
 /// Whether `orch_log!` writes records now: never, in a build without the
 /// `orch_logging` feature.
@@ -27,6 +28,14 @@ pub fn install(config: Config) -> bool {
 #[inline(always)]
 pub fn log<C: AsRef<str> + ?Sized, V: AsTensor + ?Sized>(checkpoint: &C, values: &V, keys: Keys<'_>) {
     let _ = (checkpoint, values, keys);
+}
+
+/// Grafts through the process-wide logger: leaves `values` alone and writes
+/// nothing, without the `orch_logging` feature; returns `false`.
+#[inline(always)]
+pub fn graft<C: AsRef<str> + ?Sized, V: AsTensorMut + ?Sized>(checkpoint: &C, values: &mut V, keys: Keys<'_>) -> bool {
+    let _ = (checkpoint, values, keys);
+    false
 }
 
 /// Failures of the process-wide logger so far: none, without the
@@ -72,5 +81,12 @@ impl Logger {
     #[inline(always)]
     pub fn log<V: AsTensor + ?Sized>(&self, checkpoint: &str, values: &V, keys: Keys<'_>) {
         let _ = (checkpoint, values, keys);
+    }
+
+    /// Grafts one tensor: leaves it alone and writes nothing; returns `false`.
+    #[inline(always)]
+    pub fn graft<V: AsTensorMut + ?Sized>(&self, checkpoint: &str, values: &mut V, keys: Keys<'_>) -> bool {
+        let _ = (checkpoint, values, keys);
+        false
     }
 }

@@ -123,7 +123,6 @@ impl<'a> Tensor<'a> {
         Tensor { dtype, shape: vec![(bytes.len() / dtype.size()) as i64], bytes: Cow::Borrowed(bytes) }.reshaped(shape)
     }
 
-    #[cfg(feature = "ndarray")]
     pub(crate) fn from_owned_bytes(
         dtype: DType,
         shape: &[usize],

@@ -10,9 +10,24 @@ pub(crate) fn warn(message: &str) {
         use std::io::Write;
         let _ = writeln!(std::io::stderr(), "orchlog: warning: {line}");
     }
-    // Under `cargo test`, through the test harness's capture instead.
+    // Under `cargo test`, through the test harness's capture instead, and
+    // kept for the test that caused it.
     #[cfg(test)]
-    eprintln!("orchlog: warning: {line}");
+    {
+        eprintln!("orchlog: warning: {line}");
+        PRINTED.with(|printed| printed.borrow_mut().push(line));
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    static PRINTED: std::cell::RefCell<Vec<String>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The warnings this thread printed so far, taken (tests only).
+#[cfg(test)]
+pub(crate) fn take_printed() -> Vec<String> {
+    PRINTED.with(|printed| printed.take())
 }
 
 /// The message with ASCII control characters (a newline in a knob's value,
