@@ -13,6 +13,7 @@ NUM_SHARDS SHARD_PARTIAL NMETA`, NMETA meta lines and
 `data HEX`. Text is `x` + its UTF-8 bytes in hex, absent values `-`, key
 numbers decimal as the file gives them, SHARD_PARTIAL 0 or 1. A meta line is `m KEY KIND VALUE`:
 KIND b (0/1), i (decimal), f (the f64's 16 hex digits of bits), s (text).
+A tensor marked `"graft": true` starts with `graft` instead of `tensor`.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def token_stream(doc: dict) -> str:
         lines.append(
             " ".join(
                 [
-                    "tensor",
+                    "graft" if t.get("graft") else "tensor",
                     _text(t["checkpoint"]),
                     t["dtype"],
                     str(len(t["shape"])),

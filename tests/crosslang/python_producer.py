@@ -1,4 +1,5 @@
-"""Log every tensor of a cross-language tensor file (tests/crosslang/) with `orchlog.log`.
+"""Log every tensor of a cross-language tensor file (tests/crosslang/) with `orchlog.log` (`orchlog.graft` for a
+tensor marked `"graft": true`).
 
 The env knobs decide where and how; the file's `config` becomes the run
 header's. Exits 1 when the emitter counted an error (a malformed knob, an
@@ -25,8 +26,8 @@ from tests.vectors_io import meta_from_json
 
 def log_tensor(tensor: dict) -> None:
     storage = schema_gen.DTYPE_NUMPY[tensor["dtype"]]  # bf16 travels as its bits
-    array = np.frombuffer(bytes.fromhex(tensor["data_hex"]), dtype=storage).reshape(tensor["shape"])
-    orchlog.log(
+    array = np.frombuffer(bytearray.fromhex(tensor["data_hex"]), dtype=storage).reshape(tensor["shape"])
+    (orchlog.graft if tensor.get("graft") else orchlog.log)(
         tensor["checkpoint"],
         array,
         *(tensor.get(part) for part in schema_gen.POSITIONAL_KEY_PARTS),

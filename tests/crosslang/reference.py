@@ -37,7 +37,7 @@ def key_part(part: schema_gen.FieldSpec, value: Any) -> Any:
 
 
 def expected_files(doc: dict[str, Any], knobs: Mapping[str, str | bytes], language: str) -> dict[str, bytes]:
-    """{file name relative to ORCH_LOG_FILE's directory: bytes} for one run."""
+    """{file name relative to ORCH_LOG_FILE's directory: bytes} for one run (a tensor's `grafted` marks its record)."""
     environ = {name: knob_text(value) for name, value in knobs.items()}
     settings, _ = knob_parsers.resolve({}, environ)
     chosen = selector.parse(settings["select"])
@@ -60,6 +60,7 @@ def expected_files(doc: dict[str, Any], knobs: Mapping[str, str | bytes], langua
                 seq=len(lines) - 1,
                 values=settings["values"],
                 meta=meta_from_json(dict(t["meta"])),
+                grafted=t.get("grafted", False),
             )
         )
         lines.append(encoded.jsonl)

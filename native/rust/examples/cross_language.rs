@@ -1,11 +1,11 @@
 //! Logs every tensor of a cross-language tensor file (tests/crosslang/) with
-//! `orch_log!`, so that its output can be compared byte for byte with the
-//! other emitters'. The env knobs (ORCH_LOG_FILE, ORCH_LOG_MODE, ...) decide
+//! `orch_log!` (`orch_graft!` for a tensor marked `"graft": true`), so that
+//! its output can be compared byte for byte with the other emitters'. The env knobs (ORCH_LOG_FILE, ORCH_LOG_MODE, ...) decide
 //! where and how; the file's `config` becomes the run header's `config`.
 //!
 //!     cargo run --example cross_language --features orch_logging -- tests/crosslang/tensors.json
 
-use orchlog::{meta, orch_log, Config, Element, MetaEntry};
+use orchlog::{meta, orch_graft, orch_log, Config, Element, MetaEntry};
 use serde_json::Value;
 
 fn main() {
@@ -65,26 +65,36 @@ fn decode<T, const N: usize>(bytes: &[u8], from_le: fn([u8; N]) -> T) -> Vec<T> 
     bytes.chunks_exact(N).map(|c| from_le(c.try_into().unwrap())).collect()
 }
 
-/// One typed `orch_log!` call with every key part the tensor file gives.
-fn log_as<T: Element>(doc: &Value, values: Vec<T>) {
+/// One typed `orch_log!` (or `orch_graft!`) call with every key part the tensor file gives.
+fn log_as<T: Element>(doc: &Value, mut values: Vec<T>) {
     let shape: Vec<usize> = doc["shape"].as_array().unwrap().iter().map(|d| d.as_u64().unwrap() as usize).collect();
     // [key, value] pairs in call order; a repeated key is passed twice.
     let meta: Vec<MetaEntry<'_>> =
         doc["meta"].as_array().unwrap().iter().map(|pair| meta_entry(pair[0].as_str().unwrap(), &pair[1])).collect();
-    orch_log!(
-        doc["checkpoint"].as_str().unwrap(),
-        &values,
-        doc["token_idx"].as_i64(),
-        layer = doc["layer"].as_i64(),
-        stage = doc["stage"].as_str(),
-        step = doc["step"].as_i64(),
-        rank = doc["rank"].as_i64(),
-        token_id = doc["token_id"].as_i64(),
-        shard_axis = doc["shard_axis"].as_i64(),
-        shard_index = doc["shard_index"].as_i64(),
-        num_shards = doc["num_shards"].as_i64(),
-        shard_partial = doc["shard_partial"].as_bool(),
-        shape = shape,
-        meta = &meta
-    );
+    // The same key parts for both macros.
+    macro_rules! with_every_key {
+        ($macro:ident, $values:expr) => {
+            $macro!(
+                doc["checkpoint"].as_str().unwrap(),
+                $values,
+                doc["token_idx"].as_i64(),
+                layer = doc["layer"].as_i64(),
+                stage = doc["stage"].as_str(),
+                step = doc["step"].as_i64(),
+                rank = doc["rank"].as_i64(),
+                token_id = doc["token_id"].as_i64(),
+                shard_axis = doc["shard_axis"].as_i64(),
+                shard_index = doc["shard_index"].as_i64(),
+                num_shards = doc["num_shards"].as_i64(),
+                shard_partial = doc["shard_partial"].as_bool(),
+                shape = shape,
+                meta = &meta
+            )
+        };
+    }
+    if doc["graft"] == true {
+        with_every_key!(orch_graft, &mut values);
+    } else {
+        with_every_key!(orch_log, &values);
+    }
 }

@@ -2,7 +2,8 @@
  * (orchlog/orchlog.h, liborchlog_c), so that its output can be compared byte
  * for byte with the other emitters'. tests/crosslang/c_producer.py turns the
  * JSON file into the token stream this reads on stdin (its docstring has the
- * grammar). The env knobs decide where and how; the stream's config becomes
+ * grammar); a `graft` entry is grafted (orchlog_graft_named) rather than
+ * logged. The env knobs decide where and how; the stream's config becomes
  * the run header's. Exits 1 when the logger counted an error, as the other
  * producers do.
  *
@@ -152,8 +153,8 @@ static void free_metas(orchlog_meta* metas, size_t n) {
   free(metas);
 }
 
-/* One `tensor ...` entry (its first word already read), logged. */
-static void log_tensor(void) {
+/* One `tensor ...` (or `graft ...`) entry, its first word already read: logged (or grafted). */
+static void log_tensor(int graft) {
   char* checkpoint = text_token();
   char* dtype = expect_token();
   size_t i, ndim = (size_t)int_token(), n_meta;
@@ -197,7 +198,10 @@ static void log_tensor(void) {
     data = bytes_of(hex, NULL);
     free(hex);
   }
-  orchlog_log_named(checkpoint, data, dtype, shape, ndim, &key, &parts, meta, n_meta);
+  if (graft)
+    orchlog_graft_named(checkpoint, data, dtype, shape, ndim, &key, &parts, meta, n_meta);
+  else
+    orchlog_log_named(checkpoint, data, dtype, shape, ndim, &key, &parts, meta, n_meta);
   free(data);
   free_metas(meta, n_meta);
   free((char*)key.stage);
@@ -222,9 +226,10 @@ int main(void) {
   orchlog_configure(&options);
   free_metas(config, n_config);
   while ((tok = next_token()) != NULL) {
-    if (strcmp(tok, "tensor") != 0) die("expected a tensor");
+    int graft = strcmp(tok, "graft") == 0;
+    if (!graft && strcmp(tok, "tensor") != 0) die("expected a tensor");
     free(tok);
-    log_tensor();
+    log_tensor(graft);
   }
   orchlog_close();
   failed = orchlog_error_count() != 0;

@@ -1,5 +1,5 @@
 // Logs every tensor of a cross-language tensor file (tests/crosslang/) through
-// the C++ logger's public API, so that its output can be compared byte for
+// the C++ logger's public API (a graft for a tensor marked "graft": true), so that its output can be compared byte for
 // byte with the other emitters'. The env knobs (ORCH_LOG_FILE, ORCH_LOG_MODE,
 // ...) decide where and how; the file's `config` becomes the run header's.
 // Exits 1 when the logger counted an error (a malformed knob, an invalid
@@ -61,8 +61,12 @@ void log_tensor(const t::Json& tensor) {
   for (const t::Json& d : tensor["shape"].items) shape.push_back(d.i64());
   std::vector<orchlog::MetaItem> meta;  // [key, value] pairs in call order; a repeated key is passed twice
   for (const t::Json& pair : tensor["meta"].items) meta.push_back(t::meta_item(pair[0].str(), pair[1]));
-  const orchlog::Tensor view{aligned.data(), *orchlog::schema::dtype_from_name(tensor["dtype"].str()),
-                             orchlog::Shape(shape)};
+  const orchlog::DType dtype = *orchlog::schema::dtype_from_name(tensor["dtype"].str());
+  if (tensor.has("graft") && tensor["graft"].b) {
+    orchlog::graft(tensor["checkpoint"].str(), aligned.data(), dtype, orchlog::Shape(shape), key_of(tensor), meta);
+    return;
+  }
+  const orchlog::Tensor view{aligned.data(), dtype, orchlog::Shape(shape)};
   orchlog::log(tensor["checkpoint"].str(), view, key_of(tensor), meta);
 }
 

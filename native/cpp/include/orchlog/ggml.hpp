@@ -34,9 +34,16 @@
 //   types are skipped with one warning. Tensors on any backend are copied to
 //   the host; non-contiguous views are gathered into C order.
 //
+// - grafting (ORCH_GRAFT_FROM, ORCH_GRAFT_SELECT; docs/cpp.md "Grafting"): a
+//   selected token row is overwritten in the tensor itself from the reference
+//   run before the graph goes on, and logged marked grafted. Only rows ggml
+//   holds in host memory, contiguous and of a plain type, can be; for any
+//   other (a device buffer, a non-contiguous view, a quantized type) one
+//   warning says so, the row is logged as it is, and each is counted.
+//
 // The callback answers the scheduler's "do you want this tensor?" with the
-// selector (ORCH_LOG_SELECT), so unwanted tensors are never copied, and with
-// no at once when logging is off. It never throws and never stops a graph.
+// selectors (ORCH_LOG_SELECT, ORCH_GRAFT_SELECT), so unwanted tensors are
+// never copied, and with no at once when logging is off. It never throws and never stops a graph.
 // Not thread-safe: llama.cpp calls it from the thread running llama_decode.
 #pragma once
 
@@ -54,6 +61,7 @@
 #include "orchlog/detail/ggml/layout.hpp"
 #include "orchlog/detail/ggml/names.hpp"
 #include "orchlog/detail/stderr.hpp"
+#include "orchlog/graft.hpp"
 #include "orchlog/logger.hpp"
 
 namespace orchlog {
@@ -103,7 +111,11 @@ class GraphLogger {
     pending_ = nullptr;
     if (!orchlog::enabled()) return false;
     try {
-      if (!describe(t) || !orchlog::selects(checkpoint_, key_for_row(0), layout_.rows)) return false;
+      if (!describe(t)) return false;
+      const Key first = key_for_row(0);
+      if (!orchlog::selects(checkpoint_, first, layout_.rows) &&
+          !orchlog::graft_selects(checkpoint_, first, layout_.rows))
+        return false;
       pending_ = t;
       return true;
     } catch (...) {  // std::bad_alloc from the per-graph tables: skip the tensor
@@ -270,9 +282,11 @@ class GraphLogger {
   void write(const struct ggml_tensor* t) noexcept {
     try {
       const std::size_t span = ggml_nbytes(t);
-      const unsigned char* base = static_cast<const unsigned char*>(t->data);
+      unsigned char* const data_in_place = static_cast<unsigned char*>(t->data);
+      const unsigned char* base = data_in_place;
       if (span == 0 || !base) return;
-      if (t->buffer && !ggml_backend_buffer_is_host(t->buffer)) {
+      const bool on_device = t->buffer && !ggml_backend_buffer_is_host(t->buffer);
+      if (on_device) {
         host_copy_.resize(span);  // the view's whole extent; strides still apply
         ggml_backend_tensor_get(t, host_copy_.data(), 0, span);
         base = host_copy_.data();
@@ -284,8 +298,19 @@ class GraphLogger {
       std::vector<MetaItem> meta;
       if (!plain) meta.emplace_back("dequantized_from", ggml_type_name(t->type));
       const Shape shape(layout_.shape, layout_.n_dims);
+      const char* why_not_grafted = on_device ? "the tensor is in device memory (only host buffers are grafted)"
+                                    : !plain  ? "the tensor is quantized (only plain types are grafted)"
+                                    : !zero_copy
+                                        ? "the tensor is a non-contiguous view (only contiguous rows are grafted)"
+                                        : nullptr;
       for (std::int64_t row = 0; row < layout_.rows; ++row) {
         const Key key = key_for_row(row);
+        const bool graft = orchlog::graft_selects(checkpoint_, key);
+        if (graft && !why_not_grafted) {
+          orchlog::graft(checkpoint_, data_in_place + row_offset(t, row), dtype, shape, key, meta);
+          continue;
+        }
+        if (graft) orchlog::graft_refused(checkpoint_, key, why_not_grafted);
         if (!orchlog::selects(checkpoint_, key)) continue;
         const void* data = zero_copy ? base + row_offset(t, row) : gather(t, base, row, plain, element_bytes);
         orchlog::log(checkpoint_, Tensor{data, dtype, shape}, key, meta);

@@ -37,4 +37,21 @@ inline bool graft(std::string_view checkpoint, void* data, DType dtype, const Sh
   return detail::graft_record(checkpoint, data, dtype, shape, key, detail::span_of(meta));
 }
 
+// Whether a graft call under this key (or any of `token_count` tokens from
+// key.token_idx) would overwrite its tensor: the run grafts (ORCH_GRAFT_SELECT)
+// and selects it. For adapters that must ask before they have the tensor.
+inline bool graft_selects(std::string_view checkpoint, const Key& key = {}, std::int64_t token_count = 1) noexcept {
+  if (ORCHLOG_LIKELY(!detail::may_log())) return false;
+  return detail::would_graft(checkpoint, key, token_count);
+}
+
+// A selected graft the host cannot make (the tensor is in device memory, a
+// non-contiguous view, quantized): counted as an error, warned about once
+// with `why`, and counted as a call under its key, so that later calls under
+// the key still take the reference records of their own occurrence.
+inline void graft_refused(std::string_view checkpoint, const Key& key, std::string_view why) noexcept {
+  if (ORCHLOG_LIKELY(!detail::may_log())) return;
+  detail::refuse_graft(checkpoint, key, why);
+}
+
 }  // namespace orchlog

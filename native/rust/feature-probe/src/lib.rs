@@ -3,7 +3,7 @@
 //! without the feature `orch_log!` leaves no code and evaluates nothing, and
 //! that with it the same calls run.
 
-use orchlog::orch_log;
+use orchlog::{orch_graft, orch_log};
 
 /// A forward step that logs one tensor; `probe` sees every argument the
 /// call evaluates.
@@ -32,6 +32,33 @@ pub fn forward(hidden: &[f32], token_idx: usize, probe: &mut dyn FnMut(&'static 
     );
 }
 
+/// A forward step that grafts one tensor; `probe` sees every argument the
+/// call evaluates. Returns what the call said (whether it overwrote).
+pub fn graft_forward(hidden: &mut [f32], token_idx: usize, probe: &mut dyn FnMut(&'static str)) -> bool {
+    orch_graft!(
+        {
+            probe("checkpoint");
+            "zz-probe-graft-checkpoint-8e2a"
+        },
+        {
+            probe("values");
+            &mut *hidden
+        },
+        {
+            probe("token");
+            token_idx
+        },
+        layer = {
+            probe("layer");
+            0
+        },
+        meta = [("seed", {
+            probe("meta");
+            42
+        })]
+    )
+}
+
 /// An engine's start-up: the logging API it calls is the same with and
 /// without the feature (no `#[cfg]` here); without it every call does
 /// nothing. Returns what each part said: (installed, a logger of its own on,
@@ -53,5 +80,11 @@ pub fn start_up(trace: &std::path::Path) -> (bool, bool, u64, u64) {
     if orchlog::enabled() {
         orchlog::log("probe_guarded", &tensor, orchlog::Keys::new());
     }
+    // Grafting without a selector: logged as a log call, nothing overwritten.
+    let mut bits = [0u8; 4];
+    let mut raw = orchlog::TensorMut::from_bytes(orchlog::DType::F16, &[2], &mut bits).unwrap();
+    let grafted = own.graft("probe_own_graft", &mut raw, orchlog::Keys::new())
+        | orchlog::graft("probe_graft", &mut [1.0f32], orchlog::Keys::new());
+    assert!(!grafted && bits == [0; 4]);
     (installed, own.is_on(), own.records_written(), orchlog::error_count() + own.error_count())
 }

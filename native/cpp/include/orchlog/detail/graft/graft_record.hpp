@@ -88,13 +88,56 @@ inline bool overwrite_from_reference(Session& session, std::string_view checkpoi
                                    "' failed (was it changed?); the tensor is left alone");
     return false;
   }
-  convert_elements(ref->dtype, bytes.data(), dtype, static_cast<unsigned char*>(data), size.numel);
+  if (size.numel > 0) convert_elements(ref->dtype, bytes.data(), dtype, static_cast<unsigned char*>(data), size.numel);
   return true;
 }
 
-// Whether the run grafts under this key: on, selected and with a reference named.
-inline bool graft_selected(const Settings& st, std::string_view checkpoint, const Key& key) {
-  return st.graft_selector && st.graft_selector->matches({checkpoint, resolved(key, run_fields(st.knobs)), 1});
+// The session, checkpoint (valid UTF-8) and resolved key of a graft call;
+// graft_call() fills it and says whether the run grafts the call (logging on,
+// ORCH_GRAFT_SELECT taking the key).
+struct GraftCall {
+  std::shared_ptr<Session> session;
+  KeyTexts texts;
+  Key key;
+  std::string checkpoint_text;
+  std::string_view checkpoint;
+};
+
+inline bool graft_call(GraftCall& call, std::string_view checkpoint, const Key& given_key, std::int64_t token_count) {
+  if (g_state.load(std::memory_order_relaxed) == kUnconfigured) configure_from_env_once();
+  call.session = logger().session();
+  if (!call.session || g_state.load(std::memory_order_relaxed) != kOn) return false;
+  const Settings& st = call.session->settings;
+  call.key = resolved(valid_key(given_key, call.texts), run_fields(st.knobs));
+  call.checkpoint = as_valid_utf8(checkpoint, call.checkpoint_text);
+  return st.graft_selector && st.graft_selector->matches({call.checkpoint, call.key, token_count});
+}
+
+ORCHLOG_NOINLINE ORCHLOG_API bool would_graft(std::string_view checkpoint, const Key& given_key,
+                                              std::int64_t token_count) noexcept {
+  try {
+    GraftCall call;
+    return graft_call(call, checkpoint, given_key, token_count);
+  } catch (...) {
+    return false;
+  }
+}
+
+ORCHLOG_NOINLINE ORCHLOG_API void refuse_graft(std::string_view checkpoint, const Key& given_key,
+                                               std::string_view why) noexcept {
+  try {
+    GraftCall call;
+    if (!graft_call(call, checkpoint, given_key, 1)) return;
+    GraftState& g = call.session->graft;
+    {
+      std::lock_guard<std::mutex> lock(g.mutex);
+      ++g.counts[graft_key_text(call.checkpoint, call.key)];
+    }
+    logger().report(kGraftDevice, "graft " + key_description(call.checkpoint, call.key) + ": " + std::string(why) +
+                                      "; the tensor is left alone");
+  } catch (...) {
+    logger().report(kInternal, "a graft was not made: out of memory");
+  }
 }
 
 ORCHLOG_NOINLINE ORCHLOG_API bool graft_record(std::string_view checkpoint, void* data, DType dtype, const Shape& shape,
@@ -102,17 +145,13 @@ ORCHLOG_NOINLINE ORCHLOG_API bool graft_record(std::string_view checkpoint, void
   Logger& lg = logger();
   bool grafted = false;
   try {
-    if (g_state.load(std::memory_order_relaxed) == kUnconfigured) configure_from_env_once();
-    const std::shared_ptr<Session> session = lg.session();
-    if (!session || g_state.load(std::memory_order_relaxed) != kOn) return false;
-    KeyTexts texts;
-    const Key key = resolved(valid_key(given_key, texts), run_fields(session->settings.knobs));
-    std::string checkpoint_text;
-    const std::string_view name = as_valid_utf8(checkpoint, checkpoint_text);
-    if (data != nullptr && graft_selected(session->settings, name, key)) {
+    GraftCall call;
+    // An empty tensor may come as a null pointer: `measure` accepts that
+    // only without bytes, and then there is nothing to overwrite.
+    if (graft_call(call, checkpoint, given_key, 1)) {
       std::string error;
       const auto size = measure(Tensor{data, dtype, shape}, error);
-      if (size) grafted = overwrite_from_reference(*session, name, key, data, dtype, shape, *size);
+      if (size) grafted = overwrite_from_reference(*call.session, call.checkpoint, call.key, data, dtype, shape, *size);
     }
   } catch (...) {
     lg.report(kInternal, "a graft was not made: out of memory");

@@ -44,6 +44,9 @@ ORCHLOG_NOINLINE bool write_record(std::string_view checkpoint, const Tensor& te
 ORCHLOG_NOINLINE bool graft_record(std::string_view checkpoint, void* data, DType dtype, const Shape& shape,
                                    const Key& given_key, MetaSpan meta) noexcept;
 ORCHLOG_NOINLINE bool would_write(std::string_view checkpoint, const Key& given_key, std::int64_t token_count) noexcept;
+// The out-of-line parts of orchlog::graft_selects() and graft_refused().
+ORCHLOG_NOINLINE bool would_graft(std::string_view checkpoint, const Key& given_key, std::int64_t token_count) noexcept;
+ORCHLOG_NOINLINE void refuse_graft(std::string_view checkpoint, const Key& given_key, std::string_view why) noexcept;
 // The bodies of orchlog::flush(), close() and status().
 bool flush_run() noexcept;
 void close_run() noexcept;
