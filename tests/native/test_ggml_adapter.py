@@ -171,3 +171,54 @@ def test_with_logging_off_nothing_is_asked_for(graph_cases, tmp_path):
     proc = subprocess.run([str(graph_cases)], env=env(), capture_output=True, text=True, check=True)
     assert {line.split("\t")[1] for line in proc.stdout.splitlines()} == {"0"}
     assert proc.stderr == ""
+
+
+@pytest.fixture(scope="module")
+def graft_cases():
+    from examples.llama_cpp.build import ensure_llama_cpp
+
+    prefix = ensure_llama_cpp(quiet=True).prefix
+    lib = prefix / "lib"
+    return build.build_cpp(
+        build.PROGRAMS / "ggml_graft_cases.cpp",
+        f"-I{prefix / 'include'}",
+        libs=(f"-L{lib}", "-lggml-base", f"-Wl,-rpath,{lib}"),
+    )
+
+
+def _tensors_after(stdout: str) -> dict[str, list[float]]:
+    """What each tensor held after the callback (the last offer under a name)."""
+    out = {}
+    for line in stdout.splitlines():
+        name, _, values = line.split("\t")
+        out[name] = [float(v) for v in values.split()]
+    return out
+
+
+def test_host_rows_are_grafted_in_place_and_what_cannot_be_is_said_once(graft_cases, tmp_path):
+    reference = tmp_path / "ref.bin"
+    knobs = env(ORCH_LOG_FILE=str(reference), ORCH_LOG_MODE="full")
+    subprocess.run([str(graft_cases), "0"], env=knobs, capture_output=True, check=True)
+    trace = tmp_path / "grafted.bin"
+    select = "checkpoint=attn_norm,checkpoint=half,checkpoint=Qcur,token=1-"
+    knobs = env(
+        ORCH_LOG_FILE=str(trace), ORCH_LOG_MODE="full", ORCH_GRAFT_FROM=str(reference), ORCH_GRAFT_SELECT=select
+    )
+    proc = subprocess.run([str(graft_cases), "1000"], env=knobs, capture_output=True, text=True)
+
+    after = _tensors_after(proc.stdout)
+    # Tokens 1 and 2 of attn_norm and half took the reference's rows; token 0 and ffn_out kept their own.
+    assert after["attn_norm-0"] == [1000, 1001, 1002, 1003, 4, 5, 6, 7, 8, 9, 10, 11]
+    assert after["half-0"] == [1000, 1001, 1002, 1003, 4, 5, 6, 7, 8, 9, 10, 11]
+    assert after["ffn_out-0"] == [1000 + i for i in range(12)]
+    # The contiguous Qcur rows were grafted; its permuted view came afterwards and cannot be.
+    assert after["Qcur-0"] == [1000, 1001, 1002, 1003] + list(range(4, 12))
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("orchlog: warning:")]
+    assert len(warnings) == 1 and "non-contiguous view" in warnings[0], proc.stderr
+    assert proc.returncode == 1  # the refused rows are counted as errors
+
+    records = list(orchlog.open_trace(trace))
+    marked = {(r.checkpoint, r.stage, r.token_idx) for r in records if r.grafted}
+    assert marked == {(c, None, t) for c in ("attn_norm", "half", "Qcur") for t in (1, 2)}
+    refused = [r for r in records if r.checkpoint == "Qcur" and r.stage == "permute"]
+    assert [(r.token_idx, r.grafted) for r in refused] == [(0, False), (1, False), (2, False)]
