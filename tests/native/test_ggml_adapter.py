@@ -19,17 +19,20 @@ from tests.native.host_processes import env
 pytestmark = pytest.mark.slow  # builds llama.cpp once (cached)
 
 
-@pytest.fixture(scope="module")
-def graph_cases():
+def _ggml_program(source: str):
+    """A program of tests/native/programs compiled against the cached llama.cpp build's ggml."""
     from examples.llama_cpp.build import ensure_llama_cpp
 
     prefix = ensure_llama_cpp(quiet=True).prefix
     lib = prefix / "lib"
     return build.build_cpp(
-        build.PROGRAMS / "ggml_graph_cases.cpp",
-        f"-I{prefix / 'include'}",
-        libs=(f"-L{lib}", "-lggml-base", f"-Wl,-rpath,{lib}"),
+        build.PROGRAMS / source, f"-I{prefix / 'include'}", libs=(f"-L{lib}", "-lggml-base", f"-Wl,-rpath,{lib}")
     )
+
+
+@pytest.fixture(scope="module")
+def graph_cases():
+    return _ggml_program("ggml_graph_cases.cpp")
 
 
 def run(program, tmp_path, select: str = "") -> tuple[dict[str, list[int]], list, str]:
@@ -175,15 +178,7 @@ def test_with_logging_off_nothing_is_asked_for(graph_cases, tmp_path):
 
 @pytest.fixture(scope="module")
 def graft_cases():
-    from examples.llama_cpp.build import ensure_llama_cpp
-
-    prefix = ensure_llama_cpp(quiet=True).prefix
-    lib = prefix / "lib"
-    return build.build_cpp(
-        build.PROGRAMS / "ggml_graft_cases.cpp",
-        f"-I{prefix / 'include'}",
-        libs=(f"-L{lib}", "-lggml-base", f"-Wl,-rpath,{lib}"),
-    )
+    return _ggml_program("ggml_graft_cases.cpp")
 
 
 def _tensors_after(stdout: str) -> dict[str, list[float]]:
