@@ -46,6 +46,10 @@ FORMATS = ("parquet",)  # besides the default: JSONL and/or the binary stream, a
 # writer (and pyarrow with it) is imported only when a run asks for Parquet.
 _parquet: parquet_run.ParquetRun | None = None
 
+# The graft settings (graft_from, graft_select) the program last gave configure(); None until it calls
+# configure. attach(graft_from=...) starts a run only when the program never did.
+_configured_graft: tuple[str | None, str | None] | None = None
+
 Scalar = bool | int | float | str
 _NAMED_PARTS = frozenset(schema_gen.KEY_PARTS) - frozenset(schema_gen.POSITIONAL_KEY_PARTS)
 
@@ -138,6 +142,7 @@ def configure(
     written into the run header. `format="parquet"` writes one Parquet file
     at the path (full tensors; `mode` does not apply).
     """
+    global _configured_graft
     given = _checked(dict(settings))
     _check_config(config)
     if format is not None and format not in FORMATS:
@@ -145,10 +150,26 @@ def configure(
     if format is not None and given.get("mode") is not None:
         raise OrchlogError(f"mode={given['mode']!r} applies to JSONL and the binary stream, not to format={format!r}")
     _close_parquet()
+    _configured_graft = (given.get("graft_from"), given.get("graft_select"))
     if format == "parquet":
         _native.close()
         return _start_parquet(given, config)
     return bool(_native.configure(given, None if config is None else dict(config)))
+
+
+def graft_from_reference(graft_from: str, graft_select: str | None) -> None:
+    """Make sure the run grafts from `graft_from` under `graft_select`: starts it with them (every other
+    setting from its env knob) when the program has not called configure; else the run it configured
+    must already have them, since starting another would drop that run's own settings."""
+    if _configured_graft is None:
+        configure(graft_from=graft_from, graft_select=graft_select)
+        return
+    have_from, have_select = _configured_graft
+    if have_from != graft_from or (graft_select is not None and graft_select != have_select):
+        raise OrchlogError(
+            f"graft_from={graft_from!r}: this run was started by orchlog.configure(graft_from={have_from!r}, "
+            f"graft_select={have_select!r}); give graft_from and graft_select to configure, and graft=True here"
+        )
 
 
 def _checked(settings: dict[str, Any]) -> dict[str, Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -9,6 +10,7 @@ import torch
 
 import orchlog
 from orchlog.compare.namemap import NameMap, load_maps
+from orchlog.emit.api import graft_from_reference
 from orchlog.errors import OrchlogError
 from orchlog.torch.calls import CallCounter, PositionsFn, first_tensor
 from orchlog.torch.graft import first_tensor_of, graft_rows
@@ -131,6 +133,8 @@ def attach(
     step: int = 0,
     batch_index: int = 0,
     graft: bool = False,
+    graft_from: str | os.PathLike[str] | None = None,
+    graft_select: str | None = None,
     graft_map: str | None = None,
 ) -> Hooks:
     """Log the outputs of `model`'s submodules whose paths match the globs in `modules` (every submodule
@@ -153,8 +157,15 @@ def attach(
     replaces it with the reference's where the selector selects it and logs it either way; the module
     then returns (or is called with) the grafted tensor, on its device and in its dtype. `graft_map` (a
     name map, e.g. "hf_qwen2") turns module paths into the reference's names for the graft calls, and
-    the records carry those names. See docs/graft.md.
+    the records carry those names. `graft_from` (the reference's full trace) and `graft_select` imply
+    graft=True and start the run with them when the program has not called orchlog.configure (every
+    other setting from its env knob); after configure, give them to configure instead. See docs/graft.md.
     """
+    if graft_select is not None and graft_from is None:
+        raise OrchlogError("graft_select chooses what attach(..., graft_from=REF) grafts; give graft_from too")
+    if graft_from is not None:
+        graft_from_reference(os.fspath(graft_from), graft_select)
+        graft = True
     if graft_map is not None and not graft:
         raise OrchlogError("graft_map names the graft calls of attach(..., graft=True); give graft=True too")
     named = dict(model.named_modules())

@@ -74,3 +74,35 @@ def test_a_bfloat16_module_gets_the_reference_rounded_to_bfloat16(tmp_path):
 def test_a_graft_map_without_graft_is_a_clear_error():
     with pytest.raises(OrchlogError, match="graft=True"):
         orchlog.torch.attach(Tiny(), MODULES, graft_map="hf_qwen2")
+
+
+def test_graft_from_on_attach_starts_the_grafting_run(tmp_path, monkeypatch):
+    ref = tmp_path / "ref.bin"
+    expected = _run(Tiny(), ref)
+    monkeypatch.setattr(orchlog.emit.api, "_configured_graft", None)  # as in a program that never called configure
+    monkeypatch.setenv("ORCH_LOG_FILE", str(tmp_path / "g.bin"))
+    monkeypatch.setenv("ORCH_LOG_MODE", "full")
+    model = _perturbed(0)
+    try:
+        with torch.no_grad(), orchlog.torch.attach(model, MODULES, graft_from=ref, graft_select="checkpoint=layers.0"):
+            got = model(IDS).numpy().copy()
+    finally:
+        orchlog.close()
+    assert np.array_equal(got, expected)
+    grafted = [r for r in orchlog.open_trace(tmp_path / "g.bin") if r.grafted]
+    assert {r.checkpoint for r in grafted} == {"layers.0"}
+
+
+def test_graft_from_on_attach_after_configure_must_agree_with_it(tmp_path):
+    orchlog.configure(path=str(tmp_path / "g.bin"), mode="full", graft_from=str(tmp_path / "ref.bin"))
+    try:
+        with pytest.raises(OrchlogError, match="give graft_from and graft_select to configure"):
+            orchlog.torch.attach(Tiny(), MODULES, graft_from=tmp_path / "other.bin")
+        orchlog.torch.attach(Tiny(), MODULES, graft_from=tmp_path / "ref.bin").remove()
+    finally:
+        orchlog.close()
+
+
+def test_graft_select_without_graft_from_is_a_clear_error():
+    with pytest.raises(OrchlogError, match="give graft_from too"):
+        orchlog.torch.attach(Tiny(), MODULES, graft_select="layer=0")
