@@ -159,6 +159,29 @@ def test_native_jsonl_parser_hands_back_what_it_does_not_recognise():
     assert [buf[s:e] for _, s, e in other] == [b'{"orchlog":1}', spaced, b'{"checkpoint": broken']
 
 
+@pytest.mark.parametrize("absent", [("sketch", "grafted"), ("rank", "world_size", "seq", "num_shards"), ("layer",)])
+def test_native_jsonl_parser_takes_lines_without_later_fields_as_the_python_reader_does(absent, tmp_path):
+    # Records written before schema 2 have no sketch or grafted; other writers leave out defaults.
+    from orchlog.read.formats.orchlog_jsonl import batch_from_columns, parse_line
+    from orchlog.read.trace import Trace
+
+    lines = []
+    for line in _vector_lines().splitlines():
+        doc = json.loads(line)
+        for name in absent:
+            doc.pop(name, None)
+        lines.append(json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode())
+    cols = kernels.parse_orchlog_jsonl(b"\n".join(lines) + b"\n", 1)
+    assert cols["n"] == len(lines) and len(cols["other"]) == 0
+    trace = Trace(str(tmp_path / "t.jsonl"), "orchlog-jsonl")
+    fast = list(batch_from_columns(cols, trace.path, trace).records())
+    slow = [parse_line(trace, line, i + 1) for i, line in enumerate(lines)]
+    for a, b in zip(fast, slow):
+        assert a.sketch is None if "sketch" in absent else np.array_equal(a.sketch, b.sketch)
+        for name in ("checkpoint", "layer", "rank", "world_size", "seq", "num_shards", "grafted", "blake3"):
+            assert getattr(a, name) == getattr(b, name), name
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_native_number_parsing_matches_python_for_random_bit_patterns(dtype):
     from orchlog.encoding.record import encode_record
