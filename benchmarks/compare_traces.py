@@ -3,7 +3,7 @@
 JSONL: a model with `layers` blocks of CHECKPOINTS per token, logits last,
 `records` lines in all. Every number is formatted by orchlog's canonical
 float printer: values come from a pool of pre-printed f32 numbers and
-stats from a pool of pre-printed f64 tuples, so writing a million lines
+stats and sketches from pools of pre-printed tuples, so writing a million lines
 costs string joins, not a million float printings. The reference run
 draws from pool A; the engine run from pool B, which is pool A plus noise
 of about 1e-4, and from `diverge_at` (a fraction of the tokens) on, pool C
@@ -55,6 +55,17 @@ class _Pools:
             )
         self.stats = stats
         self.hashes = [os.urandom(32).hex() for _ in range(3 * 4096)]
+        # Sketches as the emitters write them (64 f32 rows); the engine's rows differ from the
+        # reference's by what a whole-tensor difference of the pool's noise would give (sum of
+        # squared row differences about ||a-b||^2 over HIDDEN elements).
+        rows = rng.standard_normal((4096, 64)) * np.sqrt(HIDDEN / 64)
+        self.sketches = [
+            [
+                '"sketch":[' + ",".join(format_float(float(x), "f32") for x in row.astype(np.float32)) + "]"
+                for row in rows + rng.standard_normal(rows.shape) * noise * np.sqrt(HIDDEN / 64)
+            ]
+            for noise in (0.0, 1e-4, 0.5)
+        ]
 
 
 def write_jsonl_pair(
@@ -97,7 +108,9 @@ def write_jsonl_pair(
                         + ",".join([vals[i] for i in idx])
                         + "],"
                         + pools.stats[pool][stat_picks[seq]]
-                        + f',"blake3":"{pools.hashes[pool * 4096 + stat_picks[seq]]}","meta":{{}}}}\n'
+                        + ","
+                        + pools.sketches[pool][stat_picks[seq]]
+                        + f',"blake3":"{pools.hashes[pool * 4096 + stat_picks[seq]]}","meta":{{}},"grafted":false}}\n'
                     )
                 seq += 1
 

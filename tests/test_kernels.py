@@ -91,6 +91,51 @@ def test_quantile_stays_exact_when_the_sample_misleads():
     assert kernels.abs_diff_quantile(a, b, 0.99) == want
 
 
+def _isas() -> list[str]:
+    """The bracket pass's kernels this CPU runs (portable always)."""
+    if kernels._native is None:
+        return []
+    one = np.zeros(1 << 16, dtype=np.float32)
+    found = []
+    for isa in ("portable", "avx2", "avx512"):
+        try:
+            kernels._native.abs_diff_select(one, one, 0, isa=isa)
+        except ValueError:
+            continue
+        found.append(isa)
+    return found
+
+
+@pytest.mark.parametrize("isa", _isas())
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_every_bracket_kernel_selects_exactly(isa, dtype):
+    # Lengths that leave a tail after the last whole vector, ranks from the median up, hits at the
+    # very start and end of the arrays, and a bracket that holds more than can be gathered
+    # (two adjacent values, half the elements each: the radix passes take over).
+    rng = np.random.default_rng(11)
+    for n in (32_768, 100_003, 1 << 20, 4_194_319):
+        a = rng.standard_normal(n).astype(dtype)
+        b = (a + rng.standard_normal(n) * 1e-3).astype(dtype)
+        b[:5], b[-5:] = a[:5] + 7, a[-5:] + 7
+        ad = np.abs(a - b)
+        for q in (0.5, 0.9, 0.99, 0.999999):
+            k = max(0, int(np.ceil(q * n)) - 1)
+            assert kernels._native.abs_diff_select(a, b, k, isa=isa) == np.partition(ad, k)[k], (n, q)
+    n = 3_000_001
+    a = np.zeros(n, dtype=dtype)
+    b = np.where(rng.random(n) < 0.5, dtype(0.5), np.nextafter(dtype(0.5), dtype(1))).astype(dtype)
+    k = n // 2
+    assert kernels._native.abs_diff_select(a, b, k, isa=isa) == np.partition(np.abs(a - b), k)[k]
+
+
+def test_an_unknown_or_unsupported_kernel_is_a_clear_error():
+    if kernels._native is None:
+        pytest.skip("the native kernels are not built")
+    one = np.zeros(4, dtype=np.float32)
+    with pytest.raises(ValueError, match="want best, portable"):
+        kernels._native.abs_diff_select(one, one, 0, isa="sse9")
+
+
 def _vector_lines() -> bytes:
     cases = json.loads((VECTORS / "records.json").read_text(encoding="utf-8"))["cases"]
     return b"".join(c["expected"]["jsonl"].encode() + b"\n" for c in cases)
@@ -112,6 +157,29 @@ def test_native_jsonl_parser_hands_back_what_it_does_not_recognise():
     other = cols["other"].reshape(-1, 3)
     assert other[:, 0].tolist() == [10, 12, 14]
     assert [buf[s:e] for _, s, e in other] == [b'{"orchlog":1}', spaced, b'{"checkpoint": broken']
+
+
+@pytest.mark.parametrize("absent", [("sketch", "grafted"), ("rank", "world_size", "seq", "num_shards"), ("layer",)])
+def test_native_jsonl_parser_takes_lines_without_later_fields_as_the_python_reader_does(absent, tmp_path):
+    # Records written before schema 2 have no sketch or grafted; other writers leave out defaults.
+    from orchlog.read.formats.orchlog_jsonl import batch_from_columns, parse_line
+    from orchlog.read.trace import Trace
+
+    lines = []
+    for line in _vector_lines().splitlines():
+        doc = json.loads(line)
+        for name in absent:
+            doc.pop(name, None)
+        lines.append(json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode())
+    cols = kernels.parse_orchlog_jsonl(b"\n".join(lines) + b"\n", 1)
+    assert cols["n"] == len(lines) and len(cols["other"]) == 0
+    trace = Trace(str(tmp_path / "t.jsonl"), "orchlog-jsonl")
+    fast = list(batch_from_columns(cols, trace.path, trace).records())
+    slow = [parse_line(trace, line, i + 1) for i, line in enumerate(lines)]
+    for a, b in zip(fast, slow):
+        assert a.sketch is None if "sketch" in absent else np.array_equal(a.sketch, b.sketch)
+        for name in ("checkpoint", "layer", "rank", "world_size", "seq", "num_shards", "grafted", "blake3"):
+            assert getattr(a, name) == getattr(b, name), name
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

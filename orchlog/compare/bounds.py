@@ -85,10 +85,9 @@ def sketches(batch: RecordBatch, rows: np.ndarray) -> np.ndarray | None:
     column = getattr(batch, "sketch", None)
     if column is None:
         return None
-    out = np.full((len(rows), sketch_rule.ROWS), np.nan)
     if isinstance(column, np.ndarray) and column.dtype != object:
-        out[:] = column[rows]
-        return out
+        return np.asarray(column[rows], dtype=np.float64)  # fancy indexing copies already
+    out = np.full((len(rows), sketch_rule.ROWS), np.nan)
     for k, r in enumerate(rows):
         item = column[r]
         if item is not None and len(item) == sketch_rule.ROWS:
@@ -100,16 +99,23 @@ def sketch_l2(
     sa: np.ndarray, sb: np.ndarray, n: np.ndarray, rms_a: np.ndarray, rms_b: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(lo, hi, usable) for ‖a − b‖ from two sketches (rows [k, 64]) of tensors of n finite elements."""
-    usable = np.isfinite(sa).all(axis=1) & np.isfinite(sb).all(axis=1)
     with np.errstate(invalid="ignore", over="ignore"):
+        rows = sa.shape[1]
         diff = sa - sb  # exact: f32 values subtracted in f64
-        d = np.sqrt((diff * diff).mean(axis=1))
+        d = np.sqrt(np.einsum("ij,ij->i", diff, diff) / rows)
         # Each stored row is the f64 sum rounded to f32 (relative 2^-24, absolute 2^-150 near zero); the
-        # f64 sum itself is off by at most (chunks + 10) * 2^-53 * sum|x| <= ... * n * rms per row.
+        # f64 sum itself is off by at most (chunks + 10) * 2^-53 * sum|x| <= ... * n * rms per row. The
+        # slack of row j is c * u_j + v with u = |sa| + |sb|, so its mean square is
+        # c^2 mean(u^2) + 2 c v mean(u) + v^2.
         chunks = np.ceil(n / sketch_rule.CHUNK)
-        summed = (chunks + 10) * 2.0**-53 * n * (rms_a + rms_b)
-        slack = 2.0**-23 * (np.abs(sa) + np.abs(sb)) + 2.0**-148 + summed[:, None]
-        spread = np.sqrt((slack * slack).mean(axis=1))
+        v = 2.0**-148 + (chunks + 10) * 2.0**-53 * n * (rms_a + rms_b)
+        u = np.abs(sa)
+        u += np.abs(sb)
+        u_sum = u.sum(axis=1)
+        # Every row finite on both sides, read off the same sums: 64 f32-sized magnitudes cannot overflow.
+        usable = np.isfinite(u_sum)
+        c = 2.0**-23
+        spread = np.sqrt(c * c * np.einsum("ij,ij->i", u, u) / rows + 2 * c * v * u_sum / rows + v * v)
         band_lo, band_hi = sketch_rule.ESTIMATE_BAND
         lo = np.maximum(d - spread, 0.0) / math.sqrt(band_hi)
         hi = (d + spread) / math.sqrt(band_lo)

@@ -17,8 +17,12 @@ Runner = Callable[[Sequence[PartSpec], str, str, CompareOptions, tuple[str, ...]
 
 def walk_part(spec: PartSpec, a: str, b: str, opts: CompareOptions, key: tuple[str, ...]) -> PartialReport:
     """One part's walk, ready to leave the process."""
+    shift_a, shift_b = max(-opts.token_offset, 0), max(opts.token_offset, 0)  # as the walk's sides take them
     return walk(
-        PartTrace(a, spec.files_a, spec.ranks), PartTrace(b, spec.files_b, spec.ranks), opts, key=key
+        PartTrace(a, spec.files_a, spec.ranks, spec.tokens, shift_a),
+        PartTrace(b, spec.files_b, spec.ranks, spec.tokens, shift_b),
+        opts,
+        key=key,
     ).shippable()
 
 
@@ -43,9 +47,11 @@ def compare_partitioned(a: str, b: str, options: CompareOptions | None, runner: 
     key = alignment_key(trace_a, trace_b, opts)
     specs = plan(str(a), str(b), key, opts, parts)
     merged = merge_all(runner(specs, str(a), str(b), opts, key))
-    if len(specs) > 1 and any(side.sharded for side in merged.sides):
-        # Records that say they are tensor-parallel pieces are gathered across ranks: walk in one part.
-        merged = merge_all(runner(plan(str(a), str(b), key, opts, 1), str(a), str(b), opts, key))
+    if any(s.ranks is not None for s in specs) and any(side.sharded for side in merged.sides):
+        # Records that say they are tensor-parallel pieces are gathered across ranks: walk again with the
+        # ranks together (token ranges still apart: the pieces of one tensor share its token).
+        specs = plan(str(a), str(b), key, opts, parts, by_rank=False)
+        merged = merge_all(runner(specs, str(a), str(b), opts, key))
     for side in merged.sides:
         for tally in side.files.values():
             if tally.kept != tally.rows:

@@ -203,32 +203,50 @@ struct Cursor {
     return true;
   }
 
-  // Clinger's fast path: a decimal with at most 15 significant digits and a
-  // power of ten within 10^+-22 is exactly m * 10^e or m / 10^e in doubles,
-  // each a single correctly rounded operation on exact operands. Every f32
-  // value in the canonical text (at most 9 digits) takes this path; anything
-  // else is left to from_chars.
+  // Whether the 8 bytes at q are all ASCII digits, and their value (SWAR, as fast_float reads them).
+  static bool eight_digits(const char* q, uint32_t& value) {
+    uint64_t v;
+    std::memcpy(&v, q, 8);
+    if ((((v & 0xF0F0F0F0F0F0F0F0ULL) | (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4))) !=
+        0x3333333333333333ULL)
+      return false;
+    v -= 0x3030303030303030ULL;
+    v = (v * 10) + (v >> 8);
+    v = (((v & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+         (((v >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >>
+        32;
+    value = uint32_t(v);
+    return true;
+  }
+
+  // Clinger's fast path: a decimal whose digits make an integer m <= 2^53
+  // and whose power of ten is within 10^+-22 is exactly m * 10^e or m / 10^e
+  // in doubles, each a single correctly rounded operation on exact operands.
+  // Every f32 value in the canonical text (at most 9 significant digits)
+  // takes this path; anything else is left to from_chars. Fraction digits
+  // are read eight at a time where eight follow: a sketch is 64 of them.
   bool fast_number(double& v) {
     static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                         1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
     const char* q = p;
     bool neg = q < end && *q == '-';
     q += neg;
-    uint64_t m = 0;
-    int sig = 0, e10 = 0;
+    uint64_t m = 0;  // wraps past 19 digits, which are then refused
+    int e10 = 0;
     const char* digits = q;
-    for (; q < end && unsigned(*q - '0') < 10; ++q) {
-      if (m || *q != '0') m = m * 10 + unsigned(*q - '0'), ++sig;
-    }
-    if (q == digits || sig > 15) return false;
+    for (; q < end && unsigned(*q - '0') < 10; ++q) m = m * 10 + unsigned(*q - '0');
+    if (q == digits) return false;
+    ptrdiff_t count = q - digits;
     if (q < end && *q == '.') {
       const char* frac = ++q;
-      for (; q < end && unsigned(*q - '0') < 10; ++q) {
-        if (m || *q != '0') m = m * 10 + unsigned(*q - '0'), ++sig;
-        --e10;
-      }
-      if (q == frac || sig > 15) return false;
+      uint32_t eight;
+      while (end - q >= 8 && eight_digits(q, eight)) m = m * 100000000 + eight, q += 8;
+      for (; q < end && unsigned(*q - '0') < 10; ++q) m = m * 10 + unsigned(*q - '0');
+      if (q == frac) return false;
+      e10 = -int(q - frac);
+      count += q - frac;
     }
+    if (count > 19 || m > (uint64_t(1) << 53)) return false;
     if (q < end && (*q == 'e' || *q == 'E')) {
       ++q;
       bool eneg = q < end && *q == '-';

@@ -85,7 +85,10 @@ struct Columns {
   }
 };
 
-// Parse one canonical record line [p, end) into the columns; false leaves them untouched.
+// Parse one canonical record line [p, end) into the columns; false leaves them untouched. The
+// numbers, booleans and sketches of the identity a line lacks (a record written before the schema
+// had them: `grafted` and `sketch` came with schema 2) take the value the Python reader gives an
+// absent field, so such traces stay on this path.
 inline bool parse_line(const char* p, const char* end, int64_t lineno, Columns& c) {
   Cursor k{p, end};
   const size_t shape_mark = c.shape.size(), val_mark = c.values.size();
@@ -104,51 +107,52 @@ inline bool parse_line(const char* p, const char* end, int64_t lineno, Columns& 
   std::string stage_scratch;  // only filled for strings with escapes
   bool has_stage = true;
   int64_t step = -1;
-  int64_t rank = -1;
+  int64_t rank = 0;
   int64_t token_id = -1;
   int64_t shard_axis = -1;
   int64_t shard_index = -1;
-  int64_t num_shards = -1;
+  int64_t num_shards = 1;
   int8_t shard_partial = -1;
-  int64_t world_size = -1;
+  int64_t world_size = 1;
   int64_t seq = -1;
-  int8_t grafted = -1;
+  int8_t grafted = 0;
   std::string_view dtype, blake3, meta;
   std::string dtype_scratch, blake3_scratch;
   int64_t numel = 0;
   double st[kStatFloats];
   int64_t counts[kStatCounts];
   double sketch[64];
+  std::fill_n(sketch, 64, std::numeric_limits<double>::quiet_NaN());
   // checkpoint
   if (!(k.lit("{\"checkpoint\":") && k.str(checkpoint, checkpoint_scratch))) return undo();
   // team
   if (!(k.lit(",\"team\":") && k.str(team, team_scratch))) return undo();
   // token_idx
-  if (!(k.lit(",\"token_idx\":") && k.opt_int(token_idx))) return undo();
+  if (k.lit(",\"token_idx\":") && !k.opt_int(token_idx)) return undo();
   // layer
-  if (!(k.lit(",\"layer\":") && k.opt_int(layer))) return undo();
+  if (k.lit(",\"layer\":") && !k.opt_int(layer)) return undo();
   // stage
   if (!k.lit(",\"stage\":")) return undo();
   has_stage = !k.null();
   if (has_stage && !k.str(stage, stage_scratch)) return undo();
   // step
-  if (!(k.lit(",\"step\":") && k.opt_int(step))) return undo();
+  if (k.lit(",\"step\":") && !k.opt_int(step)) return undo();
   // rank
-  if (!(k.lit(",\"rank\":") && k.int64(rank) && rank >= 0)) return undo();
+  if (k.lit(",\"rank\":") && !(k.int64(rank) && rank >= 0)) return undo();
   // token_id
-  if (!(k.lit(",\"token_id\":") && k.opt_int(token_id))) return undo();
+  if (k.lit(",\"token_id\":") && !k.opt_int(token_id)) return undo();
   // shard_axis
-  if (!(k.lit(",\"shard_axis\":") && k.opt_int(shard_axis))) return undo();
+  if (k.lit(",\"shard_axis\":") && !k.opt_int(shard_axis)) return undo();
   // shard_index
-  if (!(k.lit(",\"shard_index\":") && k.opt_int(shard_index))) return undo();
+  if (k.lit(",\"shard_index\":") && !k.opt_int(shard_index)) return undo();
   // num_shards
-  if (!(k.lit(",\"num_shards\":") && k.int64(num_shards) && num_shards >= 1)) return undo();
+  if (k.lit(",\"num_shards\":") && !(k.int64(num_shards) && num_shards >= 1)) return undo();
   // shard_partial
-  if (!(k.lit(",\"shard_partial\":") && k.opt_bool(shard_partial))) return undo();
+  if (k.lit(",\"shard_partial\":") && !k.opt_bool(shard_partial)) return undo();
   // world_size
-  if (!(k.lit(",\"world_size\":") && k.int64(world_size) && world_size >= 1)) return undo();
+  if (k.lit(",\"world_size\":") && !(k.int64(world_size) && world_size >= 1)) return undo();
   // seq
-  if (!(k.lit(",\"seq\":") && k.int64(seq) && seq >= 0)) return undo();
+  if (k.lit(",\"seq\":") && !(k.int64(seq) && seq >= 0)) return undo();
   // dtype
   if (!(k.lit(",\"dtype\":") && k.str(dtype, dtype_scratch))) return undo();
   // shape
@@ -168,14 +172,14 @@ inline bool parse_line(const char* p, const char* end, int64_t lineno, Columns& 
   if (!(k.lit(",\"inf_count\":") && k.int64(counts[1]) && counts[1] >= 0)) return undo();
   if (!k.lit("}")) return undo();
   // sketch
-  if (!(k.lit(",\"sketch\":[") && k.fixed_numbers(sketch, 64))) return undo();
+  if (k.lit(",\"sketch\":[") && !k.fixed_numbers(sketch, 64)) return undo();
   // blake3
   // A hash that is not ASCII goes to Python, which reports it (the column holds 64 bytes per row).
   if (!(k.lit(",\"blake3\":") && k.str(blake3, blake3_scratch) && blake3.size() == 64 && is_ascii(blake3))) return undo();
   // meta
   if (!(k.lit(",\"meta\":") && k.object_text(meta))) return undo();
   // grafted
-  if (!(k.lit(",\"grafted\":") && k.boolean(grafted))) return undo();
+  if (k.lit(",\"grafted\":") && !k.boolean(grafted)) return undo();
   if (!(k.lit("}") && k.p == end)) return undo();
   c.line.push_back(lineno);
   c.checkpoint.push_back(c.checkpoint_names.id(checkpoint));

@@ -2,8 +2,10 @@
 //
 //   pair_metrics(a, b)          one fused pass over two f32/f64 arrays: every
 //                               one-pass difference metric at once
-//   abs_diff_select(a, b, k)    the k-th smallest |a-b| exactly, by radix select
-//                               on the float bits (two passes for f32)
+//   abs_diff_select(a, b, k, isa="best")
+//                               the k-th smallest |a-b| exactly: a sample brackets
+//                               the rank, one vector pass counts and gathers
+//                               what lies inside (radix select where it misses)
 //   prefix_diffs(...)           the same metrics over the leading values of many
 //                               pairs of summary records at once
 //   tensor_diffs(...)           every metric of many whole-tensor pairs at once,
@@ -28,8 +30,10 @@ PYBIND11_MODULE(_kernels, m) {
   m.doc() = "orchlog comparer kernels (see orchlog/kernels.py for the NumPy twins)";
   m.def("pair_metrics", &pair_metrics_t<float>, py::arg("a"), py::arg("b"));
   m.def("pair_metrics", &pair_metrics_t<double>, py::arg("a"), py::arg("b"));
-  m.def("abs_diff_select", &abs_diff_select_t<float>, py::arg("a"), py::arg("b"), py::arg("k"));
-  m.def("abs_diff_select", &abs_diff_select_t<double>, py::arg("a"), py::arg("b"), py::arg("k"));
+  m.def("abs_diff_select", &abs_diff_select_t<float>, py::arg("a"), py::arg("b"), py::arg("k"),
+        py::arg("isa") = "best");
+  m.def("abs_diff_select", &abs_diff_select_t<double>, py::arg("a"), py::arg("b"), py::arg("k"),
+        py::arg("isa") = "best");
   m.def("crc32c", &crc32c, py::arg("buf"), py::arg("crc") = 0);
   m.def("parse_orchlog_jsonl", &parse_orchlog_jsonl, py::arg("buf"), py::arg("first_line"));
   m.def("prefix_diffs", &prefix_diffs, py::arg("values_a"), py::arg("offsets_a"), py::arg("rows_a"),
