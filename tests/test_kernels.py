@@ -227,3 +227,14 @@ def test_prefix_diffs_takes_the_exact_nearest_rank_p99():
     row = kernels.prefix_diffs(x, np.array([0, 150]), np.array([0]), np.zeros(150), np.array([0, 150]), np.array([0]))
     p99 = row[0, kernels.PREFIX_COLUMNS.index("p99_abs")]
     assert p99 == np.percentile(x, 99, method="inverted_cdf") == 148.0
+
+
+def test_crc32c_matches_the_reference_at_lengths_around_the_three_stream_blocks():
+    # Long buffers are checksummed on three streams of 256 bytes joined by shift tables; the lengths
+    # around multiples of 768 and the continuation from a CRC so far are where that could go wrong.
+    rng = np.random.default_rng(21)
+    data = rng.integers(0, 256, 5000, dtype=np.uint8).tobytes()
+    for n in (*range(760, 776), 1535, 1536, 1537, 2311, 2304, 4999):
+        assert kernels.crc32c(data[:n]) == kernels.crc32c(data[:n], native=False), n
+        head = kernels.crc32c(data[:13])
+        assert kernels.crc32c(data[13:n], head) == kernels.crc32c(data[:n], native=False), n

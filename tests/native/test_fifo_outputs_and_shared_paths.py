@@ -115,4 +115,4 @@ def test_a_second_process_on_the_same_path_warns_and_the_first_ones_file_stays_v
     # At most the record the kill cut short; no second header, no sequence that restarts.
     assert all(
         "truncated" in p.message or "no newline" in p.message or "no footer" in p.message for p in report.problems
-    )
+    ), [str(p) for p in report.problems]

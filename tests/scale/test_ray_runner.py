@@ -46,6 +46,20 @@ def test_a_two_node_cluster_writes_the_report_one_process_writes(tmp_path, two_n
     assert spread.stdout == one.stdout
 
 
+@pytest.mark.slow
+def test_one_rank_of_parquet_split_by_token_range_on_two_nodes_writes_the_same_report(tmp_path, two_nodes):
+    from tests.scale.test_token_ranges import _pair
+
+    a, b = _pair(tmp_path, 2, tokens=16)
+    one = _orchlog("compare", a, b, "--format", "json", "-q")
+    spread = _orchlog(
+        "compare", a, b, "--format", "json", "-q", "--executor", f"ray:{two_nodes.address}", "--parts", "3"
+    )
+    assert one.returncode in (0, 1), one.stderr
+    assert spread.returncode == one.returncode, spread.stderr
+    assert spread.stdout == one.stdout
+
+
 def test_without_ray_the_executor_says_how_to_get_it_in_one_line(tmp_path):
     a, b = rank_trace_pair(tmp_path, 1, ranks=2)
     code = "import sys; from orchlog.cli import main; sys.exit(main())"
