@@ -24,9 +24,8 @@ def offset(case: Case) -> Finding | None:
     # pair has them, so that the columns line up; they help decide, never describe b (their rows are
     # signed sums, not elements).
     sketches = [(p.ref.sketch, p.ours.sketch) for p in pairs]
-    sketched = not case.pair.full and all(
-        sa is not None and sb is not None and sa.size == sb.size == sketches[0][0].size for sa, sb in sketches
-    )
+    rows = {s.size if s is not None else -1 for pair in sketches for s in pair}
+    sketched = not case.pair.full and len(rows) == 1 and -1 not in rows
     R = np.stack([np.concatenate([r[:n], sa if sketched else r[:0]]) for (r, _), (sa, _) in zip(values, sketches)])
     ours = np.stack([np.concatenate([o[:n], sb if sketched else o[:0]]) for (_, o), (_, sb) in zip(values, sketches)])
     if R.shape[1] < 2 or n == 0:
