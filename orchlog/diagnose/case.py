@@ -5,8 +5,10 @@ trace holds it, else its leading values, with the record's stats and hash.
 Summaries of orchlog JSONL carry ten leading values; signatures that can work
 on those say so (`THIN`), the others decline. A linear sketch of the tensor
 (64 signed sums, in every record since schema 2) is read into
-`Side.sketch`: linear relations (ours = c * ref, ours = ref + b) hold for
-sketches too, so `Pair.linear()` appends them to the leading values.
+`Side.sketch`: linear relations (ours = c * ref; ours_t = ref_t + b with the
+same b at every token) hold for sketches too, so `Pair.linear()` appends
+them to the leading values. Sketch rows are signed sums, not elements: they
+decide whether a relation holds, never describe its size.
 """
 
 from __future__ import annotations

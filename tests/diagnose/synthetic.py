@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from orchlog.diagnose.case import Case, Pair, Reference, Side, Where
+from orchlog.encoding.sketch import sketch_f64
 
 RNG_SEED = 1234
 
@@ -32,9 +33,11 @@ def case_of(
     at: int = 0,
     checkpoint: str = "x",
     summary: int | None = None,
+    sketch: bool = False,
     **kw,
 ) -> Case:
-    """A case over tokens 0..T-1 (rows), diverging at token `at`; `summary=k` keeps k leading values and stats."""
+    """A case over tokens 0..T-1 (rows), diverging at token `at`; `summary=k` keeps k leading values and stats
+    (`sketch=True`: and the record's sketch, as emitters write it)."""
 
     def side(row: np.ndarray) -> Side:
         if summary is None:
@@ -47,7 +50,10 @@ def case_of(
             "nan_count": int(np.isnan(row).sum()),
             "inf_count": int(np.isinf(row).sum()),
         }
-        return Side.summary(row[:summary], row.size, shape, stats)
+        rows = np.asarray(sketch_f64(row.astype(np.float32).astype(np.float64)), dtype=np.float32) if sketch else None
+        return Side.summary(
+            row[:summary], row.size, shape, stats, sketch=None if rows is None else rows.astype(np.float64)
+        )
 
     pairs = [Pair(Where(checkpoint, 0, None, t), side(r), side(o)) for t, (r, o) in enumerate(zip(ref, ours))]
     pool = kw.pop("pool", None)
