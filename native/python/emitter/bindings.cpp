@@ -375,31 +375,44 @@ void fill_key(KeyArgs& out, const py::tuple& positional, const py::handle& named
   }
 }
 
+// A log or graft call's checkpoint, key and meta as the core takes them, with the text they point into.
+struct CallArgs {
+  std::string name;
+  KeyArgs key_args;
+  MetaArgs meta_args;
+
+  CallArgs(const py::handle& checkpoint, const py::tuple& positional, const py::handle& named, const py::handle& meta)
+      : name(text_of(checkpoint, "checkpoint")) {
+    fill_key(key_args, positional, named);
+    fill_meta(meta, meta_args, "meta");
+  }
+};
+
+// Runs a record's work; what it throws becomes one warning naming `api`, never an exception in the host.
+template <typename Work>
+py::bool_ guarded(const char* api, Work&& work) {
+  try {
+    return py::bool_(work());
+  } catch (const BadArgument& e) {
+    orchlog::detail::logger().report(orchlog::detail::kBadCall, std::string(api) + ": " + e.what());
+  } catch (py::error_already_set& e) {
+    orchlog::detail::logger().report(orchlog::detail::kBadCall, std::string(api) + ": " + e.what());
+  } catch (...) {
+    orchlog::detail::logger().report(orchlog::detail::kInternal, std::string(api) + ": a record was not written");
+  }
+  return py::bool_(false);
+}
+
 py::bool_ log_record(const py::handle& checkpoint, const py::handle& array, const py::tuple& positional,
                      const py::handle& named, const py::handle& meta, const py::object& dtype) {
   if (!orchlog::detail::may_log() || !ensure_configured()) return py::bool_(false);
-  try {
-    const std::string name = text_of(checkpoint, "checkpoint");
-    KeyArgs key_args;
-    fill_key(key_args, positional, named);
-    MetaArgs meta_args;
-    fill_meta(meta, meta_args, "meta");
+  return guarded("orchlog.log", [&] {
+    const CallArgs args(checkpoint, positional, named, meta);
     const TensorBytes bytes(array, dtype);
     const orchlog::Tensor tensor = bytes.tensor();
-    bool written;
-    {
-      py::gil_scoped_release release;  // hashing a large tensor should not stall other Python threads
-      written = orchlog::log(name, tensor, key_args.key, meta_args.items);
-    }
-    return py::bool_(written);
-  } catch (const BadArgument& e) {
-    orchlog::detail::logger().report(orchlog::detail::kBadCall, std::string("orchlog.log: ") + e.what());
-  } catch (py::error_already_set& e) {
-    orchlog::detail::logger().report(orchlog::detail::kBadCall, std::string("orchlog.log: ") + e.what());
-  } catch (...) {
-    orchlog::detail::logger().report(orchlog::detail::kInternal, "orchlog.log: a record was not written");
-  }
-  return py::bool_(false);
+    py::gil_scoped_release release;  // hashing a large tensor should not stall other Python threads
+    return orchlog::log(args.name, tensor, args.key_args.key, args.meta_args.items);
+  });
 }
 
 // A writable, C-contiguous buffer a graft can overwrite in place, held while it lives.
@@ -449,27 +462,13 @@ class WritableBuffer {
 py::bool_ graft_record(const py::handle& checkpoint, const py::handle& array, const py::tuple& positional,
                        const py::handle& named, const py::handle& meta, const py::object& dtype) {
   if (!orchlog::detail::may_log() || !ensure_configured()) return py::bool_(false);
-  try {
-    const std::string name = text_of(checkpoint, "checkpoint");
-    KeyArgs key_args;
-    fill_key(key_args, positional, named);
-    MetaArgs meta_args;
-    fill_meta(meta, meta_args, "meta");
+  return guarded("orchlog.graft", [&] {
+    const CallArgs args(checkpoint, positional, named, meta);
     const WritableBuffer buffer(array, dtype);
-    bool grafted;
-    {
-      py::gil_scoped_release release;
-      grafted = orchlog::graft(name, buffer.data(), buffer.dtype(), buffer.shape(), key_args.key, meta_args.items);
-    }
-    return py::bool_(grafted);
-  } catch (const BadArgument& e) {
-    orchlog::detail::logger().report(orchlog::detail::kBadCall, std::string("orchlog.graft: ") + e.what());
-  } catch (py::error_already_set& e) {
-    orchlog::detail::logger().report(orchlog::detail::kBadCall, std::string("orchlog.graft: ") + e.what());
-  } catch (...) {
-    orchlog::detail::logger().report(orchlog::detail::kInternal, "orchlog.graft: a record was not written");
-  }
-  return py::bool_(false);
+    py::gil_scoped_release release;
+    return orchlog::graft(args.name, buffer.data(), buffer.dtype(), buffer.shape(), args.key_args.key,
+                          args.meta_args.items);
+  });
 }
 
 std::optional<std::string> opt_text(const py::handle& obj, const char* what) {
