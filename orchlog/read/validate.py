@@ -213,9 +213,9 @@ def _verify(rec: TraceRecord) -> tuple[bool, list[str]]:
     if rec.blake3 is None:
         return False, out + ["data but no blake3 to check it against"]
     if fits and rec.dtype is not None:  # data_fits holds only for a known dtype
-        stats, digest = _digest(raw, rec.dtype)
+        stats, sketch, digest = _digest(raw, rec.dtype)
     else:
-        stats, digest = None, _blake3.blake3(raw).hexdigest()
+        stats, sketch, digest = None, None, _blake3.blake3(raw).hexdigest()
     if digest != rec.blake3:
         out.append(f"blake3 of the data is {digest[:16]}..., the record says {rec.blake3[:16]}...")
     if rec.has_data and rec.values is not None and len(rec.values) and rec.dtype in DTYPE_SIZES and not out:
@@ -229,19 +229,28 @@ def _verify(rec: TraceRecord) -> tuple[bool, list[str]]:
                 f"{n} {getattr(rec.stats, n)!r} (the data gives {stats[_STAT_NAMES.index(n)]!r})" for n in differ
             )
             out.append(f"stats differ from the data: {shown}")
+    if sketch is not None and rec.sketch is not None and not out:
+        # f32 rows: the binary stream stores them so, JSONL prints each one's shortest digits, which a
+        # reader takes as the nearest f64 and which round back to the same f32.
+        rows = np.asarray(rec.sketch, dtype=np.float64).astype(np.float32).astype(np.float64)
+        if rows.shape != sketch.shape or not np.array_equal(rows, sketch):
+            changed = int(np.count_nonzero(rows != sketch)) if rows.shape == sketch.shape else len(rows)
+            out.append(f"sketch differs from the data ({changed} of {len(sketch)} rows)")
     return True, out
 
 
 _STAT_NAMES = ("min", "max", "mean", "rms", "abs_max", "nan_count", "inf_count")
 
 
-def _digest(raw: memoryview, dtype: str) -> tuple[tuple[Any, ...], str]:
-    """The canonical stats and BLAKE3 of a tensor's bytes, by the emitters' own C++ core (FORMAT.md, Stats)."""
+def _digest(raw: memoryview, dtype: str) -> tuple[tuple[Any, ...], np.ndarray, str]:
+    """The canonical stats, sketch (f32 rows as f64) and BLAKE3 of a tensor's bytes, by the emitters' own
+    C++ core (FORMAT.md, Stats and Sketch)."""
     from orchlog import _native
 
     flat = np.frombuffer(raw, dtype=_dtypes.storage_dtype(dtype))
     digest = _native.DigestedTensor(flat, dtype).digest()
-    return tuple(digest["stats"]), str(digest["blake3"])
+    sketch = np.asarray(digest["sketch"], dtype=np.float32).astype(np.float64)
+    return tuple(digest["stats"]), sketch, str(digest["blake3"])
 
 
 def _same(a: Any, b: Any) -> bool:

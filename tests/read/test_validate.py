@@ -59,3 +59,12 @@ def test_a_missing_header_is_a_problem_for_orchlog_files_only(tmp_path):
     assert any("no run header" in p.message for p in validate(open_trace(path)).problems)
     legacy = write_json_lines(tmp_path / "l.jsonl", [{"token_idx": 0, "logits": [1.0]}])
     assert validate(open_trace(legacy))
+
+
+def test_a_sketch_that_does_not_match_the_data_is_a_problem_when_hashes_are_verified(tmp_path):
+    # With every value inline the tensor is rebuilt, and its sketch recomputed by the emitters' core.
+    path = write_jsonl(tmp_path / "all.jsonl", run(values=-1), header(values=-1))
+    _edit_line(path, 3, lambda d: d["sketch"].__setitem__(5, d["sketch"][5] + 0.25))
+    assert validate(open_trace(path))  # nothing to see without the data
+    problems = [str(p) for p in validate(open_trace(path), verify_hashes=True).problems]
+    assert problems == [f"{path}:3: sketch differs from the data (1 of 64 rows)"]
