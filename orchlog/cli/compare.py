@@ -111,7 +111,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         "--parts",
         type=positive_int,
         metavar="N",
-        help="with --executor ray, the parts to split the work into (default: the cluster's CPUs)",
+        help="with --executor ray, the parts to split the work into: by rank, then Parquet traces by token range "
+        "(default: the cluster's CPUs)",
     )
     p.add_argument("--quiet", "-q", action="store_true", help="no progress line")
     p.set_defaults(func=_run)
