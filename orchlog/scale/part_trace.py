@@ -57,8 +57,8 @@ class PartTrace(Trace):
 
     def _open(self, path: str) -> Trace:
         fmt = formats.detect(Path(path))
-        rows = _parquet_rows(path) if self._tokens is not None and fmt.name == "orchlog-parquet" else None
-        if rows is None:  # read whole (a damaged footer too: the reader recovers what it can)
+        rows = _prunable_rows(path) if self._tokens is not None and fmt.name == "orchlog-parquet" else None
+        if rows is None:  # read whole, kept record by record (a damaged footer too: the reader recovers it)
             return fmt.open(Path(path))
         from orchlog.parquet.reading import read
 
@@ -123,12 +123,18 @@ class PartTrace(Trace):
             self.diagnostics.extend(m.diagnostics)
 
 
-def _parquet_rows(path: str) -> int | None:
-    """Every row of a Parquet file, read or not, as its footer says; None when the footer cannot be read."""
+def _prunable_rows(path: str) -> int | None:
+    """Every row of a Parquet file, read or not, as its footer says, when its row groups can be skipped by
+    token_idx (the file holds that column); None otherwise, or when the footer cannot be read."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
+    from orchlog.parquet.schema import COLUMN_OF
+
     try:
-        return int(pq.ParquetFile(path).metadata.num_rows)
+        footer = pq.ParquetFile(path)
+        if COLUMN_OF["token_idx"] not in footer.schema_arrow.names:
+            return None
+        return int(footer.metadata.num_rows)
     except (OSError, pa.ArrowException):
         return None

@@ -86,3 +86,36 @@ def test_cuts_balance_the_bytes_the_statistics_show(tmp_path):
 
 def test_no_statistics_and_other_formats_keep_one_range(tmp_path):
     assert token_ranges([str(tmp_path / "missing.parquet")], 0, 4) == [TokenRange(None, None, True)]
+
+
+def test_a_dataset_partitioned_by_token_directory_is_split_as_correctly(tmp_path):
+    # token_idx only in the hive path, not in the files: no statistics to cut by, so the plan keeps one
+    # part, and a part given a range anyway reads every file and keeps its own records.
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    from orchlog.parquet.schema import COLUMN_OF
+
+    paths = _pair(tmp_path, 3, tokens=6)
+    column = COLUMN_OF["token_idx"]
+    for side, path in zip("ab", paths):
+        table = pq.read_table(path)
+        metadata = pq.ParquetFile(path).schema_arrow.metadata
+        for token in pc.unique(table.column(column)).to_pylist():
+            if token is None:
+                continue
+            part = table.filter(pc.equal(table.column(column), token)).drop_columns([column])
+            out = tmp_path / side / f"token_idx={token}" / "part.parquet"
+            out.parent.mkdir(parents=True)
+            pq.write_table(part.replace_schema_metadata(metadata), out)
+    a, b = str(tmp_path / "a"), str(tmp_path / "b")
+    opts = CompareOptions(diagnose=False, detail=True)
+    whole = compare(a, b, opts)
+    assert whole.findings.pairs > 0
+    assert len(plan(a, b, KEY, opts, 3)) == 1
+    assert _json(compare_partitioned(a, b, opts, local_runner(), 3)) == _json(whole)
+    kept = 0
+    for r in (TokenRange(None, 2, True), TokenRange(2, 4, False), TokenRange(4, None, False)):
+        files = tuple(enumerate(sorted(str(f) for f in (tmp_path / "a").rglob("*.parquet"))))
+        kept += sum(len(batch) for batch in PartTrace(a, files, None, r).batches())
+    assert kept == sum(1 for _ in open_trace(a))
