@@ -429,6 +429,7 @@ class ColumnSpec(NamedTuple):
     name: str
     kind: str
     length: int = 1
+    precision: str = "f64"  # floats: a reader rounds f32 ones to f32, whatever digits the text held
 
 
 # Per-record columns of a RecordBatch beside the tensor's: `text` (Strings),
@@ -450,7 +451,7 @@ COLUMNS = (
     ColumnSpec('world_size', 'int'),
     ColumnSpec('seq', 'int'),
     ColumnSpec('grafted', 'bool'),
-    ColumnSpec('sketch', 'floats', 64),
+    ColumnSpec('sketch', 'floats', 64, 'f32'),
 )
 
 

@@ -183,5 +183,9 @@ def identity_values(values: Any) -> dict[str, Any]:
                 continue
             if not isinstance(v, (list, tuple)) or len(v) != c.length:
                 raise ValueError(f"{c.name} is not a list of {c.length} numbers")
-            out[c.name] = [number(x) for x in v]
+            floats = [number(x) for x in v]
+            if c.precision == "f32":  # the nearest f32 of each, as the binary stream stores them
+                with np.errstate(over="ignore"):
+                    floats = np.asarray(floats, dtype=np.float64).astype(np.float32).astype(np.float64).tolist()
+            out[c.name] = floats
     return out

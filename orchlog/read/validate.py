@@ -230,9 +230,7 @@ def _verify(rec: TraceRecord) -> tuple[bool, list[str]]:
             )
             out.append(f"stats differ from the data: {shown}")
     if sketch is not None and rec.sketch is not None and not out:
-        # f32 rows: the binary stream stores them so, JSONL prints each one's shortest digits, which a
-        # reader takes as the nearest f64 and which round back to the same f32.
-        rows = np.asarray(rec.sketch, dtype=np.float64).astype(np.float32).astype(np.float64)
+        rows = np.asarray(rec.sketch, dtype=np.float64)  # f32 rows, as every reader gives them
         if rows.shape != sketch.shape or not np.array_equal(rows, sketch):
             changed = int(np.count_nonzero(rows != sketch)) if rows.shape == sketch.shape else len(rows)
             out.append(f"sketch differs from the data ({changed} of {len(sketch)} rows)")

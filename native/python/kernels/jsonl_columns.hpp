@@ -337,6 +337,14 @@ struct Cursor {
   }
 };
 
+// x rounded to the nearest f32 (ties to even), as NumPy's astype(float32) does, without the undefined
+// conversion of a double beyond float's range: from FLT_MAX and half its spacing on, that is +-inf.
+inline double to_f32(double x) {
+  static const double kRoundsToInf = double(std::numeric_limits<float>::max()) + std::ldexp(1.0, 103);
+  if (std::fabs(x) >= kRoundsToInf) return std::copysign(std::numeric_limits<double>::infinity(), x);
+  return double(float(x));
+}
+
 // Hash text that is not ASCII goes to Python, which reports it (the column holds 64 bytes per row).
 inline bool is_ascii(std::string_view s) {
   return std::all_of(s.begin(), s.end(), [](char ch) { return static_cast<unsigned char>(ch) < 0x80; });

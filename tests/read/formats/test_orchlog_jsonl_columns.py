@@ -118,3 +118,24 @@ def test_lines_missing_or_damaging_random_fields_read_the_same_both_ways(tmp_pat
         (df, vf), (ds, vs) = _comparable(f), _comparable(s)
         assert df == ds
         assert np.array_equal(vf, vs, equal_nan=True)
+
+
+def test_sketch_rows_read_as_the_f32_the_binary_stream_stores_through_either_parser(tmp_path, monkeypatch):
+    # The sketch is f32: a reader takes each number's nearest f32 (ties to even; beyond f32's range,
+    # infinity), so JSONL and the binary stream give the same bits, whatever digits the text held.
+    from tests.tracegen import write_frames
+
+    recs = [record(f"c{i}", np.random.default_rng(i).standard_normal(300).astype(np.float32), seq=i) for i in range(3)]
+    jsonl, frames = write_jsonl(tmp_path / "t.jsonl", recs), write_frames(tmp_path / "t.bin", recs)
+    from_bin = [np.asarray(r.sketch) for r in open_trace(frames)]
+    lines = jsonl.read_text().splitlines()
+    doc = json.loads(lines[1])
+    doc["sketch"][:4] = [0.1, 1e39, -1e39, 3.4028235e38]  # the last rounds down to the largest f32
+    lines[1] = json.dumps(doc, separators=(",", ":"))
+    jsonl.write_text("\n".join(lines) + "\n")
+    want = np.array([0.1, np.inf, -np.inf, 3.4028234663852886e38], dtype=np.float32).astype(np.float64)
+    for native in (True, False):
+        got, _ = _records_of(jsonl, monkeypatch, native=native)
+        assert np.array_equal(got[0].sketch[:4], want)
+        for rec, exact in zip(got[1:], from_bin[1:]):
+            assert np.asarray(rec.sketch).tobytes() == exact.tobytes()
