@@ -88,7 +88,7 @@ def test_python_types_carry_the_new_fields(tables):
     assert set(tables.NamedKeyParts.__annotations__) >= {"rank", "request_id", "expert", "speculative"}
     assert "deterministic" in tables.RunSettings.__annotations__
     assert tables.KEY_PARTS[5:10] == ("request_id", "expert", "beam", "num_experts", "speculative")
-    assert tables.ColumnSpec("lane_sums", "floats", 4) in tables.COLUMNS
+    assert tables.ColumnSpec("lane_sums", "floats", 4, "f32") in tables.COLUMNS
     assert tables.ColumnSpec("speculative", "bool") in tables.COLUMNS
     assert "lane_sums" in {f.name for f in tables.RecordFields.__dataclass_fields__.values()}
     assert "lane_sums" in tables.arrow_schema().names
