@@ -183,6 +183,26 @@ def add_alignment_arguments(p: argparse.ArgumentParser) -> None:
     )
 
 
+def alignment_options(args: argparse.Namespace) -> dict[str, Any]:
+    """CompareOptions' fields from what add_alignment_arguments added."""
+    from orchlog.compare import LOGITS_NAMES
+    from orchlog.compare.keys import parse_key
+
+    return {
+        "key": parse_key(args.key) if args.key else None,
+        "maps": args.map,
+        "maps_a": args.map_a,
+        "maps_b": args.map_b,
+        "windows": tuple(args.window),
+        "token_offset": args.token_offset,
+        "tolerances": args.tolerances,
+        "metric": args.metric,
+        "threshold": args.threshold,
+        "cos_tol": args.cos_tol,
+        "logits": tuple(args.logits) if args.logits else LOGITS_NAMES,
+    }
+
+
 def _emit(text: str, output: str | None, color: str | None = "never") -> None:
     if output is None:
         from orchlog.cli.colour import for_stream
@@ -296,13 +316,7 @@ def _run(args: argparse.Namespace) -> int:
                 )
             else:
                 opts = CompareOptions(
-                    key=parse_key(args.key) if args.key else None,
-                    maps=args.map,
-                    tolerances=args.tolerances,
-                    metric=args.metric,
-                    threshold=args.threshold,
-                    cos_tol=args.cos_tol,
-                    logits=logits,
+                    **alignment_options(args),
                     track_token=args.track_token,
                     top=args.top,
                     detail=args.detail,
@@ -310,10 +324,6 @@ def _run(args: argparse.Namespace) -> int:
                     dump_raw=args.dump_raw,
                     dump_all=args.dump_all,
                     heatmap=args.format == "html",
-                    maps_a=args.map_a,
-                    maps_b=args.map_b,
-                    windows=tuple(args.window),
-                    token_offset=args.token_offset,
                     diagnose=args.diagnose,
                     diagnose_worst=args.diagnose_worst,
                     exact=args.exact,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from orchlog.cli.compare import _emit, add_alignment_arguments, report_text
+from orchlog.cli.compare import _emit, add_alignment_arguments, alignment_options, report_text
 from orchlog.errors import OrchlogError
 from orchlog.safe_text import for_terminal
 
@@ -45,23 +45,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from orchlog.cli.progress import Progress
-    from orchlog.compare import LOGITS_NAMES, CompareOptions
-    from orchlog.compare.keys import parse_key
+    from orchlog.compare import CompareOptions
     from orchlog.compare.local_report import graft_report
 
-    opts = CompareOptions(
-        key=parse_key(args.key) if args.key else None,
-        maps=args.map,
-        maps_a=args.map_a,
-        maps_b=args.map_b,
-        windows=tuple(args.window),
-        token_offset=args.token_offset,
-        tolerances=args.tolerances,
-        metric=args.metric,
-        threshold=args.threshold,
-        cos_tol=args.cos_tol,
-        logits=tuple(args.logits) if args.logits else LOGITS_NAMES,
-    )
+    opts = CompareOptions(**alignment_options(args))
     runs = len(args.grafted) + (args.plain is not None)
     with Progress("grafted runs", total=runs, quiet=args.quiet) as bar:
         try:
