@@ -59,7 +59,7 @@ def read_line_chunks(trace: Trace) -> Iterator[memoryview]:
 
     The chunks are views of one reused buffer (no allocation per chunk), valid
     until the next one is asked for. Callers number lines themselves; see
-    `report_unterminated` for the last line.
+    `cut_unterminated` for the last line.
     """
     buf = bytearray(CHUNK_BYTES)
     view = memoryview(buf)
@@ -93,13 +93,23 @@ def read_line_chunks(trace: Trace) -> Iterator[memoryview]:
         yield view[:held]
 
 
-def report_unterminated(trace: Trace, chunk: memoryview | bytes, first_line: int) -> None:
-    """A chunk that ends without a newline is the file's last line, cut short by a crash (or a careless writer)."""
-    if len(chunk) and chunk[-1] != 10:  # b"\n"
-        trace.report(
-            Location(trace.path, line=first_line + bytes(chunk).count(b"\n")),
-            "last line has no newline (truncated write?); read anyway",
-        )
+def cut_unterminated(trace: Trace, chunk: memoryview | bytes, first_line: int) -> memoryview | bytes:
+    """The part of a chunk to parse. A chunk that ends without a newline is the file's last line, cut
+    short by a crash (or written by a careless writer): when it still holds a whole JSON value it is read,
+    with a note; otherwise it is one record cut short, reported once (as the binary stream reports a
+    truncated frame) and left out, rather than reported again as malformed JSON."""
+    if not len(chunk) or chunk[-1] == 10:  # b"\n"
+        return chunk
+    text = bytes(chunk)
+    start = text.rfind(b"\n") + 1
+    where = Location(trace.path, line=first_line + text.count(b"\n"))
+    try:
+        loads_line(text[start:])
+    except json.JSONDecodeError:
+        trace.report(where, "truncated record: the file ends inside its last line; every line before it was read", True)
+        return chunk[:start]
+    trace.report(where, "last line has no newline (truncated write?); read anyway")
+    return chunk
 
 
 def split_lines(chunk: memoryview | bytes, first_line: int) -> Iterator[tuple[int, bytes]]:
@@ -128,8 +138,7 @@ def json_objects(trace: Trace) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for every line that holds a JSON object; the others are reported."""
     first_line = 1
     for chunk in read_line_chunks(trace):
-        report_unterminated(trace, chunk, first_line)
-        lines = bytes(chunk).split(b"\n")
+        lines = bytes(cut_unterminated(trace, chunk, first_line)).split(b"\n")
         for lineno, line in enumerate(lines, start=first_line):
             if line.strip():
                 doc = parse_object(trace, line, lineno)

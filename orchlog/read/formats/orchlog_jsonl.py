@@ -19,7 +19,7 @@ from orchlog import kernels
 from orchlog.read import fields
 from orchlog.read.batch import COUNT_FIELDS, NONE, STAT_FIELDS, RecordBatch
 from orchlog.read.formats import Format, register
-from orchlog.read.formats.lines import parse_object, read_line_chunks, report_unterminated, split_lines
+from orchlog.read.formats.lines import cut_unterminated, parse_object, read_line_chunks, split_lines
 from orchlog.read.trace import Location, Trace, TraceRecord, identity
 from orchlog.schema_gen import COLUMNS, DTYPE_ALIASES, STATS_FIELDS, Stats
 from orchlog.strings import Strings
@@ -192,8 +192,7 @@ def _parse_chunk(trace: Trace, chunk: memoryview | bytes, first_line: int) -> tu
 def _batches(trace: Trace) -> Iterator[RecordBatch]:
     first_line = 1
     for chunk in read_line_chunks(trace):
-        report_unterminated(trace, chunk, first_line)
-        batch, lines = _parse_chunk(trace, chunk, first_line)
+        batch, lines = _parse_chunk(trace, cut_unterminated(trace, chunk, first_line), first_line)
         first_line += lines
         if len(batch):
             yield batch

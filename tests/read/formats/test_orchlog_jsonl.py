@@ -56,4 +56,16 @@ def test_a_line_cut_short_by_a_crash_is_reported(tmp_path):
     path.write_bytes(path.read_bytes()[:-40])
     trace = open_trace(path)
     assert len(list(trace)) == 2
-    assert "malformed JSON" in trace.diagnostics[-1].message
+    # Once, as the cut record it is (not again as malformed JSON), as the binary stream reports a cut frame.
+    [cut] = trace.diagnostics
+    assert cut.message.startswith("truncated record: the file ends inside its last line") and cut.fatal
+    assert cut.location.line == 4
+
+
+def test_a_last_line_without_newline_that_is_whole_is_read_with_a_note(tmp_path):
+    path = write_jsonl(tmp_path / "t.jsonl", _records())
+    path.write_bytes(path.read_bytes()[:-1])
+    trace = open_trace(path)
+    assert len(list(trace)) == 3
+    [note] = trace.diagnostics
+    assert "no newline" in note.message and not note.fatal
