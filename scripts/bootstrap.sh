@@ -75,6 +75,14 @@ stamp_file=.cache/install.stamp
 if [ "$(cat "$stamp_file" 2>/dev/null)" != "$stamp_now" ] || ! $PY -c 'import orchlog._native' 2>/dev/null; then
   say "installing orchlog into .venv (builds the native extension)"
   mkdir -p .cache
+  # A first install brings torch with its CUDA libraries (about 6 GiB in .venv,
+  # more while pip unpacks): say so up front rather than fail deep inside pip.
+  if ! compgen -G ".venv/lib/python3*/site-packages/torch" >/dev/null; then
+    free_kib=$(df -Pk . | awk 'NR==2 {print $4}')
+    if [ "${free_kib:-0}" -lt $((8 * 1024 * 1024)) ]; then
+      echo "bootstrap: only $((free_kib / 1024 / 1024)) GiB free on $(df -P . | awk 'NR==2 {print $6}'); installing torch needs about 8 GiB: free some space (pip's cache, old build dirs) if the install below fails" >&2
+    fi
+  fi
   $PY -m pip install -q --upgrade pip >/dev/null
   # Build requirements are installed into the venv so that rebuilds are
   # incremental (no isolated build env) and reuse .cache/skbuild.
