@@ -135,7 +135,12 @@ class Aligner:
         if len(live) < 2:
             return live[0] if live else None
         a, b = live
-        # Read from the side that is behind in its file, so that both walk the same stretch of the run.
+        # A side whose records all found partners waits for nothing: read it while the other holds
+        # records waiting for partners. (Comparing progress alone let one side run batches ahead, its
+        # backlog copied again at every round: the readers run ahead of what the walk has taken.)
+        if len(a.pending) != len(b.pending) and 0 in (len(a.pending), len(b.pending)):
+            return a if len(a.pending) == 0 else b
+        # Else read from the side that is behind in its file, so that both walk the same stretch of the run.
         pa, pb = a.trace.progress(), b.trace.progress()
         if pa == pb:
             return a if a.rows_read <= b.rows_read else b

@@ -53,3 +53,28 @@ def test_the_aligner_finds_every_pair_whatever_the_order_and_batch_size(tmp_path
     assert sorted(pairs) == [(float(i), float(i)) for i in range(70)]
     assert len(aligner.leftover_a) == 0 and aligner.leftover_b.checkpoint.tolist() == ["extra"]
     assert aligner.rows_read == (70, 71)
+
+
+def test_the_backlog_stays_one_batch_when_both_sides_log_alike(tmp_path):
+    # The side whose records all found partners is read next, whatever its reader has prefetched: the
+    # records waiting for a partner never exceed two batches (a side run ahead would be copied into
+    # every round).
+    recs = [record(f"c{i % 5}", np.full(3, i, np.float32), token_idx=i // 5) for i in range(400)]
+    a, b = (open_trace(write_frames(tmp_path / f"{n}.bin", recs)) for n in "ab")
+    interner = Interner()
+    aligner = Aligner(a, b, lambda batch: key_matrix(batch, ("checkpoint", "token_idx"), interner))
+    sizes = {0: 9, 1: 13}  # different batch sizes on the two sides: every round leaves a tail
+    for s, side in enumerate(aligner.sides):
+        t = (a, b)[s]
+        side.batches = (
+            big.take(np.arange(i, min(i + sizes[s], len(big))))
+            for big in t.batches()
+            for i in range(0, len(big), sizes[s])
+        )
+    a.progress = lambda: 1.0  # a's reader has run to the end of its file ahead of the walk; b's not begun
+    b.progress = lambda: 0.0
+    waiting = []
+    for rnd in aligner:
+        waiting.append(max(len(rnd.a), len(rnd.b)))
+    assert sum(len(r) for r in [aligner.leftover_a, aligner.leftover_b]) == 0
+    assert max(waiting) <= 13 + 9
