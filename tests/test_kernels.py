@@ -58,8 +58,9 @@ def test_quantile_is_exact_nearest_rank(dtype, q, n):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_quantile_is_exact_at_every_small_size_and_in_any_order(dtype):
-    # Below the bracketing size the rank is found by blocks: sizes around the block width, ties,
-    # and differences sorted ascending (every block beats the last) are its hard cases.
+    # Below the bracketing size the rank is bounded by the maxima of sets dealt by position: sizes
+    # around the set count, ties, and differences sorted ascending (the last set always wins) are its
+    # hard cases.
     rng = np.random.default_rng(5)
     for n in [1, 2, 31, 32, 33, 99, 100, 101, 896, 1000, 3201, 6400, 6401, 20_000, 32_767]:
         for layout in ("random", "ascending", "ties"):
@@ -113,7 +114,7 @@ def test_every_bracket_kernel_selects_exactly(isa, dtype):
     # very start and end of the arrays, and a bracket that holds more than can be gathered
     # (two adjacent values, half the elements each: the radix passes take over).
     rng = np.random.default_rng(11)
-    for n in (32_768, 100_003, 1 << 20, 4_194_319):
+    for n in (7, 64, 896, 1_000, 3_201, 32_768, 100_003, 1 << 20, 4_194_319):  # small ones gather with it too
         a = rng.standard_normal(n).astype(dtype)
         b = (a + rng.standard_normal(n) * 1e-3).astype(dtype)
         b[:5], b[-5:] = a[:5] + 7, a[-5:] + 7
