@@ -13,11 +13,11 @@
 #include <deque>
 #include <functional>
 #include <limits>
-#include <type_traits>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <vector>
 
