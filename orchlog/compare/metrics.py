@@ -293,7 +293,7 @@ def _tensor_pairs(t: PairTable, rows: np.ndarray, track_token: int | None) -> np
 
     One by one: logits (they need more than differences), pairs compared on a window, and sides that a
     map views, derives or gathers (their tensors are made by their loaders, not read as stored)."""
-    aligned = np.array([t.alignment[r] is not None for r in rows.tolist()], dtype=bool)
+    aligned = t.alignment[rows] != None  # noqa: E711 - elementwise on an object array
     plain = rows[~t.is_logits[rows] & ~aligned]
     done = np.zeros(0, dtype=np.int64)
     if len(plain) and kernels.NATIVE:
@@ -306,10 +306,15 @@ def _tensor_pairs(t: PairTable, rows: np.ndarray, track_token: int | None) -> np
             )  # fmt: skip
             assert measured is not None
             block, flagged = measured
-            done = plain[take[~flagged]]
+            if flagged.any():
+                block, done = block[~flagged], plain[take[~flagged]]
+            else:
+                done = plain[take]
             for k, c in enumerate(DIFF_COLUMNS):
-                t.m[c][done] = block[~flagged, k]
-    rest = np.setdiff1d(rows, done, assume_unique=True)
+                t.m[c][done] = block[:, k]
+    left = np.ones(len(t), dtype=bool)
+    left[done] = False
+    rest = rows[left[rows]]
     measured_ok = np.array([_tensor_pair(t, int(r), track_token) for r in rest.tolist()], dtype=bool)
     return rest[~measured_ok] if len(rest) else rest
 

@@ -21,9 +21,11 @@ class Extent:
     def add(self, batch: RecordBatch) -> None:
         if not len(batch):
             return
-        tokens, where = np.unique(batch.token_idx, return_inverse=True)
-        top = np.full(len(tokens), -1, dtype=np.int64)
-        np.maximum.at(top, where, batch.order)
+        # Each token's last record: sorted by token, then order, it ends its token's run.
+        by_token = np.lexsort((batch.order, batch.token_idx))
+        sorted_tokens = batch.token_idx[by_token]
+        ends = np.flatnonzero(np.r_[sorted_tokens[1:] != sorted_tokens[:-1], True])
+        tokens, top = sorted_tokens[ends], batch.order[by_token[ends]]
         for token, last in zip(tokens.tolist(), top.tolist()):
             key = None if token == NONE else token
             if last > self._last.get(key, -1):
