@@ -73,6 +73,12 @@ print(d.max(), cos.min())
 """
 
 
+def _byte_compiled() -> None:
+    """An installed wheel carries byte-compiled modules; a checkout under PYTHONDONTWRITEBYTECODE would
+    compile every changed module at every start, which is not what users wait for."""
+    subprocess.run([PY, "-m", "compileall", "-q", str(ROOT / "orchlog")], check=True, stdout=subprocess.DEVNULL)
+
+
 def rows(work: Path, records: int, runs: int) -> dict:
     from benchmarks.compare_traces import write_rows_pair
 
@@ -81,6 +87,7 @@ def rows(work: Path, records: int, runs: int) -> dict:
         write_rows_pair(a, b, records)
     script = work / "numpy_rows.py"
     script.write_text(NUMPY_ROWS)
+    _byte_compiled()
     cases = {
         "orchlog": [*ORCHLOG, "compare", str(a), str(b), "-q"],
         "cat": ["sh", "-c", f"cat {a} {b} > /dev/null"],
@@ -102,9 +109,7 @@ def start(work: Path, runs: int) -> dict:
     a, b = work / "jsonl_1000_a.jsonl", work / "jsonl_1000_b.jsonl"
     if not (a.exists() and b.exists()):
         write_jsonl_pair(a, b, 1000)
-    # An installed wheel carries byte-compiled modules; a checkout under PYTHONDONTWRITEBYTECODE would
-    # compile every module at every start, which is not what users wait for.
-    subprocess.run([PY, "-m", "compileall", "-q", str(ROOT / "orchlog")], check=True, stdout=subprocess.DEVNULL)
+    _byte_compiled()
     cases = {
         "python": [PY, "-c", "pass"],
         "help": [*ORCHLOG, "compare", "--help"],
@@ -152,6 +157,7 @@ def report(work: Path, records: int, runs: int) -> dict:
     if not (a.exists() and b.exists()):
         write_jsonl_pair(a, b, records)
     out = work / "report.out"
+    _byte_compiled()
     cases = {
         fmt: [*ORCHLOG, "compare", str(a), str(b), "-q", "--format", fmt, "-o", str(out)] for fmt in ("text", "html")
     }

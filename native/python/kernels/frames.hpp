@@ -67,15 +67,33 @@ inline bool read_shape(MsgReader& r, std::vector<int64_t>& out) {
   return ok;
 }
 
+// The leading float32s of up to n numbers at r's position, as emitters write a digest or an f32
+// tensor's leading values (5 bytes each: type byte, big-endian bits), without number()'s dispatch per
+// value; returns how many it read (the rest, if any, is number()'s).
+inline uint32_t read_f32_run(MsgReader& r, double* out, uint32_t n) {
+  const unsigned char* p = r.pos();
+  const uint32_t fit = uint32_t(std::min<size_t>(n, r.left() / 5));
+  uint32_t k = 0;
+  for (; k < fit && p[0] == 0xCA; ++k, p += 5) {
+    const uint32_t bits = uint32_t(p[1]) << 24 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 8 | uint32_t(p[4]);
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    out[k] = double(f);
+  }
+  r.advance(size_t(k) * 5);
+  return k;
+}
+
 inline bool read_values(MsgReader& r, std::vector<double>& out) {
   uint32_t count;
-  bool ok = r.container(false, count) && r.need(count);  // one byte per value at least: no reserving on faith
-  for (uint32_t k = 0; ok && k < count; ++k) {
-    double v;
-    ok = r.number(v, true);
-    if (ok) out.push_back(v);
+  if (!(r.container(false, count) && r.need(count))) return false;  // a byte per value at least: no reserving on faith
+  const size_t first = out.size();
+  out.resize(first + count);
+  uint32_t k = read_f32_run(r, out.data() + first, count);
+  for (; k < count; ++k) {
+    if (!r.number(out[first + k], true)) return out.resize(first + k), false;
   }
-  return ok;
+  return true;
 }
 
 // Exactly n numbers (a digest's floats); another count is Python's to decide.
@@ -83,7 +101,7 @@ inline bool read_floats(MsgReader& r, double* out, uint32_t n) {
   uint32_t count;
   if (!r.container(false, count)) return false;
   if (count != n) return r.fail_other();
-  for (uint32_t k = 0; k < n; ++k)
+  for (uint32_t k = read_f32_run(r, out, n); k < n; ++k)
     if (!r.number(out[k], true)) return false;
   return true;
 }
