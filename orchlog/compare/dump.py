@@ -9,7 +9,6 @@ allow_pickle=False: plain numbers only.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import re
 from pathlib import Path
@@ -32,6 +31,8 @@ def safe_stem(view: PairView) -> str:
             parts.append(f"{tag}{key[field]}")
     text = "_".join(parts)
     clean = _UNSAFE.sub("_", text).lstrip(".-_")[:MAX_STEM] or "pair"
+    import hashlib  # here: OpenSSL's load costs every compare's start, and few compares dump
+
     digest = hashlib.blake2s(repr(sorted(key.items(), key=str)).encode(), digest_size=4).hexdigest()
     return f"{clean}.{digest}"
 

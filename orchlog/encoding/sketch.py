@@ -29,7 +29,9 @@ gives its error). See docs/compare.md, "The sketch", for the measurements.
 
 from __future__ import annotations
 
+import functools
 import math
+from typing import Any
 
 import numpy as np
 
@@ -74,8 +76,16 @@ def permutations(seed: int, count: int) -> np.ndarray:
     return perm
 
 
-ROW_TABLE = permutations(SEED_TABLE, TABLE)
-LANE_ROWS = permutations(SEED_LANES, LANES)
+@functools.cache
+def row_table() -> np.ndarray:
+    """The TABLE row permutations a chunk picks from (ROW_TABLE)."""
+    return permutations(SEED_TABLE, TABLE)
+
+
+@functools.cache
+def lane_rows() -> np.ndarray:
+    """Each lane's order of rows in the sketch (LANE_ROWS)."""
+    return permutations(SEED_LANES, LANES)
 
 
 def _bits(words: np.ndarray) -> np.ndarray:
@@ -105,14 +115,15 @@ def sketch_f64(x: np.ndarray) -> np.ndarray:
     y = y.reshape(*batch, chunks, ROWS, LANES)
     y = np.where(tau, -y, y)
     # Output r of chunk c goes to accumulator row pick[c][r] of its lane.
-    pick = ROW_TABLE[(splitmix64(SEED_PICK, c) >> np.uint64(54)).astype(np.int64)]  # [c, r]
+    pick = row_table()[(splitmix64(SEED_PICK, c) >> np.uint64(54)).astype(np.int64)]  # [c, r]
     placed = np.zeros_like(y)
     np.put_along_axis(placed, np.broadcast_to(pick[..., None], y.shape), y, axis=-2)
     # Each lane's accumulator row sums its chunks in order (cumsum is sequential), from +0.0.
     start = np.zeros((*batch, 1, ROWS, LANES))
     acc = np.cumsum(np.concatenate((start, placed), axis=-3), axis=-3)[..., -1, :, :]  # [..., row, q]
-    # Row t of the sketch takes row LANE_ROWS[q][t] of lane q.
-    l = [acc[..., LANE_ROWS[q], q] for q in range(LANES)]  # noqa: E741
+    # Row t of the sketch takes row lane_rows()[q][t] of lane q.
+    order = lane_rows()
+    l = [acc[..., order[q], q] for q in range(LANES)]  # noqa: E741
     sketch: np.ndarray = ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]))
     return sketch
 
@@ -161,7 +172,22 @@ def chi2_quantile(p: float, k: int = ROWS) -> float:
     return (lo + hi) / 2
 
 
-ESTIMATE_BAND = (
-    chi2_quantile(FAILURE_PROBABILITY / 2) / ROWS,
-    chi2_quantile(1 - FAILURE_PROBABILITY / 2) / ROWS,
-)
+@functools.cache
+def estimate_band() -> tuple[float, float]:
+    """The interval D² / ‖a − b‖² lies in with probability ≥ 1 − FAILURE_PROBABILITY (ESTIMATE_BAND)."""
+    return (
+        chi2_quantile(FAILURE_PROBABILITY / 2) / ROWS,
+        chi2_quantile(1 - FAILURE_PROBABILITY / 2) / ROWS,
+    )
+
+
+# The tables and the band are computed on first use: bisecting the band and shuffling the tables cost
+# several milliseconds at every start of every command that imports this module, most of which never
+# sketch a tensor.
+_LAZY = {"ROW_TABLE": row_table, "LANE_ROWS": lane_rows, "ESTIMATE_BAND": estimate_band}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return _LAZY[name]()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
