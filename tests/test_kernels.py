@@ -200,6 +200,31 @@ def test_native_number_parsing_matches_python_for_random_bit_patterns(dtype):
     np.testing.assert_array_equal(np.signbit(cols["values"]), np.signbit(want))
 
 
+def test_native_number_parsing_matches_python_for_every_digit_count():
+    # Fraction digits are read eight at a time, and the last fewer than eight as one word: every count
+    # of them, after integer parts of every length, with the following byte any of JSON's.
+    from orchlog.encoding.record import encode_record
+    from tests.tracegen import record
+
+    rng = np.random.default_rng(12)
+    texts = []
+    for int_digits in range(0, 8):
+        for frac_digits in range(0, 19):
+            whole = "".join(rng.choice(list("0123456789"), int_digits)) or "0"
+            whole = whole.lstrip("0") or "0"
+            frac = "".join(rng.choice(list("0123456789"), frac_digits))
+            sign = "-" if rng.random() < 0.5 else ""
+            exp = rng.choice(["", "e-5", "E+3", "e12"])
+            texts.append(f"{sign}{whole}{'.' + frac if frac else ''}{exp}")
+    line = encode_record(record("x", np.ones(len(texts), np.float32), values=-1)).jsonl
+    head, _, rest = line.partition(b'"values":[')
+    line = head + b'"values":[' + ",".join(texts).encode() + b"]" + rest.partition(b"]")[2]
+    cols = kernels.parse_orchlog_jsonl(line, 1)
+    assert cols["n"] == 1, cols["other"]
+    want = np.array([float(t) for t in texts])
+    np.testing.assert_array_equal(cols["values"], want)
+
+
 def _ragged(rng, lengths):
     off = np.zeros(len(lengths) + 1, dtype=np.int64)
     np.cumsum(lengths, out=off[1:])

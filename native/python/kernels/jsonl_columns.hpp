@@ -219,6 +219,24 @@ struct Cursor {
     return true;
   }
 
+  // How many of the 8 bytes at q are digits before the first that is not (0 to 8), and their value,
+  // read as one word: the digits are shifted to the end of the word and '0's put before them, so
+  // that the eight-digit parse reads the same value. The last fraction digits of a number (fewer
+  // than eight) otherwise cost a loop whose exit the branch predictor cannot guess.
+  static unsigned leading_digits(const char* q, uint32_t& value) {
+    uint64_t v;
+    std::memcpy(&v, q, 8);
+    // A byte's high bit set when it is not a digit: below '0' (the subtraction borrows) or above '9'.
+    const uint64_t below = (v - 0x3030303030303030ULL) | v;
+    const uint64_t above = v + 0x4646464646464646ULL;  // '9' + 0x46 = 0x7F; larger bytes reach 0x80
+    const uint64_t other = (below | above) & 0x8080808080808080ULL;
+    const unsigned k = other ? unsigned(__builtin_ctzll(other)) / 8 : 8;
+    if (k == 0) return value = 0, 0;
+    if (k < 8) v = (v << (8 * (8 - k))) | (0x3030303030303030ULL >> (8 * k));
+    eight_digits(reinterpret_cast<const char*>(&v), value);
+    return k;
+  }
+
   // Clinger's fast path: a decimal whose digits make an integer m <= 2^53
   // and whose power of ten is within 10^+-22 is exactly m * 10^e or m / 10^e
   // in doubles, each a single correctly rounded operation on exact operands.
@@ -226,6 +244,7 @@ struct Cursor {
   // takes this path; anything else is left to from_chars. Fraction digits
   // are read eight at a time where eight follow: a sketch is 64 of them.
   bool fast_number(double& v) {
+    static constexpr uint64_t kPow10Int[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000};
     static constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
                                         1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
     const char* q = p;
@@ -241,6 +260,10 @@ struct Cursor {
       const char* frac = ++q;
       uint32_t eight;
       while (end - q >= 8 && eight_digits(q, eight)) m = m * 100000000 + eight, q += 8;
+      if (end - q >= 8) {
+        const unsigned k = leading_digits(q, eight);
+        m = m * kPow10Int[k] + eight, q += k;
+      }
       for (; q < end && unsigned(*q - '0') < 10; ++q) m = m * 10 + unsigned(*q - '0');
       if (q == frac) return false;
       e10 = -int(q - frac);
