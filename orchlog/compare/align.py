@@ -161,5 +161,10 @@ class Aligner:
                 yield Round(a.pending, b.pending, ia, ib)
                 for s, taken in ((a, ia), (b, ib)):
                     rest = unmatched(len(s.pending), taken)
-                    if len(rest) < len(s.pending):
+                    if len(rest) == len(s.pending):
+                        continue
+                    if not len(rest) or rest[-1] - rest[0] + 1 == len(rest) == len(s.pending) - rest[0]:
+                        start = int(rest[0]) if len(rest) else len(s.pending)  # the usual case: a matched head
+                        s.pending, s.keys = s.pending.tail(start), s.keys[start:]
+                    else:
                         s.pending, s.keys = s.pending.take(rest), s.keys[rest]

@@ -171,6 +171,8 @@ class NameMap:
     def apply(self, batch: RecordBatch) -> RecordBatch:
         """The batch with mapped checkpoints (and stages) renamed, the original name kept in renamed_from,
         and layers filled in."""
+        if not self.rules:
+            return batch
         keys, inverse = self._distinct(batch)
         found = [self._match(name, stage) if name is not None else None for name, stage in keys]
         hits = [f[0] if f else None for f in found]

@@ -229,6 +229,15 @@ class RecordBatch(RecordColumns):
             cols[off], cols[flat] = ragged_take(getattr(self, off), getattr(self, flat), idx)
         return RecordBatch(**cols)
 
+    def tail(self, start: int) -> RecordBatch:
+        """Rows start.. as views of this batch's columns: what take(range) gives, without the copies (the
+        aligner keeps the unmatched end of a batch at every round)."""
+        cols = {name: getattr(self, name)[start:] for name in _ROW}
+        for off, flat in _RAGGED:
+            offsets = getattr(self, off)
+            cols[off], cols[flat] = offsets[start:] - offsets[start], getattr(self, flat)[offsets[start] :]
+        return RecordBatch(**cols)
+
     @staticmethod
     def concat(batches: Sequence[RecordBatch]) -> RecordBatch:
         batches = [b for b in batches if len(b)] or list(batches[:1])

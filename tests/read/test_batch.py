@@ -63,6 +63,15 @@ def test_take_and_concat_keep_ragged_columns_aligned():
     assert joined.row_values(2).size == 0 and joined.shape_of(1) == (2, 2) and joined.shape_of(2) is None
 
 
+def test_tail_is_take_of_the_last_rows():
+    batch = RecordBatch.from_records(_records() * 2)
+    for start in range(len(batch) + 1):
+        tail, taken = batch.tail(start), batch.take(np.arange(start, len(batch)))
+        assert len(tail) == len(taken) == len(batch) - start
+        for r1, r2 in zip(tail.records(), taken.records()):
+            _same(r1, r2)
+
+
 def test_ragged_take_gathers_variable_length_rows():
     off = np.array([0, 2, 2, 5])
     flat = np.array([10, 11, 20, 21, 22])
