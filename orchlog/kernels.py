@@ -259,6 +259,24 @@ def tensor_diffs(
     return rows, flagged.astype(bool)
 
 
+def sketch_sums(
+    sketch_a: np.ndarray, rows_a: np.ndarray, sketch_b: np.ndarray, rows_b: np.ndarray, native: bool = True
+) -> np.ndarray:
+    """[k, 3] for the pairs (rows_a[p], rows_b[p]) of two [n, R] sketch columns: the sums over the R rows
+    of (a - b)^2, of |a| + |b| and of (|a| + |b|)^2, in f64 (NaN where a row holds a NaN)."""
+    args = [
+        np.ascontiguousarray(x, dtype=t)
+        for x, t in ((sketch_a, np.float64), (rows_a, np.int64), (sketch_b, np.float64), (rows_b, np.int64))
+    ]
+    if native and _native is not None:
+        sums: np.ndarray = _native.sketch_sums(*args)
+        return sums
+    sa, sb = args[0][args[1]], args[2][args[3]]
+    diff = sa - sb
+    u = np.abs(sa) + np.abs(sb)
+    return np.stack([np.einsum("ij,ij->i", diff, diff), u.sum(axis=1), np.einsum("ij,ij->i", u, u)], axis=1)
+
+
 # How decode_frames stopped: at the end of its window, at a frame running past it, at a frame it
 # hands to the Python decoder, or after a record whose large tensor it stepped over.
 FRAMES_END, FRAMES_MORE, FRAMES_OTHER, FRAMES_SKIP = range(4)

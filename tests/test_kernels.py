@@ -264,3 +264,17 @@ def test_crc32c_matches_the_reference_at_lengths_around_the_three_stream_blocks(
         assert kernels.crc32c(data[:n]) == kernels.crc32c(data[:n], native=False), n
         head = kernels.crc32c(data[:13])
         assert kernels.crc32c(data[13:n], head) == kernels.crc32c(data[:n], native=False), n
+
+
+def test_sketch_sums_native_matches_numpy():
+    rng = np.random.default_rng(13)
+    sa, sb = rng.standard_normal((50, 64)), rng.standard_normal((40, 64))
+    sa[3, 7] = np.nan  # a record without a sketch reads as NaN rows
+    ia, ib = rng.integers(0, 50, 300), rng.integers(0, 40, 300)
+    native = kernels.sketch_sums(sa, ia, sb, ib)
+    twin = kernels.sketch_sums(sa, ia, sb, ib, native=False)
+    assert native.shape == (300, 3)
+    np.testing.assert_allclose(native, twin, rtol=1e-13, equal_nan=True)  # summation order differs
+    assert np.isnan(native[ia == 3]).all()
+    with pytest.raises(IndexError):
+        kernels.sketch_sums(sa, np.array([50]), sb, np.array([0]))

@@ -32,8 +32,11 @@ from collections.abc import Callable
 
 import numpy as np
 
+from orchlog import kernels
 from orchlog.encoding import sketch as sketch_rule
 from orchlog.read.batch import RecordBatch
+
+ROWS = sketch_rule.ROWS
 
 # The metrics an interval is kept for; the others (kl, top1_match, ranks) stay unknown on partial evidence.
 BOUNDED = ("max_abs", "mean_abs", "max_rel", "p99_abs", "rms_diff", "l2", "cosine", "kl", "top1_match")
@@ -95,27 +98,40 @@ def sketches(batch: RecordBatch, rows: np.ndarray) -> np.ndarray | None:
     return out
 
 
+def sketch_sums(a: RecordBatch, ia: np.ndarray, b: RecordBatch, ib: np.ndarray) -> np.ndarray | None:
+    """For pairs (ia[p], ib[p]): [k, 3] sums over the sketch rows (kernels.sketch_sums), NaN where a record
+    has no sketch; None when a batch has no sketch column (records written before the schema carried one)."""
+    ca, cb = getattr(a, "sketch", None), getattr(b, "sketch", None)
+    if ca is None or cb is None:
+        return None
+    columns = [c if isinstance(c, np.ndarray) and c.dtype != object and c.ndim == 2 else None for c in (ca, cb)]
+    if columns[0] is not None and columns[1] is not None and columns[0].shape[1] == columns[1].shape[1] == ROWS:
+        return kernels.sketch_sums(columns[0], ia, columns[1], ib)
+    sa, sb = sketches(a, ia), sketches(b, ib)
+    assert sa is not None and sb is not None, "both batches have a sketch column"
+    every = np.arange(len(ia))
+    return kernels.sketch_sums(sa, every, sb, every)
+
+
 def sketch_l2(
-    sa: np.ndarray, sb: np.ndarray, n: np.ndarray, rms_a: np.ndarray, rms_b: np.ndarray
+    sums: np.ndarray, n: np.ndarray, rms_a: np.ndarray, rms_b: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(lo, hi, usable) for ‖a − b‖ from two sketches (rows [k, 64]) of tensors of n finite elements."""
+    """(lo, hi, usable) for ‖a − b‖ from two sketches' sums (sketch_sums, [k, 3]) of tensors of n finite
+    elements."""
     with np.errstate(invalid="ignore", over="ignore"):
-        rows = sa.shape[1]
-        diff = sa - sb  # exact: f32 values subtracted in f64
-        d = np.sqrt(np.einsum("ij,ij->i", diff, diff) / rows)
+        rows = ROWS
+        d2, u_sum, u2 = sums.T  # the differences are exact: f32 values subtracted in f64
+        d = np.sqrt(d2 / rows)
         # Each stored row is the f64 sum rounded to f32 (relative 2^-24, absolute 2^-150 near zero); the
         # f64 sum itself is off by at most (chunks + 10) * 2^-53 * sum|x| <= ... * n * rms per row. The
         # slack of row j is c * u_j + v with u = |sa| + |sb|, so its mean square is
         # c^2 mean(u^2) + 2 c v mean(u) + v^2.
         chunks = np.ceil(n / sketch_rule.CHUNK)
         v = 2.0**-148 + (chunks + 10) * 2.0**-53 * n * (rms_a + rms_b)
-        u = np.abs(sa)
-        u += np.abs(sb)
-        u_sum = u.sum(axis=1)
         # Every row finite on both sides, read off the same sums: 64 f32-sized magnitudes cannot overflow.
         usable = np.isfinite(u_sum)
         c = 2.0**-23
-        spread = np.sqrt(c * c * np.einsum("ij,ij->i", u, u) / rows + 2 * c * v * u_sum / rows + v * v)
+        spread = np.sqrt(c * c * u2 / rows + 2 * c * v * u_sum / rows + v * v)
         band_lo, band_hi = sketch_rule.ESTIMATE_BAND
         lo = np.maximum(d - spread, 0.0) / math.sqrt(band_hi)
         hi = (d + spread) / math.sqrt(band_lo)
@@ -129,12 +145,11 @@ def partial(
     stats_b: np.ndarray,
     comparable: np.ndarray,
     n: np.ndarray,
-    sketch_a: np.ndarray | None,
-    sketch_b: np.ndarray | None,
+    sketch: np.ndarray | None,
 ) -> Interval:
     """Intervals for pairs measured on leading values (`prefix`: the prefix metrics, NaN where none) and,
     where `comparable` (same size, every element finite on both sides), on stats [k, 5] (min, max, mean,
-    rms, abs_max) and sketches."""
+    rms, abs_max) and sketches (`sketch`: sketch_sums of the pairs, or None)."""
     k = len(n)
     out = unknown(k)
     lo, hi = out.lo, out.hi
@@ -161,8 +176,8 @@ def partial(
         max_lo = np.fmax(lo["max_abs"], np.fmax(stat_lo, rms_gap))
         max_hi = np.where(c & ~np.isnan(spread), np.maximum(spread, 0.0), np.inf)
         sketched = np.zeros(k, dtype=bool)
-        if sketch_a is not None and sketch_b is not None:
-            s_lo, s_hi, usable = sketch_l2(sketch_a, sketch_b, nf, rms_a, rms_b)
+        if sketch is not None:
+            s_lo, s_hi, usable = sketch_l2(sketch, nf, rms_a, rms_b)
             sketched = c & usable
             l2_lo = np.where(sketched, np.fmax(l2_lo, s_lo), l2_lo)
             l2_hi = np.where(sketched, np.fmin(l2_hi, s_hi), l2_hi)

@@ -123,7 +123,7 @@ def _partial(t: PairTable, rows: np.ndarray) -> None:
         & (a.numel[ia] >= 0)
         & (a.numel[ia] == b.numel[ib])
     )
-    proven = bounds.partial(prefix, sa, sb, comparable, a.numel[ia], bounds.sketches(a, ia), bounds.sketches(b, ib))
+    proven = bounds.partial(prefix, sa, sb, comparable, a.numel[ia], bounds.sketch_sums(a, ia, b, ib))
     _set_interval(t, rows, proven)
     for c in bounds.BOUNDED:
         lo, hi = proven.lo[c], proven.hi[c]
@@ -206,7 +206,6 @@ def _summary_windows(t: PairTable, rows: np.ndarray) -> None:
             no_stats,
             np.zeros(int(part.sum()), bool),
             sizes[part],
-            None,
             None,
         )
         _set_interval(t, rows[part], proven)
@@ -314,7 +313,7 @@ def _tensor_pairs(t: PairTable, rows: np.ndarray, track_token: int | None) -> np
                 t.m[c][done] = block[:, k]
     left = np.ones(len(t), dtype=bool)
     left[done] = False
-    rest = rows[left[rows]]
+    rest: np.ndarray = rows[left[rows]]
     measured_ok = np.array([_tensor_pair(t, int(r), track_token) for r in rest.tolist()], dtype=bool)
     return rest[~measured_ok] if len(rest) else rest
 

@@ -8,6 +8,8 @@
 //                               what lies inside (radix select where it misses)
 //   prefix_diffs(...)           the same metrics over the leading values of many
 //                               pairs of summary records at once
+//   sketch_sums(...)            the sums over two sketches' rows that bound
+//                               ||a - b|| for many pairs of summary records
 //   tensor_diffs(...)           every metric of many whole-tensor pairs at once,
 //                               read from their bytes (a batch's buffer)
 //   decode_frames(buf, base, inline_max)
@@ -22,6 +24,7 @@
 #include "crc32c.hpp"
 #include "frames.hpp"
 #include "jsonl_columns.hpp"
+#include "sketch_sums.hpp"
 #include "tensor_diffs.hpp"
 
 using namespace orchlog_kernels;
@@ -38,6 +41,7 @@ PYBIND11_MODULE(_kernels, m) {
   m.def("parse_orchlog_jsonl", &parse_orchlog_jsonl, py::arg("buf"), py::arg("first_line"));
   m.def("prefix_diffs", &prefix_diffs, py::arg("values_a"), py::arg("offsets_a"), py::arg("rows_a"),
         py::arg("values_b"), py::arg("offsets_b"), py::arg("rows_b"));
+  m.def("sketch_sums", &sketch_sums, py::arg("sketch_a"), py::arg("rows_a"), py::arg("sketch_b"), py::arg("rows_b"));
   m.def("decode_frames", &decode_frames, py::arg("buf"), py::arg("base"), py::arg("inline_max"), py::arg("trail") = 0);
   m.def("tensor_diffs", &tensor_diffs, py::arg("bufs_a"), py::arg("start_a"), py::arg("count_a"), py::arg("code_a"),
         py::arg("bufs_b"), py::arg("start_b"), py::arg("count_b"), py::arg("code_b"), py::arg("p99") = true);
