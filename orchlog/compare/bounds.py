@@ -104,13 +104,15 @@ def sketch_sums(a: RecordBatch, ia: np.ndarray, b: RecordBatch, ib: np.ndarray) 
     ca, cb = getattr(a, "sketch", None), getattr(b, "sketch", None)
     if ca is None or cb is None:
         return None
-    columns = [c if isinstance(c, np.ndarray) and c.dtype != object and c.ndim == 2 else None for c in (ca, cb)]
-    if columns[0] is not None and columns[1] is not None and columns[0].shape[1] == columns[1].shape[1] == ROWS:
-        return kernels.sketch_sums(columns[0], ia, columns[1], ib)
-    sa, sb = sketches(a, ia), sketches(b, ib)
-    assert sa is not None and sb is not None, "both batches have a sketch column"
-    every = np.arange(len(ia))
-    return kernels.sketch_sums(sa, every, sb, every)
+    if all(isinstance(c, np.ndarray) and c.dtype != object and c.ndim == 2 for c in (ca, cb)):
+        sa, rows_a, sb, rows_b = ca, ia, cb, ib  # the kernel gathers the rows itself
+    else:
+        sa, sb = sketches(a, ia), sketches(b, ib)
+        assert sa is not None and sb is not None, "both batches have a sketch column"
+        rows_a = rows_b = np.arange(len(ia))
+    if sa.shape[1] != ROWS or sb.shape[1] != ROWS:  # not the schema's sketch: the band does not hold for it
+        return None
+    return kernels.sketch_sums(sa, rows_a, sb, rows_b)
 
 
 def sketch_l2(

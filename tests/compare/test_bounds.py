@@ -138,3 +138,36 @@ def test_one_side_all_zero_makes_the_difference_the_other_side_exactly():
 def test_unknown_is_the_whole_range():
     u = bounds.unknown(2)
     assert u.lo["cosine"].tolist() == [-1, -1] and np.isinf(u.hi["l2"]).all() and not u.sketched.any()
+
+
+def test_sketches_of_another_width_prove_nothing():
+    # The estimator's band holds for the schema's 64 rows; a column of any other width (a reader's or a
+    # writer's mistake) is no evidence, never a narrower interval.
+    pairs = _pairs(np.random.default_rng(6), 30)
+    t = _measured(pairs, True)
+    ra = RecordBatch.from_records([_summary(a, 10) for a, _ in pairs])
+    rb = RecordBatch.from_records([_summary(b, 10) for _, b in pairs])
+    ra.sketch, rb.sketch = np.zeros((len(pairs), 32)), np.ones((len(pairs), 32))
+    idx = np.arange(len(pairs))
+    assert bounds.sketch_sums(ra, idx, rb, idx) is None
+    narrow = measure(ra, rb, idx, idx, glob_matcher(()))
+    assert not (narrow.basis == 2).any() and (t.basis == 2).any()
+
+
+def test_object_and_array_sketch_columns_give_the_same_sums():
+    pairs = _pairs(np.random.default_rng(7), 20)
+    rows = [sketch.compute(a.astype(np.float32).tobytes(), "f32") for a, _ in pairs]
+    ra = RecordBatch.from_records([_summary(a, 10) for a, _ in pairs])
+    rb = RecordBatch.from_records([_summary(b, 10) for _, b in pairs])
+    ra.sketch = np.array(rows)
+    rb.sketch = np.array([sketch.compute(b.astype(np.float32).tobytes(), "f32") for _, b in pairs])
+    idx = np.arange(len(pairs))[::-1].copy()
+    want = bounds.sketch_sums(ra, idx, rb, idx)
+    as_objects = np.empty(len(rows), dtype=object)
+    as_objects[:] = [list(r) for r in rows]
+    as_objects[3] = None  # a record without a sketch
+    ra.sketch = as_objects
+    got = bounds.sketch_sums(ra, idx, rb, idx)
+    keep = idx != 3
+    np.testing.assert_array_equal(got[keep], want[keep])
+    assert np.isnan(got[~keep]).all()
