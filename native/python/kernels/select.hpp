@@ -153,8 +153,9 @@ constexpr size_t kPassSlack = 16;
 
 enum class Isa { portable, avx2, avx512 };
 
-template <typename T>
-BracketCount bracket_pass_portable(const T* a, const T* b, size_t n, T lo, T hi, T* out, size_t cap) {
+template <typename T, bool kLoose = false>
+BracketCount bracket_pass_portable(const typename Elem<T, kLoose>::type* a, const typename Elem<T, kLoose>::type* b,
+                                   size_t n, T lo, T hi, T* out, size_t cap) {
   BracketCount c;
   for (size_t i = 0; i < n; ++i) {
     const T v = std::fabs(a[i] - b[i]);
@@ -187,7 +188,7 @@ inline BracketCount bracket_pass_avx512(const float* a, const float* b, size_t n
     }
   }
   const BracketCount tail =
-      bracket_pass_portable(a + i, b + i, n - i, lo, hi, out + c.inside, cap - std::min(cap, c.inside));
+      bracket_pass_portable<float>(a + i, b + i, n - i, lo, hi, out + c.inside, cap - std::min(cap, c.inside));
   return {c.below + tail.below, c.inside + tail.inside};
 }
 
@@ -209,7 +210,7 @@ inline BracketCount bracket_pass_avx512(const double* a, const double* b, size_t
     }
   }
   const BracketCount tail =
-      bracket_pass_portable(a + i, b + i, n - i, lo, hi, out + c.inside, cap - std::min(cap, c.inside));
+      bracket_pass_portable<double>(a + i, b + i, n - i, lo, hi, out + c.inside, cap - std::min(cap, c.inside));
   return {c.below + tail.below, c.inside + tail.inside};
 }
 ORCHLOG_TARGET_END
@@ -243,7 +244,7 @@ inline BracketCount bracket_pass_avx2(const float* a, const float* b, size_t n, 
     }
   }
   const BracketCount tail =
-      bracket_pass_portable(a + i, b + i, n - i, lo, hi, out + c.inside, cap - std::min(cap, c.inside));
+      bracket_pass_portable<float>(a + i, b + i, n - i, lo, hi, out + c.inside, cap - std::min(cap, c.inside));
   return {c.below + tail.below, c.inside + tail.inside};
 }
 
@@ -265,7 +266,7 @@ inline BracketCount bracket_pass_avx2(const double* a, const double* b, size_t n
     }
   }
   const BracketCount tail =
-      bracket_pass_portable(a + i, b + i, n - i, lo, hi, out + c.inside, cap - std::min(cap, c.inside));
+      bracket_pass_portable<double>(a + i, b + i, n - i, lo, hi, out + c.inside, cap - std::min(cap, c.inside));
   return {c.below + tail.below, c.inside + tail.inside};
 }
 ORCHLOG_TARGET_END
@@ -287,13 +288,16 @@ inline Isa best_isa() {
   return best;
 }
 
-template <typename T>
-BracketCount bracket_pass(Isa isa, const T* a, const T* b, size_t n, T lo, T hi, T* out, size_t cap) {
+template <typename T, bool kLoose = false>
+BracketCount bracket_pass(Isa isa, const typename Elem<T, kLoose>::type* a, const typename Elem<T, kLoose>::type* b,
+                          size_t n, T lo, T hi, T* out, size_t cap) {
 #if ORCHLOG_X86_SIMD
-  if (isa == Isa::avx512) return bracket_pass_avx512(a, b, n, lo, hi, out, cap);
-  if (isa == Isa::avx2) return bracket_pass_avx2(a, b, n, lo, hi, out, cap);
+  // The vector kernels load with loadu, which takes any address.
+  const T *va = reinterpret_cast<const T*>(a), *vb = reinterpret_cast<const T*>(b);
+  if (isa == Isa::avx512) return bracket_pass_avx512(va, vb, n, lo, hi, out, cap);
+  if (isa == Isa::avx2) return bracket_pass_avx2(va, vb, n, lo, hi, out, cap);
 #endif
-  return bracket_pass_portable(a, b, n, lo, hi, out, cap);
+  return bracket_pass_portable<T, kLoose>(a, b, n, lo, hi, out, cap);
 }
 
 // The k-th smallest of |a-b| for arrays that fit in cache. Deal the elements
@@ -308,8 +312,9 @@ BracketCount bracket_pass(Isa isa, const T* a, const T* b, size_t n, T lo, T hi,
 // std::nth_element on their maxima, cost as much as the pair's other metrics.)
 constexpr size_t kSetsStep = 32;
 
-template <typename T>
-ORCHLOG_WIDEST void set_maxima(const T* a, const T* b, size_t n, size_t sets, T* maxima) {
+template <typename T, bool kLoose = false>
+ORCHLOG_WIDEST void set_maxima(const typename Elem<T, kLoose>::type* a, const typename Elem<T, kLoose>::type* b,
+                               size_t n, size_t sets, T* maxima) {
   std::fill(maxima, maxima + sets, T(0));
   size_t base = 0;
   if (sets == kSetsStep) {  // the usual case: the maxima stay in registers, the trip count known
@@ -362,16 +367,17 @@ T mth_largest(T* v, size_t count, size_t m) {
   return v[count - m];
 }
 
-template <typename T>
-T small_select(const T* a, const T* b, size_t n, uint64_t k, std::vector<T>& scratch, Isa isa) {
+template <typename T, bool kLoose = false>
+T small_select(const typename Elem<T, kLoose>::type* a, const typename Elem<T, kLoose>::type* b, size_t n, uint64_t k,
+               std::vector<T>& scratch, Isa isa = best_isa()) {
   const size_t m = n - size_t(k), sets = (m + kSetsStep - 1) / kSetsStep * kSetsStep;
   scratch.resize(n + kPassSlack + sets);
   T *picked = scratch.data(), *maxima = picked + n + kPassSlack;
   size_t kept = 0;
   if (sets <= n / 2) {  // else the sets hold an element or two each: nothing to gain over ranking them all
-    set_maxima<T>(a, b, n, sets, maxima);
+    set_maxima<T, kLoose>(a, b, n, sets, maxima);
     const T floor = mth_largest(maxima, sets, m);
-    kept = bracket_pass<T>(isa, a, b, n, floor, std::numeric_limits<T>::infinity(), picked, n).inside;
+    kept = bracket_pass<T, kLoose>(isa, a, b, n, floor, std::numeric_limits<T>::infinity(), picked, n).inside;
   }
   if (kept < m) {  // no sets to bound the rank with (or NaNs among the maxima): rank every difference
     for (size_t i = 0; i < n; ++i) picked[i] = std::fabs(a[i] - b[i]);
@@ -446,7 +452,7 @@ T bracket_select(const T* a, const T* b, size_t n, uint64_t k, Isa isa) {
 template <typename T>
 T select_t(const T* a, const T* b, size_t n, uint64_t k, std::vector<T>& scratch, Isa isa = best_isa()) {
   if (n >= kBracketFrom) return bracket_select(a, b, n, k, isa);
-  return small_select(a, b, n, k, scratch, isa);
+  return small_select<T>(a, b, n, k, scratch, isa);
 }
 
 inline Isa isa_named(const std::string& name) {

@@ -118,17 +118,20 @@ inline double cosine_from_sums(double a2, double b2, double d2) {
   return std::min(1.0, std::max(-1.0, cos));
 }
 
-// One pair's row; returns false (the row left alone) when either side holds a NaN or Inf.
-template <typename T>
-bool diff_row(const unsigned char* pa, int8_t ca, const unsigned char* pb, int8_t cb, size_t n, bool p99,
-              std::vector<T>& sa, std::vector<T>& sb, std::vector<T>& sel, bool threads, double* out) {
-  const T* a = as_elements<T>(pa, ca, n, sa);
-  const T* b = as_elements<T>(pb, cb, n, sb);
+// One pair's row from its elements (kLoose: read in place, at any alignment); returns false (the row
+// left alone) when either side holds a NaN or Inf.
+template <typename T, bool kLoose>
+bool row_from(const typename Elem<T, kLoose>::type* a, const typename Elem<T, kLoose>::type* b, size_t n, bool p99,
+              std::vector<T>& sel, bool threads, double* out) {
   Sums s;
-  if (threads) {
-    s = sums_parallel<T>(a, b, n);
+  if constexpr (!kLoose) {
+    if (threads) {
+      s = sums_parallel<T>(a, b, n);
+    } else {
+      sums_range<T>(a, b, n, &s);
+    }
   } else {
-    sums_range<T>(a, b, n, &s);
+    sums_range<T, true>(a, b, n, &s);
   }
   if (s.nonfinite != 0) return false;
   const double nan = std::numeric_limits<double>::quiet_NaN();
@@ -141,7 +144,11 @@ bool diff_row(const unsigned char* pa, int8_t ca, const unsigned char* pb, int8_
   double q = nan;
   if (p99) {  // the nearest rank, as kernels.abs_diff_quantile takes it: ceil(0.99 n) - 1
     const uint64_t k = uint64_t(std::max(0.0, std::ceil(0.99 * double(n)) - 1));
-    q = double(select_t<T>(a, b, n, k, sel));
+    if constexpr (kLoose) {
+      q = double(small_select<T, true>(a, b, n, k, sel));
+    } else {
+      q = double(select_t<T>(a, b, n, k, sel));
+    }
   }
   const double dn = double(n);
   double row[kDiffColumns] = {dn,
@@ -161,6 +168,19 @@ bool diff_row(const unsigned char* pa, int8_t ca, const unsigned char* pb, int8_
                               0.0};
   std::memcpy(out, row, sizeof row);
   return true;
+}
+
+// One pair's row. Small pairs stored as T are read where they lie, whatever their alignment; the
+// others as their aligned elements (a copy where they are stored as another type or misaligned).
+template <typename T>
+bool diff_row(const unsigned char* pa, int8_t ca, const unsigned char* pb, int8_t cb, size_t n, bool p99,
+              std::vector<T>& sa, std::vector<T>& sb, std::vector<T>& sel, bool threads, double* out) {
+  const int8_t own = sizeof(T) == 4 ? kF32 : kF64;
+  if (Elem<T, true>::in_place && ca == own && cb == own && !threads && n < kBracketFrom) {
+    using L = typename Elem<T, true>::type;
+    return row_from<T, true>(reinterpret_cast<const L*>(pa), reinterpret_cast<const L*>(pb), n, p99, sel, false, out);
+  }
+  return row_from<T, false>(as_elements<T>(pa, ca, n, sa), as_elements<T>(pb, cb, n, sb), n, p99, sel, threads, out);
 }
 
 // Buffers of one side: the objects repeat (every record of a batch shares its batch's buffer), so
