@@ -113,3 +113,30 @@ def test_tensor_bytes_outside_their_buffer_are_an_error_not_a_read():
     buf = np.zeros(16, dtype=np.uint8)
     with pytest.raises(IndexError):
         kernels.tensor_diffs([buf], [8], [4], [0], [buf], [0], [4], [0])
+
+
+def _negative_zeros(dtype: str, n: int) -> np.ndarray:
+    if dtype == "bf16":
+        return np.full(n, 0x8000, dtype=np.uint16)
+    return np.full(n, -0.0, dtype=dtypes.storage_dtype(dtype))
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f64", "f16", "bf16"])
+def test_equal_tensors_measure_the_same_in_one_call_with_a_p99_of_zero(dtype, monkeypatch):
+    # The native call skips the selection for equal pairs; -0 against +0 is an equal pair too.
+    rng = np.random.default_rng(11)
+    sizes = (1, 7, 896, 5000)
+    tensors = []
+    for n in sizes:
+        arr = _array(rng, dtype, n, None)
+        arr[~np.isfinite(dtypes.widen(arr, dtype))] = 0
+        tensors.append((dtype, arr))
+    zeros = [(dtype, np.zeros(n, dtype=dtypes.storage_dtype(dtype))) for n in sizes]
+    minus = [(dtype, _negative_zeros(dtype, n)) for n in sizes]
+    for a_tensors, b_tensors in ((tensors, tensors), (zeros, minus)):
+        inline = [False] * len(sizes)
+        a, b = _batch(rng, a_tensors, inline), _batch(rng, b_tensors, inline)
+        batched, single = _columns(a, b, False, monkeypatch), _columns(a, b, True, monkeypatch)
+        for c in COLUMNS:
+            np.testing.assert_array_equal(batched[c], single[c], err_msg=c, strict=True)
+        assert (batched["p99_abs"] == 0).all() and (batched["max_abs"] == 0).all()

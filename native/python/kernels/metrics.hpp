@@ -70,9 +70,17 @@ struct Elem<double, true> {
 };
 #endif
 
+// Forced inline: block_sums is compiled into each of sums_range's clones at the clone's width. As a
+// function of its own it was built once, for the baseline ISA, and every clone called that.
+#if defined(__GNUC__)
+#define ORCHLOG_INTO_CLONES inline __attribute__((always_inline))
+#else
+#define ORCHLOG_INTO_CLONES inline
+#endif
+
 template <typename T, bool kLoose = false>
-inline void block_sums(const typename Elem<T, kLoose>::type* __restrict a,
-                       const typename Elem<T, kLoose>::type* __restrict b, size_t n, Sums& s) {
+ORCHLOG_INTO_CLONES void block_sums(const typename Elem<T, kLoose>::type* __restrict a,
+                                    const typename Elem<T, kLoose>::type* __restrict b, size_t n, Sums& s) {
   T sum_abs = 0, sum_d2 = 0, sum_a2 = 0, sum_b2 = 0, max_abs = 0, max_rel = 0;
   T min_a = T(s.min_a), max_a = T(s.max_a), min_b = T(s.min_b), max_b = T(s.max_b);
   const T tiny = T(1e-8);

@@ -142,7 +142,9 @@ bool row_from(const typename Elem<T, kLoose>::type* a, const typename Elem<T, kL
     return true;
   }
   double q = nan;
-  if (p99) {  // the nearest rank, as kernels.abs_diff_quantile takes it: ceil(0.99 n) - 1
+  if (p99 && s.max_abs == 0) {  // equal tensors (a common pair): every difference is +0, nothing to select
+    q = 0.0;
+  } else if (p99) {  // the nearest rank, as kernels.abs_diff_quantile takes it: ceil(0.99 n) - 1
     const uint64_t k = uint64_t(std::max(0.0, std::ceil(0.99 * double(n)) - 1));
     if constexpr (kLoose) {
       q = double(small_select<T, true>(a, b, n, k, sel));
