@@ -84,6 +84,14 @@ class Strings:
         mapped[-1] = fn(None)
         return mapped[self.codes]
 
+    def equal_rows(self, other: Strings) -> np.ndarray:
+        """Row by row against a column of the same length: True where both hold the same string (None equals
+        nothing). Compares codes, after mapping other's table onto this one's, not the strings of every row."""
+        index = {s: k for k, s in enumerate(self.table)}
+        theirs = np.array([index.get(s, -2) for s in other.table] + [-2], dtype=np.int32)[other.codes]
+        out: np.ndarray = (self.codes >= 0) & (self.codes == theirs)
+        return out
+
     def map(self, fn: Callable[[str], str | None]) -> Strings:
         """A column of fn(s) for every non-None row (fn called once per distinct string)."""
         return Strings(_object_array([fn(s) for s in self.table]), self.codes.copy())

@@ -28,3 +28,15 @@ def test_counts_follow_first_appearance_and_concat_merges_tables():
     assert both.tolist() == ["b", "a", "b", "c", "a", None] and len(both.table) == 3
     assert both.equals("a").tolist() == [False, True, False, False, True, False]
     assert Strings.repeat("p", 2).tolist() == ["p", "p"] and Strings.repeat(None, 1).tolist() == [None]
+
+
+def test_equal_rows_compares_strings_across_tables_and_none_equals_nothing():
+    rng = np.random.default_rng(3)
+    names = ["f32", "f16", "bf16", "i8", None]
+    for _ in range(20):
+        a = [names[i] for i in rng.integers(0, len(names), 50)]
+        b = [names[i] for i in rng.integers(0, len(names), 50)]
+        expected = [x is not None and x == y for x, y in zip(a, b)]
+        assert Strings.from_values(a).equal_rows(Strings.from_values(b)).tolist() == expected
+    empty = Strings.repeat(None, 3)
+    assert empty.equal_rows(empty).tolist() == [False] * 3

@@ -61,12 +61,15 @@ class Interval:
     sketched: np.ndarray  # bool: the sketch took part in the bounds
 
 
+_UNKNOWN_LO = np.array([lo for lo, _ in UNKNOWN.values()])[:, None]
+_UNKNOWN_HI = np.array([hi for _, hi in UNKNOWN.values()])[:, None]
+
+
 def unknown(n: int) -> Interval:
-    return Interval(
-        {m: np.full(n, lo) for m, (lo, _) in UNKNOWN.items()},
-        {m: np.full(n, hi) for m, (_, hi) in UNKNOWN.items()},
-        np.zeros(n, dtype=bool),
-    )
+    # Each bound a row of one block: two allocations a round, not one per metric and bound.
+    lo, hi = np.empty((len(UNKNOWN), n)), np.empty((len(UNKNOWN), n))
+    lo[:], hi[:] = _UNKNOWN_LO, _UNKNOWN_HI
+    return Interval(dict(zip(UNKNOWN, lo)), dict(zip(UNKNOWN, hi)), np.zeros(n, dtype=bool))
 
 
 def exact(values: dict[str, np.ndarray], n: int) -> Interval:

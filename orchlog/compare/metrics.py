@@ -74,6 +74,18 @@ class PairTable:
         return len(self.ia)
 
 
+def _hash_state(ha: np.ndarray, hb: np.ndarray) -> np.ndarray:
+    """Per pair, int8: 1 the hashes are equal, 0 they differ, -1 a side has none (b"")."""
+    if ha.dtype == hb.dtype and ha.dtype.kind == "S" and ha.dtype.itemsize % 8 == 0:
+        # NUL-padded: as 64-bit words, "empty" is all zero and equality is equality of every word.
+        wa = np.ascontiguousarray(ha).view(np.uint64).reshape(len(ha), -1)
+        wb = np.ascontiguousarray(hb).view(np.uint64).reshape(len(hb), -1)
+        known, same = wa.any(axis=1) & wb.any(axis=1), (wa == wb).all(axis=1)
+    else:
+        known, same = (ha != b"") & (hb != b""), ha == hb
+    return np.where(known, same.astype(np.int8), np.int8(-1)).astype(np.int8)
+
+
 def _shape_mismatch(a: RecordBatch, b: RecordBatch, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
     len_a, len_b = np.diff(a.shape_off)[ia], np.diff(b.shape_off)[ib]
     known = a.has_shape[ia] & b.has_shape[ib]
@@ -92,7 +104,7 @@ def _shape_mismatch(a: RecordBatch, b: RecordBatch, ia: np.ndarray, ib: np.ndarr
 
 
 def _nan_columns(n: int) -> dict[str, np.ndarray]:
-    return {c: np.full(n, np.nan) for c in COLUMNS}
+    return dict(zip(COLUMNS, np.full((len(COLUMNS), n), np.nan)))  # rows of one block: one allocation
 
 
 def _diff_row(d: TensorDiff) -> dict[str, float]:
@@ -331,13 +343,11 @@ def measure(
     """Metrics for the pairs (ia[p], ib[p]) of two batches; `windows` says which canonical checkpoints may be
     compared on the common window of two extents."""
     n = len(ia)
-    dtype_a, dtype_b = a.dtype[ia].values(), b.dtype[ib].values()
+    dtype_a, dtype_b = a.dtype[ia], b.dtype[ib]
     numel_a, numel_b = a.numel[ia], b.numel[ib]
     numel_mismatch = (numel_a >= 0) & (numel_b >= 0) & (numel_a != numel_b)
-    ha, hb = a.blake3[ia], b.blake3[ib]
-    known = (ha != b"") & (hb != b"")
-    hash_state = np.where(known, (ha == hb).astype(np.int8), np.int8(-1)).astype(np.int8)
-    dtype_mismatch = (dtype_a != dtype_b) & (dtype_a != None) & (dtype_b != None)  # noqa: E711 - elementwise
+    hash_state = _hash_state(a.blake3[ia], b.blake3[ib])
+    dtype_mismatch = (dtype_a.codes >= 0) & (dtype_b.codes >= 0) & ~dtype_a.equal_rows(dtype_b)
     t = PairTable(
         a,
         b,

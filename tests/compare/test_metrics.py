@@ -98,3 +98,16 @@ def test_a_dtype_or_shape_mismatch_is_flagged_and_the_overlap_still_compared():
 def test_different_value_counts_compare_the_common_prefix():
     t, m, basis = _measure(_rec([1.0, 2.0, 3.0], numel=100), _rec([1.0, 2.25], numel=50))
     assert basis == "bounds" and t.numel_mismatch[0] and m["n"] == 2 and m["max_abs"] == 0.25
+
+
+def test_hash_states_read_as_words_agree_with_bytes_compared_one_by_one():
+    from orchlog.compare.metrics import _hash_state
+
+    rng = np.random.default_rng(5)
+    pool = [b"", b"\0", b"ab", b"ab\0", b"a" * 64, b"b" * 64, b"a" * 63 + b"b", b"\0" * 63 + b"x"]
+    ha = np.array([pool[i] for i in rng.integers(0, len(pool), 400)], dtype="S64")
+    hb = np.array([pool[i] for i in rng.integers(0, len(pool), 400)], dtype="S64")
+    expected = [-1 if not x or not y else int(x == y) for x, y in zip(ha.tolist(), hb.tolist())]
+    assert _hash_state(ha, hb).tolist() == expected
+    assert _hash_state(ha.astype("S70"), hb.astype("S70")).tolist() == expected  # not whole words: bytes
+    assert _hash_state(ha[::3], hb[::3]).tolist() == expected[::3]  # strided
