@@ -83,7 +83,8 @@ def _hash_state(ha: np.ndarray, hb: np.ndarray) -> np.ndarray:
         known, same = wa.any(axis=1) & wb.any(axis=1), (wa == wb).all(axis=1)
     else:
         known, same = (ha != b"") & (hb != b""), ha == hb
-    return np.where(known, same.astype(np.int8), np.int8(-1)).astype(np.int8)
+    state: np.ndarray = np.where(known, same.astype(np.int8), np.int8(-1)).astype(np.int8)
+    return state
 
 
 def _shape_mismatch(a: RecordBatch, b: RecordBatch, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
