@@ -88,6 +88,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.which in ("kernel", "all"):
         out["kernel"] = compare_kernel.run(args.mib, args.repeat + 2)
         _print("kernel", out["kernel"])
+        out["kernel_rows"] = compare_kernel.rows(args.repeat + 2)
+        r = out["kernel_rows"]
+        print(
+            f"  {r['pairs']:,} pairs of {r['width']} f32 rows in one call (floor: reading both, {r['floor_s'] * 1e3:.2f} ms)"
+        )
+        for key, label in (("different", "pairs that differ"), ("equal", "equal pairs")):
+            print(f"  {label:<24} {r[key + '_s'] * 1e3:8.2f} ms   {r[key + '_vs_floor']:.2f}x of the floor")
     if args.which in ("e2e", "all"):
         out["e2e"] = {}
         for fmt in args.format or compare_e2e.FORMATS:
