@@ -18,6 +18,7 @@ import dataclasses
 import os
 import stat
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -133,21 +134,27 @@ def gather(
         if not rereadable(trace):
             raise NotRereadable(trace.path)
     prepares = prepare if isinstance(prepare, tuple) else (prepare, prepare)
-    kept: list[RecordBatch] = []
-    truncated = False
-    for trace, side_prepare, stop in zip((trace_a, trace_b), prepares, stop_after):
+
+    def keep(trace: Trace, side_prepare: Prepare, stop: int | None) -> tuple[RecordBatch, bool]:
         parts: list[RecordBatch] = []
-        held = 0
+        held, cut = 0, False
         for batch in _batches(trace, side_prepare, stop):
             rows = select(batch, targets, window)
             if not len(rows):
                 continue
             if held + len(rows) > max_rows:
-                rows = rows[: max(max_rows - held, 0)]
-                truncated = True
+                rows, cut = rows[: max(max_rows - held, 0)], True
             parts.append(batch.take(rows))
             held += len(rows)
             if held >= max_rows:
                 break
-        kept.append(RecordBatch.concat(parts) if parts else RecordBatch.empty())
-    return Neighbourhood(kept[0], kept[1], truncated)
+        return (RecordBatch.concat(parts) if parts else RecordBatch.empty()), cut
+
+    jobs = list(zip((trace_a, trace_b), prepares, stop_after))
+    if prepares[0] is prepares[1] and prepares[0] is not _identity:  # one stateful prepare: one trace at a time
+        kept = [keep(*job) for job in jobs]
+    else:  # both traces at once: the parsers release the GIL, so the second read takes about half as long
+        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="orchlog-diagnose") as pool:
+            kept = list(pool.map(lambda job: keep(*job), jobs))
+    (a, cut_a), (b, cut_b) = kept
+    return Neighbourhood(a, b, cut_a or cut_b)

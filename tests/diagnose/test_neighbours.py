@@ -67,3 +67,42 @@ def test_each_trace_gets_its_own_preparation_and_held_back_records_are_flushed(t
     assert set(nb.b.checkpoint.tolist()) <= {
         f"b:{n}" for n in ("embd", "attn_norm", "Qcur", "attn_out", "ffn_inp", "l_out")
     }
+
+
+def test_two_preparations_read_both_traces_at_once_and_one_shared_reads_them_in_turn(tmp_path):
+    import threading
+
+    a, b = traces(tmp_path, missing_bias_from_layer(1), tokens=6)
+    target = Target("Qcur", 1, "add", 3, 0)
+
+    class Watching:
+        """Notes which threads it runs in, and how many traces it is inside at once."""
+
+        def __init__(self, shared: dict, patience: float):
+            self.shared, self.patience = shared, patience
+
+        def __call__(self, batch):
+            with self.shared["lock"]:
+                self.shared["inside"] += 1
+                self.shared["most"] = max(self.shared["most"], self.shared["inside"])
+                self.shared["threads"].add(threading.get_ident())
+                if self.shared["inside"] == 2:
+                    self.shared["both"].set()
+            self.shared["both"].wait(self.patience)  # until the other trace's read is inside too, or patience ends
+            with self.shared["lock"]:
+                self.shared["inside"] -= 1
+            return batch
+
+    def state():
+        return {"lock": threading.Lock(), "inside": 0, "most": 0, "threads": set(), "both": threading.Event()}
+
+    plain = gather(open_trace(a), open_trace(b), [target], window=2)
+    two = state()
+    apart = gather(open_trace(a), open_trace(b), [target], (Watching(two, 10.0), Watching(two, 10.0)), window=2)
+    assert two["most"] == 2 and len(two["threads"]) == 2  # one thread per trace, reading at the same time
+    one = state()
+    shared = Watching(one, 0.05)
+    in_turn = gather(open_trace(a), open_trace(b), [target], shared, window=2)
+    assert one["most"] == 1  # a single (possibly stateful) preparation never runs twice at once
+    for nb in (apart, in_turn):
+        assert nb.a.offset.tolist() == plain.a.offset.tolist() and nb.b.offset.tolist() == plain.b.offset.tolist()
