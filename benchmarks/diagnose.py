@@ -2,12 +2,14 @@
 """What the diagnosis adds to a compare: the same compare with and without it, in fresh processes.
 
     .venv/bin/python benchmarks/diagnose.py [--tokens 64] [--layers 8] [--width 4096] [--repeat 3]
+    .venv/bin/python benchmarks/diagnose.py --pair .cache/bench/jsonl_1000000_a.jsonl .cache/bench/jsonl_1000000_b.jsonl
 
 Two binary-stream traces (full tensors) of a pretend model: per token, an embedding and per layer six
 records of `width` floats; ours differs from layer `layers // 2` on at every token (a missing bias), so
 the first divergence is at token 0 in the middle of the stack and the compare walks every record. The
 figures: the diagnosis' own time within the run with it (timed inside that run, so the machine's load
 cannot tilt it), the ratio of wall times (best of --repeat each, alternating), and both peak RSS.
+`--pair A B` measures the same on two traces of your own instead (any format).
 """
 
 from __future__ import annotations
@@ -62,13 +64,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--width", type=int, default=4096)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--work", type=Path, default=ROOT / ".cache" / "bench" / "diagnose")
+    parser.add_argument("--pair", type=Path, nargs=2, metavar=("A", "B"), help="two traces to compare instead")
     args = parser.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
-    tag = f"{args.tokens}x{args.layers}x{args.width}"
-    a, b = args.work / f"ref-{tag}.bin", args.work / f"ours-{tag}.bin"
-    if not (a.exists() and b.exists()):
-        write(a, args.tokens, args.layers, args.width, False)
-        write(b, args.tokens, args.layers, args.width, True)
+    if args.pair:
+        a, b = args.pair
+    else:
+        tag = f"{args.tokens}x{args.layers}x{args.width}"
+        a, b = args.work / f"ref-{tag}.bin", args.work / f"ours-{tag}.bin"
+        if not (a.exists() and b.exists()):
+            write(a, args.tokens, args.layers, args.width, False)
+            write(b, args.tokens, args.layers, args.width, True)
     # The diagnosis' own share is timed inside the same run, so the machine's load cannot tilt it.
     code = (
         "import time\n"
@@ -89,9 +95,12 @@ def main(argv: list[str] | None = None) -> int:
     best = {k: min(v, key=lambda r: r["seconds"]) for k, v in runs.items()}
     size = a.stat().st_size + b.stat().st_size
     print(f"machine: {machine()}, load average {load_average():.2f}")
-    print(
-        f"traces: {args.tokens} tokens x {args.layers} layers x 6 records of {args.width} floats, {size / 1e6:,.0f} MB in all"
+    shape = (
+        f"{a} and {b}"
+        if args.pair
+        else f"{args.tokens} tokens x {args.layers} layers x 6 records of {args.width} floats"
     )
+    print(f"traces: {shape}, {size / 1e6:,.0f} MB in all")
     for k in ("without", "with"):
         r = best[k]
         print(f"  compare {k:<8} diagnosis: {r['seconds']:.2f} s  peak RSS {r['peak_rss'] / 1e6:,.0f} MB")
