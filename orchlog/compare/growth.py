@@ -70,11 +70,21 @@ def run_starts(*columns: np.ndarray) -> np.ndarray:
 def _reduce(rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """One row per (token, label): counts add up, extremes combine, the worst pair wins (of equally bad
     pairs, the later one)."""
-    by = np.lexsort((rows["worst_pos"], rows["worst_order"], rows["worst_severity"], rows["label"], rows["token"]))
-    starts = run_starts(rows["token"][by], rows["label"][by])
+    # One int64 sort by (token, label), then each group's worst picked by three maxima in turn (severity,
+    # then order, then place), the last of any tie: what a five-key lexsort gave, at a third of its time.
+    key = _packed(rows["token"], rows["label"])
+    by = np.argsort(key, kind="stable")
+    starts = run_starts(key[by])
     if len(starts) == len(by):
         return rows
-    worst = by[np.r_[starts[1:], len(by)] - 1]  # highest severity sorts last within its group
+    group = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(by)]))
+    candidate = np.ones(len(by), dtype=bool)
+    for field in ("worst_severity", "worst_order", "worst_pos"):  # no NaN: add() makes a NaN severity -inf
+        values = rows[field][by]
+        lowest = -np.inf if values.dtype.kind == "f" else np.iinfo(values.dtype).min
+        most = np.maximum.reduceat(np.where(candidate, values, lowest), starts)
+        candidate &= values == most[group]
+    worst = by[np.maximum.reduceat(np.where(candidate, np.arange(len(by)), -1), starts)]
     first = by[starts]
     return {
         "token": rows["token"][first],

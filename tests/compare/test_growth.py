@@ -124,3 +124,40 @@ def test_per_stage_rows_keep_every_checkpoint_of_every_layer_apart():
         got = {(g.label, g.layer): g.max_abs for g in table.table(tok)}
         assert got.keys() == want.keys()
         assert all(got[k] == want[k] or (np.isnan(got[k]) and np.isnan(want[k])) for k in got)
+
+
+def test_a_round_reduces_to_one_row_per_token_and_label_with_the_worst_pair_as_a_loop_picks_it():
+    from orchlog.compare.growth import _reduce
+
+    rng = np.random.default_rng(4)
+    for _ in range(200):
+        n = int(rng.integers(1, 400))
+        rows = {
+            "token": rng.integers(0, rng.integers(1, 20), n),
+            "label": rng.integers(-3, rng.integers(1, 6), n),
+            "first_order": rng.integers(0, 1000, n),
+            "pairs": np.ones(n, dtype=np.int64),
+            "failed": rng.integers(0, 2, n),
+            "undecided": rng.integers(0, 2, n),
+            "max_abs": rng.random(n),
+            "min_cosine": rng.random(n),
+            "worst_severity": np.where(rng.random(n) < 0.3, -np.inf, rng.integers(0, 3, n).astype(float)),
+            "worst_name": np.arange(n),  # names the row, so the test sees which pair won
+            "worst_tier": rng.integers(0, 4, n),
+            "worst_order": rng.integers(0, 3, n),  # few values: ties in severity, order and place
+            "worst_pos": rng.integers(0, 3, n),
+        }
+        out = _reduce(rows)
+        expected: dict[tuple[int, int], int] = {}
+        for i in range(n):  # the worst pair; of equally bad ones the later (order, place), then the later row
+            key = (int(rows["token"][i]), int(rows["label"][i]))
+            rank = (rows["worst_severity"][i], rows["worst_order"][i], rows["worst_pos"][i])
+            j = expected.get(key)
+            if j is None or rank >= (rows["worst_severity"][j], rows["worst_order"][j], rows["worst_pos"][j]):
+                expected[key] = i
+        got = {(int(t), int(lab)): int(w) for t, lab, w in zip(out["token"], out["label"], out["worst_name"])}
+        assert got == expected
+        for k, (t, lab) in enumerate(zip(out["token"].tolist(), out["label"].tolist())):
+            members = (rows["token"] == t) & (rows["label"] == lab)
+            assert out["pairs"][k] == members.sum() and out["failed"][k] == rows["failed"][members].sum()
+            assert out["first_order"][k] == rows["first_order"][members].min()
