@@ -322,8 +322,8 @@ def _tensor_pairs(t: PairTable, rows: np.ndarray, track_token: int | None) -> np
                 block, done = block[~flagged], plain[take[~flagged]]
             else:
                 done = plain[take]
-            for k, c in enumerate(DIFF_COLUMNS):
-                t.m[c][done] = block[:, k]
+            for c, column in zip(DIFF_COLUMNS, block.T.copy()):  # one transpose, then contiguous rows
+                t.m[c][done] = column
     left = np.ones(len(t), dtype=bool)
     left[done] = False
     rest: np.ndarray = rows[left[rows]]
