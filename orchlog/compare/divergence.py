@@ -152,11 +152,17 @@ class Findings:
     def _add_worst(self, g: Grades, order: np.ndarray, pos: np.ndarray, views: Callable[..., list[PairView]]) -> None:
         sev = np.where(np.isnan(g.severity), -np.inf, g.severity)
         if self.worst and len(self.worst) >= self.top_n:
-            floor = self.worst[-1].severity
-            candidates = np.flatnonzero(sev >= floor)
+            # Only pairs that would displace the last listed one, in by_severity's order: most rounds have
+            # none, and then no views are made at all.
+            last = self.worst[-1]
+            earlier = (order < last.order) | ((order == last.order) & (pos < last.pos))
+            ahead = (sev > last.severity) | ((sev == last.severity) & earlier)
+            candidates = np.flatnonzero(ahead)
         else:
             candidates = np.arange(len(sev))
         candidates = candidates[sev[candidates] > 0]  # pairs that differ at all
+        if not len(candidates):
+            return
         if len(candidates) > self.top_n:
             best = np.lexsort((pos[candidates], order[candidates], -sev[candidates]))
             candidates = candidates[best[: self.top_n]]
