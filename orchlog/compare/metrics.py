@@ -74,13 +74,21 @@ class PairTable:
         return len(self.ia)
 
 
+def _or_of_words(words: np.ndarray) -> np.ndarray:
+    """Each row's words OR-ed together, a column at a time (half the time of any(axis=1) on 8 columns)."""
+    acc: np.ndarray = words[:, 0].copy()
+    for k in range(1, words.shape[1]):
+        acc |= words[:, k]
+    return acc
+
+
 def _hash_state(ha: np.ndarray, hb: np.ndarray) -> np.ndarray:
     """Per pair, int8: 1 the hashes are equal, 0 they differ, -1 a side has none (b"")."""
-    if ha.dtype == hb.dtype and ha.dtype.kind == "S" and ha.dtype.itemsize % 8 == 0:
+    if ha.dtype == hb.dtype and ha.dtype.kind == "S" and ha.dtype.itemsize and ha.dtype.itemsize % 8 == 0:
         # NUL-padded: as 64-bit words, "empty" is all zero and equality is equality of every word.
         wa = np.ascontiguousarray(ha).view(np.uint64).reshape(len(ha), -1)
         wb = np.ascontiguousarray(hb).view(np.uint64).reshape(len(hb), -1)
-        known, same = wa.any(axis=1) & wb.any(axis=1), (wa == wb).all(axis=1)
+        known, same = (_or_of_words(wa) != 0) & (_or_of_words(wb) != 0), _or_of_words(wa ^ wb) == 0
     else:
         known, same = (ha != b"") & (hb != b""), ha == hb
     state: np.ndarray = np.where(known, same.astype(np.int8), np.int8(-1)).astype(np.int8)

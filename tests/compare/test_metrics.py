@@ -111,3 +111,5 @@ def test_hash_states_read_as_words_agree_with_bytes_compared_one_by_one():
     assert _hash_state(ha, hb).tolist() == expected
     assert _hash_state(ha.astype("S70"), hb.astype("S70")).tolist() == expected  # not whole words: bytes
     assert _hash_state(ha[::3], hb[::3]).tolist() == expected[::3]  # strided
+    empty = np.array([b"", b""], dtype="S0")
+    assert _hash_state(empty, empty).tolist() == [-1, -1]  # a column with no room for a hash
