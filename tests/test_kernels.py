@@ -278,3 +278,14 @@ def test_sketch_sums_native_matches_numpy():
     assert np.isnan(native[ia == 3]).all()
     with pytest.raises(IndexError):
         kernels.sketch_sums(sa, np.array([50]), sb, np.array([0]))
+
+
+def test_is_none_finds_none_by_identity_in_any_object_column():
+    column = np.empty(40, dtype=object)
+    column[::3] = [{"token_id": 1}] * len(column[::3])
+    column[1], column[2], column[4] = 0, np.zeros(3), False  # falsy, and one that compares elementwise
+    column[5], column[7] = float("nan"), ""
+    for view in (column, column[::2], column[3:9], column[:0], column[::-1]):
+        expected = [item is None for item in view]
+        assert kernels.is_none(view).tolist() == expected
+        assert kernels.is_none(view, native=False).tolist() == expected

@@ -287,7 +287,7 @@ def _sources(batch: RecordBatch, rows: np.ndarray) -> _Sources:
     has_dtype = batch.dtype.codes[rows] >= 0
     length = batch.data_len[rows]
     itemsize = np.array([DTYPE_SIZES.get(name, 1) for name in kernels.ELEMENT_CODES] + [1])[dtype_code]
-    with_bytes = ((batch.loader[rows] != None) | (length >= 0)) & has_dtype  # noqa: E711 - elementwise
+    with_bytes = (~kernels.is_none(batch.loader[rows]) | (length >= 0)) & has_dtype
     # Bytes in memory go to the kernel only when they hold exactly the record's elements (else flat_tensor
     # decides, one by one, whether they can be read at all).
     inline = with_bytes & (length >= 0) & (dtype_code >= 0) & (length == batch.numel[rows] * itemsize)
@@ -313,7 +313,7 @@ def _tensor_pairs(t: PairTable, rows: np.ndarray, track_token: int | None) -> np
 
     One by one: logits (they need more than differences), pairs compared on a window, and sides that a
     map views, derives or gathers (their tensors are made by their loaders, not read as stored)."""
-    aligned = t.alignment[rows] != None  # noqa: E711 - elementwise on an object array
+    aligned = ~kernels.is_none(t.alignment[rows])
     plain = rows[~t.is_logits[rows] & ~aligned]
     done = np.zeros(0, dtype=np.int64)
     if len(plain) and kernels.NATIVE:
@@ -392,7 +392,7 @@ def measure(
         _summary_windows(t, np.flatnonzero(partial & windowed))
     if (partial & ~windowed).any():
         _partial(t, np.flatnonzero(partial & ~windowed))
-    loaded = (a.loader[ia] != None) | (b.loader[ib] != None)  # noqa: E711 - elementwise on object arrays
+    loaded = ~kernels.is_none(a.loader[ia]) | ~kernels.is_none(b.loader[ib])
     for r in np.flatnonzero(partial & loaded).tolist():  # a view, derivation or gathering still says so
         how = (how_loaded(a.loader[ia[r]]), how_loaded(b.loader[ib[r]]))
         if any(how):

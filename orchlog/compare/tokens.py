@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from orchlog import kernels
 from orchlog.read.batch import NONE, RecordBatch
 
 TOKEN_ID = "token_id"
@@ -32,7 +33,7 @@ TOKEN_ID = "token_id"
 def token_ids(batch: RecordBatch) -> np.ndarray:
     """Each record's token id (int64, NONE where the record does not say)."""
     ids: np.ndarray = np.array(batch.token_id, dtype=np.int64)
-    for i in np.flatnonzero((ids == NONE) & (batch.meta != None)).tolist():  # noqa: E711 - elementwise
+    for i in np.flatnonzero((ids == NONE) & ~kernels.is_none(batch.meta)).tolist():
         ids[i] = _from_meta(batch.meta[i])
     return ids
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from orchlog import kernels
 from orchlog.read.trace import Location, TraceRecord
 from orchlog.schema_gen import COLUMNS, STATS_FIELDS, ColumnSpec, RecordColumns, Stats
 from orchlog.strings import Strings
@@ -177,7 +178,7 @@ class RecordBatch(RecordColumns):
     def has_data(self) -> np.ndarray:
         """Rows whose whole tensor is at hand: tensor bytes in memory or to load, or every value inline."""
         assert self.data_len is not None, "__post_init__ fills it"
-        loadable = self.loader != None  # noqa: E711 - elementwise
+        loadable = ~kernels.is_none(self.loader)
         at_hand: np.ndarray = loadable | (self.data_len >= 0) | self.has_full_values()
         return at_hand
 

@@ -19,10 +19,12 @@
 //                               canonical orchlog JSONL lines -> columns; lines
 //                               it does not recognise are handed back to Python
 //   crc32c(buf, crc=0)          CRC-32C of a buffer (binary frames' checksum)
+//   is_none(column)             which elements of a 1-D object array are None
 //
 // The Python side checks every result against its NumPy twin in the tests.
 #include "crc32c.hpp"
 #include "frames.hpp"
+#include "is_none.hpp"
 #include "jsonl_columns.hpp"
 #include "sketch_sums.hpp"
 #include "tensor_diffs.hpp"
@@ -38,6 +40,7 @@ PYBIND11_MODULE(_kernels, m) {
   m.def("abs_diff_select", &abs_diff_select_t<double>, py::arg("a"), py::arg("b"), py::arg("k"),
         py::arg("isa") = "best");
   m.def("crc32c", &crc32c, py::arg("buf"), py::arg("crc") = 0);
+  m.def("is_none", &is_none, py::arg("column"));
   m.def("parse_orchlog_jsonl", &parse_orchlog_jsonl, py::arg("buf"), py::arg("first_line"));
   m.def("prefix_diffs", &prefix_diffs, py::arg("values_a"), py::arg("offsets_a"), py::arg("rows_a"),
         py::arg("values_b"), py::arg("offsets_b"), py::arg("rows_b"));
