@@ -78,12 +78,14 @@ def _grade_rows(rule: Rule, t: PairTable, rows: np.ndarray) -> tuple[np.ndarray,
         tier = np.searchsorted(np.asarray(rule.bounds), bad_hi, side="right").astype(np.int8)
         tier = np.minimum(tier, WARNING).astype(np.int8)
         reason = np.full(len(rows), "", dtype=object)
+        unsaid = np.ones(len(rows), dtype=bool)  # rows whose reason is still "" (a mask: no string compares)
         if rule.cos_tol is not None:
             c_lo, c_hi = t.lo["cosine"][rows], t.hi["cosine"][rows]
             low = c_hi < rule.cos_tol
             fails |= low
             passes &= c_lo >= rule.cos_tol
             reason[low] = f"cosine < {rule.cos_tol:g}"
+            unsaid &= ~low
             severity = np.fmax(severity, np.where(low, _ratio(1.0 - c_hi, 1.0 - rule.cos_tol), 0.0))
     hash_differs = t.semantics.hash_decides & (t.hash_state[rows] == 0)
     for flag, why in (
@@ -94,7 +96,8 @@ def _grade_rows(rule: Rule, t: PairTable, rows: np.ndarray) -> tuple[np.ndarray,
         (hash_differs, t.semantics.hash_reason),
     ):
         fails |= flag
-        reason[flag & (reason == "")] = why
+        reason[flag & unsaid] = why
+        unsaid &= ~flag
         severity = np.where(flag, np.fmax(severity, np.inf), severity)
     tier = np.where(fails, FAIL, np.where(passes, tier, UNDECIDED_TIER)).astype(np.int8)
     return tier, severity, value, reason, lo, hi

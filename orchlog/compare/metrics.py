@@ -104,10 +104,17 @@ def _shape_mismatch(a: RecordBatch, b: RecordBatch, ia: np.ndarray, ib: np.ndarr
     if len(rows):
         starts_a, starts_b = a.shape_off[ia[rows]], b.shape_off[ib[rows]]
         lengths = len_a[rows]
-        steps = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-        neq = a.shape_dims[np.repeat(starts_a, lengths) + steps] != b.shape_dims[np.repeat(starts_b, lengths) + steps]
-        per_pair = np.add.reduceat(neq.astype(np.int64), np.cumsum(lengths) - lengths)
-        differs[rows] = per_pair > 0
+        if lengths.min() == lengths.max():  # one rank for every pair (the usual round): a 2-D gather
+            span = np.arange(int(lengths[0]))
+            dims_a, dims_b = a.shape_dims[starts_a[:, None] + span], b.shape_dims[starts_b[:, None] + span]
+            differs[rows] = (dims_a != dims_b).any(axis=1)
+        else:
+            steps = np.arange(lengths.sum()) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+            neq = (
+                a.shape_dims[np.repeat(starts_a, lengths) + steps] != b.shape_dims[np.repeat(starts_b, lengths) + steps]
+            )
+            per_pair = np.add.reduceat(neq.astype(np.int64), np.cumsum(lengths) - lengths)
+            differs[rows] = per_pair > 0
     out: np.ndarray = differs
     return out
 

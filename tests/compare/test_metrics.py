@@ -113,3 +113,23 @@ def test_hash_states_read_as_words_agree_with_bytes_compared_one_by_one():
     assert _hash_state(ha[::3], hb[::3]).tolist() == expected[::3]  # strided
     empty = np.array([b"", b""], dtype="S0")
     assert _hash_state(empty, empty).tolist() == [-1, -1]  # a column with no room for a hash
+
+
+@pytest.mark.parametrize("ranks", [(1,), (2,), (0, 1, 2, 3)])
+def test_shape_mismatches_agree_with_comparing_each_pairs_shapes(ranks):
+    from orchlog.compare.metrics import _shape_mismatch
+
+    rng = np.random.default_rng(len(ranks))
+
+    def shape():
+        return tuple(int(d) for d in rng.integers(1, 4, size=int(rng.choice(ranks))))
+
+    shapes_a = [shape() for _ in range(300)]
+    shapes_b = [s if rng.random() < 0.6 else shape() for s in shapes_a]
+    batch = [
+        RecordBatch.from_records([TraceRecord("x", dtype="f32", shape=s, numel=int(np.prod(s))) for s in side])
+        for side in (shapes_a, shapes_b)
+    ]
+    ia, ib = rng.permutation(300), rng.permutation(300)
+    expected = [shapes_a[i] != shapes_b[j] for i, j in zip(ia, ib)]
+    assert _shape_mismatch(batch[0], batch[1], ia, ib).tolist() == expected
