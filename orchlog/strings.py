@@ -87,9 +87,10 @@ class Strings:
     def equal_rows(self, other: Strings) -> np.ndarray:
         """Row by row against a column of the same length: True where both hold the same string (None equals
         nothing). Compares codes, after mapping other's table onto this one's, not the strings of every row."""
-        index = {s: k for k, s in enumerate(self.table)}
-        theirs = np.array([index.get(s, -2) for s in other.table] + [-2], dtype=np.int32)[other.codes]
-        out: np.ndarray = (self.codes >= 0) & (self.codes == theirs)
+        index: dict[str, int] = {}  # each string's first code here (a mapped table may hold one twice, or None)
+        mine = np.array([-1 if s is None else index.setdefault(s, k) for k, s in enumerate(self.table)] + [-1])
+        theirs = np.array([-2 if s is None else index.get(s, -2) for s in other.table] + [-2])
+        out: np.ndarray = (mine[self.codes] >= 0) & (mine[self.codes] == theirs[other.codes])
         return out
 
     def map(self, fn: Callable[[str], str | None]) -> Strings:

@@ -40,3 +40,8 @@ def test_equal_rows_compares_strings_across_tables_and_none_equals_nothing():
         assert Strings.from_values(a).equal_rows(Strings.from_values(b)).tolist() == expected
     empty = Strings.repeat(None, 3)
     assert empty.equal_rows(empty).tolist() == [False] * 3
+    # A mapped table may name a string twice, or hold None: rows still compare by their strings.
+    mapped = Strings(["f32", "f16", "f32", None], np.array([0, 1, 2, 3, -1, 2], dtype=np.int32))
+    other = Strings(["f16", "f32"], np.array([1, 0, 1, 1, 1, 0], dtype=np.int32))
+    assert mapped.equal_rows(other).tolist() == [True, True, True, False, False, False]
+    assert other.equal_rows(mapped).tolist() == [True, True, True, False, False, False]

@@ -363,7 +363,8 @@ def measure(
     numel_a, numel_b = a.numel[ia], b.numel[ib]
     numel_mismatch = (numel_a >= 0) & (numel_b >= 0) & (numel_a != numel_b)
     hash_state = _hash_state(a.blake3[ia], b.blake3[ib])
-    dtype_mismatch = (dtype_a.codes >= 0) & (dtype_b.codes >= 0) & ~dtype_a.equal_rows(dtype_b)
+    said = [d.per_row(lambda s: s is not None, dtype=bool) for d in (dtype_a, dtype_b)]
+    dtype_mismatch = said[0] & said[1] & ~dtype_a.equal_rows(dtype_b)
     t = PairTable(
         a,
         b,
