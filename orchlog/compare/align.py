@@ -117,6 +117,7 @@ class Aligner:
             _Side(t, _prepared(p, prefetch(t.batches())), RecordBatch.empty(), keys_of(RecordBatch.empty()))
             for t, p in ((a, prepare), (b, prepare_b or prepare))
         ]
+        self._read_next: _Side | None = None  # a side to read before pairing again (see __iter__)
 
     @property
     def rows_read(self) -> tuple[int, int]:
@@ -131,6 +132,8 @@ class Aligner:
         return self.sides[1].pending
 
     def _next_side(self) -> _Side | None:
+        if self._read_next is not None and not self._read_next.done:
+            return self._read_next
         live = [s for s in self.sides if not s.done]
         if len(live) < 2:
             return live[0] if live else None
@@ -151,10 +154,18 @@ class Aligner:
             batch = next(side.batches, None)
             if batch is None:
                 side.done = True
-                continue
-            side.rows_read += len(batch)
-            side.pending = RecordBatch.concat([side.pending, batch])
-            side.keys = np.concatenate([side.keys, self.keys_of(batch)])
+            else:
+                side.rows_read += len(batch)
+                side.pending = RecordBatch.concat([side.pending, batch])
+                side.keys = np.concatenate([side.keys, self.keys_of(batch)])
+                other = self.sides[1] if side is self.sides[0] else self.sides[0]
+                if not other.done and 0 < len(other.pending) < len(batch) // 4 and self._read_next is None:
+                    # The other side holds only a few rows (its batches end a few records apart from this
+                    # side's): pairing now would make a round of those few at a whole round's cost, every
+                    # other round. Read its next batch first.
+                    self._read_next = other
+                    continue
+            self._read_next = None
             a, b = self.sides
             ia, ib = match(a.keys, b.keys)
             if len(ia):

@@ -78,3 +78,34 @@ def test_the_backlog_stays_one_batch_when_both_sides_log_alike(tmp_path):
         waiting.append(max(len(rnd.a), len(rnd.b)))
     assert sum(len(r) for r in [aligner.leftover_a, aligner.leftover_b]) == 0
     assert max(waiting) <= 13 + 9
+
+
+def _batched(trace, size):
+    return (big.take(np.arange(i, min(i + size, len(big)))) for big in trace.batches() for i in range(0, len(big), size))
+
+
+def test_batches_that_end_a_few_records_apart_make_rounds_of_a_batch(tmp_path):
+    # Two engines' windows hold a few records more or less each: pairing as soon as one side is read made
+    # every other round one of those few records, at a whole round's cost.
+    recs = [record(f"c{i % 5}", np.full(3, i, np.float32), token_idx=i // 5) for i in range(1000)]
+    a, b = (open_trace(write_frames(tmp_path / f"{n}.bin", recs)) for n in "ab")
+    interner = Interner()
+    aligner = Aligner(a, b, lambda batch: key_matrix(batch, ("checkpoint", "token_idx"), interner))
+    for side, size in zip(aligner.sides, (100, 103)):
+        side.batches = _batched(side.trace, size)
+    rounds = [len(rnd.ia) for rnd in aligner]
+    assert sum(rounds) == 1000 and len(aligner.leftover_a) == len(aligner.leftover_b) == 0
+    # Once the drift reaches a quarter of a batch, a round of the drift is worth its cost: one such round.
+    assert len(rounds) <= 12 and sum(r < 90 for r in rounds) <= 2, rounds
+
+
+def test_a_side_that_ends_while_its_batch_is_awaited_still_pairs_what_it_holds(tmp_path):
+    # b's last batch is a few records, read while a waits for it: the records both hold still pair.
+    recs = [record(f"c{i % 5}", np.full(3, i, np.float32), token_idx=i // 5) for i in range(205)]
+    a, b = (open_trace(write_frames(tmp_path / f"{n}.bin", recs)) for n in "ab")
+    interner = Interner()
+    aligner = Aligner(a, b, lambda batch: key_matrix(batch, ("checkpoint", "token_idx"), interner))
+    for side, size in zip(aligner.sides, (205, 200)):
+        side.batches = _batched(side.trace, size)
+    assert sum(len(rnd.ia) for rnd in aligner) == 205
+    assert len(aligner.leftover_a) == len(aligner.leftover_b) == 0
