@@ -81,7 +81,9 @@ def test_the_backlog_stays_one_batch_when_both_sides_log_alike(tmp_path):
 
 
 def _batched(trace, size):
-    return (big.take(np.arange(i, min(i + size, len(big)))) for big in trace.batches() for i in range(0, len(big), size))
+    return (
+        big.take(np.arange(i, min(i + size, len(big)))) for big in trace.batches() for i in range(0, len(big), size)
+    )
 
 
 def test_batches_that_end_a_few_records_apart_make_rounds_of_a_batch(tmp_path):
