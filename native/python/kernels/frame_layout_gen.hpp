@@ -115,10 +115,20 @@ struct FrameRecord {
   // crc32c: the writer's check over the frame's bytes; not read
 };
 
-// The stats map's keys: the floats (NaN for nil), then the counts.
+// Which of the stats map's keys k is: the floats, then the counts; -1 for none.
+inline int stat_key(std::string_view k) {
+  if (k.size() == 3 && key_is(k, "min")) return 0;
+  if (k.size() == 3 && key_is(k, "max")) return 1;
+  if (k.size() == 4 && key_is(k, "mean")) return 2;
+  if (k.size() == 3 && key_is(k, "rms")) return 3;
+  if (k.size() == 7 && key_is(k, "abs_max")) return 4;
+  if (k.size() == 9 && key_is(k, "nan_count")) return 5;
+  if (k.size() == 9 && key_is(k, "inf_count")) return 6;
+  return -1;
+}
+
+// The stats map: the floats (NaN for nil), then the counts.
 inline bool read_stats(MsgReader& r, double* stats, int64_t* counts) {
-  static const std::string_view names[] = {"min", "max", "mean", "rms", "abs_max", "nan_count", "inf_count"};
-  constexpr int n_names = 7;
   uint32_t n;
   if (!r.container(true, n)) return false;
   for (std::size_t j = 0; j < kStatFloats; ++j) stats[j] = std::numeric_limits<double>::quiet_NaN();
@@ -127,9 +137,7 @@ inline bool read_stats(MsgReader& r, double* stats, int64_t* counts) {
   for (uint32_t i = 0; i < n; ++i) {
     std::string_view k;
     if (!r.str(k)) return false;
-    int which = -1;
-    for (int j = 0; j < n_names; ++j)
-      if (names[j] == k) which = j;
+    const int which = stat_key(k);
     if (which < 0) {
       if (!r.skip()) return false;
       continue;
