@@ -300,6 +300,54 @@ BracketCount bracket_pass(Isa isa, const typename Elem<T, kLoose>::type* a, cons
   return bracket_pass_portable<T, kLoose>(a, b, n, lo, hi, out, cap);
 }
 
+// Every |a-b| at or above lo, in order, into out (room for n + kPassSlack values); returns how many.
+// For the few largest differences of a small array, which sit in any block: AVX-512 stores every
+// block's hits, compressed in a register, hit or not, as a branch on whether a block holds one is taken
+// at random (bracket_pass keeps that branch: its hits are sparse); no count below, no cap to check.
+#if ORCHLOG_X86_SIMD
+ORCHLOG_TARGET_BEGIN("avx512f,popcnt")
+inline size_t at_or_above_avx512(const float* a, const float* b, size_t n, float lo, float* out) {
+  const __m512 vlo = _mm512_set1_ps(lo);
+  const __m512i magnitude = _mm512_set1_epi32(0x7fffffff);
+  size_t kept = 0, i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 d = _mm512_castsi512_ps(_mm512_and_si512(
+        _mm512_castps_si512(_mm512_sub_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i))), magnitude));
+    const __mmask16 in = _mm512_cmp_ps_mask(d, vlo, _CMP_GE_OQ);
+    _mm512_storeu_ps(out + kept, _mm512_maskz_compress_ps(in, d));
+    kept += unsigned(__builtin_popcount(in));
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  return kept + bracket_pass_portable<float>(a + i, b + i, n - i, lo, inf, out + kept, n - i).inside;
+}
+
+inline size_t at_or_above_avx512(const double* a, const double* b, size_t n, double lo, double* out) {
+  const __m512d vlo = _mm512_set1_pd(lo);
+  const __m512i magnitude = _mm512_set1_epi64(0x7fffffffffffffffLL);
+  size_t kept = 0, i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m512d d = _mm512_castsi512_pd(_mm512_and_si512(
+        _mm512_castpd_si512(_mm512_sub_pd(_mm512_loadu_pd(a + i), _mm512_loadu_pd(b + i))), magnitude));
+    const __mmask8 in = _mm512_cmp_pd_mask(d, vlo, _CMP_GE_OQ);
+    _mm512_storeu_pd(out + kept, _mm512_maskz_compress_pd(in, d));
+    kept += unsigned(__builtin_popcount(in));
+  }
+  const double inf = std::numeric_limits<double>::infinity();
+  return kept + bracket_pass_portable<double>(a + i, b + i, n - i, lo, inf, out + kept, n - i).inside;
+}
+ORCHLOG_TARGET_END
+#endif
+
+template <typename T, bool kLoose = false>
+size_t at_or_above(Isa isa, const typename Elem<T, kLoose>::type* a, const typename Elem<T, kLoose>::type* b, size_t n,
+                   T lo, T* out) {
+#if ORCHLOG_X86_SIMD
+  if (isa == Isa::avx512)
+    return at_or_above_avx512(reinterpret_cast<const T*>(a), reinterpret_cast<const T*>(b), n, lo, out);
+#endif
+  return bracket_pass<T, kLoose>(isa, a, b, n, lo, std::numeric_limits<T>::infinity(), out, n).inside;
+}
+
 // The k-th smallest of |a-b| for arrays that fit in cache. Deal the elements
 // into S sets by position (element i to set i mod S, S a multiple of 32 and at
 // least m = n - k), and take each set's largest difference in one pass at
@@ -340,23 +388,33 @@ ORCHLOG_WIDEST void set_maxima(const typename Elem<T, kLoose>::type* a, const ty
 
 // The m-th largest of 1 <= count <= 32 values, 1 <= m <= count, without a branch: the largest value
 // with at least m values at or above it. Each value's count is a lane, so the loops run at vector
-// width with no reduction inside a register.
-template <typename T>
-ORCHLOG_WIDEST T mth_largest_few(const T* v, size_t count, size_t m) {
+// width with no reduction inside a register. The values are padded with -inf to 16 or 32 lanes, so
+// the lane loops have a trip count the compiler knows (with the count's own, fewer than 16 ran
+// scalar: the usual handful of candidates cost as much as all 32 set maxima); -inf is at or above
+// no difference (those are >= 0 or NaN), and never the largest with m values at or above it.
+template <typename T, size_t kLanes>
+ORCHLOG_INTO_CLONES T mth_largest_lanes(const T* v, size_t count, size_t m) {
   using Count = std::conditional_t<sizeof(T) == 4, int32_t, int64_t>;  // lanes as wide as the values
-  Count at_or_above[32] = {};
+  alignas(64) T w[kLanes];
+  alignas(64) Count at_or_above[kLanes] = {};
+  for (size_t j = 0; j < kLanes; ++j) w[j] = j < count ? v[j] : -std::numeric_limits<T>::infinity();
   for (size_t i = 0; i < count; ++i) {
-    const T t = v[i];
+    const T t = w[i];
 #pragma omp simd
-    for (size_t j = 0; j < count; ++j) at_or_above[j] += t >= v[j];
+    for (size_t j = 0; j < kLanes; ++j) at_or_above[j] += t >= w[j];
   }
   T best = -std::numeric_limits<T>::infinity();
 #pragma omp simd reduction(max : best)
-  for (size_t j = 0; j < count; ++j) {
-    const T c = at_or_above[j] >= Count(m) ? v[j] : -std::numeric_limits<T>::infinity();
+  for (size_t j = 0; j < kLanes; ++j) {
+    const T c = at_or_above[j] >= Count(m) ? w[j] : -std::numeric_limits<T>::infinity();
     best = best > c ? best : c;
   }
   return best;
+}
+
+template <typename T>
+ORCHLOG_WIDEST T mth_largest_few(const T* v, size_t count, size_t m) {
+  return count <= 16 ? mth_largest_lanes<T, 16>(v, count, m) : mth_largest_lanes<T, 32>(v, count, m);
 }
 
 // The m-th largest of v[0, count), 1 <= m <= count, possibly reordering v.
@@ -377,7 +435,7 @@ T small_select(const typename Elem<T, kLoose>::type* a, const typename Elem<T, k
   if (sets <= n / 2) {  // else the sets hold an element or two each: nothing to gain over ranking them all
     set_maxima<T, kLoose>(a, b, n, sets, maxima);
     const T floor = mth_largest(maxima, sets, m);
-    kept = bracket_pass<T, kLoose>(isa, a, b, n, floor, std::numeric_limits<T>::infinity(), picked, n).inside;
+    kept = at_or_above<T, kLoose>(isa, a, b, n, floor, picked);
   }
   if (kept < m) {  // no sets to bound the rank with (or NaNs among the maxima): rank every difference
     for (size_t i = 0; i < n; ++i) picked[i] = std::fabs(a[i] - b[i]);
