@@ -94,11 +94,31 @@ def abs_diff_quantile(a: np.ndarray, b: np.ndarray, q: float, native: bool = Tru
     n = a.size
     if n == 0:
         return math.nan
-    k = max(0, math.ceil(q * n) - 1)
+    k = _nearest_rank(q, n)
     if native and _native is not None:
         return float(_native.abs_diff_select(a, b, k))
     ad = np.abs(a - b)
     return float(np.partition(ad, k)[k])
+
+
+def _nearest_rank(q: float, n: int) -> int:
+    return max(0, math.ceil(q * n) - 1)
+
+
+def diff_sums_and_quantile(a: np.ndarray, b: np.ndarray, q: float, native: bool = True) -> tuple[DiffSums, float]:
+    """diff_sums and abs_diff_quantile of one pair, natively in one read of the arrays (large ones are read
+    from memory once, not twice); the quantile is NaN when a side is not finite."""
+    a, b = _as_pair(a, b)
+    if a.size == 0:
+        return diff_sums(a, b, native), math.nan
+    if native and _native is not None:
+        found = _native.pair_metrics(a, b, _nearest_rank(q, a.size))
+        value = found.pop("rank_value")
+        sums = DiffSums(**found)
+    else:
+        sums = _diff_sums_numpy(a, b)
+        value = abs_diff_quantile(a, b, q, native=False) if sums.all_finite else math.nan
+    return sums, float(value) if sums.all_finite else math.nan
 
 
 PREFIX_COLUMNS = (

@@ -92,6 +92,36 @@ def test_quantile_stays_exact_when_the_sample_misleads():
     assert kernels.abs_diff_quantile(a, b, 0.99) == want
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("n", [1000, 40_000, 1 << 20, 2 * (1 << 21) + 4099])  # one read from 32,768; two workers
+def test_sums_with_their_rank_are_the_sums_alone_and_the_exact_rank(dtype, n):
+    # Large pairs take their rank in the same read as the sums: a stretch of the sums, then the bracket
+    # pass over it. The sums must be bit for bit those of the sums alone, the rank the selection's.
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal(n).astype(dtype)
+    b = (a + rng.standard_normal(n) * rng.choice([1e-6, 1e-3, 1.0], n)).astype(dtype)
+    k = int(np.ceil(0.99 * n)) - 1
+    both = kernels._native.pair_metrics(a, b, k)
+    assert both.pop("rank_value") == kernels._native.abs_diff_select(a, b, k) == np.partition(np.abs(a - b), k)[k]
+    assert both == kernels._native.pair_metrics(a, b)
+    sums, q = kernels.diff_sums_and_quantile(a, b, 0.99)
+    twin, q_twin = kernels.diff_sums_and_quantile(a, b, 0.99, native=False)
+    assert q == q_twin == np.partition(np.abs(a - b), k)[k] and sums.all_finite and twin.all_finite
+    assert sums == kernels.diff_sums(a, b)
+
+
+@pytest.mark.parametrize("where", ["in the sample", "between samples"])
+def test_a_non_finite_pair_has_its_sums_and_no_rank(where):
+    n = 1 << 20
+    a = np.random.default_rng(2).standard_normal(n).astype(np.float32)
+    b = a + np.float32(1e-3)
+    b[0 if where == "in the sample" else 63 * 1024 + 100] = np.nan  # the sample reads runs of 64 from the start
+    both = kernels._native.pair_metrics(a, b, n // 2)
+    assert np.isnan(both.pop("rank_value")) and not both["all_finite"]
+    np.testing.assert_equal(both, kernels._native.pair_metrics(a, b))  # NaN sums equal too
+    assert np.isnan(kernels.diff_sums_and_quantile(a, b, 0.99)[1])
+
+
 def _isas() -> list[str]:
     """The bracket pass's kernels this CPU runs (portable always)."""
     if kernels._native is None:

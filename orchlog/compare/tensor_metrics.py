@@ -79,9 +79,8 @@ def tensor_diff(a: np.ndarray, b: np.ndarray, p99: bool = True) -> TensorDiff:
     """Metrics over the common prefix of two flat arrays (f32 stays f32, anything else is f64)."""
     n = min(a.size, b.size)
     a, b = a.reshape(-1)[:n], b.reshape(-1)[:n]
-    sums = kernels.diff_sums(a, b)
+    sums, q = kernels.diff_sums_and_quantile(a, b, P99) if p99 and n else (kernels.diff_sums(a, b), math.nan)
     if sums.all_finite:
-        q = kernels.abs_diff_quantile(a, b, P99) if p99 and n else math.nan
         return _from_sums(sums, q)
     with np.errstate(invalid="ignore"):
         fa, fb = np.isfinite(a), np.isfinite(b)

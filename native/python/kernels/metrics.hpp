@@ -152,21 +152,4 @@ Sums sums_parallel(const T* a, const T* b, size_t n) {
   return parts[0];
 }
 
-template <typename T>
-py::dict pair_metrics_t(py::array_t<T, py::array::c_style> a, py::array_t<T, py::array::c_style> b) {
-  size_t n = size_t(std::min(a.size(), b.size()));
-  Sums s;
-  {
-    py::gil_scoped_release nogil;
-    s = sums_parallel<T>(a.data(), b.data(), n);
-  }
-  py::dict d;
-  d["n"] = n;
-  d["all_finite"] = s.nonfinite == 0;
-  d["sum_abs"] = s.sum_abs, d["sum_d2"] = s.sum_d2, d["sum_a2"] = s.sum_a2, d["sum_b2"] = s.sum_b2;
-  d["max_abs"] = s.max_abs, d["max_rel"] = s.max_rel;
-  d["min_a"] = s.min_a, d["max_a"] = s.max_a, d["min_b"] = s.min_b, d["max_b"] = s.max_b;
-  return d;
-}
-
 }  // namespace orchlog_kernels

@@ -1,7 +1,8 @@
 // orchlog._kernels: the comparer's hot loops, with NumPy fallbacks in orchlog/kernels.py.
 //
-//   pair_metrics(a, b)          one fused pass over two f32/f64 arrays: every
-//                               one-pass difference metric at once
+//   pair_metrics(a, b, k=-1)    one fused pass over two f32/f64 arrays: every
+//                               one-pass difference metric at once, and with
+//                               k >= 0 the k-th smallest |a-b| in the same read
 //   abs_diff_select(a, b, k, isa="best")
 //                               the k-th smallest |a-b| exactly: a sample brackets
 //                               the rank, one vector pass counts and gathers
@@ -33,8 +34,8 @@ using namespace orchlog_kernels;
 
 PYBIND11_MODULE(_kernels, m) {
   m.doc() = "orchlog comparer kernels (see orchlog/kernels.py for the NumPy twins)";
-  m.def("pair_metrics", &pair_metrics_t<float>, py::arg("a"), py::arg("b"));
-  m.def("pair_metrics", &pair_metrics_t<double>, py::arg("a"), py::arg("b"));
+  m.def("pair_metrics", &pair_metrics_t<float>, py::arg("a"), py::arg("b"), py::arg("k") = -1);
+  m.def("pair_metrics", &pair_metrics_t<double>, py::arg("a"), py::arg("b"), py::arg("k") = -1);
   m.def("abs_diff_select", &abs_diff_select_t<float>, py::arg("a"), py::arg("b"), py::arg("k"),
         py::arg("isa") = "best");
   m.def("abs_diff_select", &abs_diff_select_t<double>, py::arg("a"), py::arg("b"), py::arg("k"),

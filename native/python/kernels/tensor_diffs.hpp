@@ -123,9 +123,15 @@ inline double cosine_from_sums(double a2, double b2, double d2) {
 template <typename T, bool kLoose>
 bool row_from(const typename Elem<T, kLoose>::type* a, const typename Elem<T, kLoose>::type* b, size_t n, bool p99,
               std::vector<T>& sel, bool threads, double* out) {
+  // The nearest rank, as kernels.abs_diff_quantile takes it: ceil(0.99 n) - 1.
+  const uint64_t k = uint64_t(std::max(0.0, std::ceil(0.99 * double(n)) - 1));
   Sums s;
+  bool selected = false;  // the rank taken in the same read as the sums (large arrays)
+  T rank_value = 0;
   if constexpr (!kLoose) {
-    if (threads) {
+    if (p99 && n >= kBracketFrom) {
+      selected = sums_and_select<T>(a, b, n, k, threads ? worker_count(n) : 1, s, rank_value);
+    } else if (threads) {
       s = sums_parallel<T>(a, b, n);
     } else {
       sums_range<T>(a, b, n, &s);
@@ -142,10 +148,11 @@ bool row_from(const typename Elem<T, kLoose>::type* a, const typename Elem<T, kL
     return true;
   }
   double q = nan;
-  if (p99 && s.max_abs == 0) {  // equal tensors (a common pair): every difference is +0, nothing to select
+  if (selected) {
+    q = double(rank_value);
+  } else if (p99 && s.max_abs == 0) {  // equal tensors (a common pair): every difference is +0, nothing to select
     q = 0.0;
-  } else if (p99) {  // the nearest rank, as kernels.abs_diff_quantile takes it: ceil(0.99 n) - 1
-    const uint64_t k = uint64_t(std::max(0.0, std::ceil(0.99 * double(n)) - 1));
+  } else if (p99) {
     if constexpr (kLoose) {
       q = double(small_select<T, true>(a, b, n, k, sel));
     } else {
