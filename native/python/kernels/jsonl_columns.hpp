@@ -34,17 +34,13 @@ namespace orchlog_kernels {
 struct Interner {
   std::deque<std::string> names;
   std::unordered_map<std::string_view, int32_t> ids;
-  std::string_view last;  // the name asked for last (it points into `names`), and its id
-  int32_t last_id = -1;
   int32_t id(std::string_view s) {
-    // Most columns repeat one name row after row (a team, a dtype): that costs one compare, not a hash.
-    if (last_id >= 0 && s == last) return last_id;
     auto it = ids.find(s);
-    if (it != ids.end()) return last = it->first, last_id = it->second;
+    if (it != ids.end()) return it->second;
     names.emplace_back(s);
     int32_t i = int32_t(names.size()) - 1;
     ids.emplace(std::string_view(names.back()), i);
-    return last = names.back(), last_id = i;
+    return i;
   }
   py::list to_list() const {
     py::list out;
