@@ -6,11 +6,13 @@ one-pass   max_abs, mean_abs, max_rel, rms (both sides and the difference),
            (the fused native kernel), and the same metrics written as
            plain NumPy (one temporary per step) for comparison
 exact p99  the one-pass metrics plus the exact nearest-rank p99 of |a-b|:
-           the native radix select, and NumPy's np.partition
+           native in one read of the arrays (`kernels.diff_sums_and_quantile`),
+           native as two calls (the sums, then the select), and NumPy's
+           np.partition
 rows       the metrics and exact p99 of 20,000 pairs of rows of 896 f32, in one
            `kernels.tensor_diffs` call, each row off its 4-byte boundary as a
-           binary stream leaves it; once with every pair different, once with
-           every pair equal
+           binary stream leaves it; once with every pair different (and once
+           more without the p99, for its share), once with every pair equal
 Ratios are floor time / metric time, so 1.0 would be "as fast as reading".
 """
 
@@ -18,9 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks.compare_measure import best_of
+from benchmarks.compare_measure import best_of, best_of_each
 from orchlog import kernels
-from orchlog.compare.tensor_metrics import tensor_diff
+from orchlog.compare.tensor_metrics import P99, tensor_diff
 
 
 def numpy_metrics(a: np.ndarray, b: np.ndarray) -> dict:
@@ -54,7 +56,10 @@ def run(mib: int, repeat: int) -> dict:
     floor = best_of(lambda: (a.max(), b.max()), repeat)
     fused = best_of(lambda: kernels.diff_sums(a, b), repeat)
     plain = best_of(lambda: numpy_metrics(a, b), max(1, repeat // 2))
-    with_p99 = best_of(lambda: tensor_diff(a, b, p99=True), repeat)
+    with_p99, two_calls = best_of_each(
+        [lambda: tensor_diff(a, b, p99=True), lambda: (kernels.diff_sums(a, b), kernels.abs_diff_quantile(a, b, P99))],
+        repeat,
+    )
     plain_p99 = best_of(lambda: (numpy_metrics(a, b), numpy_p99(a, b)), max(1, repeat // 2))
     return {
         "array_mib": mib,
@@ -66,6 +71,8 @@ def run(mib: int, repeat: int) -> dict:
         "numpy_vs_floor": floor / plain,
         "fused_with_p99_s": with_p99,
         "fused_with_p99_vs_floor": floor / with_p99,
+        "two_calls_with_p99_s": two_calls,
+        "two_calls_with_p99_vs_floor": floor / two_calls,
         "numpy_with_p99_s": plain_p99,
         "numpy_with_p99_vs_floor": floor / plain_p99,
     }
@@ -81,13 +88,13 @@ def rows(repeat: int, count: int = 20_000, width: int = 896) -> dict:
     starts = np.arange(count, dtype=np.int64) * width * 4 + 1
     counts, codes = np.full(count, width, dtype=np.int64), np.zeros(count, dtype=np.int8)
 
-    def call(a: str, b: str) -> None:
+    def call(a: str, b: str, p99: bool = True) -> None:
         bufs_a, bufs_b = np.empty(count, dtype=object), np.empty(count, dtype=object)
         bufs_a[:], bufs_b[:] = [side[a]] * count, [side[b]] * count
-        kernels.tensor_diffs(bufs_a, starts, counts, codes, bufs_b, starts, counts, codes)
+        kernels.tensor_diffs(bufs_a, starts, counts, codes, bufs_b, starts, counts, codes, p99)
 
     floor = best_of(lambda: (va.max(), vb.max()), repeat)
-    different = best_of(lambda: call("a", "b"), repeat)
+    different, without_p99 = best_of_each([lambda: call("a", "b"), lambda: call("a", "b", p99=False)], repeat)
     equal = best_of(lambda: call("a", "eq"), repeat)
     return {
         "pairs": count,
@@ -95,6 +102,8 @@ def rows(repeat: int, count: int = 20_000, width: int = 896) -> dict:
         "floor_s": floor,
         "different_s": different,
         "different_vs_floor": floor / different,
+        "different_without_p99_s": without_p99,
+        "different_without_p99_vs_floor": floor / without_p99,
         "equal_s": equal,
         "equal_vs_floor": floor / equal,
     }

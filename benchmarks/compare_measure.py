@@ -23,6 +23,18 @@ def best_of(fn: Callable[[], object], repeat: int) -> float:
     return best
 
 
+def best_of_each(fns: list[Callable[[], object]], repeat: int) -> list[float]:
+    """The fastest of `repeat` runs of each function, the functions taking turns: what disturbs one
+    run (another machine's memory traffic, a busy core) falls on all of them alike."""
+    best = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            start = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - start)
+    return best
+
+
 def in_child(code: str, repeat: int = 1) -> dict:
     """Run Python `code` in a fresh interpreter `repeat` times; the best wall time (with the CPU time
     of that run, all threads) and the peak RSS.
