@@ -125,8 +125,12 @@ def batch_from_columns(cols: dict[str, Any], path: str, trace: Trace | None = No
     n = int(cols["n"])
     dtype_names = [DTYPE_ALIASES.get(d, d) for d in cols["dtype_names"]]
     values = cols["values"]
-    narrow = np.isin(cols["dtype"], [i for i, d in enumerate(dtype_names) if d in _NARROW_FLOATS])
-    if narrow.any():
+    # Leading values of narrow floats are rounded to f32, as the Python reader rounds them. A table per
+    # dtype name (and a last False for a code of -1), not np.isin: a tenth of a window's decode time.
+    narrow = np.array([d in _NARROW_FLOATS for d in dtype_names] + [False])[cols["dtype"]]
+    if narrow.all():  # the usual batch: one dtype, f32
+        values[:] = values.astype(np.float32)
+    elif narrow.any():
         mask = np.repeat(narrow, np.diff(cols["val_off"]))
         values[mask] = values[mask].astype(np.float32)
     meta = np.full(n, None, dtype=object)
