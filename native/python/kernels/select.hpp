@@ -548,11 +548,11 @@ T bracket_select(const T* a, const T* b, size_t n, uint64_t k, Isa isa) {
 // A large pair's sums and its rank-k difference in one read of the arrays: the bracket comes from the
 // sample first, then each worker runs the sums and the bracket pass over the same cache-sized stretch
 // in turn, where one after the other each read the whole arrays from memory (two 64 MiB f32 arrays:
-// 9.0 -> 6.3 ms, 256 MiB: 20.8 -> 19.2 ms, best of 25 turns each way; arrays that fit in the
-// last-level cache gain nothing). Stretches are whole sum blocks and the
-// workers split the arrays as sums_parallel does, so the sums are bit for bit those of sums_parallel (or of sums_range
-// for one worker). False, with only the sums done, when the sample holds a NaN (the pair is not finite: no rank is
-// taken).
+// 8.1 -> 5.6 ms, 256 MiB: 32.3 -> 20.5 ms, the two ways in turn; arrays that fit in the last-level
+// cache gain nothing). Stretches are whole sum blocks and the workers split the arrays as
+// sums_parallel does, so the sums are bit for bit those of sums_parallel (of sums_range for one
+// worker). False, with only the sums done, when the sample holds a NaN: the pair is not finite, and
+// no rank is taken.
 template <typename T>
 bool sums_and_select(const T* a, const T* b, size_t n, uint64_t k, unsigned workers, Sums& sums, T& out,
                      Isa isa = best_isa()) {
