@@ -75,6 +75,7 @@ def test_nvcc_compiles_the_cuda_macros_and_the_program_runs_on_any_machine(cuda,
             "-std=c++17",
             "-O2",
             "-DORCH_LOGGING",
+            "-Xcompiler=-Wall,-Wextra",
             f"-I{INCLUDE}",
             str(PROGRAMS / "cuda_log.cu"),
             "-o",
@@ -89,6 +90,7 @@ def test_nvcc_compiles_the_cuda_macros_and_the_program_runs_on_any_machine(cuda,
         timeout=600,
     )
     assert proc.returncode == 0, proc.stderr
+    assert "warning" not in proc.stderr, proc.stderr  # neither nvcc's front end nor the host compiler
     trace = tmp_path / "cuda.jsonl"
     run = subprocess.run(
         [str(exe)],
@@ -99,11 +101,17 @@ def test_nvcc_compiles_the_cuda_macros_and_the_program_runs_on_any_machine(cuda,
     )
     assert run.returncode == 0, run.stderr
     records = _records(trace)
+    host_twins = [("f32", 0), ("offset", 0), ("managed", 0), ("f16", 0), ("api", 0)]
     if "no CUDA device" in run.stdout:
-        assert [(r.checkpoint, r.token_idx) for r in records] == [("tensor", 0)]
-    else:  # a GPU: the device tensor equals the host one
-        assert [(r.checkpoint, r.token_idx) for r in records] == [("tensor", 0), ("tensor", 1)]
-        assert records[0].blake3 == records[1].blake3
+        assert [(r.checkpoint, r.token_idx) for r in records] == host_twins
+    else:  # a GPU: every device tensor reads back equal to its host twin
+        assert "error left: cudaSuccess" in run.stdout, run.stdout
+        by_key = {(r.checkpoint, r.token_idx): r for r in records}
+        assert sorted(by_key) == sorted([*host_twins, *((c, 1) for c, _ in host_twins)])
+        for checkpoint in ("f32", "offset", "managed", "api", "f16"):
+            host, device = by_key[(checkpoint, 0)], by_key[(checkpoint, 1)]
+            assert (device.dtype, device.shape) == (host.dtype, host.shape), checkpoint
+            assert device.blake3 == host.blake3, checkpoint
     assert "warning" not in run.stderr
 
 

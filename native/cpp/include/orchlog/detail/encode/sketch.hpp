@@ -50,6 +50,10 @@ using Rows = std::array<float, kRows>;
 // The kernel's loops over 8 vectors must be unrolled for the vectors to stay in registers.
 #if defined(__clang__)
 #define ORCHLOG_UNROLL_8 _Pragma("unroll")
+#elif defined(__NVCC__) && defined(__CUDACC_VER_MAJOR__) && __CUDACC_VER_MAJOR__ >= 12
+// nvcc's front end passes the GCC pragma on to the host compiler, but warns that it does not know it.
+#define ORCHLOG_UNROLL_8 \
+  _Pragma("nv_diagnostic push") _Pragma("nv_diag_suppress 1675") _Pragma("GCC unroll 8") _Pragma("nv_diagnostic pop")
 #elif defined(__GNUC__)
 #define ORCHLOG_UNROLL_8 _Pragma("GCC unroll 8")
 #else
