@@ -244,11 +244,13 @@ def report_text(report: Report, fmt: str) -> str:
 
 def _compare_on_ray(args: argparse.Namespace, opts: CompareOptions) -> CompareReport:
     from orchlog.scale import compare_partitioned
-    from orchlog.scale.ray_runner import cluster_cpus, connect, ray_runner
+    from orchlog.scale.ray_runner import cluster_cpus, connect, ray_runner, start_workers
 
     address = args.executor[1]
     connect(address)
-    return compare_partitioned(args.a, args.b, opts, ray_runner(address), args.parts or cluster_cpus())
+    parts = args.parts or cluster_cpus()
+    early = start_workers(parts, [args.a, args.b])
+    return compare_partitioned(args.a, args.b, opts, ray_runner(address, early), parts)
 
 
 def _run(args: argparse.Namespace) -> int:

@@ -27,7 +27,7 @@ def open_trace(path: str | os.PathLike[str]) -> Trace:
     return formats.detect(p).open(p)
 
 
-def _trace_files(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+def regular_files(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
     """The regular files below root in name order, and the other entries with why they are skipped."""
     files: list[Path] = []
     skipped: list[tuple[Path, str]] = []
@@ -51,7 +51,7 @@ def directory_members(root: Path) -> tuple[list[Trace], list[Diagnostic]]:
     """The trace files of a directory, opened, in the order a directory trace reads them, and what is
     said about every other file there (why it is not read)."""
     found: list[tuple[Path, formats.Format | None, str]] = []
-    regular, skipped = _trace_files(root)
+    regular, skipped = regular_files(root)
     for f in regular:
         try:
             found.append((f, formats.detect(f), ""))

@@ -17,12 +17,15 @@ system.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from orchlog.compare import CompareOptions, PartialReport
 from orchlog.errors import OrchlogError
+from orchlog.read.paths import regular_files
 from orchlog.scale.plan import PartSpec
 from orchlog.scale.run import Runner, walk_part
 
@@ -51,6 +54,50 @@ def connect(address: str | None) -> Any:
 def cluster_cpus() -> int:
     ray = import_ray()
     return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+def warm_plan(nodes: Sequence[tuple[str, int]], parts: int) -> list[str]:
+    """Which nodes (id, CPUs) to start a worker on, one entry per worker: in turn over the nodes, at most
+    a node's CPUs each and `parts` in all, the nodes the parts may be placed on."""
+    out: list[str] = []
+    for round_ in range(max((cpus for _, cpus in nodes), default=0)):
+        for node, cpus in nodes:
+            if len(out) == parts:
+                return out
+            if round_ < cpus:
+                out.append(node)
+    return out
+
+
+def _files(trace: str) -> list[str]:
+    """Every regular file a trace may read, named as the plan names them."""
+    p = Path(trace)
+    return [str(f) for f in regular_files(p)[0]] if p.is_dir() else [str(p)]
+
+
+@dataclasses.dataclass(frozen=True)
+class EarlyProbe:
+    """What each node answered, or will, about which of `paths` it reads (node id -> a Ray reference)."""
+
+    paths: frozenset[str]
+    answers: dict[str, Any]
+
+
+def start_workers(parts: int, traces: Sequence[str]) -> EarlyProbe:
+    """Start the worker processes the parts will run in now, while this process plans, each asking which
+    of the traces' files its node reads. A Ray job starts its workers on first use (1-2 s a wave); the
+    probe used to start one wave and the parts, once placed, a second."""
+    ray = import_ray()
+    from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
+    paths = sorted({f for t in traces for f in _files(t)})
+    nodes = [(n["NodeID"], int(n.get("Resources", {}).get("CPU", 0))) for n in ray.nodes() if n.get("Alive")]
+    probe = ray.remote(num_cpus=1)(_readable)
+    answers: dict[str, Any] = {}
+    for node in warm_plan(nodes, parts):
+        ref = probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote(paths)
+        answers.setdefault(node, ref)
+    return EarlyProbe(frozenset(paths), answers)
 
 
 def _readable(paths: Sequence[str]) -> dict[str, int]:
@@ -82,8 +129,9 @@ def place(specs: Sequence[PartSpec], readable: dict[str, dict[str, int]]) -> lis
     return [node for _, node in sorted(out)]
 
 
-def ray_runner(address: str | None = None) -> Runner:
-    """Walk the parts as Ray tasks (one CPU each) on the nodes that hold their files."""
+def ray_runner(address: str | None = None, early: EarlyProbe | None = None) -> Runner:
+    """Walk the parts as Ray tasks (one CPU each) on the nodes that hold their files (as `early` says,
+    where it asked about every file the parts read)."""
 
     def run(
         specs: Sequence[PartSpec], a: str, b: str, opts: CompareOptions, key: tuple[str, ...]
@@ -94,9 +142,11 @@ def ray_runner(address: str | None = None) -> Runner:
         paths = sorted({f for s in specs for _, f in s.files_a + s.files_b})
         probe = ray.remote(num_cpus=0)(_readable)
         nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
+        answered = early.answers if early is not None and early.paths.issuperset(paths) else {}
         seen = ray.get(
             [
-                probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote(paths)
+                answered.get(n)
+                or probe.options(scheduling_strategy=NodeAffinitySchedulingStrategy(n, soft=False)).remote(paths)
                 for n in nodes
             ]
         )

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from orchlog.scale.plan import PartSpec
-from orchlog.scale.ray_runner import MISSING, place
+from orchlog.scale.ray_runner import MISSING, place, warm_plan
 from tests.absent import run_without
 from tests.scale.rank_traces import rank_trace_pair
 
@@ -80,3 +80,11 @@ def test_each_part_runs_on_the_least_loaded_node_that_reads_all_its_files():
     assert place(parts, local) == ["n1", "n2", "n2"]
     with pytest.raises(Exception, match="no node of the Ray cluster can read every file of a part"):
         place(parts, {"n1": {"/d/a0": 1}})
+
+
+def test_workers_start_in_turn_over_the_nodes_up_to_each_nodes_cpus_and_the_parts():
+    assert warm_plan([("n1", 4), ("n2", 4)], 6) == ["n1", "n2", "n1", "n2", "n1", "n2"]
+    assert warm_plan([("n1", 1), ("n2", 3)], 8) == ["n1", "n2", "n2", "n2"]
+    assert warm_plan([("n1", 2), ("n2", 0)], 1) == ["n1"]
+    assert warm_plan([], 4) == []
+    assert warm_plan([("n1", 2)], 0) == []
