@@ -78,6 +78,12 @@ def make_weights(seed: int = 7) -> tuple[np.ndarray, list[Layer], np.ndarray, np
     return embed, layers, 1 + 0.1 * rng.standard_normal(HIDDEN), w(VOCAB, HIDDEN, scale=4.0)
 
 
+def mm(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """x @ w.T in the operands' dtype, summed in float64: float32 BLAS kernels sum in an order that
+    depends on the CPU (AVX2 against AVX-512), and the traces must be the same bytes on every machine."""
+    return (x.astype(np.float64) @ w.T.astype(np.float64)).astype(np.result_type(x, w))
+
+
 def rms_norm(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
     return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + EPS) * weight
 
@@ -141,9 +147,9 @@ class Engine:
             add_bias = i == 0 or self.biases_after_layer0
             x = rms_norm(h, L.attn_norm)
             self.log("attn_norm", x, pos, i)
-            q = x @ L.wq.T + (L.bq if add_bias else 0)
-            k = x @ L.wk.T + (L.bk if add_bias else 0)
-            v = x @ L.wv.T + (L.bv if add_bias else 0)
+            q = mm(x, L.wq) + (L.bq if add_bias else 0)
+            k = mm(x, L.wk) + (L.bk if add_bias else 0)
+            v = mm(x, L.wv) + (L.bv if add_bias else 0)
             self.log("Qcur", q, pos, i)
             self.log("Kcur", k, pos, i)
             self.log("Vcur", v, pos, i)
@@ -158,19 +164,19 @@ class Engine:
             scores = np.where(causal[None], scores, -np.inf)
             probs = np.exp(scores - scores.max(axis=-1, keepdims=True))
             probs /= probs.sum(axis=-1, keepdims=True)
-            attn = np.einsum("hts,shd->thd", probs, vals).reshape(len(tokens), HIDDEN) @ L.wo.T
+            attn = mm(np.einsum("hts,shd->thd", probs, vals).reshape(len(tokens), HIDDEN), L.wo)
             self.log("attn_out", attn, pos, i)
             h = h + attn
             x = rms_norm(h, L.ffn_norm)
             self.log("ffn_norm", x, pos, i)
-            gate = x @ L.w_gate.T
-            ffn = ((gate / (1 + np.exp(-gate))) * (x @ L.w_up.T)) @ L.w_down.T
+            gate = mm(x, L.w_gate)
+            ffn = mm((gate / (1 + np.exp(-gate))) * mm(x, L.w_up), L.w_down)
             self.log("ffn_out", ffn, pos, i)
             h = h + ffn
             self.log("l_out", h, pos, i)
         h = rms_norm(h, self.out_norm)
         self.log("result_norm", h, pos)
-        logits = h @ self.lm_head.T
+        logits = mm(h, self.lm_head)
         self.log("result_output", logits, pos)
         self.step += 1
         return logits
