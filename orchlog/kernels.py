@@ -215,11 +215,8 @@ def _prefix_matrix(
         ranked = np.sort(np.where(both, ad, np.inf), axis=1)
         k = np.clip(np.ceil(0.99 * count).astype(np.int64) - 1, 0, width - 1)
         p99 = np.take_along_axis(ranked, k[:, None], axis=1)[:, 0]
-        cos = np.where(
-            (sa2 == 0) | (sb2 == 0),
-            np.where(sa2 == sb2, 1.0, 0.0),
-            (sa2 + sb2 - sd2) / (2.0 * np.sqrt(sa2) * np.sqrt(sb2)),
-        )
+        norms = np.where(sa2 == sb2, sa2, np.sqrt(sa2) * np.sqrt(sb2))  # as cosine_from_sums takes them
+        cos = np.where((sa2 == 0) | (sb2 == 0), np.where(sa2 == sb2, 1.0, 0.0), (sa2 + sb2 - sd2) / (2.0 * norms))
         out = np.column_stack(
             [
                 m,

@@ -41,12 +41,15 @@ def cosine_from_sums(sum_a2: float, sum_b2: float, sum_d2: float) -> float:
     """cos(a, b) from |a|², |b|² and |a-b|².
 
     a·b = (|a|² + |b|² - |a-b|²) / 2 loses nothing when a and b are close,
-    which is when the digits of the cosine matter.
+    which is when the digits of the cosine matter. Equal squared norms make
+    the norms' product |a|² itself, not sqrt(|a|²)² rounded, so identical
+    tensors read exactly 1 whatever order their sums were added in
+    (native/python/kernels/cosine.hpp is the same function).
     """
     if sum_a2 == 0 or sum_b2 == 0:
         return 1.0 if sum_a2 == sum_b2 else 0.0
-    cos = (sum_a2 + sum_b2 - sum_d2) / (2.0 * math.sqrt(sum_a2) * math.sqrt(sum_b2))
-    return min(1.0, max(-1.0, cos))
+    norms = sum_a2 if sum_a2 == sum_b2 else math.sqrt(sum_a2) * math.sqrt(sum_b2)
+    return min(1.0, max(-1.0, (sum_a2 + sum_b2 - sum_d2) / (2.0 * norms)))
 
 
 def _from_sums(s: kernels.DiffSums, p99: float, mismatch: int = 0) -> TensorDiff:

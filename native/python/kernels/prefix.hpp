@@ -18,6 +18,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cosine.hpp"
 #include "select.hpp"
 
 namespace orchlog_kernels {
@@ -66,13 +67,7 @@ void prefix_row(const double* x, const double* y, int64_t m, std::vector<double>
     std::nth_element(scratch.begin(), nth, scratch.end());
     p99 = *nth;
   }
-  double cosine;
-  if (sum_a2 == 0 || sum_b2 == 0) {
-    cosine = sum_a2 == sum_b2 ? 1.0 : 0.0;
-  } else {
-    cosine = (sum_a2 + sum_b2 - sum_d2) / (2.0 * std::sqrt(sum_a2) * std::sqrt(sum_b2));
-    cosine = std::min(1.0, std::max(-1.0, cosine));
-  }
+  const double cosine = cosine_from_sums(sum_a2, sum_b2, sum_d2);
   const double n = double(count);
   double row[kPrefixColumns] = {double(m),
                                 mismatch ? INFINITY : max_abs,

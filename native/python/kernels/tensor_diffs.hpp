@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "cosine.hpp"
 #include "select.hpp"
 
 namespace orchlog_kernels {
@@ -110,13 +111,6 @@ struct PairScratch {
   std::vector<float> fa, fb, fsel;
   std::vector<double> da, db, dsel;
 };
-
-// cos(a, b) from the sums, as tensor_metrics.cosine_from_sums has it.
-inline double cosine_from_sums(double a2, double b2, double d2) {
-  if (a2 == 0 || b2 == 0) return a2 == b2 ? 1.0 : 0.0;
-  double cos = (a2 + b2 - d2) / (2.0 * std::sqrt(a2) * std::sqrt(b2));
-  return std::min(1.0, std::max(-1.0, cos));
-}
 
 // One pair's row from its elements (kLoose: read in place, at any alignment); returns false (the row
 // left alone) when either side holds a NaN or Inf.
