@@ -130,6 +130,8 @@ def test_the_rust_crate_built_from_the_copy_writes_the_new_fields(repo_root, che
     )
     (crate / "src" / "main.rs").write_text(RUST)
     shutil.copy(dependency / "Cargo.lock", crate / "Cargo.lock")  # the crate's pinned dependencies, offline
+    # ... from the registry cache, which is empty on a fresh machine until something has fetched them.
+    subprocess.run([cargo.cargo(), "fetch", "--locked", "--quiet"], cwd=dependency, env=cargo.env(), check=True)
     target = repo_root / ".cache" / "cargo-extended"  # kept between runs: only the copied crate recompiles
     subprocess.run(
         [cargo.cargo(), "build", "--quiet", "--offline"],
