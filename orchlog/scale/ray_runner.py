@@ -3,10 +3,11 @@
 `--executor ray` starts a Ray instance on this machine; `--executor
 ray:ADDRESS` joins a running cluster (`ray start --head` on one node, `ray
 start --address HEAD:6379` on the others; docs/scale.md). Where a part's
-files are is asked, not assumed: a small task pinned to each live node says
-which of the trace files that node can read (size included), and each part
-runs, pinned by node affinity, on a node that reads all its files (with
-the sizes this process sees), the least loaded in bytes among them. On a
+files are is asked, not assumed: tasks pinned to each live node, started
+with the workers the parts will use, say which of the trace files that node
+can read (size included), and each part runs, pinned by node affinity, on
+a node that reads all its files (with the sizes this process sees), the
+least loaded in bytes among them. On a
 shared file system every node qualifies and the parts spread by bytes;
 where each node keeps its ranks' traces on a local disk under the same
 path, each part goes to the node that holds them. This process reads the
