@@ -42,18 +42,18 @@ def write_jsonl(path: Path, records: Iterable[RecordInput], head: HeaderInput | 
     return path
 
 
-def emit_jsonl(path: Path, records: Iterable[RecordInput]) -> Path:
-    """The same records written by the C++ emitter (orchlog.log), for tests that need tens of thousands:
-    about 10 us a record against the reference encoder's 3 ms. Only the run header and `seq` (counted by
-    the emitter) differ from write_jsonl's; the records' key fields, team and leading-values count carry."""
+def emit(path: Path, records: Iterable[RecordInput], mode: str = "summary") -> Path:
+    """The same records written by the C++ emitter (orchlog.log), for tests that need many or large ones:
+    about 10 us a small record against the reference encoder's 3 ms. Mode "summary" writes JSONL, "full"
+    a binary stream with the tensors. Only the run header and `seq` (counted by the emitter) differ from
+    write_jsonl's and write_frames'; the records' key fields, team and leading-values count carry."""
     import orchlog
     from orchlog.encoding.dtypes import storage_dtype
 
     items = iter(records)
     first = next(items, None)
-    orchlog.configure(
-        path=str(path), mode="summary", team=first.team if first else "", values=first.values if first else 10
-    )
+    team, values = (first.team, first.values) if first else ("", 10)
+    orchlog.configure(path=str(path), mode=mode, team=team, values=values)
     try:
         for r in [first, *items] if first else []:
             array = np.frombuffer(r.data, dtype=storage_dtype(r.dtype)).reshape(r.shape)

@@ -15,8 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from orchlog.encoding.record import encode_header, encode_record
-from tests.tracegen import header, record
+from tests.tracegen import emit, record
 
 TENSOR = 2 << 20  # elements: 8 MiB of f32
 PAIR_BYTES = 2 * 4 * TENSOR
@@ -33,14 +32,14 @@ print(json.dumps({"pairs": report.findings.pairs, "peak": peak}))
 def _write(path, records, offset):
     rng = np.random.default_rng(0)
     base = rng.standard_normal(TENSOR).astype(np.float32)
-    with open(path, "wb") as f:
-        f.write(encode_header(header())[1])
-        for i in range(records):
-            f.write(
-                encode_record(
-                    record("l_out", np.roll(base, i) + np.float32(offset), layer=i % 32, token_idx=i // 32, seq=i)
-                ).frame
-            )
+    emit(
+        path,
+        (
+            record("l_out", np.roll(base, i) + np.float32(offset), layer=i % 32, token_idx=i // 32)
+            for i in range(records)
+        ),
+        mode="full",
+    )
 
 
 def _peak(tmp_path, records):

@@ -14,7 +14,7 @@ import numpy as np
 from orchlog.compare import CompareOptions, compare
 from tests.compare.pages import write_runs
 from tests.compare.runs import from_layer, run
-from tests.tracegen import emit_jsonl, record, write_jsonl
+from tests.tracegen import emit, record, write_jsonl
 
 
 def _report(tmp_path, bug=from_layer(1, 1, "Qcur"), tokens=3, **opts):
@@ -164,8 +164,8 @@ def test_cli_writes_the_page_and_exits_1_on_divergence(tmp_path):
 
 def test_the_heatmap_keeps_every_token_after_the_divergence_is_known(tmp_path):
     # Enough records for many rounds: the rounds after the first failing logits still reach the heatmap.
-    a = emit_jsonl(tmp_path / "a.jsonl", run(tokens=2000))
-    b = emit_jsonl(tmp_path / "b.jsonl", run(tokens=2000, bug=from_layer(1, 1, "Qcur")))
+    a = emit(tmp_path / "a.jsonl", run(tokens=2000))
+    b = emit(tmp_path / "b.jsonl", run(tokens=2000, bug=from_layer(1, 1, "Qcur")))
     r = compare(a, b, CompareOptions(heatmap=True))
     heat = _data(r.to_html(), "heat-all")
     assert heat["first"][0] == 0 and heat["last"][-1] == 1999

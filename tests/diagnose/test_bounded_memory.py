@@ -14,8 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from orchlog.encoding.record import encode_header, encode_record
-from tests.tracegen import header, record
+from tests.tracegen import emit, record
 
 TENSOR = 2 << 20  # elements: 8 MiB of f32
 PAIR_BYTES = 2 * 4 * TENSOR
@@ -33,11 +32,8 @@ print(json.dumps({"ran": d.ran, "kinds": [f.kind for f in d.findings], "peak": p
 def _write(path, records, offset):
     rng = np.random.default_rng(0)
     base = rng.standard_normal(TENSOR).astype(np.float32)
-    with open(path, "wb") as f:
-        f.write(encode_header(header())[1])
-        for i in range(records):
-            values = np.roll(base, i) + np.float32(offset if i >= records // 2 else 0.0)
-            f.write(encode_record(record("l_out", values, layer=i, token_idx=0, seq=i)).frame)
+    shifted = (np.roll(base, i) + np.float32(offset if i >= records // 2 else 0.0) for i in range(records))
+    emit(path, (record("l_out", values, layer=i, token_idx=0) for i, values in enumerate(shifted)), mode="full")
 
 
 def _peak(tmp_path, records):
