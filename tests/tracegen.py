@@ -1,7 +1,8 @@
-"""Build small traces for tests with the reference encoder."""
+"""Build traces for tests: small ones with the reference encoder, large ones (emit) with the C++ emitter."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -45,17 +46,18 @@ def write_jsonl(path: Path, records: Iterable[RecordInput], head: HeaderInput | 
 def emit(path: Path, records: Iterable[RecordInput], mode: str = "summary") -> Path:
     """The same records written by the C++ emitter (orchlog.log), for tests that need many or large ones:
     about 10 us a small record against the reference encoder's 3 ms. Mode "summary" writes JSONL, "full"
-    a binary stream with the tensors. Only the run header and `seq` (counted by the emitter) differ from
-    write_jsonl's and write_frames'; the records' key fields, team and leading-values count carry."""
+    a binary stream with the tensors. token_idx, layer, stage and step carry, and the first record's team
+    and leading-values count hold for all; the run header and `seq` (counted by the emitter) are the
+    emitter's own."""
     import orchlog
     from orchlog.encoding.dtypes import storage_dtype
 
     items = iter(records)
     first = next(items, None)
     team, values = (first.team, first.values) if first else ("", 10)
-    orchlog.configure(path=str(path), mode=mode, team=team, values=values)
+    orchlog.configure(path=str(path), mode=mode, team=team, values="all" if values < 0 else values)
     try:
-        for r in [first, *items] if first else []:
+        for r in itertools.chain([first] if first else [], items):
             array = np.frombuffer(r.data, dtype=storage_dtype(r.dtype)).reshape(r.shape)
             orchlog.log(r.checkpoint, array, token_idx=r.token_idx, layer=r.layer, stage=r.stage, step=r.step)
     finally:
