@@ -7,10 +7,10 @@ files are is asked, not assumed: tasks pinned to each live node, started
 with the workers the parts will use, say which of the trace files that node
 can read (size included), and each part runs, pinned by node affinity, on
 a node that reads all its files (with the sizes this process sees), the
-least loaded in bytes among them. On a
-shared file system every node qualifies and the parts spread by bytes;
-where each node keeps its ranks' traces on a local disk under the same
-path, each part goes to the node that holds them. This process reads the
+least loaded in bytes among them. On a shared file system every node
+qualifies and the parts spread by bytes; where each node keeps its ranks'
+traces on a local disk under the same path, each part goes to the node
+that holds them. This process reads the
 files too (the first records of each, to plan; the diagnosis reads around
 the first divergence), so it must see every file: a shared or mounted file
 system.
