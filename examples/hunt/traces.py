@@ -33,8 +33,8 @@ HF_INPUTS = ("**.self_attn.o_proj", "**.post_attention_layernorm", "**.mlp.down_
 class _Run:
     """An orchlog run of this process, closed on exit (the emitter is process-wide)."""
 
-    def __init__(self, path: Path, team: str) -> None:
-        orchlog.configure(path=str(path), mode="full", team=team, select="")
+    def __init__(self, path: Path, team: str, mode: str = "full") -> None:
+        orchlog.configure(path=str(path), mode=mode, team=team, select="")
 
     def __enter__(self) -> _Run:
         return self
@@ -48,8 +48,11 @@ def llama_trace(gguf: Path, out: Path, program: Path | None = None, scenario: Sc
     return out
 
 
-def numpy_trace(gguf: Path, out: Path, bugs: Bug = Bug.NONE, scenario: Scenario = DEFAULT_SCENARIO) -> Path:
-    """Every stage of the NumPy engine, each record with the token id of its position."""
+def numpy_trace(
+    gguf: Path, out: Path, bugs: Bug = Bug.NONE, scenario: Scenario = DEFAULT_SCENARIO, mode: str = "full"
+) -> Path:
+    """Every stage of the NumPy engine, each record with the token id of its position (whole tensors, or
+    summaries with `mode="summary"`)."""
     token_ids = scenario.prompt + scenario.decode
 
     def observe(checkpoint, layer, token_idx, step, array, stage=None):
@@ -63,7 +66,7 @@ def numpy_trace(gguf: Path, out: Path, bugs: Bug = Bug.NONE, scenario: Scenario 
             token_id=token_ids[token_idx],
         )
 
-    with _Run(out, f"numpy{'+' + bugs.name.lower() if bugs else ''}"):
+    with _Run(out, f"numpy{'+' + bugs.name.lower() if bugs else ''}", mode):
         run_numpy_engine(gguf, scenario, bugs=bugs, observe=observe)
     return out
 

@@ -46,6 +46,23 @@ class Bug(enum.Flag):
     # (`range(n_layer - 1)`): the last layer's V projection runs without its
     # bias. One stage of one layer is wrong; every later record inherits it.
     LAST_LAYER_NO_V_BIAS = enum.auto()
+    # The attention norm normalizes but never multiplies by its weight (a
+    # fused kernel's "weight" argument left null): attn_norm is off by each
+    # channel's weight, at every layer and token.
+    ATTN_NORM_WITHOUT_WEIGHT = enum.auto()
+    # SwiGLU's gate and up projections are swapped: silu(up) * gate instead
+    # of silu(gate) * up (the two matrices are stored side by side).
+    SWAPPED_SWIGLU = enum.auto()
+    # RoPE rotates adjacent pairs (2i, 2i+1), the `llama` layout, on a model
+    # whose heads rotate their two halves (qwen2 is NEOX-style): every
+    # position but 0 is rotated wrongly.
+    ROPE_ADJACENT_PAIRS = enum.auto()
+    # The attention scores skip the 1/sqrt(head_dim) scale: softmax runs at
+    # a temperature of 1/sqrt(head_dim), sharper in every head.
+    KQ_UNSCALED = enum.auto()
+    # The RMSNorm epsilon is a hard-coded 1e-5 (a Llama default) rather than
+    # the file's 1e-6: a small change, largest where activations are small.
+    EPS_HARD_CODED = enum.auto()
 
     @classmethod
     def parse(cls, names: str) -> Bug:

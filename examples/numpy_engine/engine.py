@@ -47,7 +47,10 @@ class NumpyQwen2Engine:
 
     def _block(self, layer: int, x: np.ndarray, positions: np.ndarray, call: ForwardCall) -> np.ndarray:
         w = lambda name: self.w[f"blk.{layer}.{name}"]  # noqa: E731
-        h = self._rms_norm(x, w("attn_norm.weight"))
+        norm_weight = w("attn_norm.weight")
+        if Bug.ATTN_NORM_WITHOUT_WEIGHT in self.bugs:
+            norm_weight = np.ones_like(norm_weight)
+        h = self._rms_norm(x, norm_weight)
         self._emit("attn_norm", layer, call, h)
         attn = self._attention(layer, h, positions, call)
         attn_out = attn @ w("attn_output.weight").T
@@ -62,7 +65,7 @@ class NumpyQwen2Engine:
         self._emit("ffn_gate", layer, call, gate)
         up = h @ w("ffn_up.weight").T
         self._emit("ffn_up", layer, call, up)
-        act = _silu(gate) * up
+        act = _silu(up) * gate if Bug.SWAPPED_SWIGLU in self.bugs else _silu(gate) * up
         self._emit("ffn_swiglu", layer, call, act)
         ffn_out = act @ w("ffn_down.weight").T
         if Bug.BF16_FFN_OUT in self.bugs:
@@ -99,18 +102,20 @@ class NumpyQwen2Engine:
         keys, values = np.repeat(keys, group, axis=1), np.repeat(values, group, axis=1)
 
         kq = np.einsum("thd,shd->ths", q, keys)  # every cached position, before scaling and masking (ggml's kq)
-        self._emit("kq", layer, call, kq)
-        scores = kq * np.float32(1.0 / np.sqrt(hp.head_dim))
+        self._emit_causal("kq", layer, call, kq)
+        scores = kq if Bug.KQ_UNSCALED in self.bugs else kq * np.float32(1.0 / np.sqrt(hp.head_dim))
         # Causal: the token at position p sees cache positions 0..p.
         scores = np.where(np.arange(n_kv)[None, None, :] <= positions[:, None, None], scores, -np.inf)
         probs = _softmax(scores)
-        self._emit("kq_soft_max", layer, call, probs)
+        self._emit_causal("kq_soft_max", layer, call, probs)
         out = np.einsum("ths,shd->thd", probs, values).reshape(n_tokens, hp.n_embd)
         self._emit("kqv_out", layer, call, out)
         return out
 
     def _rope(self, q: np.ndarray, k: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         cos, sin = _rope_tables(positions, self.hp.head_dim, self.hp.rope_theta)
+        if Bug.ROPE_ADJACENT_PAIRS in self.bugs:
+            return _rotate_adjacent(q, cos, sin), _rotate_adjacent(k, cos, sin)
         if Bug.ROPE_K_PER_Q_HEAD not in self.bugs:
             return _rotate_neox(q, cos, sin), _rotate_neox(k, cos, sin)
         # The incident's loop: one pass per Q head, rotating the K head it shares.
@@ -131,7 +136,8 @@ class NumpyQwen2Engine:
     def _rms_norm(self, x: np.ndarray, weight: np.ndarray) -> np.ndarray:
         # Mean square accumulated in float64, as ggml does, then scaled in float32.
         mean_square = np.mean(np.square(x, dtype=np.float64), axis=-1, keepdims=True)
-        scale = (1.0 / np.sqrt(mean_square + self.hp.rms_norm_eps)).astype(np.float32)
+        eps = 1e-5 if Bug.EPS_HARD_CODED in self.bugs else self.hp.rms_norm_eps
+        scale = (1.0 / np.sqrt(mean_square + eps)).astype(np.float32)
         return (x * scale) * weight
 
     def _emit(
@@ -141,6 +147,15 @@ class NumpyQwen2Engine:
             return
         for row, position in zip(rows, call.positions):
             self.observe(checkpoint, layer, position, call.step, row, stage=stage)
+
+
+    def _emit_causal(self, checkpoint: str, layer: int, call: ForwardCall, rows: np.ndarray) -> None:
+        """Attention rows [token, head, cell], each token's cut to the cells it attends to (positions 0 to its
+        own), as orchlog's ggml adapter logs llama.cpp's."""
+        if self.observe is None:
+            return
+        for row, position in zip(rows, call.positions):
+            self.observe(checkpoint, layer, position, call.step, row[:, : position + 1])
 
 
 def _rope_tables(positions: np.ndarray, head_dim: int, theta: float) -> tuple[np.ndarray, np.ndarray]:
@@ -155,6 +170,14 @@ def _rotate_neox(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     half = x.shape[-1] // 2
     x0, x1 = x[..., :half], x[..., half:]
     return np.concatenate([x0 * cos - x1 * sin, x0 * sin + x1 * cos], axis=-1)
+
+
+def _rotate_adjacent(x: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
+    """The `llama` layout's RoPE: element 2i pairs with element 2i + 1."""
+    x0, x1 = x[..., 0::2], x[..., 1::2]
+    out = np.empty_like(x)
+    out[..., 0::2], out[..., 1::2] = x0 * cos - x1 * sin, x0 * sin + x1 * cos
+    return out
 
 
 def _round_to_bf16(x: np.ndarray) -> np.ndarray:

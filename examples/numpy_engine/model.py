@@ -59,7 +59,7 @@ def load_model(path: str | Path, bugs: Bug = Bug.NONE) -> Model:
         rope_theta=_field(reader, f"{arch}.rope.freq_base", default=10000.0),
         rms_norm_eps=eps,
     )
-    return Model(hparams=hparams, weights=read_gguf_tensors(path))
+    return Model(hparams=hparams, weights=read_gguf_tensors(path, dequantize=True))
 
 
 def _field(reader: gguf.GGUFReader, key: str, default=_REQUIRED):

@@ -47,13 +47,20 @@ def write_gguf(path: str | Path, weights: dict[str, np.ndarray], config: TinyQwe
     return path
 
 
-def read_gguf_tensors(path: str | Path) -> dict[str, np.ndarray]:
-    """Every tensor of an f32 GGUF, copied out of the memory map, in NumPy (HF) shape."""
+def read_gguf_tensors(path: str | Path, dequantize: bool = False) -> dict[str, np.ndarray]:
+    """Every tensor of a GGUF, copied out of the memory map, in NumPy (HF) shape, as float32. Quantized
+    and half-precision tensors (a file from llama.cpp's quantizer) are refused unless `dequantize`, which
+    widens them as ggml does: the weights an engine computing in float32 on that file runs."""
     reader = gguf.GGUFReader(str(path))
     tensors = {}
     for tensor in reader.tensors:
-        if tensor.tensor_type != gguf.GGMLQuantizationType.F32:
-            raise ValueError(f"{tensor.name}: expected F32, found {tensor.tensor_type.name}")
         numpy_shape = tuple(int(n) for n in reversed(tensor.shape))
-        tensors[tensor.name] = np.array(tensor.data, dtype=np.float32).reshape(numpy_shape)
+        kind = tensor.tensor_type
+        if kind == gguf.GGMLQuantizationType.F32:
+            tensors[tensor.name] = np.array(tensor.data, dtype=np.float32).reshape(numpy_shape)
+        elif dequantize:
+            widened = gguf.quants.dequantize(np.asarray(tensor.data), kind)
+            tensors[tensor.name] = np.ascontiguousarray(widened, dtype=np.float32).reshape(numpy_shape)
+        else:
+            raise ValueError(f"{tensor.name}: expected F32, found {kind.name} (dequantize=True widens it)")
     return tensors

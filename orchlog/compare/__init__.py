@@ -32,6 +32,7 @@ from orchlog.compare.grading import grade
 from orchlog.compare.keys import DEFAULT_KEY, Interner, key_matrix
 from orchlog.compare.metrics import measure
 from orchlog.compare.namemap import load_maps
+from orchlog.compare.noise import DEFAULT_MULTIPLE, NoiseTable, measure_noise, noise_ratios
 from orchlog.compare.partial import PartialReport, SideState, renumber
 from orchlog.compare.result import (
     DIVERGED,
@@ -83,6 +84,9 @@ class CompareOptions:
     exact: bool = False  # any hash difference fails, in every format
     require_all: bool = False  # reference records without a partner, or malformed lines, fail the comparison
     allow_missing: tuple[str, ...] = ()  # globs over checkpoint names that require_all excuses
+    noise: tuple[str, ...] = ()  # second references: their difference from a is the noise a pair is graded on
+    noise_multiple: float = DEFAULT_MULTIPLE  # ... passing below this many times the noise
+    maps_noise: list[str] = dataclasses.field(default_factory=list)  # maps for the second references only
 
 
 def _as_trace(t: Trace | str | os.PathLike[str]) -> Trace:
@@ -143,6 +147,23 @@ def _sides(opts: CompareOptions) -> tuple[Side, Side]:
     )
 
 
+def noise_tables(trace_a: Trace, opts: CompareOptions, key: tuple[str, ...], setup: _Setup) -> list[NoiseTable]:
+    """The noise each second reference (opts.noise) shows against the reference, at every reference record."""
+    tables = []
+    for path in opts.noise:
+        side_ref = Side(load_maps(opts.maps_a + opts.maps))
+        side_ref2 = Side(load_maps(opts.maps_noise + opts.maps))
+        windows = _windows(opts, side_ref, side_ref2, setup.tolerances)
+        tables.append(measure_noise(trace_a, open_trace(path), key, side_ref, side_ref2, setup.is_logits, windows))
+    return tables
+
+
+def _windows(opts: CompareOptions, side_a: Side, side_b: Side, tolerances: Tolerances) -> Callable[[str | None], bool]:
+    """Which canonical checkpoints may be compared on the common window of two extents."""
+    windowed = glob_matcher(opts.windows + side_a.names.windows + side_b.names.windows)
+    return lambda name: windowed(name) or tolerances.rule_for(name or "").window
+
+
 def walk(
     a: Trace | str | os.PathLike[str],
     b: Trace | str | os.PathLike[str],
@@ -156,11 +177,9 @@ def walk(
     trace_a, trace_b = _as_trace(a), _as_trace(b)
     setup = _Setup.of(trace_a, trace_b, opts)
     key = key or setup.key
+    tables = noise_tables(trace_a, opts, key, setup) if opts.noise else []
     side_a, side_b = _sides(opts)
-    windowed = glob_matcher(opts.windows + side_a.names.windows + side_b.names.windows)
-
-    def windows(name: str | None) -> bool:
-        return windowed(name) or setup.tolerances.rule_for(name or "").window
+    windows = _windows(opts, side_a, side_b, setup.tolerances)
 
     interner = Interner()
     findings = Findings(
@@ -183,7 +202,8 @@ def walk(
             extents[0].add(rnd.a)
             extents[1].add(rnd.b)
         table = measure(rnd.a, rnd.b, rnd.ia, rnd.ib, setup.is_logits, opts.track_token, rules, windows)
-        grades = grade(table, setup.tolerances)
+        ratios = noise_ratios(table, tables) if tables else None
+        grades = grade(table, setup.tolerances, ratios, opts.noise_multiple)
         findings.add(table, grades)
         if dumper and opts.dump_all:
             for view in findings.take_failing_views(table, grades):
@@ -275,9 +295,12 @@ def finish(
     decided_by = None
     if token is not None and status in (DIVERGED, UNDECIDED):
         state = findings.tokens[token]
-        decided_by = (
-            ("logits" if state.logits_seen else "last_checkpoint") if state.decided_suspect else "first_failure"
-        )
+        if state.noise_fail and not (state.logits_suspect if state.logits_seen else state.last_suspect):
+            decided_by = "noise"
+        else:
+            decided_by = (
+                ("logits" if state.logits_seen else "last_checkpoint") if state.decided_suspect else "first_failure"
+            )
     dumper = Dumper(opts.dump_raw) if opts.dump_raw else None
     dumped = list(partial.dumped)
     if dumper and first is not None and not opts.dump_all:

@@ -118,25 +118,32 @@ def sketch_sums(a: RecordBatch, ia: np.ndarray, b: RecordBatch, ib: np.ndarray) 
     return kernels.sketch_sums(sa, rows_a, sb, rows_b)
 
 
-def sketch_l2(
-    sums: np.ndarray, n: np.ndarray, rms_a: np.ndarray, rms_b: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(lo, hi, usable) for ‖a − b‖ from two sketches' sums (sketch_sums, [k, 3]) of tensors of n finite
-    elements."""
+def row_slack(u_sum: np.ndarray, u2: np.ndarray, n: np.ndarray, rms_a: np.ndarray, rms_b: np.ndarray) -> np.ndarray:
+    """The root mean square, over the rows, of how far the difference of two stored sketches can be from the
+    sketch of the difference (sketch_sums' second and third sums; tensors of n elements)."""
     with np.errstate(invalid="ignore", over="ignore"):
-        rows = ROWS
-        d2, u_sum, u2 = sums.T  # the differences are exact: f32 values subtracted in f64
-        d = np.sqrt(d2 / rows)
         # Each stored row is the f64 sum rounded to f32 (relative 2^-24, absolute 2^-150 near zero); the
         # f64 sum itself is off by at most (chunks + 10) * 2^-53 * sum|x| <= ... * n * rms per row. The
         # slack of row j is c * u_j + v with u = |sa| + |sb|, so its mean square is
         # c^2 mean(u^2) + 2 c v mean(u) + v^2.
         chunks = np.ceil(n / sketch_rule.CHUNK)
         v = 2.0**-148 + (chunks + 10) * 2.0**-53 * n * (rms_a + rms_b)
+        c = 2.0**-23
+        slack: np.ndarray = np.sqrt(c * c * u2 / ROWS + 2 * c * v * u_sum / ROWS + v * v)
+    return slack
+
+
+def sketch_l2(
+    sums: np.ndarray, n: np.ndarray, rms_a: np.ndarray, rms_b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(lo, hi, usable) for ‖a − b‖ from two sketches' sums (sketch_sums, [k, 3]) of tensors of n finite
+    elements."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        d2, u_sum, u2 = sums.T  # the differences are exact: f32 values subtracted in f64
+        d = np.sqrt(d2 / ROWS)
         # Every row finite on both sides, read off the same sums: 64 f32-sized magnitudes cannot overflow.
         usable = np.isfinite(u_sum)
-        c = 2.0**-23
-        spread = np.sqrt(c * c * u2 / rows + 2 * c * v * u_sum / rows + v * v)
+        spread = row_slack(u_sum, u2, n, rms_a, rms_b)
         band_lo, band_hi = sketch_rule.ESTIMATE_BAND
         lo = np.maximum(d - spread, 0.0) / math.sqrt(band_hi)
         hi = (d + spread) / math.sqrt(band_lo)

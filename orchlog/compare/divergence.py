@@ -13,8 +13,10 @@ number of records:
     the pair list.
 A pair that is undecided may be the divergence, so it counts as one until
 decided: the first diverging token is the first whose logits (else last
-record) fail or are undecided; when none is but some pair is, the first
-token with such a pair. The first divergence is that token's earliest such
+record) fail or are undecided, or one of whose pairs fails beyond the noise
+a second reference measured (three-way grading: the stage left its natural
+noise, whether or not the logits show it yet); when none is but some pair
+is, the first token with such a pair. The first divergence is that token's earliest such
 pair, and the report says whether it fails or is undecided.
 
 Every choice follows one total order over pairs, `PairView.rank_key`
@@ -52,11 +54,13 @@ class TokenState:
     last_order: int = -1
     last_pos: int = -1
     last_suspect: bool = False
+    noise_fail: bool = False  # a pair of the token fails beyond the noise a second reference measured
 
     @property
     def decided_suspect(self) -> bool:
-        """Whether the token's logits (else its last record) fail or are undecided."""
-        return self.logits_suspect if self.logits_seen else self.last_suspect
+        """Whether the token's logits (else its last record) fail or are undecided, or a pair of it is proven
+        beyond the noise: a stage that leaves its natural noise diverges, whether or not its logits show it yet."""
+        return (self.logits_suspect if self.logits_seen else self.last_suspect) or self.noise_fail
 
 
 def by_rank(views: list[PairView]) -> list[PairView]:
@@ -199,19 +203,21 @@ class Findings:
         is_logits = t.is_logits[rows]
         logits_seen = np.add.reduceat(is_logits[by_token].astype(np.int64), starts) > 0
         logits_suspect = np.add.reduceat((is_logits & suspect)[by_token].astype(np.int64), starts) > 0
+        noise_fail = np.add.reduceat((failed & g.by_noise[rows])[by_token].astype(np.int64), starts) > 0
         cutoff = None
         for k, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
             tok, last = int(tokens[by_token[s]]), by_token[e]
             state = self.tokens.setdefault(tok, TokenState())
             state.logits_seen |= bool(logits_seen[k])
             state.logits_suspect |= bool(logits_suspect[k])
+            state.noise_fail |= bool(noise_fail[k])
             if (int(order[last]), int(pos[last])) > (state.last_order, state.last_pos):
                 state.last_order, state.last_pos, state.last_suspect = (
                     int(order[last]),
                     int(pos[last]),
                     bool(suspect[last]),
                 )
-            if state.logits_suspect and cutoff is None:
+            if (state.logits_suspect or state.noise_fail) and cutoff is None:
                 cutoff = tok
         columns = (
             t.a.layer[t.ia][rows],

@@ -14,6 +14,16 @@ one side has NaN/Inf where the other does not, and when its hashes differ
 under a format that decides on them (semantics.py). With --exact only
 bit-identical tensors pass: equal hashes, or whole tensors without a
 difference; a difference anywhere fails; anything else is undecided.
+
+Three-way (`--noise REF2`, noise.py): where a second reference measured the
+noise at a pair's key, the pair is graded on its error's l2 norm against the
+larger of `multiple` times the noise and a floor (a few units of roundoff of
+the coarser dtype, relative to the reference's norm; a rule's `noise_floor`
+sets its own): it passes when the error is proven below either, fails when
+it is proven beyond both, and is undecided otherwise. The rule's own metric
+and threshold do not take part (a loose absolute threshold would pass pairs
+many times their noise); the failures that are not a matter of degree
+(sizes, NaN/Inf, a deciding hash) fail as before.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ import dataclasses
 import numpy as np
 
 from orchlog.compare.metrics import HASH, TENSOR, PairTable
+from orchlog.compare.noise import DEFAULT_MULTIPLE, NoiseRatios
 from orchlog.compare.tolerances import TIERS, UNDECIDED, Rule, Tolerances
 
 TIER_NAMES = TIERS + (UNDECIDED,)
@@ -39,6 +50,20 @@ class Grades:
     reason: np.ndarray  # object: why a failing pair fails, beyond its metric ("" otherwise)
     lo: np.ndarray  # the graded metric's proven interval
     hi: np.ndarray
+    # Three-way: the noise (‖REF − REF2‖), the proven interval of error / noise, and whether the noise decided
+    # the pair (passed it beyond the rule, or failed it with the rule); NaN / False without a second reference.
+    noise: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    ratio_lo: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    ratio_hi: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
+    by_noise: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=bool))
+
+    def __post_init__(self) -> None:
+        n = len(self.tier)
+        for name in ("noise", "ratio_lo", "ratio_hi"):
+            if len(getattr(self, name)) != n:
+                setattr(self, name, np.full(n, np.nan))
+        if len(self.by_noise) != n:
+            self.by_noise = np.zeros(n, dtype=bool)
 
     @property
     def failed(self) -> np.ndarray:
@@ -88,6 +113,7 @@ def _grade_rows(rule: Rule, t: PairTable, rows: np.ndarray) -> tuple[np.ndarray,
             unsaid &= ~low
             severity = np.fmax(severity, np.where(low, _ratio(1.0 - c_hi, 1.0 - rule.cos_tol), 0.0))
     hash_differs = t.semantics.hash_decides & (t.hash_state[rows] == 0)
+    hard = np.zeros(len(rows), dtype=bool)  # failures no noise excuses
     for flag, why in (
         # A window not allowed also leaves the sizes differing: say the more telling of the two.
         (t.window_refused[rows], "shapes differ (compared on their common window; --window allows it)"),
@@ -96,11 +122,12 @@ def _grade_rows(rule: Rule, t: PairTable, rows: np.ndarray) -> tuple[np.ndarray,
         (hash_differs, t.semantics.hash_reason),
     ):
         fails |= flag
+        hard |= flag
         reason[flag & unsaid] = why
         unsaid &= ~flag
         severity = np.where(flag, np.fmax(severity, np.inf), severity)
     tier = np.where(fails, FAIL, np.where(passes, tier, UNDECIDED_TIER)).astype(np.int8)
-    return tier, severity, value, reason, lo, hi
+    return tier, severity, value, reason, lo, hi, hard
 
 
 def _exact_rows(t: PairTable, rows: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -119,10 +146,63 @@ def _exact_rows(t: PairTable, rows: np.ndarray) -> tuple[np.ndarray, ...]:
     tier = np.where(differs, FAIL, np.where(identical, 0, UNDECIDED_TIER)).astype(np.int8)
     reason = np.where(hashes == 0, t.semantics.hash_reason, np.where(differs, "differs (--exact)", "")).astype(object)
     severity = np.where(differs, np.inf, 0.0)
-    return tier, severity, lo, reason, lo, hi
+    return tier, severity, lo, reason, lo, hi, np.zeros(len(rows), dtype=bool)
 
 
-def grade(t: PairTable, tolerances: Tolerances) -> Grades:
+# Unit roundoff of each dtype: a pair's noise floor is a few of the coarser side's (integers are exact).
+EPSILON = {"f64": 2.0**-52, "f32": 2.0**-23, "f16": 2.0**-10, "bf16": 2.0**-7}
+FLOOR_ULPS = 16.0  # the floor, in units of that roundoff, relative to the reference's norm (docs/noise.md)
+
+
+def noise_floor(t: PairTable, rows: np.ndarray, rules: list[Rule], rule_idx: np.ndarray) -> np.ndarray:
+    """Per pair, the relative l2 error allowed however small the noise: the rule's `noise_floor`, else FLOOR_ULPS
+    units of roundoff of the coarser of the two dtypes (f32 where unknown)."""
+    eps = [
+        np.asarray(batch.dtype[idx].per_row(lambda d: EPSILON.get(d or "f32", 0.0), dtype=np.float64))
+        for batch, idx in ((t.a, t.ia[rows]), (t.b, t.ib[rows]))
+    ]
+    floor = FLOOR_ULPS * np.maximum(eps[0], eps[1])
+    said = np.array([rules[r].noise_floor if rules[r].noise_floor is not None else np.nan for r in rule_idx])
+    out: np.ndarray = np.where(np.isnan(said), floor, said)
+    return out
+
+
+def _with_noise(
+    g: Grades, t: PairTable, rows: np.ndarray, hard: np.ndarray, ratios: NoiseRatios, floor: np.ndarray, k: float
+) -> None:
+    """Three-way grading of `rows` (those with a noise figure): the error's l2 norm against the larger of k times
+    the noise and the floor (relative to the reference's norm)."""
+    lo, hi = ratios.lo[rows], ratios.hi[rows]
+    e_lo, e_hi = t.lo["l2"][rows], t.hi["l2"][rows]
+    with np.errstate(invalid="ignore"):
+        # Whole tensors: the elements compared (a window's); else the record's size, which its stats cover.
+        n = np.where(t.basis[rows] == TENSOR, t.m["n"][rows], t.a.numel[t.ia[rows]].astype(np.float64))
+        norm_a = t.m["rms_a"][rows] * np.sqrt(n)
+        floor_abs = np.where(np.isfinite(norm_a), floor * norm_a, 0.0)
+    g.noise[rows], g.ratio_lo[rows], g.ratio_hi[rows] = ratios.noise[rows], lo, hi
+    floor_passes, floor_fails = e_hi <= floor_abs, e_lo > floor_abs
+    noise_passes, noise_fails = hi < k, lo >= k
+    passes = ~hard & (floor_passes | noise_passes)
+    fails = hard | (floor_fails & noise_fails)
+    # A pass within half the multiple is "close", else "acceptable"; under the floor alone, "exact".
+    tier = np.where(floor_passes, 0, np.where(hi <= k / 2, TIERS.index("close"), TIERS.index("acceptable")))
+    g.tier[rows] = np.where(fails, FAIL, np.where(passes, tier, UNDECIDED_TIER)).astype(np.int8)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        noise_severity = np.where(noise_passes, hi, lo) / k
+        floor_severity = np.where(floor_passes, e_hi, e_lo) / floor_abs
+    g.by_noise[rows] = ~hard
+    g.severity[rows] = np.where(hard, g.severity[rows], np.fmin(noise_severity, floor_severity))
+    g.value[rows] = np.where(hard, g.value[rows], np.where(noise_passes, hi, lo))
+    g.reason[rows] = np.where(
+        fails & ~hard, [f"{x:.3g}x the noise" for x in lo.tolist()], g.reason[rows]
+    ).astype(object)
+
+
+def grade(
+    t: PairTable, tolerances: Tolerances, ratios: NoiseRatios | None = None, multiple: float = DEFAULT_MULTIPLE
+) -> Grades:
+    """Every pair of a round graded under its rule; with `ratios` (noise.noise_ratios), three-way where a second
+    reference measured the noise."""
     n = len(t)
     rule_idx = t.a.checkpoint[t.ia].per_row(lambda name: tolerances.index_for(name or ""), dtype=np.int64)
     g = Grades(
@@ -134,11 +214,17 @@ def grade(t: PairTable, tolerances: Tolerances) -> Grades:
         np.full(n, np.nan),
         np.full(n, np.nan),
     )
+    hard = np.zeros(n, dtype=bool)
     for r, rule in enumerate(tolerances.all_rules):
         rows = np.flatnonzero(rule_idx == r)
         if len(rows):
             graded = _exact_rows(t, rows) if t.semantics.exact else _grade_rows(rule, t, rows)
-            g.tier[rows], g.severity[rows], g.value[rows], g.reason[rows], g.lo[rows], g.hi[rows] = graded
+            g.tier[rows], g.severity[rows], g.value[rows], g.reason[rows], g.lo[rows], g.hi[rows], hard[rows] = graded
     settled = (t.basis == HASH) & (t.hash_state == 1)
     g.tier[settled], g.severity[settled] = 0, 0.0
+    if ratios is not None and not t.semantics.exact:
+        rows = np.flatnonzero(ratios.known & ~settled)
+        if len(rows):
+            floor = noise_floor(t, rows, tolerances.all_rules, rule_idx[rows])
+            _with_noise(g, t, rows, hard[rows], ratios, floor, multiple)
     return g

@@ -66,6 +66,11 @@ class PairView:
     # The reference record's place in its trace: unique per pair, it breaks ties of `order` (records of
     # several ranks share emitter counters), so that what the report picks never depends on reading order.
     pos: int = -1
+    # Three-way (--noise): the noise ‖REF − REF2‖ at this key, the proven interval of error / noise, and
+    # whether the noise decided the pair; None without a second reference's record for it.
+    noise: float | None = None
+    noise_ratio: tuple[float, float] | None = None
+    by_noise: bool = False
 
     @property
     def rank_key(self) -> tuple[int, int]:
@@ -154,6 +159,8 @@ def make_views(
     numel = (a.numel[ia].tolist(), b.numel[ib].tolist())
     own = [_own_keys(a, ia), _own_keys(b, ib)]
     pos = a.order[ia].tolist()
+    noise, r_lo, r_hi = g.noise[rows].tolist(), g.ratio_lo[rows].tolist(), g.ratio_hi[rows].tolist()
+    by_noise = g.by_noise[rows].tolist()
     out = []
     for k, (p, i, j) in enumerate(zip(rows.tolist(), ia.tolist(), ib.tolist())):
         rule = rules[rule_idx[k]]
@@ -190,6 +197,9 @@ def make_views(
                 numel=(_opt(numel[0][k]), _opt(numel[1][k])),
                 own_keys=(own[0][k], own[1][k]),
                 pos=pos[k],
+                noise=None if noise[k] != noise[k] else noise[k],  # x != x: NaN
+                noise_ratio=None if noise[k] != noise[k] else (r_lo[k], r_hi[k]),
+                by_noise=by_noise[k],
             )
         )
     return out

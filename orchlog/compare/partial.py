@@ -131,7 +131,7 @@ def _merge_findings(x: Findings, y: Findings) -> Findings:
     for _, _, v in x._kept + y._kept:
         out.keep_view(v)
     cutoffs = [c for c in (x._cutoff, y._cutoff) if c is not None]
-    cutoffs += [tok for tok, s in out.tokens.items() if s.logits_suspect]
+    cutoffs += [tok for tok, s in out.tokens.items() if s.logits_suspect or s.noise_fail]
     out.prune(min(cutoffs) if cutoffs else None)
     return out
 
@@ -145,6 +145,7 @@ def _merge_token(s: TokenState, t: TokenState) -> TokenState:
     out.first_fail = earliest(s.first_fail, t.first_fail)
     out.logits_seen = s.logits_seen or t.logits_seen
     out.logits_suspect = s.logits_suspect or t.logits_suspect
+    out.noise_fail = s.noise_fail or t.noise_fail
     if (t.last_order, t.last_pos) > (s.last_order, s.last_pos):
         out.last_order, out.last_pos, out.last_suspect = t.last_order, t.last_pos, t.last_suspect
     return out

@@ -16,6 +16,8 @@ A tolerance file is TOML (the shipped one is orchlog/tolerances/default.toml;
     tiers = [1e-5, 1e-3, 1e-1, 1.0] # optional: exact / close / acceptable / warning bounds
     window = true                   # optional: same-rank tensors of different extents are compared
                                     # on their common window (orchlog.compare.window) and graded as usual
+    noise_floor = 1e-6              # optional, three-way (--noise): the relative l2 error allowed however
+                                    # small the noise (default: 16 units of roundoff of the coarser dtype)
 
 Metrics where lower is better fail at `value >= threshold`; cosine and
 top1_match fail at `value < threshold`. Tiers grade how close a pair is:
@@ -57,6 +59,7 @@ class Rule:
     cos_tol: float | None = None
     tiers: tuple[float, float, float, float] | None = None
     window: bool = False  # compare same-rank tensors of different extents on their common window
+    noise_floor: float | None = None  # three-way: relative l2 error allowed however small the noise
 
     @property
     def bounds(self) -> tuple[float, ...]:
@@ -120,7 +123,7 @@ class Tolerances:
 
 
 def _rule(doc: dict[str, Any], where: str, name: str, patterns: tuple[str, ...]) -> Rule:
-    unknown = set(doc) - {"name", "match", "metric", "threshold", "cos_tol", "tiers", "window"}
+    unknown = set(doc) - {"name", "match", "metric", "threshold", "cos_tol", "tiers", "window", "noise_floor"}
     if unknown:
         raise OrchlogError(f"{where}: rule {name!r} has unknown key(s) {', '.join(sorted(unknown))}")
     metric = doc.get("metric", "max_abs")
@@ -139,12 +142,13 @@ def _rule(doc: dict[str, Any], where: str, name: str, patterns: tuple[str, ...])
     try:
         threshold = float(doc.get("threshold", 1.0))
         cos_tol = None if doc.get("cos_tol") is None else float(doc["cos_tol"])
+        noise_floor = None if doc.get("noise_floor") is None else float(doc["noise_floor"])
     except (TypeError, ValueError):
-        raise OrchlogError(f"{where}: rule {name!r}: threshold and cos_tol must be numbers") from None
+        raise OrchlogError(f"{where}: rule {name!r}: threshold, cos_tol and noise_floor must be numbers") from None
     if not isinstance(doc.get("window", False), bool):
         raise OrchlogError(f"{where}: rule {name!r}: window must be true or false")
     bounds = None if tiers is None else (float(tiers[0]), float(tiers[1]), float(tiers[2]), float(tiers[3]))
-    return Rule(name, patterns, metric, threshold, cos_tol, bounds, bool(doc.get("window", False)))
+    return Rule(name, patterns, metric, threshold, cos_tol, bounds, bool(doc.get("window", False)), noise_floor)
 
 
 def parse_tolerances(doc: dict[str, Any], where: str) -> Tolerances:

@@ -28,6 +28,13 @@
 //   them) are one record with no token_idx. Rows of
 //   fewer than all tokens (llama.cpp computes the last layer only for tokens
 //   whose logits were asked for) are taken to be the batch's last tokens.
+// - attention scores and probabilities ("kq", "kq_soft_max" and the other
+//   "kq*" but "kqv*"), whose innermost dimension is llama.cpp's KV cache
+//   padded to 256 cells: each token's row is cut to the cells it may attend
+//   to, positions 0 to its own (a causal model, one sequence from cell 0),
+//   so that it lines up with an engine that computes only those, and
+//   summaries compare without a window; meta "kv_cells" says "<kept> of
+//   <n_kv>".
 // - step as given to begin_step().
 // - data: f32, f16, bf16, f64, i8, i32, i64 as they are; quantized types
 //   dequantized to f32 with meta "dequantized_from" naming the type; other
@@ -51,6 +58,7 @@
 #include <ggml.h>
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -144,6 +152,9 @@ class GraphLogger {
       for (const char* c = ggml_op_desc(t); *c; ++c) stage_.push_back(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
     }
     layout_ = detail::row_layout(t->ne, token_dim);
+    // Attention rows over the padded KV cache: cut to the causal window in write().
+    causal_cut_ = token_dim > 0 && detail::is_attention_score_name(checkpoint_) &&
+                  t->ne[0] >= first_position_ + n_tokens_ && layout_.n_dims >= 1;
     return loggable_type(t->type);
   }
 
@@ -294,48 +305,67 @@ class GraphLogger {
       DType dtype = DType::f32;
       const bool plain = plain_type(t->type, dtype);
       const std::size_t element_bytes = plain ? ggml_type_size(t->type) : sizeof(float);
-      const bool zero_copy = plain && detail::rows_are_contiguous(t->ne, t->nb, element_bytes, layout_.token_dim);
+      const bool zero_copy = plain && !causal_cut_ &&
+                             detail::rows_are_contiguous(t->ne, t->nb, element_bytes, layout_.token_dim);
       std::vector<MetaItem> meta;
       if (!plain) meta.emplace_back("dequantized_from", ggml_type_name(t->type));
-      const Shape shape(layout_.shape, layout_.n_dims);
-      const char* why_not_grafted = on_device ? "the tensor is in device memory (only host buffers are grafted)"
-                                    : !plain  ? "the tensor is quantized (only plain types are grafted)"
-                                    : !zero_copy
-                                        ? "the tensor is a non-contiguous view (only contiguous rows are grafted)"
-                                        : nullptr;
+      const char* why_not_grafted =
+          on_device     ? "the tensor is in device memory (only host buffers are grafted)"
+          : !plain      ? "the tensor is quantized (only plain types are grafted)"
+          : causal_cut_ ? "the row is logged cut to its causal window (only whole rows are grafted)"
+          : !zero_copy  ? "the tensor is a non-contiguous view (only contiguous rows are grafted)"
+                        : nullptr;
       for (std::int64_t row = 0; row < layout_.rows; ++row) {
         const Key key = key_for_row(row);
         const bool graft = orchlog::graft_selects(checkpoint_, key);
+        const std::int64_t cells = causal_cut_ ? kv_cells_for(row, t->ne[0]) : t->ne[0];
+        std::vector<MetaItem> row_meta = meta;
+        if (causal_cut_) row_meta.emplace_back("kv_cells", std::to_string(cells) + " of " + std::to_string(t->ne[0]));
+        std::int64_t dims[detail::kGgmlDims];
+        for (std::size_t i = 0; i < layout_.n_dims; ++i) dims[i] = layout_.shape[i];
+        dims[layout_.n_dims - 1] = cells;  // the innermost dimension is ggml's ne[0]
+        const Shape shape(dims, layout_.n_dims);
         if (graft && !why_not_grafted) {
-          orchlog::graft(checkpoint_, data_in_place + row_offset(t, row), dtype, shape, key, meta);
+          orchlog::graft(checkpoint_, data_in_place + row_offset(t, row), dtype, shape, key, row_meta);
           continue;
         }
         if (graft) orchlog::graft_refused(checkpoint_, key, why_not_grafted);
         if (!orchlog::selects(checkpoint_, key)) continue;
-        const void* data = zero_copy ? base + row_offset(t, row) : gather(t, base, row, plain, element_bytes);
-        orchlog::log(checkpoint_, Tensor{data, dtype, shape}, key, meta);
+        const void* data =
+            zero_copy ? base + row_offset(t, row) : gather(t, base, row, plain, element_bytes, cells);
+        orchlog::log(checkpoint_, Tensor{data, dtype, shape}, key, row_meta);
       }
     } catch (...) {  // std::bad_alloc: the record is lost, the graph runs on
     }
+  }
+
+  // The KV cells token row `row` may attend to: positions 0 to its own, at most the n_kv there are.
+  std::int64_t kv_cells_for(std::int64_t row, std::int64_t n_kv) const {
+    const std::int64_t position = first_position_ + (n_tokens_ - layout_.rows) + row;
+    return position + 1 < n_kv ? position + 1 : n_kv;
   }
 
   std::size_t row_offset(const struct ggml_tensor* t, std::int64_t row) const {
     return layout_.token_dim < 0 ? 0 : static_cast<std::size_t>(row) * t->nb[layout_.token_dim];
   }
 
-  // One row in C order in row_, converted to f32 for a quantized type.
+  // One row in C order in row_, converted to f32 for a quantized type; each run along dimension 0 cut to its
+  // first `cells` elements.
   const void* gather(const struct ggml_tensor* t, const unsigned char* base, std::int64_t row, bool plain,
-                     std::size_t element_bytes) {
-    const std::int64_t numel = ggml_nelements(t) / layout_.rows;
+                     std::size_t element_bytes, std::int64_t cells) {
+    const std::int64_t numel = ggml_nelements(t) / layout_.rows / t->ne[0] * cells;
     row_.resize(static_cast<std::size_t>(numel) * element_bytes);
     unsigned char* out = row_.data();
     const ggml_to_float_t to_float = plain ? nullptr : ggml_get_type_traits(t->type)->to_float;
+    const std::int64_t whole = t->ne[0];
     detail::for_each_run(base, t->ne, t->nb, layout_.token_dim, row, [&](const unsigned char* run) {
       if (plain) {
-        out = detail::copy_run(run, t->ne[0], t->nb[0], element_bytes, out);
-      } else {  // quantized blocks along dimension 0 are contiguous
-        to_float(run, reinterpret_cast<float*>(out), t->ne[0]);
-        out += static_cast<std::size_t>(t->ne[0]) * sizeof(float);
+        out = detail::copy_run(run, cells, t->nb[0], element_bytes, out);
+      } else {  // quantized blocks along dimension 0 are contiguous: convert whole, keep the first cells
+        quantized_run_.resize(static_cast<std::size_t>(whole));
+        to_float(run, quantized_run_.data(), whole);
+        std::memcpy(out, quantized_run_.data(), static_cast<std::size_t>(cells) * sizeof(float));
+        out += static_cast<std::size_t>(cells) * sizeof(float);
       }
     });
     return row_.data();
@@ -360,8 +390,11 @@ class GraphLogger {
   std::string stage_;
   detail::RowLayout layout_;
 
+  bool causal_cut_ = false;  // the pending tensor's rows are cut to their causal KV window
+
   std::vector<unsigned char> host_copy_;
   std::vector<unsigned char> row_;
+  std::vector<float> quantized_run_;
   std::unordered_set<int> unsupported_types_warned_;
   bool warned_several_graphs_ = false;
 };
