@@ -148,7 +148,6 @@ class NumpyQwen2Engine:
         for row, position in zip(rows, call.positions):
             self.observe(checkpoint, layer, position, call.step, row, stage=stage)
 
-
     def _emit_causal(self, checkpoint: str, layer: int, call: ForwardCall, rows: np.ndarray) -> None:
         """Attention rows [token, head, cell], each token's cut to the cells it attends to (positions 0 to its
         own), as orchlog's ggml adapter logs llama.cpp's."""

@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 
 from examples.llama_cpp.run import build_programs
+from examples.quantized.config import QWEN2_05B_WIDTHS
 from examples.qwen2_tiny.gguf_file import read_gguf_tensors, write_gguf
 from examples.qwen2_tiny.weights import DEFAULT_SEED, make_weights
-from examples.quantized.config import QWEN2_05B_WIDTHS
 
 F32_NAME = "qwen2-widths-f32.gguf"
 

@@ -15,6 +15,13 @@ def nonnegative(text: str) -> float:
     return v
 
 
+def positive_float(text: str) -> float:
+    v = nonnegative(text)
+    if v == 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"{text} must be a finite number > 0")
+    return v
+
+
 def unit_interval(text: str) -> float:
     v = nonnegative(text)
     if v > 1:

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from orchlog.cli.argtypes import executor, nonnegative, nonnegative_int, positive_int, unit_interval
+from orchlog.cli.argtypes import executor, nonnegative, nonnegative_int, positive_float, positive_int, unit_interval
 from orchlog.errors import OrchlogError
 from orchlog.safe_text import for_terminal
 
@@ -28,6 +28,7 @@ EXAMPLES = """example:
   orchlog compare reference.bin tp_run/ --map-b tp_shards.toml   # ... or by a map, for records that say none
   orchlog compare ref/ ours/ --require-all --allow-missing 'rope_cache*'   # CI: a cut-short trace fails
   orchlog compare run1.bin run2.bin --exact                                 # bit-exactness (determinism)
+  orchlog compare llama-q8_0.bin ours.bin --noise llama-f32.bin             # graded against a second reference's noise
   orchlog compare ref_tp64/ ours_tp64/ --executor ray:head-node:6379 --format json -o report.json
 
 exit codes: 0 every pair proven within tolerance; 1 a pair fails or is undecided (not proven either way),
@@ -74,6 +75,29 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=1000,
         metavar="N",
         help="failing pairs listed in the JSON `pairs` (default 1000; --detail lists all)",
+    )
+    p.add_argument(
+        "--noise",
+        action="append",
+        default=[],
+        metavar="REF2",
+        help="a second run believed correct (llama.cpp on the f32 file beside the quantized one, HF in f32 "
+        "beside bf16): its difference from REFERENCE is the noise each pair is graded against "
+        "(repeatable: the largest noise counts; docs/noise.md)",
+    )
+    p.add_argument(
+        "--noise-multiple",
+        type=positive_float,
+        default=None,
+        metavar="K",
+        help="with --noise, a pair passes when its error is proven below K times the noise (default 1.25)",
+    )
+    p.add_argument(
+        "--map-noise",
+        action="append",
+        default=[],
+        metavar="FILE|NAME",
+        help="name map(s) for the --noise references only, tried before --map (repeatable)",
     )
     p.add_argument("--per-token", action="store_true", help="per-position logits parity: one line per token")
     p.add_argument(
@@ -265,9 +289,11 @@ def _run(args: argparse.Namespace) -> int:
         raise OrchlogError("--allow-missing excuses records from --require-all; give --require-all too")
     if args.parts and args.executor[0] != "ray":
         raise OrchlogError("--parts splits the work for --executor ray; give --executor ray[:ADDRESS] too")
-    if args.executor[0] == "ray" and (args.per_token or args.dump_raw):
-        flag = "--per-token" if args.per_token else "--dump-raw"
+    if args.executor[0] == "ray" and (args.per_token or args.dump_raw or args.noise):
+        flag = "--per-token" if args.per_token else "--dump-raw" if args.dump_raw else "--noise"
         raise OrchlogError(f"{flag} runs in this process only; leave out --executor")
+    if (args.noise_multiple is not None or args.map_noise) and not args.noise:
+        raise OrchlogError("--noise-multiple and --map-noise apply to --noise references; give --noise REF2 too")
     if args.per_token:
         unused = [
             flag
@@ -280,6 +306,7 @@ def _run(args: argparse.Namespace) -> int:
                 ("--window", args.window),
                 ("--exact", args.exact),
                 ("--require-all", args.require_all),
+                ("--noise", args.noise),
             )
             if given
         ]
@@ -331,6 +358,9 @@ def _run(args: argparse.Namespace) -> int:
                     exact=args.exact,
                     require_all=args.require_all,
                     allow_missing=tuple(args.allow_missing),
+                    noise=tuple(args.noise),
+                    maps_noise=args.map_noise,
+                    **({} if args.noise_multiple is None else {"noise_multiple": args.noise_multiple}),
                 )
                 if args.executor[0] == "ray":
                     report = _compare_on_ray(args, opts)

@@ -32,7 +32,8 @@ from orchlog.compare.grading import grade
 from orchlog.compare.keys import DEFAULT_KEY, Interner, key_matrix
 from orchlog.compare.metrics import measure
 from orchlog.compare.namemap import load_maps
-from orchlog.compare.noise import DEFAULT_MULTIPLE, NoiseTable, measure_noise, noise_ratios
+from orchlog.compare.grading import FLOOR_ULPS
+from orchlog.compare.noise import DEFAULT_MULTIPLE, NoiseSummary, NoiseTable, measure_noise, noise_ratios
 from orchlog.compare.partial import PartialReport, SideState, renumber
 from orchlog.compare.result import (
     DIVERGED,
@@ -154,7 +155,9 @@ def noise_tables(trace_a: Trace, opts: CompareOptions, key: tuple[str, ...], set
         side_ref = Side(load_maps(opts.maps_a + opts.maps))
         side_ref2 = Side(load_maps(opts.maps_noise + opts.maps))
         windows = _windows(opts, side_ref, side_ref2, setup.tolerances)
-        tables.append(measure_noise(trace_a, open_trace(path), key, side_ref, side_ref2, setup.is_logits, windows))
+        # A fresh reader of the reference: the compare's own walk reads trace_a from its start afterwards.
+        fresh = open_trace(trace_a.path)
+        tables.append(measure_noise(fresh, open_trace(path), key, side_ref, side_ref2, setup.is_logits, windows))
     return tables
 
 
@@ -349,6 +352,11 @@ def finish(
         windows=tuple(opts.windows),
         maps_by_side=(names_a.names.sources, names_b.names.sources),
         diagnosis=diagnosis,
+        noise=NoiseSummary(
+            list(opts.noise), opts.noise_multiple, FLOOR_ULPS, findings.noise_pairs, findings.pairs - findings.noise_pairs
+        )
+        if opts.noise
+        else None,
     )
 
 

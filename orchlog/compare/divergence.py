@@ -91,6 +91,7 @@ class Findings:
         self.counts = np.zeros(len(TIER_NAMES), dtype=np.int64)
         self.bases = np.zeros(len(BASES), dtype=np.int64)
         self.pairs = 0
+        self.noise_pairs = 0  # pairs graded against a second reference's noise (three-way)
         self.mismatch_counts = {"dtype": 0, "shape": 0, "numel": 0}
         self.mismatch_examples: dict[str, list[PairView]] = {k: [] for k in self.mismatch_counts}
         self.undecided_examples: list[PairView] = []
@@ -120,6 +121,7 @@ class Findings:
         order = exec_order(t)
         pos = t.a.order[t.ia]
         self.pairs += n
+        self.noise_pairs += int(np.count_nonzero(~np.isnan(g.noise)))
         self.counts += np.bincount(g.tier, minlength=len(TIER_NAMES))
         self.bases += np.bincount(t.basis, minlength=len(BASES))
 
@@ -229,6 +231,7 @@ class Findings:
             t.m["cosine"][rows],
             g.severity[rows],
             g.tier[rows],
+            _estimate(g.ratio_lo[rows], g.ratio_hi[rows]),
         )
         self.growth_rows.add(tokens, *columns)
         if self.stages is not None:
@@ -252,6 +255,7 @@ class Findings:
                 t.m["cosine"],
                 g.severity,
                 g.tier,
+                _estimate(g.ratio_lo, g.ratio_hi),
             )
 
     def _earlier(self, field: str, token: int, key: tuple[int, int]) -> bool:
@@ -343,6 +347,14 @@ class Findings:
 
     def growth(self, token: int) -> list[GrowthRow]:
         return self.growth_rows.table(token)
+
+
+def _estimate(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """A point inside each proven interval of error / noise: the value itself, or the interval's geometric
+    middle (NaN where there is no noise; the proven lower end where the upper one is open)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        mid: np.ndarray = np.where(np.isfinite(hi), np.sqrt(lo * hi), lo)
+    return mid
 
 
 def _earliest(

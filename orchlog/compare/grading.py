@@ -56,6 +56,7 @@ class Grades:
     ratio_lo: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
     ratio_hi: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
     by_noise: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=bool))
+    multiple: float = DEFAULT_MULTIPLE  # three-way: a pair passes below this many times the noise
 
     def __post_init__(self) -> None:
         n = len(self.tier)
@@ -193,9 +194,9 @@ def _with_noise(
     g.by_noise[rows] = ~hard
     g.severity[rows] = np.where(hard, g.severity[rows], np.fmin(noise_severity, floor_severity))
     g.value[rows] = np.where(hard, g.value[rows], np.where(noise_passes, hi, lo))
-    g.reason[rows] = np.where(
-        fails & ~hard, [f"{x:.3g}x the noise" for x in lo.tolist()], g.reason[rows]
-    ).astype(object)
+    g.reason[rows] = np.where(fails & ~hard, [f"{x:.3g}x the noise" for x in lo.tolist()], g.reason[rows]).astype(
+        object
+    )
 
 
 def grade(
@@ -213,6 +214,7 @@ def grade(
         np.full(n, "", dtype=object),
         np.full(n, np.nan),
         np.full(n, np.nan),
+        multiple=multiple,
     )
     hard = np.zeros(n, dtype=bool)
     for r, rule in enumerate(tolerances.all_rules):
@@ -223,6 +225,7 @@ def grade(
     settled = (t.basis == HASH) & (t.hash_state == 1)
     g.tier[settled], g.severity[settled] = 0, 0.0
     if ratios is not None and not t.semantics.exact:
+        g.noise[ratios.known] = ratios.noise[ratios.known]  # equal hashes too: they are exact, and had noise
         rows = np.flatnonzero(ratios.known & ~settled)
         if len(rows):
             floor = noise_floor(t, rows, tolerances.all_rules, rule_idx[rows])

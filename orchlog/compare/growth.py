@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 
 import numpy as np
 
@@ -28,6 +29,7 @@ _FIELDS = (
     "undecided",
     "max_abs",
     "min_cosine",
+    "noise_ratio",
     "worst_severity",
     "worst_name",
     "worst_tier",
@@ -49,6 +51,7 @@ class GrowthRow:
     min_cosine: float
     worst_checkpoint: str
     worst_tier: str
+    noise_ratio: float = math.nan  # three-way: the largest error / noise among its pairs (NaN: no noise)
 
 
 def _packed(token: np.ndarray, label: np.ndarray) -> np.ndarray:
@@ -95,6 +98,7 @@ def _reduce(rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         "undecided": np.add.reduceat(rows["undecided"][by], starts),
         "max_abs": np.fmax.reduceat(rows["max_abs"][by], starts),
         "min_cosine": np.fmin.reduceat(rows["min_cosine"][by], starts),
+        "noise_ratio": np.fmax.reduceat(rows["noise_ratio"][by], starts),
         "worst_severity": rows["worst_severity"][worst],
         "worst_name": rows["worst_name"][worst],
         "worst_tier": rows["worst_tier"][worst],
@@ -105,7 +109,7 @@ def _reduce(rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 def _empty(n: int = 0) -> dict[str, np.ndarray]:
     return {
-        f: np.zeros(n, dtype=np.float64 if f in ("max_abs", "min_cosine", "worst_severity") else np.int64)
+        f: np.zeros(n, dtype=np.float64 if f in ("max_abs", "min_cosine", "noise_ratio", "worst_severity") else np.int64)
         for f in _FIELDS
     }
 
@@ -145,6 +149,7 @@ class Growth:
         cosine: np.ndarray,
         severity: np.ndarray,
         tier: np.ndarray,
+        noise_ratio: np.ndarray | None = None,
     ) -> None:
         name_ids = names.per_row(lambda s: self._names.setdefault(s or "", len(self._names)), dtype=np.int64)
         if self.by_stage:
@@ -161,6 +166,7 @@ class Growth:
             "undecided": (tier == UNDECIDED_TIER).astype(np.int64),
             "max_abs": max_abs,
             "min_cosine": cosine,
+            "noise_ratio": np.full(len(tokens), np.nan) if noise_ratio is None else noise_ratio,
             "worst_severity": sev,
             "worst_name": name_ids,
             "worst_tier": tier.astype(np.int64),
@@ -182,6 +188,7 @@ class Growth:
             c["undecided"][i] += new["undecided"][old]
             c["max_abs"][i] = np.fmax(c["max_abs"][i], new["max_abs"][old])
             c["min_cosine"][i] = np.fmin(c["min_cosine"][i], new["min_cosine"][old])
+            c["noise_ratio"][i] = np.fmax(c["noise_ratio"][i], new["noise_ratio"][old])
             sev, was = new["worst_severity"][old], c["worst_severity"][i]
             new_order, was_order = new["worst_order"][old], c["worst_order"][i]
             later = (new_order > was_order) | ((new_order == was_order) & (new["worst_pos"][old] > c["worst_pos"][i]))
@@ -277,6 +284,7 @@ class Growth:
                     float(c["min_cosine"][k]),
                     names[int(c["worst_name"][k])],
                     TIER_NAMES[int(c["worst_tier"][k])],
+                    float(c["noise_ratio"][k]),
                 )
             )
         return out

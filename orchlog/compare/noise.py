@@ -39,6 +39,34 @@ DEFAULT_MULTIPLE = 1.25  # a pair passes when its error is proven below this man
 
 
 @dataclasses.dataclass
+class NoiseSummary:
+    """What a three-way compare graded against, for the report."""
+
+    references: list[str]  # the second references' paths
+    multiple: float
+    floor_ulps: float
+    pairs: int  # pairs graded against the noise
+    without: int  # pairs that no second reference had a record for (graded by their rule alone)
+
+    def line(self) -> str:
+        refs = ", ".join(self.references)
+        return (
+            f"noise: {refs}; a pair passes when its error is proven below {self.multiple:g}x the noise (or "
+            f"{self.floor_ulps:g} units of roundoff where the noise is smaller); {self.pairs} pairs graded so"
+            + (f", {self.without} without a noise record (graded by their rule)" if self.without else "")
+        )
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "references": self.references,
+            "multiple": self.multiple,
+            "floor_ulps": self.floor_ulps,
+            "pairs": self.pairs,
+            "without": self.without,
+        }
+
+
+@dataclasses.dataclass
 class NoiseTable:
     """‖REF − REF2‖ at every REF record that REF2 has a partner for, by the REF record's place in its trace."""
 

@@ -32,7 +32,6 @@ differences, correlated and not (docs/noise.md has the figures).
 from __future__ import annotations
 
 import functools
-import math
 
 import numpy as np
 

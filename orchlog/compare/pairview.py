@@ -71,6 +71,7 @@ class PairView:
     noise: float | None = None
     noise_ratio: tuple[float, float] | None = None
     by_noise: bool = False
+    noise_multiple: float | None = None  # the multiple it was graded against
 
     @property
     def rank_key(self) -> tuple[int, int]:
@@ -175,7 +176,7 @@ def make_views(
                 order=where[k],
                 tier=TIER_NAMES[tier[k]],
                 severity=sev[k],
-                metric=rule.metric,
+                metric="noise_ratio" if by_noise[k] else rule.metric,
                 value=value[k],
                 rule=rule.name,
                 reason=g.reason[p],
@@ -191,7 +192,7 @@ def make_views(
                 records=(a.record(i), b.record(j)) if keep_records else None,
                 alignment=alignment[k],
                 shard_ranks=_shard_ranks(alignment[k], rule),
-                interval=(g_lo[k], g_hi[k]),
+                interval=(r_lo[k], r_hi[k]) if by_noise[k] else (g_lo[k], g_hi[k]),
                 bounds=_interesting(partial, k) if basis[k] != TENSOR else {},
                 blake3=(hashes[0][k].decode() or None, hashes[1][k].decode() or None),
                 numel=(_opt(numel[0][k]), _opt(numel[1][k])),
@@ -200,6 +201,7 @@ def make_views(
                 noise=None if noise[k] != noise[k] else noise[k],  # x != x: NaN
                 noise_ratio=None if noise[k] != noise[k] else (r_lo[k], r_hi[k]),
                 by_noise=by_noise[k],
+                noise_multiple=None if noise[k] != noise[k] else g.multiple,
             )
         )
     return out

@@ -106,6 +106,7 @@ def _views(f: Findings) -> list[PairView]:
 def _merge_findings(x: Findings, y: Findings) -> Findings:
     out = Findings(x.tolerances, top_n=x.top_n, keep=x.keep, detail=x.detail, heat=x.heat is not None)
     out.pairs = x.pairs + y.pairs
+    out.noise_pairs = x.noise_pairs + y.noise_pairs
     out.counts = x.counts + y.counts
     out.bases = x.bases + y.bases
     for kind in out.mismatch_counts:

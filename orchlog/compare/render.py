@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 _DECIDED = {
     "logits": "its logits fail or are undecided",
+    "noise": "a pair of it fails beyond the noise, though its logits do not yet",
     "last_checkpoint": "its last checkpoint fails or is undecided",
     "first_failure": "no logits or last checkpoint fails or is undecided; first token with such a pair",
 }
@@ -73,8 +74,24 @@ def _figure(v: PairView) -> str:
     return f"{v.metric} {'>=' if higher_is_better else '<='} {fmt(lo if higher_is_better else hi)}"
 
 
+def noise_text(v: PairView) -> str:
+    """The pair against the noise: `error / noise in [lo, hi]` (a point when exact) and the noise itself."""
+    if v.noise_ratio is None:
+        return ""
+    lo, hi = v.noise_ratio
+    ratio = f"{fmt(lo)}" if lo == hi else f"in [{fmt(lo)}, {fmt(hi)}]"
+    return f"error / noise {ratio} (noise: l2 {fmt(v.noise)} between the references; passes below {fmt(v.noise_multiple)})"
+
+
 def verdict_line(v: PairView) -> str:
     evidence = "" if v.basis == "tensor" else f"; evidence: {EVIDENCE.get(v.basis, v.basis)}"
+    if v.by_noise:
+        if v.tier == "undecided":
+            return f"undecided: {noise_text(v)} holds the multiple{evidence}"
+        if v.tier == "fail" and v.reason.endswith("x the noise"):
+            return f"fail: {noise_text(v)}{evidence}"
+        if v.tier != "fail":
+            return f"{v.tier}: {noise_text(v)}{evidence}"
     if v.tier == "undecided":
         return f"undecided: {_figure(v)} holds the threshold of rule {v.rule!r}{evidence}"
     if v.tier == "fail" and v.basis == "hash":
@@ -116,6 +133,8 @@ def side_by_side(v: PairView, indent: str) -> list[str]:
 def pair_block(v: PairView, indent: str = "  ") -> list[str]:
     names = "" if v.names[0] == v.names[1] == v.checkpoint else f"  (a: {v.names[0]}, b: {v.names[1]})"
     lines = [f"{indent}{v.where()}{names}", f"{indent}  {verdict_line(v)}", f"{indent}  {metrics_line(v)}"]
+    if v.noise_ratio is not None and not v.by_noise:
+        lines.append(f"{indent}  {noise_text(v)}")
     if v.bounds:
         lines.append(
             f"{indent}  proven: " + "  ".join(f"{m} in [{fmt(lo)}, {fmt(hi)}]" for m, (lo, hi) in v.bounds.items())
@@ -184,6 +203,8 @@ def render_text(r: CompareReport) -> str:
     out.append(f"key: {', '.join(r.key)}" + (f"   maps: {', '.join(r.maps)}" if r.maps else ""))
     out.append(f"tolerances: {r.tolerances.source}")
     out += [f"  {rule.describe()}" for rule in r.tolerances.all_rules]
+    if r.noise is not None:
+        out.append(r.noise.line())
     out.append("")
     basis = ", ".join(f"{n} {int(c)}" for n, c in zip(BASES, f.bases) if c)
     out.append(f"Pairs compared: {f.pairs}" + (f" ({basis})" if basis else ""))
@@ -212,9 +233,10 @@ def render_text(r: CompareReport) -> str:
             out += ["", f"  error by layer at {token_text(r.diverging_token)} (execution order):"]
             for g in r.growth:
                 mark = "FAIL" if g.failed else g.worst_tier
+                noise = "" if math.isnan(g.noise_ratio) else f"  error/noise {fmt(g.noise_ratio):>8}"
                 out.append(
                     f"    {g.label:<24} {mark:<10} max_abs {fmt(g.max_abs):>12}  min cosine "
-                    f"{fmt(g.min_cosine):>10}  ({g.failed}/{g.pairs} failing; worst {g.worst_checkpoint})"
+                    f"{fmt(g.min_cosine):>10}{noise}  ({g.failed}/{g.pairs} failing; worst {g.worst_checkpoint})"
                 )
     if r.diagnosis:
         from orchlog.diagnose.render import diagnosis_text
@@ -304,6 +326,7 @@ def render_markdown(r: CompareReport) -> str:
     out += [
         "",
         f"Key: {markdown_code(', '.join(r.key))}. Tolerances: {markdown_text(r.tolerances.source)}.",
+        *([f"Three-way: {markdown_text(r.noise.line())}."] if r.noise is not None else []),
         "",
         f"**{markdown_text(result_line(r))}**",
         *(["", *(markdown_text(line) for line in token_lines(r))] if token_lines(r) else []),
@@ -320,6 +343,7 @@ def render_markdown(r: CompareReport) -> str:
             "",
             f"- {markdown_text(verdict_line(v))}",
             f"- {markdown_text(metrics_line(v))}",
+            *([f"- {markdown_text(noise_text(v))}"] if v.noise_ratio is not None and not v.by_noise else []),
             f"- a: {markdown_code(v.locations[0])}, b: {markdown_code(v.locations[1])}",
             *(f"- {markdown_text(line)}" for line in alignment_lines(v)),
         ]
@@ -337,13 +361,18 @@ def render_markdown(r: CompareReport) -> str:
             for i, (a, b) in enumerate(zip(*v.values)):
                 out.append(f"| {i} | {fmt(a)} | {fmt(b)} | {fmt(abs(a - b))} |")
         if len(r.growth) > 1:
+            noisy = r.noise is not None
             out += [
                 "",
-                "| layer / checkpoint | worst tier | max_abs | min cosine | failing |",
-                "|---|---|---:|---:|---:|",
+                "| layer / checkpoint | worst tier | max_abs | min cosine |"
+                + (" error / noise |" if noisy else "")
+                + " failing |",
+                "|---|---|---:|---:|" + ("---:|" if noisy else "") + "---:|",
             ]
             out += [
-                f"| {markdown_text(g.label)} | {g.worst_tier} | {fmt(g.max_abs)} | {fmt(g.min_cosine)} | {g.failed}/{g.pairs} |"
+                f"| {markdown_text(g.label)} | {g.worst_tier} | {fmt(g.max_abs)} | {fmt(g.min_cosine)} | "
+                + (f"{'-' if math.isnan(g.noise_ratio) else fmt(g.noise_ratio)} | " if noisy else "")
+                + f"{g.failed}/{g.pairs} |"
                 for g in r.growth
             ]
     if r.diagnosis:

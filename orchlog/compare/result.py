@@ -19,6 +19,7 @@ from orchlog.compare.divergence import Findings, Tracked
 from orchlog.compare.grading import TIER_NAMES
 from orchlog.compare.growth import GrowthRow
 from orchlog.compare.metrics import BASES
+from orchlog.compare.noise import NoiseSummary
 from orchlog.compare.pairview import PairView
 from orchlog.compare.tokens import TokenCheck
 from orchlog.compare.tolerances import Rule, Tolerances
@@ -68,7 +69,7 @@ class CompareReport:
     tolerances: Tolerances
     findings: Findings
     diverging_token: int | None  # -1: records that belong to no single token
-    decided_by: str | None  # "logits", "last_checkpoint" or "first_failure"
+    decided_by: str | None  # "logits", "last_checkpoint", "noise" or "first_failure"
     first: PairView | None
     growth: list[GrowthRow]
     unmatched: list[Unmatched]
@@ -81,6 +82,7 @@ class CompareReport:
     windows: tuple[str, ...] = ()
     maps_by_side: tuple[list[str], list[str]] = ([], [])
     diagnosis: list[Diagnosis] = dataclasses.field(default_factory=list)  # first divergence first (orchlog.diagnose)
+    noise: NoiseSummary | None = None  # three-way: what the pairs were graded against
 
     def __bool__(self) -> bool:
         return self.status == OK
@@ -158,6 +160,7 @@ class CompareReport:
             "token_ids": self.tokens.to_json(),
             "windows": list(self.windows),
             "maps_by_side": dict(zip("ab", self.maps_by_side)),
+            "noise": None if self.noise is None else self.noise.to_json(),
             **_diagnosis_json(self.diagnosis),
         }
 
@@ -203,6 +206,14 @@ def pair_json(v: PairView) -> dict[str, Any]:
         "bounds": {m: [number(lo), number(hi)] for m, (lo, hi) in v.bounds.items()},
         "blake3": dict(zip("ab", v.blake3)),
         "numel": dict(zip("ab", v.numel)),
+        "noise": None
+        if v.noise_ratio is None
+        else {
+            "level": number(v.noise),
+            "ratio": [number(v.noise_ratio[0]), number(v.noise_ratio[1])],
+            "multiple": v.noise_multiple,
+            "decided": v.by_noise,
+        },
     }
 
 
@@ -224,6 +235,7 @@ def growth_json(r: GrowthRow) -> dict[str, Any]:
         "min_cosine": number(r.min_cosine),
         "worst_tier": r.worst_tier,
         "worst_checkpoint": r.worst_checkpoint,
+        "noise_ratio": None if math.isnan(r.noise_ratio) else number(r.noise_ratio),
     }
 
 
@@ -235,6 +247,7 @@ def rule_json(r: Rule) -> dict[str, Any]:
         "threshold": r.threshold,
         "cos_tol": r.cos_tol,
         "tiers": list(r.bounds),
+        "noise_floor": r.noise_floor,
     }
 
 

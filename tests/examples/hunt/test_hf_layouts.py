@@ -31,18 +31,22 @@ def test_hf_attention_probabilities_meet_llama_cpps_kq_soft_max_on_the_window(hu
     expected = [(c.step, p, layer) for c in DEFAULT_SCENARIO.calls() for p in c.positions for layer in range(2)]
     assert sorted((p.step, p.token_idx, p.layer) for p in probs) == sorted(expected)
     assert max(p.metrics["max_abs"] for p in probs) < AGREEMENT_ATOL
-    last = max(probs, key=lambda p: p.token_idx)
-    n_kv = DEFAULT_SCENARIO.n_positions
-    assert last.alignment.window.describe() == f"compared on window [4,{n_kv}] of [4,256] / [4,{n_kv}]"
+    # llama.cpp's rows are cut to the cells each token attends to; HF's prompt rows span the prompt.
+    n_prompt = len(DEFAULT_SCENARIO.prompt)
+    third = next(p for p in probs if p.token_idx == 3)
+    assert third.alignment.window.describe() == f"compared on window [4,4] of [4,4] / [4,{n_prompt}]"
+    assert all(p.alignment is None for p in probs if p.token_idx >= n_prompt - 1)  # same shapes
     assert report.status == "ok"
 
 
-def test_without_the_window_the_padded_rows_do_not_agree(hunt_dir, hf_with_cache, tmp_path):
+def test_without_the_window_rows_of_other_extents_do_not_agree(hunt_dir, hf_with_cache, tmp_path):
     plain = tmp_path / "no_window.toml"
     plain.write_text('[names]\n"model.layers.{layer}.self_attn@probs" = "kq_soft_max@"\n')
     report = compare(hunt_dir / "llama.bin", hf_with_cache, CompareOptions(maps=[str(plain)], detail=True))
     probs = _pairs(report, "kq_soft_max")
-    assert probs and all(p.failed and "shapes differ" in p.reason for p in probs)
+    n_prompt = len(DEFAULT_SCENARIO.prompt)
+    shorter = [p for p in probs if p.token_idx < n_prompt - 1]  # llama.cpp's causal rows, HF's whole prompt
+    assert shorter and all(p.failed and "shapes differ" in p.reason for p in shorter)
 
 
 def test_hfs_kv_cache_meets_llama_cpps_through_the_maps_views(hunt_dir, hf_with_cache):

@@ -31,4 +31,9 @@ def test_every_bug_is_there():
         "LAST_LAYER_NO_V_BIAS",
         "BF16_FFN_OUT",
         "DECODE_POSITION_OFF_BY_ONE",
+        "ATTN_NORM_WITHOUT_WEIGHT",
+        "SWAPPED_SWIGLU",
+        "ROPE_ADJACENT_PAIRS",
+        "KQ_UNSCALED",
+        "EPS_HARD_CODED",
     }

@@ -14,9 +14,9 @@ from tests.examples.numpy_engine.test_engine import Recorder
 FIRST_DIVERGENCE = {
     Bug.TRANSPOSED_EMBEDDING: ("embd", None, None, 0),
     Bug.NO_QKV_BIAS: ("Qcur", "add", 0, 0),
-    # Position 0 rotates by zero, so token 0's own records are untouched; but its kq row, taken before
-    # the causal mask, holds its query against every cached key, the later tokens' rotated ones too.
-    Bug.ROPE_K_PER_Q_HEAD: ("kq", None, 0, 0),
+    # Position 0 rotates by zero, so token 0's records are untouched (its kq row holds the cells it
+    # attends to, its own only); the damage starts at the second token's K.
+    Bug.ROPE_K_PER_Q_HEAD: ("Kcur", "rope", 0, 1),
     Bug.EPS_FROM_WRONG_KEY: ("attn_norm", None, 0, 0),
     Bug.NORM_WEIGHT_TWICE: ("ffn_norm", None, 0, 0),
     Bug.SKIPPED_ATTN_RESIDUAL: ("ffn_inp", None, 0, 0),
@@ -24,6 +24,11 @@ FIRST_DIVERGENCE = {
     # The prompt pass is right; the first decode step (position 8) is rotated one position short.
     Bug.DECODE_POSITION_OFF_BY_ONE: ("Qcur", "rope", 0, 8),
     Bug.LAST_LAYER_NO_V_BIAS: ("Vcur", "add", 1, 0),  # the tiny model's last layer is layer 1
+    Bug.ATTN_NORM_WITHOUT_WEIGHT: ("attn_norm", None, 0, 0),
+    Bug.SWAPPED_SWIGLU: ("ffn_swiglu", None, 0, 0),
+    Bug.ROPE_ADJACENT_PAIRS: ("Qcur", "rope", 0, 1),  # position 0 rotates by nothing in any layout
+    Bug.KQ_UNSCALED: ("kq_soft_max", None, 0, 1),  # token 0 attends to itself alone: probability 1 at any scale
+    Bug.EPS_HARD_CODED: ("attn_norm", None, 0, 0),
 }
 
 
