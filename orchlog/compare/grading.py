@@ -153,6 +153,9 @@ def _exact_rows(t: PairTable, rows: np.ndarray) -> tuple[np.ndarray, ...]:
 # Unit roundoff of each dtype: a pair's noise floor is a few of the coarser side's (integers are exact).
 EPSILON = {"f64": 2.0**-52, "f32": 2.0**-23, "f16": 2.0**-10, "bf16": 2.0**-7}
 FLOOR_ULPS = 16.0  # the floor, in units of that roundoff, relative to the reference's norm (docs/noise.md)
+# Norms of whole tensors are summed in f32 blocks, then f64: a figure "measured exactly" may be off by this
+# relative amount, so a pair that close to its threshold stays undecided rather than fall on the wrong side.
+MEASURED = 1e-5
 
 
 def noise_floor(t: PairTable, rows: np.ndarray, rules: list[Rule], rule_idx: np.ndarray) -> np.ndarray:
@@ -173,8 +176,8 @@ def _with_noise(
 ) -> None:
     """Three-way grading of `rows` (those with a noise figure): the error's l2 norm against the larger of k times
     the noise and the floor (relative to the reference's norm)."""
-    lo, hi = ratios.lo[rows], ratios.hi[rows]
-    e_lo, e_hi = t.lo["l2"][rows], t.hi["l2"][rows]
+    lo, hi = ratios.lo[rows] * (1 - MEASURED), ratios.hi[rows] * (1 + MEASURED)
+    e_lo, e_hi = t.lo["l2"][rows] * (1 - MEASURED), t.hi["l2"][rows] * (1 + MEASURED)
     with np.errstate(invalid="ignore"):
         # Whole tensors: the elements compared (a window's); else the record's size, which its stats cover.
         n = np.where(t.basis[rows] == TENSOR, t.m["n"][rows], t.a.numel[t.ia[rows]].astype(np.float64))
