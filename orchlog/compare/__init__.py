@@ -28,11 +28,10 @@ from orchlog.compare.align import Aligner
 from orchlog.compare.coverage import coverage
 from orchlog.compare.divergence import Findings
 from orchlog.compare.dump import Dumper
-from orchlog.compare.grading import grade
+from orchlog.compare.grading import FLOOR_ULPS, grade
 from orchlog.compare.keys import DEFAULT_KEY, Interner, key_matrix
 from orchlog.compare.metrics import measure
 from orchlog.compare.namemap import load_maps
-from orchlog.compare.grading import FLOOR_ULPS
 from orchlog.compare.noise import DEFAULT_MULTIPLE, NoiseSummary, NoiseTable, measure_noise, noise_ratios
 from orchlog.compare.partial import PartialReport, SideState, renumber
 from orchlog.compare.result import (
@@ -353,7 +352,11 @@ def finish(
         maps_by_side=(names_a.names.sources, names_b.names.sources),
         diagnosis=diagnosis,
         noise=NoiseSummary(
-            list(opts.noise), opts.noise_multiple, FLOOR_ULPS, findings.noise_pairs, findings.pairs - findings.noise_pairs
+            list(opts.noise),
+            opts.noise_multiple,
+            FLOOR_ULPS,
+            findings.noise_pairs,
+            findings.pairs - findings.noise_pairs,
         )
         if opts.noise
         else None,

@@ -109,7 +109,9 @@ def _reduce(rows: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 
 def _empty(n: int = 0) -> dict[str, np.ndarray]:
     return {
-        f: np.zeros(n, dtype=np.float64 if f in ("max_abs", "min_cosine", "noise_ratio", "worst_severity") else np.int64)
+        f: np.zeros(
+            n, dtype=np.float64 if f in ("max_abs", "min_cosine", "noise_ratio", "worst_severity") else np.int64
+        )
         for f in _FIELDS
     }
 

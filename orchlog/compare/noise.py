@@ -163,7 +163,7 @@ def noise_ratios(t: PairTable, tables: Sequence[NoiseTable]) -> NoiseRatios:
     noise, lo, hi = np.full(n, np.nan), np.full(n, np.nan), np.full(n, np.nan)
     places = t.a.order[t.ia]
     e_lo, e_hi = t.lo["l2"], t.hi["l2"]
-    sa = sb = None
+    rows_ab: tuple[np.ndarray, np.ndarray] | None = None  # the pairs' sketch rows, read once when needed
     for table in tables:
         idx, found = table.find(places)
         if not found.any():
@@ -172,10 +172,9 @@ def noise_ratios(t: PairTable, tables: Sequence[NoiseTable]) -> NoiseRatios:
         r_lo, r_hi = noise_ratio.bands(e_lo, e_hi, n_lo, n_hi)
         pm = found & _plainly_sketched(t) & ~np.isnan(table.sketch[idx, 0])
         if pm.any():
-            if sa is None:
-                sa, sb = _sketch_rows(t)
+            rows_ab = rows_ab or _sketch_rows(t)
             rows = np.flatnonzero(pm)
-            p_lo, p_hi = _pitman_morgan(t, rows, sa, sb, table.sketch[idx[rows]], table.rms[idx[rows]])
+            p_lo, p_hi = _pitman_morgan(t, rows, *rows_ab, table.sketch[idx[rows]], table.rms[idx[rows]])
             r_lo[rows], r_hi[rows] = np.fmax(r_lo[rows], p_lo), np.fmin(r_hi[rows], p_hi)
         first = found & np.isnan(noise)
         with np.errstate(invalid="ignore"):

@@ -80,7 +80,9 @@ def noise_text(v: PairView) -> str:
         return ""
     lo, hi = v.noise_ratio
     ratio = f"{fmt(lo)}" if lo == hi else f"in [{fmt(lo)}, {fmt(hi)}]"
-    return f"error / noise {ratio} (noise: l2 {fmt(v.noise)} between the references; passes below {fmt(v.noise_multiple)})"
+    return (
+        f"error / noise {ratio} (noise: l2 {fmt(v.noise)} between the references; passes below {fmt(v.noise_multiple)})"
+    )
 
 
 def verdict_line(v: PairView) -> str:

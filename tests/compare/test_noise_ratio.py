@@ -84,6 +84,8 @@ def test_rows_with_too_much_rounding_slack_or_no_size_are_not_used():
 
 
 def test_bands_divide_the_intervals_and_read_zero_over_zero_as_zero():
-    lo, hi = noise_ratio.bands(np.array([1.0, 0.0, 2.0]), np.array([2.0, 0.0, 3.0]), np.array([4.0, 0.0, 0.0]), np.array([8.0, 0.0, 0.0]))
+    lo, hi = noise_ratio.bands(
+        np.array([1.0, 0.0, 2.0]), np.array([2.0, 0.0, 3.0]), np.array([4.0, 0.0, 0.0]), np.array([8.0, 0.0, 0.0])
+    )
     assert lo.tolist() == [0.125, 0.0, math.inf]
     assert hi.tolist() == [0.5, 0.0, math.inf]

@@ -93,9 +93,15 @@ def _check(tmp_path, mode: str, seed: int, count: int = 60) -> None:
 def test_the_noise_of_several_references_is_the_largest(tmp_path):
     rng = np.random.default_rng(9)
     a = rng.standard_normal(896).astype(np.float32)
-    quiet, loud = a + np.float32(1e-3) * rng.standard_normal(896).astype(np.float32), a + np.float32(1e-1) * rng.standard_normal(896).astype(np.float32)
+    quiet, loud = (
+        a + np.float32(1e-3) * rng.standard_normal(896).astype(np.float32),
+        a + np.float32(1e-1) * rng.standard_normal(896).astype(np.float32),
+    )
     b = a + np.float32(3e-2) * rng.standard_normal(896).astype(np.float32)  # 30x the quiet noise, 0.3x the loud
-    paths = [tracegen.emit(tmp_path / f"{n}.bin", [record("x", x, token_idx=0)], mode="full") for n, x in zip(("a", "b", "q", "l"), (a, b, quiet, loud))]
+    paths = [
+        tracegen.emit(tmp_path / f"{n}.bin", [record("x", x, token_idx=0)], mode="full")
+        for n, x in zip(("a", "b", "q", "l"), (a, b, quiet, loud))
+    ]
     alone = compare(paths[0], paths[1], CompareOptions(noise=(str(paths[2]),), diagnose=False))
     both = compare(paths[0], paths[1], CompareOptions(noise=(str(paths[2]), str(paths[3])), diagnose=False))
     assert alone.status == "diverged" and both.status == "ok"
