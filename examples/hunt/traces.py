@@ -33,8 +33,8 @@ HF_INPUTS = ("**.self_attn.o_proj", "**.post_attention_layernorm", "**.mlp.down_
 class _Run:
     """An orchlog run of this process, closed on exit (the emitter is process-wide)."""
 
-    def __init__(self, path: Path, team: str, mode: str = "full") -> None:
-        orchlog.configure(path=str(path), mode=mode, team=team, select="")
+    def __init__(self, path: Path, team: str, mode: str = "full", select: str = "") -> None:
+        orchlog.configure(path=str(path), mode=mode, team=team, select=select)
 
     def __enter__(self) -> _Run:
         return self
@@ -49,10 +49,15 @@ def llama_trace(gguf: Path, out: Path, program: Path | None = None, scenario: Sc
 
 
 def numpy_trace(
-    gguf: Path, out: Path, bugs: Bug = Bug.NONE, scenario: Scenario = DEFAULT_SCENARIO, mode: str = "full"
+    gguf: Path,
+    out: Path,
+    bugs: Bug = Bug.NONE,
+    scenario: Scenario = DEFAULT_SCENARIO,
+    mode: str = "full",
+    select: str = "",
 ) -> Path:
     """Every stage of the NumPy engine, each record with the token id of its position (whole tensors, or
-    summaries with `mode="summary"`)."""
+    summaries with `mode="summary"`; only the records `select` names, an ORCH_LOG_SELECT text, when given)."""
     token_ids = scenario.prompt + scenario.decode
 
     def observe(checkpoint, layer, token_idx, step, array, stage=None):
@@ -66,7 +71,7 @@ def numpy_trace(
             token_id=token_ids[token_idx],
         )
 
-    with _Run(out, f"numpy{'+' + bugs.name.lower() if bugs else ''}", mode):
+    with _Run(out, f"numpy{'+' + bugs.name.lower() if bugs else ''}", mode, select):
         run_numpy_engine(gguf, scenario, bugs=bugs, observe=observe)
     return out
 

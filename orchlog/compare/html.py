@@ -25,6 +25,8 @@ from orchlog.compare.heat import HeatGrid, decode_start, heat_grid
 from orchlog.compare.page import csv_button, json_script, page
 from orchlog.compare.pairview import PairView
 from orchlog.compare.render import (
+    RERUN_ROLES,
+    RERUN_WHAT,
     alignment_lines,
     coverage_lines,
     fmt,
@@ -95,8 +97,9 @@ def _pair(v: PairView) -> list[str]:
     if v.undecided:
         out.append("<p>To decide it, rerun just this record in full mode on each side:</p><ul>")
         out += [
-            f"<li>{side}: <code>{escape(env)} &lt;the command that wrote {side}&gt;</code></li>"
-            for side, env in rerun.commands(v.own_keys)
+            f"<li>{side if side != 'noise' else RERUN_ROLES[side]}: <code>{escape(env)} &lt;the command that wrote "
+            f"{RERUN_WHAT[side]}&gt;</code></li>"
+            for side, env in rerun.commands(v.own_keys, v.noise_ratio is not None)
         ]
         out.append("</ul>")
     va, vb = v.values

@@ -102,14 +102,19 @@ def verdict_line(v: PairView) -> str:
     return f"{text}; {v.reason}" if v.reason else text
 
 
+RERUN_ROLES = {"a": "reference", "b": "ours     ", "noise": "each --noise reference"}
+RERUN_WHAT = {"a": "a", "b": "b", "noise": "it"}
+
+
 def rerun_lines(v: PairView, indent: str) -> list[str]:
-    """How to decide an undecided pair: rerun that record on both sides in full mode, then compare again."""
-    roles = {"a": "reference", "b": "ours     "}
+    """How to decide an undecided pair: rerun that record on both sides (and the second references, when the
+    noise graded it) in full mode, then compare again."""
+    files = "the .bin files" if v.noise_ratio is not None else "the two .bin files"
     return [
-        f"{indent}to decide it, rerun just this record in full mode on each side and compare the two .bin files:",
+        f"{indent}to decide it, rerun just this record in full mode on each side and compare {files}:",
         *(
-            f"{indent}  {roles[side]}: {env} <the command that wrote {side}>"
-            for side, env in rerun.commands(v.own_keys)
+            f"{indent}  {RERUN_ROLES[side]}: {env} <the command that wrote {RERUN_WHAT[side]}>"
+            for side, env in rerun.commands(v.own_keys, v.noise_ratio is not None)
         ),
     ]
 
@@ -355,7 +360,10 @@ def render_markdown(r: CompareReport) -> str:
             )
         if v.undecided:
             out.append("- to decide it, rerun just this record in full mode on each side:")
-            out += [f"  - {side}: `{env} <the command that wrote {side}>`" for side, env in rerun.commands(v.own_keys)]
+            out += [
+                f"  - {side if side != 'noise' else RERUN_ROLES[side]}: `{env} <the command that wrote {RERUN_WHAT[side]}>`"
+                for side, env in rerun.commands(v.own_keys, v.noise_ratio is not None)
+            ]
             if r.first_failure is not None:
                 out.append(f"- first proven failure: {r.first_failure.where()}: {verdict_line(r.first_failure)}")
         if v.values[0] or v.values[1]:

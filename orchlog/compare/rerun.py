@@ -50,6 +50,8 @@ def command(keys: dict[str, Any]) -> str:
     return f"ORCH_LOG_MODE=full ORCH_LOG_SELECT={shlex.quote(selector(keys))}"
 
 
-def commands(own_keys: tuple[dict[str, Any], dict[str, Any]]) -> list[tuple[str, str]]:
-    """(side, environment) for the reference (a) and ours (b)."""
-    return [(side, command(keys)) for side, keys in zip("ab", own_keys)]
+def commands(own_keys: tuple[dict[str, Any], dict[str, Any]], noise: bool = False) -> list[tuple[str, str]]:
+    """(side, environment) for the reference (a) and ours (b); with `noise`, also for the second references
+    ("noise"), whose records are keyed as the reference's."""
+    out = [(side, command(keys)) for side, keys in zip("ab", own_keys)]
+    return out + [("noise", command(own_keys[0]))] if noise else out

@@ -221,7 +221,9 @@ def rerun_json(v: PairView) -> dict[str, dict[str, str]]:
     """For each side, the selector and environment that rerun just this record in full mode."""
     return {
         side: {"select": rerun.selector(keys), "env": env}
-        for (side, env), keys in zip(rerun.commands(v.own_keys), v.own_keys)
+        for (side, env), keys in zip(
+            rerun.commands(v.own_keys, v.noise_ratio is not None), (*v.own_keys, v.own_keys[0])
+        )
     }
 
 

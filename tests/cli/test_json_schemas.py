@@ -58,6 +58,13 @@ def test_compare_json_of_summaries_full_tensors_and_a_diagnosis_fits_its_schema(
     _valid(_orchlog("compare", str(a), str(a), "--format", "json", "-q", code=0), "compare")
 
 
+def test_compare_json_graded_against_a_second_references_noise_fits_its_schema(traces):
+    a, b, (ref, ours) = traces
+    three_way = _orchlog("compare", str(ref), str(ours), "--noise", str(ref), "--format", "json", "-q", "--detail")
+    assert three_way["noise"]["references"] == [str(ref)] and three_way["first_divergence"]["noise"]
+    _valid(three_way, "compare")
+
+
 def test_per_token_json_fits_its_schema(traces):
     a, b, _ = traces
     _valid(_orchlog("compare", str(a), str(b), "--per-token", "--format", "json", "-q"), "compare-per-token")

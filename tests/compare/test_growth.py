@@ -141,6 +141,7 @@ def test_a_round_reduces_to_one_row_per_token_and_label_with_the_worst_pair_as_a
             "undecided": rng.integers(0, 2, n),
             "max_abs": rng.random(n),
             "min_cosine": rng.random(n),
+            "noise_ratio": np.where(rng.random(n) < 0.5, np.nan, rng.random(n)),  # NaN: a pair without noise
             "worst_severity": np.where(rng.random(n) < 0.3, -np.inf, rng.integers(0, 3, n).astype(float)),
             "worst_name": np.arange(n),  # names the row, so the test sees which pair won
             "worst_tier": rng.integers(0, 4, n),
@@ -157,6 +158,9 @@ def test_a_round_reduces_to_one_row_per_token_and_label_with_the_worst_pair_as_a
                 expected[key] = i
         got = {(int(t), int(lab)): int(w) for t, lab, w in zip(out["token"], out["label"], out["worst_name"])}
         assert got == expected
+        for t, lab, ratio in zip(out["token"], out["label"], out["noise_ratio"]):  # the largest, NaN when none
+            mine = rows["noise_ratio"][(rows["token"] == t) & (rows["label"] == lab)]
+            assert np.array_equal(ratio, np.nanmax(mine) if not np.isnan(mine).all() else np.nan, equal_nan=True)
         for k, (t, lab) in enumerate(zip(out["token"].tolist(), out["label"].tolist())):
             members = (rows["token"] == t) & (rows["label"] == lab)
             assert out["pairs"][k] == members.sum() and out["failed"][k] == rows["failed"][members].sum()

@@ -34,6 +34,7 @@ TOP_KEYS = {
     "coverage",
     "warnings",
     "first_failure",
+    "noise",
 }
 PAIR_KEYS = {
     "checkpoint",
@@ -63,6 +64,7 @@ PAIR_KEYS = {
     "bounds",
     "blake3",
     "numel",
+    "noise",
 }
 
 
