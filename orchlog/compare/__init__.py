@@ -24,13 +24,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from orchlog.compare.align import Aligner
 from orchlog.compare.coverage import coverage
 from orchlog.compare.divergence import Findings
 from orchlog.compare.dump import Dumper
 from orchlog.compare.grading import FLOOR_ULPS, grade
-from orchlog.compare.keys import DEFAULT_KEY, Interner, key_matrix
-from orchlog.compare.metrics import measure
+from orchlog.compare.keys import DEFAULT_KEY
 from orchlog.compare.namemap import load_maps
 from orchlog.compare.noise import DEFAULT_MULTIPLE, NoiseSummary, NoiseTable, measure_noise, noise_ratios
 from orchlog.compare.partial import PartialReport, SideState, renumber
@@ -46,7 +44,7 @@ from orchlog.compare.result import (
     Malformed,
     Unmatched,
 )
-from orchlog.compare.semantics import semantics
+from orchlog.compare.rounds import PairWalk
 from orchlog.compare.sides import Side
 from orchlog.compare.tokens import TokenCheck
 from orchlog.compare.tolerances import Tolerances, load_tolerances
@@ -183,7 +181,6 @@ def walk(
     side_a, side_b = _sides(opts)
     windows = _windows(opts, side_a, side_b, setup.tolerances)
 
-    interner = Interner()
     findings = Findings(
         setup.tolerances,
         top_n=opts.top,
@@ -192,18 +189,16 @@ def walk(
         heat=opts.heatmap,
     )
     dumper = Dumper(opts.dump_raw) if opts.dump_raw else None
-    rules = semantics(trace_a.format, trace_b.format, opts.exact)
-    aligner = Aligner(trace_a, trace_b, lambda batch: key_matrix(batch, key, interner), side_a, side_b)
+    pairs = PairWalk(trace_a, trace_b, key, side_a, side_b, setup.is_logits, windows, opts.track_token, opts.exact)
     extents = None
     if opts.diagnose:  # where each token's records end in each file, so the diagnosis's second read can stop there
         from orchlog.diagnose.extent import Extent
 
         extents = (Extent(), Extent())
-    for rnd in aligner:
+    for rnd, table in pairs:
         if extents is not None:
             extents[0].add(rnd.a)
             extents[1].add(rnd.b)
-        table = measure(rnd.a, rnd.b, rnd.ia, rnd.ib, setup.is_logits, opts.track_token, rules, windows)
         ratios = noise_ratios(table, tables) if tables else None
         grades = grade(table, setup.tolerances, ratios, opts.noise_multiple)
         findings.add(table, grades)
@@ -214,8 +209,8 @@ def walk(
             progress((trace_a.progress() + trace_b.progress()) / 2)
     states = []
     for name, trace, side, leftover in (
-        ("a", trace_a, side_a, aligner.leftover_a),
-        ("b", trace_b, side_b, aligner.leftover_b),
+        ("a", trace_a, side_a, pairs.aligner.leftover_a),
+        ("b", trace_b, side_b, pairs.aligner.leftover_b),
     ):
         state = SideState(
             rows_in=side.rows_in,

@@ -39,7 +39,19 @@ from orchlog.read.batch import RecordBatch
 ROWS = sketch_rule.ROWS
 
 # The metrics an interval is kept for; the others (kl, top1_match, ranks) stay unknown on partial evidence.
-BOUNDED = ("max_abs", "mean_abs", "max_rel", "p99_abs", "rms_diff", "l2", "cosine", "kl", "top1_match")
+BOUNDED = (
+    "max_abs",
+    "mean_abs",
+    "max_rel",
+    "p99_abs",
+    "rms_diff",
+    "l2",
+    "cosine",
+    "kl",
+    "top1_match",
+    "rel_l2",
+    "rel_max",
+)
 UNKNOWN = {
     "max_abs": (0.0, math.inf),
     "mean_abs": (0.0, math.inf),
@@ -50,6 +62,8 @@ UNKNOWN = {
     "cosine": (-1.0, 1.0),
     "kl": (0.0, math.inf),
     "top1_match": (0.0, 1.0),
+    "rel_l2": (0.0, math.inf),
+    "rel_max": (0.0, math.inf),
 }
 _EPS = 2.0**-52
 

@@ -83,21 +83,24 @@ class Grades:
         return suspect
 
 
-def _ratio(x: np.ndarray, room: float) -> np.ndarray:
-    return x / room if room > 0 else np.where(x > 0, np.inf, 0.0)
+def _ratio(x: np.ndarray, room: float | np.ndarray) -> np.ndarray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out: np.ndarray = np.where(room > 0, x / np.where(room > 0, room, 1.0), np.where(x > 0, np.inf, 0.0))
+    return out
 
 
 def _grade_rows(rule: Rule, t: PairTable, rows: np.ndarray) -> tuple[np.ndarray, ...]:
     lo, hi = t.lo[rule.metric][rows], t.hi[rule.metric][rows]
+    threshold = rule.threshold_at(t.a.layer[t.ia[rows]])
     with np.errstate(invalid="ignore", divide="ignore"):
         if rule.higher_is_better:
-            fails, passes = hi < rule.threshold, lo >= rule.threshold
-            room = 1.0 - rule.threshold
+            fails, passes = hi < threshold, lo >= threshold
+            room = 1.0 - threshold
             bad_lo, bad_hi = 1.0 - hi, 1.0 - lo  # how far from perfect, at best and at worst
             value = hi
         else:
-            fails, passes = lo >= rule.threshold, hi < rule.threshold
-            room = rule.threshold
+            fails, passes = lo >= threshold, hi < threshold
+            room = threshold
             bad_lo, bad_hi = lo, hi
             value = lo
         severity = np.where(passes, _ratio(bad_hi, room), _ratio(bad_lo, room))
@@ -208,7 +211,7 @@ def grade(
     """Every pair of a round graded under its rule; with `ratios` (noise.noise_ratios), three-way where a second
     reference measured the noise."""
     n = len(t)
-    rule_idx = t.a.checkpoint[t.ia].per_row(lambda name: tolerances.index_for(name or ""), dtype=np.int64)
+    rule_idx = tolerances.rule_indices(t.a.checkpoint[t.ia], t.a.stage[t.ia])
     g = Grades(
         np.zeros(n, dtype=np.int8),
         np.zeros(n),

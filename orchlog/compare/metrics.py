@@ -36,7 +36,9 @@ from orchlog.schema_gen import DTYPE_SIZES
 
 DIFF_COLUMNS = tuple(f.name for f in dataclasses.fields(TensorDiff))
 LOGITS_COLUMNS = ("top1_a", "top1_b", "top1_match", "kl", "rank_a", "rank_b")
-COLUMNS = DIFF_COLUMNS + LOGITS_COLUMNS
+# Scale-free figures of every pair, from the others: ‖a − b‖ / ‖a‖ and max|a − b| / max|a|.
+RELATIVE_COLUMNS = ("rel_l2", "rel_max")
+COLUMNS = DIFF_COLUMNS + LOGITS_COLUMNS + RELATIVE_COLUMNS
 BASES = ("tensor", "hash", "sketch", "bounds", "leading")
 TENSOR, HASH, SKETCH, BOUNDS, LEADING = range(5)
 HIGHER_IS_BETTER = ("cosine", "top1_match")
@@ -346,6 +348,21 @@ def _tensor_pairs(t: PairTable, rows: np.ndarray, track_token: int | None) -> np
     return rest[~measured_ok] if len(rest) else rest
 
 
+def _relative(t: PairTable) -> None:
+    """rel_l2 and rel_max with their intervals: l2 and max_abs over the reference's exact ‖a‖ and max|a| (over
+    the elements compared: a window's on whole tensors, else the whole tensor's, which the stats cover)."""
+    whole = t.basis == TENSOR
+    n = np.where(whole, t.m["n"], t.a.numel[t.ia].astype(np.float64))
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        norm = t.m["rms_a"] * np.sqrt(n)
+        peak = np.where(whole, np.fmax(np.abs(t.m["min_a"]), np.abs(t.m["max_a"])), t.a.stats[t.ia, 4])
+        for column, base, denominator in (("rel_l2", "l2", norm), ("rel_max", "max_abs", peak)):
+            # 0 / 0 reads 0 (both all zero); anything over 0 is infinitely far.
+            t.m[column], t.lo[column], t.hi[column] = (
+                np.where(x == 0, 0.0, x / denominator) for x in (t.m[base], t.lo[base], t.hi[base])
+            )
+
+
 def measure(
     a: RecordBatch,
     b: RecordBatch,
@@ -400,6 +417,7 @@ def measure(
         _summary_windows(t, np.flatnonzero(partial & windowed))
     if (partial & ~windowed).any():
         _partial(t, np.flatnonzero(partial & ~windowed))
+    _relative(t)
     loaded = ~kernels.is_none(a.loader[ia]) | ~kernels.is_none(b.loader[ib])
     for r in np.flatnonzero(partial & loaded).tolist():  # a view, derivation or gathering still says so
         how = (how_loaded(a.loader[ia[r]]), how_loaded(b.loader[ib[r]]))

@@ -28,10 +28,8 @@ import numpy as np
 
 from orchlog import kernels
 from orchlog.compare import bounds, noise_ratio
-from orchlog.compare.align import Aligner
-from orchlog.compare.keys import Interner, key_matrix
-from orchlog.compare.metrics import HASH, SKETCH, TENSOR, PairTable, measure
-from orchlog.compare.semantics import semantics
+from orchlog.compare.metrics import HASH, SKETCH, TENSOR, PairTable
+from orchlog.compare.rounds import PairWalk
 from orchlog.compare.sides import Side
 from orchlog.read.trace import Trace
 
@@ -100,12 +98,9 @@ def measure_noise(
     windows: Callable[[str | None], bool],
 ) -> NoiseTable:
     """Walk REF and REF2 as a compare would, keeping ‖REF − REF2‖ at each REF record."""
-    interner = Interner()
-    rules = semantics(ref.format, ref2.format)
-    aligner = Aligner(ref, ref2, lambda batch: key_matrix(batch, key, interner), side_ref, side_ref2)
+    walk = PairWalk(ref, ref2, key, side_ref, side_ref2, is_logits, windows)
     parts: list[tuple[np.ndarray, ...]] = []
-    for rnd in aligner:
-        t = measure(rnd.a, rnd.b, rnd.ia, rnd.ib, is_logits, None, rules, windows)
+    for rnd, t in walk:
         exact = (t.basis == TENSOR) | (t.basis == HASH)
         sketched = _plainly_sketched(t)
         rows = bounds.sketches(rnd.b, rnd.ib)
@@ -128,7 +123,7 @@ def measure_noise(
         sketch=rows[by_place],
         rms=rms[by_place],
         reference_records=side_ref.rows_in,
-        unmatched=len(aligner.leftover_b),
+        unmatched=len(walk.aligner.leftover_b),
     )
 
 

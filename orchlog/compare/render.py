@@ -39,6 +39,8 @@ METRICS_SHOWN = (
     "rms_diff",
     "cosine",
     "l2",
+    "rel_l2",
+    "rel_max",
     "kl",
     "top1_match",
     "rank_a",

@@ -18,6 +18,10 @@ A tolerance file is TOML (the shipped one is orchlog/tolerances/default.toml;
                                     # on their common window (orchlog.compare.window) and graded as usual
     noise_floor = 1e-6              # optional, three-way (--noise): the relative l2 error allowed however
                                     # small the noise (default: 16 units of roundoff of the coarser dtype)
+    stage = "add"                   # optional: only records of this stage ("" for those without one)
+    layers = [0.02, 0.025]          # optional: the threshold of layer 0, 1, ... (threshold: records without a layer)
+    growth = 1.05                   # optional: each layer past the last of `layers` multiplies it by this
+    observed = {...}                # optional, ignored: what `orchlog calibrate` measured (for people)
 
 Metrics where lower is better fail at `value >= threshold`; cosine and
 top1_match fail at `value < threshold`. Tiers grade how close a pair is:
@@ -31,19 +35,22 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+import numpy as np
+
 from orchlog.compare.tomlfile import load_named, shipped
 from orchlog.errors import OrchlogError
-from orchlog.strings import glob_matcher
+from orchlog.strings import Strings, glob_matcher
 
 TOLERANCES = "orchlog.tolerances"
 TIERS = ("exact", "close", "acceptable", "warning", "fail")
 UNDECIDED = "undecided"  # the evidence brackets the threshold: neither proven within nor beyond
-LOWER_IS_BETTER = ("max_abs", "mean_abs", "max_rel", "p99_abs", "rms_diff", "l2", "kl")
+LOWER_IS_BETTER = ("max_abs", "mean_abs", "max_rel", "p99_abs", "rms_diff", "l2", "kl", "rel_l2", "rel_max")
 HIGHER_IS_BETTER = ("cosine", "top1_match")
 METRICS = LOWER_IS_BETTER + HIGHER_IS_BETTER
 # Tier bounds per metric; for cosine and top1_match they bound 1 - value.
 DEFAULT_TIERS = {
     **{m: (1e-5, 1e-3, 1e-1, 1.0) for m in ("max_abs", "mean_abs", "max_rel", "p99_abs", "rms_diff", "l2")},
+    **{m: (1e-7, 1e-5, 1e-3, 1e-2) for m in ("rel_l2", "rel_max")},
     "kl": (1e-6, 1e-4, 1e-2, 1e-1),
     "cosine": (1e-7, 1e-5, 1e-3, 1e-2),
     "top1_match": (0.5, 0.5, 0.5, 0.5),
@@ -60,6 +67,21 @@ class Rule:
     tiers: tuple[float, float, float, float] | None = None
     window: bool = False  # compare same-rank tensors of different extents on their common window
     noise_floor: float | None = None  # three-way: relative l2 error allowed however small the noise
+    stage: str | None = None  # only records of this stage ("" : records without one); None: any
+    layers: tuple[float, ...] | None = None  # the threshold of layer 0, 1, ... (`threshold`: records without one)
+    growth: float = 1.0  # each layer past the last in `layers` multiplies its threshold by this
+
+    def threshold_at(self, layer: np.ndarray) -> np.ndarray:
+        """The threshold of records of these layers (NONE: no layer): `layers` by layer, grown past its end."""
+        out = np.full(len(layer), self.threshold)
+        if self.layers:
+            per = np.asarray(self.layers)
+            known = layer >= 0
+            inside = known & (layer < len(per))
+            out[inside] = per[layer[inside]]
+            past = known & ~inside
+            out[past] = per[-1] * self.growth ** (layer[past] - len(per) + 1).astype(np.float64)
+        return out
 
     @property
     def bounds(self) -> tuple[float, ...]:
@@ -72,7 +94,15 @@ class Rule:
     def describe(self) -> str:
         op = "<" if self.higher_is_better else ">="
         extra = f", cosine < {self.cos_tol:g}" if self.cos_tol is not None else ""
-        return f"{self.name}: fail at {self.metric} {op} {self.threshold:g}{extra}"
+        where = f" (stage {self.stage or 'none'})" if self.stage is not None else ""
+        if self.layers:
+            first, last = self.layers[0], self.layers[-1]
+            grown = f", x{self.growth:g} a layer after" if self.growth != 1.0 else ""
+            return (
+                f"{self.name}{where}: fail at {self.metric} {op} {first:g} (layer 0) .. {last:g} (layer "
+                f"{len(self.layers) - 1}){grown}; {self.threshold:g} without a layer{extra}"
+            )
+        return f"{self.name}{where}: fail at {self.metric} {op} {self.threshold:g}{extra}"
 
 
 @dataclasses.dataclass
@@ -82,23 +112,46 @@ class Tolerances:
     source: str
 
     def __post_init__(self) -> None:
-        self._cache: dict[str, int] = {}
+        self._cache: dict[tuple[str, str | None], int] = {}
         self._matchers = [glob_matcher(r.patterns) for r in self.rules]
+        self.by_stage = any(r.stage is not None for r in self.rules)
 
     @property
     def all_rules(self) -> list[Rule]:
         """Rules in order, the default last; `index_for` indexes this list."""
         return [*self.rules, self.default]
 
-    def index_for(self, checkpoint: str) -> int:
-        hit = self._cache.get(checkpoint)
+    def index_for(self, checkpoint: str, stage: str | None = None) -> int:
+        """The first rule matching the checkpoint (and, for rules that name one, the stage); the default last."""
+        key = (checkpoint, stage if self.by_stage else None)
+        hit = self._cache.get(key)
         if hit is None:
-            hit = next((i for i, matches in enumerate(self._matchers) if matches(checkpoint)), len(self.rules))
-            self._cache[checkpoint] = hit
+            hit = next(
+                (
+                    i
+                    for i, (rule, matches) in enumerate(zip(self.rules, self._matchers))
+                    if matches(checkpoint) and (rule.stage is None or rule.stage == (stage or ""))
+                ),
+                len(self.rules),
+            )
+            self._cache[key] = hit
         return hit
 
-    def rule_for(self, checkpoint: str) -> Rule:
-        return self.all_rules[self.index_for(checkpoint)]
+    def rule_for(self, checkpoint: str, stage: str | None = None) -> Rule:
+        return self.all_rules[self.index_for(checkpoint, stage)]
+
+    def rule_indices(self, checkpoints: Strings, stages: Strings) -> np.ndarray:
+        """index_for of every row (checkpoint and stage columns of a batch's rows)."""
+        names = checkpoints.per_row(lambda name: self.index_for(name or ""), dtype=np.int64)
+        if not self.by_stage:
+            return names
+        pairs = np.stack([checkpoints.codes, stages.codes], axis=1)
+        unique, inverse = np.unique(pairs, axis=0, return_inverse=True)
+        first = np.zeros(len(unique), dtype=np.int64)
+        first[inverse.ravel()] = np.arange(len(pairs))
+        found = [self.index_for(checkpoints[int(i)] or "", stages[int(i)]) for i in first.tolist()]
+        out: np.ndarray = np.asarray(found, dtype=np.int64)[inverse.ravel()]
+        return out
 
     def overridden(
         self, metric: str | None = None, threshold: float | None = None, cos_tol: float | None = None
@@ -123,7 +176,20 @@ class Tolerances:
 
 
 def _rule(doc: dict[str, Any], where: str, name: str, patterns: tuple[str, ...]) -> Rule:
-    unknown = set(doc) - {"name", "match", "metric", "threshold", "cos_tol", "tiers", "window", "noise_floor"}
+    unknown = set(doc) - {
+        "name",
+        "match",
+        "metric",
+        "threshold",
+        "cos_tol",
+        "tiers",
+        "window",
+        "noise_floor",
+        "stage",
+        "layers",
+        "growth",
+        "observed",
+    }
     if unknown:
         raise OrchlogError(f"{where}: rule {name!r} has unknown key(s) {', '.join(sorted(unknown))}")
     metric = doc.get("metric", "max_abs")
@@ -148,11 +214,34 @@ def _rule(doc: dict[str, Any], where: str, name: str, patterns: tuple[str, ...])
     if not isinstance(doc.get("window", False), bool):
         raise OrchlogError(f"{where}: rule {name!r}: window must be true or false")
     bounds = None if tiers is None else (float(tiers[0]), float(tiers[1]), float(tiers[2]), float(tiers[3]))
-    return Rule(name, patterns, metric, threshold, cos_tol, bounds, bool(doc.get("window", False)), noise_floor)
+    stage = doc.get("stage")
+    if stage is not None and not isinstance(stage, str):
+        raise OrchlogError(f'{where}: rule {name!r}: stage must be a string ("" for records without one)')
+    layers = doc.get("layers")
+    if layers is not None and (
+        not isinstance(layers, list) or not layers or not all(isinstance(x, (int, float)) and x >= 0 for x in layers)
+    ):
+        raise OrchlogError(f"{where}: rule {name!r}: layers must be a list of thresholds, one per layer from 0")
+    growth = doc.get("growth", 1.0)
+    if not isinstance(growth, (int, float)) or not growth > 0:
+        raise OrchlogError(f"{where}: rule {name!r}: growth must be a number > 0")
+    return Rule(
+        name,
+        patterns,
+        metric,
+        threshold,
+        cos_tol,
+        bounds,
+        bool(doc.get("window", False)),
+        noise_floor,
+        stage,
+        None if layers is None else tuple(float(x) for x in layers),
+        float(growth),
+    )
 
 
 def parse_tolerances(doc: dict[str, Any], where: str) -> Tolerances:
-    unknown = set(doc) - {"default", "rule", "description"}
+    unknown = set(doc) - {"default", "rule", "description", "calibration"}
     if unknown:
         raise OrchlogError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}; expected [default] and [[rule]]")
     default = _rule(doc.get("default", {}), where, "default", ("*",))
