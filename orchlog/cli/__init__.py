@@ -23,7 +23,18 @@ from orchlog.errors import OrchlogError
 from orchlog.safe_text import for_terminal
 
 # Subcommand modules, in the order `orchlog --help` lists them.
-COMMANDS = ["compare", "graft-report", "weights", "show", "validate", "pack", "guardrail", "codegen", "completion"]
+COMMANDS = [
+    "compare",
+    "calibrate",
+    "graft-report",
+    "weights",
+    "show",
+    "validate",
+    "pack",
+    "guardrail",
+    "codegen",
+    "completion",
+]
 
 EXIT_OK, EXIT_FOUND, EXIT_ERROR = 0, 1, 2
 

@@ -79,6 +79,14 @@ _UNKNOWN_LO = np.array([lo for lo, _ in UNKNOWN.values()])[:, None]
 _UNKNOWN_HI = np.array([hi for _, hi in UNKNOWN.values()])[:, None]
 
 
+def estimate(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """A point inside each proven interval: the value itself when exact, else the geometric middle (the
+    proven lower end where the upper one is open; NaN stays NaN)."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        mid: np.ndarray = np.where(np.isfinite(hi), np.sqrt(lo * hi), lo)
+    return mid
+
+
 def unknown(n: int) -> Interval:
     # Each bound a row of one block: two allocations a round, not one per metric and bound.
     lo, hi = np.empty((len(UNKNOWN), n)), np.empty((len(UNKNOWN), n))

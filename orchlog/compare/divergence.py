@@ -35,6 +35,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from orchlog.compare.bounds import estimate
 from orchlog.compare.grading import FAIL, TIER_NAMES, UNDECIDED_TIER, Grades
 from orchlog.compare.growth import Growth, GrowthRow, run_starts
 from orchlog.compare.metrics import BASES, PairTable
@@ -205,7 +206,7 @@ class Findings:
         is_logits = t.is_logits[rows]
         logits_seen = np.add.reduceat(is_logits[by_token].astype(np.int64), starts) > 0
         logits_suspect = np.add.reduceat((is_logits & suspect)[by_token].astype(np.int64), starts) > 0
-        noise_fail = np.add.reduceat((failed & g.by_noise[rows])[by_token].astype(np.int64), starts) > 0
+        noise_fail = np.add.reduceat(g.beyond_noise[rows][by_token].astype(np.int64), starts) > 0
         cutoff = None
         for k, (s, e) in enumerate(zip(starts.tolist(), ends.tolist())):
             tok, last = int(tokens[by_token[s]]), by_token[e]
@@ -231,7 +232,7 @@ class Findings:
             t.m["cosine"][rows],
             g.severity[rows],
             g.tier[rows],
-            _estimate(g.ratio_lo[rows], g.ratio_hi[rows]),
+            estimate(g.ratio_lo[rows], g.ratio_hi[rows]),
         )
         self.growth_rows.add(tokens, *columns)
         if self.stages is not None:
@@ -255,7 +256,7 @@ class Findings:
                 t.m["cosine"],
                 g.severity,
                 g.tier,
-                _estimate(g.ratio_lo, g.ratio_hi),
+                estimate(g.ratio_lo, g.ratio_hi),
             )
 
     def _earlier(self, field: str, token: int, key: tuple[int, int]) -> bool:
@@ -347,14 +348,6 @@ class Findings:
 
     def growth(self, token: int) -> list[GrowthRow]:
         return self.growth_rows.table(token)
-
-
-def _estimate(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """A point inside each proven interval of error / noise: the value itself, or the interval's geometric
-    middle (NaN where there is no noise; the proven lower end where the upper one is open)."""
-    with np.errstate(invalid="ignore", over="ignore"):
-        mid: np.ndarray = np.where(np.isfinite(hi), np.sqrt(lo * hi), lo)
-    return mid
 
 
 def _earliest(

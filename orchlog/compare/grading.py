@@ -56,6 +56,8 @@ class Grades:
     ratio_lo: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
     ratio_hi: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0))
     by_noise: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=bool))
+    # Failing beyond a measured noise: a second reference's (three-way), or a calibrated rule's envelope.
+    beyond_noise: np.ndarray = dataclasses.field(default_factory=lambda: np.zeros(0, dtype=bool))
     multiple: float = DEFAULT_MULTIPLE  # three-way: a pair passes below this many times the noise
 
     def __post_init__(self) -> None:
@@ -65,6 +67,8 @@ class Grades:
                 setattr(self, name, np.full(n, np.nan))
         if len(self.by_noise) != n:
             self.by_noise = np.zeros(n, dtype=bool)
+        if len(self.beyond_noise) != n:
+            self.beyond_noise = np.zeros(n, dtype=bool)
 
     @property
     def failed(self) -> np.ndarray:
@@ -92,6 +96,8 @@ def _ratio(x: np.ndarray, room: float | np.ndarray) -> np.ndarray:
 def _grade_rows(rule: Rule, t: PairTable, rows: np.ndarray) -> tuple[np.ndarray, ...]:
     lo, hi = t.lo[rule.metric][rows], t.hi[rule.metric][rows]
     threshold = rule.threshold_at(t.a.layer[t.ia[rows]])
+    if rule.metric == "rel_l2":  # a relative threshold never goes below the dtypes' roundoff (the noise floor)
+        threshold = np.maximum(threshold, dtype_floor(t, rows))
     with np.errstate(invalid="ignore", divide="ignore"):
         if rule.higher_is_better:
             fails, passes = hi < threshold, lo >= threshold
@@ -161,14 +167,21 @@ FLOOR_ULPS = 16.0  # the floor, in units of that roundoff, relative to the refer
 MEASURED = 1e-5
 
 
-def noise_floor(t: PairTable, rows: np.ndarray, rules: list[Rule], rule_idx: np.ndarray) -> np.ndarray:
-    """Per pair, the relative l2 error allowed however small the noise: the rule's `noise_floor`, else FLOOR_ULPS
-    units of roundoff of the coarser of the two dtypes (f32 where unknown)."""
+def dtype_floor(t: PairTable, rows: np.ndarray) -> np.ndarray:
+    """Per pair, FLOOR_ULPS units of roundoff of the coarser of the two dtypes (f32 where unknown): the relative
+    l2 error no noise figure can ask a pair to beat."""
     eps = [
         np.asarray(batch.dtype[idx].per_row(lambda d: EPSILON.get(d or "f32", 0.0), dtype=np.float64))
         for batch, idx in ((t.a, t.ia[rows]), (t.b, t.ib[rows]))
     ]
-    floor = FLOOR_ULPS * np.maximum(eps[0], eps[1])
+    out: np.ndarray = FLOOR_ULPS * np.maximum(eps[0], eps[1])
+    return out
+
+
+def noise_floor(t: PairTable, rows: np.ndarray, rules: list[Rule], rule_idx: np.ndarray) -> np.ndarray:
+    """Per pair, the relative l2 error allowed however small the noise: the rule's `noise_floor`, else
+    dtype_floor."""
+    floor = dtype_floor(t, rows)
     said = np.array([rules[r].noise_floor if rules[r].noise_floor is not None else np.nan for r in rule_idx])
     out: np.ndarray = np.where(np.isnan(said), floor, said)
     return out
@@ -198,6 +211,7 @@ def _with_noise(
         noise_severity = np.where(noise_passes, hi, lo) / k
         floor_severity = np.where(floor_passes, e_hi, e_lo) / floor_abs
     g.by_noise[rows] = ~hard
+    g.beyond_noise[rows] = fails & ~hard
     g.severity[rows] = np.where(hard, g.severity[rows], np.fmin(noise_severity, floor_severity))
     g.value[rows] = np.where(hard, g.value[rows], np.where(noise_passes, hi, lo))
     g.reason[rows] = np.where(fails & ~hard, [f"{x:.3g}x the noise" for x in lo.tolist()], g.reason[rows]).astype(
@@ -230,6 +244,8 @@ def grade(
             g.tier[rows], g.severity[rows], g.value[rows], g.reason[rows], g.lo[rows], g.hi[rows], hard[rows] = graded
     settled = (t.basis == HASH) & (t.hash_state == 1)
     g.tier[settled], g.severity[settled] = 0, 0.0
+    if tolerances.calibration is not None:  # a calibrated rule's threshold is its stage's measured noise
+        g.beyond_noise = (g.tier == FAIL) & ~hard
     if ratios is not None and not t.semantics.exact:
         g.noise[ratios.known] = ratios.noise[ratios.known]  # equal hashes too: they are exact, and had noise
         rows = np.flatnonzero(ratios.known & ~settled)

@@ -211,7 +211,7 @@ def render_text(r: CompareReport) -> str:
     out += coverage_lines(r)
     out.append(f"key: {', '.join(r.key)}" + (f"   maps: {', '.join(r.maps)}" if r.maps else ""))
     out.append(f"tolerances: {r.tolerances.source}")
-    out += [f"  {rule.describe()}" for rule in r.tolerances.all_rules]
+    out += tolerance_lines(r)
     if r.noise is not None:
         out.append(r.noise.line())
     out.append("")
@@ -286,6 +286,23 @@ def render_text(r: CompareReport) -> str:
         out += ["", "DUMPED:"] + [f"  {p}" for p in r.dumped]
     out += ["", result_line(r)]
     return "\n".join(out) + "\n"
+
+
+RULES_SHOWN = 12
+
+
+def tolerance_lines(r: CompareReport) -> list[str]:
+    """The rules (the first few of a long calibrated file), and what a calibrated file was learned from."""
+    rules = r.tolerances.all_rules
+    shown = rules if len(rules) <= RULES_SHOWN else [*rules[: RULES_SHOWN - 1], rules[-1]]
+    lines = [f"  {rule.describe()}" for rule in shown]
+    if len(rules) > RULES_SHOWN:
+        lines.insert(RULES_SHOWN - 1, f"  ... and {len(rules) - RULES_SHOWN} more rules (all of them in --format json)")
+    c = r.tolerances.calibration
+    if c:
+        pairs = "; ".join(" vs ".join(str(x) for x in p) for p in c.get("pairs", []))
+        lines.append(f"  calibrated (headroom {c.get('headroom')}) from: {pairs}")
+    return lines
 
 
 def _key_text(key: dict[str, Any]) -> str:

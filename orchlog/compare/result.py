@@ -132,6 +132,7 @@ class CompareReport:
             "tolerances": {
                 "source": self.tolerances.source,
                 "rules": [rule_json(r) for r in self.tolerances.all_rules],
+                "calibration": self.tolerances.calibration,
             },
             "counts": {
                 "pairs": f.pairs,
@@ -250,6 +251,9 @@ def rule_json(r: Rule) -> dict[str, Any]:
         "cos_tol": r.cos_tol,
         "tiers": list(r.bounds),
         "noise_floor": r.noise_floor,
+        "stage": r.stage,
+        "layers": None if r.layers is None else list(r.layers),
+        "growth": r.growth,
     }
 
 

@@ -110,6 +110,7 @@ class Tolerances:
     rules: list[Rule]
     default: Rule
     source: str
+    calibration: dict[str, Any] | None = None  # a calibrated file's [calibration]: what it was learned from
 
     def __post_init__(self) -> None:
         self._cache: dict[tuple[str, str | None], int] = {}
@@ -172,7 +173,9 @@ class Tolerances:
         def edit(r: Rule) -> Rule:
             return dataclasses.replace(r, **changes)
 
-        return Tolerances([edit(r) for r in self.rules], edit(self.default), self.source + " (with overrides)")
+        return Tolerances(
+            [edit(r) for r in self.rules], edit(self.default), self.source + " (with overrides)", self.calibration
+        )
 
 
 def _rule(doc: dict[str, Any], where: str, name: str, patterns: tuple[str, ...]) -> Rule:
@@ -253,7 +256,10 @@ def parse_tolerances(doc: dict[str, Any], where: str) -> Tolerances:
         if not patterns or not all(isinstance(p, str) for p in patterns):
             raise OrchlogError(f"{where}: rule {name!r} needs match = a glob or a list of globs")
         rules.append(_rule(raw, where, name, patterns))
-    return Tolerances(rules, default, where)
+    calibration = doc.get("calibration")
+    if calibration is not None and not isinstance(calibration, dict):
+        raise OrchlogError(f"{where}: [calibration] must be a table")
+    return Tolerances(rules, default, where, calibration)
 
 
 def shipped_tolerances() -> list[str]:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import math
 import sys
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -41,3 +43,43 @@ def load_named(spec: str, package: str, option: str) -> tuple[str, dict[str, Any
         f"{option} {spec}: no such file, and nothing shipped by that name "
         f"(shipped: {', '.join(shipped(package)) or 'none'})"
     )
+
+
+def _toml_value(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        if isinstance(v, float) and not math.isfinite(v):
+            return "inf" if v > 0 else ("-inf" if v < 0 else "nan")
+        return repr(v)
+    if isinstance(v, str):
+        escaped = "".join(c if c.isprintable() and c not in '"\\' else f"\\u{ord(c):04x}" for c in v)
+        return f'"{escaped}"'
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{_toml_key(k)} = {_toml_value(x)}" for k, x in v.items()) + " }"
+    raise TypeError(f"no TOML form for {type(v).__name__}")
+
+
+def _toml_key(k: str) -> str:
+    return k if k and all(c.isalnum() or c in "_-" for c in k) else _toml_value(k)
+
+
+def dump_toml(doc: dict[str, Any], comments: Sequence[str] = ()) -> str:
+    """A TOML document of plain values, tables and arrays of tables (one level: what orchlog writes), with
+    `comments` first; load_toml reads it back as the same dict."""
+    lines = [f"# {c}" for c in comments]
+    plain = {k: v for k, v in doc.items() if not isinstance(v, dict) and not _is_table_array(v)}
+    lines += [f"{_toml_key(k)} = {_toml_value(v)}" for k, v in plain.items()]
+    for k, v in doc.items():
+        if isinstance(v, dict):
+            lines += ["", f"[{_toml_key(k)}]"] + [f"{_toml_key(x)} = {_toml_value(y)}" for x, y in v.items()]
+        elif _is_table_array(v):
+            for table in v:
+                lines += ["", f"[[{_toml_key(k)}]]"] + [f"{_toml_key(x)} = {_toml_value(y)}" for x, y in table.items()]
+    return "\n".join(lines) + "\n"
+
+
+def _is_table_array(v: Any) -> bool:
+    return isinstance(v, list) and bool(v) and all(isinstance(x, dict) for x in v)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from orchlog.compare.tolerances import load_tolerances, shipped_tolerances
@@ -47,6 +48,12 @@ def test_command_line_overrides_apply_to_every_rule():
         ("[[rule]]\nmatch = '*'\nthreshold = 'big'\n", "must be numbers"),
         ("[[rule]]\nmatch = '*'\ncolour = 1\n", "unknown key"),
         ("threshold = 1\n", "unknown key"),
+        ("[[rule]]\nmatch = '*'\nstage = 3\n", "stage must be a string"),
+        ("[[rule]]\nmatch = '*'\nlayers = []\n", "layers must be a list"),
+        ("[[rule]]\nmatch = '*'\nlayers = [0.1, -1]\n", "layers must be a list"),
+        ("[[rule]]\nmatch = '*'\ngrowth = 0\n", "growth must be a number > 0"),
+        ("[[rule]]\nmatch = '*'\nnoise_floor = 'x'\n", "must be numbers"),
+        ("calibration = 3\n", "must be a table"),
     ],
 )
 def test_bad_tolerance_files_are_clear_errors(tmp_path, text, message):
@@ -59,3 +66,15 @@ def test_bad_tolerance_files_are_clear_errors(tmp_path, text, message):
 def test_an_unknown_tolerance_name_is_an_error():
     with pytest.raises(OrchlogError, match="--tolerances nope: no such file, and nothing shipped by that name"):
         load_tolerances("nope")
+
+
+def test_a_rule_may_name_a_stage_and_a_threshold_per_layer(tmp_path):
+    path = tmp_path / "t.toml"
+    path.write_text(
+        "[[rule]]\nmatch = 'Qcur'\nstage = 'rope'\nmetric = 'rel_l2'\nlayers = [0.1, 0.2]\ngrowth = 2.0\n"
+        "threshold = 0.5\n[[rule]]\nmatch = 'Qcur'\nstage = ''\nthreshold = 7\n"
+    )
+    tol = load_tolerances(str(path))
+    assert tol.rule_for("Qcur", "rope").layers == (0.1, 0.2)
+    assert tol.rule_for("Qcur", None).threshold == 7 and tol.rule_for("Qcur", "add") is tol.default
+    assert tol.rule_for("Qcur", "rope").threshold_at(np.array([0, 1, 3, -1])).tolist() == [0.1, 0.2, 0.8, 0.5]
