@@ -30,7 +30,7 @@ from orchlog.compare.dump import Dumper
 from orchlog.compare.grading import FLOOR_ULPS, grade
 from orchlog.compare.keys import DEFAULT_KEY
 from orchlog.compare.namemap import load_maps
-from orchlog.compare.noise import DEFAULT_MULTIPLE, NoiseSummary, NoiseTable, measure_noise, noise_ratios
+from orchlog.compare.noise import DEFAULT_MULTIPLE, NoiseSummary, NoiseTable, measure_noise, noise_at, noise_ratios
 from orchlog.compare.partial import PartialReport, SideState, renumber
 from orchlog.compare.result import (
     DIVERGED,
@@ -225,7 +225,7 @@ def walk(
         states.append(state)
     if extents is not None:
         states[0].extent, states[1].extent = extents[0]._last, extents[1]._last
-    return PartialReport(findings, (states[0], states[1]), dumper.written if dumper else [])
+    return PartialReport(findings, (states[0], states[1]), dumper.written if dumper else [], tables)
 
 
 def compare(
@@ -238,6 +238,15 @@ def compare(
     opts = options or CompareOptions()
     trace_a, trace_b = _as_trace(a), _as_trace(b)
     return finish(walk(trace_a, trace_b, opts, progress), trace_a, trace_b, opts)
+
+
+def _noise_multiple(partial: PartialReport, tolerances: Tolerances, opts: CompareOptions) -> float | None:
+    """How many times its noise a pair may differ by: three-way's multiple, a calibration's headroom."""
+    if partial.noise:
+        return opts.noise_multiple
+    if tolerances.calibration:
+        return float(tolerances.calibration.get("headroom", 1.0))
+    return None
 
 
 def finish(
@@ -318,7 +327,18 @@ def finish(
         worst = findings.worst[: opts.diagnose_worst]
         # Fresh sides, made as the compare's were: the second read walks the traces from the start.
         fresh = _sides(opts)
-        diagnosis = diagnose_views(trace_a, trace_b, first, worst, tuple(key), fresh, setup.is_logits, extents)
+        diagnosis = diagnose_views(
+            trace_a,
+            trace_b,
+            first,
+            worst,
+            tuple(key),
+            fresh,
+            setup.is_logits,
+            extents,
+            noise_at(partial.noise, setup.tolerances),
+            _noise_multiple(partial, setup.tolerances, opts),
+        )
     infos = []
     for trace, side in ((trace_a, side_a), (trace_b, side_b)):
         if side.files:  # merged parts: the header of the side's first file, as a directory reads it

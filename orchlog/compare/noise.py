@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -31,6 +32,7 @@ from orchlog.compare import bounds, noise_ratio
 from orchlog.compare.metrics import HASH, SKETCH, TENSOR, PairTable
 from orchlog.compare.rounds import PairWalk
 from orchlog.compare.sides import Side
+from orchlog.compare.tolerances import Tolerances
 from orchlog.read.trace import Trace
 
 DEFAULT_MULTIPLE = 1.25  # a pair passes when its error is proven below this many times the noise (docs/noise.md)
@@ -200,3 +202,30 @@ def _pitman_morgan(
     slack_y = bounds.row_slack(sums_y[:, 1], sums_y[:, 2], n, rms_a, rms_c)
     lo, hi, _ = noise_ratio.pitman_morgan(a_rows - b_rows, a_rows - sc, slack_x, slack_y)
     return lo, hi
+
+
+def noise_at(tables: Sequence[NoiseTable], tolerances: Tolerances) -> Callable[[int, Any, float], float | None] | None:
+    """The measured noise at a reference record, for the diagnosis: from the second references' tables by the
+    record's place (the largest, each the middle of its proven interval), else from a calibrated tolerance
+    file's envelope at the record's checkpoint, stage and layer (its threshold over its headroom, times the
+    reference's norm there); None when neither measured any."""
+    calibrated = tolerances.calibration
+    if not tables and not calibrated:
+        return None
+    headroom = float(calibrated.get("headroom", 1.0)) if calibrated else 1.0
+
+    def at(place: int, where: Any, norm: float) -> float | None:
+        if tables:
+            levels = []
+            for table in tables:
+                idx, found = table.find(np.array([place], dtype=np.int64))
+                if found[0]:
+                    levels.append(float(bounds.estimate(table.lo[idx], table.hi[idx])[0]))
+            return max(levels) if levels else None
+        rule = tolerances.rule_for(where.checkpoint, where.stage)
+        if rule.metric != "rel_l2":
+            return None
+        layer = np.array([-1 if where.layer is None else where.layer], dtype=np.int64)
+        return float(rule.threshold_at(layer)[0]) / headroom * norm
+
+    return at

@@ -26,6 +26,7 @@ import numpy as np
 
 from orchlog.compare.divergence import Findings, TokenState, Tracked, by_rank, by_severity
 from orchlog.compare.growth import Growth
+from orchlog.compare.noise import NoiseTable
 from orchlog.compare.pairview import PairView
 from orchlog.compare.result import Unmatched
 from orchlog.compare.tokens import TokenIds
@@ -63,6 +64,8 @@ class PartialReport:
     findings: Findings
     sides: tuple[SideState, SideState]
     dumped: list[str] = dataclasses.field(default_factory=list)  # files --dump-all wrote
+    # Three-way: the second references' noise tables (one process only; the diagnosis reads them).
+    noise: list[NoiseTable] = dataclasses.field(default_factory=list)
 
     @property
     def encoded(self) -> bool:

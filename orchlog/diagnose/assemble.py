@@ -35,9 +35,16 @@ def _opt(v: int) -> int | None:
     return None if v == NONE else int(v)
 
 
+# The measured noise at a reference record: (its place in the trace, where it is, the reference's l2 norm
+# there) -> the noise's l2 norm, or None where none was measured (compare/noise.py builds one).
+NoiseAt = Callable[[int, Where, float], "float | None"]
+
+
 @dataclasses.dataclass
 class Assembled:
     case: Case
+    output: PairError  # the diverging pair's
+    inputs: list[tuple[str, PairError]]  # its inputs'
     earlier: list[tuple[str, PairError]]  # every earlier paired record at the token, in execution order
     layers: list[tuple[int, PairError]]  # the same checkpoint and stage at every layer of the token
 
@@ -58,7 +65,14 @@ class _Records:
 
 
 class Assembler:
-    def __init__(self, nb: Neighbourhood, key: tuple[str, ...], is_logits: Callable[[str | None], bool]) -> None:
+    def __init__(
+        self,
+        nb: Neighbourhood,
+        key: tuple[str, ...],
+        is_logits: Callable[[str | None], bool],
+        noise_at: NoiseAt | None = None,
+    ) -> None:
+        self.noise_at = noise_at
         interner = Interner()
         self.a, self.b = _Records(nb.a), _Records(nb.b)
         ia, ib = match(key_matrix(nb.a, key, interner), key_matrix(nb.b, key, interner))
@@ -67,6 +81,15 @@ class Assembler:
 
     def pair(self, i: int) -> Pair:
         return Pair(self.a.where(i), self.a.side(i), self.b.side(self.partner[i]))
+
+    def error(self, i: int, pair: Pair | None = None) -> PairError:
+        """Reference row i's pair error, with the noise measured at that record when there is one."""
+        p = pair or self.pair(i)
+        if self.noise_at is None or not p.full:
+            return pair_error(p)
+        r, _ = p.common()
+        norm = float(np.linalg.norm(r))
+        return pair_error(p, self.noise_at(int(self.a.batch.order[i]), p.where, norm))
 
     def _rows(self, **fields: str | int | None) -> np.ndarray:
         b = self.a.batch
@@ -134,8 +157,9 @@ class Assembler:
             pool=self._pool(d, t, at_token),
             is_logits=self.is_logits(t.checkpoint),
         )
-        earlier = [(self.a.where(i).label(), pair_error(self.pair(i))) for i in earlier_rows]
-        return Assembled(case, earlier, self._layer_errors(t))
+        earlier = [(self.a.where(i).label(), self.error(i)) for i in earlier_rows]
+        inputs = [(p.where.label(), self.error(i, p)) for i, p in zip(inputs_rows, case.inputs)]
+        return Assembled(case, self.error(d, here), inputs, earlier, self._layer_errors(t))
 
     def _layer_errors(self, t: Target) -> list[tuple[int, PairError]]:
         b = self.a.batch
@@ -143,7 +167,7 @@ class Assembler:
         if t.step is not None:
             rows = rows[b.step[rows] == t.step]
         kept = [int(i) for i in rows if int(i) in self.partner and b.layer[i] != NONE]
-        return sorted(((int(b.layer[i]), pair_error(self.pair(i))) for i in kept), key=lambda x: x[0])
+        return sorted(((int(b.layer[i]), self.error(i)) for i in kept), key=lambda x: x[0])
 
     def _token_inputs(self, input_row: int, by_token: dict[int, int]) -> dict[int, Side]:
         """The reference's record of the input's checkpoint at each token of the target's checkpoint."""

@@ -23,9 +23,18 @@ class PairError:
     max_abs: float
     relative: float  # rms(ours - ref) / rms(ref)
     whole: bool  # from whole tensors (else leading values: lower bounds)
+    noise: float = math.nan  # the measured noise there, relative as `relative` is (NaN: none measured)
+
+    @property
+    def ratio(self) -> float:
+        """The error over the noise (NaN without a noise figure)."""
+        if math.isnan(self.noise) or math.isnan(self.relative):
+            return math.nan
+        return self.relative / self.noise if self.noise > 0 else (math.inf if self.relative > 0 else 0.0)
 
 
-def pair_error(p: Pair) -> PairError:
+def pair_error(p: Pair, noise: float | None = None) -> PairError:
+    """`noise`: the l2 norm of the reference's measured noise at this record (three-way or calibrated)."""
     r, o = p.common()
     if not r.size:
         return PairError(math.nan, math.nan, False)
@@ -35,7 +44,9 @@ def pair_error(p: Pair) -> PairError:
     rms_d = float(np.sqrt(np.mean(np.square(d))))
     relative = rms_d / rms_r if rms_r > 0 else (math.inf if rms_d > 0 else 0.0)
     nonfinite = (p.ours.nonfinite() or 0) != (p.ref.nonfinite() or 0)
-    return PairError(math.inf if nonfinite else max_abs, math.inf if nonfinite else relative, p.full)
+    norm = rms_r * math.sqrt(r.size)
+    relative_noise = math.nan if noise is None or not p.full else (noise / norm if norm > 0 else math.inf)
+    return PairError(math.inf if nonfinite else max_abs, math.inf if nonfinite else relative, p.full, relative_noise)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,7 +59,8 @@ class Locality:
 
     def to_json(self) -> dict[str, Any]:
         def err(e: PairError) -> dict[str, Any]:
-            return {"max_abs": e.max_abs, "relative": e.relative, "whole": e.whole}
+            out = {"max_abs": e.max_abs, "relative": e.relative, "whole": e.whole}
+            return {**out, "noise_ratio": e.ratio} if not math.isnan(e.noise) else out
 
         return {
             "verdict": self.verdict,
@@ -61,10 +73,15 @@ class Locality:
         }
 
 
-def locality(pair: Pair, inputs: list[Pair], earlier: list[tuple[str, PairError]]) -> Locality:
-    """`earlier`: (label, error) of every earlier record at the token, for the report."""
-    out = pair_error(pair)
-    ins = [(p.where.label(), pair_error(p)) for p in inputs]
+def locality(
+    out: PairError,
+    ins: list[tuple[str, PairError]],
+    earlier: list[tuple[str, PairError]],
+    multiple: float | None = None,
+) -> Locality:
+    """`out` and `ins`: the errors of the record and of its inputs; `earlier`: (label, error) of every earlier
+    record at the token, for the report. With `multiple` and a noise figure on the record and every input,
+    against the noise: introduced when every input is within `multiple` of its noise and the record beyond."""
     worst = max(earlier, key=lambda x: _key(x[1]), default=None)
     if not ins:
         msg = (
@@ -79,6 +96,8 @@ def locality(pair: Pair, inputs: list[Pair], earlier: list[tuple[str, PairError]
     if math.isnan(in_rel) or math.isnan(out.relative):
         msg = f"the inputs ({names}) or the output carry no comparable values: where the error entered cannot be told"
         return Locality("undecided", out, ins, worst, msg)
+    if multiple is not None and not math.isnan(out.ratio) and all(not math.isnan(e.ratio) for _, e in ins):
+        return _against_noise(out, ins, worst, names, multiple)
     if in_rel * INTRODUCED <= out.relative:
         msg = (
             f"inputs agree to {in_max:.3g} (relative {in_rel:.2g}; {names}), output differs by {out.max_abs:.3g} "
@@ -95,3 +114,16 @@ def locality(pair: Pair, inputs: list[Pair], earlier: list[tuple[str, PairError]
 
 def _key(e: PairError) -> float:
     return -1.0 if math.isnan(e.relative) else e.relative
+
+
+def _against_noise(
+    out: PairError, ins: list[tuple[str, PairError]], worst: tuple[str, PairError] | None, names: str, k: float
+) -> Locality:
+    """Locality of a stage whose inputs and output have measured noise: each is judged against its own."""
+    in_ratio = max(e.ratio for _, e in ins)
+    said = f"inputs at {in_ratio:.3g}x their noise ({names}), output at {out.ratio:.3g}x its noise"
+    if in_ratio < k <= out.ratio:
+        return Locality("introduced", out, ins, worst, f"{said}: introduced at this stage")
+    if in_ratio >= k:
+        return Locality("inherited", out, ins, worst, f"{said}: inherited (the inputs are already beyond theirs)")
+    return Locality("undecided", out, ins, worst, f"{said}: within the noise on both sides")

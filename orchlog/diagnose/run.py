@@ -3,13 +3,14 @@ the catalogue, and say where the error entered and how it grew."""
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 
 import numpy as np
 
 from orchlog.compare.pairview import PairView
-from orchlog.diagnose.assemble import Assembler
+from orchlog.diagnose.assemble import Assembler, NoiseAt
 from orchlog.diagnose.case import Where
 from orchlog.diagnose.catalogue import find_signatures
 from orchlog.diagnose.extent import Extent
@@ -17,6 +18,7 @@ from orchlog.diagnose.layer_growth import layer_growth
 from orchlog.diagnose.locality import locality
 from orchlog.diagnose.neighbours import NotRereadable, Prepare, Target, gather, needed_tokens
 from orchlog.diagnose.report import Diagnosis
+from orchlog.diagnose.stats import against_noise
 from orchlog.read.trace import Trace
 
 THIN_NOTE = (
@@ -37,10 +39,13 @@ def diagnose_targets(
     prepare: Prepare | tuple[Prepare, Prepare],
     is_logits: Callable[[str | None], bool],
     extents: tuple[Extent, Extent] | None = None,
+    noise_at: NoiseAt | None = None,
+    multiple: float | None = None,
 ) -> list[Diagnosis]:
     """One Diagnosis per (role, target), in order. `prepare`: what the compare did to each batch before
     aligning it (see `neighbours.gather`); `extents` (kept by the compare's walk) let the second read stop
-    early."""
+    early; `noise_at` (the measured noise of three-way grading or a calibration) and `multiple` judge
+    where the error entered against each record's noise, and the signatures against the pair's."""
     wanted = [t for _, t in targets]
     stop: tuple[int | None, int | None] = (None, None)
     if extents is not None:
@@ -51,7 +56,7 @@ def diagnose_targets(
     except NotRereadable as exc:
         note = f"{exc} cannot be read a second time (a pipe, or not a file); write the trace to a file to diagnose it"
         return [Diagnosis(_where(t), role, "none", notes=[note]) for role, t in targets]
-    assembler = Assembler(nb, key, is_logits)
+    assembler = Assembler(nb, key, is_logits, noise_at)
     out = []
     for role, t in targets:
         built = assembler.assemble(t)
@@ -60,7 +65,9 @@ def diagnose_targets(
             out.append(Diagnosis(_where(t), role, "none", notes=[note]))
             continue
         case = built.case
-        with np.errstate(all="ignore"):
+        ratio = built.output.ratio
+        share = 1.0 / (ratio * ratio) if ratio > 0 and math.isfinite(ratio) else 0.0
+        with np.errstate(all="ignore"), against_noise(share):
             findings = find_signatures(case)
         notes = [THIN_NOTE] if case.thin else []
         if nb.truncated:
@@ -73,7 +80,7 @@ def diagnose_targets(
                 role,
                 "summary" if case.thin else "tensors",
                 findings,
-                locality(case.pair, case.inputs, built.earlier),
+                locality(built.output, built.inputs, built.earlier, multiple),
                 layer_growth(built.layers, t.layer),
                 notes,
             )
@@ -95,6 +102,8 @@ def diagnose_views(
     prepare: Prepare | tuple[Prepare, Prepare],
     is_logits: Callable[[str | None], bool],
     extents: tuple[Extent, Extent] | None = None,
+    noise_at: NoiseAt | None = None,
+    multiple: float | None = None,
 ) -> list[Diagnosis]:
     """The compare's hook: diagnose its first divergence and any of its worst pairs (PairViews).
 
@@ -103,7 +112,7 @@ def diagnose_views(
     targets = [("first_divergence", target_of(first))]
     targets += [("worst", target_of(v)) for v in worst if v.failed and target_of(v) != targets[0][1]]
     try:
-        return diagnose_targets(trace_a, trace_b, targets, key, prepare, is_logits, extents)
+        return diagnose_targets(trace_a, trace_b, targets, key, prepare, is_logits, extents, noise_at, multiple)
     except Exception as exc:  # the compare's verdict stands without its diagnosis
         if os.environ.get("ORCHLOG_DEBUG"):
             raise

@@ -11,14 +11,45 @@ a small sample claim nothing.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
+from collections.abc import Iterator
 
 import numpy as np
 
 # A signature claims only when the noise null would give its fit with less than this probability.
 P_CLAIM = 1e-6
-# ... and when its model explains at least this share of the difference's energy.
+# ... and when its model explains at least this share of the difference's energy (of what the measured noise
+# leaves: explained_needed).
 EXPLAINED_CLAIM = 0.9
+# The largest share of a difference's energy the reference's own noise is taken to hold: that of a pair at the
+# default multiple of three-way grading (1 / 1.25²); a pair any closer to its noise is no divergence.
+MAX_NOISE_SHARE = 0.64
+_NOISE_SHARE: contextvars.ContextVar[float] = contextvars.ContextVar("noise_share", default=0.0)
+
+
+@contextlib.contextmanager
+def against_noise(share: float) -> Iterator[None]:
+    """Signatures fitted inside this block claim against a difference of which `share` of the energy is the
+    reference's measured noise (three-way grading or a calibration): a bug at 1.8x the noise holds only 70%
+    of it, and its pattern is asked to explain 90% of that 70%, not of the whole."""
+    token = _NOISE_SHARE.set(min(max(share, 0.0), MAX_NOISE_SHARE) if math.isfinite(share) else 0.0)
+    try:
+        yield
+    finally:
+        _NOISE_SHARE.reset(token)
+
+
+def noise_share() -> float:
+    """The share of the diverging difference's energy that is the reference's measured noise (0: none)."""
+    return _NOISE_SHARE.get()
+
+
+def explained_needed() -> float:
+    """The share of a difference's energy a signature's model must explain: EXPLAINED_CLAIM of what the
+    measured noise leaves (all of it without a noise figure)."""
+    return EXPLAINED_CLAIM * (1.0 - noise_share())
 
 
 def _beta_cf(a: float, b: float, x: float) -> float:
@@ -73,7 +104,7 @@ def at_most_p(fraction: float, k: float, n: float) -> float:
 
 
 def claims(explained: float, p: float) -> bool:
-    return explained >= EXPLAINED_CLAIM and p < P_CLAIM
+    return explained >= explained_needed() and p < P_CLAIM
 
 
 def energy(x: np.ndarray) -> float:

@@ -4,10 +4,13 @@ position) or another layer (a layer skipped or repeated)."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from orchlog.diagnose.case import Case, Reference, Side
 from orchlog.diagnose.finding import THIN, Finding
+from orchlog.diagnose.stats import noise_share
 
 CLOSE = 0.01  # ours is within 1% of the divergence's size from the other value
 SUMMARY_REL = 1e-5  # leading values and stats agreeing this closely (relative) on a summary
@@ -48,10 +51,13 @@ def _summary_match(ours: Side, ref: Side, other: Side) -> bool:
 def equals_other_checkpoint(case: Case) -> Finding | None:
     """Looks through the reference's other records (same token: every stage; same checkpoint: other tokens
     and layers) for one that ours equals: within 1% of the divergence's size (|ours - other| <= 0.01 x
-    |ours - ref|), skipping values equal to the reference's own. On summaries: an equal hash, or leading
-    values and stats agreeing to 1e-5. Confidence: 1 - that ratio; 0.6 on a summary."""
+    |ours - ref|), skipping values equal to the reference's own; against a noisy reference, within what its
+    measured noise accounts for of the divergence (sqrt of stats.noise_share: ours computed the other value
+    itself, noise and all). On summaries: an equal hash, or leading values and stats agreeing to 1e-5.
+    Confidence: 1 - that ratio; 0.6 on a summary."""
     pair = case.pair
     best: tuple[float, Reference] | None = None
+    close = max(CLOSE, math.sqrt(noise_share()))
     if pair.full:
         r, o = pair.ref.values, pair.ours.values
         base = float(np.linalg.norm(o - r))
@@ -62,7 +68,7 @@ def equals_other_checkpoint(case: Case) -> Finding | None:
             if not side.full:
                 continue
             gap = _full_gap(o, base, r, side.values)
-            if gap is not None and gap <= CLOSE and (best is None or gap < best[0]):
+            if gap is not None and gap <= close and (best is None or gap < best[0]):
                 best = (gap, cand)
         confidence = None if best is None else 1.0 - best[0]
     else:

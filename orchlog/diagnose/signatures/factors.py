@@ -12,7 +12,7 @@ import numpy as np
 from orchlog.diagnose.case import Case, Pair
 from orchlog.diagnose.finding import THIN, Finding
 from orchlog.diagnose.signatures.layout import rearranged
-from orchlog.diagnose.stats import EXPLAINED_CLAIM, claims, effective_count, energy, explained_p, nice_factor
+from orchlog.diagnose.stats import claims, effective_count, energy, explained_needed, explained_p, nice_factor
 
 # A head size in a shape (n_head, head_dim) helps name a factor of sqrt(head_dim).
 _MIN_VALUES = 3
@@ -206,7 +206,7 @@ def per_channel_scale(case: Case) -> Finding | None:
     c_all = float(np.dot(Dw.ravel(), Rw.ravel()) / np.dot(Rw.ravel(), Rw.ravel()))
     c_tok = np.einsum("tj,tj->t", Dw, Rw) / np.maximum(np.einsum("tj,tj->t", Rw, Rw), 1e-300)
     simpler = min(energy((Dw - c_all * Rw)[known]), energy((Dw - c_tok[:, None] * Rw)[known]))
-    if explained < EXPLAINED_CLAIM or resid > 0.25 * simpler:
+    if explained < explained_needed() or resid > 0.25 * simpler:
         return None
     live = den > 0
     g = 1.0 + num[live] / den[live]
@@ -239,49 +239,60 @@ def _probability_rows(values: np.ndarray, shape: tuple[int, ...] | None) -> np.n
     return rows
 
 
-def softmax_temperature(case: Case) -> Finding | None:
-    """log(ours) = beta * log(ref) + a_row, one slope beta for every row (the last axis): softmax(beta * s)
-    against softmax(s). Runs on probabilities (rows in [0, 1] summing to 1) and on logits (raw, where the
-    relation is ours = beta * ref + a_row). Claims when the per-row fit explains >= 90% of the log-difference
-    beyond a per-row constant (noise-null p < 1e-6, one slope per row) and the slopes agree to 5%.
-    Confidence: the explained share."""
+def _temperature_rows(case: Case) -> tuple[list[np.ndarray], list[np.ndarray]]:
+    """(x, y) rows that softmax_temperature fits: for logits, the pair's rows as they are; for probabilities,
+    the log of every row of the pair and of the same checkpoint at every other token held whole (a causal
+    attention row at an early token has only a few cells; the same temperature holds in every head and at
+    every token, so all of them are evidence), the cells both sides give a probability above 0."""
+    xs: list[np.ndarray] = []
+    ys: list[np.ndarray] = []
     pair = case.pair
     if case.is_logits:
         r, o = pair.common()
         shape = pair.ref.shape if pair.full and r.size == pair.ref.values.size else None
         if r.size < 4:
-            return None
+            return xs, ys
         x_rows = r.reshape(-1, shape[-1]) if shape and len(shape) >= 2 else r.reshape(1, -1)
-        y_rows = o.reshape(x_rows.shape)
-        masks = np.ones(x_rows.shape, dtype=bool)
-    else:
-        if not pair.full:
-            return None
-        pr = _probability_rows(pair.ref.values, pair.ref.shape)
-        po = _probability_rows(pair.ours.values, pair.ref.shape)
-        if pr is None or po is None:
-            return None
-        masks = (pr > 0) & (po > 0)
-        with np.errstate(divide="ignore"):
-            x_rows, y_rows = np.log(pr), np.log(po)
-    slopes, resid, base, used = [], 0.0, 0.0, 0
-    for x, y, m in zip(x_rows, y_rows, masks):
-        x, y = x[m], y[m]
-        if x.size < 3 or np.ptp(x) == 0:
+        return list(x_rows), list(o.reshape(x_rows.shape))
+    for p in case.tokens or [pair]:
+        if not p.full or p.ref.values.size != p.ours.values.size:
             continue
-        xc, yc = x - x.mean(), y - y.mean()
-        beta = float(np.dot(xc, yc) / np.dot(xc, xc))
-        slopes.append(beta)
-        resid += energy(yc - beta * xc)
-        base += energy(yc - xc)
-        used += x.size
-    if not slopes or base == 0:
+        pr, po = _probability_rows(p.ref.values, p.ref.shape), _probability_rows(p.ours.values, p.ref.shape)
+        if pr is None or po is None:
+            continue
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for x, y in zip(np.log(pr), np.log(po)):
+                keep = np.isfinite(x) & np.isfinite(y)
+                xs.append(x[keep])
+                ys.append(y[keep])
+    return xs, ys
+
+
+def softmax_temperature(case: Case) -> Finding | None:
+    """log(ours) = beta * log(ref) + a_row, one slope beta for every row (the last axis): softmax(beta * s)
+    against softmax(s). Runs on probabilities (rows in [0, 1] summing to 1; every head at every token of the
+    checkpoint held whole) and on logits (raw, where the relation is ours = beta * ref + a_row). Claims when
+    one slope shared by all rows explains >= 90% of the log-difference beyond a per-row constant (of what
+    the measured noise leaves, stats.explained_needed; noise-null p < 1e-6, one parameter) and the rows' own
+    slopes agree with it (median deviation within 5%). Confidence: the explained share."""
+    if not case.is_logits and not case.pair.full:
+        return None
+    xs, ys = _temperature_rows(case)
+    rows = [(x - x.mean(), y - y.mean()) for x, y in zip(xs, ys) if x.size >= 2 and np.ptp(x) > 0]
+    if not rows:
+        return None
+    sxx = sum(float(np.dot(xc, xc)) for xc, _ in rows)
+    beta = sum(float(np.dot(xc, yc)) for xc, yc in rows) / sxx
+    resid = sum(energy(yc - beta * xc) for xc, yc in rows)
+    base = sum(energy(yc - xc) for xc, yc in rows)
+    used = sum(xc.size - 1 for xc, _ in rows)  # each row's mean is its own parameter
+    if base == 0:
         return None
     explained = max(0.0, 1.0 - resid / base)
-    p = explained_p(explained, len(slopes), used - len(slopes))
-    b = np.array(slopes)
-    beta = float(np.median(b))
-    if not claims(explained, p) or (len(b) > 1 and np.std(b) > 0.05 * abs(beta)) or abs(beta - 1) < 1e-6:
+    p = explained_p(explained, 1, used)
+    b = np.array([float(np.dot(xc, yc) / np.dot(xc, xc)) for xc, yc in rows])
+    spread = float(np.median(np.abs(b - beta)))
+    if not claims(explained, p) or spread > 0.05 * abs(beta) or abs(beta - 1) < 1e-6:
         return None
     nice = nice_factor(beta, _head_dims(case))
     evidence: dict[str, Any] = {"slope": beta, "rows": len(b), "slope_min": float(b.min()), "slope_max": float(b.max())}

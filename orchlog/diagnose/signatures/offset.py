@@ -6,7 +6,7 @@ import numpy as np
 
 from orchlog.diagnose.case import Case
 from orchlog.diagnose.finding import THIN, Finding
-from orchlog.diagnose.stats import EXPLAINED_CLAIM, energy
+from orchlog.diagnose.stats import energy, explained_needed
 
 
 def offset(case: Case) -> Finding | None:
@@ -38,7 +38,7 @@ def offset(case: Case) -> Finding | None:
     t = len(pairs)
     held_out = (D.sum(axis=0)[None, :] - D) / (t - 1)  # each token's b from the other tokens
     explained = 1.0 - energy(D - held_out) / total
-    if explained < EXPLAINED_CLAIM or energy(R - R.mean(axis=0)) < 0.1 * total:
+    if explained < explained_needed() or energy(R - R.mean(axis=0)) < 0.1 * total:
         return None
     shown, ref_shown = b[:n], R[:, :n]  # elements of b and of the reference, never sketch rows
     ref_rms = float(np.sqrt(np.mean(np.square(ref_shown))))

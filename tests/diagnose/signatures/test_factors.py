@@ -106,3 +106,34 @@ def test_on_a_summary_the_scale_claims_less_and_checks_the_rms():
     ours = ref.copy()
     ours[:, :10] *= 2
     assert scale(case_of(ref, noisy(ours), summary=10)) is None
+
+
+def test_a_temperature_is_found_in_causal_rows_of_two_cells_from_every_head_and_token():
+    # The first diverging token of a causal attention has two cells a head: no row alone can show a slope,
+    # but the same one in every head at every later token does.
+    from orchlog.diagnose.case import Case, Pair, Where
+
+    rng = np.random.default_rng(3)
+    pairs = []
+    for token in range(1, 7):
+        scores = rng.standard_normal((14, token + 1)) * 4
+        ref, ours = _softmax(scores / 8.0), _softmax(scores)  # 8 = sqrt(64)
+        pairs.append(Pair(Where("kq_soft_max", 0, None, token), Side.of(ref), Side.of(noisy(ours))))
+    found = softmax_temperature(Case(pairs[0], tokens=pairs))
+    assert found is not None and found.evidence["slope_is"] == "sqrt(64)" and found.evidence["rows"] == 14 * 6
+    assert softmax_temperature(Case(pairs[0], tokens=[pairs[0]])) is not None  # two cells a row still hold a slope
+
+
+def test_against_a_measured_noise_a_factor_holding_most_of_the_excess_is_claimed():
+    from orchlog.diagnose.stats import against_noise
+
+    ref = reference()
+    # A factor per token, 1.05 to 1.10, over a noise of 3% of each element (a quantized reference's own).
+    noise = 0.03 * np.random.default_rng(4).standard_normal(ref.shape) * np.abs(ref)
+    ours = ref * (1.05 + 0.01 * np.arange(6))[:, None] + noise
+    case = case_of(ref, ours)
+    assert per_token_scale(case) is None  # 70% explained: short of 90% of the whole difference
+    share = float(np.sum(noise[0] ** 2) / np.sum((ours - ref)[0] ** 2))  # the noise's part at the diverging token
+    with against_noise(share):
+        found = per_token_scale(case)  # ... but most of what the noise leaves
+    assert found is not None and 0.6 < found.evidence["explained_min"] < 0.9

@@ -36,6 +36,18 @@ WHERE = {
     Bug.KQ_UNSCALED: (0, 1, 0, "kq_soft_max", None),
     Bug.EPS_HARD_CODED: (0, 0, 0, "attn_norm", None),
 }
+# The signature the diagnosis names at each bug's first divergence, against the noise (docs/diagnose.md).
+SIGNATURE = {
+    Bug.NO_QKV_BIAS: "offset",
+    Bug.ROPE_K_PER_Q_HEAD: "rotation_within_heads",
+    Bug.NORM_WEIGHT_TWICE: "per_channel_scale",
+    Bug.SKIPPED_ATTN_RESIDUAL: "equals_other_checkpoint",
+    Bug.DECODE_POSITION_OFF_BY_ONE: "rotation_within_heads",
+    Bug.LAST_LAYER_NO_V_BIAS: "offset",
+    Bug.ATTN_NORM_WITHOUT_WEIGHT: "per_channel_scale",
+    Bug.KQ_UNSCALED: "softmax_temperature",
+    Bug.EPS_HARD_CODED: "per_token_scale",
+}
 # Bugs whose first effect is under 3x the noise there (measured: 1.84x and 2.17x).
 SUBTLE = (Bug.SKIPPED_ATTN_RESIDUAL, Bug.EPS_HARD_CODED)
 # Smaller than this reference's noise at every stage: to a Q8_0 reference, a correct engine.
@@ -56,7 +68,7 @@ def _compare(hunt, bug: Bug, mode: str, **options):
     return compare(
         reference(directory, KIND, mode, programs=programs),
         engine(directory, KIND, bug, mode, programs=programs),
-        CompareOptions(noise=noise, diagnose=False, **options),
+        CompareOptions(noise=noise, **{"diagnose": False, **options}),
     )
 
 
@@ -119,3 +131,14 @@ def _reruns(report):
 @pytest.mark.parametrize("bug", WITHIN_NOISE, ids=lambda b: b.name.lower())
 def test_a_difference_smaller_than_the_references_own_noise_passes_in_full_mode(hunt, bug):
     assert _compare(hunt, bug, "full").status == "ok"
+
+
+@pytest.mark.parametrize("bug", list(SIGNATURE), ids=lambda b: b.name.lower())
+def test_the_diagnosis_says_the_bug_entered_at_its_stage_and_names_its_signature(hunt, bug):
+    report = _compare(hunt, bug, "full", diagnose=True)
+    (diagnosis,) = report.diagnosis
+    assert diagnosis.locality.verdict == "introduced", diagnosis.locality.message
+    assert SIGNATURE[bug] in {f.kind for f in diagnosis.findings}, [f.message for f in diagnosis.findings]
+    if bug is Bug.KQ_UNSCALED:  # at token 1 each head has two cells: the other tokens and heads decide it
+        (found,) = [f for f in diagnosis.findings if f.kind == "softmax_temperature"]
+        assert found.evidence["slope_is"] == "sqrt(64)"
