@@ -187,7 +187,11 @@ def add_alignment_arguments(p: argparse.ArgumentParser) -> None:
         help="b's position p is a's position p + N (1: a has a leading token more, such as a BOS; negative: b has)",
     )
     p.add_argument(
-        "--tolerances", default="default", metavar="FILE|NAME", help="tolerance file (default: the shipped 'default')"
+        "--tolerances",
+        default=None,
+        metavar="FILE|NAME",
+        help="tolerance file or shipped name (default: the shipped 'default', relative; for a trace whose matrix "
+        "products ran on quantized weights, the preset of that quantization, e.g. q8_0; see docs/noise.md)",
     )
     p.add_argument("--threshold", type=nonnegative, help="fail threshold for every rule, overriding the file")
     p.add_argument(
@@ -302,7 +306,7 @@ def _run(args: argparse.Namespace) -> int:
                 ("--detail", args.detail),
                 ("--threshold", args.threshold is not None),
                 ("--metric", args.metric),
-                ("--tolerances", args.tolerances != "default"),
+                ("--tolerances", args.tolerances is not None),
                 ("--window", args.window),
                 ("--exact", args.exact),
                 ("--require-all", args.require_all),

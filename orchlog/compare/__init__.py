@@ -32,6 +32,7 @@ from orchlog.compare.keys import DEFAULT_KEY
 from orchlog.compare.namemap import load_maps
 from orchlog.compare.noise import DEFAULT_MULTIPLE, NoiseSummary, NoiseTable, measure_noise, noise_at, noise_ratios
 from orchlog.compare.partial import PartialReport, SideState, renumber
+from orchlog.compare.presets import preset_for, weight_types
 from orchlog.compare.result import (
     DIVERGED,
     INCOMPLETE,
@@ -61,7 +62,7 @@ LOGITS_NAMES = ("logits", "*logits*", "result_output", "lm_head", "output")
 class CompareOptions:
     key: tuple[str, ...] | None = None  # None: the formats' own key when both share one, else DEFAULT_KEY
     maps: list[str] = dataclasses.field(default_factory=list)
-    tolerances: str = "default"
+    tolerances: str | None = None  # a file or shipped name; None: "default", or the preset of a quantized trace
     metric: str | None = None
     threshold: float | None = None
     cos_tol: float | None = None
@@ -129,8 +130,24 @@ class _Setup:
         key = opts.key or (
             trace_a.default_key if trace_a.default_key and trace_a.default_key == trace_b.default_key else DEFAULT_KEY
         )
-        tolerances = load_tolerances(opts.tolerances).overridden(opts.metric, opts.threshold, opts.cos_tol)
-        return _Setup(tolerances, tuple(key), glob_matcher(opts.logits))
+        tolerances = _tolerances(trace_a, trace_b, opts.tolerances)
+        return _Setup(
+            tolerances.overridden(opts.metric, opts.threshold, opts.cos_tol), tuple(key), glob_matcher(opts.logits)
+        )
+
+
+def _tolerances(trace_a: Trace, trace_b: Trace, spec: str | None) -> Tolerances:
+    """The tolerances asked for; without a choice, the default, or the preset measured for the coarsest weight
+    type the traces' matrix products say they ran on (presets.py), named in the report."""
+    if spec is not None:
+        return load_tolerances(spec)
+    picked = preset_for(weight_types(trace_a) | weight_types(trace_b))
+    if picked is None:
+        return load_tolerances("default")
+    preset, weights = picked
+    tolerances = load_tolerances(preset)
+    tolerances.source += f" (picked: the traces' matrix products ran on {weights} weights; --tolerances overrides)"
+    return tolerances
 
 
 def alignment_key(trace_a: Trace, trace_b: Trace, opts: CompareOptions) -> tuple[str, ...]:
@@ -238,6 +255,26 @@ def compare(
     opts = options or CompareOptions()
     trace_a, trace_b = _as_trace(a), _as_trace(b)
     return finish(walk(trace_a, trace_b, opts, progress), trace_a, trace_b, opts)
+
+
+def _notes(trace_a: Trace, trace_b: Trace, opts: CompareOptions, tolerances: Tolerances) -> list[str]:
+    """What the reader should know before the verdict: a quantized reference graded without its own noise."""
+    quantized = preset_for(weight_types(trace_a) | weight_types(trace_b))
+    if quantized is None or opts.noise:
+        return []
+    graded = (
+        f"this compare graded against the {quantized[0]} preset, measured on another model (docs/noise.md)"
+        if opts.tolerances is None
+        else f"this compare graded against {tolerances.source}"
+    )
+    return [
+        f"the traces' matrix products ran on {quantized[1]} weights: every stage differs from an exact computation "
+        f"by its quantization noise, and {graded}. For this model's own noise, run the reference once more on "
+        "the f32 file (or on the quantized file's weights widened to f32) and pass it with --noise, or learn it "
+        "with `orchlog calibrate`. With no second run: graft each stage from the reference (ORCH_GRAFT_FROM, "
+        "ORCH_GRAFT_SELECT) and `orchlog graft-report` gives each stage's local error against its other layers "
+        "(docs/graft.md)."
+    ]
 
 
 def _noise_multiple(partial: PartialReport, tolerances: Tolerances, opts: CompareOptions) -> float | None:
@@ -366,6 +403,7 @@ def finish(
         windows=tuple(opts.windows),
         maps_by_side=(names_a.names.sources, names_b.names.sources),
         diagnosis=diagnosis,
+        notes=_notes(trace_a, trace_b, opts, setup.tolerances),
         noise=NoiseSummary(
             list(opts.noise),
             opts.noise_multiple,

@@ -195,6 +195,8 @@ def calibrate_pairs(pairs: Sequence[tuple[str, str]], options: Any = None) -> Ca
     from orchlog.read.paths import open_trace
 
     opts = options or CompareOptions()
+    # The tolerances only say which checkpoints are windowed here: never the preset of a quantized trace.
+    opts = dataclasses.replace(opts, tolerances=opts.tolerances or "default")
     learned = []
     for path_a, path_b in pairs:
         a, b = open_trace(path_a), open_trace(path_b)

@@ -159,22 +159,24 @@ def _exact_rows(t: PairTable, rows: np.ndarray) -> tuple[np.ndarray, ...]:
     return tier, severity, lo, reason, lo, hi, np.zeros(len(rows), dtype=bool)
 
 
-# Unit roundoff of each dtype: a pair's noise floor is a few of the coarser side's (integers are exact).
+# Machine epsilon of each dtype: a pair's floor is a few of the coarser side's (integers are exact).
 EPSILON = {"f64": 2.0**-52, "f32": 2.0**-23, "f16": 2.0**-10, "bf16": 2.0**-7}
-FLOOR_ULPS = 16.0  # the floor, in units of that roundoff, relative to the reference's norm (docs/noise.md)
+FLOOR_ULPS = 4.0  # the floor, in units of that epsilon, relative to the reference's norm (docs/noise.md) ...
+# ... and never below what a summary's f32 sketch rows can prove (their rounding: orchlog/compare/bounds.py).
+FLOOR_LEAST = 16 * 2.0**-23
 # Norms of whole tensors are summed in f32 blocks, then f64: a figure "measured exactly" may be off by this
 # relative amount, so a pair that close to its threshold stays undecided rather than fall on the wrong side.
 MEASURED = 1e-5
 
 
 def dtype_floor(t: PairTable, rows: np.ndarray) -> np.ndarray:
-    """Per pair, FLOOR_ULPS units of roundoff of the coarser of the two dtypes (f32 where unknown): the relative
-    l2 error no noise figure can ask a pair to beat."""
+    """Per pair, FLOOR_ULPS machine epsilons of the coarser of the two dtypes (f32 where unknown), at least
+    FLOOR_LEAST: the relative l2 error no noise figure or relative threshold can ask a pair to beat."""
     eps = [
         np.asarray(batch.dtype[idx].per_row(lambda d: EPSILON.get(d or "f32", 0.0), dtype=np.float64))
         for batch, idx in ((t.a, t.ia[rows]), (t.b, t.ib[rows]))
     ]
-    out: np.ndarray = FLOOR_ULPS * np.maximum(eps[0], eps[1])
+    out: np.ndarray = np.maximum(FLOOR_ULPS * np.maximum(eps[0], eps[1]), FLOOR_LEAST)
     return out
 
 

@@ -52,8 +52,8 @@ class NoiseSummary:
         refs = ", ".join(self.references)
         return (
             f"noise: {refs}; a pair passes when its error is proven below {self.multiple:g}x the noise (or "
-            f"{self.floor_ulps:g} units of roundoff where the noise is smaller); {self.pairs} pairs graded so"
-            + (f", {self.without} without a noise record (graded by their rule)" if self.without else "")
+            f"{self.floor_ulps:g} epsilons of its coarser dtype where the noise is smaller); {self.pairs} pairs "
+            "graded so" + (f", {self.without} without a noise record (graded by their rule)" if self.without else "")
         )
 
     def to_json(self) -> dict[str, object]:

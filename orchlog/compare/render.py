@@ -214,6 +214,7 @@ def render_text(r: CompareReport) -> str:
     out += tolerance_lines(r)
     if r.noise is not None:
         out.append(r.noise.line())
+    out += [f"NOTE: {note}" for note in r.notes]
     out.append("")
     basis = ", ".join(f"{n} {int(c)}" for n, c in zip(BASES, f.bases) if c)
     out.append(f"Pairs compared: {f.pairs}" + (f" ({basis})" if basis else ""))
@@ -353,6 +354,7 @@ def render_markdown(r: CompareReport) -> str:
         "",
         f"Key: {markdown_code(', '.join(r.key))}. Tolerances: {markdown_text(r.tolerances.source)}.",
         *([f"Three-way: {markdown_text(r.noise.line())}."] if r.noise is not None else []),
+        *(f"> **Note:** {markdown_text(note)}" for note in r.notes),
         "",
         f"**{markdown_text(result_line(r))}**",
         *(["", *(markdown_text(line) for line in token_lines(r))] if token_lines(r) else []),

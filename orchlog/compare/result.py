@@ -83,6 +83,7 @@ class CompareReport:
     maps_by_side: tuple[list[str], list[str]] = ([], [])
     diagnosis: list[Diagnosis] = dataclasses.field(default_factory=list)  # first divergence first (orchlog.diagnose)
     noise: NoiseSummary | None = None  # three-way: what the pairs were graded against
+    notes: list[str] = dataclasses.field(default_factory=list)  # what to know before the verdict (a noisy reference)
 
     def __bool__(self) -> bool:
         return self.status == OK
@@ -162,6 +163,7 @@ class CompareReport:
             "windows": list(self.windows),
             "maps_by_side": dict(zip("ab", self.maps_by_side)),
             "noise": None if self.noise is None else self.noise.to_json(),
+            "notes": list(self.notes),
             **_diagnosis_json(self.diagnosis),
         }
 

@@ -94,7 +94,8 @@ class Rule:
     def describe(self) -> str:
         op = "<" if self.higher_is_better else ">="
         extra = f", cosine < {self.cos_tol:g}" if self.cos_tol is not None else ""
-        where = f" (stage {self.stage or 'none'})" if self.stage is not None else ""
+        said = self.stage is None or self.name.endswith(f"({self.stage})") or (not self.stage and "(" not in self.name)
+        where = "" if said else f" (stage {self.stage or 'none'})"
         if self.layers:
             first, last = self.layers[0], self.layers[-1]
             grown = f", x{self.growth:g} a layer after" if self.growth != 1.0 else ""
@@ -266,7 +267,7 @@ def shipped_tolerances() -> list[str]:
     return shipped(TOLERANCES)
 
 
-def load_tolerances(spec: str = "default") -> Tolerances:
-    """A tolerance file by path, or a shipped one by name."""
-    where, doc = load_named(spec, TOLERANCES, "--tolerances")
+def load_tolerances(spec: str | None = "default") -> Tolerances:
+    """A tolerance file by path, or a shipped one by name (None: the default)."""
+    where, doc = load_named(spec or "default", TOLERANCES, "--tolerances")
     return parse_tolerances(doc, where)

@@ -17,7 +17,7 @@ def _grades(pairs, tol=None, name="blk.attn_norm"):
     b = RecordBatch.from_records([TraceRecord(name, dtype="f64", numel=len(y), values=np.array(y)) for _, y in pairs])
     idx = np.arange(len(pairs))
     t = measure(a, b, idx, idx, lambda _: False)
-    g = grade(t, tol or load_tolerances())
+    g = grade(t, tol or load_tolerances("absolute"))
     return [TIER_NAMES[i] for i in g.tier], g
 
 
@@ -39,14 +39,14 @@ def test_tiers_follow_the_seed_ladder_and_the_intermediate_threshold(diff, tier)
 
 
 def test_a_looser_rule_turns_beyond_the_ladder_into_warning_not_fail():
-    tiers, g = _grades([([0.0], [3.0]), ([0.0], [0.05])], load_tolerances().overridden(threshold=5.0))
+    tiers, g = _grades([([0.0], [3.0]), ([0.0], [0.05])], load_tolerances("absolute").overridden(threshold=5.0))
     assert tiers == ["warning", "acceptable"]
     assert g.severity.tolist() == pytest.approx([0.6, 0.01])
 
 
 def test_cos_tol_fails_pairs_whose_direction_is_off_even_when_max_abs_is_small():
     small = [1e-3, 0.0]
-    tiers, g = _grades([(small, [0.0, 1e-3])], load_tolerances().overridden(cos_tol=0.999))
+    tiers, g = _grades([(small, [0.0, 1e-3])], load_tolerances("absolute").overridden(cos_tol=0.999))
     assert tiers == ["fail"] and g.reason[0] == "cosine < 0.999"
 
 
@@ -57,7 +57,7 @@ def test_sizes_that_differ_and_nan_where_the_other_side_is_finite_fail():
 
 
 def test_a_higher_is_better_metric_fails_below_its_threshold():
-    tol = load_tolerances().overridden(metric="cosine", threshold=0.99)
+    tol = load_tolerances("absolute").overridden(metric="cosine", threshold=0.99)
     tiers, g = _grades([([1.0, 0.0], [1.0, 0.01]), ([1.0, 0.0], [0.0, 1.0])], tol)
     assert tiers == ["acceptable", "fail"] and g.value[1] == 0.0  # 1 - cos = 5e-5 on the cosine ladder
 
@@ -71,7 +71,7 @@ def _interval_grades(lo, hi, metric="max_abs", cos=(-1.0, 1.0), exact=False, has
     t = measure(a, b, np.array([0]), np.array([0]), lambda _: False, semantics=Semantics(exact=exact))
     t.lo["cosine"][0], t.hi["cosine"][0] = cos
     t.lo[metric][0], t.hi[metric][0] = lo, hi
-    g = grade(t, load_tolerances().overridden(metric=metric, **override))
+    g = grade(t, load_tolerances("absolute").overridden(metric=metric, **override))
     return TIER_NAMES[g.tier[0]], g
 
 

@@ -35,6 +35,7 @@ TOP_KEYS = {
     "warnings",
     "first_failure",
     "noise",
+    "notes",
 }
 PAIR_KEYS = {
     "checkpoint",

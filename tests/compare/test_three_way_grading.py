@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from orchlog.compare import CompareOptions, compare
-from orchlog.compare.grading import EPSILON, FLOOR_ULPS, MEASURED
+from orchlog.compare.grading import EPSILON, FLOOR_LEAST, FLOOR_ULPS, MEASURED
 from orchlog.compare.noise import DEFAULT_MULTIPLE
 from tests import tracegen
 from tests.tracegen import record
@@ -74,7 +74,7 @@ def test_the_same_over_many_more_draws(tmp_path, mode, seed):
 def _check(tmp_path, mode: str, seed: int, count: int = 60) -> None:
     (a, b, c), truth = _traces(tmp_path, mode, seed, count)
     report = compare(a, b, CompareOptions(noise=(str(c),), detail=True, max_pairs=None, diagnose=False))
-    floor = FLOOR_ULPS * EPSILON["f32"]
+    floor = max(FLOOR_ULPS * EPSILON["f32"], FLOOR_LEAST)
     seen = {"pass": 0, "fail": 0, "undecided": 0}
     for v in report.findings.kept_pairs():
         error, noise, norm = truth[v.checkpoint]

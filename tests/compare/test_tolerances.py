@@ -9,14 +9,21 @@ from orchlog.compare.tolerances import load_tolerances, shipped_tolerances
 from orchlog.errors import OrchlogError
 
 
-def test_shipped_defaults_are_loose_for_logits_strict_for_embeddings_and_between_for_the_rest():
+def test_shipped_defaults_are_relative_loose_for_logits_strict_for_embeddings_and_between_for_the_rest():
     tol = load_tolerances()
-    assert tol.rule_for("logits").threshold == 1.0
-    assert tol.rule_for("result_output").threshold == 1.0
-    assert tol.rule_for("token_embd").threshold == 1e-3 and tol.rule_for("embedding").threshold == 1e-3
-    assert tol.rule_for("blk.3.attn_norm").threshold == 1e-2
-    assert tol.rule_for("blk.3.attn_norm").bounds == (1e-5, 1e-3, 1e-1, 1.0)
-    assert "default" in shipped_tolerances()
+    assert {r.metric for r in tol.all_rules} == {"rel_l2"}
+    assert tol.rule_for("logits").threshold == 1e-2
+    assert tol.rule_for("result_output").threshold == 1e-2
+    assert tol.rule_for("token_embd").threshold == 1e-6 and tol.rule_for("embedding").threshold == 1e-6
+    assert tol.rule_for("blk.3.attn_norm").threshold == 1e-3
+    assert tol.rule_for("blk.3.attn_norm").bounds == (1e-7, 1e-5, 1e-3, 1e-2)
+    assert {"default", "absolute"} <= set(shipped_tolerances())
+
+
+def test_the_absolute_file_keeps_the_former_defaults():
+    tol = load_tolerances("absolute")
+    assert tol.rule_for("logits").threshold == 1.0 and tol.rule_for("token_embd").threshold == 1e-3
+    assert tol.rule_for("blk.3.attn_norm").metric == "max_abs" and tol.rule_for("blk.3.attn_norm").threshold == 1e-2
 
 
 def test_the_first_matching_rule_wins(tmp_path):

@@ -35,6 +35,8 @@
 //   so that it lines up with an engine that computes only those, and
 //   summaries compare without a window; meta "kv_cells" says "<kept> of
 //   <n_kv>".
+// - meta "weight_type": on the result of a matrix product or embedding
+//   lookup, the type of the loaded weights it read (q8_0, q4_K, f16, f32).
 // - step as given to begin_step().
 // - data: f32, f16, bf16, f64, i8, i32, i64 as they are; quantized types
 //   dequantized to f32 with meta "dequantized_from" naming the type; other
@@ -309,6 +311,7 @@ class GraphLogger {
                              detail::rows_are_contiguous(t->ne, t->nb, element_bytes, layout_.token_dim);
       std::vector<MetaItem> meta;
       if (!plain) meta.emplace_back("dequantized_from", ggml_type_name(t->type));
+      if (const char* weights = weight_type(t)) meta.emplace_back("weight_type", weights);
       const char* why_not_grafted =
           on_device     ? "the tensor is in device memory (only host buffers are grafted)"
           : !plain      ? "the tensor is quantized (only plain types are grafted)"
@@ -337,6 +340,16 @@ class GraphLogger {
       }
     } catch (...) {  // std::bad_alloc: the record is lost, the graph runs on
     }
+  }
+
+  // The type of the weights a matrix product or an embedding lookup read ("q8_0", "q4_K", "f16"): what
+  // precision made the record, so that compare can say which quantization's noise to expect. Null for
+  // other ops, and when the weights are a node of the graph rather than a loaded tensor.
+  static const char* weight_type(const struct ggml_tensor* t) {
+    if ((t->op != GGML_OP_MUL_MAT && t->op != GGML_OP_GET_ROWS) || !t->src[0]) return nullptr;
+    const struct ggml_tensor* w = t->src[0];
+    if (w->op != GGML_OP_NONE || w->view_src) return nullptr;
+    return ggml_type_name(w->type);
   }
 
   // The KV cells token row `row` may attend to: positions 0 to its own, at most the n_kv there are.
