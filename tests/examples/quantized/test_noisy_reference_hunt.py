@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from examples.numpy_engine.bugs import Bug
+from examples.quantized.places import WHERE, WITHIN_NOISE, where
 from examples.quantized.traces import engine, model_file, reference
 from orchlog.compare import CompareOptions, compare
 
@@ -19,23 +20,6 @@ pytestmark = pytest.mark.slow  # builds llama.cpp (cached) and writes a 490 MB m
 KIND = "q8_0"
 NOISE = ("f32", "q8_0-widened")
 
-# (step, token_idx, layer, checkpoint, stage) where each bug first shows, as the NumPy engine shows it
-# against itself clean (tests/examples/numpy_engine/test_engine_bugs.py holds the same places on the tiny
-# model).
-WHERE = {
-    Bug.TRANSPOSED_EMBEDDING: (0, 0, None, "embd", None),
-    Bug.NO_QKV_BIAS: (0, 0, 0, "Qcur", "add"),
-    Bug.ROPE_K_PER_Q_HEAD: (0, 1, 0, "Kcur", "rope"),
-    Bug.NORM_WEIGHT_TWICE: (0, 0, 0, "ffn_norm", None),
-    Bug.SKIPPED_ATTN_RESIDUAL: (0, 0, 0, "ffn_inp", None),
-    Bug.DECODE_POSITION_OFF_BY_ONE: (1, 8, 0, "Qcur", "rope"),
-    Bug.LAST_LAYER_NO_V_BIAS: (0, 0, 7, "Vcur", "add"),
-    Bug.ATTN_NORM_WITHOUT_WEIGHT: (0, 0, 0, "attn_norm", None),
-    Bug.SWAPPED_SWIGLU: (0, 0, 0, "ffn_swiglu", None),
-    Bug.ROPE_ADJACENT_PAIRS: (0, 1, 0, "Qcur", "rope"),
-    Bug.KQ_UNSCALED: (0, 1, 0, "kq_soft_max", None),
-    Bug.EPS_HARD_CODED: (0, 0, 0, "attn_norm", None),
-}
 # The signature the diagnosis names at each bug's first divergence, against the noise (docs/diagnose.md).
 SIGNATURE = {
     Bug.NO_QKV_BIAS: "offset",
@@ -50,8 +34,6 @@ SIGNATURE = {
 }
 # Bugs whose first effect is under 3x the noise there (measured: 1.84x and 2.17x).
 SUBTLE = (Bug.SKIPPED_ATTN_RESIDUAL, Bug.EPS_HARD_CODED)
-# Smaller than this reference's noise at every stage: to a Q8_0 reference, a correct engine.
-WITHIN_NOISE = (Bug.EPS_FROM_WRONG_KEY, Bug.BF16_FFN_OUT)
 
 
 @pytest.fixture(scope="module")
@@ -70,10 +52,6 @@ def _compare(hunt, bug: Bug, mode: str, **options):
         engine(directory, KIND, bug, mode, programs=programs),
         CompareOptions(noise=noise, **{"diagnose": False, **options}),
     )
-
-
-def _where(pair) -> tuple:
-    return (pair.step, pair.token_idx, pair.layer, pair.checkpoint, pair.stage)
 
 
 @pytest.mark.parametrize("mode", ["full", "summary"])
@@ -97,7 +75,7 @@ def test_without_the_noise_every_stage_of_the_clean_engine_fails_its_fixed_thres
 def test_every_bug_is_located_in_full_mode(hunt, bug):
     report = _compare(hunt, bug, "full")
     assert report.status == "diverged"
-    assert _where(report.first) == WHERE[bug] and report.first.failed, report.first.where()
+    assert where(report.first) == WHERE[bug] and report.first.failed, report.first.where()
     if bug in SUBTLE:
         assert 1.25 < report.first.noise_ratio[0] < 3
 
@@ -106,7 +84,7 @@ def test_every_bug_is_located_in_full_mode(hunt, bug):
 def test_every_bug_is_located_in_summary_mode_or_decided_there_by_its_rerun(hunt, bug):
     report = _compare(hunt, bug, "summary")
     assert report.status in ("diverged", "undecided")
-    assert _where(report.first) == WHERE[bug], report.first.where()
+    assert where(report.first) == WHERE[bug], report.first.where()
     if report.first.failed:
         return
     # Undecided there: rerun that record in full mode on every side, as the report says, and compare.
@@ -119,7 +97,7 @@ def test_every_bug_is_located_in_summary_mode_or_decided_there_by_its_rerun(hunt
         CompareOptions(noise=tuple(str(reference(directory, k, "full", selector, programs)) for k in NOISE)),
     )
     assert rerun.findings.pairs == 1 and rerun.first is not None and rerun.first.failed
-    assert _where(rerun.first) == WHERE[bug]
+    assert where(rerun.first) == WHERE[bug]
 
 
 def _reruns(report):
