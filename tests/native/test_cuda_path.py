@@ -18,12 +18,14 @@ from pathlib import Path
 import pytest
 
 from orchlog import open_trace
-from tests.native.build import CACHE, INCLUDE, PROGRAMS, build_cpp
+from tests.native.build import CACHE, INCLUDE, PROGRAMS, ROOT, build_cpp
 from tests.native.host_processes import env
 
 pytestmark = pytest.mark.slow
 
 TOOLKIT = CACHE / "cuda-toolkit"
+NATIVE_TESTS = ROOT / "native" / "cpp" / "tests"  # support/vectors.hpp
+VECTORS = ROOT / "schema" / "vectors"
 # One CUDA release, pinned so that every checkout compiles with the same nvcc.
 WHEELS = [
     "nvidia-cuda-nvcc==13.5.37",
@@ -66,9 +68,9 @@ def _records(path):
     return list(open_trace(path)) if path.exists() else []
 
 
-def test_nvcc_compiles_the_cuda_macros_and_the_program_runs_on_any_machine(cuda, tmp_path):
+def _nvcc(cuda, program: str, exe: Path) -> None:
+    """Compiles tests/native/programs/PROGRAM.cu; fails on any warning of nvcc's front end or the host compiler."""
     nvcc, _, cudart = cuda
-    exe = tmp_path / "cuda_log"
     proc = subprocess.run(
         [
             nvcc,
@@ -77,7 +79,9 @@ def test_nvcc_compiles_the_cuda_macros_and_the_program_runs_on_any_machine(cuda,
             "-DORCH_LOGGING",
             "-Xcompiler=-Wall,-Wextra",
             f"-I{INCLUDE}",
-            str(PROGRAMS / "cuda_log.cu"),
+            f"-I{NATIVE_TESTS}",
+            f'-DORCHLOG_VECTORS_DIR="{VECTORS}"',
+            str(PROGRAMS / f"{program}.cu"),
             "-o",
             str(exe),
             "-cudart",
@@ -87,10 +91,30 @@ def test_nvcc_compiles_the_cuda_macros_and_the_program_runs_on_any_machine(cuda,
         ],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=900,
     )
     assert proc.returncode == 0, proc.stderr
-    assert "warning" not in proc.stderr, proc.stderr  # neither nvcc's front end nor the host compiler
+    assert "warning" not in proc.stderr, proc.stderr
+
+
+def _run_on_a_gpu(cuda, exe: Path, *args: str, **knobs: str) -> subprocess.CompletedProcess[str]:
+    """Runs a GPU check; without a GPU the test says SKIPPED, never passed."""
+    run = subprocess.run(
+        [str(exe), *args],
+        env=env(LD_LIBRARY_PATH=os.path.dirname(cuda[2]), SOURCE_DATE_EPOCH="0", **knobs),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if run.returncode == 0 and run.stdout.strip() == "no CUDA device":
+        pytest.skip("needs an NVIDIA GPU (scripts/gpu-check.sh runs it where there is one)")
+    return run
+
+
+def test_nvcc_compiles_the_cuda_macros_and_the_program_runs_on_any_machine(cuda, tmp_path):
+    _, _, cudart = cuda
+    exe = tmp_path / "cuda_log"
+    _nvcc(cuda, "cuda_log", exe)
     trace = tmp_path / "cuda.jsonl"
     run = subprocess.run(
         [str(exe)],
@@ -127,3 +151,33 @@ def test_orchlog_cuda_builds_with_a_plain_host_compiler_against_the_runtime_head
     run = subprocess.run([str(exe)], env=env(ORCH_LOG_FILE=str(trace)), capture_output=True, text=True, timeout=60)
     assert run.returncode == 0 and run.stdout.strip() == "written", run.stderr
     assert [r.checkpoint for r in _records(trace)] == ["tensor"]
+
+
+@pytest.fixture(scope="module")
+def capture_program(cuda, tmp_path_factory):
+    exe = tmp_path_factory.mktemp("capture") / "cuda_capture"
+    _nvcc(cuda, "cuda_capture", exe)
+    return exe
+
+
+@pytest.fixture(scope="module")
+def summary_program(cuda, tmp_path_factory):
+    exe = tmp_path_factory.mktemp("summary") / "cuda_summary"
+    _nvcc(cuda, "cuda_summary", exe)
+    return exe
+
+
+def test_nvcc_compiles_the_capture_and_device_summary_checks_without_a_warning(capture_program, summary_program):
+    assert capture_program.exists() and summary_program.exists()
+
+
+def test_a_logged_tensor_never_breaks_a_graph_capture_nor_changes_the_replays(cuda, capture_program, tmp_path):
+    run = _run_on_a_gpu(cuda, capture_program, ORCH_LOG_FILE=str(tmp_path / "capture.jsonl"))
+    assert run.returncode == 0 and run.stdout.strip().endswith("captures: OK"), run.stdout + run.stderr
+    assert [r.checkpoint for r in _records(tmp_path / "capture.jsonl")] == ["y", "other"]
+
+
+def test_device_summaries_equal_their_cpu_twin_and_copy_then_hash_byte_for_byte(cuda, summary_program, tmp_path):
+    run = _run_on_a_gpu(cuda, summary_program, str(tmp_path))
+    assert run.returncode == 0 and run.stdout.strip().endswith("summaries: OK"), run.stdout + run.stderr
+    assert "warning" not in run.stderr

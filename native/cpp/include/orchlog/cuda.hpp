@@ -2,12 +2,29 @@
 //
 // Active when compiled by nvcc (__CUDACC__) or with ORCHLOG_CUDA defined (a
 // host compiler and the CUDA runtime headers; link cudart). A device (or
-// managed) pointer is copied to the host after the work queued on `stream`
-// before it has run; host pointers take the normal path. With no CUDA
-// device or driver every pointer is a host pointer.
+// managed) pointer is read after the work queued on `stream` before it has
+// run; host pointers take the normal path. With no CUDA device or driver
+// every pointer is a host pointer.
 //
 //   orchlog::cuda::log("attn_out", {d_x, orchlog::DType::f16, {n, 896}}, stream, {token_idx});
 //   ORCH_LOG_CUDA("attn_out", token_idx, d_x, stream, "f16", n, 896);
+//
+// The engine's CUDA state is left as it was found:
+// - a stream that is capturing a CUDA graph (or the legacy default stream
+//   while a blocking stream captures) is never touched: the record is
+//   skipped, with one warning, and counted (capture_skips());
+// - the logger's own calls run in the relaxed capture mode, so that a
+//   copy on a stream that is not capturing cannot invalidate another
+//   thread's global-mode capture;
+// - an error the engine has not read yet (cudaPeekAtLastError) is never
+//   cleared: the record is skipped, with one warning, and no CUDA call is
+//   made; an error the logger's own calls raise is cleared before it
+//   returns. (A fault of the engine's kernels that a synchronize reports is
+//   sticky: the engine's next call reports it again.)
+//
+// Built by nvcc, summary mode computes the record's stats, sketch and BLAKE3
+// on the device (detail/device/kernels.hpp) and copies back a few kilobytes
+// and the leading values, not the tensor; the bytes are the host emitter's.
 #pragma once
 
 #if defined(__CUDACC__) || defined(ORCHLOG_CUDA)
@@ -15,7 +32,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -23,6 +42,9 @@
 #include "orchlog/detail/logger/core.hpp"  // logger() and measure(), also in compiled-library mode
 #include "orchlog/detail/logger/macro_support.hpp"
 #include "orchlog/logger.hpp"
+#if defined(__CUDACC__)
+#include "orchlog/detail/device/kernels.hpp"
+#endif
 
 namespace orchlog {
 namespace cuda {
@@ -30,48 +52,144 @@ namespace detail {
 
 enum Presence : int { kUnknown = 0, kPresent = 1, kAbsent = 2 };
 inline std::atomic<int> g_presence{kUnknown};
+inline std::atomic<std::uint64_t> g_capture_skips{0};
+inline std::atomic<bool> g_device_summaries{true};
 
-// The host address of the tensor's bytes: `t.data` for host memory, else a
-// copy in `copy`; nullptr (and `error`) when the copy failed.
-inline const void* host_bytes(const Tensor& t, cudaStream_t stream, std::vector<unsigned char>& copy,
-                              std::string& error) {
-  if (g_presence.load(std::memory_order_relaxed) == kAbsent || t.data == nullptr) return t.data;
-  cudaPointerAttributes attr{};
-  cudaError_t e = cudaPointerGetAttributes(&attr, t.data);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();  // leave no error behind for the engine's own checks
-    if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver)
-      g_presence.store(kAbsent, std::memory_order_relaxed);
-    return t.data;  // also what older runtimes say about plain host memory
+inline bool no_cuda(cudaError_t e) { return e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver; }
+
+// The thread's stream capture mode is relaxed for the scope, then restored.
+class RelaxedCapture {
+ public:
+  RelaxedCapture() noexcept { ok_ = cudaThreadExchangeStreamCaptureMode(&mode_) == cudaSuccess; }
+  ~RelaxedCapture() {
+    if (ok_) (void)cudaThreadExchangeStreamCaptureMode(&mode_);
   }
-  g_presence.store(kPresent, std::memory_order_relaxed);
-  if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged) return t.data;
-  std::string why;
-  const auto size = ::orchlog::detail::measure(t, why);
-  if (!size) return t.data;  // write_record reports it
-  copy.resize(static_cast<std::size_t>(size->nbytes));
-  e = cudaMemcpyAsync(copy.data(), t.data, copy.size(), cudaMemcpyDeviceToHost, stream);
-  if (e == cudaSuccess) e = cudaStreamSynchronize(stream);
-  if (e != cudaSuccess) {
-    error = std::string("copying a device tensor to the host failed: ") + cudaGetErrorString(e);
-    (void)cudaGetLastError();
-    return nullptr;
-  }
-  return copy.data();
+  RelaxedCapture(const RelaxedCapture&) = delete;
+  RelaxedCapture& operator=(const RelaxedCapture&) = delete;
+
+ private:
+  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
+  bool ok_ = false;
+};
+
+// Why nothing may be enqueued on `stream` now, or empty when it may.
+inline std::string capture_refusal(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  const cudaError_t e = cudaStreamIsCapturing(stream, &status);
+  if (e == cudaErrorStreamCaptureImplicit)
+    return "it was logged on the legacy default stream while a blocking stream is capturing a CUDA graph";
+  if (e != cudaSuccess) return std::string("the stream's capture state could not be read: ") + cudaGetErrorName(e);
+  if (status == cudaStreamCaptureStatusActive) return "its stream is capturing a CUDA graph";
+  if (status == cudaStreamCaptureStatusInvalidated) return "its stream's CUDA graph capture was invalidated";
+  return {};
 }
+
+// Clears, on leaving, the error the logger's own CUDA calls left (none was pending on entry).
+struct ClearOwnError {
+  ~ClearOwnError() { (void)cudaGetLastError(); }
+};
+
+inline void report(std::string_view checkpoint, ::orchlog::detail::Warning kind, const std::string& why) {
+  ::orchlog::detail::logger().report(kind, "record '" + std::string(checkpoint) + "' not written: " + why);
+}
+
+#if defined(__CUDACC__)
+// Summary mode on the device: the kernels fill a Summary, which comes back
+// with the leading values the run keeps. False (nothing enqueued, or all of
+// it finished) when the run needs the tensor itself or scratch memory could
+// not be had: the caller copies the tensor instead.
+inline bool summarize_on_device(std::string_view checkpoint, const Tensor& t, const ::orchlog::detail::TensorSize& size,
+                                cudaStream_t stream, const Key& key, ::orchlog::detail::MetaSpan meta, bool& written) {
+  written = false;
+  if (!g_device_summaries.load(std::memory_order_relaxed)) return false;
+  const auto session = ::orchlog::detail::logger().session();
+  if (!session || session->settings.writes_frames() || session->settings.knobs.values < 0) return false;
+  if (!::orchlog::detail::would_write(checkpoint, key, 1)) return true;  // not selected: nothing to compute
+  namespace dev = ::orchlog::detail::device;
+  const std::size_t scratch = dev::scratch_bytes(size.numel, size.nbytes);
+  const std::size_t summary_at = (scratch + 255) / 256 * 256;
+  void* buffer = nullptr;
+  if (cudaMallocAsync(&buffer, summary_at + sizeof(dev::Summary), stream) != cudaSuccess) return false;
+  auto* summary = reinterpret_cast<dev::Summary*>(static_cast<unsigned char*>(buffer) + summary_at);
+  const dev::Elements e{static_cast<const std::uint8_t*>(t.data), t.dtype, size.numel};
+  dev::Summary host{};
+  const auto kept = static_cast<std::size_t>(std::min<std::int64_t>(session->settings.knobs.values, size.numel)) *
+                    schema::dtype_size(t.dtype);
+  std::vector<unsigned char> leading(std::max<std::size_t>(kept, 1));
+  cudaError_t error = dev::enqueue_summary(e, size.nbytes, summary, buffer, stream);
+  if (error == cudaSuccess) error = cudaMemcpyAsync(&host, summary, sizeof host, cudaMemcpyDeviceToHost, stream);
+  if (error == cudaSuccess && kept > 0)
+    error = cudaMemcpyAsync(leading.data(), t.data, kept, cudaMemcpyDeviceToHost, stream);
+  const cudaError_t freed = cudaFreeAsync(buffer, stream);
+  if (error == cudaSuccess) error = freed;
+  if (error == cudaSuccess) error = cudaStreamSynchronize(stream);
+  if (error != cudaSuccess) {
+    report(checkpoint, ::orchlog::detail::kCuda,
+           std::string("computing its summary on the GPU failed: ") + cudaGetErrorString(error));
+    return true;
+  }
+  const ::orchlog::detail::TensorDigest digest = dev::finish(host);
+  written =
+      ::orchlog::detail::write_record(checkpoint, Tensor{leading.data(), t.dtype, t.shape}, key, meta, {}, &digest);
+  return true;
+}
+#endif
 
 inline bool write_record(std::string_view checkpoint, const Tensor& t, cudaStream_t stream, const Key& key,
                          ::orchlog::detail::MetaSpan meta) noexcept {
+  using ::orchlog::detail::write_record;
   try {
-    thread_local std::vector<unsigned char> copy;
-    std::string error;
-    const void* host = host_bytes(t, stream, copy, error);
-    if (host == nullptr && t.data != nullptr) {
-      ::orchlog::detail::logger().report(::orchlog::detail::kCuda,
-                                         "record '" + std::string(checkpoint) + "' not written: " + error);
+    if (g_presence.load(std::memory_order_relaxed) == kAbsent || t.data == nullptr)
+      return write_record(checkpoint, t, key, meta);
+    const cudaError_t pending = cudaPeekAtLastError();
+    if (no_cuda(pending)) {
+      g_presence.store(kAbsent, std::memory_order_relaxed);
+      return write_record(checkpoint, t, key, meta);
+    }
+    if (pending != cudaSuccess) {
+      report(checkpoint, ::orchlog::detail::kCudaPending,
+             std::string("a CUDA error of the engine's (") + cudaGetErrorName(pending) +
+                 ") was waiting to be read; orchlog makes no CUDA call until it is, so that the engine's own check "
+                 "still sees it");
       return false;
     }
-    const bool written = ::orchlog::detail::write_record(checkpoint, Tensor{host, t.dtype, t.shape}, key, meta);
+    const ClearOwnError clear;
+    cudaPointerAttributes attr{};
+    const cudaError_t e = cudaPointerGetAttributes(&attr, t.data);
+    if (e != cudaSuccess) {
+      if (no_cuda(e)) g_presence.store(kAbsent, std::memory_order_relaxed);
+      return write_record(checkpoint, t, key, meta);  // also what older runtimes say about plain host memory
+    }
+    g_presence.store(kPresent, std::memory_order_relaxed);
+    if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged)
+      return write_record(checkpoint, t, key, meta);
+
+    const std::string refusal = capture_refusal(stream);
+    if (!refusal.empty()) {
+      g_capture_skips.fetch_add(1, std::memory_order_relaxed);
+      report(checkpoint, ::orchlog::detail::kCudaCapture,
+             refusal +
+                 ", which orchlog never synchronizes (skipped records are counted by orchlog::cuda::capture_skips())");
+      return false;
+    }
+    std::string why;
+    const auto size = ::orchlog::detail::measure(t, why);
+    if (!size) return write_record(checkpoint, t, key, meta);  // which reports it
+    const RelaxedCapture relaxed;
+#if defined(__CUDACC__)
+    bool summarized = false;
+    if (summarize_on_device(checkpoint, t, *size, stream, key, meta, summarized)) return summarized;
+#endif
+    thread_local std::vector<unsigned char> copy;
+    copy.resize(static_cast<std::size_t>(size->nbytes));
+    cudaError_t error = cudaMemcpyAsync(copy.data(), t.data, copy.size(), cudaMemcpyDeviceToHost, stream);
+    if (error == cudaSuccess) error = cudaStreamSynchronize(stream);
+    if (error != cudaSuccess) {
+      report(checkpoint, ::orchlog::detail::kCuda,
+             std::string("copying a device tensor to the host failed: ") + cudaGetErrorString(error));
+      return false;
+    }
+    const bool written = write_record(checkpoint, Tensor{copy.data(), t.dtype, t.shape}, key, meta);
     if (copy.capacity() > (std::size_t{256} << 20)) std::vector<unsigned char>().swap(copy);
     return written;
   } catch (...) {
@@ -94,6 +212,14 @@ inline bool log(std::string_view checkpoint, const Tensor& tensor, cudaStream_t 
   if (ORCHLOG_LIKELY(!::orchlog::detail::may_log())) return false;
   return detail::write_record(checkpoint, tensor, stream, key, ::orchlog::detail::span_of(meta));
 }
+
+// Device tensors not logged because their stream was capturing a CUDA graph.
+inline std::uint64_t capture_skips() noexcept { return detail::g_capture_skips.load(std::memory_order_relaxed); }
+
+// Whether summary mode computes summaries on the GPU (the default, in nvcc
+// builds) or copies the tensor and summarizes it on the host (the same bytes;
+// for comparing the two). Returns the previous setting.
+inline bool use_device_summaries(bool on) noexcept { return detail::g_device_summaries.exchange(on); }
 
 }  // namespace cuda
 }  // namespace orchlog
