@@ -167,8 +167,8 @@ def summary_program(cuda, tmp_path_factory):
     return exe
 
 
-def test_nvcc_compiles_the_capture_and_device_summary_checks_without_a_warning(capture_program, summary_program):
-    assert capture_program.exists() and summary_program.exists()
+def test_nvcc_compiles_the_gpu_checks_without_a_warning(capture_program, summary_program, graph_ring_program):
+    assert capture_program.exists() and summary_program.exists() and graph_ring_program.exists()
 
 
 def test_a_logged_tensor_never_breaks_a_graph_capture_nor_changes_the_replays(cuda, capture_program, tmp_path):
@@ -180,4 +180,17 @@ def test_a_logged_tensor_never_breaks_a_graph_capture_nor_changes_the_replays(cu
 def test_device_summaries_equal_their_cpu_twin_and_copy_then_hash_byte_for_byte(cuda, summary_program, tmp_path):
     run = _run_on_a_gpu(cuda, summary_program, str(tmp_path))
     assert run.returncode == 0 and run.stdout.strip().endswith("summaries: OK"), run.stdout + run.stderr
+    assert "warning" not in run.stderr
+
+
+@pytest.fixture(scope="module")
+def graph_ring_program(cuda, tmp_path_factory):
+    exe = tmp_path_factory.mktemp("graph_ring") / "cuda_graph_ring"
+    _nvcc(cuda, "cuda_graph_ring", exe)
+    return exe
+
+
+def test_each_replay_of_a_captured_graph_writes_the_eager_runs_record_byte_for_byte(cuda, graph_ring_program, tmp_path):
+    run = _run_on_a_gpu(cuda, graph_ring_program, str(tmp_path))
+    assert run.returncode == 0 and run.stdout.strip().endswith("graph ring: OK"), run.stdout + run.stderr
     assert "warning" not in run.stderr

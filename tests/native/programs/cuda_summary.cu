@@ -100,8 +100,10 @@ int main(int argc, char** argv) {
     compare("vector " + c->name, bytes, c->input.tensor.dtype, numel);
   }
   std::mt19937_64 rng(31);
-  const DType dtypes[] = {DType::f32, DType::f16, DType::bf16, DType::f64, DType::i8, DType::u8, DType::i32, DType::i64};
-  const std::int64_t sizes[] = {0, 1, 7, 8, 9, 511, 512, 513, 1025, 4611, 70001, 2 * dev::kSketchSlab * dev::kChunk + 5};
+  const DType dtypes[] = {DType::f32, DType::f16, DType::bf16, DType::f64,
+                          DType::i8,  DType::u8,  DType::i32,  DType::i64};
+  const std::int64_t sizes[] = {0,   1,   7,    8,    9,     511,
+                                512, 513, 1025, 4611, 70001, 2 * dev::kSketchSlab * dev::kChunk + 5};
   std::vector<std::vector<unsigned char>> logged;
   for (DType dtype : dtypes)
     for (std::int64_t numel : sizes) {
@@ -134,7 +136,8 @@ int main(int argc, char** argv) {
     orchlog::close();
   }
   const std::string device = read(dir + "/device.jsonl"), host = read(dir + "/host.jsonl");
-  check(!device.empty() && device == host, "records of device tensors: device summaries == copy-then-hash, byte for byte");
+  check(!device.empty() && device == host,
+        "records of device tensors: device summaries == copy-then-hash, byte for byte");
   check(cudaGetLastError() == cudaSuccess, "no CUDA error is left");
   std::puts(failures == 0 ? "summaries: OK" : "summaries: FAILED");
   return failures == 0 ? 0 : 1;

@@ -35,6 +35,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -43,7 +44,11 @@
 #include "orchlog/detail/logger/macro_support.hpp"
 #include "orchlog/logger.hpp"
 #if defined(__CUDACC__)
+#include <memory>
+#include <mutex>
+
 #include "orchlog/detail/device/kernels.hpp"
+#include "orchlog/detail/device/ring.hpp"
 #endif
 
 namespace orchlog {
@@ -72,15 +77,23 @@ class RelaxedCapture {
   bool ok_ = false;
 };
 
-// Why nothing may be enqueued on `stream` now, or empty when it may.
-inline std::string capture_refusal(cudaStream_t stream) {
+// Whether `stream` may be used now: `capturing` when it is capturing a graph
+// (work enqueued on it is recorded, not run), else the reason it may not be
+// touched at all (empty: it may).
+struct CaptureState {
+  bool capturing = false;
+  std::string refusal;
+};
+
+inline CaptureState capture_state(cudaStream_t stream) {
   cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
   const cudaError_t e = cudaStreamIsCapturing(stream, &status);
   if (e == cudaErrorStreamCaptureImplicit)
-    return "it was logged on the legacy default stream while a blocking stream is capturing a CUDA graph";
-  if (e != cudaSuccess) return std::string("the stream's capture state could not be read: ") + cudaGetErrorName(e);
-  if (status == cudaStreamCaptureStatusActive) return "its stream is capturing a CUDA graph";
-  if (status == cudaStreamCaptureStatusInvalidated) return "its stream's CUDA graph capture was invalidated";
+    return {false, "it was logged on the legacy default stream while a blocking stream is capturing a CUDA graph"};
+  if (e != cudaSuccess)
+    return {false, std::string("the stream's capture state could not be read: ") + cudaGetErrorName(e)};
+  if (status == cudaStreamCaptureStatusActive) return {true, "its stream is capturing a CUDA graph"};
+  if (status == cudaStreamCaptureStatusInvalidated) return {false, "its stream's CUDA graph capture was invalidated"};
   return {};
 }
 
@@ -94,6 +107,64 @@ inline void report(std::string_view checkpoint, ::orchlog::detail::Warning kind,
 }
 
 #if defined(__CUDACC__)
+// Logging inside captured graphs (start_graph_logging): the ring in mapped
+// pinned memory, and the device buffers each recorded log call keeps.
+struct GraphLogging {
+  std::mutex mutex;
+  void* host = nullptr;
+  unsigned char* device = nullptr;
+  std::uint32_t max_sites = 0;
+  std::unique_ptr<::orchlog::detail::device::Ring> ring;
+  std::vector<void*> buffers;
+};
+
+inline GraphLogging& graph_logging() {
+  static GraphLogging* g = new GraphLogging();  // never destroyed, like the logger
+  return *g;
+}
+
+// Records into the capture on `stream` the nodes that log this call at every
+// replay: the summary kernels, the kernel that fills a slot of the ring, and
+// the host node that wakes the writer. Empty, or why it could not.
+inline std::string record_into_graph(std::string_view checkpoint, const Tensor& t,
+                                     const ::orchlog::detail::TensorSize& size, cudaStream_t stream, const Key& key) {
+  namespace dev = ::orchlog::detail::device;
+  GraphLogging& g = graph_logging();
+  std::lock_guard<std::mutex> lock(g.mutex);
+  if (!g.ring) return "logging inside captured CUDA graphs is off (orchlog::cuda::start_graph_logging turns it on)";
+  const auto session = ::orchlog::detail::logger().session();
+  if (!session) return "logging is off";
+  if (!::orchlog::detail::would_write(checkpoint, key, 1)) return {};  // not selected: nothing to record
+  const bool full = session->settings.writes_frames();
+  const std::uint64_t payload =
+      full || session->settings.knobs.values < 0
+          ? size.nbytes
+          : static_cast<std::uint64_t>(std::min<std::int64_t>(session->settings.knobs.values, size.numel)) *
+                schema::dtype_size(t.dtype);
+  const std::int64_t site = g.ring->register_site(dev::Ring::site(checkpoint, key, t.dtype, t.shape, payload, full));
+  if (site < 0) return "the record ring has no room for another logged call or for this tensor";
+  const std::size_t scratch = dev::scratch_bytes(size.numel, size.nbytes);
+  const std::size_t summary_at = (scratch + 255) / 256 * 256;
+  void* buffer = nullptr;
+  if (cudaMalloc(&buffer, summary_at + sizeof(dev::Summary)) != cudaSuccess) return "no device memory for its summary";
+  g.buffers.push_back(buffer);
+  auto* summary = reinterpret_cast<dev::Summary*>(static_cast<unsigned char*>(buffer) + summary_at);
+  const dev::Elements e{static_cast<const std::uint8_t*>(t.data), t.dtype, size.numel};
+  cudaError_t error = dev::enqueue_summary(e, size.nbytes, summary, buffer, stream);
+  auto* control = reinterpret_cast<dev::RingControl*>(g.device);
+  auto* replays = reinterpret_cast<std::uint64_t*>(control + 1);
+  auto* slots = reinterpret_cast<unsigned char*>(replays + g.max_sites);
+  if (error == cudaSuccess) {
+    dev::ring_fill_kernel<><<<1, 256, 0, stream>>>(control, replays, slots, g.ring->slot_bytes(), g.ring->slot_count(),
+                                                   static_cast<std::uint32_t>(site), summary,
+                                                   static_cast<const unsigned char*>(t.data), payload);
+    error = cudaGetLastError();
+  }
+  if (error == cudaSuccess) error = cudaLaunchHostFunc(stream, dev::ring_notify, g.ring.get());
+  if (error != cudaSuccess) return std::string("recording it into the graph failed: ") + cudaGetErrorString(error);
+  return {};
+}
+
 // Summary mode on the device: the kernels fill a Summary, which comes back
 // with the leading values the run keeps. False (nothing enqueued, or all of
 // it finished) when the run needs the tensor itself or scratch memory could
@@ -164,18 +235,26 @@ inline bool write_record(std::string_view checkpoint, const Tensor& t, cudaStrea
     if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged)
       return write_record(checkpoint, t, key, meta);
 
-    const std::string refusal = capture_refusal(stream);
-    if (!refusal.empty()) {
-      g_capture_skips.fetch_add(1, std::memory_order_relaxed);
-      report(checkpoint, ::orchlog::detail::kCudaCapture,
-             refusal +
-                 ", which orchlog never synchronizes (skipped records are counted by orchlog::cuda::capture_skips())");
-      return false;
-    }
     std::string why;
     const auto size = ::orchlog::detail::measure(t, why);
     if (!size) return write_record(checkpoint, t, key, meta);  // which reports it
+    CaptureState capture = capture_state(stream);
     const RelaxedCapture relaxed;
+#if defined(__CUDACC__)
+    if (capture.capturing) {
+      const std::string not_recorded = record_into_graph(checkpoint, t, *size, stream, key);
+      if (not_recorded.empty()) return false;  // recorded: the replays write it
+      capture.refusal += " and " + not_recorded;
+    }
+#endif
+    if (!capture.refusal.empty()) {
+      g_capture_skips.fetch_add(1, std::memory_order_relaxed);
+      report(checkpoint, ::orchlog::detail::kCudaCapture,
+             capture.refusal +
+                 "; orchlog never synchronizes a capturing stream (skipped records are counted by "
+                 "orchlog::cuda::capture_skips())");
+      return false;
+    }
 #if defined(__CUDACC__)
     bool summarized = false;
     if (summarize_on_device(checkpoint, t, *size, stream, key, meta, summarized)) return summarized;
@@ -215,6 +294,77 @@ inline bool log(std::string_view checkpoint, const Tensor& tensor, cudaStream_t 
 
 // Device tensors not logged because their stream was capturing a CUDA graph.
 inline std::uint64_t capture_skips() noexcept { return detail::g_capture_skips.load(std::memory_order_relaxed); }
+
+// Logging inside captured CUDA graphs (nvcc builds): from now on a log call
+// met while its stream captures records into the graph the work that logs it
+// at every replay (the summary kernels, a kernel that fills a slot of a ring
+// of `slots` slots in mapped pinned memory, a host node that wakes the writer
+// thread). A replay's record has the capture's key with step = the capture's
+// step (0 when none) + the replay count, so replays pair with an eager run's
+// steps. Payloads (the leading values, or the tensor in full mode) up to
+// `max_payload` bytes; a full ring drops records, each counted, never
+// waiting. False when it cannot start (not an nvcc build, no pinned memory)
+// or has started already.
+struct GraphRing {
+  std::uint64_t slots = 1024;
+  std::uint32_t max_sites = 4096;    // log calls recorded into graphs, over the run
+  std::uint64_t max_payload = 4096;  // bytes: ORCH_LOG_VALUES elements, or a whole tensor in full mode
+};
+
+inline bool start_graph_logging(const GraphRing& options = {}) noexcept {
+#if defined(__CUDACC__)
+  namespace dev = ::orchlog::detail::device;
+  try {
+    detail::GraphLogging& g = detail::graph_logging();
+    std::lock_guard<std::mutex> lock(g.mutex);
+    if (g.ring) return false;
+    const std::uint64_t slot_bytes = dev::slot_bytes_for(options.max_payload);
+    const std::uint64_t bytes = dev::Ring::memory_bytes(options.slots, slot_bytes, options.max_sites);
+    const detail::RelaxedCapture relaxed;
+    void* device = nullptr;
+    if (cudaHostAlloc(&g.host, bytes, cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess ||
+        cudaHostGetDevicePointer(&device, g.host, 0) != cudaSuccess) {
+      (void)cudaGetLastError();
+      if (g.host != nullptr) (void)cudaFreeHost(g.host);
+      g.host = nullptr;
+      return false;
+    }
+    std::memset(g.host, 0, bytes);
+    g.device = static_cast<unsigned char*>(device);
+    g.max_sites = options.max_sites;
+    g.ring = std::make_unique<dev::Ring>(g.host, options.slots, slot_bytes, options.max_sites, true);
+    return true;
+  } catch (...) {
+    return false;
+  }
+#else
+  static_cast<void>(options);
+  return false;
+#endif
+}
+
+// After the last replay has finished: writes what is left, then the record
+// `orchlog.graph_records` (an i64 tensor and meta: expected, written,
+// dropped), and frees the ring and the recorded calls' device memory.
+inline void stop_graph_logging() noexcept {
+#if defined(__CUDACC__)
+  try {
+    detail::GraphLogging& g = detail::graph_logging();
+    std::lock_guard<std::mutex> lock(g.mutex);
+    if (!g.ring) return;
+    const bool clean = cudaPeekAtLastError() == cudaSuccess;  // an error of the engine's is left to it
+    g.ring->close();
+    g.ring.reset();
+    for (void* buffer : g.buffers) (void)cudaFree(buffer);
+    g.buffers.clear();
+    (void)cudaFreeHost(g.host);
+    g.host = nullptr;
+    g.device = nullptr;
+    if (clean) (void)cudaGetLastError();
+  } catch (...) {
+  }
+#endif
+}
 
 // Whether summary mode computes summaries on the GPU (the default, in nvcc
 // builds) or copies the tensor and summarizes it on the host (the same bytes;

@@ -275,14 +275,13 @@ class Ring {
           ++next;
         }
       });
-      // The step of the capture is the step of the first replay; each replay is the next one.
-      const auto replay = static_cast<std::int64_t>(slot.replay);
-      key.step = static_cast<std::int32_t>(key.step.value_or(0) + replay);
-      const MetaItem meta[1] = {{"replay", replay}};
+      // The replay count goes into the step: the capture's step (0 when it gave none) is the first
+      // replay's, each replay is the next, so replays pair with an eager run's steps byte for byte.
+      key.step = static_cast<std::int32_t>(key.step.value_or(0) + static_cast<std::int64_t>(slot.replay));
       const Tensor tensor{slot_payload(&slot), site.dtype, site.shape};
-      if (site.full) return write_record(site.checkpoint, tensor, key, {meta, 1});
+      if (site.full) return write_record(site.checkpoint, tensor, key, {});
       const TensorDigest digest = finish(slot.summary);
-      return write_record(site.checkpoint, tensor, key, {meta, 1}, {}, &digest);
+      return write_record(site.checkpoint, tensor, key, {}, {}, &digest);
     } catch (...) {
       return false;
     }
@@ -302,6 +301,34 @@ class Ring {
   std::atomic<bool> closed_{false};
   std::thread writer_;
 };
+
+#if defined(__CUDACC__)
+// The node a captured log call records after its summary kernels: one block
+// claims a slot, copies the Summary and the payload (the leading values or the
+// whole tensor) into it and publishes it. Replayed with the graph.
+template <class = void>
+__global__ void ring_fill_kernel(RingControl* control, std::uint64_t* replays, unsigned char* slots,
+                                 std::uint64_t slot_bytes, std::uint64_t slot_count, std::uint32_t site,
+                                 const Summary* summary, const unsigned char* tensor, std::uint64_t payload) {
+  __shared__ SlotHeader* slot;
+  if (threadIdx.x == 0) slot = claim_slot(control, replays, slots, slot_bytes, slot_count, site);
+  __syncthreads();
+  if (slot == nullptr) return;
+  const auto* from = reinterpret_cast<const std::uint64_t*>(summary);
+  auto* to = reinterpret_cast<std::uint64_t*>(&slot->summary);
+  for (std::uint64_t i = threadIdx.x; i < sizeof(Summary) / 8; i += blockDim.x) to[i] = from[i];
+  unsigned char* out = slot_payload(slot);
+  for (std::uint64_t i = threadIdx.x; i < payload; i += blockDim.x) out[i] = tensor[i];
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    slot->payload_bytes = payload;
+    publish_slot(slot);
+  }
+}
+
+// The host node after it: what the graph calls on the host after each replay (no CUDA call in it).
+inline void CUDART_CB ring_notify(void* ring) { static_cast<Ring*>(ring)->notify(); }
+#endif
 
 }  // namespace device
 }  // namespace detail
