@@ -1,7 +1,8 @@
 """The CUDA path (ORCH_LOG_CUDA, orchlog::cuda::log) compiled for real.
 
 nvcc comes from PATH or, failing that, from NVIDIA's PyPI wheels, installed
-once into .cache/cuda-toolkit (about 125 MB, hence the slow tier). This
+once into .cache/cuda-toolkit (about 125 MB, hence the slow tier; the fixture
+`cuda` is in conftest.py). This
 machine class has no GPU, so the programs run the no-device path: host
 pointers must still be logged and nothing may crash. On a GPU machine the
 device tensor must read back equal to the host one.
@@ -10,58 +11,19 @@ device tensor must read back equal to the host one.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from orchlog import open_trace
-from tests.native.build import CACHE, INCLUDE, PROGRAMS, ROOT, build_cpp
+from tests.native.build import INCLUDE, PROGRAMS, ROOT, build_cpp
 from tests.native.host_processes import env
 
 pytestmark = pytest.mark.slow
 
-TOOLKIT = CACHE / "cuda-toolkit"
 NATIVE_TESTS = ROOT / "native" / "cpp" / "tests"  # support/vectors.hpp
 VECTORS = ROOT / "schema" / "vectors"
-# One CUDA release, pinned so that every checkout compiles with the same nvcc.
-WHEELS = [
-    "nvidia-cuda-nvcc==13.5.37",
-    "nvidia-nvvm==13.5.37",
-    "nvidia-cuda-runtime==13.5.37",
-    "nvidia-cuda-crt==13.5.37",
-]
-
-
-def _toolkit_from_wheels():
-    root = TOOLKIT / "nvidia" / "cu13"
-    if not (root / "bin" / "nvcc").exists():
-        proc = subprocess.run(
-            [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(TOOLKIT), *WHEELS],
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-        if proc.returncode != 0:
-            pytest.skip(f"nvcc is not on PATH and NVIDIA's wheels could not be installed: {proc.stderr.strip()[-300:]}")
-        for tool in [*(root / "bin").iterdir(), *(root / "nvvm" / "bin").iterdir()]:
-            if tool.is_file():
-                tool.chmod(0o755)
-    return root / "bin" / "nvcc", root / "include", next((root / "lib").glob("libcudart.so.*"))
-
-
-@pytest.fixture(scope="module")
-def cuda():
-    nvcc = shutil.which("nvcc")
-    if nvcc:
-        home = Path(nvcc).resolve().parent.parent
-        cudart = next(iter(sorted((home / "lib64").glob("libcudart.so*"))), None)
-        if cudart is None:
-            pytest.skip(f"nvcc at {nvcc} but no libcudart under {home}/lib64")
-        return nvcc, str(home / "include"), str(cudart)
-    return tuple(str(p) for p in _toolkit_from_wheels())
 
 
 def _records(path):

@@ -206,66 +206,113 @@ inline bool summarize_on_device(std::string_view checkpoint, const Tensor& t, co
 }
 #endif
 
+// Where a pointer's bytes are, as far as the logger may ask: in host memory
+// (or CUDA is absent), in device memory (with the state of `stream`), or not to
+// be asked about at all, because an error of the engine's is waiting to be read.
+struct Located {
+  enum Kind { host, device, pending } kind = host;
+  std::string why;       // pending: the waiting error
+  CaptureState capture;  // device: the stream's
+};
+
+// Any CUDA error the logger's calls raise here or after is the logger's own
+// (the caller clears it with ClearOwnError), unless `pending`.
+inline Located locate(const void* data, cudaStream_t stream) {
+  if (g_presence.load(std::memory_order_relaxed) == kAbsent || data == nullptr) return {};
+  const cudaError_t pending = cudaPeekAtLastError();
+  if (no_cuda(pending)) {
+    g_presence.store(kAbsent, std::memory_order_relaxed);
+    return {};
+  }
+  if (pending != cudaSuccess)
+    return {Located::pending,
+            std::string("a CUDA error of the engine's (") + cudaGetErrorName(pending) +
+                ") was waiting to be read; orchlog makes no CUDA call until it is, so that the engine's own check "
+                "still sees it",
+            {}};
+  cudaPointerAttributes attr{};
+  const cudaError_t e = cudaPointerGetAttributes(&attr, data);
+  if (e != cudaSuccess) {
+    if (no_cuda(e)) g_presence.store(kAbsent, std::memory_order_relaxed);
+    return {};  // also what older runtimes say about plain host memory
+  }
+  g_presence.store(kPresent, std::memory_order_relaxed);
+  if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged) return {};
+  return {Located::device, {}, capture_state(stream)};
+}
+
+inline std::string skipped_in_capture(const std::string& refusal) {
+  g_capture_skips.fetch_add(1, std::memory_order_relaxed);
+  return refusal +
+         "; orchlog never synchronizes a capturing stream (skipped records are counted by "
+         "orchlog::cuda::capture_skips())";
+}
+
+// The `nbytes` at `data` into `out`, after the work queued on `stream`: host
+// memory is not copied (`host`), device memory is (`copied`); `refused` (and
+// `why`) when the stream is capturing, an error is pending or the copy failed.
+enum class Read { host, copied, refused };
+
+inline Read read_to_host(const void* data, std::size_t nbytes, cudaStream_t stream, void* out, std::string& why) {
+  const Located where = locate(data, stream);
+  if (where.kind == Located::pending) {
+    why = where.why;
+    return Read::refused;
+  }
+  const ClearOwnError clear;
+  if (where.kind == Located::host) return Read::host;
+  if (where.capture.capturing || !where.capture.refusal.empty()) {
+    why = skipped_in_capture(where.capture.refusal);
+    return Read::refused;
+  }
+  const RelaxedCapture relaxed;
+  cudaError_t error = cudaMemcpyAsync(out, data, nbytes, cudaMemcpyDeviceToHost, stream);
+  if (error == cudaSuccess) error = cudaStreamSynchronize(stream);
+  if (error != cudaSuccess) {
+    why = std::string("copying a device tensor to the host failed: ") + cudaGetErrorString(error);
+    return Read::refused;
+  }
+  return Read::copied;
+}
+
 inline bool write_record(std::string_view checkpoint, const Tensor& t, cudaStream_t stream, const Key& key,
                          ::orchlog::detail::MetaSpan meta) noexcept {
   using ::orchlog::detail::write_record;
   try {
-    if (g_presence.load(std::memory_order_relaxed) == kAbsent || t.data == nullptr)
-      return write_record(checkpoint, t, key, meta);
-    const cudaError_t pending = cudaPeekAtLastError();
-    if (no_cuda(pending)) {
-      g_presence.store(kAbsent, std::memory_order_relaxed);
-      return write_record(checkpoint, t, key, meta);
-    }
-    if (pending != cudaSuccess) {
-      report(checkpoint, ::orchlog::detail::kCudaPending,
-             std::string("a CUDA error of the engine's (") + cudaGetErrorName(pending) +
-                 ") was waiting to be read; orchlog makes no CUDA call until it is, so that the engine's own check "
-                 "still sees it");
+    const Located where = locate(t.data, stream);
+    if (where.kind == Located::pending) {
+      report(checkpoint, ::orchlog::detail::kCudaPending, where.why);
       return false;
     }
     const ClearOwnError clear;
-    cudaPointerAttributes attr{};
-    const cudaError_t e = cudaPointerGetAttributes(&attr, t.data);
-    if (e != cudaSuccess) {
-      if (no_cuda(e)) g_presence.store(kAbsent, std::memory_order_relaxed);
-      return write_record(checkpoint, t, key, meta);  // also what older runtimes say about plain host memory
-    }
-    g_presence.store(kPresent, std::memory_order_relaxed);
-    if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged)
-      return write_record(checkpoint, t, key, meta);
-
+    if (where.kind == Located::host) return write_record(checkpoint, t, key, meta);
     std::string why;
     const auto size = ::orchlog::detail::measure(t, why);
     if (!size) return write_record(checkpoint, t, key, meta);  // which reports it
-    CaptureState capture = capture_state(stream);
-    const RelaxedCapture relaxed;
+    CaptureState capture = where.capture;
 #if defined(__CUDACC__)
     if (capture.capturing) {
+      const RelaxedCapture relaxed;  // its device memory is allocated outside the capture
       const std::string not_recorded = record_into_graph(checkpoint, t, *size, stream, key);
       if (not_recorded.empty()) return false;  // recorded: the replays write it
       capture.refusal += " and " + not_recorded;
     }
 #endif
     if (!capture.refusal.empty()) {
-      g_capture_skips.fetch_add(1, std::memory_order_relaxed);
-      report(checkpoint, ::orchlog::detail::kCudaCapture,
-             capture.refusal +
-                 "; orchlog never synchronizes a capturing stream (skipped records are counted by "
-                 "orchlog::cuda::capture_skips())");
+      report(checkpoint, ::orchlog::detail::kCudaCapture, skipped_in_capture(capture.refusal));
       return false;
     }
 #if defined(__CUDACC__)
-    bool summarized = false;
-    if (summarize_on_device(checkpoint, t, *size, stream, key, meta, summarized)) return summarized;
+    {
+      const RelaxedCapture relaxed;
+      bool summarized = false;
+      if (summarize_on_device(checkpoint, t, *size, stream, key, meta, summarized)) return summarized;
+    }
 #endif
     thread_local std::vector<unsigned char> copy;
     copy.resize(static_cast<std::size_t>(size->nbytes));
-    cudaError_t error = cudaMemcpyAsync(copy.data(), t.data, copy.size(), cudaMemcpyDeviceToHost, stream);
-    if (error == cudaSuccess) error = cudaStreamSynchronize(stream);
-    if (error != cudaSuccess) {
-      report(checkpoint, ::orchlog::detail::kCuda,
-             std::string("copying a device tensor to the host failed: ") + cudaGetErrorString(error));
+    if (read_to_host(t.data, copy.size(), stream, copy.data(), why) != Read::copied) {
+      report(checkpoint, ::orchlog::detail::kCuda, why);
       return false;
     }
     const bool written = write_record(checkpoint, Tensor{copy.data(), t.dtype, t.shape}, key, meta);
