@@ -99,7 +99,10 @@ inline CaptureState capture_state(cudaStream_t stream) {
 
 // Clears, on leaving, the error the logger's own CUDA calls left (none was pending on entry).
 struct ClearOwnError {
-  ~ClearOwnError() { (void)cudaGetLastError(); }
+  bool asked;  // false: no CUDA call was made (CUDA is absent), so there is nothing of ours to clear
+  ~ClearOwnError() {
+    if (asked) (void)cudaGetLastError();
+  }
 };
 
 inline void report(std::string_view checkpoint, ::orchlog::detail::Warning kind, const std::string& why) {
@@ -211,6 +214,7 @@ inline bool summarize_on_device(std::string_view checkpoint, const Tensor& t, co
 // be asked about at all, because an error of the engine's is waiting to be read.
 struct Located {
   enum Kind { host, device, pending } kind = host;
+  bool asked = false;    // whether CUDA was called
   std::string why;       // pending: the waiting error
   CaptureState capture;  // device: the stream's
 };
@@ -226,6 +230,7 @@ inline Located locate(const void* data, cudaStream_t stream) {
   }
   if (pending != cudaSuccess)
     return {Located::pending,
+            false,
             std::string("a CUDA error of the engine's (") + cudaGetErrorName(pending) +
                 ") was waiting to be read; orchlog makes no CUDA call until it is, so that the engine's own check "
                 "still sees it",
@@ -234,11 +239,11 @@ inline Located locate(const void* data, cudaStream_t stream) {
   const cudaError_t e = cudaPointerGetAttributes(&attr, data);
   if (e != cudaSuccess) {
     if (no_cuda(e)) g_presence.store(kAbsent, std::memory_order_relaxed);
-    return {};  // also what older runtimes say about plain host memory
+    return {Located::host, true, {}, {}};  // also what older runtimes say about plain host memory
   }
   g_presence.store(kPresent, std::memory_order_relaxed);
-  if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged) return {};
-  return {Located::device, {}, capture_state(stream)};
+  if (attr.type != cudaMemoryTypeDevice && attr.type != cudaMemoryTypeManaged) return {Located::host, true, {}, {}};
+  return {Located::device, true, {}, capture_state(stream)};
 }
 
 inline std::string skipped_in_capture(const std::string& refusal) {
@@ -259,7 +264,7 @@ inline Read read_to_host(const void* data, std::size_t nbytes, cudaStream_t stre
     why = where.why;
     return Read::refused;
   }
-  const ClearOwnError clear;
+  const ClearOwnError clear{where.asked};
   if (where.kind == Located::host) return Read::host;
   if (where.capture.capturing || !where.capture.refusal.empty()) {
     why = skipped_in_capture(where.capture.refusal);
@@ -284,7 +289,7 @@ inline bool write_record(std::string_view checkpoint, const Tensor& t, cudaStrea
       report(checkpoint, ::orchlog::detail::kCudaPending, where.why);
       return false;
     }
-    const ClearOwnError clear;
+    const ClearOwnError clear{where.asked};
     if (where.kind == Located::host) return write_record(checkpoint, t, key, meta);
     std::string why;
     const auto size = ::orchlog::detail::measure(t, why);
