@@ -99,10 +99,11 @@ TEST(DeviceRing, EveryReplayOfEverySiteIsWrittenAsTheNextStepInTheHostsBytes) {
   for (std::size_t i = 1; i + 1 < lines.size(); ++i) {
     const t::Json record = t::parse_json(lines[i]);
     const int site = std::stoi(record["checkpoint"].str().substr(1));
-    const std::int64_t replay = record["meta"]["replay"].i64();
-    EXPECT_EQ(replay, next_replay[static_cast<std::size_t>(site)]++);  // each site's replays in order
-    EXPECT_EQ(record["step"].i64(), 7 + replay);                       // the capture's step is the first replay's
-    // The record is byte for byte what the host emitter writes for that replay's tensor.
+    // The capture's step (7) is the first replay's; each site's replays come in order.
+    const std::int64_t replay = record["step"].i64() - 7;
+    EXPECT_EQ(replay, next_replay[static_cast<std::size_t>(site)]++);
+    // The record is byte for byte what the host emitter writes for that replay's tensor (whose
+    // values differ per replay, so a step that is not the slot's replay would not match).
     const std::vector<float> x = tensor_of(site, static_cast<std::uint64_t>(replay));
     const auto key = orchlog::Key(orchlog::none, site, "attn", static_cast<std::int32_t>(7 + replay));
     orchlog::RecordInput in;
