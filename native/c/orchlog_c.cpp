@@ -10,38 +10,14 @@
 #include <vector>
 
 #include "abi_gen.hpp"
+#include "c_args.hpp"
 #include "orchlog/detail/logger/macro_support.hpp"  // DTypeArg: dtype names as the macros take them
 #include "orchlog/orchlog.hpp"
 
 namespace {
 
-std::vector<orchlog::MetaItem> meta_of(const orchlog_meta* meta, size_t n) {
-  std::vector<orchlog::MetaItem> out;
-  out.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    const orchlog_meta& m = meta[i];
-    const std::string_view key = m.key ? m.key : "";
-    switch (m.kind) {
-      case ORCHLOG_META_BOOL:
-        out.emplace_back(key, m.i != 0);
-        break;
-      case ORCHLOG_META_INT:
-        out.emplace_back(key, m.i);
-        break;
-      case ORCHLOG_META_REAL:
-        out.emplace_back(key, m.f);
-        break;
-      default:
-        out.emplace_back(key, std::string_view(m.s ? m.s : ""));
-        break;
-    }
-  }
-  return out;
-}
-
-orchlog::Shape shape_of(const int64_t* shape, size_t ndim) {
-  return ndim == 0 || shape == nullptr ? orchlog::Shape() : orchlog::Shape(shape, ndim);
-}
+using orchlog_c::meta_of;
+using orchlog_c::shape_of;
 
 bool copy_out(const std::string& s, orchlog_bytes* out) {
   if (out == nullptr) return true;

@@ -45,9 +45,9 @@ def build_cpp(
     )
 
 
-def build_c(source: Path, *flags: str) -> Path:
-    """Compile one C99 source against orchlog.h and liborchlog_c; returns the executable."""
-    lib = c_library()
+def build_c(source: Path, *flags: str, lib: Path | None = None) -> Path:
+    """Compile one C99 source against orchlog.h and liborchlog_c (or `lib`); returns the executable."""
+    lib = lib or c_library()
     return _compile(
         shutil.which("gcc") or "cc",
         source,
@@ -80,9 +80,11 @@ def program(name: str, *flags: str) -> Path:
     return build_cpp(PROGRAMS / name, "-DORCH_LOGGING", *flags)
 
 
-def c_library() -> Path:
-    """liborchlog_c.so, built by the project's own CMake target (incrementally)."""
-    build = CACHE / "c-abi-build"
+def c_library(cuda_root: str | None = None) -> Path:
+    """liborchlog_c.so, built by the project's own CMake target (incrementally); with `cuda_root`
+    (a CUDA toolkit), its CUDA entry points are built against the CUDA runtime (-DORCHLOG_C_CUDA=ON)."""
+    build = CACHE / ("c-abi-cuda-build" if cuda_root else "c-abi-build")
+    cuda = ["-DORCHLOG_C_CUDA=ON", f"-DCUDAToolkit_ROOT={cuda_root}"] if cuda_root else []
     if not (build / "build.ninja").exists():
         subprocess.run(
             [
@@ -96,6 +98,7 @@ def c_library() -> Path:
                 "-DCMAKE_BUILD_TYPE=Release",
                 "-DORCHLOG_BUILD_C_LIBRARY=ON",
                 "-DORCHLOG_INSTALL=OFF",
+                *cuda,
             ],
             check=True,
             capture_output=True,

@@ -27,3 +27,11 @@ def c_abi():
     ffi = cffi.FFI()
     ffi.cdef(c_declarations())
     return ffi, ffi.dlopen(str(build.c_library()))
+
+
+@pytest.fixture(scope="session")
+def cuda() -> tuple[str, str, str]:
+    """nvcc, the CUDA include directory and libcudart (tests/native/cuda_toolkit.py); slow the first time."""
+    from tests.native.cuda_toolkit import cuda_toolkit
+
+    return cuda_toolkit()

@@ -1,7 +1,8 @@
 """The CUDA path (ORCH_LOG_CUDA, orchlog::cuda::log) compiled for real.
 
 nvcc comes from PATH or, failing that, from NVIDIA's PyPI wheels, installed
-once into .cache/cuda-toolkit (about 125 MB, hence the slow tier). This
+once into .cache/cuda-toolkit (about 125 MB, hence the slow tier; the fixture
+`cuda` is in conftest.py). This
 machine class has no GPU, so the programs run the no-device path: host
 pointers must still be logged and nothing may crash. On a GPU machine the
 device tensor must read back equal to the host one.
@@ -10,65 +11,28 @@ device tensor must read back equal to the host one.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from orchlog import open_trace
-from tests.native.build import CACHE, INCLUDE, PROGRAMS, build_cpp
+from tests.native.build import INCLUDE, PROGRAMS, ROOT, build_cpp
 from tests.native.host_processes import env
 
 pytestmark = pytest.mark.slow
 
-TOOLKIT = CACHE / "cuda-toolkit"
-# One CUDA release, pinned so that every checkout compiles with the same nvcc.
-WHEELS = [
-    "nvidia-cuda-nvcc==13.5.37",
-    "nvidia-nvvm==13.5.37",
-    "nvidia-cuda-runtime==13.5.37",
-    "nvidia-cuda-crt==13.5.37",
-]
-
-
-def _toolkit_from_wheels():
-    root = TOOLKIT / "nvidia" / "cu13"
-    if not (root / "bin" / "nvcc").exists():
-        proc = subprocess.run(
-            [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(TOOLKIT), *WHEELS],
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-        if proc.returncode != 0:
-            pytest.skip(f"nvcc is not on PATH and NVIDIA's wheels could not be installed: {proc.stderr.strip()[-300:]}")
-        for tool in [*(root / "bin").iterdir(), *(root / "nvvm" / "bin").iterdir()]:
-            if tool.is_file():
-                tool.chmod(0o755)
-    return root / "bin" / "nvcc", root / "include", next((root / "lib").glob("libcudart.so.*"))
-
-
-@pytest.fixture(scope="module")
-def cuda():
-    nvcc = shutil.which("nvcc")
-    if nvcc:
-        home = Path(nvcc).resolve().parent.parent
-        cudart = next(iter(sorted((home / "lib64").glob("libcudart.so*"))), None)
-        if cudart is None:
-            pytest.skip(f"nvcc at {nvcc} but no libcudart under {home}/lib64")
-        return nvcc, str(home / "include"), str(cudart)
-    return tuple(str(p) for p in _toolkit_from_wheels())
+NATIVE_TESTS = ROOT / "native" / "cpp" / "tests"  # support/vectors.hpp
+VECTORS = ROOT / "schema" / "vectors"
 
 
 def _records(path):
     return list(open_trace(path)) if path.exists() else []
 
 
-def test_nvcc_compiles_the_cuda_macros_and_the_program_runs_on_any_machine(cuda, tmp_path):
+def _nvcc(cuda, program: str, exe: Path) -> None:
+    """Compiles tests/native/programs/PROGRAM.cu; fails on any warning of nvcc's front end or the host compiler."""
     nvcc, _, cudart = cuda
-    exe = tmp_path / "cuda_log"
     proc = subprocess.run(
         [
             nvcc,
@@ -77,7 +41,9 @@ def test_nvcc_compiles_the_cuda_macros_and_the_program_runs_on_any_machine(cuda,
             "-DORCH_LOGGING",
             "-Xcompiler=-Wall,-Wextra",
             f"-I{INCLUDE}",
-            str(PROGRAMS / "cuda_log.cu"),
+            f"-I{NATIVE_TESTS}",
+            f'-DORCHLOG_VECTORS_DIR="{VECTORS}"',
+            str(PROGRAMS / f"{program}.cu"),
             "-o",
             str(exe),
             "-cudart",
@@ -87,10 +53,30 @@ def test_nvcc_compiles_the_cuda_macros_and_the_program_runs_on_any_machine(cuda,
         ],
         capture_output=True,
         text=True,
-        timeout=600,
+        timeout=900,
     )
     assert proc.returncode == 0, proc.stderr
-    assert "warning" not in proc.stderr, proc.stderr  # neither nvcc's front end nor the host compiler
+    assert "warning" not in proc.stderr, proc.stderr
+
+
+def _run_on_a_gpu(cuda, exe: Path, *args: str, **knobs: str) -> subprocess.CompletedProcess[str]:
+    """Runs a GPU check; without a GPU the test says SKIPPED, never passed."""
+    run = subprocess.run(
+        [str(exe), *args],
+        env=env(LD_LIBRARY_PATH=os.path.dirname(cuda[2]), SOURCE_DATE_EPOCH="0", **knobs),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if run.returncode == 0 and run.stdout.strip() == "no CUDA device":
+        pytest.skip("needs an NVIDIA GPU (scripts/gpu-check.sh runs it where there is one)")
+    return run
+
+
+def test_nvcc_compiles_the_cuda_macros_and_the_program_runs_on_any_machine(cuda, tmp_path):
+    _, _, cudart = cuda
+    exe = tmp_path / "cuda_log"
+    _nvcc(cuda, "cuda_log", exe)
     trace = tmp_path / "cuda.jsonl"
     run = subprocess.run(
         [str(exe)],
@@ -127,3 +113,46 @@ def test_orchlog_cuda_builds_with_a_plain_host_compiler_against_the_runtime_head
     run = subprocess.run([str(exe)], env=env(ORCH_LOG_FILE=str(trace)), capture_output=True, text=True, timeout=60)
     assert run.returncode == 0 and run.stdout.strip() == "written", run.stderr
     assert [r.checkpoint for r in _records(trace)] == ["tensor"]
+
+
+@pytest.fixture(scope="module")
+def capture_program(cuda, tmp_path_factory):
+    exe = tmp_path_factory.mktemp("capture") / "cuda_capture"
+    _nvcc(cuda, "cuda_capture", exe)
+    return exe
+
+
+@pytest.fixture(scope="module")
+def summary_program(cuda, tmp_path_factory):
+    exe = tmp_path_factory.mktemp("summary") / "cuda_summary"
+    _nvcc(cuda, "cuda_summary", exe)
+    return exe
+
+
+def test_nvcc_compiles_the_gpu_checks_without_a_warning(capture_program, summary_program, graph_ring_program):
+    assert capture_program.exists() and summary_program.exists() and graph_ring_program.exists()
+
+
+def test_a_logged_tensor_never_breaks_a_graph_capture_nor_changes_the_replays(cuda, capture_program, tmp_path):
+    run = _run_on_a_gpu(cuda, capture_program, ORCH_LOG_FILE=str(tmp_path / "capture.jsonl"))
+    assert run.returncode == 0 and run.stdout.strip().endswith("captures: OK"), run.stdout + run.stderr
+    assert [r.checkpoint for r in _records(tmp_path / "capture.jsonl")] == ["y", "other"]
+
+
+def test_device_summaries_equal_their_cpu_twin_and_copy_then_hash_byte_for_byte(cuda, summary_program, tmp_path):
+    run = _run_on_a_gpu(cuda, summary_program, str(tmp_path))
+    assert run.returncode == 0 and run.stdout.strip().endswith("summaries: OK"), run.stdout + run.stderr
+    assert "warning" not in run.stderr
+
+
+@pytest.fixture(scope="module")
+def graph_ring_program(cuda, tmp_path_factory):
+    exe = tmp_path_factory.mktemp("graph_ring") / "cuda_graph_ring"
+    _nvcc(cuda, "cuda_graph_ring", exe)
+    return exe
+
+
+def test_each_replay_of_a_captured_graph_writes_the_eager_runs_record_byte_for_byte(cuda, graph_ring_program, tmp_path):
+    run = _run_on_a_gpu(cuda, graph_ring_program, str(tmp_path))
+    assert run.returncode == 0 and run.stdout.strip().endswith("graph ring: OK"), run.stdout + run.stderr
+    assert "warning" not in run.stderr

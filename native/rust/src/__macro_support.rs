@@ -81,3 +81,33 @@ macro_rules! __orch_graft_emit {
         false
     }};
 }
+
+/// Logs a tensor that may be in device memory when logging is on at run
+/// time (not a stable API). `$values` is the tuple (data, dtype, shape, stream).
+#[cfg(feature = "cuda")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __orch_log_cuda_emit {
+    ($checkpoint:expr, $values:expr, $keys:expr) => {
+        if $crate::enabled() {
+            let checkpoint = &$checkpoint;
+            let (data, dtype, shape, stream) = $values;
+            $crate::cuda::log(checkpoint, data, dtype, &shape, stream, $keys);
+        }
+    };
+}
+
+/// Type-checks the call and does nothing (not a stable API); the same
+/// unsafe call as with the feature, in a constant-false branch.
+#[cfg(not(feature = "cuda"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __orch_log_cuda_emit {
+    ($checkpoint:expr, $values:expr, $keys:expr) => {
+        if false {
+            let checkpoint = &$checkpoint;
+            let (data, dtype, shape, stream) = $values;
+            $crate::cuda::log(checkpoint, data, dtype, &shape, stream, $keys);
+        }
+    };
+}

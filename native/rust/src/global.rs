@@ -98,6 +98,14 @@ pub fn error_count() -> u64 {
     crate::config::knob_warnings() + GLOBAL.get().map_or(0, Logger::error_count)
 }
 
+/// A device tensor the process-wide logger could not be given (feature `cuda`).
+#[cfg(feature = "cuda")]
+pub(crate) fn device_refused(checkpoint: &str, why: &str) {
+    if let Some(logger) = GLOBAL.get().or_else(global) {
+        logger.device_refused(checkpoint, why);
+    }
+}
+
 /// Makes the fast path see that the process-wide logger turned itself off.
 pub(crate) fn note_turned_off(logger: &Logger) {
     if GLOBAL.get().is_some_and(|global| std::ptr::eq(global, logger)) {

@@ -20,6 +20,9 @@
 //!   call costs one relaxed atomic load.
 //! * `half`: `half::f16` and `half::bf16` elements (on with `orch_logging`).
 //! * `ndarray`: `orch_log!` also takes `ndarray` arrays.
+//! * `cuda` (turns on `orch_logging`): `orch_log_cuda!` and [`cuda::log`]
+//!   read tensors in CUDA device memory through liborchlog_c, loaded at run
+//!   time; without it they do nothing.
 //!
 //! ```
 //! // Builds with and without `orch_logging`; logs only with it.
@@ -43,6 +46,7 @@ mod fields_gen;
 #[doc(hidden)]
 pub mod __macro_support;
 mod config;
+pub mod cuda;
 mod encoding;
 mod keys;
 mod macros;

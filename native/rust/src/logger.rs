@@ -42,6 +42,9 @@ pub struct Logger {
     on: AtomicBool,
     errors: AtomicU64,
     warned_invalid_call: AtomicBool,
+    /// Whether a device tensor that could not be read was reported.
+    #[cfg(feature = "cuda")]
+    warned_device: AtomicBool,
 }
 
 /// The open files and what is written under the lock.
@@ -80,6 +83,8 @@ impl Logger {
             on: AtomicBool::new(false),
             errors: AtomicU64::new(0),
             warned_invalid_call: AtomicBool::new(false),
+            #[cfg(feature = "cuda")]
+            warned_device: AtomicBool::new(false),
         };
         let Some(template) = &config.file else { return logger };
         match selector {
@@ -227,6 +232,16 @@ impl Logger {
             warn(&format!(
                 "orch_log!({checkpoint:?}, ...) skipped: {why} (further invalid calls are counted, not reported)"
             ));
+        }
+    }
+
+    /// A device tensor was not read (a capturing stream, a pending CUDA
+    /// error, a failed copy): the first is reported, each is counted.
+    #[cfg(feature = "cuda")]
+    pub(crate) fn device_refused(&self, checkpoint: &str, why: &str) {
+        self.errors.fetch_add(1, Ordering::Relaxed);
+        if !self.warned_device.swap(true, Ordering::Relaxed) {
+            warn(&format!("record {checkpoint:?} not written: {why} (printed once)"));
         }
     }
 

@@ -76,3 +76,31 @@ macro_rules! orch_graft {
         $crate::__orch_log_keys!(__orch_graft_emit ($checkpoint, $values) ($crate::Keys::new().token($token_idx)) $($($rest)*)?)
     };
 }
+
+/// Log a tensor that may be in CUDA device memory: a raw pointer, its dtype,
+/// its shape and the stream whose queued work must finish before it is read
+/// (see [`orchlog::cuda`](crate::cuda)). Key parts as in `orch_log!`.
+///
+/// ```no_run
+/// # let (d_logits, stream, t): (*const std::ffi::c_void, orchlog::cuda::Stream, usize) =
+/// #     (std::ptr::null(), std::ptr::null_mut(), 5);
+/// // SAFETY: d_logits holds 151936 f32 values on the device, written on `stream`.
+/// unsafe { orchlog::orch_log_cuda!("logits", d_logits, orchlog::DType::F32, [151936], stream, t) };
+/// ```
+///
+/// The call reads raw memory, so it sits in an `unsafe` block whose caller
+/// promises what [`cuda::log`](crate::cuda::log) asks. Device tensors are
+/// read only with the feature `cuda`; without it (whatever `orch_logging`
+/// says) the call compiles to nothing and evaluates none of its arguments.
+#[macro_export]
+macro_rules! orch_log_cuda {
+    ($checkpoint:expr, $data:expr, $dtype:expr, $shape:expr, $stream:expr $(,)?) => {
+        $crate::__orch_log_keys!(__orch_log_cuda_emit ($checkpoint, ($data, $dtype, $shape, $stream)) ($crate::Keys::new()))
+    };
+    ($checkpoint:expr, $data:expr, $dtype:expr, $shape:expr, $stream:expr, $part:ident = $($rest:tt)*) => {
+        $crate::__orch_log_keys!(__orch_log_cuda_emit ($checkpoint, ($data, $dtype, $shape, $stream)) ($crate::Keys::new()) $part = $($rest)*)
+    };
+    ($checkpoint:expr, $data:expr, $dtype:expr, $shape:expr, $stream:expr, $token_idx:expr $(, $($rest:tt)*)?) => {
+        $crate::__orch_log_keys!(__orch_log_cuda_emit ($checkpoint, ($data, $dtype, $shape, $stream)) ($crate::Keys::new().token($token_idx)) $($($rest)*)?)
+    };
+}

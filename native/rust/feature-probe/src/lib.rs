@@ -3,7 +3,7 @@
 //! without the feature `orch_log!` leaves no code and evaluates nothing, and
 //! that with it the same calls run.
 
-use orchlog::{orch_graft, orch_log};
+use orchlog::{orch_graft, orch_log, orch_log_cuda};
 
 /// A forward step that logs one tensor; `probe` sees every argument the
 /// call evaluates.
@@ -57,6 +57,32 @@ pub fn graft_forward(hidden: &mut [f32], token_idx: usize, probe: &mut dyn FnMut
             42
         })]
     )
+}
+
+/// A forward step that logs a tensor through `orch_log_cuda!` (host memory
+/// here, which the call may be given too); `probe` sees every argument the
+/// call evaluates.
+pub fn device_forward(hidden: &[f32], token_idx: usize, probe: &mut dyn FnMut(&'static str)) {
+    // SAFETY: `hidden` is host memory holding the elements the shape describes.
+    unsafe {
+        orch_log_cuda!(
+            {
+                probe("checkpoint");
+                "zz-probe-cuda-checkpoint-3f7b"
+            },
+            {
+                probe("data");
+                hidden.as_ptr().cast()
+            },
+            orchlog::DType::F32,
+            [hidden.len()],
+            std::ptr::null_mut(),
+            {
+                probe("token");
+                token_idx
+            }
+        )
+    };
 }
 
 /// An engine's start-up: the logging API it calls is the same with and

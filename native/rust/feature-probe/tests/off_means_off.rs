@@ -43,6 +43,18 @@ fn graft_arguments_are_evaluated_only_when_the_feature_is_on() {
 }
 
 #[test]
+fn device_arguments_are_evaluated_only_with_the_cuda_feature() {
+    log_to_a_temporary_file();
+    let mut evaluated = Vec::new();
+    orchlog_feature_probe::device_forward(&[1.0, 2.0], 5, &mut |what| evaluated.push(what));
+    if cfg!(feature = "cuda") {
+        assert_eq!(evaluated, ["checkpoint", "data", "token"]);
+    } else {
+        assert_eq!(evaluated, [] as [&str; 0]);
+    }
+}
+
+#[test]
 fn the_calls_leave_no_trace_in_the_binary_without_the_feature() {
     let binary = std::fs::read(std::env::current_exe().unwrap()).unwrap();
     // The checkpoint names the probe logs and grafts, spelt backwards here so

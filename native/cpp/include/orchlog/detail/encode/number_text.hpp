@@ -14,6 +14,7 @@
 #include <string>
 #include <string_view>
 
+#include "orchlog/detail/hd.hpp"
 #include "orchlog/schema_gen.hpp"
 
 namespace orchlog {
@@ -102,9 +103,11 @@ inline void append_f32(std::string& out, float v) { append_float(out, v); }
 // Done on bits, never by hardware converters, which may quiet a signalling
 // NaN: the f32 keeps the sign and the payload shifted left, no quiet bit set.
 
-constexpr std::uint32_t bf16_to_f32_bits(std::uint16_t h) noexcept { return static_cast<std::uint32_t>(h) << 16; }
+ORCHLOG_HD constexpr std::uint32_t bf16_to_f32_bits(std::uint16_t h) noexcept {
+  return static_cast<std::uint32_t>(h) << 16;
+}
 
-constexpr std::uint32_t f16_to_f32_bits(std::uint16_t h) noexcept {
+ORCHLOG_HD constexpr std::uint32_t f16_to_f32_bits(std::uint16_t h) noexcept {
   const std::uint32_t sign = static_cast<std::uint32_t>(h >> 15) << 31;
   const std::uint32_t exp = (h >> 10) & 0x1Fu;
   std::uint32_t mant = h & 0x3FFu;
@@ -126,16 +129,16 @@ inline float f32_from_bits(std::uint32_t bits) noexcept {
   return f;
 }
 
-inline std::uint32_t load_u32_le(const std::uint8_t* p) noexcept {
+ORCHLOG_HD inline std::uint32_t load_u32_le(const std::uint8_t* p) noexcept {
   return static_cast<std::uint32_t>(p[0]) | (static_cast<std::uint32_t>(p[1]) << 8) |
          (static_cast<std::uint32_t>(p[2]) << 16) | (static_cast<std::uint32_t>(p[3]) << 24);
 }
 
-inline std::uint64_t load_u64_le(const std::uint8_t* p) noexcept {
+ORCHLOG_HD inline std::uint64_t load_u64_le(const std::uint8_t* p) noexcept {
   return static_cast<std::uint64_t>(load_u32_le(p)) | (static_cast<std::uint64_t>(load_u32_le(p + 4)) << 32);
 }
 
-inline std::uint16_t load_u16_le(const std::uint8_t* p) noexcept {
+ORCHLOG_HD inline std::uint16_t load_u16_le(const std::uint8_t* p) noexcept {
   return static_cast<std::uint16_t>(p[0] | (p[1] << 8));
 }
 

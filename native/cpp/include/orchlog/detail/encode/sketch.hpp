@@ -22,6 +22,7 @@
 
 #include "orchlog/detail/blake3/simd_target.hpp"
 #include "orchlog/detail/encode/number_text.hpp"
+#include "orchlog/detail/hd.hpp"
 #include "orchlog/schema_gen.hpp"
 
 namespace orchlog {
@@ -61,7 +62,7 @@ using Rows = std::array<float, kRows>;
 #endif
 
 // Output j of SplitMix64 seeded with `seed`.
-constexpr std::uint64_t splitmix64(std::uint64_t seed, std::uint64_t j) noexcept {
+ORCHLOG_HD constexpr std::uint64_t splitmix64(std::uint64_t seed, std::uint64_t j) noexcept {
   std::uint64_t z = seed + (j + 1) * kGolden;
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -71,7 +72,7 @@ constexpr std::uint64_t splitmix64(std::uint64_t seed, std::uint64_t j) noexcept
 // Permutation m of stream `seed`: a Fisher-Yates shuffle of 0..63 whose k-th
 // swap (entry i = 63 - k with entry (w * (i + 1)) >> 32) takes w from the low
 // (k even) or high (k odd) half of output 32m + k / 2.
-inline void permutation(std::uint64_t seed, std::uint64_t m, std::uint8_t out[kRows]) noexcept {
+ORCHLOG_HD inline void permutation(std::uint64_t seed, std::uint64_t m, std::uint8_t out[kRows]) noexcept {
   for (int r = 0; r < kRows; ++r) out[r] = static_cast<std::uint8_t>(r);
   for (int k = 0; k < kRows - 1; ++k) {
     const int i = kRows - 1 - k;

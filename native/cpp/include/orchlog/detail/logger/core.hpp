@@ -40,6 +40,9 @@ enum Warning : std::uint32_t {
   kGraftMissing = 1u << 5,    // a selected graft call found no reference record
   kGraftMismatch = 1u << 6,   // ... found one of another shape or dtype
   kGraftDevice = 1u << 7,     // ... on a tensor the host cannot write (an adapter's)
+  kCudaCapture = 1u << 8,     // a device tensor logged on a stream that is capturing a CUDA graph
+  kCudaPending = 1u << 9,     // ... while a CUDA error of the engine's was waiting to be read
+  kCudaRingFull = 1u << 10,   // a replay of a captured graph found the record ring full
 };
 
 class Logger {
@@ -262,8 +265,12 @@ ORCHLOG_NOINLINE ORCHLOG_API bool would_write(std::string_view checkpoint, const
 }
 
 // The out-of-line part of every log call.
+// With `given_digest` (a summary computed on the GPU), `tensor.data` holds only the
+// leading values the run keeps, so a run that writes the tensor itself (full or
+// both mode) refuses the record.
 ORCHLOG_NOINLINE ORCHLOG_API bool write_record(std::string_view checkpoint, const Tensor& tensor, const Key& given_key,
-                                               MetaSpan meta, CallFields call ORCHLOG_DEFAULT_ARG({})) noexcept {
+                                               MetaSpan meta, CallFields call ORCHLOG_DEFAULT_ARG({}),
+                                               const TensorDigest* given_digest ORCHLOG_DEFAULT_ARG(nullptr)) noexcept {
   Logger& lg = logger();
   try {
     if (g_state.load(std::memory_order_relaxed) == kUnconfigured) configure_from_env_once();
@@ -288,6 +295,11 @@ ORCHLOG_NOINLINE ORCHLOG_API bool write_record(std::string_view checkpoint, cons
                               " bytes exceed the 4 GiB a binary-stream frame holds");
       return false;
     }
+    if (given_digest != nullptr && st.writes_frames()) {
+      lg.report(kCuda, "record '" + std::string(checkpoint) +
+                           "' not written: its summary was computed on the GPU, but this run writes whole tensors");
+      return false;
+    }
     const SortedMeta sorted_meta(meta);
     RecordParts parts;
     parts.checkpoint = checkpoint;
@@ -295,7 +307,8 @@ ORCHLOG_NOINLINE ORCHLOG_API bool write_record(std::string_view checkpoint, cons
     parts.call = call;
     parts.tensor = &tensor;
     parts.size = *size;
-    parts.digest = digest(tensor, *size);  // the expensive part, outside the lock
+    parts.digest =
+        given_digest != nullptr ? *given_digest : digest(tensor, *size);  // the expensive part, outside the lock
     parts.meta = &sorted_meta;
 
     std::lock_guard<std::mutex> lock(session->mutex);

@@ -26,6 +26,8 @@
 namespace orchlog {
 namespace detail {
 
+struct TensorDigest;  // fields_gen.hpp
+
 enum State : std::uint8_t { kUnconfigured = 0, kOff = 1, kOn = 2 };
 
 inline std::atomic<std::uint8_t> g_state{kUnconfigured};
@@ -39,7 +41,8 @@ bool configure(const Options& options) noexcept;
 void configure_from_env_once(std::string_view producer = "cpp") noexcept;
 // The out-of-line part of every log call, and of orchlog::selects().
 ORCHLOG_NOINLINE bool write_record(std::string_view checkpoint, const Tensor& tensor, const Key& given_key,
-                                   MetaSpan meta, CallFields call = {}) noexcept;
+                                   MetaSpan meta, CallFields call = {},
+                                   const TensorDigest* given_digest = nullptr) noexcept;
 // The out-of-line part of every graft call (orchlog/graft.hpp).
 ORCHLOG_NOINLINE bool graft_record(std::string_view checkpoint, void* data, DType dtype, const Shape& shape,
                                    const Key& given_key, MetaSpan meta) noexcept;

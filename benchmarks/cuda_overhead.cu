@@ -1,0 +1,153 @@
+// What logging device tensors costs on a GPU, each case against its baseline
+// in the same run (scripts/gpu-check.sh builds and runs it; docs/cpp.md keeps
+// the figures). Prints a Markdown table.
+//
+// 1. One 4096 x 4096 f16 tensor in summary mode: a step that writes it, with
+//    no logging, with the summary computed on the device, and with the
+//    tensor copied to the host and summarized there (copy-then-hash).
+// 2. A captured decode step of 32 layers, each writing a 4096-element f16
+//    hidden state: replays of the graph with the 32 log calls recorded into
+//    it (logging inside captured graphs) and without them.
+// 3. The record ring's throughput: records written per second while the
+//    step of case 2 is replayed back to back, and how many were dropped.
+//
+// Usage: cuda_overhead DIR (trace files go there; it needs a few hundred MB free)
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#include <orchlog/orchlog.hpp>
+
+namespace {
+
+__global__ void produce(std::uint16_t* x, std::int64_t n, int salt) {
+  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
+    x[i] = static_cast<std::uint16_t>(0x3C00 + ((i * 31 + salt) & 0x3FF));  // f16 in [1, 2)
+}
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+void start(const std::string& path) {
+  orchlog::Options o;
+  o.path = path;
+  o.mode = orchlog::Mode::summary;
+  orchlog::configure(o);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) return 2;
+  const std::string dir = argv[1];
+  int devices = 0;
+  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
+    std::puts("no CUDA device");
+    return 0;
+  }
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  int driver = 0, runtime = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  std::printf("GPU: %s; CUDA driver API %d, runtime %d\n\n", prop.name, driver, runtime);
+  cudaStream_t stream;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+
+  // 1. One big tensor: median of 15 steps per variant, variants taking turns.
+  const std::int64_t big = 4096LL * 4096;
+  std::uint16_t* t = nullptr;
+  cudaMalloc(&t, big * 2);
+  const orchlog::Tensor tensor{t, orchlog::DType::f16, {4096, 4096}};
+  std::vector<double> none, on_device, copied;
+  start(dir + "/big.jsonl");
+  for (int round = 0; round < 16; ++round) {
+    for (int variant = 0; variant < 3; ++variant) {
+      const auto t0 = Clock::now();
+      produce<<<1024, 256, 0, stream>>>(t, big, round);
+      if (variant > 0) {
+        orchlog::cuda::use_device_summaries(variant == 1);
+        orchlog::cuda::log("big", tensor, stream, orchlog::Key{round});
+      }
+      cudaStreamSynchronize(stream);
+      if (round > 0) (variant == 0 ? none : variant == 1 ? on_device : copied).push_back(ms_since(t0));
+    }
+  }
+  orchlog::cuda::use_device_summaries(true);
+  orchlog::close();
+  std::printf("| case | baseline | with logging | ratio |\n|---|---:|---:|---:|\n");
+  std::printf("| 4096x4096 f16, summary on the device | %.2f ms (no logging) | %.2f ms | %.1fx |\n", median(none),
+              median(on_device), median(on_device) / median(none));
+  std::printf("| 4096x4096 f16, copy-then-hash | %.2f ms (no logging) | %.2f ms | %.1fx |\n", median(none),
+              median(copied), median(copied) / median(none));
+  std::printf("| 4096x4096 f16: device summary against copy-then-hash | %.2f ms | %.2f ms | %.2fx |\n", median(copied),
+              median(on_device), median(on_device) / median(copied));
+
+  // 2. A captured step of 32 layers, with and without the log calls recorded into it.
+  const int layers = 32, hidden = 4096, replays = 200;
+  std::uint16_t* h = nullptr;
+  cudaMalloc(&h, static_cast<std::size_t>(layers) * hidden * 2);
+  cudaGraphExec_t plain = nullptr, logged = nullptr;
+  start(dir + "/graph.jsonl");
+  orchlog::cuda::GraphRing ring;
+  ring.slots = 4096;
+  orchlog::cuda::start_graph_logging(ring);
+  for (const bool log : {false, true}) {
+    cudaGraph_t graph = nullptr;
+    cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
+    for (int l = 0; l < layers; ++l) {
+      std::uint16_t* layer = h + static_cast<std::size_t>(l) * hidden;
+      produce<<<16, 256, 0, stream>>>(layer, hidden, l);
+      if (log)
+        orchlog::cuda::log("hidden", {layer, orchlog::DType::f16, {hidden}}, stream,
+                           orchlog::Key(orchlog::none, l, orchlog::none, 0));
+    }
+    cudaStreamEndCapture(stream, &graph);
+    cudaGraphInstantiate(log ? &logged : &plain, graph, 0);
+    cudaGraphDestroy(graph);
+  }
+  std::vector<double> plain_ms, logged_ms;
+  for (int r = 0; r < replays; ++r) {
+    for (const bool log : {false, true}) {
+      const auto t0 = Clock::now();
+      cudaGraphLaunch(log ? logged : plain, stream);
+      cudaStreamSynchronize(stream);
+      (log ? logged_ms : plain_ms).push_back(ms_since(t0));
+    }
+  }
+  std::printf(
+      "| captured step, 32 layers x 4096 f16, 32 log calls in the graph | %.3f ms (no log calls) | %.3f ms | "
+      "%.1fx |\n",
+      median(plain_ms), median(logged_ms), median(logged_ms) / median(plain_ms));
+
+  // 3. Ring throughput: replays back to back, the writer draining behind them.
+  const auto t0 = Clock::now();
+  for (int r = 0; r < replays; ++r) cudaGraphLaunch(logged, stream);
+  cudaStreamSynchronize(stream);
+  orchlog::cuda::stop_graph_logging();  // waits for the writer to finish
+  const double seconds = ms_since(t0) / 1000;
+  const std::uint64_t records = static_cast<std::uint64_t>(replays) * (replays > 0 ? layers : 0);
+  std::printf("| ring: %llu records from %d back-to-back replays | | %.0f records/s | |\n",
+              static_cast<unsigned long long>(records), replays, static_cast<double>(records) / seconds);
+  std::printf("\nerrors counted by orchlog (drops included): %llu\n",
+              static_cast<unsigned long long>(orchlog::status().errors));
+  orchlog::close();
+  cudaGraphExecDestroy(plain);
+  cudaGraphExecDestroy(logged);
+  cudaFree(h);
+  cudaFree(t);
+  cudaStreamDestroy(stream);
+  return 0;
+}
