@@ -323,7 +323,10 @@ class GraphLogger {
         const bool graft = orchlog::graft_selects(checkpoint_, key);
         const std::int64_t cells = causal_cut_ ? kv_cells_for(row, t->ne[0]) : t->ne[0];
         std::vector<MetaItem> row_meta = meta;
-        if (causal_cut_) row_meta.emplace_back("kv_cells", std::to_string(cells) + " of " + std::to_string(t->ne[0]));
+        if (causal_cut_) {  // MetaItem views its text: the text lives in a member until the record is written
+          kv_cells_text_ = std::to_string(cells) + " of " + std::to_string(t->ne[0]);
+          row_meta.emplace_back("kv_cells", std::string_view(kv_cells_text_));
+        }
         std::int64_t dims[detail::kGgmlDims];
         for (std::size_t i = 0; i < layout_.n_dims; ++i) dims[i] = layout_.shape[i];
         dims[layout_.n_dims - 1] = cells;  // the innermost dimension is ggml's ne[0]
@@ -404,6 +407,7 @@ class GraphLogger {
   detail::RowLayout layout_;
 
   bool causal_cut_ = false;  // the pending tensor's rows are cut to their causal KV window
+  std::string kv_cells_text_;  // the meta "kv_cells" of the row being written
 
   std::vector<unsigned char> host_copy_;
   std::vector<unsigned char> row_;
