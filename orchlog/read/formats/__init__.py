@@ -53,6 +53,9 @@ _MODULES = [
     "orchlog.read.formats.torch_dumps",
     "orchlog.read.formats.hf_debugger",
     "orchlog.read.formats.polygraphy",
+    "orchlog.read.formats.msprobe",
+    "orchlog.read.formats.llama_debug_text",
+    "orchlog.read.formats.numerics_text",
 ]
 _loaded = False
 

@@ -55,7 +55,7 @@ def _sglang_name(name: str) -> tuple[str, str | None]:
     module, sep, what = rest.rpartition(".output")
     if sep and (what == "" or re.fullmatch(r"\.\d+", what)):
         return module or rest, None if what in ("", ".0") else f"output{what}"
-    m = re.fullmatch(r"(?P<module>.*?)\.?inputs\.(?P<arg>\w+)", rest)
+    m = re.fullmatch(r"(?P<module>.*?)\.?inputs\.(?P<arg>[\w.]+)", rest)
     if m:
         return m["module"] or "model", "input" if m["arg"] == "0" else f"input.{m['arg']}"
     return rest, None
@@ -110,6 +110,8 @@ def _sglang(trace: Trace, doc: dict[str, Any], where: Location) -> Iterator[Trac
         "world_size": tp_size or 1,
         "layer": layer if layer is not None else layer_of(checkpoint),
         "meta": _meta_scalars(meta),
+        # The dumper's counter, in execution order (its file names are not zero-padded: name order is not it).
+        "seq": _int(meta.get("dump_index")),
     }
     keys.update(_shard_fields(meta.get("dims"), rank, tp_size))
     if not trace.headers:
