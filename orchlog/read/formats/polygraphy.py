@@ -155,7 +155,8 @@ def _record(name: str, value: Any, where: Location, **keys: Any) -> TraceRecord:
 
     return TraceRecord(
         checkpoint=name,
-        layer=layer_of(name),
+        # ONNX value names carry the module's scope: /model/layers.1/mlp/down_proj/MatMul_output_0 is in layer 1
+        layer=layer_of(name.replace("/", ".").strip(".")),
         dtype=dtype,
         shape=shape,
         numel=numel,
