@@ -105,8 +105,8 @@ def _open_directory(root: Path) -> Trace:
                 yield batch
             done += m.size or 0
             trace.bytes_read = done
-            # One header per distinct run: a tool that writes a file per tensor repeats the same one.
-            trace.headers.extend(h for h in m.headers if h not in trace.headers)
+            # A tool that writes a file per tensor (SGLang's dumper) gives each the same header: kept once.
+            trace.headers.extend(h for h in m.headers if "tool" not in h or h not in trace.headers)
             trace.diagnostics.extend(m.diagnostics)
 
     kinds = sorted({m.format for m in members})

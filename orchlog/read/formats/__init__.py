@@ -56,6 +56,7 @@ _MODULES = [
     "orchlog.read.formats.msprobe",
     "orchlog.read.formats.llama_debug_text",
     "orchlog.read.formats.numerics_text",
+    "orchlog.read.formats.raw_logits",
 ]
 _loaded = False
 
@@ -200,5 +201,5 @@ def detect(path: Path) -> Format:
         raise OrchlogError(f"{path} is empty: nothing to read")
     raise OrchlogError(
         f"{path}: not a trace format orchlog knows (orchlog JSONL or binary stream, Parquet, "
-        "or the legacy checkpoint/trace/logits JSONL)"
+        "the legacy checkpoint/trace/logits JSONL, or another tool's dump: docs/formats.md)"
     )
