@@ -111,7 +111,9 @@ class _Tree:
             dtype=dtype,
             shape=shape,
             numel=numel,
-            stats=_stats(t, numel),
+            # With the tensor at hand its own statistics are computed when needed; the debugger's reprs
+            # (mean of an attention mask: -inf) are kept only for a summary.
+            stats=_stats(t, numel) if tensor is None else None,
             location=where,
             loader=tensor,
         )

@@ -151,7 +151,8 @@ class _Reader:
             dtype=dtype,
             shape=shape,
             numel=numel,
-            stats=Stats(lo, hi, mean, rms, max(finite) if finite else None, 0, 0),
+            # msprobe's statistics for a summary; a tensor at hand gives its own, by orchlog's rules.
+            stats=Stats(lo, hi, mean, rms, max(finite) if finite else None, 0, 0) if loader is None else None,
             meta=meta,
             location=where,
             loader=loader,

@@ -21,7 +21,7 @@ import numpy as np
 from orchlog.read.module_paths import layer_of
 from orchlog.read.torch_file import TensorRef
 from orchlog.read.trace import Location, TraceRecord
-from orchlog.schema_gen import DTYPE_NUMPY, DTYPE_SIZES, LIBRARY_VERSION
+from orchlog.schema_gen import DTYPE_NUMPY, DTYPE_SIZES, LIBRARY_VERSION, SCHEMA_VERSION
 
 __all__ = ["layer_of", "tool_header", "tensor_record", "token_records", "ArrayLoader"]
 
@@ -29,6 +29,7 @@ __all__ = ["layer_of", "tool_header", "tensor_record", "token_records", "ArrayLo
 def tool_header(tool: str, holds: str, *, language: str = "python", **config: Any) -> dict[str, Any]:
     """The header of a trace read from another tool's dump."""
     return {
+        "orchlog": SCHEMA_VERSION,  # the records are schema records, whatever wrote the dump
         "tool": tool,
         "holds": holds,
         "producer": {"name": tool, "version": "unknown", "language": language},
