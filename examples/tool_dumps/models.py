@@ -50,3 +50,34 @@ def prompt_ids():  # type: ignore[no-untyped-def]
     import torch
 
     return torch.tensor([list(PROMPT)], dtype=torch.long)
+
+
+MICRO_PROMPT = (3, 1, 4)
+
+
+def micro_model(planted: bool):  # type: ignore[no-untyped-def]
+    """A Qwen2 small enough for committed fixtures (hidden 8, two layers, two heads over one KV head,
+    vocabulary 16), random weights from a fixed seed; `planted` scales layer 1's mlp.down_proj by
+    PLANTED_SCALE."""
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    torch.manual_seed(28)
+    config = Qwen2Config(
+        vocab_size=16, hidden_size=8, intermediate_size=16, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=1, max_position_embeddings=16, tie_word_embeddings=False, attn_implementation="eager",
+    )  # fmt: skip
+    model = Qwen2ForCausalLM(config).eval()
+    if planted:
+        with torch.no_grad():
+            model.model.layers[PLANTED_LAYER].mlp.down_proj.weight.mul_(PLANTED_SCALE)
+    return model
+
+
+def load(spec: str):  # type: ignore[no-untyped-def]
+    """(model, input_ids) of `micro-clean`, `micro-planted` or a tiny Qwen2 GGUF file."""
+    import torch
+
+    if spec in ("micro-clean", "micro-planted"):
+        return micro_model(spec == "micro-planted"), torch.tensor([list(MICRO_PROMPT)], dtype=torch.long)
+    return hf_model(Path(spec)), prompt_ids()

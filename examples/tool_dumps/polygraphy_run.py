@@ -15,17 +15,14 @@ import argparse
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 NAMESPACE = "namespace"
 
 
-def export(gguf: Path, onnx_path: Path) -> Path:
+def export(model: Any, input_ids: Any, onnx_path: Path) -> Path:
     import onnx
     import torch
-
-    from examples.tool_dumps.models import hf_model, prompt_ids
-
-    model = hf_model(gguf)
 
     class Logits(torch.nn.Module):
         def __init__(self) -> None:
@@ -35,7 +32,7 @@ def export(gguf: Path, onnx_path: Path) -> Path:
         def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
             return self.m(input_ids=input_ids, use_cache=False).logits
 
-    torch.onnx.export(Logits(), (prompt_ids(),), str(onnx_path), input_names=["input_ids"], output_names=["logits"], dynamo=True)
+    torch.onnx.export(Logits(), (input_ids,), str(onnx_path), input_names=["input_ids"], output_names=["logits"], dynamo=True)
     graph = onnx.load(str(onnx_path))
     _scope_names(graph)
     onnx.save(graph, str(onnx_path))
@@ -68,13 +65,11 @@ def _scope_names(graph) -> None:  # type: ignore[no-untyped-def]
             info.name = renamed[info.name]
 
 
-def write_inputs(path: Path) -> Path:
+def write_inputs(input_ids: Any, path: Path) -> Path:
     """The prompt as Polygraphy's inputs JSON (a list of {name: array}, one per iteration)."""
     from polygraphy.json import save_json
 
-    from examples.tool_dumps.models import prompt_ids
-
-    save_json([{"input_ids": prompt_ids().numpy()}], str(path))
+    save_json([{"input_ids": input_ids.numpy()}], str(path))
     return path
 
 
@@ -86,10 +81,11 @@ def run(onnx_path: Path, inputs: Path, outputs: Path) -> Path:
     return outputs
 
 
-def dump(gguf: Path, out_dir: Path) -> Path:
+def dump(model: Any, input_ids: Any, out_dir: Path) -> Path:
+    """Polygraphy's outputs JSON of `model` on input_ids (out_dir also gets the model and the inputs)."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    onnx_path = export(gguf, out_dir / "model.onnx")
-    inputs = write_inputs(out_dir / "inputs.json")
+    onnx_path = export(model, input_ids, out_dir / "model.onnx")
+    inputs = write_inputs(input_ids, out_dir / "inputs.json")
     return run(onnx_path, inputs, out_dir / "outputs.json")
 
 
@@ -98,7 +94,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("gguf", type=Path)
     p.add_argument("out", type=Path)
     args = p.parse_args(argv)
-    print(dump(args.gguf, args.out))
+    from examples.tool_dumps.models import hf_model, prompt_ids
+
+    print(dump(hf_model(args.gguf), prompt_ids(), args.out))
     return 0
 
 

@@ -30,20 +30,16 @@ def load_common() -> Any:
     return module
 
 
-def dump(gguf: Path, out_dir: Path, name: str = "model") -> Path:
+def dump(model: Any, ids: Any, out_dir: Path, name: str = "model") -> Path:
     """out_dir/pytorch-debug.txt (what the hooks print) and out_dir/data/pytorch-NAME.bin; the text file."""
     import torch
 
-    from examples.tool_dumps.models import hf_model, prompt_ids
-
     common = load_common()
-    model = hf_model(gguf)
     for module_name, module in model.named_modules():  # run-org-model.py's enable_torch_debugging
         if len(list(module.children())) == 0:
             module.register_forward_hook(common.debug_hook(module_name))
     out_dir.mkdir(parents=True, exist_ok=True)
     printed = io.StringIO()
-    ids = prompt_ids()
     with torch.no_grad(), contextlib.redirect_stdout(printed):
         logits = model(input_ids=ids).logits
         common.save_output_data(logits[0, -1, :].float().cpu().numpy(), ids[0], "", name, output_dir=str(out_dir / "data"))
@@ -57,7 +53,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("gguf", type=Path)
     p.add_argument("out", type=Path)
     args = p.parse_args(argv)
-    print(dump(args.gguf, args.out))
+    from examples.tool_dumps.models import hf_model, prompt_ids
+
+    print(dump(hf_model(args.gguf), prompt_ids(), args.out))
     return 0
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 DUMPER_IN_WHEEL = "sglang/srt/debug_utils/dumper.py"
+TENSOR_DUMPER_IN_WHEEL = "sglang/srt/debug_utils/tensor_dump_forward_hook.py"
 
 
 def _stub(name: str, **attrs: Any) -> types.ModuleType:
@@ -34,12 +35,25 @@ def _unavailable(*_args: Any, **_kwargs: Any) -> Any:
     raise RuntimeError("SGLang's runtime is not here: the dumper runs standalone")
 
 
+class _NeverPassed:
+    """Stands for SGLang's runtime classes (ForwardBatch, LogitsProcessorOutput): no value here is one."""
+
+
 def load_dumper(wheel: Path) -> Any:
     """SGLang's dumper module, loaded from the wheel with its control-path imports stubbed."""
+    return _load_from_wheel(wheel, DUMPER_IN_WHEEL, "sglang_dumper_standalone")
+
+
+def load_tensor_dumper(wheel: Path) -> Any:
+    """SGLang's TensorDumper module (tensor_dump_forward_hook.py), loaded the same way."""
+    return _load_from_wheel(wheel, TENSOR_DUMPER_IN_WHEEL, "sglang_tensor_dumper_standalone")
+
+
+def _load_from_wheel(wheel: Path, member: str, name: str) -> Any:
     with zipfile.ZipFile(wheel) as zf:
-        source = zf.read(DUMPER_IN_WHEEL)
-    work = Path(tempfile.mkdtemp(prefix="sglang-dumper-"))
-    path = work / "dumper.py"
+        source = zf.read(member)
+    work = Path(tempfile.mkdtemp(prefix="sglang-debug-utils-"))
+    path = work / Path(member).name
     path.write_bytes(source)
     stubs = {
         "zmq": _stub("zmq", Context=_unavailable, REQ=3, REP=4, PUSH=8, PULL=7),
@@ -56,11 +70,17 @@ def load_dumper(wheel: Path) -> Any:
             get_serving=_unavailable,
         ),
         "sglang.srt.utils": _stub("sglang.srt.utils", get_device=lambda *a, **k: "cpu"),
+        "sglang.srt.layers": _stub("sglang.srt.layers"),
+        "sglang.srt.layers.logits_processor": _stub("sglang.srt.layers.logits_processor", LogitsProcessorOutput=_NeverPassed),
+        "sglang.srt.model_executor": _stub("sglang.srt.model_executor"),
+        "sglang.srt.model_executor.forward_batch_info": _stub(
+            "sglang.srt.model_executor.forward_batch_info", ForwardBatch=_NeverPassed, PPProxyTensors=_NeverPassed
+        ),
     }
     saved = {name: sys.modules.get(name) for name in stubs}
     sys.modules.update(stubs)
     try:
-        spec = importlib.util.spec_from_file_location("sglang_dumper_standalone", path)
+        spec = importlib.util.spec_from_file_location(name, path)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module  # dataclasses look their module up there
@@ -74,11 +94,10 @@ def load_dumper(wheel: Path) -> Any:
     return module
 
 
-def dump(wheel: Path, gguf: Path, out_dir: Path, exp_name: str = "run") -> Path:
-    """One forward pass of the model of `gguf` through SGLang's hook-mode dumper; the dump's directory."""
+def dump(wheel: Path, model: Any, input_ids: Any, out_dir: Path, exp_name: str = "run") -> Path:
+    """One forward pass of `model` (a torch module taking input_ids) through SGLang's hook-mode dumper; the
+    dump's directory."""
     import torch
-
-    from examples.tool_dumps.models import hf_model, prompt_ids
 
     module = load_dumper(wheel)
     config = module.DumperConfig(
@@ -89,12 +108,26 @@ def dump(wheel: Path, gguf: Path, out_dir: Path, exp_name: str = "run") -> Path:
         enable_output_console=False,
     )
     dumper = module._Dumper(config=config)
-    model = hf_model(gguf)
     dumper.register_non_intrusive_dumper(model)
     with torch.no_grad():
-        model(input_ids=prompt_ids())
+        model(input_ids=input_ids)
     dumper.step()
     return out_dir / exp_name
+
+
+def tensor_dumper(wheel: Path, model: Any, input_ids: Any, out_dir: Path) -> Path:
+    """One forward pass through SGLang's TensorDumper hooks (`--debug-tensor-dump-output-folder`), as rank 0 of
+    one; the directory it wrote (TP0_PP0_Rank0_pid{pid}, renamed pid0 so that two runs compare by name)."""
+    import torch
+
+    module = load_tensor_dumper(wheel)
+    dumper = module.register_forward_hook_for_model(model, str(out_dir), None, 1, 0, 0)
+    with torch.no_grad():
+        model(input_ids=input_ids)
+    made = Path(dumper.get_dump_dir())
+    stable = made.with_name("TP0_PP0_Rank0_pid0")
+    made.rename(stable)
+    return stable
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -103,7 +136,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("gguf", type=Path)
     p.add_argument("out", type=Path)
     args = p.parse_args(argv)
-    print(dump(args.wheel, args.gguf, args.out))
+    from examples.tool_dumps.models import hf_model, prompt_ids
+
+    print(dump(args.wheel, hf_model(args.gguf), prompt_ids(), args.out))
     return 0
 
 

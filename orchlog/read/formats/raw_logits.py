@@ -5,7 +5,8 @@ as raw little-endian float32, and `...-tokens.bin`, the prompt's token ids as ra
 There is no header, so the content is all there is to go by, and this format is asked last: a file
 whose size is a multiple of 4 and whose every word (of the first 64 KiB) is a token id (an int32 in
 0..2**24, which as float32 is zero or subnormal) is a tokens file; one whose every word is a finite
-float32 of magnitude below 1e6 and not subnormal is logits. Anything else is not claimed. A logits
+float32 of magnitude below 1e6 and not subnormal, nine in ten of them between 1e-3 and 1e4, is logits
+(text read as float32 is mostly far below 1e-3). Anything else is not claimed. A logits
 file is one record, checkpoint `logits` (shape [n]); a tokens file one record, checkpoint
 `input_ids` (i32). The `.txt` and `-prompt.txt` beside them say the same in text and are not read.
 """
@@ -24,6 +25,8 @@ from orchlog.read.trace import Location, Trace, TraceRecord
 MAX_TOKEN_ID = 1 << 24
 MAX_LOGIT = 1e6
 MIN_WORDS = 2
+TYPICAL = (1e-3, 1e4)
+TYPICAL_SHARE = 0.9
 
 
 def kind_of(data: bytes) -> str | None:
@@ -38,7 +41,9 @@ def kind_of(data: bytes) -> str | None:
     with np.errstate(invalid="ignore"):
         magnitude = np.abs(floats)
         plausible = np.isfinite(floats) & (magnitude < MAX_LOGIT) & ((magnitude == 0) | (magnitude >= np.finfo(np.float32).tiny))
-    return "logits" if plausible.all() and (magnitude > 0).any() else None
+        # Logits are mostly of order 1; text read as floats (digits, punctuation) is mostly far below 1e-3.
+        typical = (magnitude >= TYPICAL[0]) & (magnitude <= TYPICAL[1])
+    return "logits" if plausible.all() and typical.mean() >= TYPICAL_SHARE else None
 
 
 def _size(path: Path) -> int:
