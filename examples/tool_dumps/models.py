@@ -68,6 +68,14 @@ def micro_model(planted: bool):  # type: ignore[no-untyped-def]
         num_key_value_heads=1, max_position_embeddings=16, tie_word_embeddings=False, attn_implementation="eager",
     )  # fmt: skip
     model = Qwen2ForCausalLM(config).eval()
+    with torch.no_grad():  # weights of the tiny Qwen2's scale (examples/qwen2_tiny/weights.py): activations near 1
+        for name, p in model.named_parameters():
+            if name.endswith("norm.weight"):
+                p.copy_(1.0 + 0.1 * torch.randn_like(p))
+            elif p.dim() == 2:
+                p.copy_(torch.randn_like(p) / (1.0 if "embed" in name else p.shape[1] ** 0.5))
+            else:
+                p.copy_(0.1 * torch.randn_like(p))
     if planted:
         with torch.no_grad():
             model.model.layers[PLANTED_LAYER].mlp.down_proj.weight.mul_(PLANTED_SCALE)

@@ -32,7 +32,9 @@ def export(model: Any, input_ids: Any, onnx_path: Path) -> Path:
         def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
             return self.m(input_ids=input_ids, use_cache=False).logits
 
-    torch.onnx.export(Logits(), (input_ids,), str(onnx_path), input_names=["input_ids"], output_names=["logits"], dynamo=True)
+    torch.onnx.export(
+        Logits().eval(), (input_ids,), str(onnx_path), input_names=["input_ids"], output_names=["logits"], dynamo=True
+    )
     graph = onnx.load(str(onnx_path))
     _scope_names(graph)
     onnx.save(graph, str(onnx_path))
@@ -77,7 +79,9 @@ def run(onnx_path: Path, inputs: Path, outputs: Path) -> Path:
     """Polygraphy's own command line, from the environment this Python runs in."""
     polygraphy = Path(sys.executable).parent / "polygraphy"
     cmd = [str(polygraphy), "run", str(onnx_path), "--onnxrt", "--onnx-outputs", "mark", "all"]
-    subprocess.run([*cmd, "--load-inputs", str(inputs), "--save-outputs", str(outputs)], check=True, capture_output=True)
+    subprocess.run(
+        [*cmd, "--load-inputs", str(inputs), "--save-outputs", str(outputs)], check=True, capture_output=True
+    )
     return outputs
 
 

@@ -42,7 +42,9 @@ def dump(model: Any, ids: Any, out_dir: Path, name: str = "model") -> Path:
     printed = io.StringIO()
     with torch.no_grad(), contextlib.redirect_stdout(printed):
         logits = model(input_ids=ids).logits
-        common.save_output_data(logits[0, -1, :].float().cpu().numpy(), ids[0], "", name, output_dir=str(out_dir / "data"))
+        common.save_output_data(
+            logits[0, -1, :].float().cpu().numpy(), ids[0], "", name, output_dir=str(out_dir / "data")
+        )
     text = out_dir / "pytorch-debug.txt"
     text.write_text(printed.getvalue())
     return text

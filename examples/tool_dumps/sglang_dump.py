@@ -71,7 +71,9 @@ def _load_from_wheel(wheel: Path, member: str, name: str) -> Any:
         ),
         "sglang.srt.utils": _stub("sglang.srt.utils", get_device=lambda *a, **k: "cpu"),
         "sglang.srt.layers": _stub("sglang.srt.layers"),
-        "sglang.srt.layers.logits_processor": _stub("sglang.srt.layers.logits_processor", LogitsProcessorOutput=_NeverPassed),
+        "sglang.srt.layers.logits_processor": _stub(
+            "sglang.srt.layers.logits_processor", LogitsProcessorOutput=_NeverPassed
+        ),
         "sglang.srt.model_executor": _stub("sglang.srt.model_executor"),
         "sglang.srt.model_executor.forward_batch_info": _stub(
             "sglang.srt.model_executor.forward_batch_info", ForwardBatch=_NeverPassed, PPProxyTensors=_NeverPassed

@@ -1,8 +1,8 @@
 """HF transformers' model debugger and msprobe, each run as its documentation says, on a torch model.
 
-    hf_debugger(model, input_ids, out_dir)              # model_addition_debugger_context, use_repr=False
-    msprobe(model, input_ids, out_dir, "tensor")        # PrecisionDebugger at level L0, task tensor
-    msprobe(model, input_ids, out_dir, "statistics")    # task statistics, summary_mode md5 (CRC-32)
+hf_debugger(model, input_ids, out_dir)              # model_addition_debugger_context, use_repr=False
+msprobe(model, input_ids, out_dir, "tensor")        # PrecisionDebugger at level L0, task tensor
+msprobe(model, input_ids, out_dir, "statistics")    # task statistics, summary_mode md5 (CRC-32)
 """
 
 from __future__ import annotations

@@ -15,7 +15,6 @@ from typing import Any
 
 import orjson
 
-from orchlog.read.formats import open_regular
 from orchlog.schema_gen import DTYPE_SIZES
 
 MAX_HEADER = 100 << 20  # the safetensors crate's own limit
@@ -47,7 +46,7 @@ class SafeTensor:
         return math.prod(self.shape)
 
     def __call__(self) -> bytes:
-        with open_regular(Path(self.path)) as f:
+        with _open(Path(self.path)) as f:
             f.seek(self.start)
             data = f.read(self.nbytes)
         if len(data) != self.nbytes:
@@ -55,9 +54,15 @@ class SafeTensor:
         return data
 
 
+def _open(path: Path):  # type: ignore[no-untyped-def]
+    from orchlog.read.formats.tool_common import open_file
+
+    return open_file(path)
+
+
 def read_header(path: Path) -> dict[str, SafeTensor]:
     """The file's tensors by name; ValueError when the header is malformed or lies about a length."""
-    with open_regular(path) as f:
+    with _open(path) as f:
         size = os.fstat(f.fileno()).st_size
         head = f.read(8)
         if len(head) < 8:

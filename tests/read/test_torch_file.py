@@ -21,7 +21,8 @@ def _save(tmp_path, obj, name="x.pt"):
 
 
 @pytest.mark.parametrize(
-    "dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.uint8, torch.int32, torch.int64]
+    "dtype",
+    [torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int8, torch.uint8, torch.int32, torch.int64],
 )
 def test_each_dtype_reads_back_the_bytes_torch_load_gives(tmp_path, dtype):
     t = (torch.randn(3, 5) * 20).to(dtype)

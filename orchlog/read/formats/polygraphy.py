@@ -35,8 +35,8 @@ from typing import Any
 
 import numpy as np
 
-from orchlog.read.formats import Format, is_gzip, open_binary, open_regular, register
-from orchlog.read.formats.tool_common import ArrayLoader, layer_of, tool_header
+from orchlog.read.formats import Format, is_gzip, open_binary, register
+from orchlog.read.formats.tool_common import ArrayLoader, layer_of, open_file, tool_header
 from orchlog.read.json_spans import JSONSpanError, Span, parse
 from orchlog.read.trace import Location, Trace, TraceRecord
 from orchlog.schema_gen import DTYPE_SIZES
@@ -172,7 +172,7 @@ def _document(trace: Trace) -> Any:
         with open_binary(path) as f:
             buf: Any = f.read()
     else:
-        with open_regular(path) as f:
+        with open_file(path) as f:
             buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if (trace.size or 0) > 0 else b""
     return parse(buf)
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from orchlog.read.formats import Format, open_regular, register
-from orchlog.read.formats.tool_common import ArrayLoader, tool_header
+from orchlog.read.formats import Format, register
+from orchlog.read.formats.tool_common import ArrayLoader, open_file, tool_header
 from orchlog.read.trace import Location, Trace, TraceRecord
 
 MAX_TOKEN_ID = 1 << 24
@@ -30,7 +30,7 @@ TYPICAL_SHARE = 0.9
 
 
 def kind_of(data: bytes) -> str | None:
-    """"logits", "tokens" or None for the first bytes of a file whose whole size is a multiple of 4."""
+    """ "logits", "tokens" or None for the first bytes of a file whose whole size is a multiple of 4."""
     n = len(data) // 4
     if n < MIN_WORDS:
         return None
@@ -40,7 +40,11 @@ def kind_of(data: bytes) -> str | None:
     floats = np.frombuffer(data[: n * 4], dtype="<f4")
     with np.errstate(invalid="ignore"):
         magnitude = np.abs(floats)
-        plausible = np.isfinite(floats) & (magnitude < MAX_LOGIT) & ((magnitude == 0) | (magnitude >= np.finfo(np.float32).tiny))
+        plausible = (
+            np.isfinite(floats)
+            & (magnitude < MAX_LOGIT)
+            & ((magnitude == 0) | (magnitude >= np.finfo(np.float32).tiny))
+        )
         # Logits are mostly of order 1; text read as floats (digits, punctuation) is mostly far below 1e-3.
         typical = (magnitude >= TYPICAL[0]) & (magnitude <= TYPICAL[1])
     return "logits" if plausible.all() and typical.mean() >= TYPICAL_SHARE else None
@@ -55,13 +59,19 @@ def _size(path: Path) -> int:
 
 def _sniff(path: Path, head: bytes) -> bool:
     size = _size(path)
-    return size > 0 and size % 4 == 0 and len(head) == min(size, len(head)) and not head.startswith(b"\x1f\x8b") and kind_of(head) is not None
+    return (
+        size > 0
+        and size % 4 == 0
+        and len(head) == min(size, len(head))
+        and not head.startswith(b"\x1f\x8b")
+        and kind_of(head) is not None
+    )
 
 
 def _records(trace: Trace) -> Iterator[TraceRecord]:
     path = Path(trace.path)
     size = _size(path)
-    with open_regular(path) as f:
+    with open_file(path) as f:
         head = f.read(64 * 1024)
     kind = kind_of(head)
     where = Location(trace.path)
@@ -79,7 +89,7 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
     )
 
     def load() -> np.ndarray:
-        with open_regular(path) as f:
+        with open_file(path) as f:
             data = f.read(n * 4)
         if len(data) != n * 4:
             raise OSError(f"{path} is shorter than when it was opened")
@@ -100,4 +110,6 @@ def open_raw(path: Path) -> Trace:
     return Trace(str(path), "raw-logits", _records)
 
 
-register(Format("raw-logits", _sniff, open_raw, priority=90, companions=("*-prompt.txt", "llamacpp-*.txt", "pytorch-*.txt")))
+register(
+    Format("raw-logits", _sniff, open_raw, priority=90, companions=("*-prompt.txt", "llamacpp-*.txt", "pytorch-*.txt"))
+)
