@@ -28,6 +28,7 @@ import dataclasses
 import math
 import struct
 import zipfile
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +59,11 @@ TORCH_DTYPES = {
     "bfloat16": "bf16", "int8": "i8", "uint8": "u8", "bool": "u8", "int32": "i32", "int": "i32",
     "int64": "i64", "long": "i64", "int16": "i16", "short": "i16",
 }  # fmt: skip
+
+
+# What zipfile raises for a damaged archive: its own error, a CRC or a name it cannot decode, a cut member,
+# a compression it does not know, a KeyError for a member the directory names but the archive lacks.
+ZIP_ERRORS = (zipfile.BadZipFile, EOFError, NotImplementedError, RuntimeError, UnicodeDecodeError, KeyError, zlib.error)
 
 
 class UnsafePickle(ValueError):
@@ -95,12 +101,16 @@ class TensorRef:
         return self.load()
 
     def load(self) -> bytes:
+        """The tensor's bytes; OSError when the archive no longer gives them (damaged, changed, gone)."""
         size = 2 if self.stored_dtype == "i16" else DTYPE_SIZES[self.stored_dtype]
-        with zipfile.ZipFile(self.path) as zf:
-            info = zf.getinfo(self.member)
-            _check_member(info)
-            with zf.open(info) as f:
-                raw = f.read(info.file_size)
+        try:
+            with zipfile.ZipFile(self.path) as zf:
+                info = zf.getinfo(self.member)
+                _check_member(info)
+                with zf.open(info) as f:
+                    raw = f.read(info.file_size)
+        except ZIP_ERRORS as exc:
+            raise OSError(f"{self.member}: damaged zip archive ({type(exc).__name__}: {exc})") from None
         need = (self.offset + _extent(self.shape, self.stride)) * size
         if len(raw) < need:
             raise OSError(f"{self.member} holds {len(raw)} bytes, the tensor needs {need}")
@@ -551,9 +561,7 @@ def read_torch_file(path: Path) -> Any:
             _check_member(pkl[0])
             data = zf.read(pkl[0])
             sizes = {i.filename: i.file_size for i in infos if i.compress_type == zipfile.ZIP_STORED}
-    except zipfile.BadZipFile as exc:
-        raise OSError(f"damaged zip archive ({exc})") from None
-    except (EOFError, NotImplementedError, RuntimeError) as exc:  # zipfile's own words for broken members
+    except ZIP_ERRORS as exc:
         raise OSError(f"damaged zip archive ({type(exc).__name__}: {exc})") from None
     value = _Reader(data, str(path), prefix, sizes).run()
     _depth_ok(value)

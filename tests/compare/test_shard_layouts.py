@@ -18,8 +18,17 @@ def _gather(dims: str, pieces: list[np.ndarray]) -> tuple[np.ndarray | None, lis
     problems: list[str] = []
     batch = RecordBatch.from_records(
         [
-            TraceRecord("qkv", token_idx=0, layer=0, rank=r, world_size=len(pieces), dtype="f32", shape=p.shape,
-                        numel=p.size, loader=lambda p=p: np.ascontiguousarray(p).tobytes())  # fmt: skip
+            TraceRecord(
+                "qkv",
+                token_idx=0,
+                layer=0,
+                rank=r,
+                world_size=len(pieces),
+                dtype="f32",
+                shape=p.shape,
+                numel=p.size,
+                loader=lambda p=p: np.ascontiguousarray(p).tobytes(),
+            )  # fmt: skip
             for r, p in enumerate(pieces)
         ]
     )

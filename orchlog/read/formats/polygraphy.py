@@ -110,30 +110,38 @@ def _npy_bytes(value: Any) -> bytes:
             raise ValueError("an array's data is neither base64 nor latin-1 text") from None
 
 
-def _npy_header(data: bytes) -> tuple[str, tuple[int, ...], bool]:
-    """(dtype name, shape, fortran order) from an .npy header, read by NumPy without loading the array."""
+def _npy_header(data: bytes) -> tuple[np.dtype[Any], tuple[int, ...], bool, int]:
+    """(dtype, shape, fortran order, where the array's bytes start) from an .npy header, read by NumPy's
+    own header parser without loading the array."""
     f = io.BytesIO(data[: MAX_ARRAY_HEADER + 16])
-    version = np.lib.format.read_magic(f)
-    if version == (1, 0):
-        shape, fortran, dtype = np.lib.format.read_array_header_1_0(f, max_header_size=MAX_ARRAY_HEADER)
-    elif version in ((2, 0), (3, 0)):
-        shape, fortran, dtype = np.lib.format.read_array_header_2_0(f, max_header_size=MAX_ARRAY_HEADER)
-    else:
-        raise ValueError(f"an .npy version {version} array")
+    try:
+        version = np.lib.format.read_magic(f)
+        if version == (1, 0):
+            shape, fortran, dtype = np.lib.format.read_array_header_1_0(f, max_header_size=MAX_ARRAY_HEADER)
+        elif version in ((2, 0), (3, 0)):
+            shape, fortran, dtype = np.lib.format.read_array_header_2_0(f, max_header_size=MAX_ARRAY_HEADER)
+        else:
+            raise ValueError(f"an .npy version {version} array")
+    except Exception as exc:  # NumPy parses the header text with Python's tokenizer: any of its errors
+        raise ValueError(f"not an .npy header ({type(exc).__name__}: {str(exc)[:80]})") from None
     if dtype.hasobject:
         raise Refused("an array of Python objects (a pickle); not read")
-    return dtype.name, tuple(int(d) for d in shape), bool(fortran)
+    if len(shape) > 64 or any(d < 0 for d in shape):
+        raise ValueError(f"an array of shape {shape!r:.80}")
+    return dtype, tuple(int(d) for d in shape), bool(fortran), f.tell()
 
 
 def _load(value: Any) -> np.ndarray:
+    """The array, from exactly the bytes its header declares: nothing larger than the blob is allocated."""
     data = _npy_bytes(value)
-    if data.startswith(b"PK"):
-        raise ValueError("an NPZ archive where an array belongs")
-    arr = np.load(io.BytesIO(data), allow_pickle=False)
-    if not isinstance(arr, np.ndarray):
-        raise ValueError("not an array")
-    dtype = NUMPY_DTYPES.get(arr.dtype.name)
-    out = arr.astype(np.float64) if dtype is None else arr.astype(arr.dtype.newbyteorder("<"), copy=False)
+    dtype, shape, fortran, start = _npy_header(data)
+    need = math.prod(shape) * dtype.itemsize
+    if len(data) - start != need:
+        raise ValueError(f"the array's header declares {need} bytes, its data holds {len(data) - start}")
+    arr = np.frombuffer(data, dtype=dtype, offset=start).reshape(shape, order="F" if fortran else "C")
+    out = (
+        arr.astype(np.float64) if NUMPY_DTYPES.get(arr.dtype.name) is None else arr.astype(arr.dtype.newbyteorder("<"))
+    )
     return np.ascontiguousarray(out.astype(np.uint8) if arr.dtype == np.bool_ else out)
 
 
@@ -149,8 +157,8 @@ def _head_bytes(value: Any) -> bytes:
 
 
 def _record(name: str, value: Any, where: Location, **keys: Any) -> TraceRecord:
-    np_dtype, shape, _ = _npy_header(_head_bytes(value))
-    dtype = NUMPY_DTYPES.get(np_dtype, "f64")
+    np_dtype, shape, _, _ = _npy_header(_head_bytes(value))
+    dtype = NUMPY_DTYPES.get(np_dtype.name, "f64")
     numel = math.prod(shape)
 
     return TraceRecord(

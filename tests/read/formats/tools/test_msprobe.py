@@ -47,7 +47,10 @@ def test_tensors_are_read_from_beside_dump_json_not_from_the_recorded_path(tools
     assert json.loads(path.read_text())["dump_data_dir"] != str(path.parent / "dump_tensor_data")
     trace = open_trace(moved)
     out = next(r for r in trace if r.checkpoint == "model.layers.1.mlp.down_proj" and r.stage is None)
-    saved = torch.load(path.parent / "dump_tensor_data" / "Module.model.layers.1.mlp.down_proj.Linear.forward.0.output.0.pt", weights_only=True)
+    saved = torch.load(
+        path.parent / "dump_tensor_data" / "Module.model.layers.1.mlp.down_proj.Linear.forward.0.output.0.pt",
+        weights_only=True,
+    )
     np.testing.assert_array_equal(out.tensor(), saved.numpy())
     assert not trace.diagnostics  # the .pt files are dump.json's companions, not traces of their own
     (path.parent / "dump_tensor_data" / "Module.model.layers.1.mlp.down_proj.Linear.forward.0.output.0.pt").unlink()

@@ -75,7 +75,10 @@ def _pickled_npy() -> bytes:
     ],
 )
 def test_a_pickled_tensor_an_object_array_and_bad_data_are_refused_and_reported(tmp_path, output, message):
-    doc = {"lst": [["r", [{"outputs": {"y": output}, "polygraphy_class": "IterationResult"}]]], "polygraphy_class": "RunResults"}
+    doc = {
+        "lst": [["r", [{"outputs": {"y": output}, "polygraphy_class": "IterationResult"}]]],
+        "polygraphy_class": "RunResults",
+    }
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(doc))
     trace = open_trace(path)
