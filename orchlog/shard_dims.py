@@ -83,7 +83,7 @@ class Dims:
 
 def _modifiers(text: str, where: str) -> list[tuple[str, list[str]]]:
     """`tp:partial, cp:zigzag+natural` -> [("tp", ["partial"]), ("cp", ["zigzag", "natural"])]."""
-    out = []
+    out: list[tuple[str, list[str]]] = []
     for token in (t.strip() for t in text.split(",") if t.strip()):
         axis, _, quals = token.partition(":")
         axis = axis.strip()

@@ -48,7 +48,7 @@ class SafeTensor:
     def __call__(self) -> bytes:
         with _open(Path(self.path)) as f:
             f.seek(self.start)
-            data = f.read(self.nbytes)
+            data: bytes = f.read(self.nbytes)
         if len(data) != self.nbytes:
             raise OSError(f"{self.path} ends {self.nbytes - len(data)} bytes into a tensor")
         return data

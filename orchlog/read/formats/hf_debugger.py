@@ -122,7 +122,7 @@ class _Tree:
                 yield rec
             return
         n = len(self.positions or ())
-        if n and len(shape) >= 2 and shape[0] == 1 and shape[1] == n:  # type: ignore[index]
+        if n and len(tensor.shape) >= 2 and tensor.shape[0] == 1 and tensor.shape[1] == n:
             yield from self.rows(rec, tensor)
         else:
             yield rec

@@ -114,7 +114,8 @@ class _Reader:
     def record(self, name: str, stage: str | None, t: Any, where: Location, call: int | None) -> TraceRecord | None:
         if not isinstance(t, dict) or t.get("type") not in ("torch.Tensor", "mindspore.Tensor", "numpy.ndarray"):
             return None
-        dtype = DTYPE_ALIASES.get(t.get("dtype")) if isinstance(t.get("dtype"), str) else None
+        dtype_text = t.get("dtype")
+        dtype = DTYPE_ALIASES.get(dtype_text) if isinstance(dtype_text, str) else None
         shape_v = t.get("shape")
         if (
             not isinstance(shape_v, list)
@@ -139,7 +140,7 @@ class _Reader:
         if isinstance(data_name, str) and dtype is not None and _SAFE_NAME.match(data_name):
             file = self.dir / DATA_DIR / data_name  # beside dump.json, whatever dump_data_dir says
             if data_name.endswith(".pt") and file.is_file():
-                loader = ArrayLoader(lambda: _load(file, dtype, shape), numel * DTYPE_SIZES[dtype])  # type: ignore[arg-type]
+                loader = ArrayLoader(lambda: _load(file, dtype, shape), numel * DTYPE_SIZES[dtype])
             elif not file.is_file():
                 self.trace.report(where, f"{name}: {DATA_DIR}/{data_name[:120]} is missing; its statistics kept")
         return TraceRecord(

@@ -111,7 +111,8 @@ def token_records(
 
         def row(k: int = k) -> np.ndarray:
             whole = _stored(ref)
-            return whole[0, k] if batched else np.take(whole, k, axis=axis)
+            out: np.ndarray = whole[0, k] if batched else np.take(whole, k, axis=axis)
+            return out
 
         yield dataclasses.replace(
             record,

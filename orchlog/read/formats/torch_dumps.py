@@ -123,7 +123,7 @@ def _sglang(trace: Trace, doc: dict[str, Any], where: Location) -> Iterator[Trac
     yield tensor_record(checkpoint, tensors[0], where, **keys)
 
 
-def _tensor_dumper(trace: Trace, doc: dict[str, Any], where: Location) -> Iterator[TraceRecord]:
+def _tensor_dumper(trace: Trace, doc: dict[Any, Any], where: Location) -> Iterator[TraceRecord]:
     path = Path(trace.path)
     step = _PASS.search(path.name)
     ranks = _RANK_DIR.search(path.parent.name)
