@@ -8,8 +8,8 @@
 #include <llama.h>
 
 #include "debug.h"
-#include "token_batch.hpp"
 #include "log.h"
+#include "token_batch.hpp"
 
 #include <cstdio>
 #include <cstdlib>

@@ -38,7 +38,12 @@ def _check(runs: dict[str, Path], expect: str, *extra: str) -> None:
 
 
 def _tool(tool: str, model: Path, out: Path) -> Path:
-    subprocess.run([sys.executable, "-m", "examples.tool_dumps.torch_tools", tool, str(model), str(out)], check=True, cwd=ROOT, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "examples.tool_dumps.torch_tools", tool, str(model), str(out)],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+    )
     return out
 
 
@@ -84,9 +89,10 @@ def test_llama_cpp_common_debug_callback_and_its_pytorch_twin(models, tmp_path):
 
 
 def test_a_debugger_dump_compares_with_an_orchlog_trace_through_a_shipped_map(models, tmp_path):
+    import torch
+
     import orchlog
     import orchlog.torch
-    import torch
     from orchlog.emit import api
 
     trace = tmp_path / "orchlog.bin"
