@@ -4,7 +4,9 @@ them without executing the pickle):
 - **SGLang dumper** (`DUMPER_ENABLE=1`): one file per dump, `{"value": tensor, "meta": {...}}`; meta has
   `name`, `step`, `rank`, `dump_index`, extra tags such as `layer_id`, `world_rank`, `world_size`,
   `sglang_parallel_info` (tp_rank, tp_size, ...) and `dims` (its shard notation, which becomes the
-  record's shard fields). The hook mode's names `non_intrusive__{module}.output` / `.inputs.{i}` become
+  record's shard fields). A tensor whose dims name its tokens (`t h`, `b s h` of one sequence) is one
+  record per token, positions and token ids from the `positions` and `input_ids` dumped for the same
+  step and rank, as orchlog's adapters log them. The hook mode's names `non_intrusive__{module}.output` / `.inputs.{i}` become
   checkpoint `{module}` with stage None / `input` (`input.{name}` for keyword inputs), as orchlog.torch
   logs them.
 - **SGLang TensorDumper** (`--debug-tensor-dump-output-folder`): `Pass{NNNNN}.pt`, a dict from module path
@@ -20,6 +22,7 @@ for keys only, never to decide the format.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,7 +30,7 @@ from typing import Any
 
 from orchlog import shard_dims
 from orchlog.read.formats import Format, register
-from orchlog.read.formats.tool_common import layer_of, tensor_record, tool_header
+from orchlog.read.formats.tool_common import layer_of, tensor_record, token_records, tool_header
 from orchlog.read.torch_file import TensorRef, UnsafePickle, is_torch_zip, read_torch_file
 from orchlog.read.trace import Location, Trace, TraceRecord
 
@@ -120,7 +123,80 @@ def _sglang(trace: Trace, doc: dict[str, Any], where: Location) -> Iterator[Trac
                 "sglang-dumper", "full tensors, one per file, with SGLang's tags", exp=Path(trace.path).parent.name
             )
         )
-    yield tensor_record(checkpoint, tensors[0], where, **keys)
+    record = tensor_record(checkpoint, tensors[0], where, **keys)
+    split = _token_split(Path(trace.path).parent, meta, tensors[0], record)
+    if split is None:
+        yield record
+        return
+    axis, positions, ids, shard_axis = split
+    for row in token_records(record, tensors[0], positions, axis, ids):
+        row.shard_axis = shard_axis
+        yield row
+
+
+def _token_split(
+    directory: Path, meta: dict[str, Any], ref: TensorRef, record: TraceRecord
+) -> tuple[int, list[int], list[int] | None, int | None] | None:
+    """How a tensor whose dims name its tokens (`t ...`, or `b s ...` with one sequence) splits into one
+    record per token: (axis, positions, token ids, the rows' shard axis), from the `positions` and
+    `input_ids` SGLang dumped for the same step and rank; None to keep it whole."""
+    if not isinstance(meta.get("dims"), str) or record.checkpoint in AUX_NAMES:
+        return None
+    try:
+        dims = shard_dims.parse(meta["dims"])
+    except ValueError:
+        return None
+    if dims.names[:1] == ("t",) or dims.names[:1] == ("s",):
+        axis, removed = 0, 1
+    elif dims.names[:2] in (("b", "s"), ("b", "t")) and ref.shape[:1] == (1,):
+        axis, removed = 1, 2
+    else:
+        return None
+    step, rank = _int(meta.get("step")), _int(meta.get("rank"))
+    if step is None or rank is None or len(ref.shape) <= axis:
+        return None
+    positions = _aux(str(directory), step, rank, "positions")
+    if positions is None or len(positions) != ref.shape[axis]:
+        return None
+    ids = _aux(str(directory), step, rank, "input_ids")
+    shard_axis = record.shard_axis
+    if shard_axis is not None:
+        if shard_axis < removed:
+            return None  # split along the tokens (context parallelism): kept whole
+        shard_axis -= removed
+    return axis, list(positions), list(ids) if ids is not None and len(ids) == len(positions) else None, shard_axis
+
+
+AUX_NAMES = ("positions", "input_ids", "seq_lens", "req_pool_indices", "rids")
+MAX_AUX = 1 << 20
+
+
+@functools.lru_cache(maxsize=64)
+def _aux(directory: str, step: int, rank: int, name: str) -> tuple[int, ...] | None:
+    """The ids SGLang's dumper wrote for a step beside its tensors (`positions`, `input_ids`), found by the
+    tags its file names carry and checked against the meta inside."""
+    for f in sorted(Path(directory).glob(f"step={step}___rank={rank}___*name={name}___*.pt"))[:4]:
+        try:
+            doc = read_torch_file(f)
+        except (UnsafePickle, OSError):
+            continue
+        if not (
+            isinstance(doc, dict) and isinstance(doc.get("meta"), dict) and isinstance(doc.get("value"), TensorRef)
+        ):
+            continue
+        ref = doc["value"]
+        if (
+            doc["meta"].get("name") != name
+            or ref.dtype not in ("i32", "i64")
+            or len(ref.shape) != 1
+            or ref.numel > MAX_AUX
+        ):
+            continue
+        try:
+            return tuple(int(x) for x in ref.array())
+        except (OSError, ValueError):
+            continue
+    return None
 
 
 def _tensor_dumper(trace: Trace, doc: dict[Any, Any], where: Location) -> Iterator[TraceRecord]:

@@ -73,3 +73,22 @@ def test_vllm_neuron_captures_take_module_step_and_rank_from_their_path(tmp_path
     (r,) = list(open_trace(tmp_path))
     assert (r.checkpoint, r.layer, r.step, r.rank) == ("model.layers.2.mlp", 2, 3, 1)
     assert r.meta == {"prompt": "prompt_ab12"} and r.tensor().tolist() == [[0, 1, 2], [3, 4, 5]]
+
+
+def test_a_tensor_whose_dims_name_its_tokens_becomes_one_record_per_token(tmp_path):
+    def save(index, name, value, **extra):
+        meta = {"step": 2, "rank": 0, "dump_index": index, "name": name, **extra}
+        torch.save(
+            {"value": value, "meta": meta}, tmp_path / f"step=2___rank=0___dump_index={index}___name={name}___x=1.pt"
+        )
+
+    save(1, "positions", torch.tensor([5, 6, 7]))
+    save(2, "input_ids", torch.tensor([11, 12, 13]))
+    hidden = torch.arange(12.0).reshape(3, 4)
+    save(3, "layer_out", hidden, dims="t h[tp]", layer_id=0, sglang_parallel_info={"tp_rank": 0, "tp_size": 2})
+    save(10, "no_dims", hidden)
+    rows = [r for r in open_trace(tmp_path) if r.checkpoint == "layer_out"]
+    assert [(r.token_idx, r.token_id, r.shape) for r in rows] == [(5, 11, (4,)), (6, 12, (4,)), (7, 13, (4,))]
+    assert [r.shard_axis for r in rows] == [0, 0, 0] and rows[1].tensor().tolist() == [4.0, 5.0, 6.0, 7.0]
+    (whole,) = [r for r in open_trace(tmp_path) if r.checkpoint == "no_dims"]
+    assert whole.token_idx is None and whole.shape == (3, 4)
