@@ -423,6 +423,21 @@ def _proto(r: _Reader) -> bool:
     return False
 
 
+def _frame(r: _Reader) -> bool:
+    _u8(r)  # a length hint for buffered reading: the whole pickle is in memory already
+    return False
+
+
+def _pop(r: _Reader) -> bool:
+    r.pop()
+    return False
+
+
+def _pop_mark(r: _Reader) -> bool:
+    r.pop_mark()
+    return False
+
+
 def _binpersid(r: _Reader) -> bool:
     r.push(r.persistent(r.pop()))
     return False
@@ -454,7 +469,7 @@ def _hashable(items: list[Any]) -> list[Any]:
 
 _OPS: dict[int, Any] = {
     0x80: _proto,  # PROTO
-    0x95: lambda r: bool(_u8(r) * 0),  # FRAME: a length hint, ignored
+    0x95: _frame,  # FRAME
     ord("."): lambda r: True,  # STOP
     ord("("): _mark,
     ord("}"): _push(dict),  # EMPTY_DICT
@@ -492,9 +507,9 @@ _OPS: dict[int, Any] = {
     0x94: lambda r: _memo_put(r, len(r.memo)),  # MEMOIZE
     ord("h"): lambda r: _memo_get(r, _u1(r)),  # BINGET
     ord("j"): lambda r: _memo_get(r, _u4(r)),  # LONG_BINGET
-    ord("0"): lambda r: bool(r.pop() and False),  # POP
+    ord("0"): _pop,  # POP
     ord("2"): lambda r: r.push(r.top()),  # DUP
-    ord("1"): lambda r: bool(r.pop_mark() and False),  # POP_MARK
+    ord("1"): _pop_mark,  # POP_MARK
     ord("c"): _global,  # GLOBAL
     0x93: _stack_global,  # STACK_GLOBAL
     ord("R"): _reduce,  # REDUCE
