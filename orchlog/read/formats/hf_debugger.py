@@ -30,10 +30,10 @@ from orchlog.read import fields
 from orchlog.read.formats import Format, first_object, open_binary, register
 from orchlog.read.formats.legacy_checkpoint import parse_shape
 from orchlog.read.formats.lines import loads_line
-from orchlog.read.formats.tool_common import ArrayLoader, layer_of, tool_header
+from orchlog.read.formats.tool_common import layer_of, token_records, tool_header
 from orchlog.read.safetensors_file import SafeTensor, read_header
 from orchlog.read.trace import Location, Trace, TraceRecord
-from orchlog.schema_gen import DTYPE_ALIASES, DTYPE_NUMPY, DTYPE_SIZES, Stats
+from orchlog.schema_gen import DTYPE_ALIASES, DTYPE_NUMPY, Stats
 
 MAX_FILE = 1 << 30  # the tree is read whole; with use_repr=False its values are file names
 _STAT = re.compile(r"tensor\(\s*([-+]?(?:[0-9][0-9.]*(?:e[-+]?[0-9]+)?|nan|inf))", re.IGNORECASE)
@@ -121,35 +121,7 @@ class _Tree:
             if rec.stats is not None or rec.shape is not None:
                 yield rec
             return
-        n = len(self.positions or ())
-        if n and len(tensor.shape) >= 2 and tensor.shape[0] == 1 and tensor.shape[1] == n:
-            yield from self.rows(rec, tensor)
-        else:
-            yield rec
-
-    def rows(self, rec: TraceRecord, tensor: SafeTensor) -> Iterator[TraceRecord]:
-        row_shape = tensor.shape[2:]
-        numel = math.prod(row_shape)
-        row_bytes = numel * DTYPE_SIZES[tensor.dtype]
-        for k, position in enumerate(self.positions or ()):
-
-            def row(k: int = k) -> np.ndarray:
-                whole = np.frombuffer(tensor(), dtype=DTYPE_NUMPY[tensor.dtype])
-                return whole[k * numel : (k + 1) * numel]
-
-            yield TraceRecord(
-                checkpoint=rec.checkpoint,
-                layer=rec.layer,
-                stage=rec.stage,
-                step=0,
-                token_idx=position,
-                token_id=self.token_ids[k] if self.token_ids else None,
-                dtype=tensor.dtype,
-                shape=row_shape,
-                numel=numel,
-                location=rec.location,
-                loader=ArrayLoader(row, row_bytes),
-            )
+        yield from token_records(rec, tensor, self.positions or [], 1, self.token_ids)
 
     @staticmethod
     def shape(text: Any) -> tuple[int, ...] | None:

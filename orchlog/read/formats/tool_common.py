@@ -23,6 +23,7 @@ import numpy as np
 from orchlog.errors import OrchlogError
 from orchlog.read.formats import open_regular
 from orchlog.read.module_paths import layer_of
+from orchlog.read.safetensors_file import SafeTensor
 from orchlog.read.torch_file import TensorRef
 from orchlog.read.trace import Location, TraceRecord
 from orchlog.schema_gen import DTYPE_NUMPY, DTYPE_SIZES, LIBRARY_VERSION, SCHEMA_VERSION
@@ -70,10 +71,14 @@ class ArrayLoader:
         return data
 
 
+# A tensor in a dump's file, read when called: a torch file's or a safetensors file's.
+Stored = TensorRef | SafeTensor
+
+
 @functools.lru_cache(maxsize=2)
-def _stored(ref: TensorRef) -> np.ndarray:
+def _stored(ref: Stored) -> np.ndarray:
     """A whole tensor in its stored dtype (bf16 as its bits), kept while its rows are read one by one."""
-    return np.frombuffer(ref.load(), dtype=DTYPE_NUMPY[ref.dtype]).reshape(ref.shape)
+    return np.frombuffer(ref(), dtype=DTYPE_NUMPY[ref.dtype]).reshape(ref.shape)
 
 
 def tensor_record(checkpoint: str, ref: TensorRef, location: Location, **keys: Any) -> TraceRecord:
@@ -92,7 +97,7 @@ def tensor_record(checkpoint: str, ref: TensorRef, location: Location, **keys: A
 
 def token_records(
     record: TraceRecord,
-    ref: TensorRef,
+    ref: Stored,
     positions: list[int],
     axis: int,
     token_ids: list[int] | None = None,
