@@ -6,9 +6,12 @@ layer's output is a partial sum that an all-reduce adds up. How a piece was
 made is said by a dims annotation, SGLang's notation, one name per axis of
 the record's tensor:
 
-    "f(tp)"          split along this axis across the tensor-parallel ranks: concatenate
-    "s h(tp)"        the same for a [tokens, hidden] record: axis 1
-    "h(tp,partial)"  each rank holds a partial sum: add them
+    "f[tp]"          split along this axis across the tensor-parallel ranks: concatenate
+    "s h[tp]"        the same for a [tokens, hidden] record: axis 1 (older spelling: "s h(tp)")
+    "h[tp:partial]"  each rank holds a partial sum: add them
+
+(orchlog/shard_dims.py has the whole notation, with fused per-shard sections, GQA groups and
+replicated tensors, which `shard_dims.plan` turns into the slices a gather takes.)
 
 Records say how they were made with their own fields (`shard_axis`,
 `shard_index`, `num_shards`, `shard_partial`: every emitter takes them per
