@@ -74,6 +74,9 @@ class TraceOverview:
     def __str__(self) -> str:
         out = [f"{self.path}  [{self.format}]"]
         for h in self.headers[:4]:
+            if isinstance(h.get("tool"), str):  # a dump of another tool, read as a trace (tool_common.tool_header)
+                out.append(f"  tool: {h['tool']}, whose dump holds {h.get('holds', 'tensors')}")
+                continue
             extra = ", ".join(f"{k} {h[k]}" for k in ("team", "model", "git_commit", "created") if h.get(k))
             out.append(f"  producer: {producer_text(h)}" + (f" ({extra})" if extra else ""))
         if len(self.headers) > 4:
@@ -96,6 +99,8 @@ class TraceOverview:
 
 
 def producer_text(h: dict[str, Any]) -> str:
+    if isinstance(h.get("tool"), str):
+        return f"{h['tool']} (another tool's dump, read by orchlog)"
     prod = h.get("producer")
     if isinstance(prod, dict):
         return f"{prod.get('name', '?')} {prod.get('version', '?')} ({prod.get('language', '?')})"

@@ -35,7 +35,9 @@ class Format:
     sniff: Callable[[Path, bytes], bool]  # (path, first bytes, decompressed) -> is it mine?
     open: Callable[[Path], Trace]
     priority: int = 50  # lower asks first; specific formats before permissive ones
-    companions: tuple[str, ...] = ()  # files read along with this format's files (e.g. metadata.json)
+    # Files read along with this format's files (metadata.json, dump_tensor_data/*.pt): globs relative to
+    # the file's directory; a directory trace reads them only through that file.
+    companions: tuple[str, ...] = ()
 
 
 _FORMATS: list[Format] = []
@@ -47,6 +49,14 @@ _MODULES = [
     "orchlog.read.formats.legacy_checkpoint",
     "orchlog.read.formats.legacy_trace",
     "orchlog.read.formats.legacy_logits",
+    # Other tools' dumps (docs/formats.md).
+    "orchlog.read.formats.torch_dumps",
+    "orchlog.read.formats.hf_debugger",
+    "orchlog.read.formats.polygraphy",
+    "orchlog.read.formats.msprobe",
+    "orchlog.read.formats.llama_debug_text",
+    "orchlog.read.formats.numerics_text",
+    "orchlog.read.formats.raw_logits",
 ]
 _loaded = False
 
@@ -191,5 +201,5 @@ def detect(path: Path) -> Format:
         raise OrchlogError(f"{path} is empty: nothing to read")
     raise OrchlogError(
         f"{path}: not a trace format orchlog knows (orchlog JSONL or binary stream, Parquet, "
-        "or the legacy checkpoint/trace/logits JSONL)"
+        "the legacy checkpoint/trace/logits JSONL, or another tool's dump: docs/formats.md)"
     )
