@@ -61,14 +61,27 @@ def test_the_clean_engine_passes_against_the_noisy_reference(hunt, mode):
     assert report.noise is not None and report.noise.pairs == report.findings.pairs
 
 
-def test_without_the_noise_every_stage_of_the_clean_engine_fails_its_fixed_threshold(hunt):
+@pytest.mark.parametrize("tolerances", ["absolute", "default"])
+def test_without_the_noise_most_stages_of_the_clean_engine_fail_a_fixed_threshold(hunt, tolerances):
     directory, programs = hunt
     plain = compare(
         reference(directory, KIND, "full", programs=programs),
         engine(directory, KIND, Bug.NONE, "full", programs=programs),
-        CompareOptions(diagnose=False),
+        CompareOptions(tolerances=tolerances, diagnose=False),
     )
     assert plain.status == "diverged" and plain.findings.failed > plain.findings.pairs // 2
+
+
+def test_with_nothing_said_the_q8_0_preset_grades_and_the_report_says_so(hunt):
+    # The preset was measured on another model (examples/quantized/presets.py): the clean engine still passes.
+    directory, programs = hunt
+    report = compare(
+        reference(directory, KIND, "full", programs=programs),
+        engine(directory, KIND, Bug.NONE, "full", programs=programs),
+        CompareOptions(diagnose=False),
+    )
+    assert report.status == "ok" and report.tolerances.source.startswith("q8_0 (shipped) (picked:")
+    assert report.notes and "q8_0 weights" in report.notes[0] and "--noise" in report.notes[0]
 
 
 @pytest.mark.parametrize("bug", list(WHERE), ids=lambda b: b.name.lower())
