@@ -104,6 +104,15 @@ impl Logger {
             }
         }
         let path = expand_path(template.as_os_str(), config.rank, std::process::id());
+        if let Some(output) = output_that_is_the_reference(&logger, &path) {
+            logger.errors.fetch_add(1, Ordering::Relaxed);
+            warn(&format!(
+                "ORCH_LOG_FILE names the graft reference ({}): writing the run would empty it; logging is off \
+                 and the file is left as it is",
+                output.display()
+            ));
+            return logger;
+        }
         match open_outputs(&config, path) {
             Ok((jsonl, frames)) => {
                 let outputs = logger.outputs.get_mut().unwrap_or_else(PoisonError::into_inner);
@@ -258,6 +267,31 @@ impl Outputs {
         }
         Ok(())
     }
+}
+
+/// The output file (the JSONL or the binary stream) that is the run's graft
+/// reference, the same file however it is named; checked before an output is
+/// opened, since opening claims and empties it.
+fn output_that_is_the_reference(logger: &Logger, path: &std::path::Path) -> Option<std::path::PathBuf> {
+    logger.graft_selector.as_ref()?;
+    let reference = std::fs::metadata(logger.config.graft_from.as_deref()?).ok()?;
+    let mut binary = path.as_os_str().to_owned();
+    binary.push(BOTH_MODE_SUFFIX);
+    [path.to_owned(), binary.into()].into_iter().find(|output| {
+        std::fs::metadata(output).is_ok_and(|m| same_file(&m, &reference))
+            && (output.as_path() == path || logger.config.mode.writes_jsonl() && logger.config.mode.writes_frames())
+    })
+}
+
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    (a.dev(), a.ino()) == (b.dev(), b.ino())
+}
+
+#[cfg(not(unix))]
+fn same_file(_a: &std::fs::Metadata, _b: &std::fs::Metadata) -> bool {
+    false
 }
 
 fn is_blank(select: &str) -> bool {

@@ -19,6 +19,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include "orchlog/detail/encode/record_parts.hpp"
 #include "orchlog/detail/logger/entry.hpp"
 #include "orchlog/detail/logger/session.hpp"
@@ -40,6 +42,7 @@ enum Warning : std::uint32_t {
   kGraftMissing = 1u << 5,    // a selected graft call found no reference record
   kGraftMismatch = 1u << 6,   // ... found one of another shape or dtype
   kGraftDevice = 1u << 7,     // ... on a tensor the host cannot write (an adapter's)
+  kGraftDamaged = 1u << 8,    // ... whose reference record failed its checks
 };
 
 class Logger {
@@ -145,6 +148,21 @@ inline EncodedHeader header_of(const Settings& s) {
   return encode_header(h);
 }
 
+// The run's output file that is its graft reference (the same file, by
+// device and inode, however it is named), or null. Checked before an output is
+// opened: opening claims and empties it.
+inline const std::string* output_that_is_the_reference(const Settings& st) {
+  if (!st.graft_selector || !st.knobs.graft_from) return nullptr;
+  struct stat ref{};
+  if (::stat(st.knobs.graft_from->c_str(), &ref) != 0) return nullptr;
+  for (const std::string* out : {&st.path, &st.binary_path}) {
+    struct stat o{};
+    if (!out->empty() && ::stat(out->c_str(), &o) == 0 && o.st_dev == ref.st_dev && o.st_ino == ref.st_ino)
+      return out;
+  }
+  return nullptr;
+}
+
 // Opens the run's files and writes their headers; false (with `error`) when that fails.
 inline bool open_session(Session& s, std::string& error) {
   const Settings& st = s.settings;
@@ -179,6 +197,13 @@ inline bool configure_locked(const Options& options) noexcept {
     }
     if (settings.path.empty() || !select_error.empty()) {
       lg.install(nullptr);
+      return false;
+    }
+    if (const std::string* output = output_that_is_the_reference(settings)) {
+      lg.install(nullptr);
+      lg.count_error();
+      print_warning({"ORCH_LOG_FILE names the graft reference (", *output,
+                     "): writing the run would empty it; logging is off and the file is left as it is"});
       return false;
     }
     auto session = std::make_shared<Session>(std::move(settings));
