@@ -58,7 +58,9 @@ class Call:
 
     @property
     def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i32": 4}[self.dtype]
+        return (
+            int(np.prod(self.shape, dtype=np.int64)) * {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "i32": 4}[self.dtype]
+        )
 
 
 def _records(rng: np.random.Generator) -> list[tuple[str, int, int, np.ndarray, str]]:
@@ -101,7 +103,8 @@ def frames(data: bytes) -> list[bytes]:
 
 def reseal(frame: bytes) -> bytes:
     """The frame with its checksum recomputed over what it now holds."""
-    return frame[: -len(CRC_KEY)] + CRC_KEY + crc32c(frame[: -len(CRC_KEY)]).to_bytes(4, "big")
+    prefix = frame[: -len(CRC_KEY) - 4]
+    return prefix + CRC_KEY + crc32c(prefix).to_bytes(4, "big")
 
 
 # ---------------------------------------------------------------- mutants
@@ -130,8 +133,9 @@ def _rearranged(rng: random.Random, parts: list[bytes]) -> tuple[list[bytes], st
     return parts, f"{how}@{i},{j}"
 
 
-def _forged(parts: list[bytes]) -> list[tuple[str, list[bytes]]]:
-    """Frames that break a limit, each resealed: only the limit keeps them out."""
+def forged(parts: list[bytes]) -> list[tuple[str, str, list[bytes]]]:
+    """Frames that break a limit, each resealed (only the limit keeps them out): (name, the words of the
+    warning that refuses it, the file's frames)."""
     header, records = parts[0], parts[1:]
     big = next(i for i, f in enumerate(records) if b"l_out" in f)  # a 300-element tensor: its frame uses array16/bin16
     victim = records[big]
@@ -152,27 +156,54 @@ def _forged(parts: list[bytes]) -> list[tuple[str, list[bytes]]]:
     data_at = victim.index(b"\xa4data") + len(b"\xa4data")
     long_name = b"x" * 70_000
     out = [
-        ("65-dims", replace(big, with_shape(b"\xdc\x00\x41" + b"\x01" * 65))),
-        ("overflowing-shape", replace(big, with_shape(b"\x92\xcf" + (2**62).to_bytes(8, "big") + b"\x10"))),
-        ("int64-max-dims", replace(big, with_shape(b"\x93" + (b"\xcf" + (2**63 - 1).to_bytes(8, "big")) * 3))),
-        ("negative-dim", replace(big, with_shape(b"\x92\xff\xd1\xfe\xd4"))),
-        ("uint64-dim", replace(big, with_shape(b"\x91\xcf\xff\xff\xff\xff\xff\xff\xff\xff"))),
+        ("65-dims", "a malformed field 'shape'", replace(big, with_shape(b"\xdc\x00\x41" + b"\x01" * 65))),
+        (
+            "overflowing-shape",
+            "the reference record is f32 [4611686018427387904,16]",
+            replace(big, with_shape(b"\x92\xcf" + (2**62).to_bytes(8, "big") + b"\x10")),
+        ),
+        (
+            "int64-max-dims",
+            "the reference record is f32 [9223372036854775807,9223372036854775807,9223372036854775807]",
+            replace(big, with_shape(b"\x93" + (b"\xcf" + (2**63 - 1).to_bytes(8, "big")) * 3)),
+        ),
+        ("negative-dim", "a malformed field 'shape'", replace(big, with_shape(b"\x92\xff\xd1\xfe\xd4"))),
+        ("uint64-dim", "a malformed field 'shape'", replace(big, with_shape(b"\x91\xcf" + b"\xff" * 8))),
         (
             "long-name",
-            replace(big, reseal(victim[:cp_at] + b"\xdb" + len(long_name).to_bytes(4, "big") + long_name + victim[cp_end:])),
+            "a malformed field 'checkpoint'",
+            replace(
+                big, reseal(victim[:cp_at] + b"\xdb" + len(long_name).to_bytes(4, "big") + long_name + victim[cp_end:])
+            ),
         ),
-        ("300-entries", replace(big, reseal(b"\xde\x01\x2c" + victim[3:]))),
-        ("deep-meta", replace(big, reseal(victim[:meta_at] + b"\x81\xa1a" * 40 + b"\x80" + victim[meta_at + 1 :]))),
+        ("300-entries", "a map of 300 entries", replace(big, reseal(b"\xde\x01\x2c" + victim[3:]))),
+        (
+            "deep-meta",
+            "a malformed field 'meta'",
+            replace(big, reseal(victim[:meta_at] + b"\x81\xa1a" * 40 + b"\x80" + victim[meta_at + 1 :])),
+        ),
         (
             "tensor-past-the-end",
+            "the file ends inside it",
             replace(big, reseal(victim[:data_at] + b"\xc6\xff\xff\xff\xff" + victim[data_at + 3 :])),
         ),
-        ("second-header", [header] + records[:3] + [header] + records[3:]),
-        ("schema-1", [reseal(header.replace(b"\xa7orchlog\x02", b"\xa7orchlog\x01", 1))] + records),
-        ("no-header", records),
-        ("no-checksum", replace(big, b"\xde\x00\x18" + victim[3 : -len(CRC_KEY) - 4])),
+        ("second-header", "a second run header", [header] + records[:3] + [header] + records[3:]),
+        ("schema-1", "is schema 1: its frames carry no checksum", forged_schema_1(parts)),
+        ("no-header", "a record before the run header", records),
+        (
+            "no-checksum",
+            "no checksum (crc32c) at its end",
+            replace(big, b"\xde\x00\x18" + victim[3 : -len(CRC_KEY) - 4]),
+        ),
     ]
     return out
+
+
+def forged_schema_1(parts: list[bytes]) -> list[bytes]:
+    """The frames under a header that says schema 1 (whose frames had no checksum), resealed."""
+    header = parts[0]
+    assert header[1:9] == b"\xa7orchlog" and header[9] == 2
+    return [reseal(header[:9] + b"\x01" + header[10:])] + parts[1:]
 
 
 def make_mutants(reference: Path, count: int, work: Path, start: int = 0) -> list[tuple[Path, str]]:
@@ -192,9 +223,9 @@ def make_mutants(reference: Path, count: int, work: Path, start: int = 0) -> lis
         path = work / f"mutant-{n}.bin"
         path.write_bytes(mutant)
         out.append((path, how))
-    for name, forged in _forged(parts):
+    for name, _, frames_ in forged(parts):
         path = work / f"forged-{name}.bin"
-        path.write_bytes(b"".join(forged))
+        path.write_bytes(b"".join(frames_))
         out.append((path, name))
     return out
 

@@ -5,7 +5,8 @@
 PLAN has one graft call a line (checkpoint, token_idx, layer (-1: none),
 dtype, dimensions joined by commas; tab-separated), REFERENCES one reference
 a line. For each reference the run is configured anew (logging to /dev/null,
-every call selected), each call's array starts as bytes 0xA5, and one line
+every call selected), each call's array starts as bytes 0xA5 (GRAFT_MUTANTS_LOG,
+when set, names the log file instead of /dev/null, written in full mode), and one line
 is printed: a 0 or 1 per call (what orchlog.graft returned), a tab, and each
 array's bytes after the call in hex, joined by commas. orchlog.graft goes
 through the C++ core (orchlog._native), as an engine's does.
@@ -32,7 +33,8 @@ def main(plan_path: str, list_path: str) -> None:
     with open(list_path, encoding="utf-8") as f:
         references = [line.rstrip("\n") for line in f]
     for reference in references:
-        orchlog.configure(path=os.devnull, team="mutants", graft_from=reference, graft_select="checkpoint=*")
+        log = os.environ.get("GRAFT_MUTANTS_LOG", os.devnull)
+        orchlog.configure(path=log, mode="full", team="mutants", graft_from=reference, graft_select="checkpoint=*")
         flags, tensors = [], []
         for checkpoint, token, layer, dtype, shape in calls:
             numel = int(np.prod(shape, dtype=np.int64))

@@ -57,6 +57,21 @@ def test_no_damaged_or_forged_reference_reaches_the_tensor_in_any_emitter(tmp_pa
     assert problems == {"cpp": [], "rust": [], "python": []}
 
 
+@pytest.mark.parametrize("language", ["cpp", "rust", "python"])
+def test_each_forged_reference_is_refused_for_its_own_reason_not_its_checksum(language, tmp_path):
+    reference = tmp_path / "reference.bin"
+    plan = graft_corpus.write_reference(reference)
+    command, env = _harnesses()[language]
+    for name, reason, frames in graft_corpus.forged(graft_corpus.frames(reference.read_bytes())):
+        path = tmp_path / f"{name}.bin"
+        path.write_bytes(b"".join(frames))
+        work = tmp_path / name
+        work.mkdir()
+        _, stderr = graft_corpus.run_harness(command, plan, [path], work, env)
+        assert reason in stderr, (name, stderr)
+        assert "checksum (CRC-32C)" not in stderr, (name, stderr)
+
+
 @pytest.mark.slow
 def test_three_thousand_more_mutants_find_nothing(tmp_path):
     problems = _campaign(tmp_path, 3000, start=100_000)

@@ -9,14 +9,15 @@
 //! dtype and the dimensions joined by commas, separated by tabs. REFERENCES
 //! names one reference a line. For each reference a new `Logger` is made
 //! (logging to /dev/null, every call selected), each call's tensor starts as
-//! bytes 0xA5, and one line is printed: a 0 or 1 per call (what graft
+//! bytes 0xA5 (GRAFT_MUTANTS_LOG, when set, names the log file instead of
+//! /dev/null, written in full mode), and one line is printed: a 0 or 1 per call (what graft
 //! returned), a tab, and each tensor's bytes after the call in hex, joined by
-//! commas. A logger that turned itself off (a panic caught inside orchlog)
-//! prints `off` instead, which the test counts as a failure.
+//! commas. A logger that turned itself off during the calls (a panic caught
+//! inside orchlog) prints `off` instead, which the test counts as a failure.
 
 use std::fmt::Write as _;
 
-use orchlog::{Config, DType, Keys, Logger, TensorMut};
+use orchlog::{Config, DType, Keys, Logger, Mode, TensorMut};
 
 struct Call {
     checkpoint: String,
@@ -45,12 +46,14 @@ fn main() {
         .collect();
     for reference in std::fs::read_to_string(references).unwrap().lines() {
         let logger = Logger::new(Config {
-            file: Some("/dev/null".into()),
+            file: Some(std::env::var_os("GRAFT_MUTANTS_LOG").unwrap_or_else(|| "/dev/null".into()).into()),
+            mode: Mode::Full,
             team: "mutants".into(),
             graft_from: Some(reference.to_owned()),
             graft_select: Some("checkpoint=*".into()),
             ..Config::default()
         });
+        let was_on = logger.is_on();
         let (mut flags, mut tensors) = (String::new(), Vec::new());
         for call in &calls {
             let numel: usize = call.dims.iter().product();
@@ -70,10 +73,10 @@ fn main() {
             }
             tensors.push(text);
         }
-        if logger.is_on() {
-            println!("{flags}\t{}", tensors.join(","));
-        } else {
+        if was_on && !logger.is_on() {
             println!("off");
+        } else {
+            println!("{flags}\t{}", tensors.join(","));
         }
     }
 }

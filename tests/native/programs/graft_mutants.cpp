@@ -8,9 +8,11 @@
 // dtype and the dimensions joined by commas, separated by tabs. REFERENCES
 // names one reference a line. For each reference the run is configured anew
 // (logging to /dev/null, every call selected), each call's tensor starts as
-// bytes 0xA5, and one line is printed: a 0 or 1 per call (what graft returned),
+// bytes 0xA5 (GRAFT_MUTANTS_LOG, when set, names the log file instead of
+// /dev/null, written in full mode), and one line is printed: a 0 or 1 per call (what graft returned),
 // a tab, and each tensor's bytes after the call in hex, joined by commas.
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -72,7 +74,9 @@ int main(int argc, char** argv) {
   static const char* hex = "0123456789abcdef";
   while (std::getline(list, reference)) {
     orchlog::Options o;
-    o.path = "/dev/null";
+    const char* log = std::getenv("GRAFT_MUTANTS_LOG");
+    o.path = log ? log : "/dev/null";
+    o.mode = orchlog::Mode::full;
     o.team = "mutants";
     o.graft_from = reference;
     o.graft_select = "checkpoint=*";
