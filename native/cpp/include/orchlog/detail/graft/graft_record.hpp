@@ -116,7 +116,7 @@ struct GraftCall {
 };
 
 inline bool graft_call(GraftCall& call, std::string_view checkpoint, const Key& given_key, std::int64_t token_count) {
-  if (g_state.load(std::memory_order_relaxed) == kUnconfigured) configure_from_env_once();
+  settle_state();
   call.session = logger().session();
   if (!call.session || g_state.load(std::memory_order_relaxed) != kOn) return false;
   const Settings& st = call.session->settings;
