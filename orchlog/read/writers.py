@@ -80,11 +80,11 @@ def live_writers(path: str | os.PathLike[str]) -> list[tuple[str, int]]:
             continue
         if not stat.S_ISREG(st.st_mode):
             continue
-        pid: int | None = locks.get((os.major(st.st_dev), os.minor(st.st_dev), st.st_ino))
-        if pid is None:
-            pid = next((p for p in by_inode.get(st.st_ino, []) if _holds_open(p, st)), None)
-        if pid is not None:
-            found.append((str(f), pid))
+        holder = locks.get((os.major(st.st_dev), os.minor(st.st_dev), st.st_ino))
+        if holder is None:
+            holder = next((p for p in by_inode.get(st.st_ino, []) if _holds_open(p, st)), None)
+        if holder is not None:
+            found.append((str(f), holder))
     return found
 
 
