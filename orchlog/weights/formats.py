@@ -19,6 +19,7 @@ breaks a rule is one clear error (OrchlogError), never an exception from inside 
 from __future__ import annotations
 
 import mmap
+import tokenize
 import zipfile
 import zlib
 from pathlib import Path
@@ -159,7 +160,8 @@ def _npy_header(fp: IO[bytes], where: str) -> tuple[tuple[int, ...], bool, np.dt
             shape, fortran, dtype = np.lib.format.read_array_header_2_0(fp)
         else:
             raise ValueError(f"version {version}")
-    except (*_ZIP_ERRORS, SyntaxError, TypeError, KeyError, RuntimeError) as exc:
+    # NumPy parses the header with tokenize and ast.literal_eval: TokenError and SyntaxError are its too.
+    except (*_ZIP_ERRORS, SyntaxError, tokenize.TokenError, TypeError, KeyError, RuntimeError) as exc:
         raise OrchlogError(f"{where} is not a readable .npy array ({type(exc).__name__}: {str(exc)[:200]})") from None
     if dtype.hasobject:
         raise OrchlogError(f"{where} holds Python objects, which need pickle to load; orchlog never loads pickle")

@@ -221,7 +221,7 @@ def _npz_member(rng: random.Random, data: bytes) -> tuple[bytes, str]:
     elif how == "pickle":
         content = pickle.dumps({"not": "an array"})
     elif how == "pickle-beside":
-        members.append((zipfile.ZipInfo("extra.npy"), pickle.dumps([1, 2, 3])))
+        members.append((zipfile.ZipInfo(f"extra{len(members)}.npy"), pickle.dumps([1, 2, 3])))
     else:
         name = name[:-4] + ".pkl" if name.endswith(".npy") else name + ".pkl"
     members[i] = (info, content)
