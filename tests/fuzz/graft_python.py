@@ -8,7 +8,8 @@ a line. For each reference the run is configured anew (logging to /dev/null,
 every call selected), each call's array starts as bytes 0xA5 (GRAFT_MUTANTS_LOG,
 when set, names the log file instead of /dev/null, written in full mode), and one line
 is printed: a 0 or 1 per call (what orchlog.graft returned), a tab, and each
-array's bytes after the call in hex, joined by commas. orchlog.graft goes
+array's bytes after the call in hex, joined by commas. Last, on stderr, the
+process's peak resident memory (VmHWM), where Linux tells it. orchlog.graft goes
 through the C++ core (orchlog._native), as an engine's does.
 """
 
@@ -46,6 +47,13 @@ def main(plan_path: str, list_path: str) -> None:
             tensors.append(array.tobytes().hex())
         sys.stdout.write("".join(flags) + "\t" + ",".join(tensors) + "\n")
     orchlog.close()
+    try:  # this process's own peak (VmHWM starts afresh at exec, unlike getrusage's maxrss)
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    sys.stderr.write(f"graft_mutants: peak {line}")
+    except OSError:
+        pass
 
 
 if __name__ == "__main__":

@@ -14,6 +14,8 @@
 //! returned), a tab, and each tensor's bytes after the call in hex, joined by
 //! commas. A logger that turned itself off during the calls (a panic caught
 //! inside orchlog) prints `off` instead, which the test counts as a failure.
+//! Last, on stderr, the process's peak resident memory (VmHWM), where Linux
+//! tells it.
 
 use std::fmt::Write as _;
 
@@ -78,5 +80,10 @@ fn main() {
         } else {
             println!("{flags}\t{}", tensors.join(","));
         }
+    }
+    // This process's own peak (VmHWM starts afresh at exec, unlike getrusage's maxrss).
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    if let Some(line) = status.lines().find(|l| l.starts_with("VmHWM:")) {
+        eprintln!("graft_mutants: peak {line}");
     }
 }

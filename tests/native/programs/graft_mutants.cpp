@@ -10,7 +10,8 @@
 // (logging to /dev/null, every call selected), each call's tensor starts as
 // bytes 0xA5 (GRAFT_MUTANTS_LOG, when set, names the log file instead of
 // /dev/null, written in full mode), and one line is printed: a 0 or 1 per call (what graft returned),
-// a tab, and each tensor's bytes after the call in hex, joined by commas.
+// a tab, and each tensor's bytes after the call in hex, joined by commas. Last,
+// on stderr, the process's peak resident memory (VmHWM), where Linux tells it.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -97,5 +98,10 @@ int main(int argc, char** argv) {
     std::cout << flags << '\t' << tensors << '\n';
   }
   orchlog::close();
+  // This process's own peak (VmHWM starts afresh at exec, unlike getrusage's maxrss).
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) std::cerr << "graft_mutants: peak " << line << '\n';
   return 0;
 }

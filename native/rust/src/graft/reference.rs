@@ -349,6 +349,13 @@ impl<'f> Source<'f> {
     }
 
     fn byte(&mut self) -> Option<u8> {
+        if self.at < self.have {
+            // The common case, without bytes()'s loop: a long array of small values is skipped a byte at a time.
+            let b = self.buf[self.at];
+            self.at += 1;
+            self.pos += 1;
+            return Some(b);
+        }
         let mut b = [0];
         self.bytes(&mut b).then_some(b[0])
     }

@@ -69,7 +69,14 @@ class FrameSource {
     return crc_;
   }
 
-  bool byte(std::uint8_t& out) { return bytes(&out, 1); }
+  bool byte(std::uint8_t& out) {
+    if (at_ < have_) {  // the common case: a long array of small values is skipped a byte at a time
+      out = buf_[at_++];
+      ++pos_;
+      return true;
+    }
+    return bytes(&out, 1);
+  }
 
   bool bytes(void* out, std::size_t n) {
     auto* dst = static_cast<unsigned char*>(out);
