@@ -88,7 +88,7 @@ def main() -> None:
             first, each = _graft(path, args.mib)
             rows.append((read, first, each, _copy()))
     read, first, each, copy = (statistics.median(col) for col in zip(*rows))
-    print(f"{machine()}; load {load_average()}; reference {size / 2**20:.0f} MiB, {args.mib} records of 1 MiB\n")
+    print(f"{machine()}; load {load_average():.1f}; reference {size / 2**20:.0f} MiB, {args.mib} records of 1 MiB\n")
     print("| what | time | against |")
     print("|---|---:|---|")
     print(f"| reading the reference (Python, 1 MiB pieces) | {read:.3f} s ({size / read / 1e9:.2f} GB/s) | baseline |")
