@@ -84,16 +84,22 @@ def download(page: Path, selector: str, work: Path) -> dict[str, bytes]:
     cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", f"--user-data-dir={profile}"]
     browser = subprocess.Popen([*cmd, clicking.as_uri()], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
+
+    def done() -> list[Path]:
+        """The saved files, once no download is in flight (Chromium writes to a hidden or .crdownload file
+        first, then renames it)."""
+        names = list(saved.iterdir())
+        if any(f.name.startswith(".") or f.name.endswith(".crdownload") for f in names):
+            return []
+        return names
+
     try:
-        while time.monotonic() < deadline and browser.poll() is None:
-            names = [f.name for f in saved.iterdir()]
-            if names and not any(n.endswith(".crdownload") for n in names):
-                break
+        while time.monotonic() < deadline and browser.poll() is None and not done():
             time.sleep(0.1)
     finally:
         browser.kill()
         _, err = browser.communicate()
-    files = {f.name: f.read_bytes() for f in saved.iterdir() if not f.name.endswith(".crdownload")}
+    files = {f.name: f.read_bytes() for f in done()}
     assert files, f"nothing was saved (chromium said: {err.decode(errors='replace')[-2000:]})"
     return files
 
