@@ -18,10 +18,10 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <array>
 #include <limits>
 #include <optional>
 #include <string>

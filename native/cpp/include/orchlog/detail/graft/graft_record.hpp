@@ -96,8 +96,8 @@ inline bool overwrite_from_reference(Session& session, std::string_view checkpoi
   std::string why;
   if (!g.reference->read(*ref, key_text, bytes, why)) {
     lg.report(kGraftDamaged, "graft " + key_description(checkpoint, key) + ": the reference record at byte " +
-                                 std::to_string(ref->frame) + " of '" + *st.knobs.graft_from + "' is refused: " +
-                                 why + "; the tensor is left alone");
+                                 std::to_string(ref->frame) + " of '" + *st.knobs.graft_from + "' is refused: " + why +
+                                 "; the tensor is left alone");
     return false;
   }
   if (size.numel > 0) convert_elements(ref->dtype, bytes.data(), dtype, static_cast<unsigned char*>(data), size.numel);

@@ -125,8 +125,8 @@ class ReferenceIndex {
         break;
       }
       if (f.seq != next_seq) {
-        error = stop(at, "a record numbered " + (f.seq ? std::to_string(*f.seq) : std::string("(none)")) +
-                             " where " + std::to_string(next_seq) + " was next (records missing, repeated or moved)");
+        error = stop(at, "a record numbered " + (f.seq ? std::to_string(*f.seq) : std::string("(none)")) + " where " +
+                             std::to_string(next_seq) + " was next (records missing, repeated or moved)");
         break;
       }
       ++next_seq;

@@ -173,8 +173,7 @@ inline const std::string* output_that_is_the_reference(const Settings& st) {
   if (::stat(st.knobs.graft_from->c_str(), &ref) != 0) return nullptr;
   for (const std::string* out : {&st.path, &st.binary_path}) {
     struct stat o{};
-    if (!out->empty() && ::stat(out->c_str(), &o) == 0 && o.st_dev == ref.st_dev && o.st_ino == ref.st_ino)
-      return out;
+    if (!out->empty() && ::stat(out->c_str(), &o) == 0 && o.st_dev == ref.st_dev && o.st_ino == ref.st_ino) return out;
   }
   return nullptr;
 }
