@@ -5,7 +5,7 @@
 // before it is checked against the limits below and the bytes the file holds.
 //
 // The limits are far above anything an emitter writes (the schema's record
-// has 27 fields; names are identifiers) and make a frame's fields, the
+// frame has 25 fields; names are identifiers) and make a frame's fields, the
 // tensor bytes aside, cost at most about kMaxText per text field to hold:
 //   - at most kMaxEntries entries in a frame's map,
 //   - field names of at most kMaxFieldName bytes, texts of at most kMaxText,
@@ -50,7 +50,8 @@ inline constexpr int kMaxDepth = 32;
 // when the reference was opened; reading past it is `cut`.
 class FrameSource {
  public:
-  FrameSource(int fd, std::uint64_t size, std::uint64_t pos) : fd_(fd), size_(size), pos_(pos) {}
+  // The buffer is on the heap: a graft call may run on an engine thread with a small stack.
+  FrameSource(int fd, std::uint64_t size, std::uint64_t pos) : fd_(fd), size_(size), pos_(pos), buf_(kBuffer) {}
 
   std::uint64_t pos() const { return pos_; }
   std::uint64_t left() const { return size_ - pos_; }
@@ -84,7 +85,7 @@ class FrameSource {
     while (n > 0) {
       if (at_ == have_ && !refill()) return false;
       const std::size_t take = std::min(n, have_ - at_);
-      std::memcpy(dst, buf_ + at_, take);
+      std::memcpy(dst, buf_.data() + at_, take);
       dst += take, at_ += take, pos_ += take, n -= take;
     }
     return true;
@@ -111,17 +112,19 @@ class FrameSource {
   }
 
  private:
+  static constexpr std::size_t kBuffer = std::size_t{1} << 16;
+
   void fold() {
-    if (at_ > folded_) crc_ = crc32c_update(crc_, buf_ + folded_, at_ - folded_);
+    if (at_ > folded_) crc_ = crc32c_update(crc_, buf_.data() + folded_, at_ - folded_);
     folded_ = at_;
   }
 
   bool refill() {
     fold();
-    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(sizeof buf_, left()));
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kBuffer, left()));
     ssize_t got;
     do {
-      got = ::pread(fd_, buf_, want, static_cast<off_t>(pos_));
+      got = ::pread(fd_, buf_.data(), want, static_cast<off_t>(pos_));
     } while (got < 0 && errno == EINTR);
     if (got < 0) return error = true, false;
     if (got == 0) return cut = true, false;  // shorter than when it was opened
@@ -131,7 +134,7 @@ class FrameSource {
 
   int fd_;
   std::uint64_t size_, pos_;
-  unsigned char buf_[1 << 16];
+  std::vector<unsigned char> buf_;
   std::size_t have_ = 0, at_ = 0, folded_ = 0;
   std::uint32_t crc_ = 0;
 };
