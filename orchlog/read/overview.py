@@ -51,6 +51,7 @@ class TraceOverview:
     headers: list[dict[str, Any]]
     problems: list[str]
     records_without_token: int = 0
+    writing: list[tuple[str, int]] = dataclasses.field(default_factory=list)  # (file, pid): still being written
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -69,10 +70,12 @@ class TraceOverview:
             "producers": [producer_text(h) for h in self.headers],
             "headers": self.headers,
             "problems": self.problems,
+            "writing": [{"path": path, "pid": pid} for path, pid in self.writing],
         }
 
     def __str__(self) -> str:
         out = [f"{self.path}  [{self.format}]"]
+        out += [f"  {note}" for note in _still_written(self.writing)]
         for h in self.headers[:4]:
             if isinstance(h.get("tool"), str):  # a dump of another tool, read as a trace (tool_common.tool_header)
                 out.append(f"  tool: {h['tool']}, whose dump holds {h.get('holds', 'tensors')}")
@@ -96,6 +99,13 @@ class TraceOverview:
             out.append(f"  problems while reading ({len(self.problems)}):")
             out += [f"    {p}" for p in self.problems[:LISTED]]
         return "\n".join(out) + "\n"
+
+
+def _still_written(writing: list[tuple[str, int]]) -> list[str]:
+    return [
+        f"still being written: {path} (process {pid} holds its lock); shown is the part written so far"
+        for path, pid in writing
+    ]
 
 
 def producer_text(h: dict[str, Any]) -> str:
@@ -136,4 +146,5 @@ def overview(trace: Trace) -> TraceOverview:
         list(trace.headers),
         [str(d) for d in trace.diagnostics],
         no_token,
+        trace.writing,
     )

@@ -8,6 +8,7 @@ trace. The record types are in orchlog/read/records.py.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -52,6 +53,14 @@ class Trace:
     @property
     def header(self) -> dict[str, Any] | None:
         return self.headers[0] if self.headers else None
+
+    @functools.cached_property
+    def writing(self) -> list[tuple[str, int]]:
+        """(file, pid) for each file of the trace a live process is still writing (it holds the file's
+        lock, orchlog/read/writers.py): what is read of those is the part written so far."""
+        from orchlog.read.writers import live_writers
+
+        return live_writers(self.path)
 
     def report(self, location: Location, message: str, fatal: bool = False) -> None:
         self.diagnostics.append(Diagnostic(location, message, fatal))

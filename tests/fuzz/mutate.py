@@ -17,6 +17,7 @@ import binascii
 import dataclasses
 import gzip
 import io
+import pickle
 import random
 import re
 import shutil
@@ -264,7 +265,77 @@ def _safetensors_header(rng: random.Random, data: bytes) -> tuple[bytes, str]:
     return _json_value(rng, data)
 
 
+# ------------------------------------------------------------ weight files
+
+HOSTILE_U64 = [2**64 - 1, 2**63, 2**60, 2**40, 2**32 - 1, 2**32, 65536, 0]
+HOSTILE_NPY_DESCR = ["'<U8'", "'|O'", "[('a', '<f4'), ('b', '<i4')]", "'|V8'", "'<c8'", "'<M8[s]'", "'|S4'", "'>f4'"]
+HOSTILE_NPY_SHAPE = ["(1099511627776,)", "(-1,)", "(4294967296, 4294967296)", "()", "(0,)", "(2**70,)", "('a',)"]
+_GGUF_STRING = re.compile(rb"(general\.[a-z_]+|tokenizer\.ggml\.[a-z_]+|qwen2\.[a-z_.]+|model\.[a-z0-9_.]+)")
+
+
+def _safetensors_length(rng: random.Random, data: bytes) -> tuple[bytes, str]:
+    """The header's 8-byte length replaced: past the file, 0, or just short of the JSON."""
+    n = rng.choice([0, 1, len(data) - 7, len(data) + 1, 2**63, 2**64 - 1, int.from_bytes(data[:8], "little") - 1])
+    return n.to_bytes(8, "little") + data[8:], f"safetensors-length={n}"
+
+
+def _npz_member(rng: random.Random, data: bytes) -> tuple[bytes, str]:
+    """The archive rebuilt (its checksums right) with one member made hostile: a .npy header claiming another
+    dtype or shape, its data cut, a pickle in its place or beside it, or a name that is no array's."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            members = [(info, z.read(info)) for info in z.infolist()]
+    except Exception:  # an archive already damaged past reading (a zip version from the future, ...): plain damage
+        return _flip(rng, data)
+    i = rng.randrange(len(members))
+    info, content = members[i]
+    how = rng.choice(["descr", "shape", "fortran", "cut", "pickle", "pickle-beside", "not-npy"])
+    name = info.filename
+    if how in ("descr", "shape", "fortran") and content[:6] == b"\x93NUMPY" and content[6] == 1:
+        size = int.from_bytes(content[8:10], "little")
+        header = content[10 : 10 + size].decode("latin1")
+        if how == "descr":
+            header = re.sub(r"'descr': [^,]*,", f"'descr': {rng.choice(HOSTILE_NPY_DESCR)},", header, count=1)
+        elif how == "shape":
+            header = re.sub(r"'shape': \([^)]*\)", f"'shape': {rng.choice(HOSTILE_NPY_SHAPE)}", header, count=1)
+        else:
+            header = header.replace("'fortran_order': False", "'fortran_order': True")
+        text = header.rstrip().encode("latin1")
+        text += b" " * (-(len(text) + 11) % 64) + b"\n"
+        content = content[:8] + len(text).to_bytes(2, "little") + text + content[10 + size :]
+    elif how == "cut":
+        content = content[: rng.randrange(len(content) + 1)]
+    elif how == "pickle":
+        content = pickle.dumps({"not": "an array"})
+    elif how == "pickle-beside":
+        members.append((zipfile.ZipInfo(f"extra{len(members)}.npy"), pickle.dumps([1, 2, 3])))
+    else:
+        name = name[:-4] + ".pkl" if name.endswith(".npy") else name + ".pkl"
+    members[i] = (info, content)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as z:
+        for k, (member, body) in enumerate(members):
+            z.writestr(name if k == i else member.filename, body, compress_type=member.compress_type)
+    return out.getvalue(), f"npz-{how}@{info.filename}"
+
+
+def _gguf_number(rng: random.Random, data: bytes) -> tuple[bytes, str]:
+    """A count, a length, a type or a dimension overwritten: the header's counts, the length before a key or
+    name, or the type and count after one."""
+    spots = [8, 16]
+    for m in _GGUF_STRING.finditer(data):
+        spots += [m.start() - 8, m.end(), m.end() + 4, m.end() + 8]
+    at = rng.choice([s for s in spots if 0 <= s <= len(data) - 8] or [8])
+    if rng.random() < 0.3:
+        value = rng.choice([9, 8, 13, 255, 2**32 - 1]).to_bytes(4, "little")
+    else:
+        value = rng.choice(HOSTILE_U64).to_bytes(8, "little")
+    return data[:at] + value + data[at + len(value) :], f"gguf@{at}={value.hex()}"
+
+
 def _damage(rng: random.Random, data: bytes, kind: str) -> tuple[bytes, str]:
+    if kind == "safetensors" and rng.random() < 0.2:
+        return _safetensors_length(rng, data)
     aware = {
         "jsonl": _json_value,
         "json": _json_value,
@@ -273,6 +344,8 @@ def _damage(rng: random.Random, data: bytes, kind: str) -> tuple[bytes, str]:
         "torch": _torch_pickle,
         "polygraphy": _base64_array,
         "safetensors": _safetensors_header,
+        "npz": _npz_member,
+        "gguf": _gguf_number,
     }.get(kind)
     if aware is not None and rng.random() < 0.5:
         return aware(rng, data)

@@ -64,6 +64,8 @@ pub use tensor_mut::{AsTensorMut, TensorMut};
 #[cfg(feature = "orch_logging")]
 mod created;
 #[cfg(feature = "orch_logging")]
+mod fork;
+#[cfg(feature = "orch_logging")]
 mod global;
 #[cfg(feature = "orch_logging")]
 mod graft;

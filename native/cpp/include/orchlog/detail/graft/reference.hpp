@@ -1,6 +1,7 @@
 // The reference trace a graft reads from: a full-mode binary stream, indexed
-// once (checkpoint and key parts -> where each record's tensor bytes lie), so
-// that a graft costs one read of the tensor it replaces.
+// once (checkpoint and key parts -> where each record's frame lies), so that
+// a graft costs one read of the frame it takes its tensor from, checked again
+// whole before a byte of it reaches the engine (frame_reader.hpp).
 //
 // A key that occurs several times in the reference (a checkpoint logged at
 // every decode step without a step number) is matched by occurrence: the
@@ -8,9 +9,9 @@
 #pragma once
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
-#include <cstdio>
-#include <deque>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,8 +19,13 @@
 #include <unordered_map>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "orchlog/api_gen.hpp"
-#include "orchlog/detail/decode/msgpack_reader.hpp"
+#include "orchlog/blake3.hpp"
+#include "orchlog/detail/graft/frame_reader.hpp"
 #include "orchlog/schema_gen.hpp"
 
 namespace orchlog {
@@ -45,52 +51,91 @@ inline std::string graft_key_text(std::string_view checkpoint, const Key& key) {
   return out;
 }
 
-// Where one reference record's tensor lies in the file, and what it holds.
+// Where one reference record lies in the file, and what it holds.
 struct ReferenceTensor {
+  std::uint64_t frame = 0;   // offset of the frame's first byte
   std::uint64_t offset = 0;  // of the first tensor byte
   std::uint64_t nbytes = 0;
+  std::int64_t seq = 0;
   DType dtype = DType::f32;
   std::vector<std::int64_t> shape;
 };
 
 class ReferenceIndex {
  public:
-  // Reads the frames of `path`; false (with `error`) when the file cannot be
-  // read or holds no record frame. Frames it cannot parse end the index (what
-  // came before stays usable) and are reported in `error` as a note.
+  ReferenceIndex() = default;
+  ReferenceIndex(const ReferenceIndex&) = delete;
+  ReferenceIndex& operator=(const ReferenceIndex&) = delete;
+  ReferenceIndex(ReferenceIndex&& o) noexcept
+      : path_(std::move(o.path_)), fd_(o.fd_), size_(o.size_), by_key_(std::move(o.by_key_)) {
+    o.fd_ = -1;
+  }
+  ~ReferenceIndex() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  // Reads every frame of `path` once, checking each (frame_reader.hpp); false
+  // (with `error`) when the file cannot be read, is not a regular file, or holds
+  // no usable record. The first frame that fails a check ends the index: what
+  // came before stays usable and `error` says where and why. Ending there,
+  // rather than skipping the frame, keeps occurrence matching right: a damaged
+  // frame's key is unknown, so every later record under its key could be
+  // another call's.
   bool build(const std::string& path, std::string& error) {
     path_ = path;
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) return error = "cannot open the graft reference '" + path + "'", false;
-    std::fseek(f, 0, SEEK_END);
-    const long end = std::ftell(f);
-    const std::uint64_t size = end < 0 ? 0 : static_cast<std::uint64_t>(end);
-    std::uint64_t pos = 0;
-    std::size_t window = std::size_t{1} << 16;
-    std::vector<unsigned char> buf;
-    while (pos < size) {
-      const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(window, size - pos));
-      buf.resize(want);
-      std::fseek(f, static_cast<long>(pos), SEEK_SET);
-      if (std::fread(buf.data(), 1, want, f) != want) {
-        error = "reading the graft reference '" + path + "' failed";
+    int fd;
+    do {
+      fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) return error = "cannot open the graft reference '" + path + "': " + std::strerror(errno), false;
+    fd_ = fd;
+    struct stat st{};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+      return error = "the graft reference '" + path + "' is not a regular file", false;
+    size_ = static_cast<std::uint64_t>(st.st_size);
+    FrameSource src(fd, size_, 0);
+    std::int64_t next_seq = 0;
+    bool headed = false;
+    while (src.left() > 0) {
+      const std::uint64_t at = src.pos();
+      src.restart_crc();
+      FrameFields f;
+      std::string why;
+      if (!FrameParser(src).read(f, nullptr, why)) {
+        error = stop(at, why);
         break;
       }
-      std::uint64_t next = 0;
-      const Parse p = parse_frame(buf.data(), buf.data() + want, pos, next);
-      if (p == Parse::more && want < size - pos) {
-        window *= 2;  // the frame's fields run past the window: read it again, whole
+      if (f.header) {
+        if (headed) {
+          error = stop(at, "a second run header (two runs in one file?)");
+          break;
+        }
+        if (f.schema_version < 2) {
+          error = "the graft reference '" + path + "' is schema " + std::to_string(f.schema_version) +
+                  ": its frames carry no checksum, so a damaged record could not be told from a sound one; "
+                  "record the reference again with this orchlog";
+          by_key_.clear();
+          break;
+        }
+        headed = true;
         continue;
       }
-      if (p != Parse::ok) {
-        error = "the graft reference '" + path + "' is not a binary stream from byte " + std::to_string(pos) +
-                " on (records before it are used)";
+      if (!headed) {
+        error = stop(at, "a record before the run header");
         break;
       }
-      pos = next;
-      window = std::size_t{1} << 16;
+      if (f.seq != next_seq) {
+        error = stop(at, "a record numbered " + (f.seq ? std::to_string(*f.seq) : std::string("(none)")) + " where " +
+                             std::to_string(next_seq) + " was next (records missing, repeated or moved)");
+        break;
+      }
+      ++next_seq;
+      if (!f.has_checkpoint || !f.has_data || !f.dtype || !f.has_shape) continue;  // nothing to graft from
+      ReferenceTensor t;
+      t.frame = at, t.offset = f.data_offset, t.nbytes = f.data_size, t.seq = *f.seq, t.dtype = *f.dtype;
+      t.shape = std::move(f.shape);
+      by_key_[key_text(f)].push_back(std::move(t));
     }
-    std::fclose(f);
     if (by_key_.empty()) {
       if (error.empty())
         error = "the graft reference '" + path + "' holds no record with its tensor (a full-mode trace)";
@@ -106,15 +151,25 @@ class ReferenceIndex {
     return &it->second[occurrence];
   }
 
-  // Reads a record's tensor bytes into `out`; false when the file changed under us.
-  bool read(const ReferenceTensor& t, std::vector<unsigned char>& out) const {
-    std::FILE* f = std::fopen(path_.c_str(), "rb");
-    if (!f) return false;
-    out.resize(static_cast<std::size_t>(t.nbytes));
-    const bool ok = std::fseek(f, static_cast<long>(t.offset), SEEK_SET) == 0 &&
-                    std::fread(out.data(), 1, out.size(), f) == out.size();
-    std::fclose(f);
-    return ok;
+  // Reads a record's frame again, checks it whole (its checksum, that it is
+  // the record indexed under `key_text`, and the BLAKE3 of its tensor bytes)
+  // and leaves the tensor bytes in `out`; false with `why` when any check
+  // fails. `out` never holds more than t.nbytes, which the caller has checked
+  // against the engine's tensor.
+  bool read(const ReferenceTensor& t, const std::string& key_text, std::vector<unsigned char>& out,
+            std::string& why) const {
+    FrameSource src(fd_, size_, t.frame);
+    FrameFields f;
+    const KeepData keep{t.nbytes, &out};
+    if (!FrameParser(src).read(f, &keep, why)) return false;
+    if (f.header || !f.has_checkpoint || !f.dtype || !f.has_shape || !f.has_data || f.data_offset != t.offset ||
+        f.seq != t.seq || *f.dtype != t.dtype || f.shape != t.shape || ReferenceIndex::key_text(f) != key_text)
+      return why = "it is not the record indexed there (was the file changed?)", false;
+    if (f.blake3.size() != 64) return why = "it has no BLAKE3 of its tensor", false;
+    char hex[65];
+    blake3_hex(out.data(), out.size(), hex);
+    if (f.blake3.compare(0, 64, hex, 64) != 0) return why = "its tensor bytes do not match their BLAKE3", false;
+    return true;
   }
 
   std::size_t records() const {
@@ -124,100 +179,23 @@ class ReferenceIndex {
   }
 
  private:
-  enum class Parse { ok, more, bad };
-
-  // One frame at file offset `base` (its bytes from `p`); on ok, `next` is the
-  // offset after it and a record with tensor bytes is indexed.
-  Parse parse_frame(const unsigned char* p, const unsigned char* end, std::uint64_t base, std::uint64_t& next) {
-    MsgReader r(p, end);
-    std::uint32_t entries = 0;
-    if (!r.container(true, entries)) return r.miss == Miss::kMore ? Parse::more : Parse::bad;
-    std::string checkpoint;
-    bool header = false, has_checkpoint = false, has_data = false;
-    Key key;
-    ReferenceTensor t;
-    std::optional<DType> dtype;
-    std::uint64_t data_end = 0;
-    for (std::uint32_t i = 0; i < entries; ++i) {
-      std::string_view name;
-      if (!r.str(name)) return r.miss == Miss::kMore ? Parse::more : Parse::bad;
-      bool ok = true;
-      if (name == "orchlog") {
-        header = true;
-        ok = r.skip();
-      } else if (name == "checkpoint") {
-        std::string_view s;
-        ok = r.str(s);
-        checkpoint.assign(s), has_checkpoint = ok;
-      } else if (name == "dtype") {
-        std::string_view s;
-        ok = r.str(s);
-        if (ok) dtype = schema::dtype_from_name(s);
-      } else if (name == "shape") {
-        std::uint32_t dims = 0;
-        ok = r.container(false, dims);
-        for (std::uint32_t d = 0; ok && d < dims; ++d) {
-          std::int64_t v = 0;
-          ok = r.int64(v);
-          t.shape.push_back(v);
-        }
-      } else if (name == "data") {
-        std::uint32_t n = 0;
-        if (r.nil()) continue;
-        ok = r.bin_header(n);
-        if (ok) {
-          has_data = true;
-          t.offset = base + static_cast<std::uint64_t>(r.pos() - p);
-          t.nbytes = n;
-          data_end = t.offset + n;
-          if (i + 1 < entries) {  // fields after the tensor: only when it is in the window
-            ok = r.need(n);
-            if (ok) r.advance(n);
-          }
-        }
-      } else if (!key_part(r, name, key, ok)) {
-        ok = r.skip();
-      }
-      if (!ok) return r.miss == Miss::kMore ? Parse::more : Parse::bad;
-    }
-    const std::uint64_t after_fields = base + static_cast<std::uint64_t>(r.pos() - p);
-    next = std::max(after_fields, data_end);
-    if (header || !has_checkpoint || !has_data || !dtype) return Parse::ok;  // nothing to graft from
-    t.dtype = *dtype;
-    by_key_[graft_key_text(checkpoint, key)].push_back(std::move(t));
-    texts_.clear();
-    return Parse::ok;
+  // The lookup text of a frame's checkpoint and key parts, as graft_key_text writes a call's.
+  static std::string key_text(const FrameFields& f) {
+    std::string out;
+    append_key_text(out, std::optional<std::string_view>(f.checkpoint));
+    for (const std::string& part : f.parts) out += part;
+    return out;
   }
 
-  // Reads a key part named `name` into `key`; false when `name` is not one.
-  bool key_part(MsgReader& r, std::string_view name, Key& key, bool& ok) {
-    bool found = false;
-    for_each_key_part(key, [&](std::string_view part_name, auto& part) {
-      if (found || part_name != name) return;
-      found = true;
-      using Part = typename std::decay_t<decltype(part)>::value_type;
-      if (r.nil()) return part.reset();
-      if constexpr (std::is_same_v<Part, std::string_view>) {
-        std::string_view s;
-        ok = r.str(s);
-        texts_.emplace_back(s);
-        part = std::string_view(texts_.back());
-      } else if constexpr (std::is_same_v<Part, bool>) {
-        std::int8_t b = 0;
-        ok = r.boolean(b);
-        part = b != 0;
-      } else {
-        std::int64_t v = 0;
-        ok = r.int64(v);
-        part = static_cast<Part>(v);
-      }
-    });
-    return found;
+  std::string stop(std::uint64_t at, const std::string& why) const {
+    return "the graft reference '" + path_ + "' is unusable from byte " + std::to_string(at) + " on: " + why +
+           " (records before it are used)";
   }
 
   std::string path_;
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
   std::unordered_map<std::string, std::vector<ReferenceTensor>> by_key_;
-  std::deque<std::string> texts_;  // text key parts of the frame being parsed (stable addresses)
 };
 
 }  // namespace detail
