@@ -46,7 +46,8 @@ def compare_weights(
             n_head = heads_for(role, src_a, src_b)
             info = (src_a.tensors[name_a].dtype, src_b.tensors[name_b].dtype)
             expected = plan.expected(role, n_head, arr_b)
-            rows.append(compare_pair(name_a, name_b, arr_a, arr_b, info, tolerances, expected, n_head))
+            quantized = (src_a.bound(name_a, arr_a), src_b.bound(name_b, arr_b))
+            rows.append(compare_pair(name_a, name_b, arr_a, arr_b, info, tolerances, expected, n_head, quantized))
         if progress:
             progress(k + 1, len(pairs))
     label = plan.name_map.source if plan.name_map.pairs else plan.name_map.name

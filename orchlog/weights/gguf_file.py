@@ -15,6 +15,7 @@ import numpy as np
 
 from orchlog.errors import OrchlogError
 from orchlog.weights.gguf_check import check_gguf
+from orchlog.weights.quant_bound import BLOCKS, bound
 from orchlog.weights.source import TensorInfo, WeightSource
 
 
@@ -61,7 +62,17 @@ def open_gguf(path: Path) -> WeightSource:
         except Exception as exc:  # the package's: a type it cannot dequantize, bytes that do not fit
             raise OrchlogError(f"{path}: cannot read {name} ({kind.name}): {type(exc).__name__}: {exc}") from None
 
+    def bounder(name: str, values: np.ndarray) -> np.ndarray | None:
+        kind = tensors[name].dtype
+        if kind not in BLOCKS:
+            return None
+        try:
+            found = bound(np.asarray(by_name[name].data), kind, values.reshape(-1))
+        except Exception:  # bytes that are no whole blocks: no bound, the tolerance decides
+            return None
+        return None if found is None else found.reshape(tensors[name].shape)
+
     arch = field("general.architecture", str)
     n_head = field(f"{arch}.attention.head_count", int) if arch else None
     n_head_kv = field(f"{arch}.attention.head_count_kv", int) if arch else None
-    return WeightSource(str(path), "gguf", tensors, load, arch, n_head, n_head_kv or n_head)
+    return WeightSource(str(path), "gguf", tensors, load, arch, n_head, n_head_kv or n_head, bounder=bounder)

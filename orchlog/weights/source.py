@@ -41,9 +41,15 @@ class WeightSource:
     n_head: int | None = None
     n_head_kv: int | None = None
     meta: dict[str, Any] = dataclasses.field(default_factory=dict)
+    # (name, its loaded values) -> per element, how far the stored (quantized) value may sit from what it was
+    # quantized from (quant_bound.py); None for tensors stored as they are, or of a type without a bound.
+    bounder: Callable[[str, np.ndarray], np.ndarray | None] | None = None
 
     def load(self, name: str) -> np.ndarray:
         return self.loader(name)
+
+    def bound(self, name: str, values: np.ndarray) -> np.ndarray | None:
+        return None if self.bounder is None else self.bounder(name, values)
 
 
 def _kind(path: Path) -> str:
