@@ -20,7 +20,8 @@ import numpy as np
 from orchlog.compare.tolerances import load_tolerances
 from orchlog.weights.compare import WeightsOptions, compare_pair, heads_for, plan_for
 from orchlog.weights.report import Input, WeightsReport
-from orchlog.weights.source import WeightSource, open_weights
+from orchlog.weights.source import open_weights
+from orchlog.weights.tensors import WeightSource
 
 
 def compare_weights(

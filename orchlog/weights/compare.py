@@ -25,7 +25,7 @@ from orchlog.read.batch import RecordBatch
 from orchlog.read.trace import TraceRecord
 from orchlog.weights import layout
 from orchlog.weights.names import IDENTITY, NameMap, choose_map, load_map
-from orchlog.weights.source import WeightSource
+from orchlog.weights.tensors import WeightSource
 
 AS_STORED = "as_stored"
 DEFAULT_TOLERANCES = "weights"

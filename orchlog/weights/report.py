@@ -11,7 +11,7 @@ from orchlog.compare.result import number, rule_json
 from orchlog.compare.tolerances import Tolerances
 from orchlog.safe_text import for_terminal, markdown_code, markdown_text
 from orchlog.weights.compare import AS_STORED, WeightRow
-from orchlog.weights.source import WeightSource
+from orchlog.weights.tensors import WeightSource
 
 REPORT_VERSION = "orchlog-weights/1"
 OK, DIVERGED, NO_MATCH = "ok", "diverged", "no_match"

@@ -12,16 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import io
 import math
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from orchlog.errors import OrchlogError
-from orchlog.read.formats import open_regular
+from orchlog.read.files import open_file
 from orchlog.read.module_paths import layer_of
 from orchlog.read.safetensors_file import SafeTensor
 from orchlog.read.torch_file import TensorRef
@@ -29,15 +26,6 @@ from orchlog.read.trace import Location, TraceRecord
 from orchlog.schema_gen import DTYPE_NUMPY, DTYPE_SIZES, LIBRARY_VERSION, SCHEMA_VERSION
 
 __all__ = ["layer_of", "open_file", "tool_header", "tensor_record", "token_records", "ArrayLoader"]
-
-
-def open_file(path: Path) -> io.BufferedReader:
-    """A file a dump names, opened for reading; OSError (not OrchlogError) when it cannot be, so that a
-    reader or a loader reports that one file and goes on."""
-    try:
-        return open_regular(path)
-    except OrchlogError as exc:
-        raise OSError(str(exc)) from None
 
 
 def tool_header(tool: str, holds: str, *, language: str = "python", **config: Any) -> dict[str, Any]:
