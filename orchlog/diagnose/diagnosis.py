@@ -6,9 +6,10 @@ import dataclasses
 from typing import Any
 
 from orchlog.diagnose.case import Where
-from orchlog.diagnose.finding import Finding, json_number
+from orchlog.diagnose.finding import Finding
 from orchlog.diagnose.layer_growth import LayerGrowth
 from orchlog.diagnose.locality import Locality
+from orchlog.numbers import json_rounded
 
 NO_SIGNATURE = "no known signature: the difference matches none of the catalogue's patterns"
 
@@ -53,7 +54,7 @@ def _numbers(obj: Any) -> Any:
         return {k: _numbers(v) for k, v in obj.items()}
     if isinstance(obj, list):
         return [_numbers(v) for v in obj]
-    return json_number(obj)
+    return json_rounded(obj)
 
 
 def diagnosis_json(diagnoses: list[Diagnosis]) -> dict[str, Any]:

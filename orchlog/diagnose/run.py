@@ -13,11 +13,11 @@ from orchlog.compare.pairview import PairView
 from orchlog.diagnose.assemble import Assembler, NoiseAt
 from orchlog.diagnose.case import Where
 from orchlog.diagnose.catalogue import find_signatures
+from orchlog.diagnose.diagnosis import Diagnosis
 from orchlog.diagnose.extent import Extent
 from orchlog.diagnose.layer_growth import layer_growth
 from orchlog.diagnose.locality import locality
 from orchlog.diagnose.neighbours import NotRereadable, Prepare, Target, gather, needed_tokens
-from orchlog.diagnose.report import Diagnosis
 from orchlog.diagnose.stats import against_noise
 from orchlog.read.trace import Trace
 

@@ -17,8 +17,8 @@ import math
 from typing import Any
 
 from orchlog.compare.logits import logits_diff
-from orchlog.compare.result import number
 from orchlog.guardrail.sides import TokenRow
+from orchlog.numbers import json_number
 
 AGGREGATES = ("max_abs_diff", "p99_abs_diff", "top1_agreement", "cos_sim_mean", "cos_sim_min", "kl_mean", "kl_max")
 
@@ -60,14 +60,14 @@ class TokenMetrics:
         return {
             "token_idx": self.token_idx,
             "token_id": self.token_id,
-            "max_abs_diff": number(self.max_abs_diff),
-            "p99_abs_diff": number(self.p99_abs_diff),
+            "max_abs_diff": json_number(self.max_abs_diff),
+            "p99_abs_diff": json_number(self.p99_abs_diff),
             "top1_match": self.top1_match,
             "top1_a": self.top1_a,
             "top1_b": self.top1_b,
-            "cos_sim": number(self.cos_sim),
-            "l2": number(self.l2),
-            "kl": number(self.kl),
+            "cos_sim": json_number(self.cos_sim),
+            "l2": json_number(self.l2),
+            "kl": json_number(self.kl),
         }
 
 

@@ -13,32 +13,31 @@ export, and everything the text report says.
 from __future__ import annotations
 
 from html import escape
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from orchlog.compare import rerun, svg
-from orchlog.compare.error_shape import ErrorShape, error_shape
+from orchlog.compare import rerun
 from orchlog.compare.grading import TIER_NAMES
 from orchlog.compare.growth import GrowthRow
-from orchlog.compare.heat import HeatGrid, decode_start, heat_grid
-from orchlog.compare.page import csv_button, json_script, page
 from orchlog.compare.pairview import PairView
-from orchlog.compare.render import (
+from orchlog.compare.result import CompareReport
+from orchlog.numbers import fmt, token_text
+from orchlog.report import svg
+from orchlog.report.compare_text import (
     RERUN_ROLES,
     RERUN_WHAT,
     alignment_lines,
     coverage_lines,
-    fmt,
     metrics_line,
     result_line,
     token_lines,
-    token_text,
     verdict_line,
 )
-
-if TYPE_CHECKING:
-    from orchlog.compare.result import CompareReport
+from orchlog.report.diagnosis import diagnosis_html
+from orchlog.report.error_shape import ErrorShape, error_shape
+from orchlog.report.heatmap import HeatGrid, decode_start, heat_grid
+from orchlog.report.page import csv_button, json_script, page
 
 SHOWN = 200  # unmatched records and malformed lines listed before "... and N more"
 CLOSE_UP = 24  # tokens either side of the diverging one in the close-up heatmap
@@ -361,8 +360,6 @@ def render_html(r: CompareReport) -> str:
             body += _pair(r.first_failure)
         body += _growth_charts(r) + _error_shape(r)
     if r.diagnosis:
-        from orchlog.diagnose.render import diagnosis_html
-
         body += diagnosis_html(r.diagnosis)
     body += _failing_table(r) + _counts(r) + _inputs(r) + _worst(r) + _problems(r)
     return page(f"orchlog compare: {r.status}", body)

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from orchlog.compare import rerun
 from orchlog.compare.grading import TIER_NAMES
 from orchlog.compare.metrics import BASES
 from orchlog.compare.pairview import PairView
+from orchlog.compare.result import CompareReport
+from orchlog.numbers import fmt, token_text
+from orchlog.report.diagnosis import diagnosis_markdown, diagnosis_text
 from orchlog.safe_text import markdown_code, markdown_text
-
-if TYPE_CHECKING:
-    from orchlog.compare.result import CompareReport
 
 _DECIDED = {
     "logits": "its logits fail or are undecided",
@@ -47,20 +47,6 @@ METRICS_SHOWN = (
     "rank_b",
     "nonfinite_mismatch",
 )
-
-
-def fmt(v: float | None) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float) and math.isnan(v):
-        return "n/a"
-    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
-        return str(int(v))
-    return f"{v:.6g}"
-
-
-def token_text(tok: int | None) -> str:
-    return "(no token)" if tok is None or tok < 0 else f"token {tok}"
 
 
 def _figure(v: PairView) -> str:
@@ -249,8 +235,6 @@ def render_text(r: CompareReport) -> str:
                     f"{fmt(g.min_cosine):>10}{noise}  ({g.failed}/{g.pairs} failing; worst {g.worst_checkpoint})"
                 )
     if r.diagnosis:
-        from orchlog.diagnose.render import diagnosis_text
-
         out += diagnosis_text(r.diagnosis)
     if f.worst and f.failed:
         out += ["", "WORST OFFENDERS:"]
@@ -318,25 +302,7 @@ def coverage_lines(r: CompareReport) -> list[str]:
 
 
 def result_line(r: CompareReport) -> str:
-    f = r.findings
-    if r.status == "ok":
-        return f"RESULT: ok, all {f.pairs} pairs proven within tolerance"
-    if r.status == "no_match":
-        return "RESULT: no records matched; check --key and --map (exit 1)"
-    if r.status == "tokens_differ" and r.tokens.mismatch is not None:
-        return f"RESULT: {r.tokens.mismatch.describe()}: the prompts differ (exit 1)"
-    if r.status == "incomplete" and r.coverage is not None:
-        c, parts = r.coverage, []
-        if c.missing:
-            first = f"; first missing: {c.first_missing.name} at {c.first_missing.location}" if c.first_missing else ""
-            parts.append(f"{c.missing} reference records unpaired{first}")
-        if sum(c.malformed):
-            parts.append(f"{sum(c.malformed)} malformed lines or records")
-        return f"RESULT: incomplete (--require-all): {'; '.join(parts)} (exit 1)"
-    where = r.first.where() if r.first else "?"
-    kind = "fails" if r.first is not None and r.first.failed else "undecided"
-    head = f"diverged: {f.failed} pairs fail" if r.status == "diverged" else "undecided"
-    return f"RESULT: {head}, {f.undecided} undecided; first divergence at {token_text(r.diverging_token)}: {where} ({kind})"
+    return f"RESULT: {r}"
 
 
 def render_markdown(r: CompareReport) -> str:
@@ -407,8 +373,6 @@ def render_markdown(r: CompareReport) -> str:
                 for g in r.growth
             ]
     if r.diagnosis:
-        from orchlog.diagnose.render import diagnosis_markdown
-
         out += diagnosis_markdown(r.diagnosis)
     if f.worst and f.failed:
         out += ["", "## Worst offenders", "", "| # | where | metric | value | tier |", "|---:|---|---|---:|---|"]

@@ -5,8 +5,8 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
+from orchlog.diagnose.diagnosis import NO_SIGNATURE, Diagnosis
 from orchlog.diagnose.finding import Finding
-from orchlog.diagnose.report import NO_SIGNATURE, Diagnosis
 from orchlog.safe_text import markdown_text
 
 _ROLE = {"first_divergence": "first divergence", "worst": "a worst offender"}

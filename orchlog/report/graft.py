@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import math
 from html import escape
-from typing import TYPE_CHECKING
 
-from orchlog.compare.local_error import Measure, StageRow, stage_label
+from orchlog.graft_report.local_error import Measure, StageRow, stage_label
+from orchlog.graft_report.result import GraftReport, verdict_text
 from orchlog.safe_text import markdown_text
-
-if TYPE_CHECKING:
-    from orchlog.compare.local_report import GraftReport
 
 HEADER = ("stage", "local", "tier", "hops", "since", "end to end", "tier", "local/e2e", "verdict")
 
@@ -32,8 +29,6 @@ def _value(m: Measure | None) -> str:
 
 
 def cells(r: StageRow) -> list[str]:
-    from orchlog.compare.local_report import verdict_text
-
     local = r.local
     return [
         stage_label(r.stage),

@@ -11,16 +11,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from html import escape
-from typing import TYPE_CHECKING
 
-from orchlog.compare import svg
-from orchlog.compare.page import csv_button, page
-from orchlog.compare.render import fmt
-from orchlog.guardrail.report import COLUMNS, first_fail_text, matrix_lines, missing_run_lines, pairing_error_lines
-
-if TYPE_CHECKING:
-    from orchlog.guardrail.metrics import TokenMetrics
-    from orchlog.guardrail.result import GuardrailResult, PairResult
+from orchlog.guardrail.metrics import TokenMetrics
+from orchlog.guardrail.result import GuardrailResult, PairResult
+from orchlog.numbers import fmt
+from orchlog.report import svg
+from orchlog.report.guardrail_text import COLUMNS, first_fail_text, matrix_lines, missing_run_lines, pairing_error_lines
+from orchlog.report.page import csv_button, page
 
 INDEX_BINS = 400
 # chart: (title, the per-position value, the threshold it is drawn against and how to turn that into the value)

@@ -1,34 +1,13 @@
-"""The guardrail's outputs: text for terminals and logs, Markdown for reviews, and the files it leaves behind.
-
-Files, laid out as the seed lays them out (relative to the output
-directory, the artifact directory unless told otherwise):
-
-    summary.json                               verdict, per-pair verdicts and metrics, pairing errors,
-                                               missing pairs, first fail
-    metrics/kv_aligned_1/seed_0_metrics.json   one per pair: its summary entry plus every position's metrics
-    EQUIVALENCE_GUARDRAIL.md                   the Markdown report
-    EQUIVALENCE_GUARDRAIL.html                 the same as one page with each pair's metrics by position
-"""
+"""The guardrail report for people: text for terminals and logs, Markdown for reviews."""
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from orchlog.compare.render import fmt
-from orchlog.errors import OrchlogError
 from orchlog.guardrail.problems import MISSING_RUN
+from orchlog.guardrail.result import GuardrailResult, PairResult
+from orchlog.numbers import fmt
 from orchlog.safe_text import markdown_code, markdown_text
 
-if TYPE_CHECKING:
-    from orchlog.guardrail.result import GuardrailResult, PairResult
-
-SUMMARY_FILE = "summary.json"
-# The per-pair metrics files' name and version ("report" key; schema/json/guardrail-pair.schema.json).
-PAIR_VERSION = "orchlog-guardrail-pair/1"
-REPORT_FILE = "EQUIVALENCE_GUARDRAIL.md"
-HTML_FILE = "EQUIVALENCE_GUARDRAIL.html"
+SUMMARY_FILE = "summary.json"  # where the text's listings send a reader for everything (guardrail_files.py)
 SHOWN = 20  # pairing errors listed in text and Markdown before "... and N more" (summary.json has all)
 COLUMNS = ("max_abs_diff", "p99_abs_diff", "top1_agreement", "cos_sim_mean", "kl_max")
 
@@ -72,7 +51,7 @@ def missing_run_lines(r: GuardrailResult) -> list[str]:
 
 
 def verdict_line(r: GuardrailResult) -> str:
-    return f"VERDICT: {r.verdict} ({r.meaning})"
+    return f"VERDICT: {r}"
 
 
 def render_text(r: GuardrailResult) -> str:
@@ -152,29 +131,3 @@ def render_markdown(r: GuardrailResult) -> str:
     if r.matrix.declared is None:
         out += ["", "> Without config.json the matrix's completeness is not checked: a local verdict, not a full one."]
     return "\n".join(out) + "\n"
-
-
-def _dump(doc: Any) -> str:
-    return json.dumps(doc, indent=1, allow_nan=False) + "\n"
-
-
-def write_outputs(r: GuardrailResult, directory: str | Path) -> list[Path]:
-    """Write summary.json, the per-pair metrics files and the Markdown and HTML reports; the paths written."""
-    out = Path(directory)
-    files: list[tuple[Path, str]] = [(out / SUMMARY_FILE, _dump(r.to_json()))]
-    thresholds = r.matrix.thresholds.to_json()
-    files += [
-        (out / p.metrics_file, _dump({"report": PAIR_VERSION, "thresholds": thresholds, **p.to_json(per_token=True)}))
-        for p in r.pairs
-    ]
-    files.append((out / REPORT_FILE, r.to_markdown()))
-    files.append((out / HTML_FILE, r.to_html()))
-    for path, text in files:
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise OrchlogError(
-                f"cannot write {path} ({exc.strerror or exc}); choose another place with --output-dir"
-            ) from None
-    return [path for path, _ in files]

@@ -112,14 +112,13 @@ def test_graft_report_json_matches_its_schema(tmp_path):
 
 def test_every_command_with_json_output_has_a_schema_of_its_version():
     """The versions the code writes are the versions the schemas declare, one schema each."""
-    from orchlog.compare.local_report import REPORT_VERSION as GRAFT_VERSION
     from orchlog.compare.per_token import PER_TOKEN_VERSION
     from orchlog.compare.result import REPORT_VERSION
-    from orchlog.guardrail.report import PAIR_VERSION
-    from orchlog.guardrail.result import SUMMARY_VERSION
+    from orchlog.graft_report.result import REPORT_VERSION as GRAFT_VERSION
+    from orchlog.guardrail.result import PAIR_VERSION, SUMMARY_VERSION
     from orchlog.read.overview import SHOW_VERSION
     from orchlog.read.validate import VALIDATE_VERSION
-    from orchlog.weights.report import REPORT_VERSION as WEIGHTS_VERSION
+    from orchlog.weights.result import REPORT_VERSION as WEIGHTS_VERSION
 
     written = {
         REPORT_VERSION,

@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 from orchlog.compare import CompareOptions, compare
+from orchlog.report import render_text
 from tests.compare.runs import run
 from tests.tracegen import write_jsonl
 
@@ -70,4 +71,8 @@ def test_a_malformed_line_fails_require_all(tmp_path):
     assert compare(ref, ours).status == "ok"
     report = compare(ref, ours, CompareOptions(require_all=True))
     assert report.status == "incomplete" and report.exit_code == 1 and report.coverage.malformed == (0, 1)
-    assert str(report).rstrip().endswith("RESULT: incomplete (--require-all): 1 malformed lines or records (exit 1)")
+    assert (
+        render_text(report)
+        .rstrip()
+        .endswith("RESULT: incomplete (--require-all): 1 malformed lines or records (exit 1)")
+    )

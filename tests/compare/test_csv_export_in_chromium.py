@@ -10,6 +10,7 @@ import io
 import numpy as np
 
 from orchlog.compare import CompareOptions, compare
+from orchlog.report import render_html
 from tests.browser import download, needs_chromium
 from tests.tracegen import record, write_jsonl
 
@@ -27,7 +28,7 @@ def _page(tmp_path):
         b.append(record(name, x + 0.5, token_idx=0, layer=seq, seq=seq, stage="=1+1"))
     report = compare(write_jsonl(tmp_path / "a.jsonl", a), write_jsonl(tmp_path / "b.jsonl", b), CompareOptions())
     page = tmp_path / "report.html"
-    page.write_text(report.to_html(), encoding="utf-8")
+    page.write_text(render_html(report), encoding="utf-8")
     return page
 
 

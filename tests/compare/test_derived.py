@@ -9,6 +9,7 @@ import pytest
 from orchlog.compare import CompareOptions, compare
 from orchlog.compare.namemap import load_maps
 from orchlog.errors import OrchlogError
+from orchlog.report import render_text
 from tests.tracegen import record, write_frames, write_jsonl
 
 RNG = np.random.default_rng(5)
@@ -57,13 +58,13 @@ def _parts(tmp_path, write=write_frames, skip=None, bias=0.0, values=10):
 
 def test_derived_checkpoints_meet_the_ones_a_reference_logs(tmp_path):
     report = compare(_reference(tmp_path), _parts(tmp_path), CompareOptions(maps_b=[_map(tmp_path)], detail=True))
-    assert report.status == "ok", str(report)
+    assert report.status == "ok", render_text(report)
     derived = {(p.checkpoint, p.stage): p for p in report.findings.kept_pairs()}
     assert set(derived) == {("Qcur", "add"), ("ffn_norm", None), ("l_out", None)}
     assert derived[("l_out", None)].metrics["max_abs"] == 0  # f32 + f32, as the engine adds
     assert derived[("ffn_norm", None)].metrics["max_abs"] < 1e-6
     assert derived[("l_out", None)].alignment.how[1] == "derived: hidden + residual"
-    assert "derived: hidden + residual" in str(report)
+    assert "derived: hidden + residual" in render_text(report)
 
 
 def test_summaries_derive_what_their_leading_values_allow(tmp_path):

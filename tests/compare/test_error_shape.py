@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from orchlog.compare.error_shape import is_attention, of_difference
+from orchlog.report.error_shape import is_attention, of_difference
 
 
 def test_histogram_counts_every_positive_difference_and_sets_zeros_and_nonfinite_apart():

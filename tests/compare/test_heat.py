@@ -6,7 +6,7 @@ import numpy as np
 
 from orchlog.compare.grading import TIER_NAMES
 from orchlog.compare.growth import Growth
-from orchlog.compare.heat import decode_start, heat_grid
+from orchlog.report.heatmap import decode_start, heat_grid
 from orchlog.strings import Strings
 
 

@@ -12,6 +12,7 @@ from html.parser import HTMLParser
 import numpy as np
 
 from orchlog.compare import CompareOptions, compare
+from orchlog.report import render_html
 from tests.compare.pages import write_runs
 from tests.compare.runs import from_layer, run
 from tests.tracegen import emit, record, write_jsonl
@@ -48,7 +49,7 @@ class _Tags(HTMLParser):
 
 
 def test_page_is_self_contained_and_scales_with_the_window(tmp_path):
-    page = _report(tmp_path).to_html()
+    page = render_html(_report(tmp_path))
     parser = _Tags()
     parser.feed(page)
     assert parser.external == []
@@ -58,7 +59,7 @@ def test_page_is_self_contained_and_scales_with_the_window(tmp_path):
 
 
 def test_heatmap_data_has_one_cell_per_token_and_layer_and_marks_the_first_divergence(tmp_path):
-    heat = _data(_report(tmp_path).to_html(), "heat-all")
+    heat = _data(render_html(_report(tmp_path)), "heat-all")
     assert heat["labels"] == ["embedding", "layer 0", "layer 1", "layer 2", "logits"]
     assert heat["first"] == heat["last"] == [0, 1, 2]
     severity = np.array(heat["sev"], dtype=float).reshape(5, 3)
@@ -68,7 +69,7 @@ def test_heatmap_data_has_one_cell_per_token_and_layer_and_marks_the_first_diver
 
 
 def test_the_heading_names_the_token_once_and_the_verdict_says_fail_once(tmp_path):
-    page = _report(tmp_path).to_html()
+    page = render_html(_report(tmp_path))
     heading = re.search(r'<h2 id="first">(.*?)</h2>', page).group(1)
     assert heading.count("token 1") == 1
     assert "fail: fail:" not in page and "fail</span>fail" not in page
@@ -76,17 +77,17 @@ def test_the_heading_names_the_token_once_and_the_verdict_says_fail_once(tmp_pat
 
 def test_prefill_and_decode_are_told_apart_and_a_close_up_follows_many_tokens(tmp_path):
     r = _full_report(tmp_path, tokens=12, prompt=8)
-    heat = _data(r.to_html(), "heat-all")
+    heat = _data(render_html(r), "heat-all")
     assert heat["decode"] == 8  # token 8 is the first decode step; one column per token here
-    assert "heat-near" not in r.to_html()  # twelve tokens fit one column each: no close-up needed
-    from orchlog.compare.heat import heat_grid
+    assert "heat-near" not in render_html(r)  # twelve tokens fit one column each: no close-up needed
+    from orchlog.report.heatmap import heat_grid
 
     grouped = heat_grid(r.findings.heat, max_columns=5)
     assert grouped.group == 3 and grouped.first_token == [0, 3, 6, 9] and grouped.last_token == [2, 5, 8, 11]
 
 
 def test_the_diverging_layer_gets_a_per_stage_chart(tmp_path):
-    page = _full_report(tmp_path).to_html()
+    page = render_html(_full_report(tmp_path))
     stages = _svgs(page)["max_abs by stage in layer 2 (execution order)"]
     labels = [t.text for t in stages.iter("text") if t.get("text-anchor") == "end"]
     assert labels == ["attn_norm", "Qcur", "Kcur", "attn_out", "ffn_out", "l_out"]
@@ -95,7 +96,7 @@ def test_the_diverging_layer_gets_a_per_stage_chart(tmp_path):
 
 
 def test_a_rope_error_shows_in_the_per_head_grid_along_its_rotated_pair(tmp_path):
-    page = _full_report(tmp_path).to_html()
+    page = render_html(_full_report(tmp_path))
     charts = _svgs(page)
     assert "histogram of |a-b|" in charts and "worst |a-b| by index" in charts
     grid = charts["worst |a-b| per head"]
@@ -109,25 +110,25 @@ def test_a_rope_error_shows_in_the_per_head_grid_along_its_rotated_pair(tmp_path
 
 
 def test_summaries_say_why_the_error_is_not_drawn(tmp_path):
-    page = _report(tmp_path).to_html()
+    page = render_html(_report(tmp_path))
     assert "Not drawn: the traces hold only leading values" in page
 
 
 def test_failing_pairs_are_a_sortable_table_with_csv_export(tmp_path):
     r = _report(tmp_path)
-    page = r.to_html()
+    page = render_html(r)
     table = re.search(r'<table id="pairs" class="sortable">.*?</table>', page, re.S).group(0)
     rows = re.findall(r"<tr>", table)
     assert len(rows) == 1 + r.findings.failed + r.findings.undecided  # the header and every failing pair
     assert 'data-table="pairs"' in page and "Save as CSV" in page
-    capped = _report(tmp_path, max_pairs=3).to_html()
+    capped = render_html(_report(tmp_path, max_pairs=3))
     assert f"the first 3 of {r.findings.failed} in execution order" in capped
 
 
 def test_unmatched_lists_say_how_many_they_leave_out(tmp_path):
     a = write_jsonl(tmp_path / "a.jsonl", [record(f"x{i}", np.ones(2, np.float32), token_idx=i) for i in range(230)])
     b = write_jsonl(tmp_path / "b.jsonl", [record("x0", np.ones(2, np.float32), token_idx=0)])
-    page = compare(a, b, CompareOptions(heatmap=True)).to_html()
+    page = render_html(compare(a, b, CompareOptions(heatmap=True)))
     assert "<h2>Only in a (229)</h2>" in page and "... and 29 more (all of them in --format json)" in page
 
 
@@ -135,14 +136,14 @@ def test_names_are_escaped_even_inside_the_embedded_data(tmp_path):
     evil = '</script><script>alert("x")</script>'
     a = write_jsonl(tmp_path / "a.jsonl", [record(evil, np.ones(4, np.float32), token_idx=0, seq=0)])
     b = write_jsonl(tmp_path / "b.jsonl", [record(evil, np.full(4, 9, np.float32), token_idx=0, seq=0)])
-    page = compare(a, b, CompareOptions(heatmap=True)).to_html()
+    page = render_html(compare(a, b, CompareOptions(heatmap=True)))
     assert "<script>alert" not in page and "&lt;script&gt;" in page
     assert _data(page, "heat-all")["labels"] == [evil]
 
 
 def test_identical_traces_give_an_ok_page_without_a_divergence_section(tmp_path):
     a = write_jsonl(tmp_path / "a.jsonl", run())
-    page = compare(a, a, CompareOptions(heatmap=True)).to_html()
+    page = render_html(compare(a, a, CompareOptions(heatmap=True)))
     assert 'class="badge ok"' in page and "First divergence" not in page
 
 
@@ -167,6 +168,6 @@ def test_the_heatmap_keeps_every_token_after_the_divergence_is_known(tmp_path):
     a = emit(tmp_path / "a.jsonl", run(tokens=2000))
     b = emit(tmp_path / "b.jsonl", run(tokens=2000, bug=from_layer(1, 1, "Qcur")))
     r = compare(a, b, CompareOptions(heatmap=True))
-    heat = _data(r.to_html(), "heat-all")
+    heat = _data(render_html(r), "heat-all")
     assert heat["first"][0] == 0 and heat["last"][-1] == 1999
     assert r.diverging_token == 1

@@ -9,6 +9,7 @@ import pytest
 
 from benchmarks.compare_traces import write_jsonl_pair
 from orchlog.compare import CompareOptions, compare
+from orchlog.report import render_html
 from tests.browser import needs_chromium, png_size, render
 from tests.compare.pages import write_runs
 
@@ -23,7 +24,7 @@ PARTS = ["#heatmap", ".heat-mark", "#first", "#stages", "#histogram", "#by-index
 def test_the_compare_page_renders_without_errors_with_every_part_visible(tmp_path, size):
     a, b = write_runs(tmp_path)
     page = tmp_path / "report.html"
-    page.write_text(compare(a, b, CompareOptions(heatmap=True)).to_html(), encoding="utf-8")
+    page.write_text(render_html(compare(a, b, CompareOptions(heatmap=True))), encoding="utf-8")
     shot = tmp_path / f"report_{size[0]}x{size[1]}.png"
     seen = render(page, size, PARTS, shot)
     assert seen["errors"] == []

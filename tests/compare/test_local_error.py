@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from orchlog.compare.grading import FAIL, TIER_NAMES, UNDECIDED_TIER
-from orchlog.compare.local_error import (
+from orchlog.compare.tolerances import load_tolerances
+from orchlog.graft_report.local_error import (
     GRAFTED_ONLY,
     INHERITED,
     INTRODUCED,
@@ -20,8 +21,7 @@ from orchlog.compare.local_error import (
     per_layer,
     stage_rows,
 )
-from orchlog.compare.local_pairs import LocalPairs
-from orchlog.compare.tolerances import load_tolerances
+from orchlog.graft_report.pairs import LocalPairs
 from orchlog.read.batch import NONE
 
 STAGES = ("attn_norm", "attn_out", "ffn_out", "l_out")

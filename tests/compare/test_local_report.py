@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from orchlog.compare import CompareOptions
-from orchlog.compare.local_report import graft_report
+from orchlog.graft_report.result import graft_report
+from orchlog.report import render_html, render_markdown, render_text
 from tests.compare.grafted_runs import STAGES, write_run
 
 OPTIONS = CompareOptions(threshold=1e-3, metric="max_abs")
@@ -34,7 +35,7 @@ def test_a_bug_in_one_stage_is_named_and_what_follows_it_is_inherited(one_layer_
     assert verdicts[(1, "attn_out")] == "introduced"
     assert verdicts[(2, "attn_out")] == "inherited"
     assert verdicts[(0, "ffn_out")] == "grafted"
-    assert "largest local error: attn_out @ layer 1" in str(report)
+    assert "largest local error: attn_out @ layer 1" in render_text(report)
 
 
 def test_grafted_records_equal_the_reference_and_raise_no_warning(one_layer_bug):
@@ -52,7 +53,7 @@ def test_every_format_carries_the_table(one_layer_bug):
     row = next(s for s in doc["stages"] if s["checkpoint"] == "attn_out" and s["layer"] == 1)
     assert row["local"]["hops"] == 0 and row["local"]["since"] == {"checkpoint": "attn_norm", "layer": 1, "stage": None}
     assert row["end_to_end"]["tier"] == "fail" and row["verdict"] == "introduced"
-    md, html = report.to_markdown(), report.to_html()
+    md, html = render_markdown(report), render_html(report)
     assert "| attn_out @ layer 1 |" in md
     assert "<td>attn_out @ layer 1</td>" in html
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 
-from orchlog.compare.page import csv_button, json_script, page
+from orchlog.report.page import csv_button, json_script, page
 
 
 def test_embedded_data_round_trips_and_no_name_can_close_its_block():

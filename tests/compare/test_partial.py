@@ -11,6 +11,7 @@ import pytest
 from orchlog.compare import CompareOptions, compare, finish
 from orchlog.compare.partial import merge_all
 from orchlog.read.paths import open_trace
+from orchlog.report import render_html
 from orchlog.scale import walk_part
 from orchlog.scale.plan import PartSpec, file_ranks, side_files
 from tests.scale.rank_traces import rank_trace_pair
@@ -86,7 +87,7 @@ WHOLE_SAYS = "Not drawn: the traces hold only leading values for this pair; log 
 def test_merged_parts_draw_the_html_page_of_the_whole(tmp_path):
     a, b = rank_trace_pair(tmp_path, 3, ranks=3)
     opts = CompareOptions(diagnose=False, heatmap=True)
-    whole = compare(a, b, opts).to_html()
+    whole = render_html(compare(a, b, opts))
     assert 'id="heatmap"' in whole and 'id="stages"' in whole, "the case has a heatmap and a per-stage chart"
     rng = random.Random(5)
     for _ in range(3):
@@ -96,5 +97,5 @@ def test_merged_parts_draw_the_html_page_of_the_whole(tmp_path):
         merged = finish(merge_all(parts), ta, tb, opts, (list(ta.diagnostics), list(tb.diagnostics)))
         # Parts do not ship the records themselves, so a merged report cannot draw the error inside the
         # first divergence's tensors; it says so, and everything else is the same page.
-        page = merged.to_html().replace(NOT_KEPT, WHOLE_SAYS)
-        assert NOT_KEPT in merged.to_html() and page == whole
+        page = render_html(merged).replace(NOT_KEPT, WHOLE_SAYS)
+        assert NOT_KEPT in render_html(merged) and page == whole

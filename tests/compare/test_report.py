@@ -7,6 +7,7 @@ import json
 import numpy as np
 
 from orchlog.compare import CompareOptions, compare
+from orchlog.report import render_markdown, render_text
 from tests.compare.runs import from_layer, run
 from tests.tracegen import record, write_jsonl
 
@@ -114,7 +115,7 @@ def test_unmatched_records_and_malformed_lines_are_listed_with_where_they_are(tm
     assert extra["name"] == "extra" and extra["location"].endswith(f":{len(run()) - 3 + 2}")
     (bad,) = doc["malformed"]
     assert bad["input"] == "b" and bad["line"] == len(run()) - 3 + 3 and "malformed JSON" in bad["message"]
-    text = str(report)
+    text = render_text(report)
     for section in (
         "RESULTS:",
         "FIRST DIVERGENCE: token 1",
@@ -132,11 +133,11 @@ def test_pairs_are_capped_unless_detail_is_asked_for(tmp_path):
     capped = _diverged(tmp_path, max_pairs=2)
     assert len(capped.to_json()["pairs"]) == 2 and capped.to_json()["pairs_omitted"] == capped.findings.failed - 2
     detail = _diverged(tmp_path, detail=True)
-    assert len(detail.to_json()["pairs"]) == detail.findings.pairs and "DETAIL:" in str(detail)
+    assert len(detail.to_json()["pairs"]) == detail.findings.pairs and "DETAIL:" in render_text(detail)
 
 
 def test_markdown_has_the_tiers_table_and_the_first_divergence(tmp_path):
-    md = _diverged(tmp_path).to_markdown()
+    md = render_markdown(_diverged(tmp_path))
     assert md.startswith("# orchlog compare") and "| fail |" in md and "## First divergence: token 1" in md
 
 
@@ -147,7 +148,7 @@ def test_the_tracked_token_rank_is_reported_per_logits_position(tmp_path):
     ranks = report.to_json()["tracked_token"]["positions"]
     assert [r["token_idx"] for r in ranks] == [0, 1, 2]
     assert ranks[0]["rank_a"] == ranks[0]["rank_b"]
-    assert "TRACKED TOKEN 3" in str(report)
+    assert "TRACKED TOKEN 3" in render_text(report)
 
 
 def test_pairs_whose_hashes_differ_with_nothing_else_say_so_with_each_sides_rms(tmp_path):
@@ -171,6 +172,6 @@ def test_pairs_whose_hashes_differ_with_nothing_else_say_so_with_each_sides_rms(
     report = compare(write(tmp_path / "a.jsonl", "a" * 64), write(tmp_path / "b.jsonl", "b" * 64))
     # The legacy trace format's own rule: a differing hash is a divergence, even with the same rms.
     assert not report and report.first.failed and report.first.basis == "hash"
-    text = str(report)
+    text = render_text(report)
     assert "fail: blake3 differs (legacy trace records: any hash difference is a divergence)" in text
     assert f"blake3 a {'a' * 64}  b {'b' * 64}; rms 0.5 vs 0.5; num_elements 4 vs 4" in text

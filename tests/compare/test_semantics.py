@@ -12,6 +12,7 @@ import numpy as np
 from orchlog.compare import CompareOptions, compare
 from orchlog.compare.semantics import semantics
 from orchlog.encoding.record import ALL_VALUES
+from orchlog.report import render_text
 from tests.tracegen import record, write_json_lines, write_jsonl
 
 RUST_HASH = "407a12f3abc98d12" + "0" * 48
@@ -76,7 +77,7 @@ def test_legacy_checkpoint_jsonl_grades_the_leading_values_both_sides_carry_as_i
     assert far.status == "diverged" and far.first.token_idx == 1 and far.first.basis == "leading"
     assert (
         "the leading values both sides carry (the rule of formats that hold only those: legacy checkpoint JSONL, llama.cpp's printout)"
-        in str(far)
+        in render_text(far)
     )
 
 

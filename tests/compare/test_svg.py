@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import xml.etree.ElementTree as ET
 
-from orchlog.compare import svg
+from orchlog.report import svg
 
 
 def test_log_position_clamps_and_orders():

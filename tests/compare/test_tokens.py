@@ -15,6 +15,7 @@ from orchlog.compare.tokens import TokenIds, first_difference, shift_positions, 
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.paths import open_trace
 from orchlog.read.trace import TraceRecord
+from orchlog.report import render_text
 from tests.tracegen import write_json_lines
 
 BOS = 151643
@@ -76,7 +77,7 @@ def test_a_prepended_bos_is_reported_as_different_prompts_not_as_a_divergence(tm
     a, b = _bos_pair(tmp_path)
     report = compare(a, b)
     assert report.status == "tokens_differ" and report.exit_code == 1 and report.first is None
-    assert "token ids differ at position 0 (a: 151643, b: 785)" in str(report)
+    assert "token ids differ at position 0 (a: 151643, b: 785)" in render_text(report)
     assert report.to_json()["token_ids"]["first_difference"] == {"position": 0, "a": BOS, "b": 785}
 
 
@@ -84,7 +85,7 @@ def test_token_offset_lines_the_shifted_side_up(tmp_path):
     a, b = _bos_pair(tmp_path)
     report = compare(a, b, CompareOptions(token_offset=1))
     assert report.status == "ok" and report.tokens.positions == len(PROMPT)
-    assert f"the same at all {len(PROMPT)} positions" in str(report)
+    assert f"the same at all {len(PROMPT)} positions" in render_text(report)
     assert [u.key["token_idx"] for u in report.unmatched] == [0]  # the BOS, only in a
     assert compare(b, a, CompareOptions(token_offset=-1)).status == "ok"
 
@@ -93,7 +94,7 @@ def test_per_token_logits_check_the_token_ids_too(tmp_path):
     a, b = _bos_pair(tmp_path)
     report = compare_per_token(open_trace(a), open_trace(b))
     assert report.status == "tokens_differ" and report.exit_code == 1
-    assert "token ids differ at position 0" in str(report)
+    assert "token ids differ at position 0" in render_text(report)
     assert compare_per_token(open_trace(a), open_trace(b), token_offset=1).status == "ok"
 
 

@@ -11,6 +11,7 @@ import pytest
 
 from orchlog.compare import CompareOptions, compare
 from orchlog.compare.window import Window
+from orchlog.report import render_html, render_markdown, render_text
 from tests.tracegen import record, write_frames, write_jsonl
 
 PHRASE = "compared on window [4,5] of [4,256] / [4,5]"
@@ -43,19 +44,19 @@ def test_the_window_is_the_common_leading_extent_of_every_axis():
 def test_without_a_window_a_shape_mismatch_fails_but_the_window_is_what_was_compared(tmp_path):
     report = compare(*_traces(tmp_path))
     assert report.status == "diverged" and report.first.metrics["max_abs"] == 0  # no flat prefix across heads
-    assert "shapes differ" in report.first.reason and PHRASE in str(report)
+    assert "shapes differ" in report.first.reason and PHRASE in render_text(report)
 
 
 def test_with_a_window_the_pair_is_graded_on_it_and_each_format_says_so(tmp_path):
     a, b = _traces(tmp_path)
     report = compare(a, b, CompareOptions(windows=("kq*",), heatmap=True, detail=True))
     assert report.status == "ok" and report.findings.counts[4] == 0
-    assert PHRASE in str(report)
+    assert PHRASE in render_text(report)
     doc = json.loads(json.dumps(report.to_json()))
     assert doc["pairs"][0]["alignment"]["window"] == {"window": [4, 5], "a": [4, 256], "b": [4, 5], "allowed": True}
     failing = compare(*_traces(tmp_path, change=(3, 4)), CompareOptions(windows=("kq*",), heatmap=True))
     assert failing.first.metrics["max_abs"] == 0.5
-    for text in (str(failing), failing.to_markdown(), failing.to_html()):
+    for text in (render_text(failing), render_markdown(failing), render_html(failing)):
         assert PHRASE in text.replace("\\", ""), text  # Markdown escapes the brackets
 
 

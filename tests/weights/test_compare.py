@@ -7,6 +7,7 @@ import json
 import gguf
 import numpy as np
 
+from orchlog.report import render_text
 from orchlog.weights import WeightsOptions, compare_weights
 from tests.weights.models import N_EMBD, gguf_weights, llama_gguf_weights, write_gguf, write_hf
 
@@ -40,7 +41,7 @@ def test_a_corrupted_bias_and_a_transposed_matrix_are_both_named(tmp_path):
     assert rows["blk.0.attn_k.bias"].signatures[0].kind == "localized"
     assert rows["blk.1.attn_output.weight"].relation == "transposed"  # square: same shape, other layout
     assert rows["blk.1.ffn_down.weight"].relation == "transposed"  # the shapes differ too
-    text = str(report)
+    text = render_text(report)
     assert "blk.1.ffn_down.weight (b: model.layers.1.mlp.down_proj.weight)" in text
     assert "matches only transposed" in text and "2 match only transposed or permuted" in text
 

@@ -38,8 +38,8 @@ import numpy as np
 
 from orchlog.compare.grading import FAIL, TIER_NAMES, UNDECIDED_TIER
 from orchlog.compare.growth import run_starts
-from orchlog.compare.local_pairs import LocalPairs
 from orchlog.compare.tolerances import Tolerances
+from orchlog.graft_report.pairs import LocalPairs
 from orchlog.read.batch import NONE
 
 Stage = tuple[int, str, str]  # (layer or -1, checkpoint, stage or "")

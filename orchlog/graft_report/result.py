@@ -1,11 +1,12 @@
 """GraftReport: each stage's local error (runs grafted from the reference) beside its end-to-end error.
 
-    from orchlog.compare.local_report import graft_report
+    from orchlog.graft_report import graft_report
+    from orchlog.report import render_text
     report = graft_report("llama.bin", ["grafted.bin"], plain="ours.bin")
-    print(report)                     # text; report.to_markdown(), report.to_html(), report.to_json()
+    print(render_text(report))        # or render_markdown, render_html; report.to_json()
     report.largest                    # the StageRow with the largest local error, or None
 
-What each record measures is in orchlog/compare/local_error.py; the JSON
+What each record measures is in local_error.py; the JSON
 keys and the worked example are in docs/graft.md.
 """
 
@@ -18,7 +19,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from orchlog.compare import CompareOptions
-from orchlog.compare.local_error import (
+from orchlog.compare.tolerances import Tolerances, load_tolerances
+from orchlog.graft_report.local_error import (
     GRAFTED_ONLY,
     INHERITED,
     INTRODUCED,
@@ -35,9 +37,8 @@ from orchlog.compare.local_error import (
     stage_label,
     stage_rows,
 )
-from orchlog.compare.local_pairs import LocalPairs, walk
-from orchlog.compare.result import number
-from orchlog.compare.tolerances import Tolerances, load_tolerances
+from orchlog.graft_report.pairs import LocalPairs, walk
+from orchlog.numbers import json_number
 from orchlog.read.trace import Trace
 
 REPORT_VERSION = "orchlog-graft/1"
@@ -144,19 +145,8 @@ class GraftReport:
         )
 
     def __str__(self) -> str:
-        from orchlog.compare.local_render import render_text
-
-        return render_text(self)
-
-    def to_markdown(self) -> str:
-        from orchlog.compare.local_render import render_markdown
-
-        return render_markdown(self)
-
-    def to_html(self) -> str:
-        from orchlog.compare.local_render import render_html
-
-        return render_html(self)
+        """The verdict in one line; orchlog.report renders the whole report as text, Markdown or HTML."""
+        return self.status_line()
 
     def to_json(self) -> dict[str, Any]:
         largest = self.largest
@@ -188,10 +178,10 @@ def measure_json(m: Measure | None) -> dict[str, Any] | None:
         "tier": m.tier,
         "metric": m.metric,
         "rule": m.rule,
-        "value": number(m.value),
-        "interval": [number(m.interval[0]), number(m.interval[1])],
-        "severity": number(m.severity),
-        "max_abs": number(m.max_abs),
+        "value": json_number(m.value),
+        "interval": [json_number(m.interval[0]), json_number(m.interval[1])],
+        "severity": json_number(m.severity),
+        "max_abs": json_number(m.max_abs),
     }
 
 
@@ -215,7 +205,7 @@ def stage_json(r: StageRow) -> dict[str, Any]:
         "local": local,
         "end_to_end": measure_json(r.end_to_end),
         "grafted": measure_json(r.grafted),
-        "local_over_end_to_end": None if r.ratio is None else number(r.ratio),
+        "local_over_end_to_end": None if r.ratio is None else json_number(r.ratio),
     }
 
 
