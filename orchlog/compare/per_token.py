@@ -117,7 +117,9 @@ class PerTokenReport:
         if self.status == NO_MATCH:
             return "no logits positions matched (check --key and --logits)"
         if first is None:
-            return f"ok, all {len(self.positions)} positions have cosine >= {self.cos_tol:g} and logits of the same length"
+            return (
+                f"ok, all {len(self.positions)} positions have cosine >= {self.cos_tol:g} and logits of the same length"
+            )
         if self.status == UNDECIDED:
             return (
                 f"undecided: first divergence at token {first.token_idx} (undecided): measured on leading "

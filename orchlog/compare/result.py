@@ -100,7 +100,9 @@ class CompareReport:
         if self.status == INCOMPLETE and self.coverage is not None:
             c, parts = self.coverage, []
             if c.missing:
-                first = f"; first missing: {c.first_missing.name} at {c.first_missing.location}" if c.first_missing else ""
+                first = (
+                    f"; first missing: {c.first_missing.name} at {c.first_missing.location}" if c.first_missing else ""
+                )
                 parts.append(f"{c.missing} reference records unpaired{first}")
             if sum(c.malformed):
                 parts.append(f"{sum(c.malformed)} malformed lines or records")
@@ -108,7 +110,9 @@ class CompareReport:
         where = self.first.where() if self.first else "?"
         kind = "fails" if self.first is not None and self.first.failed else "undecided"
         head = f"diverged: {f.failed} pairs fail" if self.status == DIVERGED else "undecided"
-        return f"{head}, {f.undecided} undecided; first divergence at {token_text(self.diverging_token)}: {where} ({kind})"
+        return (
+            f"{head}, {f.undecided} undecided; first divergence at {token_text(self.diverging_token)}: {where} ({kind})"
+        )
 
     @property
     def exit_code(self) -> int:
