@@ -266,7 +266,7 @@ def tensor_diffs(
     tensor_metrics.tensor_diff does on the arrays compare.tensors.flat_tensor makes of them.
     Returns (rows, flagged): a flagged pair holds a NaN or Inf on some side and its row is
     left unset, for tensor_diff's careful path. The twin without the extension is that
-    per-pair path itself (orchlog.compare.metrics).
+    per-pair path itself (orchlog.compare.measuring.metrics).
     """
     if _native is None:
         return None

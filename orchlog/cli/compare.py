@@ -214,7 +214,7 @@ def add_alignment_arguments(p: argparse.ArgumentParser) -> None:
 def alignment_options(args: argparse.Namespace) -> dict[str, Any]:
     """CompareOptions' fields from what add_alignment_arguments added."""
     from orchlog.compare import LOGITS_NAMES
-    from orchlog.compare.keys import parse_key
+    from orchlog.compare.pairing.keys import parse_key
 
     return {
         "key": parse_key(args.key) if args.key else None,
@@ -257,7 +257,7 @@ def _compare_on_ray(args: argparse.Namespace, opts: CompareOptions) -> CompareRe
 def _run(args: argparse.Namespace) -> int:
     from orchlog.cli.progress import Progress
     from orchlog.compare import LOGITS_NAMES, CompareOptions, compare
-    from orchlog.compare.keys import parse_key
+    from orchlog.compare.pairing.keys import parse_key
     from orchlog.read.paths import open_trace
     from orchlog.report import render
 

@@ -4,7 +4,7 @@
 
 Only the logits records of each trace take part (checkpoints matching the
 logits globs); they align on token_idx by default. Each position gets the
-logits metrics of orchlog.compare.logits. Positions where a side carries
+logits metrics of orchlog.compare.measuring.logits. Positions where a side carries
 only leading values are measured on those and marked partial: the cosine of
 some values proves nothing about the cosine of all of them, so such a
 position is undecided (never ok), unless both traces are legacy checkpoint
@@ -20,20 +20,17 @@ from typing import Any
 
 import numpy as np
 
-from orchlog.compare.align import Aligner
-from orchlog.compare.keys import Interner, key_matrix
-from orchlog.compare.logits import LogitsDiff, logits_diff
-from orchlog.compare.namemap import load_maps
+from orchlog.compare.measuring.logits import LogitsDiff, logits_diff
+from orchlog.compare.options import CompareOptions
+from orchlog.compare.pairing.tensors import flat_tensor
+from orchlog.compare.pairing.tokens import TokenCheck
+from orchlog.compare.plan import WalkPlan
 from orchlog.compare.result import DIVERGED, NO_MATCH, OK, TOKENS_DIFFER, UNDECIDED
-from orchlog.compare.semantics import semantics
-from orchlog.compare.sides import Side
-from orchlog.compare.tensors import flat_tensor
-from orchlog.compare.tokens import TokenCheck
 from orchlog.errors import OrchlogError
 from orchlog.numbers import json_number
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.trace import Diagnostic, Trace
-from orchlog.strings import glob_matcher
+from orchlog.tolerances.rules import load_tolerances
 
 DEFAULT_COS_TOL = 0.999
 
@@ -188,20 +185,15 @@ def compare_per_token(
     maps_b: Sequence[str] = (),
     token_offset: int = 0,
 ) -> PerTokenReport:
-    interner = Interner()
-    side_a = Side(load_maps([*maps_a, *maps]), token_shift=max(-token_offset, 0))
-    side_b = Side(load_maps([*maps_b, *maps]), token_shift=max(token_offset, 0))
-    leading_rule = semantics(a.format, b.format).leading_rule
-    keep = _logits_only(glob_matcher(logits))
-    aligner = Aligner(
-        a,
-        b,
-        lambda batch: key_matrix(batch, key, interner),
-        lambda batch: keep(side_a(batch)),
-        lambda batch: keep(side_b(batch)),
+    opts = CompareOptions(
+        key=key, logits=logits, maps=list(maps), maps_a=list(maps_a), maps_b=list(maps_b), token_offset=token_offset
     )
+    plan = WalkPlan.of(a, b, opts, tolerances=load_tolerances("default"))  # rounds unmeasured: no rule applies
+    pairs = plan.pairs(a, b, keep=_logits_only(plan.is_logits))
+    leading_rule = pairs.rules.leading_rule
+    side_a, side_b = pairs.sides
     positions = []
-    for rnd in aligner:
+    for rnd in pairs.rounds():
         for i, j in zip(rnd.ia, rnd.ib):
             (va, pa), (vb, pb) = _vector(rnd.a, int(i)), _vector(rnd.b, int(j))
             tok = rnd.a.token_idx[i]
@@ -217,7 +209,7 @@ def compare_per_token(
             )
         if progress:
             progress((a.progress() + b.progress()) / 2)
-    read_a, read_b = aligner.rows_read
+    read_a, read_b = pairs.aligner.rows_read
     if read_a == 0 or read_b == 0:
         empty = a.path if read_a == 0 else b.path
         raise OrchlogError(
@@ -232,7 +224,7 @@ def compare_per_token(
         positions,
         cos_tol,
         (a.path, b.path),
-        (len(aligner.leftover_a), len(aligner.leftover_b)),
+        (len(pairs.aligner.leftover_a), len(pairs.aligner.leftover_b)),
         malformed,
         track_token,
         tokens,

@@ -14,19 +14,19 @@ import dataclasses
 import math
 from typing import Any
 
-from orchlog.compare import rerun
-from orchlog.compare.coverage import Coverage
-from orchlog.compare.divergence import Findings, Tracked
-from orchlog.compare.grading import TIER_NAMES
-from orchlog.compare.growth import GrowthRow
-from orchlog.compare.metrics import BASES
-from orchlog.compare.noise import NoiseSummary
+from orchlog.compare.grading import rerun
+from orchlog.compare.grading.coverage import Coverage
+from orchlog.compare.grading.divergence import Findings, Tracked
+from orchlog.compare.grading.growth import GrowthRow
+from orchlog.compare.grading.noise import NoiseSummary
+from orchlog.compare.grading.tiers import TIER_NAMES
+from orchlog.compare.measuring.metrics import BASES
+from orchlog.compare.pairing.tokens import TokenCheck
 from orchlog.compare.pairview import PairView
-from orchlog.compare.tokens import TokenCheck
-from orchlog.compare.tolerances import Rule, Tolerances
 from orchlog.diagnose.diagnosis import Diagnosis, diagnosis_json
 from orchlog.numbers import json_number, token_text
 from orchlog.read.trace import Diagnostic
+from orchlog.tolerances.rules import Rule, Tolerances
 
 REPORT_VERSION = "orchlog-compare/2"
 # ok: every pair proven within tolerance; diverged: some pair proven beyond it; undecided: none proven

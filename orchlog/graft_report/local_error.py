@@ -36,11 +36,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from orchlog.compare.grading import FAIL, TIER_NAMES, UNDECIDED_TIER
-from orchlog.compare.growth import run_starts
-from orchlog.compare.tolerances import Tolerances
+from orchlog.compare.grading.growth import run_starts
+from orchlog.compare.grading.tiers import FAIL, TIER_NAMES, UNDECIDED_TIER
 from orchlog.graft_report.pairs import LocalPairs
 from orchlog.read.batch import NONE
+from orchlog.tolerances.rules import Tolerances
 
 Stage = tuple[int, str, str]  # (layer or -1, checkpoint, stage or "")
 

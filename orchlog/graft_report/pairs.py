@@ -3,7 +3,7 @@
 A graft report needs more than `compare`'s findings: for each pair, where it
 sits in the run under test (its execution order there) and whether that
 record was grafted, so that the stages between a graft point and a record
-can be counted (orchlog/compare/local_error.py). The walk is `compare`'s --
+can be counted (local_error.py). The walk is `compare`'s --
 the same sides, maps, windows, alignment, metrics and grading -- but keeps
 a few scalars per pair (about 80 bytes) instead of a report.
 """
@@ -15,19 +15,13 @@ import os
 
 import numpy as np
 
-from orchlog.compare import LOGITS_NAMES, CompareOptions
-from orchlog.compare.align import Aligner
-from orchlog.compare.grading import grade
-from orchlog.compare.keys import DEFAULT_KEY, Interner, key_matrix
-from orchlog.compare.metrics import measure
-from orchlog.compare.namemap import load_maps
-from orchlog.compare.semantics import semantics
-from orchlog.compare.sides import Side
-from orchlog.compare.tolerances import Tolerances, load_tolerances
+from orchlog.compare.grading.tiers import grade
+from orchlog.compare.options import CompareOptions
+from orchlog.compare.plan import WalkPlan
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.paths import open_trace
 from orchlog.read.trace import Trace
-from orchlog.strings import glob_matcher
+from orchlog.tolerances.rules import Tolerances
 
 _INT_COLUMNS = ("layer", "token_idx", "step", "order", "ref_order", "grafted", "tier", "rule")
 _FLOAT_COLUMNS = ("severity", "value", "lo", "hi", "max_abs")
@@ -86,27 +80,12 @@ def walk(
     opts = options or CompareOptions()
     trace_a = reference if isinstance(reference, Trace) else open_trace(reference)
     trace_b = run if isinstance(run, Trace) else open_trace(run)
-    if tolerances is None:
-        tolerances = load_tolerances(opts.tolerances).overridden(opts.metric, opts.threshold, opts.cos_tol)
-    side_a = Side(load_maps(opts.maps_a + opts.maps), token_shift=max(-opts.token_offset, 0))
-    side_b = Side(load_maps(opts.maps_b + opts.maps), token_shift=max(opts.token_offset, 0))
-    windowed = glob_matcher(opts.windows + side_a.names.windows + side_b.names.windows)
-    rule_for = tolerances.rule_for
-
-    def windows(name: str | None) -> bool:
-        return windowed(name) or rule_for(name or "").window
-
-    key = opts.key or (
-        trace_a.default_key if trace_a.default_key and trace_a.default_key == trace_b.default_key else DEFAULT_KEY
-    )
-    interner = Interner()
-    is_logits = glob_matcher(opts.logits or LOGITS_NAMES)
-    rules = semantics(trace_a.format, trace_b.format, opts.exact)
-    aligner = Aligner(trace_a, trace_b, lambda batch: key_matrix(batch, key, interner), side_a, side_b)
+    plan = WalkPlan.of(trace_a, trace_b, opts, tolerances)
+    walk = plan.pairs(trace_a, trace_b)
+    side_a, side_b = walk.sides
     parts: list[dict[str, np.ndarray]] = []
-    for rnd in aligner:
-        table = measure(rnd.a, rnd.b, rnd.ia, rnd.ib, is_logits, None, rules, windows)
-        g = grade(table, tolerances)
+    for rnd, table in walk:
+        g = grade(table, plan.tolerances)
         ia, ib = rnd.ia, rnd.ib
         parts.append(
             {
@@ -136,8 +115,8 @@ def walk(
     return LocalPairs(
         path=trace_b.path,
         columns=columns,
-        unmatched_reference=len(aligner.leftover_a) + len(side_a.held_out),
-        unmatched_run=len(aligner.leftover_b) + len(side_b.held_out),
+        unmatched_reference=len(walk.aligner.leftover_a) + len(side_a.held_out),
+        unmatched_run=len(walk.aligner.leftover_b) + len(side_b.held_out),
         malformed=len(trace_a.diagnostics)
         + len(side_a.diagnostics)
         + len(trace_b.diagnostics)

@@ -19,7 +19,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from orchlog.compare import CompareOptions
-from orchlog.compare.tolerances import Tolerances, load_tolerances
 from orchlog.graft_report.local_error import (
     GRAFTED_ONLY,
     INHERITED,
@@ -40,6 +39,7 @@ from orchlog.graft_report.local_error import (
 from orchlog.graft_report.pairs import LocalPairs, walk
 from orchlog.numbers import json_number
 from orchlog.read.trace import Trace
+from orchlog.tolerances.rules import Tolerances, load_tolerances
 
 REPORT_VERSION = "orchlog-graft/1"
 # ok: every local measurement proven within tolerance; diverged: some stage's own error proven beyond it;

@@ -1,7 +1,7 @@
 """A pair's numbers: the logits metrics of each shared token position, and their aggregates.
 
 Per position the metrics are those of `orchlog compare --per-token`
-(orchlog.compare.logits): max and p99 absolute difference, top-1 of each
+(orchlog.compare.measuring.logits): max and p99 absolute difference, top-1 of each
 side, cosine similarity, L2 and KL(reference || test). Aggregates over the
 positions: the largest max_abs_diff and p99_abs_diff (so a bound on them
 holds at every position; an exact p99 over all positions would need every
@@ -16,7 +16,7 @@ import dataclasses
 import math
 from typing import Any
 
-from orchlog.compare.logits import logits_diff
+from orchlog.compare.measuring.logits import logits_diff
 from orchlog.guardrail.sides import TokenRow
 from orchlog.numbers import json_number
 

@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from orchlog.compare import rerun
-from orchlog.compare.grading import TIER_NAMES
-from orchlog.compare.growth import GrowthRow
+from orchlog.compare.grading import rerun
+from orchlog.compare.grading.growth import GrowthRow
+from orchlog.compare.grading.tiers import TIER_NAMES
 from orchlog.compare.pairview import PairView
 from orchlog.compare.result import CompareReport
 from orchlog.numbers import fmt, token_text

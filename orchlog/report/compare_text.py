@@ -6,9 +6,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from orchlog.compare import rerun
-from orchlog.compare.grading import TIER_NAMES
-from orchlog.compare.metrics import BASES
+from orchlog.compare.grading import rerun
+from orchlog.compare.grading.tiers import TIER_NAMES
+from orchlog.compare.measuring.metrics import BASES
 from orchlog.compare.pairview import PairView
 from orchlog.compare.result import CompareReport
 from orchlog.numbers import fmt, token_text

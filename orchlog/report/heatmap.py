@@ -15,7 +15,7 @@ import dataclasses
 
 import numpy as np
 
-from orchlog.compare.growth import Growth, run_starts
+from orchlog.compare.grading.growth import Growth, run_starts
 
 MAX_COLUMNS = 1024  # token bins written into the page; the script merges them further to fit its width
 

@@ -2,7 +2,7 @@
 one part's input.
 
 Places are numbered per file (`file index << ORDER_BITS | place in the
-file`, see orchlog/compare/partial.py), and each file's tally (records in
+file`, see orchlog/compare/grading/partial.py), and each file's tally (records in
 the file, records kept, its header) travels with the partial report, so
 that the merge can number places as the whole trace does and check that
 every record was taken by exactly one part. A Parquet file read for a token
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from orchlog.compare.partial import ORDER_BITS, FileTally
-from orchlog.compare.shards import says_layout
+from orchlog.compare.grading.partial import ORDER_BITS, FileTally
+from orchlog.maps.shards import says_layout
 from orchlog.read import formats
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.trace import Trace, _chunks

@@ -35,9 +35,9 @@ from pathlib import Path
 import numpy as np
 
 from orchlog.compare import CompareOptions
-from orchlog.compare.namemap import load_maps
-from orchlog.compare.shards import says_layout
 from orchlog.errors import OrchlogError
+from orchlog.maps.namemap import load_maps
+from orchlog.maps.shards import says_layout
 from orchlog.read import formats
 from orchlog.read.batch import NONE
 from orchlog.read.paths import directory_members, open_trace

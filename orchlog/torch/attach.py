@@ -9,9 +9,9 @@ from typing import Any
 import torch
 
 import orchlog
-from orchlog.compare.namemap import NameMap, load_maps
 from orchlog.emit.api import graft_from_reference
 from orchlog.errors import OrchlogError
+from orchlog.maps.namemap import NameMap, load_maps
 from orchlog.torch.calls import CallCounter, PositionsFn, first_tensor
 from orchlog.torch.graft import first_tensor_of, graft_rows
 from orchlog.torch.paths import layer_of, matching

@@ -17,7 +17,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from orchlog.compare.tolerances import load_tolerances
+from orchlog.tolerances.rules import load_tolerances
 from orchlog.weights.compare import WeightsOptions, compare_pair, heads_for, plan_for
 from orchlog.weights.result import Input, WeightsReport
 from orchlog.weights.source import open_weights

@@ -6,10 +6,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from orchlog.compare.grading import TIER_NAMES
+from orchlog.compare.grading.tiers import TIER_NAMES
 from orchlog.compare.result import rule_json
-from orchlog.compare.tolerances import Tolerances
 from orchlog.numbers import json_number
+from orchlog.tolerances.rules import Tolerances
 from orchlog.weights.compare import AS_STORED, WeightRow
 from orchlog.weights.tensors import WeightSource
 

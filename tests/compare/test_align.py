@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from orchlog.compare.align import Aligner, match
-from orchlog.compare.keys import Interner, key_matrix
+from orchlog.compare.pairing.align import Aligner, match
+from orchlog.compare.pairing.keys import Interner, key_matrix
 from orchlog.read.paths import open_trace
 from tests.tracegen import record, write_frames, write_jsonl
 

@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from orchlog.compare import bounds
-from orchlog.compare.metrics import measure
+from orchlog.compare.measuring import bounds
+from orchlog.compare.measuring.metrics import measure
 from orchlog.encoding import sketch
 from orchlog.read.batch import RecordBatch
 from orchlog.read.trace import TraceRecord

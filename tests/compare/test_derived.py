@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from orchlog.compare import CompareOptions, compare
-from orchlog.compare.namemap import load_maps
 from orchlog.errors import OrchlogError
+from orchlog.maps.namemap import load_maps
 from orchlog.report import render_text
 from tests.tracegen import record, write_frames, write_jsonl
 

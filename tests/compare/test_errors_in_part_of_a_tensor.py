@@ -16,14 +16,14 @@ import numpy as np
 import pytest
 
 from orchlog.compare import compare
-from orchlog.compare.divergence import Findings
-from orchlog.compare.grading import grade
-from orchlog.compare.metrics import measure
-from orchlog.compare.tolerances import load_tolerances
+from orchlog.compare.grading.divergence import Findings
+from orchlog.compare.grading.tiers import grade
+from orchlog.compare.measuring.metrics import measure
 from orchlog.encoding import sketch
 from orchlog.read.batch import RecordBatch
 from orchlog.read.paths import open_trace
 from orchlog.strings import glob_matcher
+from orchlog.tolerances.rules import load_tolerances
 from tests.tracegen import record, write_jsonl
 
 WIDTH, HEAD, LAYERS, TOKENS = 896, 64, 4, 3

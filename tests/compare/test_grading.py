@@ -5,11 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from orchlog.compare.grading import TIER_NAMES, grade
-from orchlog.compare.metrics import measure
-from orchlog.compare.tolerances import load_tolerances
+from orchlog.compare.grading.tiers import TIER_NAMES, grade
+from orchlog.compare.measuring.metrics import measure
 from orchlog.read.batch import RecordBatch
 from orchlog.read.trace import TraceRecord
+from orchlog.tolerances.rules import load_tolerances
 
 
 def _grades(pairs, tol=None, name="blk.attn_norm"):
@@ -64,7 +64,7 @@ def test_a_higher_is_better_metric_fails_below_its_threshold():
 
 def _interval_grades(lo, hi, metric="max_abs", cos=(-1.0, 1.0), exact=False, hashes=("a", "b"), **override):
     """Grades of one summary pair whose evidence proves `metric` in [lo, hi] (set on the measured table)."""
-    from orchlog.compare.semantics import Semantics
+    from orchlog.compare.pairing.semantics import Semantics
 
     rec = lambda h: TraceRecord("blk.attn_norm", dtype="f32", numel=100, blake3=h * 64)  # noqa: E731
     a, b = RecordBatch.from_records([rec(hashes[0])]), RecordBatch.from_records([rec(hashes[1])])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from orchlog.compare.grading import TIER_NAMES
-from orchlog.compare.growth import Growth
+from orchlog.compare.grading.growth import Growth
+from orchlog.compare.grading.tiers import TIER_NAMES
 from orchlog.read.batch import NONE
 from orchlog.strings import Strings
 
@@ -127,7 +127,7 @@ def test_per_stage_rows_keep_every_checkpoint_of_every_layer_apart():
 
 
 def test_a_round_reduces_to_one_row_per_token_and_label_with_the_worst_pair_as_a_loop_picks_it():
-    from orchlog.compare.growth import _reduce
+    from orchlog.compare.grading.growth import _reduce
 
     rng = np.random.default_rng(4)
     for _ in range(200):

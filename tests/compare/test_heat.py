@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from orchlog.compare.grading import TIER_NAMES
-from orchlog.compare.growth import Growth
+from orchlog.compare.grading.growth import Growth
+from orchlog.compare.grading.tiers import TIER_NAMES
 from orchlog.report.heatmap import decode_start, heat_grid
 from orchlog.strings import Strings
 

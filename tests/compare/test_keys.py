@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from orchlog.compare.keys import Interner, key_matrix, parse_key
+from orchlog.compare.pairing.keys import Interner, key_matrix, parse_key
 from orchlog.errors import OrchlogError
 from orchlog.read.batch import RecordBatch
 from orchlog.read.trace import TraceRecord

@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from orchlog.compare.grading import FAIL, TIER_NAMES, UNDECIDED_TIER
-from orchlog.compare.tolerances import load_tolerances
+from orchlog.compare.grading.tiers import FAIL, TIER_NAMES, UNDECIDED_TIER
 from orchlog.graft_report.local_error import (
     GRAFTED_ONLY,
     INHERITED,
@@ -23,6 +22,7 @@ from orchlog.graft_report.local_error import (
 )
 from orchlog.graft_report.pairs import LocalPairs
 from orchlog.read.batch import NONE
+from orchlog.tolerances.rules import load_tolerances
 
 STAGES = ("attn_norm", "attn_out", "ffn_out", "l_out")
 THRESHOLD = 1e-3

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from orchlog.compare.logits import kl_divergence, log_softmax, logits_diff, rank_of, top1
+from orchlog.compare.measuring.logits import kl_divergence, log_softmax, logits_diff, rank_of, top1
 
 
 def test_log_softmax_is_stable_for_huge_logits():

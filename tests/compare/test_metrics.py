@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from orchlog.compare.metrics import BASES, measure
+from orchlog.compare.measuring.metrics import BASES, measure
 from orchlog.read.batch import RecordBatch
 from orchlog.read.trace import TraceRecord
 from orchlog.schema_gen import Stats
@@ -101,7 +101,7 @@ def test_different_value_counts_compare_the_common_prefix():
 
 
 def test_hash_states_read_as_words_agree_with_bytes_compared_one_by_one():
-    from orchlog.compare.metrics import _hash_state
+    from orchlog.compare.measuring.metrics import _hash_state
 
     rng = np.random.default_rng(5)
     pool = [b"", b"\0", b"ab", b"ab\0", b"a" * 64, b"b" * 64, b"a" * 63 + b"b", b"\0" * 63 + b"x"]
@@ -117,7 +117,7 @@ def test_hash_states_read_as_words_agree_with_bytes_compared_one_by_one():
 
 @pytest.mark.parametrize("ranks", [(1,), (2,), (0, 1, 2, 3)])
 def test_shape_mismatches_agree_with_comparing_each_pairs_shapes(ranks):
-    from orchlog.compare.metrics import _shape_mismatch
+    from orchlog.compare.measuring.metrics import _shape_mismatch
 
     rng = np.random.default_rng(len(ranks))
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from orchlog import kernels
-from orchlog.compare import metrics
-from orchlog.compare.metrics import COLUMNS, measure
+from orchlog.compare.measuring import metrics
+from orchlog.compare.measuring.metrics import COLUMNS, measure
 from orchlog.encoding import dtypes
 from orchlog.read.batch import RecordBatch
 from orchlog.read.trace import TraceRecord

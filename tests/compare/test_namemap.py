@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from orchlog.compare.namemap import compile_pattern, load_maps, shipped_maps
 from orchlog.errors import OrchlogError
+from orchlog.maps.namemap import compile_pattern, load_maps, shipped_maps
 from orchlog.read.batch import RecordBatch
 from orchlog.read.trace import TraceRecord
 

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from orchlog.compare import noise_ratio
+from orchlog.compare.measuring import noise_ratio
 from orchlog.encoding import sketch
 
 

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from orchlog.compare import CompareOptions, compare, finish
-from orchlog.compare.partial import merge_all
+from orchlog.compare.grading.partial import merge_all
 from orchlog.read.paths import open_trace
 from orchlog.report import render_html
 from orchlog.scale import walk_part

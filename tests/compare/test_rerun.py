@@ -6,7 +6,7 @@ import shlex
 
 import pytest
 
-from orchlog.compare import rerun
+from orchlog.compare.grading import rerun
 from orchlog.emit import selector
 
 

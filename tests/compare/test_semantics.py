@@ -10,7 +10,7 @@ import sys
 import numpy as np
 
 from orchlog.compare import CompareOptions, compare
-from orchlog.compare.semantics import semantics
+from orchlog.compare.pairing.semantics import semantics
 from orchlog.encoding.record import ALL_VALUES
 from orchlog.report import render_text
 from tests.tracegen import record, write_json_lines, write_jsonl

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from orchlog.compare import CompareOptions, compare
-from orchlog.compare.shards import Gatherer, parse_dims
+from orchlog.maps.shards import Gatherer, parse_dims
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.trace import TraceRecord
 from tests.tracegen import record, write_frames, write_jsonl

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from orchlog import kernels
-from orchlog.compare.tensor_metrics import cosine_from_sums, tensor_diff
+from orchlog.compare.measuring.tensor_metrics import cosine_from_sums, tensor_diff
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

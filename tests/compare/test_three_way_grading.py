@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from orchlog.compare import CompareOptions, compare
-from orchlog.compare.grading import EPSILON, FLOOR_LEAST, FLOOR_ULPS, MEASURED
-from orchlog.compare.noise import DEFAULT_MULTIPLE
+from orchlog.compare.grading.noise import DEFAULT_MULTIPLE
+from orchlog.compare.grading.tiers import EPSILON, FLOOR_LEAST, FLOOR_ULPS, MEASURED
 from tests import tracegen
 from tests.tracegen import record
 

@@ -10,8 +10,8 @@ import sys
 import numpy as np
 
 from orchlog.compare import CompareOptions, compare
+from orchlog.compare.pairing.tokens import TokenIds, first_difference, shift_positions, token_id_of, token_ids
 from orchlog.compare.per_token import compare_per_token
-from orchlog.compare.tokens import TokenIds, first_difference, shift_positions, token_id_of, token_ids
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.paths import open_trace
 from orchlog.read.trace import TraceRecord

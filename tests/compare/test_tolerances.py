@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from orchlog.compare.tolerances import load_tolerances, shipped_tolerances
 from orchlog.errors import OrchlogError
+from orchlog.tolerances.rules import load_tolerances, shipped_tolerances
 
 
 def test_shipped_defaults_are_relative_loose_for_logits_strict_for_embeddings_and_between_for_the_rest():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from orchlog.compare.tomlfile import dump_toml, load_toml
+from orchlog.tolerances.tomlfile import dump_toml, load_toml
 
 
 def test_a_document_of_tables_arrays_and_odd_strings_reads_back_the_same():

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from orchlog.compare.views import Reshape, View, Viewed, ViewError, apply_view, parse_op, parse_view, round_to
 from orchlog.errors import OrchlogError
+from orchlog.maps.views import Reshape, View, Viewed, ViewError, apply_view, parse_op, parse_view, round_to
 from orchlog.read.batch import RecordBatch
 from orchlog.read.trace import TraceRecord
 from orchlog.schema_gen import Stats

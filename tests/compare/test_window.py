@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from orchlog.compare import CompareOptions, compare
-from orchlog.compare.window import Window
+from orchlog.compare.pairing.window import Window
 from orchlog.report import render_html, render_markdown, render_text
 from tests.tracegen import record, write_frames, write_jsonl
 

@@ -12,8 +12,8 @@ from examples.numpy_engine.bugs import Bug
 from examples.qwen2_tiny.config import TINY
 from examples.qwen2_tiny.gguf_file import read_gguf_tensors
 from orchlog.compare import LOGITS_NAMES, compare
-from orchlog.compare.namemap import load_maps
 from orchlog.diagnose.run import diagnose_targets, target_of
+from orchlog.maps.namemap import load_maps
 from orchlog.read.paths import open_trace
 from orchlog.strings import glob_matcher
 

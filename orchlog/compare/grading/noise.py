@@ -7,7 +7,7 @@ HF in f32 beside bf16, another backend). Its difference from REF at a key,
 reference at that checkpoint, layer, stage, token and step. Each pair of
 REF and OURS is then graded on its error relative to that noise
 (grading.py, "three-way"), with the ratio's interval from
-orchlog/compare/noise_ratio.py.
+orchlog/compare/measuring/noise_ratio.py.
 
 The noise is measured by a walk over REF and REF2 first, before the
 compare's own walk: records are paired and measured exactly as the compare
@@ -28,10 +28,10 @@ from typing import Any
 import numpy as np
 
 from orchlog import kernels
-from orchlog.compare import bounds, noise_ratio
-from orchlog.compare.metrics import HASH, SKETCH, TENSOR, PairTable
-from orchlog.compare.rounds import PairWalk
-from orchlog.compare.tolerances import Tolerances
+from orchlog.compare.measuring import bounds, noise_ratio
+from orchlog.compare.measuring.metrics import HASH, SKETCH, TENSOR, PairTable
+from orchlog.compare.pairing.rounds import PairWalk
+from orchlog.tolerances.rules import Tolerances
 
 DEFAULT_MULTIPLE = 1.25  # a pair passes when its error is proven below this many times the noise (docs/noise.md)
 

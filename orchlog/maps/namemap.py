@@ -27,7 +27,7 @@ target `name@stage` sets the record's stage (`name@` clears it); a plain
 target keeps the record's stage, unless the pattern matched one.
 
 A target may be a table that also says how to view the tensor before it is
-compared (orchlog.compare.views; the operations apply in the order written,
+compared (orchlog.maps.views; the operations apply in the order written,
 or list them under `view` when one repeats) and whether the canonical
 checkpoint is compared on the common window of two extents:
 
@@ -37,8 +37,8 @@ checkpoint is compared on the common window of two extents:
 
 A table without `name` keeps the record's name. `[shards]` says how an
 engine that does not annotate its records splits a canonical checkpoint
-across tensor-parallel ranks (orchlog.compare.shards), and `[derived]`
-computes canonical checkpoints from others (orchlog.compare.derived).
+across tensor-parallel ranks (orchlog.maps.shards), and `[derived]`
+computes canonical checkpoints from others (orchlog.maps.derived).
 """
 
 from __future__ import annotations
@@ -51,14 +51,14 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from orchlog.compare.derived import DerivedSpec, parse_derived
-from orchlog.compare.shards import Dims, parse_dims
-from orchlog.compare.tomlfile import load_named, shipped
-from orchlog.compare.views import OPS, View, ViewError, apply_view, parse_view
 from orchlog.errors import OrchlogError
+from orchlog.maps.derived import DerivedSpec, parse_derived
+from orchlog.maps.shards import Dims, parse_dims
+from orchlog.maps.views import OPS, View, ViewError, apply_view, parse_view
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.trace import Location
 from orchlog.strings import Strings
+from orchlog.tolerances.tomlfile import load_named, shipped
 
 MAPS = "orchlog.maps"
 _PLACEHOLDER = re.compile(r"\{layer\}|\*")

@@ -12,10 +12,10 @@ unmatched: nothing is dropped.
 
 from __future__ import annotations
 
-from orchlog.compare.derived import Deriver
-from orchlog.compare.namemap import NameMap
-from orchlog.compare.shards import Gatherer
-from orchlog.compare.tokens import TokenIds, shift_positions
+from orchlog.compare.pairing.tokens import TokenIds, shift_positions
+from orchlog.maps.derived import Deriver
+from orchlog.maps.namemap import NameMap
+from orchlog.maps.shards import Gatherer
 from orchlog.read.batch import RecordBatch
 from orchlog.read.trace import Diagnostic, Location
 

@@ -15,7 +15,7 @@ A tolerance file is TOML (the shipped one is orchlog/tolerances/default.toml;
     cos_tol = 0.999                 # optional: also fail when cosine < cos_tol
     tiers = [1e-5, 1e-3, 1e-1, 1.0] # optional: exact / close / acceptable / warning bounds
     window = true                   # optional: same-rank tensors of different extents are compared
-                                    # on their common window (orchlog.compare.window) and graded as usual
+                                    # on their common window (orchlog.compare.pairing.window) and graded as usual
     noise_floor = 1e-6              # optional, three-way (--noise): the relative l2 error allowed however
                                     # small the noise (default: 16 units of roundoff of the coarser dtype)
     stage = "add"                   # optional: only records of this stage ("" for those without one)
@@ -37,9 +37,9 @@ from typing import Any
 
 import numpy as np
 
-from orchlog.compare.tomlfile import load_named, shipped
 from orchlog.errors import OrchlogError
 from orchlog.strings import Strings, glob_matcher
+from orchlog.tolerances.tomlfile import load_named, shipped
 
 TOLERANCES = "orchlog.tolerances"
 TIERS = ("exact", "close", "acceptable", "warning", "fail")

@@ -32,9 +32,9 @@ import dataclasses
 
 import numpy as np
 
-from orchlog.compare.metrics import HASH, TENSOR, PairTable
-from orchlog.compare.noise import DEFAULT_MULTIPLE, NoiseRatios
-from orchlog.compare.tolerances import TIERS, UNDECIDED, Rule, Tolerances
+from orchlog.compare.grading.noise import DEFAULT_MULTIPLE, NoiseRatios
+from orchlog.compare.measuring.metrics import HASH, TENSOR, PairTable
+from orchlog.tolerances.rules import TIERS, UNDECIDED, Rule, Tolerances
 
 TIER_NAMES = TIERS + (UNDECIDED,)
 FAIL, UNDECIDED_TIER = TIER_NAMES.index("fail"), TIER_NAMES.index(UNDECIDED)
@@ -162,7 +162,7 @@ def _exact_rows(t: PairTable, rows: np.ndarray) -> tuple[np.ndarray, ...]:
 # Machine epsilon of each dtype: a pair's floor is a few of the coarser side's (integers are exact).
 EPSILON = {"f64": 2.0**-52, "f32": 2.0**-23, "f16": 2.0**-10, "bf16": 2.0**-7}
 FLOOR_ULPS = 4.0  # the floor, in units of that epsilon, relative to the reference's norm (docs/noise.md) ...
-# ... and never below what a summary's f32 sketch rows can prove (their rounding: orchlog/compare/bounds.py).
+# ... and never below what a summary's f32 sketch rows can prove (their rounding: orchlog/compare/measuring/bounds.py).
 FLOOR_LEAST = 16 * 2.0**-23
 # Norms of whole tensors are summed in f32 blocks, then f64: a figure "measured exactly" may be off by this
 # relative amount, so a pair that close to its threshold stays undecided rather than fall on the wrong side.

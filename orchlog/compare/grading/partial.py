@@ -6,7 +6,7 @@ diagnosis and the CompareReport). A partitioned compare walks parts of the
 traces (the records of some ranks, say; orchlog.scale) and merges the parts
 before the one finish. The parts must not share an alignment key, so that
 every pair falls in exactly one part; then, since Findings keeps a function
-of the set of pairs it saw (see orchlog/compare/divergence.py) and every
+of the set of pairs it saw (see orchlog/compare/grading/divergence.py) and every
 list here is put in one canonical order, the merged report is byte for byte
 the report one process writes.
 
@@ -24,12 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from orchlog.compare.divergence import Findings, TokenState, Tracked, by_rank, by_severity
-from orchlog.compare.growth import Growth
-from orchlog.compare.noise import NoiseTable
+from orchlog.compare.grading.divergence import Findings, TokenState, Tracked, by_rank, by_severity
+from orchlog.compare.grading.growth import Growth
+from orchlog.compare.grading.noise import NoiseTable
+from orchlog.compare.pairing.tokens import TokenIds
 from orchlog.compare.pairview import PairView
 from orchlog.compare.result import Unmatched
-from orchlog.compare.tokens import TokenIds
 from orchlog.read.trace import Diagnostic
 
 ORDER_BITS = 40

@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from orchlog.compare.tensor_metrics import tensor_diff
+from orchlog.compare.measuring.tensor_metrics import tensor_diff
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:

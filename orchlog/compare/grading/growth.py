@@ -16,7 +16,7 @@ import math
 
 import numpy as np
 
-from orchlog.compare.grading import TIER_NAMES, UNDECIDED_TIER
+from orchlog.compare.grading.tiers import TIER_NAMES, UNDECIDED_TIER
 from orchlog.read.batch import NONE
 from orchlog.strings import Strings
 

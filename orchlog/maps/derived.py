@@ -24,7 +24,7 @@ gathered (not of other derived records); `name@stage` picks that stage, a
 plain name the records without one. The parts of one derived record share
 their layer, token, step and rank (the k-th record of each part goes with the
 k-th of the others). Any derived record may end with view operations
-(orchlog.compare.views), applied to the result. Parts stay in the trace and
+(orchlog.maps.views), applied to the result. Parts stay in the trace and
 are compared under their own names too; the derived record is added after
 them, its tensor computed only when the comparison loads it. Keys for which
 a part never came are counted and reported.
@@ -40,9 +40,9 @@ from typing import Any
 
 import numpy as np
 
-from orchlog.compare.shards import load_array
-from orchlog.compare.views import OPS, View, ViewError, parse_view, viewed_values
 from orchlog.errors import OrchlogError
+from orchlog.maps.shards import load_array
+from orchlog.maps.views import OPS, View, ViewError, parse_view, viewed_values
 from orchlog.read.batch import RecordBatch
 from orchlog.read.trace import Location, TraceRecord
 

@@ -4,7 +4,7 @@ Three-way grading compares the error of ours (b) against the reference (a)
 with the noise, the difference between the reference and a second run
 believed correct (c), at the same key. With whole tensors both norms are
 exact and so is their ratio. With summaries each norm is known from the
-sketches only within a band (orchlog/compare/bounds.py), and two ways bound
+sketches only within a band (orchlog/compare/measuring/bounds.py), and two ways bound
 the ratio:
 
 - **bands**: [e_lo / n_hi, e_hi / n_lo] from the two norms' own intervals,

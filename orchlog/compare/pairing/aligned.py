@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from orchlog.compare.shards import Gathered
-from orchlog.compare.tensor_metrics import TensorDiff, tensor_diff
-from orchlog.compare.window import Window
+from orchlog.compare.measuring.tensor_metrics import TensorDiff, tensor_diff
+from orchlog.compare.pairing.window import Window
+from orchlog.maps.shards import Gathered
 
 SHARD_METRICS = ("max_abs", "mean_abs", "max_rel", "rms_diff", "l2", "cosine", "rel_l2")
 

@@ -24,7 +24,7 @@ Every choice follows one total order over pairs, `PairView.rank_key`
 the order in which pairs arrive, and nothing is forgotten on evidence that
 a later record could overturn: what Findings holds is a function of the set
 of pairs it was fed, so Findings over parts of a trace merge into the
-Findings of the whole (orchlog/compare/partial.py).
+Findings of the whole (orchlog/compare/grading/partial.py).
 """
 
 from __future__ import annotations
@@ -35,13 +35,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from orchlog.compare.bounds import estimate
-from orchlog.compare.grading import FAIL, TIER_NAMES, UNDECIDED_TIER, Grades
-from orchlog.compare.growth import Growth, GrowthRow, run_starts
-from orchlog.compare.metrics import BASES, PairTable
+from orchlog.compare.grading.growth import Growth, GrowthRow, run_starts
+from orchlog.compare.grading.tiers import FAIL, TIER_NAMES, UNDECIDED_TIER, Grades
+from orchlog.compare.measuring.bounds import estimate
+from orchlog.compare.measuring.metrics import BASES, PairTable
 from orchlog.compare.pairview import PairView, exec_order, make_views
-from orchlog.compare.tolerances import Tolerances
 from orchlog.read.batch import NONE
+from orchlog.tolerances.rules import Tolerances
 
 EXAMPLES = 5
 

@@ -39,8 +39,8 @@ from typing import Any
 import numpy as np
 
 from orchlog import shard_dims
-from orchlog.compare.views import INDEX_MAP_LIMIT
 from orchlog.encoding import dtypes
+from orchlog.maps.views import INDEX_MAP_LIMIT
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.trace import Location, TraceRecord
 from orchlog.schema_gen import COLUMNS, Stats

@@ -6,10 +6,10 @@ Each pair is measured on the best basis both sides allow:
            CRC-32 of the tensor's bytes in meta `crc32`, as msprobe's dumps do: two different tensors
            share one with probability 2**-32): equal, no data read; or the
            hashes differ where the format (legacy trace records) or --exact says that alone decides
-  sketch   both carry a sketch: bounds from it, the stats and the leading values (orchlog/compare/bounds.py)
+  sketch   both carry a sketch: bounds from it, the stats and the leading values (orchlog/compare/measuring/bounds.py)
   bounds   otherwise: bounds from the leading values both sides carry and the whole-tensor stats
   leading  a legacy checkpoint JSONL side: the leading values both sides carry, graded as that
-           format's own spec does (orchlog/compare/semantics.py)
+           format's own spec does (orchlog/compare/pairing/semantics.py)
 `lo` and `hi` hold, per metric, the interval the evidence proves (lo == hi when
 measured exactly); grading passes a pair only when the interval is within
 tolerance. For sketch and bounds pairs `m` holds the proven side of each
@@ -26,13 +26,13 @@ from collections.abc import Callable
 import numpy as np
 
 from orchlog import kernels
-from orchlog.compare import bounds
-from orchlog.compare.aligned import Alignment, how_loaded, pair_arrays
-from orchlog.compare.logits import agreement, rank_of
-from orchlog.compare.semantics import Semantics
-from orchlog.compare.tensor_metrics import TensorDiff, tensor_diff
-from orchlog.compare.tensors import NARROW_FLOATS, flat_tensor
-from orchlog.compare.window import Window
+from orchlog.compare.measuring import bounds
+from orchlog.compare.measuring.logits import agreement, rank_of
+from orchlog.compare.measuring.tensor_metrics import TensorDiff, tensor_diff
+from orchlog.compare.pairing.aligned import Alignment, how_loaded, pair_arrays
+from orchlog.compare.pairing.semantics import Semantics
+from orchlog.compare.pairing.tensors import NARROW_FLOATS, flat_tensor
+from orchlog.compare.pairing.window import Window
 from orchlog.read.batch import STAT_FIELDS, RecordBatch
 from orchlog.schema_gen import DTYPE_SIZES
 
