@@ -13,9 +13,9 @@ import jsonschema
 import numpy as np
 import pytest
 
-from tests.compare.pages import write_runs
 from tests.compare.runs import from_layer, run
 from tests.guardrail.trees import Tree, write_matrix
+from tests.report.pages import write_runs
 from tests.tracegen import record, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,7 +97,7 @@ def test_weights_json_fits_its_schema(tmp_path):
 
 
 def test_graft_report_json_matches_its_schema(tmp_path):
-    from tests.compare.grafted_runs import write_run
+    from tests.graft_report.grafted_runs import write_run
 
     ref = write_run(tmp_path / "ref.bin", 2, 2)
     bug = {(1, "ffn_out"): 5e-3}

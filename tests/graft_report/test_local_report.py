@@ -10,7 +10,7 @@ import pytest
 from orchlog.compare import CompareOptions
 from orchlog.graft_report.result import graft_report
 from orchlog.report import render_html, render_markdown, render_text
-from tests.compare.grafted_runs import STAGES, write_run
+from tests.graft_report.grafted_runs import STAGES, write_run
 
 OPTIONS = CompareOptions(threshold=1e-3, metric="max_abs")
 

@@ -13,8 +13,8 @@ import numpy as np
 
 from orchlog.compare import CompareOptions, compare
 from orchlog.report import render_html
-from tests.compare.pages import write_runs
 from tests.compare.runs import from_layer, run
+from tests.report.pages import write_runs
 from tests.tracegen import emit, record, write_jsonl
 
 

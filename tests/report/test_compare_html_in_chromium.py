@@ -11,7 +11,7 @@ from benchmarks.compare_traces import write_jsonl_pair
 from orchlog.compare import CompareOptions, compare
 from orchlog.report import render_html
 from tests.browser import needs_chromium, png_size, render
-from tests.compare.pages import write_runs
+from tests.report.pages import write_runs
 
 pytestmark = [pytest.mark.slow, needs_chromium]
 
