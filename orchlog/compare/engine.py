@@ -39,6 +39,9 @@ from orchlog.compare.result import (
     Malformed,
     Unmatched,
 )
+from orchlog.diagnose.extent import Extent
+from orchlog.diagnose.keeper import Keeper
+from orchlog.diagnose.run import diagnose_views
 from orchlog.errors import OrchlogError
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.paths import open_trace
@@ -116,11 +119,12 @@ def walk(
     )
     dumper = Dumper(opts.dump_raw) if opts.dump_raw else None
     pairs = plan.pairs(trace_a, trace_b, (side_a, side_b), key=key)
-    extents = None
-    if opts.diagnose:  # where each token's records end in each file, so the diagnosis's second read can stop there
-        from orchlog.diagnose.extent import Extent
-
-        extents = (Extent(), Extent())
+    extents, kept = None, None
+    if opts.diagnose:
+        # The records the diagnosis looks at, kept as the walk reads them; and where each token's records end
+        # in each file, so that a second read (when the run is too large to keep) can stop there.
+        kept, extents = Keeper(), (Extent(), Extent())
+        pairs.watch(kept.add)
     for rnd, table in pairs:
         if extents is not None:
             extents[0].add(rnd.a)
@@ -151,7 +155,7 @@ def walk(
         states.append(state)
     if extents is not None:
         states[0].extent, states[1].extent = extents[0]._last, extents[1]._last
-    return PartialReport(findings, (states[0], states[1]), dumper.written if dumper else [], tables)
+    return PartialReport(findings, (states[0], states[1]), dumper.written if dumper else [], tables, kept)
 
 
 def compare(
@@ -263,9 +267,6 @@ def finish(
     diagnosis = []
     names_a, names_b = plan.sides()
     if opts.diagnose and first is not None:
-        from orchlog.diagnose.extent import Extent
-        from orchlog.diagnose.run import diagnose_views
-
         extents = None
         if side_a.extent is not None and side_b.extent is not None:
             extents = (Extent(), Extent())
@@ -284,6 +285,7 @@ def finish(
             extents,
             noise_at(partial.noise, plan.tolerances),
             _noise_multiple(partial, plan.tolerances, opts),
+            partial.kept,
         )
     infos = []
     for trace, side in ((trace_a, side_a), (trace_b, side_b)):

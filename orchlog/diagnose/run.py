@@ -1,5 +1,5 @@
-"""Diagnose pairs a compare found: read their neighbourhoods back from the traces, assemble each case, run
-the catalogue, and say where the error entered and how it grew."""
+"""Diagnose pairs a compare found: take their neighbourhoods from what the walk kept (or read them back from
+the traces), assemble each case, run the catalogue, and say where the error entered and how it grew."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from orchlog.diagnose.case import Where
 from orchlog.diagnose.catalogue import find_signatures
 from orchlog.diagnose.diagnosis import Diagnosis
 from orchlog.diagnose.extent import Extent
+from orchlog.diagnose.keeper import Keeper
 from orchlog.diagnose.layer_growth import layer_growth
 from orchlog.diagnose.locality import locality
 from orchlog.diagnose.neighbours import NotRereadable, Prepare, Target, gather, needed_tokens
@@ -41,21 +42,29 @@ def diagnose_targets(
     extents: tuple[Extent, Extent] | None = None,
     noise_at: NoiseAt | None = None,
     multiple: float | None = None,
+    kept: Keeper | None = None,
 ) -> list[Diagnosis]:
-    """One Diagnosis per (role, target), in order. `prepare`: what the compare did to each batch before
-    aligning it (see `neighbours.gather`); `extents` (kept by the compare's walk) let the second read stop
-    early; `noise_at` (the measured noise of three-way grading or a calibration) and `multiple` judge
-    where the error entered against each record's noise, and the signatures against the pair's."""
+    """One Diagnosis per (role, target), in order. The records around each target come from `kept` (what the
+    compare's walk kept) when it holds them all, else from reading the traces again: `prepare` is what the
+    compare did to each batch before aligning it (see `neighbours.gather`) and `extents` (kept by the walk)
+    let that read stop early. `noise_at` (the measured noise of three-way grading or a calibration) and
+    `multiple` judge where the error entered against each record's noise, and the signatures against the
+    pair's."""
     wanted = [t for _, t in targets]
-    stop: tuple[int | None, int | None] = (None, None)
-    if extents is not None:
-        tokens = needed_tokens(wanted)
-        stop = (extents[0].last(tokens), extents[1].last(tokens))
-    try:
-        nb = gather(trace_a, trace_b, wanted, prepare, stop_after=stop)
-    except NotRereadable as exc:
-        note = f"{exc} cannot be read a second time (a pipe, or not a file); write the trace to a file to diagnose it"
-        return [Diagnosis(_where(t), role, "none", notes=[note]) for role, t in targets]
+    nb = kept.neighbourhood(wanted) if kept is not None else None
+    if nb is None:
+        stop: tuple[int | None, int | None] = (None, None)
+        if extents is not None:
+            tokens = needed_tokens(wanted)
+            stop = (extents[0].last(tokens), extents[1].last(tokens))
+        try:
+            nb = gather(trace_a, trace_b, wanted, prepare, stop_after=stop)
+        except NotRereadable as exc:
+            note = (
+                f"{exc} cannot be read a second time (a pipe, or not a file) and was too large to keep; "
+                "write the trace to a file to diagnose it"
+            )
+            return [Diagnosis(_where(t), role, "none", notes=[note]) for role, t in targets]
     assembler = Assembler(nb, key, is_logits, noise_at)
     out = []
     for role, t in targets:
@@ -104,6 +113,7 @@ def diagnose_views(
     extents: tuple[Extent, Extent] | None = None,
     noise_at: NoiseAt | None = None,
     multiple: float | None = None,
+    kept: Keeper | None = None,
 ) -> list[Diagnosis]:
     """The compare's hook: diagnose its first divergence and any of its worst pairs (PairViews).
 
@@ -112,7 +122,7 @@ def diagnose_views(
     targets = [("first_divergence", target_of(first))]
     targets += [("worst", target_of(v)) for v in worst if v.failed and target_of(v) != targets[0][1]]
     try:
-        return diagnose_targets(trace_a, trace_b, targets, key, prepare, is_logits, extents, noise_at, multiple)
+        return diagnose_targets(trace_a, trace_b, targets, key, prepare, is_logits, extents, noise_at, multiple, kept)
     except Exception as exc:  # the compare's verdict stands without its diagnosis
         if os.environ.get("ORCHLOG_DEBUG"):
             raise

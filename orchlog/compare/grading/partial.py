@@ -30,6 +30,7 @@ from orchlog.compare.grading.noise import NoiseTable
 from orchlog.compare.pairing.tokens import TokenIds
 from orchlog.compare.pairview import PairView
 from orchlog.compare.result import Unmatched
+from orchlog.diagnose.keeper import Keeper
 from orchlog.read.trace import Diagnostic
 
 ORDER_BITS = 40
@@ -66,6 +67,8 @@ class PartialReport:
     dumped: list[str] = dataclasses.field(default_factory=list)  # files --dump-all wrote
     # Three-way: the second references' noise tables (one process only; the diagnosis reads them).
     noise: list[NoiseTable] = dataclasses.field(default_factory=list)
+    # The records the walk kept for the diagnosis (one process only: parts leave theirs behind).
+    kept: Keeper | None = None
 
     @property
     def encoded(self) -> bool:
@@ -84,6 +87,7 @@ class PartialReport:
         """The same report without what cannot leave the process (records with their file readers)."""
         for v in _views(self.findings):
             v.records = None
+        self.kept = None
         return self
 
 
