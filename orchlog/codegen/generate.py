@@ -62,6 +62,7 @@ def _render(template: str, schema: schema_mod.Schema) -> str:
 
 
 def _outputs(schema: schema_mod.Schema) -> dict[str, Callable[[], str]]:
+    # The vectors run the reference encoder, which imports the generated tables: only once they are written.
     from orchlog.codegen import vectors
 
     out: dict[str, Callable[[], str]] = {

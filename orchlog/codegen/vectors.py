@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
+from orchlog import selector
 from orchlog.codegen.schema import Schema
-from orchlog.emit import knobs, selector
+from orchlog.emit import knobs
 from orchlog.encoding import dtypes, floats
 from orchlog.encoding.record import ALL_VALUES, created_from_epoch, encode_header, encode_record, field_default
 

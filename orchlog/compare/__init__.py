@@ -24,20 +24,44 @@ Name maps, tensor views and shard layouts are orchlog.maps; tolerance files and 
 
 from __future__ import annotations
 
-from orchlog.compare.engine import alignment_key, compare, finish, walk
-from orchlog.compare.grading.partial import PartialReport
-from orchlog.compare.options import LOGITS_NAMES, CompareOptions
-from orchlog.compare.pairing.keys import DEFAULT_KEY
-from orchlog.compare.result import CompareReport
+import importlib
+from typing import TYPE_CHECKING, Any
 
-__all__ = [
-    "CompareOptions",
-    "CompareReport",
-    "DEFAULT_KEY",
-    "LOGITS_NAMES",
-    "PartialReport",
-    "alignment_key",
-    "compare",
-    "finish",
-    "walk",
-]
+if TYPE_CHECKING:
+    from orchlog.compare.engine import alignment_key as alignment_key
+    from orchlog.compare.engine import compare as compare
+    from orchlog.compare.engine import finish as finish
+    from orchlog.compare.engine import walk as walk
+    from orchlog.compare.grading.partial import PartialReport as PartialReport
+    from orchlog.compare.options import LOGITS_NAMES as LOGITS_NAMES
+    from orchlog.compare.options import CompareOptions as CompareOptions
+    from orchlog.compare.pairing.keys import DEFAULT_KEY as DEFAULT_KEY
+    from orchlog.compare.result import CompareReport as CompareReport
+
+# Imported on first use, so that importing one step of the pipeline (orchlog.compare.pairing.keys, say, from
+# the diagnosis) does not run the engine, which imports the diagnosis.
+_LAZY = {
+    "alignment_key": "orchlog.compare.engine",
+    "compare": "orchlog.compare.engine",
+    "finish": "orchlog.compare.engine",
+    "walk": "orchlog.compare.engine",
+    "PartialReport": "orchlog.compare.grading.partial",
+    "LOGITS_NAMES": "orchlog.compare.options",
+    "CompareOptions": "orchlog.compare.options",
+    "DEFAULT_KEY": "orchlog.compare.pairing.keys",
+    "CompareReport": "orchlog.compare.result",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'orchlog.compare' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -43,6 +43,7 @@ from orchlog.compare.pairing.rounds import PairWalk
 from orchlog.compare.plan import WalkPlan
 from orchlog.read.batch import NONE
 from orchlog.read.paths import open_trace
+from orchlog.tolerances.tomlfile import dump_toml
 
 DEFAULT_HEADROOM = 1.5
 FIGURES = ("rel_l2", "cosine_distance", "rel_max")
@@ -197,8 +198,6 @@ def calibrate_pairs(pairs: Sequence[tuple[str, str]], options: CompareOptions | 
 
 def tolerance_file(calibration: Calibration, headroom: float = DEFAULT_HEADROOM, created: str | None = None) -> str:
     """The calibration as a tolerance file (TOML) that `--tolerances` reads."""
-    from orchlog.tolerances.tomlfile import dump_toml
-
     rule_list, largest = rules(calibration, headroom)
     doc: dict[str, Any] = {
         "description": f"noise envelopes calibrated from {len(calibration.sources)} known-good pair(s), "

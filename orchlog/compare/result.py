@@ -15,7 +15,7 @@ import math
 from typing import Any
 
 from orchlog.compare.grading import rerun
-from orchlog.compare.grading.coverage import Coverage
+from orchlog.compare.grading.coverage import Coverage, Unmatched
 from orchlog.compare.grading.divergence import Findings, Tracked
 from orchlog.compare.grading.growth import GrowthRow
 from orchlog.compare.grading.noise import NoiseSummary
@@ -44,14 +44,6 @@ class InputInfo:
     records: int
     team: str | None
     producer: str | None
-
-
-@dataclasses.dataclass
-class Unmatched:
-    side: str
-    key: dict[str, Any]
-    name: str  # the checkpoint name as that side wrote it
-    location: str
 
 
 @dataclasses.dataclass

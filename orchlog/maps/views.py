@@ -31,6 +31,8 @@ import numpy as np
 
 from orchlog.encoding import dtypes
 from orchlog.errors import OrchlogError
+from orchlog.read.batch import NONE
+from orchlog.strings import Strings
 
 if TYPE_CHECKING:  # apply_view imports the batch module itself, when it is called
     from orchlog.read.batch import RecordBatch
@@ -369,9 +371,6 @@ def apply_view(
     Stats survive views that only reorder elements; a hash is of the bytes as written, so a viewed
     record has none. A row whose shape the view cannot take is left as written and reported to `problem`.
     """
-    from orchlog.read.batch import NONE
-    from orchlog.strings import Strings
-
     if not len(rows):
         return batch
     shapes, values, changed = {}, {}, []

@@ -60,7 +60,7 @@ class PartTrace(Trace):
         rows = _prunable_rows(path) if self._tokens is not None and fmt.name == "orchlog-parquet" else None
         if rows is None:  # read whole, kept record by record (a damaged footer too: the reader recovers it)
             return fmt.open(Path(path))
-        from orchlog.parquet.reading import read
+        from orchlog.parquet.reading import read  # pyarrow: only for a Parquet part
 
         self._rows[path] = rows
         return read(path, filter=self._pushed())
@@ -69,7 +69,7 @@ class PartTrace(Trace):
         """The token range on the raw token_idx column, for the Parquet reader to test row groups with."""
         import pyarrow.dataset as ds
 
-        from orchlog.parquet.schema import COLUMN_OF
+        from orchlog.parquet.schema import COLUMN_OF  # pyarrow: only for a Parquet part
 
         assert self._tokens is not None
         column = ds.field(COLUMN_OF["token_idx"])
@@ -129,7 +129,7 @@ def _prunable_rows(path: str) -> int | None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from orchlog.parquet.schema import COLUMN_OF
+    from orchlog.parquet.schema import COLUMN_OF  # pyarrow: only for a Parquet part
 
     try:
         footer = pq.ParquetFile(path)

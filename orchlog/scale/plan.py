@@ -200,6 +200,7 @@ def _token_spans(path: str) -> list[tuple[int, int, int]]:
     """(min, max, bytes) of token_idx in each row group of a Parquet file whose statistics say them."""
     import pyarrow.parquet as pq
 
+    # pyarrow costs a third of a second to import: only when a Parquet file is planned.
     from orchlog.parquet.schema import COLUMN_OF
 
     try:

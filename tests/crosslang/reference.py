@@ -14,9 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from orchlog import schema_gen
+from orchlog import schema_gen, selector
 from orchlog.emit import knobs as knob_parsers
-from orchlog.emit import selector
 from orchlog.encoding.record import HeaderInput, RecordInput, encode_header, encode_record
 from tests.vectors_io import meta_from_json
 

@@ -18,6 +18,16 @@ from typing import Any
 from orchlog.strings import glob_matcher
 
 
+@dataclasses.dataclass
+class Unmatched:
+    """A record that found no partner on the other side."""
+
+    side: str
+    key: dict[str, Any]
+    name: str  # the checkpoint name as that side wrote it
+    location: str
+
+
 @dataclasses.dataclass(frozen=True)
 class Coverage:
     pairs: int
@@ -27,7 +37,7 @@ class Coverage:
     required: bool = False  # --require-all
     allowed: int = 0  # reference records without a partner that --allow-missing excuses
     allow_patterns: tuple[str, ...] = ()
-    first_missing: Any = None  # result.Unmatched: the first reference record without a partner, not excused
+    first_missing: Unmatched | None = None  # the first reference record without a partner, not excused
 
     @property
     def missing(self) -> int:
@@ -93,7 +103,7 @@ def coverage(
     require_all: bool = False,
     allow_missing: Sequence[str] = (),
 ) -> Coverage:
-    """`only_in_reference`: the reference's unpaired records (result.Unmatched), in the reference's order."""
+    """`only_in_reference`: the reference's unpaired records (Unmatched), in the reference's order."""
     excused = glob_matcher(tuple(allow_missing))
     allowed = [excused(u.name) or excused(u.key.get("checkpoint")) for u in only_in_reference]
     return Coverage(

@@ -24,12 +24,12 @@ from typing import Any
 
 import numpy as np
 
+from orchlog.compare.grading.coverage import Unmatched
 from orchlog.compare.grading.divergence import Findings, TokenState, Tracked, by_rank, by_severity
 from orchlog.compare.grading.growth import Growth
 from orchlog.compare.grading.noise import NoiseTable
 from orchlog.compare.pairing.tokens import TokenIds
 from orchlog.compare.pairview import PairView
-from orchlog.compare.result import Unmatched
 from orchlog.diagnose.keeper import Keeper
 from orchlog.read.trace import Diagnostic
 

@@ -6,8 +6,8 @@ import shlex
 
 import pytest
 
+from orchlog import selector
 from orchlog.compare.grading import rerun
-from orchlog.emit import selector
 
 
 @pytest.mark.parametrize("name", ["attn_norm", "blk.3.attn,norm", " padded\t", "a*b?c", "x=y"])
