@@ -23,6 +23,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "orchlog",
             "orchlog.errors",
+            "orchlog.lazy",
             "orchlog.strings",
             "orchlog.safe_text",
             "orchlog.numbers",
@@ -179,8 +180,10 @@ class Graph:
         self.imports = _imports(self.modules)
 
     def layer(self, module: str) -> int:
-        if self.modules[module].name == "__init__.py" and not self.imports[module]:
-            return 0  # a package that imports nothing until asked (its names load on first use) runs nothing
+        if self.modules[module].name == "__init__.py":
+            # A package's own code runs what it imports: it sits as low as those (one whose names load on
+            # first use imports nothing but orchlog.lazy, and sits in the base).
+            return max((self.layer(t) for t, _, local in self.imports[module] if not local), default=0)
         best, rank = -1, -1
         for k, (_, prefixes) in enumerate(LAYERS):
             for prefix in prefixes:

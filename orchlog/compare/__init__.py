@@ -24,8 +24,9 @@ Name maps, tensor views and shard layouts are orchlog.maps; tolerance files and 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from orchlog.lazy import lazy
 
 if TYPE_CHECKING:
     from orchlog.compare.engine import alignment_key as alignment_key
@@ -41,13 +42,9 @@ if TYPE_CHECKING:
 # Imported on first use, so that importing one step of the pipeline (orchlog.compare.pairing.keys, say, from
 # the diagnosis) does not run the engine, which imports the diagnosis.
 _LAZY = {
-    "alignment_key": "orchlog.compare.engine",
-    "compare": "orchlog.compare.engine",
-    "finish": "orchlog.compare.engine",
-    "walk": "orchlog.compare.engine",
+    **dict.fromkeys(("alignment_key", "compare", "finish", "walk"), "orchlog.compare.engine"),
+    **dict.fromkeys(("LOGITS_NAMES", "CompareOptions"), "orchlog.compare.options"),
     "PartialReport": "orchlog.compare.grading.partial",
-    "LOGITS_NAMES": "orchlog.compare.options",
-    "CompareOptions": "orchlog.compare.options",
     "DEFAULT_KEY": "orchlog.compare.pairing.keys",
     "CompareReport": "orchlog.compare.result",
 }
@@ -55,13 +52,4 @@ _LAZY = {
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'orchlog.compare' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy(__name__, _LAZY)

@@ -6,7 +6,7 @@ records on three scale-free figures: rel_l2 = ‖a − b‖ / ‖a‖ (the grade
 one), the cosine distance 1 − cos(a, b), and rel_max = max|a − b| / max|a|.
 Per checkpoint, stage and layer it keeps the largest of each over every
 token, step and pair of runs: the envelope. The file it writes is a
-tolerance file (tolerances.py) with one rule per checkpoint and stage:
+tolerance file (orchlog/tolerances/rules.py) with one rule per checkpoint and stage:
 
   - metric rel_l2, a threshold per layer of `headroom` times that layer's
     envelope (`layers`), the envelope of records without a layer as

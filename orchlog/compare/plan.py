@@ -27,7 +27,7 @@ from orchlog.tolerances.rules import Tolerances, load_tolerances
 
 def pick_tolerances(trace_a: Trace, trace_b: Trace, spec: str | None) -> Tolerances:
     """The tolerances asked for; without a choice, the default, or the preset measured for the coarsest weight
-    type the traces' matrix products say they ran on (presets.py), named in the report."""
+    type the traces' matrix products say they ran on (orchlog/tolerances/presets.py), named in the report."""
     if spec is not None:
         return load_tolerances(spec)
     picked = preset_for(weight_types(trace_a) | weight_types(trace_b))

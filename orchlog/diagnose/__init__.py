@@ -16,8 +16,9 @@ docs/diagnose.md documents the kinds.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from orchlog.lazy import lazy
 
 if TYPE_CHECKING:
     from orchlog.diagnose.case import Case as Case
@@ -32,26 +33,12 @@ if TYPE_CHECKING:
 # Imported on first use, so that the compare's walk can keep records for the diagnosis (keeper.py) without
 # loading the catalogue.
 _LAZY = {
-    "Case": "orchlog.diagnose.case",
-    "Pair": "orchlog.diagnose.case",
-    "Reference": "orchlog.diagnose.case",
-    "Side": "orchlog.diagnose.case",
-    "Where": "orchlog.diagnose.case",
+    **dict.fromkeys(("Case", "Pair", "Reference", "Side", "Where"), "orchlog.diagnose.case"),
+    **dict.fromkeys(("KINDS", "Finding"), "orchlog.diagnose.finding"),
     "find_signatures": "orchlog.diagnose.catalogue",
-    "KINDS": "orchlog.diagnose.finding",
-    "Finding": "orchlog.diagnose.finding",
 }
 
 __all__ = sorted(_LAZY)
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'orchlog.diagnose' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy(__name__, _LAZY)

@@ -8,9 +8,10 @@ from typing import Any
 
 from orchlog.compare.grading import rerun
 from orchlog.compare.grading.tiers import TIER_NAMES
-from orchlog.compare.measuring.metrics import BASES
+from orchlog.compare.measuring.metrics import BASES, RELATIVE_COLUMNS
 from orchlog.compare.pairview import PairView
 from orchlog.compare.result import CompareReport
+from orchlog.kernels import ERROR_COLUMNS
 from orchlog.numbers import fmt, token_text
 from orchlog.report.diagnosis import diagnosis_markdown, diagnosis_text
 from orchlog.safe_text import markdown_code, markdown_text
@@ -29,24 +30,8 @@ EVIDENCE = {
     "leading": "the leading values both sides carry (the rule of formats that hold only those: legacy checkpoint JSONL, llama.cpp's printout)",
 }
 SHOWN = 20  # unmatched records and malformed lines listed before "... and N more"
-METRICS_SHOWN = (
-    "max_abs",
-    "mean_abs",
-    "max_rel",
-    "p99_abs",
-    "rms_a",
-    "rms_b",
-    "rms_diff",
-    "cosine",
-    "l2",
-    "rel_l2",
-    "rel_max",
-    "kl",
-    "top1_match",
-    "rank_a",
-    "rank_b",
-    "nonfinite_mismatch",
-)
+# The figures the text shows, in its order: the difference's, the relative ones, the logits'.
+METRICS_SHOWN = (*ERROR_COLUMNS, *RELATIVE_COLUMNS, "kl", "top1_match", "rank_a", "rank_b", "nonfinite_mismatch")
 
 
 def _figure(v: PairView) -> str:

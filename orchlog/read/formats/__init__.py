@@ -65,6 +65,17 @@ def register(fmt: Format) -> None:
     _FORMATS.sort(key=lambda f: f.priority)
 
 
+def register_records(
+    name: str,
+    sniff: Callable[[Path, bytes], bool],
+    records: Callable[[Trace], Any],
+    priority: int = 50,
+    companions: tuple[str, ...] = (),
+) -> None:
+    """Register a format read record by record: its trace is `records(trace)`, an iterator of TraceRecords."""
+    register(Format(name, sniff, lambda path: Trace(str(path), name, records), priority, companions))
+
+
 def _load() -> None:
     global _loaded
     if not _loaded:
