@@ -53,6 +53,7 @@ from orchlog.errors import OrchlogError
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.paths import open_trace
 from orchlog.read.trace import Diagnostic, Trace
+from orchlog.runinfo import differences
 from orchlog.strings import glob_matcher
 
 LOGITS_NAMES = ("logits", "*logits*", "result_output", "lm_head", "output")
@@ -404,6 +405,7 @@ def finish(
         maps_by_side=(names_a.names.sources, names_b.names.sources),
         diagnosis=diagnosis,
         notes=_notes(trace_a, trace_b, opts, setup.tolerances),
+        runs=differences(trace_a.header, trace_b.header),
         noise=NoiseSummary(
             list(opts.noise),
             opts.noise_multiple,

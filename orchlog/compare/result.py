@@ -24,6 +24,7 @@ from orchlog.compare.pairview import PairView
 from orchlog.compare.tokens import TokenCheck
 from orchlog.compare.tolerances import Rule, Tolerances
 from orchlog.read.trace import Diagnostic
+from orchlog.runinfo import RunDifference
 
 if TYPE_CHECKING:
     from orchlog.diagnose.report import Diagnosis
@@ -84,6 +85,9 @@ class CompareReport:
     diagnosis: list[Diagnosis] = dataclasses.field(default_factory=list)  # first divergence first (orchlog.diagnose)
     noise: NoiseSummary | None = None  # three-way: what the pairs were graded against
     notes: list[str] = dataclasses.field(default_factory=list)  # what to know before the verdict (a noisy reference)
+    runs: list[RunDifference] = dataclasses.field(
+        default_factory=list
+    )  # how the headers' runs differ (orchlog.runinfo)
 
     def __bool__(self) -> bool:
         return self.status == OK
@@ -164,6 +168,7 @@ class CompareReport:
             "maps_by_side": dict(zip("ab", self.maps_by_side)),
             "noise": None if self.noise is None else self.noise.to_json(),
             "notes": list(self.notes),
+            "run_differences": [d.to_json() for d in self.runs],
             **_diagnosis_json(self.diagnosis),
         }
 
