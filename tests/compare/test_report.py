@@ -36,6 +36,7 @@ TOP_KEYS = {
     "first_failure",
     "noise",
     "notes",
+    "run_differences",
 }
 PAIR_KEYS = {
     "checkpoint",

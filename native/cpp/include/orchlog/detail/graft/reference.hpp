@@ -1,13 +1,19 @@
-// The reference trace a graft reads from: a full-mode binary stream, indexed
-// once (checkpoint and key parts -> where each record's tensor bytes lie), so
-// that a graft costs one read of the tensor it replaces.
+// The reference trace a graft or ORCH_LOG_AGAINST reads from, indexed once
+// (checkpoint and key parts -> each record's place and digest), so that a
+// graft costs one read of the tensor it replaces and a comparison none.
+//
+// A graft reads a full-mode binary stream and indexes the records that carry
+// their tensor. ORCH_LOG_AGAINST indexes every record, with what its summary
+// proves (stats, sketch, BLAKE3) and where its tensor lies when it has one,
+// from a binary stream (full or summary frames) or a JSONL trace.
 //
 // A key that occurs several times in the reference (a checkpoint logged at
 // every decode step without a step number) is matched by occurrence: the
-// n-th graft call under that key takes the n-th reference record under it.
+// n-th call under that key takes the n-th reference record under it.
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <deque>
@@ -19,6 +25,7 @@
 #include <vector>
 
 #include "orchlog/api_gen.hpp"
+#include "orchlog/detail/decode/json_reader.hpp"
 #include "orchlog/detail/decode/msgpack_reader.hpp"
 #include "orchlog/schema_gen.hpp"
 
@@ -45,23 +52,70 @@ inline std::string graft_key_text(std::string_view checkpoint, const Key& key) {
   return out;
 }
 
-// Where one reference record's tensor lies in the file, and what it holds.
+// What a reference record's summary proves (ORCH_LOG_AGAINST).
+struct ReferenceSummary {
+  std::int64_t numel = -1;
+  std::optional<double> rms;
+  std::int64_t nan_count = 0;
+  std::int64_t inf_count = 0;
+  std::string blake3;  // 64 hex digits, or empty
+  bool sketched = false;
+  std::array<double, 64> sketch{};  // the stored f32 rows, widened
+};
+
+inline std::string shape_text(const std::int64_t* dims, std::size_t n) {
+  std::string out = "[";
+  for (std::size_t i = 0; i < n; ++i) out += (i ? "," : "") + std::to_string(dims[i]);
+  return out + "]";
+}
+
+// The key as a warning names it: checkpoint and every key part that is set.
+inline std::string key_description(std::string_view checkpoint, const Key& key) {
+  std::string out = "'" + std::string(checkpoint) + "'";
+  for_each_key_part(key, [&out](std::string_view name, const auto& part) {
+    if (!part) return;
+    out.append(" ").append(name).append("=");
+    if constexpr (std::is_same_v<std::decay_t<decltype(*part)>, std::string_view>) {
+      out.append(*part);
+    } else {
+      out.append(std::to_string(static_cast<std::int64_t>(*part)));
+    }
+  });
+  return out;
+}
+
+// Where one reference record's tensor lies in the file (when it has one), and what it holds.
 struct ReferenceTensor {
   std::uint64_t offset = 0;  // of the first tensor byte
   std::uint64_t nbytes = 0;
+  bool has_data = false;
   DType dtype = DType::f32;
   std::vector<std::int64_t> shape;
+  ReferenceSummary summary;  // read for ORCH_LOG_AGAINST only
 };
+
+// What the index is for: a graft needs tensors, a comparison every record's summary.
+enum class ReferenceUse { graft, against };
 
 class ReferenceIndex {
  public:
-  // Reads the frames of `path`; false (with `error`) when the file cannot be
-  // read or holds no record frame. Frames it cannot parse end the index (what
-  // came before stays usable) and are reported in `error` as a note.
-  bool build(const std::string& path, std::string& error) {
+  // Reads the records of `path`; false (with `error`) when the file cannot be
+  // read or holds no record to use. Records it cannot parse end the index
+  // (what came before stays usable) and are reported in `error` as a note.
+  bool build(const std::string& path, std::string& error, ReferenceUse use = ReferenceUse::graft) {
     path_ = path;
+    use_ = use;
+    const char* what = use == ReferenceUse::graft ? "graft reference" : "ORCH_LOG_AGAINST reference";
     std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) return error = "cannot open the graft reference '" + path + "'", false;
+    if (!f) return error = std::string("cannot open the ") + what + " '" + path + "'", false;
+    if (std::fgetc(f) == '{') {  // a JSONL trace: its header line opens with {"orchlog":
+      std::fclose(f);
+      if (use == ReferenceUse::graft) {
+        error = "the graft reference '" + path + "' is JSONL; a graft needs a full-mode binary stream";
+        return false;
+      }
+      return build_jsonl(path, error);
+    }
     std::fseek(f, 0, SEEK_END);
     const long end = std::ftell(f);
     const std::uint64_t size = end < 0 ? 0 : static_cast<std::uint64_t>(end);
@@ -83,8 +137,8 @@ class ReferenceIndex {
         continue;
       }
       if (p != Parse::ok) {
-        error = "the graft reference '" + path + "' is not a binary stream from byte " + std::to_string(pos) +
-                " on (records before it are used)";
+        error = std::string("the ") + what + " '" + path + "' is not a binary stream from byte " +
+                std::to_string(pos) + " on (records before it are used)";
         break;
       }
       pos = next;
@@ -93,7 +147,9 @@ class ReferenceIndex {
     std::fclose(f);
     if (by_key_.empty()) {
       if (error.empty())
-        error = "the graft reference '" + path + "' holds no record with its tensor (a full-mode trace)";
+        error = use == ReferenceUse::graft
+                    ? "the graft reference '" + path + "' holds no record with its tensor (a full-mode trace)"
+                    : "the ORCH_LOG_AGAINST reference '" + path + "' holds no record";
       return false;
     }
     return true;
@@ -161,12 +217,23 @@ class ReferenceIndex {
           ok = r.int64(v);
           t.shape.push_back(v);
         }
+      } else if (name == "numel") {
+        ok = r.int64(t.summary.numel);
+      } else if (use_ == ReferenceUse::against && name == "blake3") {
+        std::string_view s;
+        ok = r.str(s);
+        if (ok) t.summary.blake3.assign(s);
+      } else if (use_ == ReferenceUse::against && name == "sketch") {
+        ok = read_sketch(r, t.summary);
+      } else if (use_ == ReferenceUse::against && name == "stats") {
+        ok = read_stats(r, t.summary);
       } else if (name == "data") {
         std::uint32_t n = 0;
         if (r.nil()) continue;
         ok = r.bin_header(n);
         if (ok) {
           has_data = true;
+          t.has_data = true;
           t.offset = base + static_cast<std::uint64_t>(r.pos() - p);
           t.nbytes = n;
           data_end = t.offset + n;
@@ -182,11 +249,160 @@ class ReferenceIndex {
     }
     const std::uint64_t after_fields = base + static_cast<std::uint64_t>(r.pos() - p);
     next = std::max(after_fields, data_end);
-    if (header || !has_checkpoint || !has_data || !dtype) return Parse::ok;  // nothing to graft from
+    const bool wanted = use_ == ReferenceUse::against || has_data;  // a graft needs the tensor
+    if (header || !has_checkpoint || !wanted || !dtype) return texts_.clear(), Parse::ok;
     t.dtype = *dtype;
     by_key_[graft_key_text(checkpoint, key)].push_back(std::move(t));
     texts_.clear();
     return Parse::ok;
+  }
+
+  // The sketch's rows (msgpack floats); a sketch of another length is not one the bounds hold for.
+  static bool read_sketch(MsgReader& r, ReferenceSummary& s) {
+    if (r.nil()) return true;
+    std::uint32_t n = 0;
+    if (!r.container(false, n)) return false;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      double v = 0;
+      if (!r.number(v, false)) return false;
+      if (i < s.sketch.size()) s.sketch[i] = v;
+    }
+    s.sketched = n == s.sketch.size();
+    return true;
+  }
+
+  static bool read_stats(MsgReader& r, ReferenceSummary& s) {
+    std::uint32_t n = 0;
+    if (!r.container(true, n)) return false;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      std::string_view name;
+      if (!r.str(name)) return false;
+      bool ok = true;
+      if (name == "rms") {
+        double v = 0;
+        if (r.nil()) {
+          s.rms.reset();
+        } else if ((ok = r.number(v, false))) {
+          s.rms = v;
+        }
+      } else if (name == "nan_count") {
+        ok = r.int64(s.nan_count);
+      } else if (name == "inf_count") {
+        ok = r.int64(s.inf_count);
+      } else {
+        ok = r.skip();
+      }
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  // A JSONL trace, one line at a time: each record line with its summary (no tensor: a line's
+  // values are not read as one). Lines longer than kMaxLine, and lines that are not an orchlog
+  // record, end the index with a note, as a damaged frame does.
+  static constexpr std::size_t kMaxLine = std::size_t{256} << 20;
+
+  bool build_jsonl(const std::string& path, std::string& error) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return error = "cannot open the ORCH_LOG_AGAINST reference '" + path + "'", false;
+    std::string line;
+    std::vector<char> chunk(std::size_t{1} << 16);
+    std::uint64_t number = 0;
+    bool done = false;
+    while (!done) {
+      const std::size_t got = std::fread(chunk.data(), 1, chunk.size(), f);
+      if (got == 0) done = true;
+      std::size_t start = 0;
+      for (std::size_t i = 0; i < got; ++i) {
+        if (chunk[i] != '\n') continue;
+        line.append(chunk.data() + start, i - start);
+        start = i + 1;
+        ++number;
+        if (!index_line(line)) {
+          error = "the ORCH_LOG_AGAINST reference '" + path + "' has no orchlog record at line " +
+                  std::to_string(number) + " (records before it are used)";
+          done = true;
+          break;
+        }
+        line.clear();
+      }
+      if (!done) line.append(chunk.data() + start, got - start);
+      if (line.size() > kMaxLine) {
+        error = "the ORCH_LOG_AGAINST reference '" + path + "' has a line longer than 256 MiB after line " +
+                std::to_string(number) + " (records before it are used)";
+        done = true;
+      }
+    }
+    std::fclose(f);
+    if (by_key_.empty()) {
+      if (error.empty()) error = "the ORCH_LOG_AGAINST reference '" + path + "' holds no record";
+      return false;
+    }
+    return true;
+  }
+
+  // One line: a header or a blank line is skipped, a record indexed; false for anything else.
+  bool index_line(const std::string& line) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) return true;
+    JsonValue doc;
+    if (!JsonReader::parse(line, doc) || doc.kind != JsonValue::Kind::object) return false;
+    if (doc.get("orchlog") != nullptr) return true;  // a run header
+    const JsonValue* checkpoint = doc.get("checkpoint");
+    const JsonValue* dtype_name = doc.get("dtype");
+    const JsonValue* shape = doc.get("shape");
+    if (!checkpoint || checkpoint->kind != JsonValue::Kind::string || !dtype_name ||
+        dtype_name->kind != JsonValue::Kind::string || !shape || shape->kind != JsonValue::Kind::array)
+      return false;
+    const auto dtype = schema::dtype_from_name(dtype_name->text);
+    if (!dtype) return false;
+    ReferenceTensor t;
+    t.dtype = *dtype;
+    for (const JsonValue& d : shape->items) {
+      const auto v = d.integer();
+      if (!v) return false;
+      t.shape.push_back(*v);
+    }
+    Key key;
+    bool ok = true;
+    for_each_key_part(key, [&](std::string_view part_name, auto& part) {
+      using Part = typename std::decay_t<decltype(part)>::value_type;
+      const JsonValue* v = doc.get(part_name);
+      if (!v || v->is_null()) return part.reset();
+      if constexpr (std::is_same_v<Part, std::string_view>) {
+        if (v->kind != JsonValue::Kind::string) return void(ok = false);
+        texts_.emplace_back(v->text);
+        part = std::string_view(texts_.back());
+      } else if constexpr (std::is_same_v<Part, bool>) {
+        if (v->kind != JsonValue::Kind::boolean) return void(ok = false);
+        part = v->b;
+      } else {
+        const auto i = v->integer();
+        if (!i) return void(ok = false);
+        part = static_cast<Part>(*i);
+      }
+    });
+    ReferenceSummary& s = t.summary;
+    if (const JsonValue* numel = doc.get("numel")) s.numel = numel->integer().value_or(-1);
+    if (const JsonValue* blake3 = doc.get("blake3"); blake3 && blake3->kind == JsonValue::Kind::string)
+      s.blake3 = blake3->text;
+    if (const JsonValue* stats = doc.get("stats"); stats && stats->kind == JsonValue::Kind::object) {
+      if (const JsonValue* rms = stats->get("rms"); rms && !rms->is_null()) s.rms = rms->real();
+      if (const JsonValue* nan = stats->get("nan_count")) s.nan_count = nan->integer().value_or(0);
+      if (const JsonValue* inf = stats->get("inf_count")) s.inf_count = inf->integer().value_or(0);
+    }
+    if (const JsonValue* sketch = doc.get("sketch");
+        sketch && sketch->kind == JsonValue::Kind::array && sketch->items.size() == s.sketch.size()) {
+      s.sketched = true;
+      for (std::size_t i = 0; i < s.sketch.size(); ++i) {
+        const auto v = sketch->items[i].real();
+        if (!v) s.sketched = false;
+        // Written as the shortest text of an f32: parsed to the nearest double, then to that f32.
+        s.sketch[i] = v ? static_cast<double>(static_cast<float>(*v)) : 0.0;
+      }
+    }
+    if (ok) by_key_[graft_key_text(checkpoint->text, key)].push_back(std::move(t));
+    texts_.clear();
+    return ok;
   }
 
   // Reads a key part named `name` into `key`; false when `name` is not one.
@@ -216,6 +432,7 @@ class ReferenceIndex {
   }
 
   std::string path_;
+  ReferenceUse use_ = ReferenceUse::graft;
   std::unordered_map<std::string, std::vector<ReferenceTensor>> by_key_;
   std::deque<std::string> texts_;  // text key parts of the frame being parsed (stable addresses)
 };

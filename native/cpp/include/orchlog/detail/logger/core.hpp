@@ -117,7 +117,11 @@ inline Settings resolve(const Options& o, std::vector<std::string>& warnings, st
   }
   // Grafting is opt-in: an unset or blank selector grafts nothing (a blank
   // ORCH_LOG_SELECT selects everything, but grafting everything by accident
-  // would hide every difference). An invalid one grafts nothing, with a warning.
+  // would hide every difference). An invalid one grafts nothing, with a warning;
+  // a reference named with no selector grafts nothing too, and says so.
+  if (!s.knobs.path.empty() && s.knobs.graft_from && !s.knobs.graft_select)
+    warnings.push_back("ORCH_GRAFT_FROM names a reference but ORCH_GRAFT_SELECT selects nothing to graft; grafting "
+                       "nothing (e.g. ORCH_GRAFT_SELECT=checkpoint=attn_norm,layer=3)");
   if (!s.knobs.path.empty() && s.knobs.graft_select && !trim(*s.knobs.graft_select).empty()) {
     std::string error;
     s.graft_selector = Selector::parse(*s.knobs.graft_select, error);
@@ -264,6 +268,33 @@ ORCHLOG_NOINLINE ORCHLOG_API bool would_write(std::string_view checkpoint, const
   }
 }
 
+// The record's verdict against ORCH_LOG_AGAINST's reference (not compared without one).
+inline AgainstVerdict compare_with_reference(Session& session, std::string_view checkpoint, const Key& key,
+                                             const Tensor& tensor, const TensorSize& size, const TensorDigest& digest) {
+  const Settings& st = session.settings;
+  if (!st.knobs.against) return AgainstVerdict::not_compared;
+  const double tolerance = static_cast<double>(st.knobs.against_ppm) * 1e-6;
+  return against_verdict(session.against, *st.knobs.against, tolerance, checkpoint, key, tensor, size, digest,
+                         [](const std::string& message, bool counted) {
+                           if (counted) logger().count_error();
+                           print_warning(message);  // once a run: the reference is read once, and
+                         });                         // the first missing key is the one named
+}
+
+// No record is written from now on (the caller holds s->mutex); the engine runs on, each later call
+// costing one relaxed load, as when logging is off.
+inline void stop_writing(const std::shared_ptr<Session>& s) noexcept {
+  s->stopped = true;
+  s->jsonl.sync();
+  s->frames.sync();
+  if (logger().session() == s) g_state.store(kOff, std::memory_order_relaxed);
+  try {
+    print_warning("logging stopped after " + std::to_string(s->seq) +
+                  " records, as ORCH_LOG_STOP or ORCH_LOG_ON_NONFINITE=stop asked; the engine runs on");
+  } catch (...) {  // std::bad_alloc: stopped all the same, unsaid
+  }
+}
+
 // The out-of-line part of every log call.
 // With `given_digest` (a summary computed on the GPU), `tensor.data` holds only the
 // leading values the run keeps, so a run that writes the tensor itself (full or
@@ -310,10 +341,26 @@ ORCHLOG_NOINLINE ORCHLOG_API bool write_record(std::string_view checkpoint, cons
     parts.digest =
         given_digest != nullptr ? *given_digest : digest(tensor, *size);  // the expensive part, outside the lock
     parts.meta = &sorted_meta;
+    const Key resolved_key = resolved(key, run_fields(st.knobs));
+    const AgainstVerdict verdict = compare_with_reference(*session, checkpoint, resolved_key, tensor, *size, parts.digest);
+    const bool nonfinite = parts.digest.stats.nan_count != 0 || parts.digest.stats.inf_count != 0;
 
     std::lock_guard<std::mutex> lock(session->mutex);
-    if (session->closed) return false;
-    const schema::RecordView view = record_view(parts, run_fields(st.knobs), session->seq, st.knobs.values);
+    if (session->closed || session->stopped) return false;
+    const bool first_nonfinite = nonfinite && !session->whole.nonfinite_seen && st.knobs.on_nonfinite != OnNonfinite::off;
+    if (first_nonfinite) {
+      session->whole.nonfinite_seen = true;
+      print_warning("the first tensor holding NaN or Inf: " + key_description(checkpoint, key) + " (" +
+                    std::to_string(parts.digest.stats.nan_count) + " NaN, " +
+                    std::to_string(parts.digest.stats.inf_count) + " Inf; ORCH_LOG_ON_NONFINITE)");
+    }
+    const bool nonfinite_whole =
+        st.knobs.on_nonfinite == OnNonfinite::full || st.knobs.on_nonfinite == OnNonfinite::stop;
+    parts.call.full_reason = whole_because(session->whole, verdict, first_nonfinite, nonfinite_whole, resolved_key.token_idx,
+                                           st.knobs.against_context, st.knobs.stop == Stop::first_fail);
+    // A record written whole keeps every value in JSONL (the binary stream holds the tensor anyway).
+    const std::int64_t values = parts.call.full_reason ? kAllValues : st.knobs.values;
+    const schema::RecordView view = record_view(parts, run_fields(st.knobs), session->seq, values);
     std::string& buf = session->buffer;
     if (st.writes_jsonl()) {
       buf.clear();
@@ -336,6 +383,9 @@ ORCHLOG_NOINLINE ORCHLOG_API bool write_record(std::string_view checkpoint, cons
     }
     ++session->seq;
     if (buf.capacity() > (std::size_t{16} << 20)) std::string().swap(buf);  // values=all on a huge tensor
+    const bool stop_now = (first_nonfinite && st.knobs.on_nonfinite == OnNonfinite::stop) ||
+                          (session->whole.stop_after_context && session->whole.context_left == 0);
+    if (stop_now) stop_writing(session);
     return true;
   } catch (...) {
     lg.report(kInternal, "a record was not written: out of memory");
