@@ -9,11 +9,14 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use crate::against::{AgainstReference, Said, Verdict, WholeRecords};
 use crate::config::{expand_path, trim_blanks};
 use crate::created::created;
 use crate::encoding::record::canonical_meta;
+use crate::encoding::record::KeepValues;
 use crate::encoding::{json, msgpack};
-use crate::fields_gen::{header_view, record_view, Config, Digest, Keys, RecordKey};
+use crate::fields_gen::{header_view, record_view, Config, Digest, Keys, OnNonfinite, RecordKey, Stop};
+use crate::graft::reference::GraftKey;
 use crate::graft::{GraftState, Problem};
 use crate::schema_gen::{RecordView, BOTH_MODE_SUFFIX};
 use crate::selector::Selector;
@@ -36,6 +39,8 @@ pub struct Logger {
     graft: Mutex<GraftState>,
     /// The graft problems reported so far (bits of `Problem`).
     warned_graft: AtomicU8,
+    /// `ORCH_LOG_AGAINST`'s reference, read on the first record.
+    against: Mutex<AgainstReference>,
     /// Whether records go to a binary stream, whose bin holds at most 4 GiB.
     writes_frames: bool,
     outputs: Mutex<Outputs>,
@@ -51,6 +56,10 @@ pub struct Logger {
 struct Outputs {
     /// The next record's `seq`: the number of records written so far.
     seq: i64,
+    /// What `ORCH_LOG_AGAINST` and `ORCH_LOG_ON_NONFINITE` have written whole.
+    whole: WholeRecords,
+    /// `ORCH_LOG_STOP` or `ORCH_LOG_ON_NONFINITE=stop`: no record is written any more.
+    stopped: bool,
     jsonl: Option<Sink>,
     frames: Option<Sink>,
     line: Vec<u8>,
@@ -78,8 +87,17 @@ impl Logger {
             graft_selector: None,
             graft: Mutex::new(GraftState::default()),
             warned_graft: AtomicU8::new(0),
+            against: Mutex::new(AgainstReference::default()),
             writes_frames: config.mode.writes_frames(),
-            outputs: Mutex::new(Outputs { seq: 0, jsonl: None, frames: None, line: Vec::new(), frame: Vec::new() }),
+            outputs: Mutex::new(Outputs {
+                seq: 0,
+                whole: WholeRecords::default(),
+                stopped: false,
+                jsonl: None,
+                frames: None,
+                line: Vec::new(),
+                frame: Vec::new(),
+            }),
             on: AtomicBool::new(false),
             errors: AtomicU64::new(0),
             warned_invalid_call: AtomicBool::new(false),
@@ -98,7 +116,15 @@ impl Logger {
         // Grafting is opt-in: an unset or blank selector grafts nothing (a
         // blank ORCH_LOG_SELECT selects everything, but grafting everything
         // by accident would hide every difference). An invalid one grafts
-        // nothing, with a warning; logging goes on.
+        // nothing, with a warning; logging goes on. A reference named with
+        // no selector grafts nothing too, and says so.
+        if config.graft_from.is_some() && config.graft_select.is_none() {
+            logger.errors.fetch_add(1, Ordering::Relaxed);
+            warn(
+                "ORCH_GRAFT_FROM names a reference but ORCH_GRAFT_SELECT selects nothing to graft; grafting nothing \
+                 (e.g. ORCH_GRAFT_SELECT=checkpoint=attn_norm,layer=3)",
+            );
+        }
         if let Some(text) = config.graft_select.as_deref().filter(|s| !is_blank(s)) {
             match Selector::parse(text) {
                 Ok(selector) => logger.graft_selector = Some(selector),
@@ -214,9 +240,62 @@ impl Logger {
         }
         let digest = Digest::of(&tensor);
         let meta = canonical_meta(keys.meta);
+        let verdict = self.compare_with_reference(&key, &tensor, &digest);
+        let nonfinite = digest.stats.nan_count != 0 || digest.stats.inf_count != 0;
         let mut outputs = self.lock_outputs();
-        let record = record_view(&key, outputs.seq, &tensor, self.config.values, &digest, &meta);
-        outputs.write(&record).map_err(Failure::Output)
+        if outputs.stopped {
+            return Ok(());
+        }
+        let first_nonfinite =
+            nonfinite && !outputs.whole.nonfinite_seen && self.config.on_nonfinite != OnNonfinite::Off;
+        if first_nonfinite {
+            outputs.whole.nonfinite_seen = true;
+            warn(&format!(
+                "the first tensor holding NaN or Inf: {} ({} NaN, {} Inf; ORCH_LOG_ON_NONFINITE)",
+                GraftKey::of(&key).describe(),
+                digest.stats.nan_count,
+                digest.stats.inf_count
+            ));
+        }
+        let whole = matches!(self.config.on_nonfinite, OnNonfinite::Full | OnNonfinite::Stop);
+        let why = outputs.whole.because(
+            verdict,
+            first_nonfinite,
+            whole,
+            key.token_idx,
+            i64::from(self.config.against_context),
+            self.config.stop == Stop::FirstFail,
+        );
+        let key = RecordKey { full_reason: why, ..key };
+        // A record written whole keeps every value in JSONL (the binary stream holds the tensor anyway).
+        let values = if why.is_some() { KeepValues::All } else { self.config.values };
+        let record = record_view(&key, outputs.seq, &tensor, values, &digest, &meta);
+        outputs.write(&record).map_err(Failure::Output)?;
+        let stop_now = (first_nonfinite && self.config.on_nonfinite == OnNonfinite::Stop) || outputs.whole.stop_due();
+        if stop_now {
+            outputs.stopped = true;
+            self.on.store(false, Ordering::Relaxed);
+            warn(&format!(
+                "logging stopped after {} records, as ORCH_LOG_STOP or ORCH_LOG_ON_NONFINITE=stop asked; the engine runs on",
+                outputs.seq
+            ));
+        }
+        Ok(())
+    }
+
+    /// The record's verdict against `ORCH_LOG_AGAINST`'s reference (not compared without one).
+    fn compare_with_reference(&self, key: &RecordKey<'_>, tensor: &Tensor<'_>, digest: &Digest) -> Verdict {
+        let Some(path) = self.config.against.as_deref() else { return Verdict::NotCompared };
+        let tolerance = f64::from(self.config.against_ppm) * 1e-6;
+        let mut say = |said: Said| match said {
+            Said::Counted(message) => {
+                self.errors.fetch_add(1, Ordering::Relaxed);
+                warn(&message);
+            }
+            Said::Note(message) => warn(&message),
+        };
+        let mut reference = self.against.lock().unwrap_or_else(PoisonError::into_inner);
+        reference.verdict(path, tolerance, key, tensor, digest, &mut say)
     }
 
     fn lock_outputs(&self) -> MutexGuard<'_, Outputs> {
@@ -367,7 +446,7 @@ mod tests {
         assert!(lines[0].starts_with(&header), "{}", lines[0]);
         assert!(lines[1].starts_with(r#"{"checkpoint":"embedding","team":"t","token_idx":0,"#), "{}", lines[1]);
         assert!(
-            lines[2].contains(r#""seq":1,"#) && lines[2].ends_with(r#""meta":{"seed":42},"grafted":false}"#),
+            lines[2].contains(r#""seq":1,"#) && lines[2].ends_with(r#""meta":{"seed":42},"grafted":false,"full_reason":null}"#),
             "{}",
             lines[2]
         );

@@ -27,6 +27,7 @@
 #include "orchlog/api_gen.hpp"
 #include "orchlog/detail/decode/json_reader.hpp"
 #include "orchlog/detail/decode/msgpack_reader.hpp"
+#include "orchlog/detail/encode/utf8.hpp"
 #include "orchlog/schema_gen.hpp"
 
 namespace orchlog {
@@ -344,6 +345,7 @@ class ReferenceIndex {
   // One line: a header or a blank line is skipped, a record indexed; false for anything else.
   bool index_line(const std::string& line) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) return true;
+    if (!is_valid_utf8(line)) return false;  // emitters write UTF-8 only
     JsonValue doc;
     if (!JsonReader::parse(line, doc) || doc.kind != JsonValue::Kind::object) return false;
     if (doc.get("orchlog") != nullptr) return true;  // a run header

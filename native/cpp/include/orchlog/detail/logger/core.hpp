@@ -350,7 +350,7 @@ ORCHLOG_NOINLINE ORCHLOG_API bool write_record(std::string_view checkpoint, cons
     const bool first_nonfinite = nonfinite && !session->whole.nonfinite_seen && st.knobs.on_nonfinite != OnNonfinite::off;
     if (first_nonfinite) {
       session->whole.nonfinite_seen = true;
-      print_warning("the first tensor holding NaN or Inf: " + key_description(checkpoint, key) + " (" +
+      print_warning("the first tensor holding NaN or Inf: " + key_description(checkpoint, resolved_key) + " (" +
                     std::to_string(parts.digest.stats.nan_count) + " NaN, " +
                     std::to_string(parts.digest.stats.inf_count) + " Inf; ORCH_LOG_ON_NONFINITE)");
     }
