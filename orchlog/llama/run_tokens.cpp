@@ -84,9 +84,8 @@ bool parse_options(int argc, char** argv, Options& opt) {
     const char* v = nullptr;
     if (arg == "--verbose") {
       opt.verbose = true;
-    } else if (arg == "--prompt" || arg == "--text" || arg == "--decode" || arg == "--n-predict" ||
-               arg == "--logits" || arg == "--info" || arg == "--threads" || arg == "--gpu-layers" ||
-               arg == "--config") {
+    } else if (arg == "--prompt" || arg == "--text" || arg == "--decode" || arg == "--n-predict" || arg == "--logits" ||
+               arg == "--info" || arg == "--threads" || arg == "--gpu-layers" || arg == "--config") {
       if (!(v = value())) return false;
       if (arg == "--prompt" && !(opt.prompt_given = parse_tokens(v, opt.prompt))) return false;
       if (arg == "--text") opt.text = v, opt.text_given = true;
@@ -135,6 +134,7 @@ void quiet_log(enum ggml_log_level level, const char* text, void*) {
 
 // The model's text for a token, as bytes (a piece may be part of a UTF-8 character).
 std::string piece(const llama_vocab* vocab, llama_token token) {
+  if (llama_vocab_type(vocab) == LLAMA_VOCAB_TYPE_NONE) return "";  // token ids only: no text
   std::string out(64, '\0');
   int n = llama_token_to_piece(vocab, token, out.data(), static_cast<int32_t>(out.size()), 0, true);
   if (n < 0) {
@@ -416,7 +416,8 @@ int main(int argc, char** argv) {
     ok = decode(ctx, graph_logger, step, {next}, static_cast<int>(opt.prompt.size() + i), n_vocab, logits);
   }
   if (!ok) std::fprintf(stderr, "run_tokens: llama_decode failed at step %d\n", step);
-  if (ok && !opt.logits_path.empty() && !write_npy(opt.logits_path, logits, n_positions, static_cast<size_t>(n_vocab))) {
+  if (ok && !opt.logits_path.empty() &&
+      !write_npy(opt.logits_path, logits, n_positions, static_cast<size_t>(n_vocab))) {
     std::fprintf(stderr, "run_tokens: cannot write %s\n", opt.logits_path.c_str());
     ok = false;
   }

@@ -93,8 +93,7 @@ def trace_llama(
         proc = subprocess.run(cmd, env=env, capture_output=True, text=True, errors="replace")
         seconds = time.monotonic() - started
         if proc.returncode != 0:
-            said = proc.stderr.strip().splitlines()
-            raise OrchlogError(f"llama.cpp failed (exit {proc.returncode}): {said[-1] if said else 'no message'}")
+            raise OrchlogError(f"llama.cpp failed ({_exit_text(proc.returncode)}): {_cause(proc.stderr)}")
         info = json.loads(info_path.read_text(encoding="utf-8"))
     for line in proc.stderr.splitlines():  # the emitter's own warnings (a bad knob, a full disk)
         if line.startswith("orchlog:"):
@@ -108,6 +107,20 @@ def trace_llama(
         seconds,
         llama,
     )
+
+
+def _exit_text(code: int) -> str:
+    return f"killed by signal {-code}" if code < 0 else f"exit {code}"
+
+
+def _cause(stderr: str) -> str:
+    """The line of the driver's stderr that says why: its own message, or llama.cpp's assertion or error
+    (a crash may add a debugger's backtrace after it)."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    for line in lines:
+        if line.startswith("run_tokens:") or "GGML_ASSERT" in line or "error" in line.lower():
+            return line
+    return lines[-1] if lines else "no message"
 
 
 def _text(piece: str) -> str:

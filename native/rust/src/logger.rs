@@ -446,7 +446,8 @@ mod tests {
         assert!(lines[0].starts_with(&header), "{}", lines[0]);
         assert!(lines[1].starts_with(r#"{"checkpoint":"embedding","team":"t","token_idx":0,"#), "{}", lines[1]);
         assert!(
-            lines[2].contains(r#""seq":1,"#) && lines[2].ends_with(r#""meta":{"seed":42},"grafted":false,"full_reason":null}"#),
+            lines[2].contains(r#""seq":1,"#)
+                && lines[2].ends_with(r#""meta":{"seed":42},"grafted":false,"full_reason":null}"#),
             "{}",
             lines[2]
         );
@@ -535,5 +536,65 @@ mod tests {
             assert!(line.starts_with('{') && line.ends_with('}'), "a torn line: {line}");
             assert!(line.contains(&format!(r#""seq":{seq},"#)), "seq out of file order: {line}");
         }
+    }
+
+    #[test]
+    fn a_graft_reference_without_a_selector_is_one_error_and_grafts_nothing() {
+        let scratch = Scratch::new("graft-no-select");
+        let reference = scratch.0.join("ref.bin");
+        let full = Logger::new(config(&reference, Mode::Full));
+        full.log("x", &[5.0f32, 6.0], Keys::new().layer(0u8));
+        drop(full);
+        let path = scratch.trace();
+        let logger =
+            Logger::new(Config { graft_from: Some(reference.display().to_string()), ..config(&path, Mode::Summary) });
+        assert_eq!(logger.error_count(), 1);
+        let mut x = [1.0f32, 2.0];
+        assert!(!logger.graft("x", &mut x[..], Keys::new().layer(0u8)));
+        assert_eq!(x, [1.0, 2.0]);
+    }
+
+    #[test]
+    fn the_first_nonfinite_record_is_whole_and_stop_ends_the_records() {
+        let scratch = Scratch::new("nonfinite");
+        let path = scratch.trace();
+        let logger = Logger::new(Config { on_nonfinite: OnNonfinite::Stop, ..config(&path, Mode::Summary) });
+        logger.log("a", &[1.0f32, 2.0], Keys::new().layer(0u8));
+        logger.log("b", &[1.0f32, f32::NAN], Keys::new().layer(1u8));
+        assert!(!logger.is_on(), "stopped after the first non-finite record");
+        logger.log("c", &[1.0f32, 2.0], Keys::new().layer(2u8));
+        let lines = lines(&path);
+        assert_eq!(lines.len(), 3);
+        assert!(lines[1].ends_with(r#""full_reason":null}"#), "{}", lines[1]);
+        assert!(
+            lines[2].contains(r#""values":[1,"NaN"]"#) && lines[2].ends_with(r#""full_reason":"nonfinite"}"#),
+            "{}",
+            lines[2]
+        );
+        assert_eq!(logger.error_count(), 0, "a non-finite tensor is no error of the emitter");
+    }
+
+    #[test]
+    fn against_a_reference_the_first_failure_and_its_context_are_whole() {
+        let scratch = Scratch::new("against");
+        let reference = scratch.0.join("ref.jsonl");
+        let r = Logger::new(config(&reference, Mode::Summary));
+        for token in 0..4u32 {
+            r.log("x", &vec![token as f32 + 1.0; 100], Keys::new().token(token));
+        }
+        drop(r);
+        let path = scratch.trace();
+        let logger = Logger::new(Config {
+            against: Some(reference.display().to_string()),
+            against_context: 1,
+            ..config(&path, Mode::Summary)
+        });
+        for token in 0..4u32 {
+            let scale = if token >= 1 { 1.5 } else { 1.0 };
+            logger.log("x", &vec![(token as f32 + 1.0) * scale; 100], Keys::new().token(token));
+        }
+        let reasons: Vec<String> =
+            lines(&path)[1..].iter().map(|l| l.rsplit_once("\"full_reason\":").unwrap().1.to_owned()).collect();
+        assert_eq!(reasons, [r#"null}"#, r#""against"}"#, r#""against_context"}"#, r#"null}"#]);
     }
 }

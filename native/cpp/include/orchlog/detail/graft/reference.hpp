@@ -138,8 +138,8 @@ class ReferenceIndex {
         continue;
       }
       if (p != Parse::ok) {
-        error = std::string("the ") + what + " '" + path + "' is not a binary stream from byte " +
-                std::to_string(pos) + " on (records before it are used)";
+        error = std::string("the ") + what + " '" + path + "' is not a binary stream from byte " + std::to_string(pos) +
+                " on (records before it are used)";
         break;
       }
       pos = next;

@@ -120,8 +120,9 @@ inline Settings resolve(const Options& o, std::vector<std::string>& warnings, st
   // would hide every difference). An invalid one grafts nothing, with a warning;
   // a reference named with no selector grafts nothing too, and says so.
   if (!s.knobs.path.empty() && s.knobs.graft_from && !s.knobs.graft_select)
-    warnings.push_back("ORCH_GRAFT_FROM names a reference but ORCH_GRAFT_SELECT selects nothing to graft; grafting "
-                       "nothing (e.g. ORCH_GRAFT_SELECT=checkpoint=attn_norm,layer=3)");
+    warnings.push_back(
+        "ORCH_GRAFT_FROM names a reference but ORCH_GRAFT_SELECT selects nothing to graft; grafting "
+        "nothing (e.g. ORCH_GRAFT_SELECT=checkpoint=attn_norm,layer=3)");
   if (!s.knobs.path.empty() && s.knobs.graft_select && !trim(*s.knobs.graft_select).empty()) {
     std::string error;
     s.graft_selector = Selector::parse(*s.knobs.graft_select, error);
@@ -278,7 +279,7 @@ inline AgainstVerdict compare_with_reference(Session& session, std::string_view 
                          [](const std::string& message, bool counted) {
                            if (counted) logger().count_error();
                            print_warning(message);  // once a run: the reference is read once, and
-                         });                         // the first missing key is the one named
+                         });                        // the first missing key is the one named
 }
 
 // No record is written from now on (the caller holds s->mutex); the engine runs on, each later call
@@ -342,12 +343,14 @@ ORCHLOG_NOINLINE ORCHLOG_API bool write_record(std::string_view checkpoint, cons
         given_digest != nullptr ? *given_digest : digest(tensor, *size);  // the expensive part, outside the lock
     parts.meta = &sorted_meta;
     const Key resolved_key = resolved(key, run_fields(st.knobs));
-    const AgainstVerdict verdict = compare_with_reference(*session, checkpoint, resolved_key, tensor, *size, parts.digest);
+    const AgainstVerdict verdict =
+        compare_with_reference(*session, checkpoint, resolved_key, tensor, *size, parts.digest);
     const bool nonfinite = parts.digest.stats.nan_count != 0 || parts.digest.stats.inf_count != 0;
 
     std::lock_guard<std::mutex> lock(session->mutex);
     if (session->closed || session->stopped) return false;
-    const bool first_nonfinite = nonfinite && !session->whole.nonfinite_seen && st.knobs.on_nonfinite != OnNonfinite::off;
+    const bool first_nonfinite =
+        nonfinite && !session->whole.nonfinite_seen && st.knobs.on_nonfinite != OnNonfinite::off;
     if (first_nonfinite) {
       session->whole.nonfinite_seen = true;
       print_warning("the first tensor holding NaN or Inf: " + key_description(checkpoint, resolved_key) + " (" +
@@ -356,8 +359,9 @@ ORCHLOG_NOINLINE ORCHLOG_API bool write_record(std::string_view checkpoint, cons
     }
     const bool nonfinite_whole =
         st.knobs.on_nonfinite == OnNonfinite::full || st.knobs.on_nonfinite == OnNonfinite::stop;
-    parts.call.full_reason = whole_because(session->whole, verdict, first_nonfinite, nonfinite_whole, resolved_key.token_idx,
-                                           st.knobs.against_context, st.knobs.stop == Stop::first_fail);
+    parts.call.full_reason =
+        whole_because(session->whole, verdict, first_nonfinite, nonfinite_whole, resolved_key.token_idx,
+                      st.knobs.against_context, st.knobs.stop == Stop::first_fail);
     // A record written whole keeps every value in JSONL (the binary stream holds the tensor anyway).
     const std::int64_t values = parts.call.full_reason ? kAllValues : st.knobs.values;
     const schema::RecordView view = record_view(parts, run_fields(st.knobs), session->seq, values);

@@ -62,8 +62,8 @@ class Session {
   FileSink frames;
   std::int64_t seq = 0;
   bool closed = false;
-  std::string buffer;  // reused encoding buffer
-  WholeRecords whole;  // what ORCH_LOG_AGAINST and ORCH_LOG_ON_NONFINITE have written whole
+  std::string buffer;    // reused encoding buffer
+  WholeRecords whole;    // what ORCH_LOG_AGAINST and ORCH_LOG_ON_NONFINITE have written whole
   bool stopped = false;  // ORCH_LOG_STOP or ORCH_LOG_ON_NONFINITE=stop: no record is written any more
   // Not guarded by `mutex`:
   GraftState graft;
