@@ -10,6 +10,7 @@ them), then decoded greedily with the KV cache, one step per token, as the llama
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -84,6 +85,11 @@ def trace_hf(
         raise OrchlogError(f"{model_dir}: not a transformers checkpoint directory (no config.json)")
     if (text is None) == (tokens is None):
         raise OrchlogError("give the prompt as text or as token ids, not both")
+    try:
+        model_type = json.loads((directory / "config.json").read_text(encoding="utf-8")).get("model_type")
+    except (OSError, ValueError, AttributeError) as exc:
+        raise OrchlogError(f"{model_dir}/config.json cannot be read: {exc}") from None
+    map_name = map_for(str(model_type), map_name)  # before transformers is asked: it knows fewer types than maps
     # Nothing from the hub: the directory is the whole model.
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
@@ -97,7 +103,6 @@ def trace_hf(
     library_logging.disable_progress_bar()
     library_logging.set_verbosity_error()
     config = transformers.AutoConfig.from_pretrained(directory, local_files_only=True)
-    map_name = map_for(str(config.model_type), map_name)
     names = load_maps([map_name])
     outputs, inputs, probs = hooked_modules(names)
     tokenizer: Any = None
