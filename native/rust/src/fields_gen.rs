@@ -200,9 +200,8 @@ impl Mode {
 }
 
 /// `first_fail` stops writing records once the first record ORCH_LOG_AGAINST
-/// wrote whole and its context are written (or, with
-/// ORCH_LOG_ON_NONFINITE=stop, the first non-finite record); the engine runs on
-/// and every later call costs one check.
+/// wrote whole and its context are written, with one line on stderr; the engine
+/// runs on, and every later call costs what it costs with logging off.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stop {
     /// `never`
@@ -227,8 +226,8 @@ impl Stop {
 
 /// What the first record holding NaN or Inf does: `warn` says so once on stderr
 /// (checkpoint and key); `full` also writes it whole (`full_reason`
-/// `nonfinite`); `stop` also stops writing records after it. The host is never
-/// stopped or aborted.
+/// `nonfinite`); `stop` also stops writing records after it (as ORCH_LOG_STOP
+/// does). The host is never stopped or aborted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OnNonfinite {
     /// `off`
@@ -288,8 +287,9 @@ pub struct Config {
     /// Which graft calls overwrite their tensor from ORCH_GRAFT_FROM, in the
     /// selector syntax of ORCH_LOG_SELECT, e.g. `checkpoint=attn_norm,layer=3`.
     /// Unset or blank grafts nothing: replacing every tensor by accident would
-    /// hide every difference, so grafting is opt-in per checkpoint. An invalid
-    /// selector grafts nothing, with one warning. (ORCH_GRAFT_SELECT)
+    /// hide every difference, so grafting is opt-in per checkpoint: a run that
+    /// names ORCH_GRAFT_FROM and no selector says so once, as a warning. An
+    /// invalid selector grafts nothing, with one warning. (ORCH_GRAFT_SELECT)
     pub graft_select: Option<String>,
     /// A reference trace of the same run (a binary stream, full or summary, or
     /// JSONL summaries) to compare each record with as it is written, by key
@@ -309,14 +309,14 @@ pub struct Config {
     /// whole too (`full_reason` `against_context`). (ORCH_LOG_AGAINST_CONTEXT)
     pub against_context: i32,
     /// `first_fail` stops writing records once the first record
-    /// ORCH_LOG_AGAINST wrote whole and its context are written (or, with
-    /// ORCH_LOG_ON_NONFINITE=stop, the first non-finite record); the engine
-    /// runs on and every later call costs one check. (ORCH_LOG_STOP)
+    /// ORCH_LOG_AGAINST wrote whole and its context are written, with one line
+    /// on stderr; the engine runs on, and every later call costs what it costs
+    /// with logging off. (ORCH_LOG_STOP)
     pub stop: Stop,
     /// What the first record holding NaN or Inf does: `warn` says so once on
     /// stderr (checkpoint and key); `full` also writes it whole (`full_reason`
-    /// `nonfinite`); `stop` also stops writing records after it. The host is
-    /// never stopped or aborted. (ORCH_LOG_ON_NONFINITE)
+    /// `nonfinite`); `stop` also stops writing records after it (as
+    /// ORCH_LOG_STOP does). The host is never stopped or aborted. (ORCH_LOG_ON_NONFINITE)
     pub on_nonfinite: OnNonfinite,
     /// Rank of this process (tensor-parallel shard); used for `{rank}`, the
     /// header's `rank` and the `rank` of records whose call names none. (ORCH_LOG_RANK)

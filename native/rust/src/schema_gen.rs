@@ -123,8 +123,9 @@ pub const ORCH_GRAFT_FROM: &str = "ORCH_GRAFT_FROM";
 /// Which graft calls overwrite their tensor from ORCH_GRAFT_FROM, in the
 /// selector syntax of ORCH_LOG_SELECT, e.g. `checkpoint=attn_norm,layer=3`.
 /// Unset or blank grafts nothing: replacing every tensor by accident would
-/// hide every difference, so grafting is opt-in per checkpoint. An invalid
-/// selector grafts nothing, with one warning.
+/// hide every difference, so grafting is opt-in per checkpoint: a run that
+/// names ORCH_GRAFT_FROM and no selector says so once, as a warning. An
+/// invalid selector grafts nothing, with one warning.
 pub const ORCH_GRAFT_SELECT: &str = "ORCH_GRAFT_SELECT";
 /// A reference trace of the same run (a binary stream, full or summary, or
 /// JSONL summaries) to compare each record with as it is written, by key and
@@ -145,15 +146,14 @@ pub const ORCH_LOG_AGAINST_PPM_DEFAULT: &str = "1000";
 pub const ORCH_LOG_AGAINST_CONTEXT: &str = "ORCH_LOG_AGAINST_CONTEXT";
 pub const ORCH_LOG_AGAINST_CONTEXT_DEFAULT: &str = "16";
 /// `first_fail` stops writing records once the first record ORCH_LOG_AGAINST
-/// wrote whole and its context are written (or, with
-/// ORCH_LOG_ON_NONFINITE=stop, the first non-finite record); the engine runs
-/// on and every later call costs one check.
+/// wrote whole and its context are written, with one line on stderr; the
+/// engine runs on, and every later call costs what it costs with logging off.
 pub const ORCH_LOG_STOP: &str = "ORCH_LOG_STOP";
 pub const ORCH_LOG_STOP_DEFAULT: &str = "never";
 /// What the first record holding NaN or Inf does: `warn` says so once on
 /// stderr (checkpoint and key); `full` also writes it whole (`full_reason`
-/// `nonfinite`); `stop` also stops writing records after it. The host is
-/// never stopped or aborted.
+/// `nonfinite`); `stop` also stops writing records after it (as ORCH_LOG_STOP
+/// does). The host is never stopped or aborted.
 pub const ORCH_LOG_ON_NONFINITE: &str = "ORCH_LOG_ON_NONFINITE";
 pub const ORCH_LOG_ON_NONFINITE_DEFAULT: &str = "off";
 /// Rank of this process (tensor-parallel shard); used for `{rank}`, the

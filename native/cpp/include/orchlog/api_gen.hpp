@@ -149,15 +149,14 @@ struct Key {
 enum class Mode : std::uint8_t { summary, full, both };
 
 // `first_fail` stops writing records once the first record ORCH_LOG_AGAINST
-// wrote whole and its context are written (or, with
-// ORCH_LOG_ON_NONFINITE=stop, the first non-finite record); the engine runs
-// on and every later call costs one check.
+// wrote whole and its context are written, with one line on stderr; the
+// engine runs on, and every later call costs what it costs with logging off.
 enum class Stop : std::uint8_t { never, first_fail };
 
 // What the first record holding NaN or Inf does: `warn` says so once on
 // stderr (checkpoint and key); `full` also writes it whole (`full_reason`
-// `nonfinite`); `stop` also stops writing records after it. The host is
-// never stopped or aborted.
+// `nonfinite`); `stop` also stops writing records after it (as ORCH_LOG_STOP
+// does). The host is never stopped or aborted.
 enum class OnNonfinite : std::uint8_t { off, warn, full, stop };
 
 // Settings for configure(); every one left unset comes from its env knob.

@@ -153,8 +153,9 @@ inline constexpr const char* kOrchGraftFrom = "ORCH_GRAFT_FROM";
 // Which graft calls overwrite their tensor from ORCH_GRAFT_FROM, in the
 // selector syntax of ORCH_LOG_SELECT, e.g. `checkpoint=attn_norm,layer=3`.
 // Unset or blank grafts nothing: replacing every tensor by accident would
-// hide every difference, so grafting is opt-in per checkpoint. An invalid
-// selector grafts nothing, with one warning.
+// hide every difference, so grafting is opt-in per checkpoint: a run that
+// names ORCH_GRAFT_FROM and no selector says so once, as a warning. An
+// invalid selector grafts nothing, with one warning.
 inline constexpr const char* kOrchGraftSelect = "ORCH_GRAFT_SELECT";
 // A reference trace of the same run (a binary stream, full or summary, or
 // JSONL summaries) to compare each record with as it is written, by key and
@@ -175,15 +176,14 @@ inline constexpr std::string_view kOrchLogAgainstPpmDefault = "1000";
 inline constexpr const char* kOrchLogAgainstContext = "ORCH_LOG_AGAINST_CONTEXT";
 inline constexpr std::string_view kOrchLogAgainstContextDefault = "16";
 // `first_fail` stops writing records once the first record ORCH_LOG_AGAINST
-// wrote whole and its context are written (or, with
-// ORCH_LOG_ON_NONFINITE=stop, the first non-finite record); the engine runs
-// on and every later call costs one check.
+// wrote whole and its context are written, with one line on stderr; the
+// engine runs on, and every later call costs what it costs with logging off.
 inline constexpr const char* kOrchLogStop = "ORCH_LOG_STOP";
 inline constexpr std::string_view kOrchLogStopDefault = "never";
 // What the first record holding NaN or Inf does: `warn` says so once on
 // stderr (checkpoint and key); `full` also writes it whole (`full_reason`
-// `nonfinite`); `stop` also stops writing records after it. The host is
-// never stopped or aborted.
+// `nonfinite`); `stop` also stops writing records after it (as ORCH_LOG_STOP
+// does). The host is never stopped or aborted.
 inline constexpr const char* kOrchLogOnNonfinite = "ORCH_LOG_ON_NONFINITE";
 inline constexpr std::string_view kOrchLogOnNonfiniteDefault = "off";
 // Rank of this process (tensor-parallel shard); used for `{rank}`, the
