@@ -52,15 +52,16 @@ def user_llama_cpp(directory: str | Path) -> LlamaCpp:
 
 
 def orchlog_include_dir() -> Path:
-    """The directory holding orchlog/ggml.hpp: in the installed package (orchlog/include, beside the
-    compiled extension) or, in a checkout, native/cpp/include."""
+    """The directory holding orchlog/ggml.hpp: in a checkout, native/cpp/include (an editable install's
+    copy beside the extension is only as new as its last build); else the installed package's
+    orchlog/include, beside the compiled extension."""
     import orchlog._native as native
 
     package = Path(__file__).resolve().parent.parent
     for candidate in (
-        Path(native.__file__).resolve().parent / "include",
-        package / "include",
         package.parent / "native" / "cpp" / "include",
+        package / "include",
+        Path(native.__file__).resolve().parent / "include",
     ):
         if (candidate / "orchlog" / "ggml.hpp").is_file():
             return candidate

@@ -23,9 +23,9 @@
 // from the GGUF, the context and sampling settings, ggml's version, the
 // prompt's token ids, and every --config KEY=VALUE (the CLI adds the file's
 // BLAKE3 and the llama.cpp commit).
-#include <gguf.h>
 #include <llama.h>
 #include <orchlog/ggml.hpp>
+#include <orchlog/llama.hpp>
 
 #include "token_batch.hpp"
 
@@ -197,80 +197,6 @@ bool write_info(const std::string& path, const llama_vocab* vocab, const std::ve
   return static_cast<bool>(out);
 }
 
-// The file type as llama-quantize names it, in lower case ("f32", "q8_0", "q4_k_m").
-const char* file_type_name(enum llama_ftype type) {
-  switch (type) {
-    case LLAMA_FTYPE_ALL_F32:
-      return "f32";
-    case LLAMA_FTYPE_MOSTLY_F16:
-      return "f16";
-    case LLAMA_FTYPE_MOSTLY_BF16:
-      return "bf16";
-    case LLAMA_FTYPE_MOSTLY_Q8_0:
-      return "q8_0";
-    case LLAMA_FTYPE_MOSTLY_Q6_K:
-      return "q6_k";
-    case LLAMA_FTYPE_MOSTLY_Q5_K_M:
-      return "q5_k_m";
-    case LLAMA_FTYPE_MOSTLY_Q5_K_S:
-      return "q5_k_s";
-    case LLAMA_FTYPE_MOSTLY_Q5_0:
-      return "q5_0";
-    case LLAMA_FTYPE_MOSTLY_Q5_1:
-      return "q5_1";
-    case LLAMA_FTYPE_MOSTLY_Q4_K_M:
-      return "q4_k_m";
-    case LLAMA_FTYPE_MOSTLY_Q4_K_S:
-      return "q4_k_s";
-    case LLAMA_FTYPE_MOSTLY_Q4_0:
-      return "q4_0";
-    case LLAMA_FTYPE_MOSTLY_Q4_1:
-      return "q4_1";
-    case LLAMA_FTYPE_MOSTLY_Q3_K_L:
-      return "q3_k_l";
-    case LLAMA_FTYPE_MOSTLY_Q3_K_M:
-      return "q3_k_m";
-    case LLAMA_FTYPE_MOSTLY_Q3_K_S:
-      return "q3_k_s";
-    case LLAMA_FTYPE_MOSTLY_Q2_K:
-      return "q2_k";
-    default:
-      return "other";
-  }
-}
-
-// What the GGUF says about the model, read with gguf's own reader: exact values (llama.cpp's
-// metadata strings print floats with six decimals).
-struct GgufFacts {
-  std::string arch;
-  double rope_freq_base = 10000.0;  // llama.cpp's default when the file has none
-  bool has_rms_eps = false;
-  double rms_eps = 0.0;
-};
-
-bool read_gguf_facts(const std::string& path, GgufFacts& facts) {
-  gguf_init_params params = {/*no_alloc*/ true, /*ctx*/ nullptr};
-  gguf_context* ctx = gguf_init_from_file(path.c_str(), params);
-  if (!ctx) return false;
-  const auto f32 = [&](const std::string& key, double& out) {
-    const int64_t id = gguf_find_key(ctx, key.c_str());
-    if (id < 0 || gguf_get_kv_type(ctx, id) != GGUF_TYPE_FLOAT32) return false;
-    out = static_cast<double>(gguf_get_val_f32(ctx, id));
-    return true;
-  };
-  const int64_t arch = gguf_find_key(ctx, "general.architecture");
-  if (arch >= 0 && gguf_get_kv_type(ctx, arch) == GGUF_TYPE_STRING) facts.arch = gguf_get_val_str(ctx, arch);
-  f32(facts.arch + ".rope.freq_base", facts.rope_freq_base);
-  facts.has_rms_eps = f32(facts.arch + ".attention.layer_norm_rms_epsilon", facts.rms_eps);
-  gguf_free(ctx);
-  return true;
-}
-
-std::string base_name(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 // Decodes `tokens` at positions first_pos.. as sequence 0 (graph step `step`)
 // and appends the logits of every token to `logits`.
 bool decode(llama_context* ctx, orchlog::ggml::GraphLogger& graph_logger, int step,
@@ -309,11 +235,6 @@ int main(int argc, char** argv) {
   if (!opt.verbose) llama_log_set(quiet_log, nullptr);
   llama_backend_init();
 
-  GgufFacts facts;
-  if (!read_gguf_facts(opt.model, facts)) {
-    std::fprintf(stderr, "run_tokens: %s is not a GGUF file llama.cpp can read\n", opt.model.c_str());
-    return 1;
-  }
   llama_model_params model_params = llama_model_default_params();
   model_params.n_gpu_layers = opt.gpu_layers;
   llama_model* model = llama_model_load_from_file(opt.model.c_str(), model_params);
@@ -355,43 +276,27 @@ int main(int argc, char** argv) {
   ctx_params.flash_attn_type = LLAMA_FLASH_ATTN_TYPE_DISABLED;
   ctx_params.no_perf = true;
 
-  // The header: what made this run. Set before the first record, with every other setting from
-  // the ORCH_LOG_* knobs (nothing is logged without ORCH_LOG_FILE).
-  char desc[256] = {0};
-  llama_model_desc(model, desc, sizeof desc);
-  const std::string file = base_name(opt.model);
-  const std::string prompt_ids = ids_text(opt.prompt);
-  std::vector<orchlog::MetaItem> config = {
-      {"engine", "llama.cpp"},
-      {"ggml.version", ggml_version()},
-      {"ggml.commit", ggml_commit()},
-      {"model.file", file},
-      {"model.description", static_cast<const char*>(desc)},
-      {"model.arch", facts.arch},
-      {"model.weights", file_type_name(llama_model_ftype(model))},
-      {"model.n_layer", llama_model_n_layer(model)},
-      {"model.n_embd", llama_model_n_embd(model)},
-      {"model.n_head", llama_model_n_head(model)},
-      {"model.n_head_kv", llama_model_n_head_kv(model)},
-      {"model.n_vocab", n_vocab},
-      {"model.rope_freq_base", facts.rope_freq_base},
-      {"run.n_ctx", n_positions},
-      {"run.n_batch", n_positions},
-      {"run.kv_type", "f32"},
-      {"run.flash_attention", false},
-      {"run.threads", opt.threads},
-      {"run.gpu_layers", opt.gpu_layers},
-      {"run.sampling", opt.n_predict >= 0 ? "greedy" : "fixed tokens"},
-      {"run.n_predict", static_cast<std::int64_t>(n_decode)},
-      {"prompt.tokens", prompt_ids},
-      {"prompt.add_bos", llama_vocab_get_add_bos(vocab)},
-  };
-  if (facts.has_rms_eps) config.emplace_back("model.rms_norm_eps", facts.rms_eps);
-  if (opt.text_given) config.emplace_back("prompt.text", opt.text);
-  for (const auto& kv : opt.config) config.emplace_back(kv.first, kv.second);
+  // The header: what made this run (orchlog/llama.hpp: the model's facts), then this run's settings.
+  // Set before the first record, with every other setting from the ORCH_LOG_* knobs (nothing is
+  // logged without ORCH_LOG_FILE).
+  orchlog::llama::RunConfig run(opt.model, model);
+  run.add("run.n_ctx", n_positions);
+  run.add("run.n_batch", n_positions);
+  run.add("run.kv_type", "f32");
+  run.add("run.flash_attention", false);
+  run.add("run.threads", opt.threads);
+  run.add("run.gpu_layers", opt.gpu_layers);
+  run.add("run.sampling", opt.n_predict >= 0 ? "greedy" : "fixed tokens");
+  run.add("run.n_predict", static_cast<std::int64_t>(n_decode));
+  run.add("prompt.tokens", ids_text(opt.prompt));
+  run.add("prompt.add_bos", llama_vocab_get_add_bos(vocab));
+  if (opt.text_given) run.add("prompt.text", opt.text);
+  for (const auto& kv : opt.config) run.add(kv.first, kv.second);
   orchlog::Options log_options;
-  log_options.config = config;
-  if (!std::getenv("ORCH_LOG_MODEL")) log_options.model = file;
+  log_options.config = run.items();
+  const auto slash = opt.model.find_last_of('/');
+  if (!std::getenv("ORCH_LOG_MODEL"))
+    log_options.model = slash == std::string::npos ? opt.model : opt.model.substr(slash + 1);
   orchlog::configure(log_options);
 
   // The hook point: every graph tensor goes past the orchlog ggml adapter,
