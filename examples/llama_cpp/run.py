@@ -1,4 +1,4 @@
-"""Build examples/llama_cpp/run_tokens.cpp against the cached llama.cpp and run
+"""Build orchlog/llama/run_tokens.cpp (the driver `orchlog trace llama` ships) against the cached llama.cpp and run
 the scenario through it, logging its graph tensors through orchlog's ggml
 adapter when asked.
 

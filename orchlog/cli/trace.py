@@ -8,7 +8,7 @@ import json
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from orchlog.cli.argtypes import nonnegative_int, positive_int
 from orchlog.errors import OrchlogError
@@ -144,18 +144,7 @@ def _run_llama(args: argparse.Namespace) -> int:
         f"ORCH_LOG_AGAINST={shlex.quote(str(out))} ORCH_LOG_FILE=ours.jsonl YOUR_ENGINE ... && "
         f"orchlog compare {shlex.quote(str(out))} ours.jsonl",
     ]
-    return _report(
-        args,
-        "llama.cpp",
-        out,
-        done.prompt,
-        done.decode,
-        done.prompt_pieces,
-        done.decode_pieces,
-        done.seconds,
-        nxt,
-        {"llama_cpp": done.llama.origin},
-    )
+    return _report(args, "llama.cpp", done, nxt, {"llama_cpp": done.llama.origin})
 
 
 def _run_hf(args: argparse.Namespace) -> int:
@@ -182,18 +171,7 @@ def _run_hf(args: argparse.Namespace) -> int:
     )
     other = f"orchlog trace llama MODEL.gguf {_prompt_option(args)} --n-predict {args.n_predict} -o llama.bin"
     nxt = [f"{other} && orchlog compare llama.bin {shlex.quote(str(out))}"]
-    return _report(
-        args,
-        "transformers",
-        out,
-        done.prompt,
-        done.decode,
-        done.prompt_pieces,
-        done.decode_pieces,
-        done.seconds,
-        nxt,
-        {"map": done.map_name, "records": done.records},
-    )
+    return _report(args, "transformers", done, nxt, {"map": done.map_name, "records": done.records})
 
 
 def _prompt_text(args: argparse.Namespace) -> str:
@@ -211,18 +189,25 @@ def _say(args: argparse.Namespace, line: str) -> None:
         print(line, file=sys.stderr)
 
 
-def _report(
-    args: argparse.Namespace,
-    engine: str,
-    out: Path,
-    prompt: list[int],
-    decode: list[int],
-    prompt_pieces: list[str],
-    decode_pieces: list[str],
-    seconds: float,
-    nxt: list[str],
-    extra: dict[str, Any],
-) -> int:
+class _Traced(Protocol):
+    """What both engines' runs say (orchlog.llama.trace.LlamaTrace, orchlog.torch.trace.HfTrace)."""
+
+    @property
+    def path(self) -> Path: ...
+    @property
+    def prompt(self) -> list[int]: ...
+    @property
+    def decode(self) -> list[int]: ...
+    @property
+    def prompt_pieces(self) -> list[str]: ...
+    @property
+    def decode_pieces(self) -> list[str]: ...
+    @property
+    def seconds(self) -> float: ...
+
+
+def _report(args: argparse.Namespace, engine: str, done: _Traced, nxt: list[str], extra: dict[str, Any]) -> int:
+    out, seconds = done.path, done.seconds
     size = out.stat().st_size if out.is_file() else 0
     if args.json:
         doc = {
@@ -231,9 +216,9 @@ def _report(
             "mode": args.mode,
             "bytes": size,
             "seconds": round(seconds, 3),
-            "prompt": prompt,
-            "decode": decode,
-            "text": "".join(decode_pieces),
+            "prompt": done.prompt,
+            "decode": done.decode,
+            "text": "".join(done.decode_pieces),
             "next": nxt,
             **extra,
         }
@@ -242,8 +227,8 @@ def _report(
     if args.quiet:
         return 0
     print(f"trace: {out} ({args.mode}, {_size(size)}; {engine} ran in {seconds:.1f} s)")
-    print(f"prompt: {len(prompt)} tokens {_shown(prompt, prompt_pieces)}")
-    print(f"decoded: {len(decode)} tokens {_shown(decode, decode_pieces)}")
+    print(f"prompt: {len(done.prompt)} tokens {_shown(done.prompt, done.prompt_pieces)}")
+    print(f"decoded: {len(done.decode)} tokens {_shown(done.decode, done.decode_pieces)}")
     print("next:")
     for line in nxt:
         print(f"  {line}")
