@@ -31,9 +31,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks import sketch_error  # noqa: E402
-from orchlog.compare import noise_ratio  # noqa: E402
-from orchlog.encoding import sketch  # noqa: E402
+from benchmarks import sketch_error
+from orchlog.compare import noise_ratio
+from orchlog.encoding import sketch
 
 LEVELS = (1e-2, 1e-3, 1e-4, noise_ratio.FAILURE_PROBABILITY)
 Draw = Callable[[np.random.Generator, int, int], tuple[np.ndarray, np.ndarray]]

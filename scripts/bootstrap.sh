@@ -7,10 +7,12 @@
 #     rust-version (the msrv stage), each cached in ~/.cargo or ~/.rustup; a stage
 #     whose tool could not be installed says that it skipped its check
 #   - .venv with orchlog installed editable (native extension built by CMake)
-#     with the test, e2e, codegen, lint and ray extras (pytest; torch, transformers, gguf for
+#     with the test, e2e, codegen, lint, ray and tools extras (pytest; torch, transformers, gguf for
 #     examples/; pyyaml and jinja2 for codegen; ruff, mypy, clang-format, pre-commit;
-#     ray for the two-node cluster tests of orchlog.scale),
-#     reinstalled only when the build inputs change
+#     ray for the two-node cluster tests of orchlog.scale; Polygraphy, onnxruntime and msprobe,
+#     whose dumps the tests make), reinstalled only when the build inputs change
+#   - SGLang's wheel in .cache/wheels, fetched without its dependencies (its dumper runs standalone
+#     in the tests: examples/tool_dumps/sglang_dump.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -87,6 +89,12 @@ if [ "$(cat "$stamp_file" 2>/dev/null)" != "$stamp_now" ] || ! $PY -c 'import or
   # Build requirements are installed into the venv so that rebuilds are
   # incremental (no isolated build env) and reuse .cache/skbuild.
   $PY -m pip install -q "scikit-build-core>=0.10" "pybind11>=2.12" "cmake>=3.18" ninja
-  $PY -m pip install -q --no-build-isolation -e ".[test,e2e,codegen,lint,ray]"
+  $PY -m pip install -q --no-build-isolation -e ".[test,e2e,codegen,lint,ray,tools]"
   echo "$stamp_now" > "$stamp_file"
+fi
+sglang_wheel_version=0.5.23
+if ! compgen -G ".cache/wheels/sglang-$sglang_wheel_version-*.whl" >/dev/null; then
+  say "fetching SGLang $sglang_wheel_version's wheel (its dumper, without its dependencies)"
+  mkdir -p .cache/wheels
+  $PY -m pip download -q --no-deps --only-binary :all: -d .cache/wheels "sglang==$sglang_wheel_version" >/dev/null
 fi

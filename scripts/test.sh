@@ -143,7 +143,10 @@ msrv_tests() {
 stage codegen python -m orchlog.codegen --check
 stage lint lint
 stage types types
-stage python python -m pytest "$@"
+# Parallel (pytest-xdist): PYTEST_WORKERS workers, `auto` (one per CPU) by default; tests that share an
+# expensive fixture or a machine-wide resource run in one worker (tests/conftest.py, GROUPS). The slowest
+# tests are listed at the end.
+stage python python -m pytest -n "${PYTEST_WORKERS:-auto}" --dist loadgroup --durations=15 "$@"
 stage rust in_crate rust_tests
 stage msrv in_crate msrv_tests
 stage cpp cpp_tests

@@ -5,6 +5,10 @@ in <head> that records every uncaught error and console.error, one last in
 <body> that measures the elements asked for after the page's own script has
 run; Chromium's --dump-dom prints the resulting DOM, where the measurements
 wait in a <pre>. The screenshot is taken of the page as written.
+
+`download` clicks a button of a copy of the page, once the page's own script
+has run, in a Chromium whose profile saves downloads to a directory without
+asking, and returns the files saved there.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import re
 import shutil
 import struct
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -61,6 +66,42 @@ def render(page: Path, size: tuple[int, int], selectors: list[str], shot: Path) 
     assert shot.is_file(), shot_run.stderr[-2000:]
     text = found.group(1).replace("&lt;", "<").replace("&gt;", ">").replace("&quot;", '"').replace("&amp;", "&")
     return json.loads(text)
+
+
+def download(page: Path, selector: str, work: Path) -> dict[str, bytes]:
+    """The files saved when the element `selector` of `page` is clicked (name -> bytes)."""
+    saved, profile = work / "downloads", work / "profile"
+    (profile / "Default").mkdir(parents=True)
+    saved.mkdir()
+    prefs = {"download": {"default_directory": str(saved), "prompt_for_download": False}}
+    (profile / "Default" / "Preferences").write_text(json.dumps(prefs), encoding="utf-8")
+    clicking = page.with_name(page.stem + ".click.html")
+    click = f"<script>document.querySelector({json.dumps(selector)}).click();</script>"
+    clicking.write_text(page.read_text(encoding="utf-8").replace("</body>", click + "</body>", 1), encoding="utf-8")
+    # Chromium saves the file, then may stay up with the download shelf: the file is awaited, then the browser
+    # is ended.
+    assert CHROMIUM is not None
+    cmd = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", f"--user-data-dir={profile}"]
+    browser = subprocess.Popen([*cmd, clicking.as_uri()], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+
+    def done() -> list[Path]:
+        """The saved files, once no download is in flight (Chromium writes to a hidden or .crdownload file
+        first, then renames it)."""
+        names = list(saved.iterdir())
+        if any(f.name.startswith(".") or f.name.endswith(".crdownload") for f in names):
+            return []
+        return names
+
+    try:
+        while time.monotonic() < deadline and browser.poll() is None and not done():
+            time.sleep(0.1)
+    finally:
+        browser.kill()
+        _, err = browser.communicate()
+    files = {f.name: f.read_bytes() for f in done()}
+    assert files, f"nothing was saved (chromium said: {err.decode(errors='replace')[-2000:]})"
+    return files
 
 
 def png_size(path: Path) -> tuple[int, int]:

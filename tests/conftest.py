@@ -11,6 +11,26 @@ ROOT = Path(__file__).resolve().parent.parent
 VECTORS = ROOT / "schema" / "vectors"
 
 
+# Tests that share an expensive session fixture or a machine-wide resource run in one worker of a parallel
+# run (pytest -n N --dist loadgroup): the hunt's llama.cpp traces, the quantized hunt's models, the Ray
+# clusters (one local cluster at a time), the real tools' dumps.
+GROUPS = {
+    "tests/examples/hunt/": "hunt",
+    "tests/examples/quantized/": "quantized",
+    "tests/examples/tool_dumps/": "tools",
+    "tests/scale/": "ray",
+    "tests/guardrail/test_parallel_pairs.py": "ray",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        where = Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix()
+        group = next((g for prefix, g in GROUPS.items() if where.startswith(prefix)), None)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
+
+
 def load_vectors(name: str) -> dict:
     return json.loads((VECTORS / name).read_text(encoding="utf-8"))
 

@@ -28,7 +28,7 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["
 # The parts of orchlog that need an extra, by source path; everything else is the library proper.
 CODEGEN = ("codegen/", "schema.py", "cli/codegen.py")
 TORCH = ("torch/",)
-GGUF = ("weights/gguf_file.py",)
+GGUF = ("weights/gguf_file.py", "weights/gguf_check.py")
 RAY = ("scale/ray_runner.py",)
 
 

@@ -55,8 +55,7 @@ int orchlog_log_named(const char* checkpoint, const void* data, const char* dtyp
                       size_t n_meta) {
   if (!orchlog::detail::may_log()) return 0;
   try {
-    if (orchlog::detail::g_state.load(std::memory_order_relaxed) == orchlog::detail::kUnconfigured)
-      orchlog::detail::configure_from_env_once("c");  // a C program's first record: the header says "c"
+    orchlog::detail::settle_state("c");  // a C program's first record: the header says "c"
     const orchlog::detail::DTypeArg dt(dtype);
     const std::string_view name = checkpoint ? checkpoint : "";
     if (!orchlog::detail::dtype_known(dt, name)) return 0;
@@ -72,8 +71,7 @@ int orchlog_graft_named(const char* checkpoint, void* data, const char* dtype, c
                         size_t n_meta) {
   if (!orchlog::detail::may_log()) return 0;
   try {
-    if (orchlog::detail::g_state.load(std::memory_order_relaxed) == orchlog::detail::kUnconfigured)
-      orchlog::detail::configure_from_env_once("c");
+    orchlog::detail::settle_state("c");
     const orchlog::detail::DTypeArg dt(dtype);
     const std::string_view name = checkpoint ? checkpoint : "";
     if (!orchlog::detail::dtype_known(dt, name)) return 0;
@@ -100,7 +98,7 @@ int orchlog_log(const char* checkpoint, const void* data, const char* dtype, con
 }
 
 int orchlog_enabled(void) {
-  orchlog::detail::configure_from_env_once("c");
+  orchlog::detail::settle_state("c");
   return orchlog::enabled() ? 1 : 0;
 }
 int orchlog_flush(void) { return orchlog::flush() ? 1 : 0; }

@@ -15,6 +15,7 @@ from orchlog.safe_text import for_terminal
 if TYPE_CHECKING:
     from orchlog.compare import CompareOptions, CompareReport
     from orchlog.compare.per_token import PerTokenReport
+    from orchlog.read.trace import Trace
 
 EXAMPLES = """example:
   orchlog compare reference.jsonl ours.jsonl
@@ -321,6 +322,7 @@ def _run(args: argparse.Namespace) -> int:
                 "--format html draws layer charts, which --per-token does not have; use text, json or md"
             )
     a, b = open_trace(args.a), open_trace(args.b)
+    _say_still_written(a, b)
     logits = tuple(args.logits) if args.logits else LOGITS_NAMES
     total = (a.size or 0) + (b.size or 0)
     report: CompareReport | PerTokenReport
@@ -377,3 +379,11 @@ def _run(args: argparse.Namespace) -> int:
         text = for_terminal(text)
     _emit(text, args.output, args.color if args.format == "text" else "never")
     return report.exit_code
+
+
+def _say_still_written(*traces: Trace) -> None:
+    """One note on stderr for each input file a live process is still writing (it holds the file's lock)."""
+    for trace in traces:
+        for path, pid in trace.writing:
+            note = f"{path} is still being written (process {pid} holds its lock): compared is the part written so far"
+            print(f"orchlog: note: {for_terminal(note)}", file=sys.stderr)

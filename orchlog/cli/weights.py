@@ -7,6 +7,7 @@ import argparse
 from orchlog.cli.argtypes import nonnegative, unit_interval
 from orchlog.cli.compare import _emit, report_text
 from orchlog.errors import OrchlogError
+from orchlog.safe_text import for_terminal
 
 EXAMPLES = """example:
   orchlog weights model-f16.gguf hf_checkpoint/            # GGUF against HF safetensors shards (+ config.json)
@@ -64,5 +65,8 @@ def _run(args: argparse.Namespace) -> int:
             report = compare_weights(args.a, args.b, opts, progress=progress)
         except OSError as exc:
             raise OrchlogError(f"cannot read input: {exc}") from None
-    _emit(report_text(report, args.format), args.output, args.color if args.format == "text" else "never")
+    text = report_text(report, args.format)
+    if args.format in ("text", "md"):  # names from the weight files never reach a terminal as escape sequences
+        text = for_terminal(text)
+    _emit(text, args.output, args.color if args.format == "text" else "never")
     return report.exit_code

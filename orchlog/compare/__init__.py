@@ -172,7 +172,9 @@ def noise_tables(trace_a: Trace, opts: CompareOptions, key: tuple[str, ...], set
         windows = _windows(opts, side_ref, side_ref2, setup.tolerances)
         # A fresh reader of the reference: the compare's own walk reads trace_a from its start afterwards.
         fresh = open_trace(trace_a.path)
-        tables.append(measure_noise(fresh, open_trace(path), key, side_ref, side_ref2, setup.is_logits, windows))
+        tables.append(
+            measure_noise(PairWalk(fresh, open_trace(path), key, side_ref, side_ref2, setup.is_logits, windows))
+        )
     return tables
 
 

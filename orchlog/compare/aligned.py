@@ -18,7 +18,7 @@ from orchlog.compare.shards import Gathered
 from orchlog.compare.tensor_metrics import TensorDiff, tensor_diff
 from orchlog.compare.window import Window
 
-SHARD_METRICS = ("max_abs", "mean_abs", "max_rel", "rms_diff", "l2", "cosine")
+SHARD_METRICS = ("max_abs", "mean_abs", "max_rel", "rms_diff", "l2", "cosine", "rel_l2")
 
 
 def how_loaded(loader: Any) -> str | None:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -39,9 +39,7 @@ import numpy as np
 from orchlog.compare.bounds import estimate
 from orchlog.compare.metrics import HASH, TENSOR
 from orchlog.compare.rounds import PairWalk
-from orchlog.compare.sides import Side
 from orchlog.read.batch import NONE
-from orchlog.read.trace import Trace
 
 DEFAULT_HEADROOM = 1.5
 FIGURES = ("rel_l2", "cosine_distance", "rel_max")
@@ -78,18 +76,11 @@ class Calibration:
             mine.steps |= env.steps
 
 
-def learn(
-    a: Trace,
-    b: Trace,
-    key: tuple[str, ...],
-    side_a: Side,
-    side_b: Side,
-    is_logits: Callable[[str | None], bool],
-    windows: Callable[[str | None], bool],
-) -> Calibration:
-    """The envelopes of one known-good pair of runs."""
+def learn(walk: PairWalk) -> Calibration:
+    """The envelopes of one known-good pair of runs, from a walk over them (as a compare walks)."""
+    a, b = walk.traces
     out = Calibration([(a.path, b.path)], {}, 0, 0)
-    for _, t in PairWalk(a, b, key, side_a, side_b, is_logits, windows):
+    for _, t in walk:
         figures = {
             "rel_l2": estimate(t.lo["rel_l2"], t.hi["rel_l2"]),
             "cosine_distance": estimate(1 - t.hi["cosine"], 1 - t.lo["cosine"]),
@@ -202,9 +193,8 @@ def calibrate_pairs(pairs: Sequence[tuple[str, str]], options: Any = None) -> Ca
         a, b = open_trace(path_a), open_trace(path_b)
         setup = _Setup.of(a, b, opts)
         side_a, side_b = _sides(opts)
-        learned.append(
-            learn(a, b, setup.key, side_a, side_b, setup.is_logits, _windows(opts, side_a, side_b, setup.tolerances))
-        )
+        windows = _windows(opts, side_a, side_b, setup.tolerances)
+        learned.append(learn(PairWalk(a, b, setup.key, side_a, side_b, setup.is_logits, windows)))
     return calibrate(learned)
 
 

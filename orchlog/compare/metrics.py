@@ -2,7 +2,9 @@
 
 Each pair is measured on the best basis both sides allow:
   tensor   both whole tensors are at hand (bytes, or every value inline): exact metrics
-  hash     both carry the same blake3 over the same dtype and size: equal, no data read; or the
+  hash     both carry the same blake3 over the same dtype and size (or, where neither has one, the same
+           CRC-32 of the tensor's bytes in meta `crc32`, as msprobe's dumps do: two different tensors
+           share one with probability 2**-32): equal, no data read; or the
            hashes differ where the format (legacy trace records) or --exact says that alone decides
   sketch   both carry a sketch: bounds from it, the stats and the leading values (orchlog/compare/bounds.py)
   bounds   otherwise: bounds from the leading values both sides carry and the whole-tensor stats
@@ -95,6 +97,17 @@ def _hash_state(ha: np.ndarray, hb: np.ndarray) -> np.ndarray:
         known, same = (ha != b"") & (hb != b""), ha == hb
     state: np.ndarray = np.where(known, same.astype(np.int8), np.int8(-1)).astype(np.int8)
     return state
+
+
+def _checksum_state(state: np.ndarray, meta_a: np.ndarray, meta_b: np.ndarray) -> None:
+    """Pairs without blake3 on both sides whose metas carry the same `crc32` become equal (1); a CRC that
+    differs proves nothing about how far apart they are, so it leaves the pair unknown."""
+    for p in np.flatnonzero(state == -1).tolist():
+        ma, mb = meta_a[p], meta_b[p]
+        if isinstance(ma, dict) and isinstance(mb, dict):
+            ca, cb = ma.get("crc32"), mb.get("crc32")
+            if isinstance(ca, str) and ca and ca == cb:
+                state[p] = 1
 
 
 def _shape_mismatch(a: RecordBatch, b: RecordBatch, ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
@@ -380,6 +393,7 @@ def measure(
     numel_a, numel_b = a.numel[ia], b.numel[ib]
     numel_mismatch = (numel_a >= 0) & (numel_b >= 0) & (numel_a != numel_b)
     hash_state = _hash_state(a.blake3[ia], b.blake3[ib])
+    _checksum_state(hash_state, a.meta[ia], b.meta[ib])
     said = [d.per_row(lambda s: s is not None, dtype=bool) for d in (dtype_a, dtype_b)]
     dtype_mismatch = said[0] & said[1] & ~dtype_a.equal_rows(dtype_b)
     t = PairTable(

@@ -31,9 +31,7 @@ from orchlog import kernels
 from orchlog.compare import bounds, noise_ratio
 from orchlog.compare.metrics import HASH, SKETCH, TENSOR, PairTable
 from orchlog.compare.rounds import PairWalk
-from orchlog.compare.sides import Side
 from orchlog.compare.tolerances import Tolerances
-from orchlog.read.trace import Trace
 
 DEFAULT_MULTIPLE = 1.25  # a pair passes when its error is proven below this many times the noise (docs/noise.md)
 
@@ -90,17 +88,8 @@ class NoiseTable:
         return idx, found
 
 
-def measure_noise(
-    ref: Trace,
-    ref2: Trace,
-    key: tuple[str, ...],
-    side_ref: Side,
-    side_ref2: Side,
-    is_logits: Callable[[str | None], bool],
-    windows: Callable[[str | None], bool],
-) -> NoiseTable:
-    """Walk REF and REF2 as a compare would, keeping ‖REF − REF2‖ at each REF record."""
-    walk = PairWalk(ref, ref2, key, side_ref, side_ref2, is_logits, windows)
+def measure_noise(walk: PairWalk) -> NoiseTable:
+    """‖REF − REF2‖ at each REF record, from a walk over REF and REF2 (as a compare walks REF and OURS)."""
     parts: list[tuple[np.ndarray, ...]] = []
     for rnd, t in walk:
         exact = (t.basis == TENSOR) | (t.basis == HASH)
@@ -117,14 +106,14 @@ def measure_noise(
         exact, rows = np.zeros(0, dtype=bool), np.zeros((0, noise_ratio.ROWS))
     by_place = np.argsort(order, kind="stable")
     return NoiseTable(
-        source=ref2.path,
+        source=walk.traces[1].path,
         order=np.asarray(order, dtype=np.int64)[by_place],
         lo=lo[by_place],
         hi=hi[by_place],
         exact=exact[by_place],
         sketch=rows[by_place],
         rms=rms[by_place],
-        reference_records=side_ref.rows_in,
+        reference_records=walk.sides[0].rows_in,
         unmatched=len(walk.aligner.leftover_b),
     )
 

@@ -106,8 +106,10 @@ function sortable(t){var ths=t.querySelectorAll("th");for(var i=0;i<ths.length;i
   rs.sort(function(a,b){var x=cellValue(a.cells[i]),y=cellValue(b.cells[i]);
    if(typeof x!==typeof y){x=String(x);y=String(y);}return x<y?-dir:x>y?dir:0;});
   th.setAttribute("data-dir",dir>0?"asc":"desc");rs.forEach(function(r){body.appendChild(r);});};})(i,ths[i]);}
+function csvCell(v){if(/^[-+]?(\d+\.?\d*|\.\d+)(e[-+]?\d+)?$/i.test(v))return v;
+ if(/^[=+\-@\t\r\n]/.test(v))v="'"+v;return '"'+v.replace(/"/g,'""')+'"';}
 function csv(t){return Array.prototype.map.call(t.rows,function(r){return Array.prototype.map.call(r.cells,function(c){
- var v=c.getAttribute("data-v");if(v===null)v=c.textContent;return '"'+v.replace(/"/g,'""')+'"';}).join(",");}).join("\n")+"\n";}
+ var v=c.getAttribute("data-v");if(v===null)v=c.textContent;return csvCell(v);}).join(",");}).join("\n")+"\n";}
 function exporter(b){b.onclick=function(){var t=document.getElementById(b.getAttribute("data-table"));
  var url=URL.createObjectURL(new Blob([csv(t)],{type:"text/csv"})),a=document.createElement("a");a.href=url;
  a.download=b.getAttribute("data-file")||"table.csv";document.body.appendChild(a);a.click();a.remove();

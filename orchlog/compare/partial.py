@@ -241,8 +241,11 @@ def renumber(partial: PartialReport) -> None:
     for table in (f.growth_rows, f.heat, f.stages):
         if table is not None:
             for col in ("first_order", "worst_order", "worst_pos"):
-                c = table._cols[col][: table._n]
-                c[:] = [whole(0, int(v)) for v in c.tolist()]
+                # A new column, not an assignment into the old one: a partial report that came back from
+                # Ray's object store holds read-only arrays.
+                c = np.array(table._cols[col])
+                c[: table._n] = [whole(0, int(v)) for v in c[: table._n].tolist()]
+                table._cols[col] = c
     for k, side in enumerate(partial.sides):
         side.unmatched = [(whole(k, o), u) for o, u in side.unmatched]
         side.held_out = [(whole(k, o), u) for o, u in side.held_out]

@@ -26,7 +26,7 @@ EVIDENCE = {
     "hash": "the hashes",
     "sketch": "the sketches, stats and leading values",
     "bounds": "the stats and leading values",
-    "leading": "the leading values both sides carry (the legacy checkpoint format's rule)",
+    "leading": "the leading values both sides carry (the rule of formats that hold only those: legacy checkpoint JSONL, llama.cpp's printout)",
 }
 SHOWN = 20  # unmatched records and malformed lines listed before "... and N more"
 METRICS_SHOWN = (

@@ -17,7 +17,7 @@ from __future__ import annotations
 import shlex
 from typing import Any
 
-from orchlog.emit.knobs import BLANKS
+from orchlog.knob_values import BLANKS
 
 _NUMERIC = (("layer", "layer"), ("token", "token_idx"), ("step", "step"))
 

@@ -18,7 +18,8 @@ from orchlog.read.trace import Trace
 
 
 class PairWalk:
-    """Iterate for (round, its measured pairs); then `aligner` holds what found no partner."""
+    """Iterate for (round, its measured pairs); then `aligner` holds what found no partner and `sides` what each
+    side read."""
 
     def __init__(
         self,
@@ -33,6 +34,7 @@ class PairWalk:
         exact: bool = False,
     ) -> None:
         interner = Interner()
+        self.traces, self.sides = (a, b), (side_a, side_b)
         self.rules = semantics(a.format, b.format, exact)
         self.aligner = Aligner(a, b, lambda batch: key_matrix(batch, key, interner), side_a, side_b)
         self._measure = (is_logits, track_token, windows)

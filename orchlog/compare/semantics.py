@@ -10,6 +10,10 @@ own, which their teams' tools apply and orchlog keeps:
   legacy checkpoint JSONL (checkpoint/team/token_idx/dtype/shape/values):
     they carry the first N values and nothing else; their spec grades "the
     values both sides carry"; orchlog does, and labels such pairs so.
+  llama.cpp's eval-callback printout (and its PyTorch twin): the first and
+    last values of each row, 4 decimals, and a sum; llama.cpp's own
+    comparison reads the printed values, and orchlog grades the leading
+    ones both sides carry, the same way.
 
 `--exact` makes any hash difference a divergence whatever the format (for
 bit-exactness checks: batch invariance, determinism).
@@ -20,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 
 HASH_ONLY_FORMATS = frozenset({"legacy-trace"})
-LEADING_ONLY_FORMATS = frozenset({"legacy-checkpoint-jsonl"})
+LEADING_ONLY_FORMATS = frozenset({"legacy-checkpoint-jsonl", "llama-debug-text"})
 
 
 def _all_in(trace_format: str, kinds: frozenset[str]) -> bool:

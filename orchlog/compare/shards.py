@@ -6,9 +6,12 @@ layer's output is a partial sum that an all-reduce adds up. How a piece was
 made is said by a dims annotation, SGLang's notation, one name per axis of
 the record's tensor:
 
-    "f(tp)"          split along this axis across the tensor-parallel ranks: concatenate
-    "s h(tp)"        the same for a [tokens, hidden] record: axis 1
-    "h(tp,partial)"  each rank holds a partial sum: add them
+    "f[tp]"          split along this axis across the tensor-parallel ranks: concatenate
+    "s h[tp]"        the same for a [tokens, hidden] record: axis 1 (older spelling: "s h(tp)")
+    "h[tp:partial]"  each rank holds a partial sum: add them
+
+(orchlog/shard_dims.py has the whole notation, with fused per-shard sections, GQA groups and
+replicated tensors, which `shard_dims.plan` turns into the slices a gather takes.)
 
 Records say how they were made with their own fields (`shard_axis`,
 `shard_index`, `num_shards`, `shard_partial`: every emitter takes them per
@@ -30,58 +33,30 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from orchlog import shard_dims
 from orchlog.compare.views import INDEX_MAP_LIMIT
 from orchlog.encoding import dtypes
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.trace import Location, TraceRecord
 from orchlog.schema_gen import COLUMNS, Stats
+from orchlog.shard_dims import Dims
 from orchlog.strings import glob_matcher
 
-_DIM = re.compile(r"^(?P<name>[A-Za-z_]\w*)(?:\((?P<mods>[^)]*)\))?$")
-MODIFIERS = ("tp", "partial")
-
-
-@dataclasses.dataclass(frozen=True)
-class Dims:
-    names: tuple[str, ...]
-    split: int | None  # the axis split across ranks
-    partial: bool  # pieces are partial sums
-    text: str
+__all__ = ["Dims", "Gatherer", "parse_dims"]
 
 
 def parse_dims(text: str) -> Dims:
-    """`"s h(tp)"` -> Dims(("s", "h"), split=1); `"h(tp,partial)"` -> partial sums."""
-    names, split, partial = [], None, False
-    for k, token in enumerate(text.split()):
-        m = _DIM.match(token)
-        if m is None:
-            raise ValueError(f"dims {text!r}: {token!r} is not name or name(modifiers)")
-        mods = [x.strip() for x in (m["mods"] or "").split(",") if x.strip()]
-        unknown = set(mods) - set(MODIFIERS)
-        if unknown:
-            raise ValueError(f"dims {text!r}: unknown modifier(s) {', '.join(sorted(unknown))}; known: tp, partial")
-        if "partial" in mods:
-            partial = True
-        elif "tp" in mods:
-            if split is not None:
-                raise ValueError(f"dims {text!r}: more than one axis is split across ranks")
-            split = k
-        names.append(m["name"])
-    if not names:
-        raise ValueError('dims must name the tensor\'s axes, e.g. "s h(tp)"')
-    if len(set(names)) != len(names):
-        raise ValueError(f"dims {text!r} names an axis twice")
-    if partial and split is not None:
-        raise ValueError(f"dims {text!r}: a piece is either split along an axis or a partial sum, not both")
-    if not partial and split is None:
-        raise ValueError(f"dims {text!r}: no axis is marked (tp) and nothing is (partial)")
-    return Dims(tuple(names), split, partial, text)
+    """`"s h[tp]"` or `"s h(tp)"` -> Dims(("s", "h"), split=1); `"h[tp:partial]"` -> partial sums; the
+    whole notation is orchlog.shard_dims'. A layout that gathers nothing is an error here."""
+    dims = shard_dims.parse(text)
+    if not dims.partial and dims.split is None and not dims.replicated:
+        raise ValueError(f"dims {text!r}: no axis is marked [tp], nothing is [tp:partial] and nothing # tp:replicated")
+    return dims
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,6 +67,7 @@ class Layout:
     index: int
     count: int
     source: str  # where the layout came from, for messages
+    dims: Dims | None = None  # the map's dims, when they gave the layout
 
 
 def says_layout(batch: RecordBatch) -> np.ndarray:
@@ -120,7 +96,9 @@ def layout_of(batch: RecordBatch, i: int, dims: Dims | None) -> Layout | str | N
     shape = batch.shape_of(i)
     if shape is None or len(shape) != len(dims.names):
         return f"dims {dims.text!r} name {len(dims.names)} axes, the record has shape {shape}; not gathered"
-    return Layout(dims.split, int(batch.rank[i]), count, f"dims {dims.text!r}")
+    if dims.other:
+        return f"dims {dims.text!r} split it along {', '.join(dims.other)}: orchlog gathers tensor-parallel pieces only; not gathered"
+    return Layout(dims.split, int(batch.rank[i]), count, f"dims {dims.text!r}", dims)
 
 
 # ---------------------------------------------------------------- the gathered tensor
@@ -149,13 +127,21 @@ class Piece:
 class Gathered:
     """Loads each rank's piece and puts them together: concatenated along `axis`, or summed (axis None)."""
 
-    def __init__(self, pieces: Sequence[Piece], axis: int | None, name: str) -> None:
+    def __init__(
+        self, pieces: Sequence[Piece], axis: int | None, name: str, plan: list[tuple[int, int, int]] | None = None
+    ) -> None:
         self.pieces, self.axis, self.name = list(pieces), axis, name
         self.out_dtype = _float_out(pieces[0].dtype)
+        self.plan = plan  # (piece, start, stop) slices along axis, in the whole tensor's order (shard_dims.plan)
 
     def array(self) -> np.ndarray:
         parts = [load_array(p.load, p.dtype, p.shape) for p in self.pieces]  # type: ignore[arg-type]
         kind = np.float64 if self.out_dtype == "f64" else np.float32
+        if self.plan is not None and self.axis is not None:
+            axis = self.axis
+            return np.concatenate(
+                [np.take(parts[k], range(a, b), axis=axis).astype(kind, copy=False) for k, a, b in self.plan], axis=axis
+            )
         if self.axis is None:
             total = np.zeros(parts[0].shape, dtype=np.float64)
             for part in parts:  # rank order, in f64: one rounding at the end
@@ -169,6 +155,11 @@ class Gathered:
     def extents(self) -> list[tuple[int, int, int]]:
         """(rank, start, stop) of each piece along the gathered axis."""
         out, start = [], 0
+        if self.plan is not None:
+            for k, a, b in self.plan:
+                out.append((self.pieces[k].rank, start, start + b - a))
+                start += b - a
+            return out
         for p in self.pieces:
             out.append((p.rank, start, start + p.shape[self.axis]))  # type: ignore[index]
             start += p.shape[self.axis]  # type: ignore[index]
@@ -178,6 +169,9 @@ class Gathered:
         ranks = f"ranks {self.pieces[0].rank}-{self.pieces[-1].rank}"
         if self.axis is None:
             return f"sum of {len(self.pieces)} partial sums ({ranks})"
+        if self.plan is not None:
+            used = sorted({self.pieces[k].rank for k, _, _ in self.plan})
+            return f"put together along axis {self.axis} from the pieces of ranks {used} of {len(self.pieces)}"
         return f"gathered from {len(self.pieces)} shards along axis {self.axis} ({ranks})"
 
 
@@ -354,9 +348,17 @@ class Gatherer:
         shape = _gathered_shape(pieces, axis)
         if isinstance(shape, str):
             return shape
+        dims, plan = layouts[0].dims, None
+        if dims is not None and (dims.sections or dims.groups or dims.replicated):
+            axis = dims.split if dims.split is not None else 0
+            made = shard_dims.plan(dims, pieces[0].shape[axis], len(pieces))
+            if isinstance(made, str):
+                return made
+            plan = made
+            shape = tuple(sum(b - a for _, a, b in plan) if k == axis else d for k, d in enumerate(pieces[0].shape))
         first = held.record(rows[0])
         loaded = all(p.load is not None for p in pieces)
-        gathered = Gathered(pieces, axis, first.checkpoint)
+        gathered = Gathered(pieces, axis, first.checkpoint, plan)
         return dataclasses.replace(
             first,
             rank=0,
@@ -368,8 +370,8 @@ class Gatherer:
             dtype=gathered.out_dtype if loaded else first.dtype,
             shape=shape,
             numel=math.prod(shape),
-            values=_gathered_values(held, rows, pieces, axis),
-            stats=_gathered_stats(held, rows, pieces, axis),
+            values=_gathered_values(held, rows, pieces, axis) if plan is None else None,
+            stats=_gathered_stats(held, rows, pieces, axis) if plan is None else None,
             blake3=None,
             # A digest of one piece says nothing of the whole (the sketch of a concatenation is not its
             # pieces' sketches): the gathered record has none.

@@ -36,6 +36,18 @@ class TensorDiff:
     max_b: float
     nonfinite_mismatch: int = 0
 
+    @property
+    def rel_l2(self) -> float:
+        """‖a − b‖ / ‖a‖ (0/0 reads 0), as metrics.py's rel_l2 column."""
+        norm = self.rms_a * math.sqrt(self.n)
+        return 0.0 if self.l2 == 0 else self.l2 / norm if norm > 0 else math.inf
+
+    @property
+    def rel_max(self) -> float:
+        """max|a − b| / max|a| (0/0 reads 0), as metrics.py's rel_max column."""
+        peak = max(abs(self.min_a), abs(self.max_a))
+        return 0.0 if self.max_abs == 0 else self.max_abs / peak if peak > 0 else math.inf
+
 
 def cosine_from_sums(sum_a2: float, sum_b2: float, sum_d2: float) -> float:
     """cos(a, b) from |a|², |b|² and |a-b|².

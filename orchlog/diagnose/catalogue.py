@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from orchlog.diagnose.case import Case
 from orchlog.diagnose.finding import Finding, ranked
 from orchlog.diagnose.signatures import CATALOGUE
@@ -18,7 +20,9 @@ def find_signatures(case: Case, kinds: tuple[str, ...] | None = None) -> list[Fi
         if kinds is not None and kind not in kinds:
             continue
         finding = test(case)
-        if finding is not None:
+        # A confidence that is not a number came of sums that overflowed (values near the float range):
+        # that is no claim.
+        if finding is not None and math.isfinite(finding.confidence):
             found.append(finding)
     claimed = {f.kind for f in found}
     dropped = {k for kind in claimed for k in SUPERSEDES.get(kind, ())}

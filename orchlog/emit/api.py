@@ -24,6 +24,7 @@ one row each, with the full tensors.
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -82,7 +83,7 @@ def log(
         raise TypeError(
             f"log() got an unexpected keyword argument {unknown} (named key parts: {', '.join(_NAMED_PARTS)})"
         )
-    parquet = _parquet
+    parquet = _current_parquet()
     if parquet is not None:
         return parquet.log(checkpoint, array, positional, named, meta, dtype)
     logged: bool = _native.log(checkpoint, array, positional, named or None, meta, dtype)
@@ -119,7 +120,7 @@ def graft(
         raise TypeError(
             f"graft() got an unexpected keyword argument {unknown} (named key parts: {', '.join(_NAMED_PARTS)})"
         )
-    parquet = _parquet
+    parquet = _current_parquet()
     if parquet is not None:
         parquet.log(checkpoint, array, positional, named, meta, dtype)
         return False
@@ -202,10 +203,22 @@ def _start_parquet(given: Mapping[str, Any], config: Mapping[str, Scalar] | None
     return _parquet is not None
 
 
+def _current_parquet() -> parquet_run.ParquetRun | None:
+    """The Parquet run this process writes: in a child forked from the process that started it, the child's
+    own (a {pid} path) or none (parquet_run.after_fork)."""
+    global _parquet
+    parquet = _parquet
+    if parquet is not None and parquet.pid != os.getpid():
+        from orchlog.emit import parquet_run
+
+        parquet = _parquet = parquet_run.after_fork(parquet)
+    return parquet
+
+
 def _close_parquet() -> None:
     global _parquet
     parquet, _parquet = _parquet, None
-    if parquet is not None:
+    if parquet is not None and parquet.pid == os.getpid():  # a forked child's is its parent's: left alone
         parquet.close()
 
 
@@ -221,7 +234,7 @@ def flush() -> bool:
 
     In a Parquet run, the rows gathered so far are written as a row group.
     """
-    parquet = _parquet
+    parquet = _current_parquet()
     if parquet is not None:
         return parquet.flush()
     return bool(_native.flush())
@@ -247,7 +260,7 @@ def stats() -> EmitterStats:
     native = _native.status()
     parquet_run = sys.modules.get("orchlog.emit.parquet_run")  # never imported: no Parquet run, no problems
     errors = native["errors"] + (parquet_run.problems if parquet_run is not None else 0)
-    parquet = _parquet
+    parquet = _current_parquet()
     if parquet is not None:
         return EmitterStats(
             enabled=parquet.on, records=parquet.records, errors=errors, path=parquet.settings.path, binary_path=None

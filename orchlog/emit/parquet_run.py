@@ -18,7 +18,10 @@ footer on `close`, on the next `configure`, or at interpreter exit, and a
 process killed by SIGKILL or a full disk leaves a file whose complete row
 groups orchlog still reads (`orchlog.flush()` writes the rows gathered so
 far: what it acknowledged survives). A second process given the same path
-warns and writes nothing.
+warns and writes nothing, and so does a child forked from the process that
+writes (a DataLoader worker, a multiprocessing pool): the child never touches
+the parent's file, and with {pid} in the path writes a run of its own
+(`after_fork`).
 """
 
 from __future__ import annotations
@@ -89,6 +92,7 @@ class ParquetRun:
     def __init__(self, settings: Settings, selector: _selector.Selector | None) -> None:
         self.settings = settings
         self.selector = selector
+        self.pid = os.getpid()  # the process that writes the file: a forked child is another
         self.records = 0
         self._warned_bad_call = False
         self._failed = False  # set by the writer's thread the moment a row group fails to reach the disk
@@ -256,6 +260,22 @@ def _meta(meta: Any) -> dict[str, Any]:
         raise BadArgument("meta must be a dict")
     check_meta(meta)
     return {to_text(k): to_text(v) if isinstance(v, str) else v for k, v in meta.items()}
+
+
+def after_fork(run: ParquetRun) -> ParquetRun | None:
+    """In a child forked from `run`'s process: a run of the child's own when the path has {pid}, else None
+    with one warning. The parent's writer is dropped untouched (its file, its thread and its locks are the
+    parent's; orchlog.parquet.writer forgets its close at exit in the child)."""
+    run.writer = None
+    template = run.settings.knobs["path"] or ""
+    if "{pid}" not in template:
+        warn(
+            f"this process (pid {os.getpid()}) was forked from pid {run.pid}, which writes {run.settings.path}; it "
+            "writes nothing there (put {pid} in ORCH_LOG_FILE to give each process its own file); logging is off"
+        )
+        return None
+    path = knobs.expand_path(template, run.settings.knobs["rank"], os.getpid())
+    return start(dataclasses.replace(run.settings, path=path), [])
 
 
 def start(settings: Settings, warnings: list[str]) -> ParquetRun | None:

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from orchlog import schema_gen
-from orchlog.emit.knobs import BLANKS
+from orchlog.knob_values import BLANKS
 
 _NUMBER = re.compile(r"([0-9]+)(?:(-)([0-9]*))?")
 

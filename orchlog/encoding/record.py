@@ -20,6 +20,7 @@ from orchlog import schema_gen
 from orchlog.encoding import digest, dtypes, floats, frame
 from orchlog.encoding import msgpack_canonical as mp
 from orchlog.encoding.text import json_string, sort_key, to_text
+from orchlog.knob_values import created_from_epoch, default_value
 from orchlog.schema_gen import TABLES, HeaderInput, RecordInput, Scalar
 
 __all__ = [
@@ -59,10 +60,8 @@ def numel(shape: Iterable[int]) -> int:
 
 
 def _knob_value(schema: Any, setting: str) -> Any:
-    from orchlog.emit import knobs
-
     knob = next(k for k in schema.env if k.setting == setting)
-    return knobs.default_value(knob)
+    return default_value(knob)
 
 
 def field_default(f: Any, schema: Any = TABLES) -> Any:
@@ -342,10 +341,3 @@ def encode_header(h: HeaderInput | Mapping[str, Any], schema: Any = TABLES) -> t
     fields = header_values(h, schema)
     line = _json_object(schema.header, fields, "f64", schema) + "\n"
     return line.encode("utf-8"), _mp_object(schema.header, fields, "f64", schema)
-
-
-def created_from_epoch(seconds: int) -> str:
-    """RFC 3339 UTC with seconds, as the header's `created` field wants it."""
-    import datetime as _dt
-
-    return _dt.datetime.fromtimestamp(seconds, _dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -16,6 +16,7 @@ The output appears under its name only when packing has finished.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -24,6 +25,7 @@ from typing import Any
 import blake3
 
 from orchlog import schema_gen
+from orchlog.encoding import digest as encoding_digest
 from orchlog.encoding import stats as canonical_stats
 from orchlog.encoding.record import numel as shape_numel
 from orchlog.errors import OrchlogError
@@ -212,11 +214,21 @@ _INT32_FIELDS = tuple(schema.FIELD_OF[f.name] for f in schema.ARROW_SCHEMA if st
 def _fields(rec: TraceRecord, data: Any) -> dict[str, Any]:
     """The row for a record; what a summary lacks but its tensor gives is computed by the canonical rules."""
     stats, digest = rec.stats, rec.blake3
+    floats = {c.name: getattr(rec, c.name) for c in schema_gen.COLUMNS if c.kind == "floats"}
     if data is not None and rec.dtype in schema_gen.DTYPE_SIZES:
         if stats is None:
             stats = canonical_stats.compute(data, rec.dtype)
         if digest is None:
             digest = blake3.blake3(data).hexdigest()
+        for name, value in floats.items():  # the sketch: records of other tools' dumps come without one
+            if value is None:
+                floats[name] = encoding_digest.compute(name, data, rec.dtype)
+    # A summary without one (another tool's statistics) has none to give: the columns hold what a reader
+    # takes for absent, NaN rows and an empty hash (orchlog.read.batch), as docs/parquet.md says.
+    for c in schema_gen.COLUMNS:
+        if c.kind == "floats" and floats[c.name] is None:
+            floats[c.name] = [math.nan] * (c.length or 0)
+    digest = digest if digest is not None else ""
     if stats is None:
         raise ValueError("record has no stats and no tensor to compute them from")
     if rec.shape is None:
@@ -227,6 +239,7 @@ def _fields(rec: TraceRecord, data: Any) -> dict[str, Any]:
             raise ValueError(f"{name} {value} does not fit the Parquet column's 32 bits")
     return {
         **{c.name: getattr(rec, c.name) for c in schema_gen.COLUMNS},
+        **floats,
         # Formats without an execution counter get the record's place in its input.
         "seq": rec.seq if rec.seq is not None else rec.order,
         "dtype": rec.dtype,

@@ -352,13 +352,33 @@ class Writer:
         self.close()
 
 
+# The writers open_writer made, which close themselves at exit: a forked child must not (below).
+_closing_at_exit: weakref.WeakSet[Writer] = weakref.WeakSet()
+
+
+def _forget_in_child() -> None:
+    """In a forked child: the parent's writers are the parent's. Their close at exit would write the rows
+    the child inherited, and a footer, into the parent's file (and wait for a writer thread that does not
+    exist here), so each is dropped as closed without writing or locking anything."""
+    for writer in list(_closing_at_exit):
+        atexit.unregister(writer.close)
+        writer._sink = None
+    _closing_at_exit.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_in_child)
+
+
 def open_writer(path: str | os.PathLike[str], **options: Any) -> Writer:
-    """A Writer that also closes itself at interpreter exit.
+    """A Writer that also closes itself at interpreter exit (in the process that opened it, not in a child
+    forked from it).
 
     This is what `orchlog.configure(format="parquet", path=...)` hands its records
     to: an engine that never calls close still gets a readable file when Python exits.
     """
     writer = Writer(path, **options)
+    _closing_at_exit.add(writer)
     # pyarrow imports pandas the first time it builds an array, to ask whether the input is a
     # pandas object; at interpreter exit that import fails (no atexit registration after
     # shutdown) and the close would lose every row. Build one now, while imports still work.

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from orchlog import kernels
-from orchlog.read.trace import Location, TraceRecord
+from orchlog.read.records import Location, TraceRecord
 from orchlog.schema_gen import COLUMNS, STATS_FIELDS, ColumnSpec, RecordColumns, Stats
 from orchlog.strings import Strings
 

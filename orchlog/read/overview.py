@@ -51,6 +51,7 @@ class TraceOverview:
     headers: list[dict[str, Any]]
     problems: list[str]
     records_without_token: int = 0
+    writing: list[tuple[str, int]] = dataclasses.field(default_factory=list)  # (file, pid): still being written
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -69,11 +70,16 @@ class TraceOverview:
             "producers": [producer_text(h) for h in self.headers],
             "headers": self.headers,
             "problems": self.problems,
+            "writing": [{"path": path, "pid": pid} for path, pid in self.writing],
         }
 
     def __str__(self) -> str:
         out = [f"{self.path}  [{self.format}]"]
+        out += [f"  {note}" for note in _still_written(self.writing)]
         for h in self.headers[:4]:
+            if isinstance(h.get("tool"), str):  # a dump of another tool, read as a trace (tool_common.tool_header)
+                out.append(f"  tool: {h['tool']}, whose dump holds {h.get('holds', 'tensors')}")
+                continue
             extra = ", ".join(f"{k} {h[k]}" for k in ("team", "model", "git_commit", "created") if h.get(k))
             out.append(f"  producer: {producer_text(h)}" + (f" ({extra})" if extra else ""))
         if len(self.headers) > 4:
@@ -95,7 +101,16 @@ class TraceOverview:
         return "\n".join(out) + "\n"
 
 
+def _still_written(writing: list[tuple[str, int]]) -> list[str]:
+    return [
+        f"still being written: {path} (process {pid} holds its lock); shown is the part written so far"
+        for path, pid in writing
+    ]
+
+
 def producer_text(h: dict[str, Any]) -> str:
+    if isinstance(h.get("tool"), str):
+        return f"{h['tool']} (another tool's dump, read by orchlog)"
     prod = h.get("producer")
     if isinstance(prod, dict):
         return f"{prod.get('name', '?')} {prod.get('version', '?')} ({prod.get('language', '?')})"
@@ -131,4 +146,5 @@ def overview(trace: Trace) -> TraceOverview:
         list(trace.headers),
         [str(d) for d in trace.diagnostics],
         no_token,
+        trace.writing,
     )

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
-import stat
 from collections.abc import Iterator
 from pathlib import Path
 
 from orchlog.errors import OrchlogError
 from orchlog.read import formats
 from orchlog.read.batch import RecordBatch
+from orchlog.read.files import regular_files
 from orchlog.read.trace import Diagnostic, Location, Trace, TraceRecord
 
 
@@ -27,26 +28,6 @@ def open_trace(path: str | os.PathLike[str]) -> Trace:
     return formats.detect(p).open(p)
 
 
-def regular_files(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
-    """The regular files below root in name order, and the other entries with why they are skipped."""
-    files: list[Path] = []
-    skipped: list[tuple[Path, str]] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in sorted(f for f in filenames if not f.startswith(".")):
-            f = Path(dirpath) / name
-            try:
-                mode = f.stat().st_mode
-            except OSError as exc:  # a dangling link, a file gone since the listing
-                skipped.append((f, f"cannot read it ({exc.strerror or exc})"))
-                continue
-            if stat.S_ISREG(mode):
-                files.append(f)
-            else:
-                skipped.append((f, f"{formats.file_kind(mode)}, not a regular file"))
-    return files, skipped
-
-
 def directory_members(root: Path) -> tuple[list[Trace], list[Diagnostic]]:
     """The trace files of a directory, opened, in the order a directory trace reads them, and what is
     said about every other file there (why it is not read)."""
@@ -57,11 +38,14 @@ def directory_members(root: Path) -> tuple[list[Trace], list[Diagnostic]]:
             found.append((f, formats.detect(f), ""))
         except OrchlogError as exc:
             found.append((f, None, str(exc)))
-    # Files a format reads along with its own (metadata.json beside logits) are not strays.
-    companions = {(f.parent, name) for f, fmt, _ in found if fmt for name in fmt.companions}
+    # Files a format reads along with its own (metadata.json beside logits, the safetensors beside a debugger
+    # tree) are neither strays nor traces of their own: globs relative to the directory of the file that
+    # claims them, never claiming that file itself.
+    claimers = [(g, fmt.companions) for g, fmt, _ in found if fmt is not None and fmt.companions]
+    claimed = {f for f, _, _ in found if _claimed_by_another(f, claimers)}
     members = []
     for i, (f, fmt, _) in enumerate(found):
-        if fmt is not None:
+        if fmt is not None and f not in claimed:
             try:
                 members.append(fmt.open(f))
             except OrchlogError as exc:  # one unreadable file (a Parquet file without footer) is that file's problem
@@ -70,12 +54,24 @@ def directory_members(root: Path) -> tuple[list[Trace], list[Diagnostic]]:
         reasons = [why for _, fmt, why in found if fmt is None]
         raise OrchlogError(f"{root}: no trace files inside" + (f" (first: {reasons[0]})" if reasons else ""))
     strays = [
-        Diagnostic(Location(str(f)), f"not read: {why}")
-        for f, fmt, why in found
-        if fmt is None and (f.parent, f.name) not in companions
+        Diagnostic(Location(str(f)), f"not read: {why}") for f, fmt, why in found if fmt is None and f not in claimed
     ]
     strays += [Diagnostic(Location(str(f)), f"not read: {why}") for f, why in skipped]
     return members, strays
+
+
+def _claimed_by_another(f: Path, claimers: list[tuple[Path, tuple[str, ...]]]) -> bool:
+    """Whether a companion glob of another file's format names f (relative to that file's directory)."""
+    for g, companions in claimers:
+        if g == f:
+            continue
+        try:
+            rel = f.relative_to(g.parent).as_posix()
+        except ValueError:
+            continue
+        if any(fnmatch.fnmatchcase(rel, pattern) for pattern in companions):
+            return True
+    return False
 
 
 def _open_directory(root: Path) -> Trace:
@@ -89,7 +85,8 @@ def _open_directory(root: Path) -> Trace:
                 yield batch
             done += m.size or 0
             trace.bytes_read = done
-            trace.headers.extend(m.headers)
+            # A tool that writes a file per tensor (SGLang's dumper) gives each the same header: kept once.
+            trace.headers.extend(h for h in m.headers if "tool" not in h or h not in trace.headers)
             trace.diagnostics.extend(m.diagnostics)
 
     kinds = sorted({m.format for m in members})

@@ -49,6 +49,7 @@ class ValidationReport:
     hashes_checked: int
     hashes_requested: bool
     problems: list[Problem]
+    writing: list[tuple[str, int]] = dataclasses.field(default_factory=list)  # (file, pid): still being written
 
     def __bool__(self) -> bool:
         return not self.problems
@@ -64,9 +65,13 @@ class ValidationReport:
             else "hashes not verified (add --verify-hashes)"
         )
         head = f"{self.path} [{self.format}]: {self.records} records, {hashes}"
+        notes = [
+            f"note: still being written: {path} (process {pid} holds its lock); checked is the part written so far"
+            for path, pid in self.writing
+        ]
         if not self.problems:
-            return f"{head}\nvalid\n"
-        lines = [head, f"{len(self.problems)} problems:"] + [f"  {p}" for p in self.problems]
+            return "\n".join([head, *notes, "valid"]) + "\n"
+        lines = [head, *notes, f"{len(self.problems)} problems:"] + [f"  {p}" for p in self.problems]
         return "\n".join(lines) + "\n"
 
     def to_json(self) -> dict[str, Any]:
@@ -78,6 +83,7 @@ class ValidationReport:
             "records": self.records,
             "hashes_checked": self.hashes_checked,
             "problems": [dataclasses.asdict(p) for p in self.problems],
+            "writing": [{"path": path, "pid": pid} for path, pid in self.writing],
         }
 
 
@@ -287,4 +293,4 @@ def validate(
     if strict:
         _check_header(trace, problems)
     problems = [Problem(str(d.location), d.message) for d in trace.diagnostics] + problems
-    return ValidationReport(trace.path, trace.format, records, checked, verify_hashes, problems)
+    return ValidationReport(trace.path, trace.format, records, checked, verify_hashes, problems, trace.writing)

@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from orchlog.compare import CompareOptions, PartialReport
 from orchlog.errors import OrchlogError
-from orchlog.read.paths import regular_files
+from orchlog.read.files import regular_files
 from orchlog.scale.plan import PartSpec
 from orchlog.scale.run import Runner, walk_part
 
@@ -41,12 +42,26 @@ def import_ray() -> Any:
     return ray
 
 
+# The address a local instance gives as its node's: on the loopback interface, so that what Ray advertises,
+# and each server it binds to the node's address, stays on this machine. Not 127.0.0.1, which Ray replaces by
+# the machine's outward address; Linux routes all of 127.0.0.0/8 to the loopback interface.
+LOCAL_NODE_IP = "127.0.0.2" if sys.platform.startswith("linux") else None
+
+
 def connect(address: str | None) -> Any:
-    """Ray, initialised: a new local instance (address None), else the cluster at `address`."""
+    """Ray, initialised: a new local instance (address None), else the cluster at `address`.
+
+    A local instance's node address is on the loopback interface (LOCAL_NODE_IP): what Ray advertises, and
+    each server it binds to the node's address, stays on this machine. Ray 2.60 still binds its GCS, raylet
+    and worker gRPC servers to every interface whatever the node address; the token Ray requires of callers
+    of a new local instance (unless RAY_AUTH_MODE says otherwise) is what guards those (docs/scale.md)."""
     ray = import_ray()
     if not ray.is_initialized():
+        local: dict[str, Any] = {}
+        if address is None and LOCAL_NODE_IP is not None:
+            local["_node_ip_address"] = LOCAL_NODE_IP
         try:
-            ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False)
+            ray.init(address=address, include_dashboard=False, log_to_driver=False, configure_logging=False, **local)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise OrchlogError(f"--executor ray:{address or ''}: cannot connect ({str(exc).splitlines()[0]})") from None
     return ray

@@ -5,16 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-# The first path component that is a number: `model.layers.3.mlp` is in layer 3.
-_LAYER = re.compile(r"(?:^|\.)(\d+)(?:\.|$)")
+from orchlog.read.module_paths import layer_of
+
+__all__ = ["compile_path_glob", "layer_of", "matching"]
+
 _WILDCARD = re.compile(r"\*\*|\*|\?")
 _WILDCARD_REGEX = {"**": ".*", "*": "[^.]*", "?": "[^.]"}
-
-
-def layer_of(path: str) -> int | None:
-    """The block index in a module path (`model.layers.3.self_attn` -> 3), None outside the blocks."""
-    m = _LAYER.search(path)
-    return int(m[1]) if m else None
 
 
 def compile_path_glob(pattern: str) -> re.Pattern[str]:

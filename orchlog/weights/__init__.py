@@ -15,10 +15,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+import numpy as np
+
 from orchlog.compare.tolerances import load_tolerances
 from orchlog.weights.compare import WeightsOptions, compare_pair, heads_for, plan_for
 from orchlog.weights.report import Input, WeightsReport
-from orchlog.weights.source import WeightSource, open_weights
+from orchlog.weights.source import open_weights
+from orchlog.weights.tensors import WeightSource
 
 
 def compare_weights(
@@ -36,12 +39,16 @@ def compare_weights(
     pairs, only_a, only_b = plan.pairs(src_a, src_b)
     rows = []
     for k, (name_a, name_b) in enumerate(pairs):
-        arr_a, arr_b = src_a.load(name_a), src_b.load(name_b)
-        role = plan.name_map.is_qk(plan.gguf_name(name_a, name_b))
-        n_head = heads_for(role, src_a, src_b)
-        info = (src_a.tensors[name_a].dtype, src_b.tensors[name_b].dtype)
-        expected = plan.expected(role, n_head, arr_b)
-        rows.append(compare_pair(name_a, name_b, arr_a, arr_b, info, tolerances, expected, n_head))
+        # Weights that are not finite, or overflow what dequantizing or a relation computes, are measured
+        # (and graded) as such; NumPy's warnings about them would only be noise on stderr.
+        with np.errstate(all="ignore"):
+            arr_a, arr_b = src_a.load(name_a), src_b.load(name_b)
+            role = plan.name_map.is_qk(plan.gguf_name(name_a, name_b))
+            n_head = heads_for(role, src_a, src_b)
+            info = (src_a.tensors[name_a].dtype, src_b.tensors[name_b].dtype)
+            expected = plan.expected(role, n_head, arr_b)
+            quantized = (src_a.bound(name_a, arr_a), src_b.bound(name_b, arr_b))
+            rows.append(compare_pair(name_a, name_b, arr_a, arr_b, info, tolerances, expected, n_head, quantized))
         if progress:
             progress(k + 1, len(pairs))
     label = plan.name_map.source if plan.name_map.pairs else plan.name_map.name

@@ -25,7 +25,7 @@ from orchlog.read.batch import RecordBatch
 from orchlog.read.trace import TraceRecord
 from orchlog.weights import layout
 from orchlog.weights.names import IDENTITY, NameMap, choose_map, load_map
-from orchlog.weights.source import WeightSource
+from orchlog.weights.tensors import WeightSource
 
 AS_STORED = "as_stored"
 DEFAULT_TOLERANCES = "weights"
@@ -96,6 +96,39 @@ def grade_metrics(name: str, metrics: dict[str, float], tolerances: Tolerances, 
     return Grade(TIER_NAMES[int(g.tier[0])], float(g.value[0]), tolerances.all_rules[int(g.rule[0])].name, g.reason[0])
 
 
+def _against_quantization(
+    g: Grade,
+    a: np.ndarray,
+    b: np.ndarray,
+    quantized: tuple[np.ndarray | None, np.ndarray | None],
+    to_a: Callable[[np.ndarray], np.ndarray],
+    info: tuple[str, str],
+    metrics: dict[str, float],
+) -> Grade:
+    """The pair graded against the quantization bound of its quantized side(s): within it at every element
+    passes (whatever a fixed tolerance says), beyond it at one element fails; `metrics` gets the largest
+    |a - b| / bound as `quant_ratio`."""
+    bound_a, bound_b = quantized
+    allowed = (0.0 if bound_a is None else bound_a) + (0.0 if bound_b is None else to_a(bound_b))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
+        ratio = np.where(diff == 0, 0.0, diff / allowed)
+    beyond = ~(ratio <= 1.0)  # NaN counts as beyond
+    worst = float(np.nanmax(np.where(np.isnan(ratio), np.inf, ratio))) if ratio.size else 0.0
+    metrics["quant_ratio"] = worst
+    kind = info[0] if bound_a is not None else info[1]
+    said = f"max |a - b| / its {kind} quantization bound = {worst:.3g}"
+    if not beyond.any():
+        tier = g.tier if g.tier != "fail" else "acceptable"
+        return Grade(tier, worst, f"{kind} quantization", f"within its quantization ({said})")
+    return Grade(
+        "fail",
+        worst,
+        f"{kind} quantization",
+        f"beyond its quantization at {int(beyond.sum())} of {beyond.size} elements ({said})",
+    )
+
+
 def _metrics(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
     if a.size != b.size:
         return {"n": 0.0, "max_abs": math.inf}
@@ -163,14 +196,19 @@ def compare_pair(
     tolerances: Tolerances,
     expected: tuple[str, Callable[[np.ndarray], np.ndarray]] | None,
     n_head: int | None,
+    quantized: tuple[np.ndarray | None, np.ndarray | None] = (None, None),
 ) -> WeightRow:
-    """Measure one pair as stored (after the expected layout), then under the alternatives if it fails."""
+    """Measure one pair as stored (after the expected layout), then under the alternatives if it fails.
+    `quantized`: each side's quantization bound per element (quant_bound.py), when it has one: then the
+    bound, not the tolerance, decides the pair as stored."""
     layout_name, to_a = expected or (AS_STORED, lambda x: x)
     b_view = to_a(arr_b)
     metrics = _metrics(arr_a, b_view)
     g = grade_metrics(name_a, metrics, tolerances, arr_a.shape != b_view.shape)
     if arr_a.shape != b_view.shape:  # an engine reading it by its shape gets other numbers
         g = dataclasses.replace(g, tier="fail", reason="shapes differ")
+    elif quantized[0] is not None or quantized[1] is not None:
+        g = _against_quantization(g, arr_a, b_view, quantized, to_a, info, metrics)
     row = WeightRow(
         name_a,
         name_b,

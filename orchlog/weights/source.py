@@ -9,67 +9,63 @@ perhaps the `config.json` of a HF checkpoint, whose head counts are read).
 
 from __future__ import annotations
 
-import dataclasses
-import json
 import os
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-import numpy as np
+import orjson
 
 from orchlog.errors import OrchlogError
+from orchlog.read.files import open_regular
+from orchlog.weights.formats import open_npz, open_safetensors
+from orchlog.weights.gguf_file import open_gguf
+from orchlog.weights.tensors import WeightSource
 
-
-@dataclasses.dataclass(frozen=True)
-class TensorInfo:
-    name: str
-    shape: tuple[int, ...]  # NumPy order: outermost first (GGUF's ne reversed)
-    dtype: str  # as stored: f32, f16, bf16, q8_0, ...
-
-
-@dataclasses.dataclass
-class WeightSource:
-    path: str
-    format: str  # "gguf", "safetensors", "npz"
-    tensors: dict[str, TensorInfo]
-    loader: Callable[[str], np.ndarray]  # name -> float32/float64 array in NumPy order, dequantized
-    arch: str | None = None  # GGUF general.architecture, or HF config's model_type
-    n_head: int | None = None
-    n_head_kv: int | None = None
-    meta: dict[str, Any] = dataclasses.field(default_factory=dict)
-
-    def load(self, name: str) -> np.ndarray:
-        return self.loader(name)
+MAX_CONFIG = 16 << 20  # a HF config.json is a few kilobytes
 
 
 def _kind(path: Path) -> str:
-    with open(path, "rb") as f:
+    """The format, by content. A FIFO, a device or a socket is refused without blocking (open_regular)."""
+    with open_regular(path) as f:
         head = f.read(9)
+        size = os.fstat(f.fileno()).st_size
     if head[:4] == b"GGUF":
         return "gguf"
     if head[:4] == b"PK\x03\x04":
         return "npz"
-    if len(head) == 9 and head[8:9] == b"{" and int.from_bytes(head[:8], "little") < os.path.getsize(path):
+    if len(head) == 9 and head[8:9] == b"{" and int.from_bytes(head[:8], "little") < size:
         return "safetensors"
     raise OrchlogError(f"{path}: not a GGUF, safetensors or .npz file")
 
 
-def _hf_config(directory: Path) -> dict[str, Any]:
+def _hf_config(source: WeightSource, directory: Path) -> WeightSource:
+    """`source` with the architecture and head counts of the HF config.json in `directory`, where there is
+    one; a value of the wrong type is left out, as if absent."""
     config = directory / "config.json"
     if not config.is_file():
-        return {}
+        return source
     try:
-        doc = json.loads(config.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        with open_regular(config) as f:
+            text = f.read(MAX_CONFIG + 1)
+        if len(text) > MAX_CONFIG:
+            raise ValueError(f"more than {MAX_CONFIG:,} bytes")
+        doc = orjson.loads(text)
+    except (OSError, ValueError) as exc:  # orjson's decode error is a ValueError (and caps nesting)
         raise OrchlogError(f"{config}: not readable as JSON ({exc})") from None
-    return doc if isinstance(doc, dict) else {}
+    if not isinstance(doc, dict):
+        return source
+
+    def count(key: str) -> int | None:
+        value = doc.get(key)
+        return value if type(value) is int and value > 0 else None
+
+    arch = doc.get("model_type")
+    source.arch = arch if isinstance(arch, str) else None
+    source.n_head = count("num_attention_heads")
+    source.n_head_kv = count("num_key_value_heads") or source.n_head
+    return source
 
 
 def open_weights(path: str | os.PathLike[str]) -> WeightSource:
-    from orchlog.weights.formats import open_npz, open_safetensors
-    from orchlog.weights.gguf_file import open_gguf
-
     p = Path(path)
     if not p.exists():
         raise OrchlogError(f"{p} does not exist")
@@ -78,24 +74,14 @@ def open_weights(path: str | os.PathLike[str]) -> WeightSource:
         ggufs = [f for f in files if f.suffix == ".gguf"]
         shards = [f for f in files if f.suffix == ".safetensors"]
         if len(ggufs) == 1 and not shards:
+            _kind(ggufs[0])  # a regular file, by content too
             return open_gguf(ggufs[0])
         if shards and not ggufs:
-            source = open_safetensors(shards, str(p))
-            config = _hf_config(p)
-            source.arch = config.get("model_type")
-            source.n_head = config.get("num_attention_heads")
-            source.n_head_kv = config.get("num_key_value_heads", source.n_head)
-            return source
+            return _hf_config(open_safetensors(shards, str(p)), p)
         raise OrchlogError(f"{p}: expected one .gguf file or .safetensors shards inside")
     kind = _kind(p)
     if kind == "gguf":
         return open_gguf(p)
     if kind == "npz":
         return open_npz(p)
-    source = open_safetensors([p], str(p))
-    config = _hf_config(p.parent)
-    if config:
-        source.arch = config.get("model_type")
-        source.n_head = config.get("num_attention_heads")
-        source.n_head_kv = config.get("num_key_value_heads", source.n_head)
-    return source
+    return _hf_config(open_safetensors([p], str(p)), p.parent)

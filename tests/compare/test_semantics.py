@@ -74,7 +74,10 @@ def test_legacy_checkpoint_jsonl_grades_the_leading_values_both_sides_carry_as_i
     assert close.status == "ok" and close.findings.bases.tolist() == [0, 0, 0, 0, 3]
     far = compare(write(tmp_path / "c.jsonl", 0), write(tmp_path / "d.jsonl", 0.5))
     assert far.status == "diverged" and far.first.token_idx == 1 and far.first.basis == "leading"
-    assert "the leading values both sides carry (the legacy checkpoint format's rule)" in str(far)
+    assert (
+        "the leading values both sides carry (the rule of formats that hold only those: legacy checkpoint JSONL, llama.cpp's printout)"
+        in str(far)
+    )
 
 
 def test_exact_fails_any_hash_difference_that_tolerances_would_pass(tmp_path):

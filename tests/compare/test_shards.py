@@ -26,10 +26,15 @@ def test_dims_name_the_axes_and_mark_the_split_one_or_partial_sums():
     [
         ("s h", "no axis is marked"),
         ("s(tp) h(tp)", "more than one axis"),
-        ("s h(cp)", "unknown modifier"),
+        ("s h(xx)", "unknown modifier"),
+        ("s h[xx]", "unknown axis"),
+        ("s h[tp:diagonal]", "unknown qualifier"),
+        ("s[cp:zigzag] h", "no axis is marked"),
         ("h h(tp)", "names an axis twice"),
         ("s(tp) h(partial)", "either split"),
-        ("h[tp]", "is not name"),
+        ("h{tp}", "is not name"),
+        ("(q=4|k)[tp]", "is not name=size"),
+        ("h[tp] # tp:replicated", "replicated across tp, and also split"),
     ],
 )
 def test_bad_dims_are_clear_errors(text, message):

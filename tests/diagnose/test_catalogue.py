@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
+
 from orchlog.diagnose import KINDS, find_signatures
 from orchlog.diagnose.signatures import CATALOGUE
 from tests.diagnose.synthetic import case_of, noisy, reference
@@ -36,3 +38,13 @@ def test_findings_come_most_confident_first():
 def test_only_the_kinds_asked_for_are_tried():
     ref = reference()
     assert find_signatures(case_of(ref, noisy(ref * 2)), kinds=("offset",)) == []
+
+
+def test_values_near_the_float_range_give_only_findings_with_a_finite_confidence():
+    # A damaged file's values against sound ones (from the weights mutation campaign): sums of squares overflow.
+    damaged = [8.46e-19, 3.28e-310, 0.0, -1.35e235, 1.71e115, -6.49e-98, -5.37e-250, 1.43e9]
+    sound = [-1.18, -1.78, -0.97, 0.81, 1.80, 1.60, -0.39, -0.009]
+    with np.errstate(all="ignore"):
+        found = find_signatures(case_of(np.array([damaged]), np.array([sound])))
+        found += find_signatures(case_of(np.array([sound]), np.array([damaged])))
+    assert all(np.isfinite(f.confidence) for f in found)

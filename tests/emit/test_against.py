@@ -112,7 +112,7 @@ def test_a_record_the_reference_lacks_is_a_summary_and_one_note_not_an_error(tmp
     [
         (None, "cannot open the ORCH_LOG_AGAINST reference"),
         (b"", "holds no record"),
-        (b"\x00\x01 not a trace", "is not a binary stream from byte 0"),
+        (b"\x00\x01 not a trace", "is unusable from byte 0 on: not a msgpack map"),
         (b'{"orchlog":2}\n{"checkpoint": [1, \n', "has no orchlog record at line 2"),
     ],
 )
@@ -138,6 +138,34 @@ def test_a_hostile_jsonl_reference_is_read_no_further_than_its_damage(tmp_path, 
     reasons = _write(tmp_path / "ours.jsonl", ours, against=str(ref), against_context=0)
     assert "has no orchlog record at line 5" in capfd.readouterr().err
     assert reasons[:3] == ["against", None, None] and set(reasons[3:]) == {None}
+
+
+def test_a_binary_reference_damaged_after_it_was_indexed_is_compared_by_the_summary_it_was_indexed_with(
+    tmp_path, capfd
+):
+    ref = tmp_path / "ref.bin"
+    _write(ref, _tensors(), "full", against="")
+    ours = {k: x * np.float32(1 + 2e-5) for k, x in _tensors().items()}  # within; not the same bytes
+    keys = list(ours)
+    ours[keys[5]] = ours[keys[5]] * np.float32(1.5)  # the damaged record's: not within, on its summary too
+    out = tmp_path / "ours.jsonl"
+    capfd.readouterr()
+    assert orchlog.configure(path=str(out), against=str(ref), against_context=0, **RUN)
+    orchlog.log("l_out", ours[keys[0]], *keys[0])  # the reference is indexed: every frame sound
+    data = bytearray(ref.read_bytes())
+    at = data.index(_tensors()[keys[5]].tobytes())  # a later record's tensor, one bit flipped under the run
+    data[at] ^= 0x04
+    ref.write_bytes(bytes(data))
+    for key in keys[1:]:
+        orchlog.log("l_out", ours[key], *key)
+    orchlog.close()
+    # The sketches prove the others within and the damaged record's beyond: it was compared, by its summary.
+    assert [r.full_reason for r in open_trace(out)] == [None] * 5 + ["against"] + [None] * (TOKENS * LAYERS - 6)
+    said = [line for line in capfd.readouterr().err.splitlines() if "ORCH_LOG_AGAINST" in line]
+    assert len(said) == 1 and said[0].endswith(
+        "is refused: it fails its checksum (CRC-32C); it is compared by its summary (said for the first only)"
+    ), said
+    assert "'l_out' token_idx=1 layer=2" in said[0], said
 
 
 def test_the_header_and_the_whole_records_read_back_as_json_with_every_value(tmp_path, reference):

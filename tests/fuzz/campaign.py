@@ -31,6 +31,7 @@ from tests.fuzz.seeds import Seed
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 MEMORY_BOUND = 2 << 30  # a worker's peak resident memory above this is a failure: inputs here are kilobytes
+WEIGHT_KINDS = ("safetensors", "npz", "gguf")  # seeds of `orchlog weights` (weight_seeds.py), not traces
 
 
 @dataclasses.dataclass
@@ -127,6 +128,7 @@ def _job(mutant: Mutant, ident: int) -> dict:
         "reference": str(mutant.reference),
         "number": mutant.number,
         "logits": mutant.seed.kind == "logits-dir",
+        "weights": mutant.seed.kind in WEIGHT_KINDS,
     }
 
 

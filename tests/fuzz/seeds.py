@@ -154,3 +154,45 @@ def make_seeds(directory: Path, native: bool = False) -> list[Seed]:
     if native:
         seeds += _native_emitters(directory)
     return seeds
+
+
+TOOLS = Path(__file__).resolve().parent.parent / "read" / "data" / "tools"
+# Other tools' dumps (tests/read/data/tools, made by the tools themselves): how each is damaged.
+TOOL_SEEDS = (
+    ("hf-debugger", "hf-clean", "dir"),
+    ("sglang-dumper", "sglang-clean", "dir"),
+    ("sglang-tensor-dumper", "tensor-dumper-clean", "dir"),
+    ("msprobe-tensor", "msprobe-tensor-clean", "dir"),
+    ("msprobe-statistics", "msprobe-statistics-clean", "dir"),
+    ("polygraphy", "polygraphy-clean.json", "polygraphy"),
+    ("polygraphy-inputs", "polygraphy-inputs.json", "polygraphy"),
+    ("llama-eval-callback", "llama-eval-callback-clean.txt", "text"),
+    ("pytorch-twin", "pytorch-twin-clean.txt", "text"),
+    ("llama-logits", "llamacpp-model.bin", "raw"),
+    ("torchtitan-numerics", "numerics/torchtitan-clean.log", "text"),
+    ("debugmode-hashes", "numerics/debugmode-hashes.txt", "text"),
+)
+
+
+def make_tool_seeds(directory: Path) -> list[Seed]:
+    """The other tools' dumps as seeds, copied under `directory`, plus a vllm-neuron capture."""
+    directory.mkdir(parents=True, exist_ok=True)
+    seeds = []
+    for name, source, kind in TOOL_SEEDS:
+        src = TOOLS / source
+        dst = directory / name
+        if src.is_dir():
+            shutil.copytree(src, dst)
+        else:
+            dst = dst.with_suffix("".join(src.suffixes[-1:]))
+            shutil.copy(src, dst)
+        seeds.append(Seed(name, dst, kind))
+    neuron = directory / "vllm-neuron" / "prompt_ab12" / "step_0"
+    neuron.mkdir(parents=True)
+    shutil.copy(
+        TOOLS
+        / "msprobe-tensor-clean/step0/rank0/dump_tensor_data/Module.model.layers.1.mlp.down_proj.Linear.forward.0.output.0.pt",
+        neuron / "model.layers.1.mlp.down_proj_rank0.pt",
+    )
+    seeds.append(Seed("vllm-neuron", directory / "vllm-neuron", "dir"))
+    return seeds

@@ -2,7 +2,7 @@
 
     python -m tests.fuzz.worker          # reads JSON jobs on stdin, writes one JSON answer per job
 
-A job names a trace, the trace it is compared with and the commands to run;
+A job names a trace (or a weight file, for `orchlog weights`), the one it is compared with and the commands;
 each command runs in this process through `orchlog.cli.main`, as a user
 would run it. The answer lists the failures: an exit code other than 0, 1
 or 2, an "internal error" (an exception that escaped the library), an
@@ -46,6 +46,15 @@ def commands(path: str, reference: str, number: int, logits: bool, scratch: str)
     return out
 
 
+def weight_commands(path: str, reference: str, number: int) -> list[list[str]]:
+    """`orchlog weights` both ways against the undamaged file, in the report format the number turns to."""
+    fmt = ("text", "md", "json")[number % 3]
+    return [
+        ["weights", reference, path, "--quiet", "--map", "none", "--format", fmt],
+        ["weights", path, reference, "--quiet", "--format", fmt],
+    ]
+
+
 def run_command(argv: list[str]) -> str | None:
     """Run one orchlog command in this process; what went wrong, or None."""
     from orchlog.cli import main
@@ -66,6 +75,12 @@ def run_command(argv: list[str]) -> str | None:
         return f"orchlog {argv[0]}: {shown.strip()[-600:]}"
     if code not in (0, 1, 2):
         return f"orchlog {argv[0]}: exit code {code}"
+    shown = out.getvalue() + text
+    if argv[0] == "weights" and ("\x1b" in shown or "\x07" in shown):
+        return f"orchlog weights: a name reached the output unescaped: {shown[:300]!r}"
+    lines = text.strip().splitlines()
+    if argv[0] == "weights" and (len(lines) > 1 or (lines and not lines[0].startswith("orchlog: error: "))):
+        return f"orchlog weights: more on stderr than one error line: {text[:600]!r}"
     return None
 
 
@@ -96,6 +111,12 @@ def iterate(path: str) -> str | None:
 
 def run_job(job: dict) -> dict:
     failures = []
+    if job.get("weights"):
+        for argv in weight_commands(job["path"], job["reference"], job["number"]):
+            problem = run_command(argv)
+            if problem:
+                failures.append(problem)
+        return {"id": job["id"], "failures": failures, "peak_rss": _peak()}
     with tempfile.TemporaryDirectory(prefix="orchlog-fuzz-") as scratch:
         problem = iterate(job["path"])
         if problem:
@@ -104,8 +125,11 @@ def run_job(job: dict) -> dict:
             problem = run_command(argv)
             if problem:
                 failures.append(problem)
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    return {"id": job["id"], "failures": failures, "peak_rss": rss}
+    return {"id": job["id"], "failures": failures, "peak_rss": _peak()}
+
+
+def _peak() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def main() -> None:

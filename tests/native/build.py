@@ -6,10 +6,13 @@ the source, the flags), so only the first run after a change compiles.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,10 +83,24 @@ def program(name: str, *flags: str) -> Path:
     return build_cpp(PROGRAMS / name, "-DORCH_LOGGING", *flags)
 
 
+@contextlib.contextmanager
+def locked(directory: Path) -> Iterator[None]:
+    """Holds a file lock beside a shared build directory: the suite's parallel workers build it in turn."""
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    with open(directory.with_name(directory.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 def c_library(cuda_root: str | None = None) -> Path:
     """liborchlog_c.so, built by the project's own CMake target (incrementally); with `cuda_root`
     (a CUDA toolkit), its CUDA entry points are built against the CUDA runtime (-DORCHLOG_C_CUDA=ON)."""
     build = CACHE / ("c-abi-cuda-build" if cuda_root else "c-abi-build")
+    with locked(build):
+        return _c_library(build, cuda_root)
+
+
+def _c_library(build: Path, cuda_root: str | None) -> Path:
     cuda = ["-DORCHLOG_C_CUDA=ON", f"-DCUDAToolkit_ROOT={cuda_root}"] if cuda_root else []
     if not (build / "build.ninja").exists():
         subprocess.run(

@@ -217,3 +217,25 @@ def test_host_rows_are_grafted_in_place_and_what_cannot_be_is_said_once(graft_ca
     assert marked == {(c, None, t) for c in ("attn_norm", "half", "Qcur") for t in (1, 2)}
     refused = [r for r in records if r.checkpoint == "Qcur" and r.stage == "permute"]
     assert [(r.token_idx, r.grafted) for r in refused] == [(0, False), (1, False), (2, False)]
+
+
+def test_attention_rows_are_cut_to_the_cells_each_token_attends_to(everything):
+    # kq over a KV cache padded to 16 cells; tokens at positions 5, 6, 7 attend to 6, 7 and 8 cells.
+    _, records, _ = everything
+    rows = records_of(records, "kq")
+    assert [(r.token_idx, r.shape, r.meta["kv_cells"]) for r in rows] == [
+        (5, (2, 6), "6 of 16"),
+        (6, (2, 7), "7 of 16"),
+        (7, (2, 8), "8 of 16"),
+    ]
+    t = 1  # each head's first cells, in C order: 3000 + 100 head + 20 token + cell
+    expected = np.array([[3000 + 100 * h + 20 * t + c for c in range(7)] for h in range(2)], dtype=np.float32)
+    np.testing.assert_array_equal(rows[t].tensor(), expected)
+
+
+def test_a_matrix_products_record_names_the_type_of_the_weights_it_read(everything):
+    _, records, _ = everything
+    assert {r.meta.get("weight_type") for r in records_of(records, "Qcur")} == {"f16"}
+    assert {r.meta.get("weight_type") for r in records_of(records, "embd")} == {"f32"}  # the looked-up table
+    assert all("weight_type" not in r.meta for r in records_of(records, "Qcur", "add"))  # not a product
+    assert all("weight_type" not in r.meta for r in records_of(records, "kq"))  # of two activations

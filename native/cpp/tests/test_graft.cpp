@@ -195,3 +195,46 @@ TEST(Graft, TheMacrosGraftAsTheApiDoes) {
   EXPECT_EQ(x, filled(6, 30.0f));
   EXPECT_EQ(y, filled(6, 20.0f));
 }
+
+TEST(Graft, AReferenceDamagedAfterItWasIndexedIsRefusedAtTheGraft) {
+  t::ScratchDir dir;
+  const std::string ref = write_reference(dir);
+  ASSERT_TRUE(orchlog::configure(grafting(dir.file("run.jsonl"), ref, "checkpoint=attn_norm")));
+  auto first = filled(6, 0.0f);
+  EXPECT_TRUE(orchlog::graft("attn_norm", first.data(), DType::f32, {2, 3}, {0, 0}));  // indexed: every frame sound
+  // Layer 2's tensor starts with 30.0f; one bit of it flipped in place, under the run's feet.
+  std::string bytes = t::read_file(ref);
+  const float thirty = 30.0f;
+  const std::size_t at = bytes.find(std::string(reinterpret_cast<const char*>(&thirty), sizeof thirty));
+  ASSERT_NE(at, std::string::npos);
+  bytes[at] = static_cast<char>(bytes[at] ^ 0x04);
+  t::write_file(ref, bytes);
+  t::CapturedStderr err;
+  auto x = filled(6, -1.0f);
+  EXPECT_FALSE(orchlog::graft("attn_norm", x.data(), DType::f32, {2, 3}, {0, 2}));
+  orchlog::close();
+  EXPECT_EQ(x, filled(6, -1.0f));
+  const auto warnings = err.warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_NE(warnings[0].find("is refused: it fails its checksum (CRC-32C); the tensor is left alone"),
+            std::string::npos)
+      << warnings[0];
+}
+
+TEST(Graft, AReferenceThatIsTheLogFileIsLeftAsItIsAndNothingIsLogged) {
+  t::ScratchDir dir;
+  const std::string ref = write_reference(dir);
+  const std::string before = t::read_file(ref);
+  t::CapturedStderr err;
+  orchlog::Options o = grafting(ref, ref, "checkpoint=*");
+  o.mode = orchlog::Mode::full;
+  EXPECT_FALSE(orchlog::configure(o));
+  auto x = filled(6, -1.0f);
+  EXPECT_FALSE(orchlog::graft("attn_norm", x.data(), DType::f32, {2, 3}, {0, 1}));
+  EXPECT_EQ(t::read_file(ref), before);
+  EXPECT_EQ(x, filled(6, -1.0f));
+  const auto warnings = err.warnings();
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0], "orchlog: warning: ORCH_LOG_FILE names the graft reference (" + ref +
+                             "): writing the run would empty it; logging is off and the file is left as it is");
+}

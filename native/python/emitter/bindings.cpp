@@ -324,8 +324,7 @@ void fill_meta(const py::handle& obj, MetaArgs& out, const char* what) {
 }
 
 bool ensure_configured() {
-  if (orchlog::detail::g_state.load(std::memory_order_relaxed) == orchlog::detail::kUnconfigured)
-    orchlog::detail::configure_from_env_once("python");
+  orchlog::detail::settle_state("python");
   return orchlog::detail::g_state.load(std::memory_order_relaxed) == orchlog::detail::kOn;
 }
 

@@ -66,6 +66,8 @@ mod against;
 #[cfg(feature = "orch_logging")]
 mod created;
 #[cfg(feature = "orch_logging")]
+mod fork;
+#[cfg(feature = "orch_logging")]
 mod global;
 #[cfg(feature = "orch_logging")]
 mod graft;

@@ -6,7 +6,8 @@
 //! carries on.
 
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use crate::against::{AgainstReference, Said, Verdict, WholeRecords};
@@ -50,6 +51,12 @@ pub struct Logger {
     /// Whether a device tensor that could not be read was reported.
     #[cfg(feature = "cuda")]
     warned_device: AtomicBool,
+    /// Where the run writes (JSONL, or the binary stream in full mode) and
+    /// the process that opened it, and the fork count then (fork.rs): a call
+    /// that sees another count runs in a forked child.
+    path: PathBuf,
+    pid: AtomicU32,
+    forks: AtomicU64,
 }
 
 /// The open files and what is written under the lock.
@@ -103,6 +110,9 @@ impl Logger {
             warned_invalid_call: AtomicBool::new(false),
             #[cfg(feature = "cuda")]
             warned_device: AtomicBool::new(false),
+            path: PathBuf::new(),
+            pid: AtomicU32::new(std::process::id()),
+            forks: AtomicU64::new(crate::fork::generation()),
         };
         let Some(template) = &config.file else { return logger };
         match selector {
@@ -135,11 +145,22 @@ impl Logger {
             }
         }
         let path = expand_path(template.as_os_str(), config.rank, std::process::id());
+        if let Some((output, reference)) = output_that_is_a_reference(&logger, &path) {
+            logger.errors.fetch_add(1, Ordering::Relaxed);
+            warn(&format!(
+                "ORCH_LOG_FILE names the {reference} ({}): writing the run would empty it; logging is off \
+                 and the file is left as it is",
+                output.display()
+            ));
+            return logger;
+        }
+        logger.path = path.clone();
         match open_outputs(&config, path) {
             Ok((jsonl, frames)) => {
                 let outputs = logger.outputs.get_mut().unwrap_or_else(PoisonError::into_inner);
                 (outputs.jsonl, outputs.frames) = (jsonl, frames);
                 *logger.on.get_mut() = true;
+                crate::fork::watch();
             }
             Err(why) => {
                 logger.errors.fetch_add(1, Ordering::Relaxed);
@@ -167,7 +188,7 @@ impl Logger {
 
     /// Writes one record, if this logger is on and its selector takes it.
     pub fn log<V: AsTensor + ?Sized>(&self, checkpoint: &str, values: &V, keys: Keys<'_>) {
-        if !self.is_on() {
+        if !self.is_on() || !self.in_its_own_process() {
             return;
         }
         let outcome =
@@ -182,7 +203,7 @@ impl Logger {
     /// key, or with a record of another shape or dtype, leaves them alone
     /// (one warning per kind, each counted).
     pub fn graft<V: AsTensorMut + ?Sized>(&self, checkpoint: &str, values: &mut V, keys: Keys<'_>) -> bool {
-        if !self.is_on() {
+        if !self.is_on() || !self.in_its_own_process() {
             return false;
         }
         let mut grafted = false;
@@ -205,6 +226,60 @@ impl Logger {
         }));
         self.settle(checkpoint, outcome);
         grafted
+    }
+
+    /// Whether the logger may write here: true unless this is a forked child
+    /// of the process that opened its files and settling that (once) turned
+    /// logging off.
+    fn in_its_own_process(&self) -> bool {
+        let now = crate::fork::generation();
+        let then = self.forks.load(Ordering::Relaxed);
+        if now == then || self.forks.compare_exchange(then, now, Ordering::Relaxed, Ordering::Relaxed).is_err() {
+            return self.is_on();
+        }
+        self.after_fork();
+        self.is_on()
+    }
+
+    /// In a forked child: with `{pid}` in the path, a run of its own at its
+    /// own path; else logging off, with one warning. The parent's files are
+    /// never written; its locks may have been held by a thread that does
+    /// not exist here, so they are only tried.
+    #[cold]
+    fn after_fork(&self) {
+        let parent = self.pid.swap(std::process::id(), Ordering::Relaxed);
+        let here = std::process::id();
+        let template = self.config.file.as_deref().map(|f| f.as_os_str().to_string_lossy().into_owned());
+        let mine = template.filter(|t| t.contains("{pid}"));
+        let why = match (mine, self.outputs.try_lock(), self.graft.try_lock(), self.against.try_lock()) {
+            (Some(template), Ok(mut outputs), Ok(mut graft), Ok(mut against)) => {
+                let path = expand_path(std::ffi::OsStr::new(&template), self.config.rank, here);
+                match open_outputs(&self.config, path) {
+                    Ok((jsonl, frames)) => {
+                        *outputs = Outputs {
+                            seq: 0,
+                            whole: WholeRecords::default(),
+                            stopped: false,
+                            jsonl,
+                            frames,
+                            line: Vec::new(),
+                            frame: Vec::new(),
+                        };
+                        *graft = GraftState::default();
+                        *against = AgainstReference::default();
+                        return;
+                    }
+                    Err(why) => why,
+                }
+            }
+            (Some(_), ..) => format!("this process (pid {here}) was forked from pid {parent} while it was writing"),
+            (None, ..) => format!(
+                "this process (pid {here}) was forked from pid {parent}, which writes {}; it writes nothing there \
+                 (put {{pid}} in ORCH_LOG_FILE to give each process its own file)",
+                self.path.display()
+            ),
+        };
+        self.turn_off(&why);
     }
 
     /// Acts on how writing a record went.
@@ -354,6 +429,38 @@ impl Outputs {
     }
 }
 
+/// The output file (the JSONL or the binary stream) that is the run's graft
+/// reference or its `ORCH_LOG_AGAINST` reference, the same file however it is
+/// named, and which reference it is; checked before an output is opened,
+/// since opening claims and empties it.
+fn output_that_is_a_reference(logger: &Logger, path: &std::path::Path) -> Option<(std::path::PathBuf, &'static str)> {
+    let graft_from = logger.graft_selector.as_ref().and(logger.config.graft_from.as_deref());
+    let references =
+        [(graft_from, "graft reference"), (logger.config.against.as_deref(), "ORCH_LOG_AGAINST reference")];
+    let mut binary = path.as_os_str().to_owned();
+    binary.push(BOTH_MODE_SUFFIX);
+    let outputs = [path.to_owned(), binary.into()];
+    references.into_iter().find_map(|(named, what)| {
+        let reference = std::fs::metadata(named?).ok()?;
+        let output = outputs.iter().find(|output| {
+            std::fs::metadata(output).is_ok_and(|m| same_file(&m, &reference))
+                && (output.as_path() == path || logger.config.mode.writes_jsonl() && logger.config.mode.writes_frames())
+        })?;
+        Some((output.clone(), what))
+    })
+}
+
+#[cfg(unix)]
+fn same_file(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    (a.dev(), a.ino()) == (b.dev(), b.ino())
+}
+
+#[cfg(not(unix))]
+fn same_file(_a: &std::fs::Metadata, _b: &std::fs::Metadata) -> bool {
+    false
+}
+
 fn is_blank(select: &str) -> bool {
     trim_blanks(select).is_empty()
 }
@@ -395,6 +502,7 @@ mod tests {
     use crate::fields_gen::Mode;
     use crate::keys::meta;
     use crate::schema_gen::SCHEMA_VERSION;
+    use crate::warn::take_printed;
 
     /// A directory for one test's files, removed when the test ends.
     struct Scratch(PathBuf);
@@ -509,6 +617,73 @@ mod tests {
         logger.log("x", &[1.0f32], Keys::new());
         assert!(!logger.is_on());
         assert_eq!(logger.error_count(), 1);
+    }
+
+    /// Forks; the child runs `child` and exits 0 when it returns true; the parent gets the child's pid.
+    #[cfg(unix)]
+    fn in_a_child(child: impl FnOnce() -> bool) -> u32 {
+        // SAFETY: the child runs `child` (logging through an existing logger) and leaves with _exit, never
+        // returning into the test harness.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(child)).unwrap_or(false);
+            // SAFETY: ends the child at once, without running the parent's destructors or atexit handlers.
+            unsafe { libc::_exit(i32::from(!ok)) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child forked above.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "the child failed: status {status}");
+        pid as u32
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_forked_child_writes_nothing_into_its_parents_file_and_says_so_once() {
+        let scratch = Scratch::new("fork");
+        let path = scratch.trace();
+        let logger = Logger::new(config(&path, Mode::Summary));
+        logger.log("parent", &[1.0f32], Keys::new().token(0usize));
+        let parent = std::process::id();
+        in_a_child(|| {
+            take_printed();
+            logger.log("child", &[2.0f32], Keys::new().token(1usize));
+            logger.log("child", &[2.0f32], Keys::new().token(2usize));
+            let want = format!(
+                "this process (pid {}) was forked from pid {parent}, which writes {}; it writes nothing there (put \
+                 {{pid}} in ORCH_LOG_FILE to give each process its own file); logging is off",
+                std::process::id(),
+                path.display()
+            );
+            !logger.is_on() && take_printed() == [want] && logger.error_count() == 1
+        });
+        logger.log("parent", &[1.0f32], Keys::new().token(3usize));
+        let lines = lines(&path);
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert!(lines[1..].iter().all(|l| l.contains(r#""checkpoint":"parent""#)), "{lines:?}");
+        assert!(lines[2].contains(r#""seq":1,"#));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn with_pid_in_the_path_a_forked_child_writes_a_run_of_its_own() {
+        let scratch = Scratch::new("fork-pid");
+        let logger = Logger::new(config(&scratch.0.join("run-{pid}.jsonl"), Mode::Summary));
+        logger.log("parent", &[1.0f32], Keys::new().token(0usize));
+        let child = in_a_child(|| {
+            take_printed();
+            logger.log("child", &[2.0f32], Keys::new().token(1usize));
+            logger.log("child", &[2.0f32], Keys::new().token(2usize));
+            logger.is_on() && take_printed().is_empty() && logger.records_written() == 2
+        });
+        logger.log("parent", &[1.0f32], Keys::new().token(3usize));
+        let ours = lines(&scratch.0.join(format!("run-{}.jsonl", std::process::id())));
+        let theirs = lines(&scratch.0.join(format!("run-{child}.jsonl")));
+        assert_eq!((ours.len(), theirs.len()), (3, 3));
+        assert!(theirs[0].starts_with(r#"{"orchlog":"#));
+        assert!(theirs[1].contains(r#""checkpoint":"child""#) && theirs[1].contains(r#""seq":0,"#), "{theirs:?}");
+        assert!(ours[2].contains(r#""checkpoint":"parent""#) && ours[2].contains(r#""seq":1,"#), "{ours:?}");
     }
 
     #[test]

@@ -23,7 +23,8 @@ MAX_ROWS = 512  # rows matched by distance along one axis; longer axes are not t
 def rearranged(r: np.ndarray, o: np.ndarray) -> bool:
     """Whether ours holds the reference's values (to TIGHT) in another order, and they moved (MOVED)."""
     base = float(np.linalg.norm(o - r))
-    if base == 0 or base < MOVED * float(np.linalg.norm(r)):
+    # Values so large that the norm overflows say nothing about an order (inf <= inf would say they agree).
+    if base == 0 or not math.isfinite(base) or base < MOVED * float(np.linalg.norm(r)):
         return False
     return float(np.linalg.norm(np.sort(o) - np.sort(r))) <= TIGHT * base
 

@@ -12,9 +12,7 @@ import gzip
 import importlib
 import io
 import json
-import os
 import re
-import stat
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +21,7 @@ from typing import Any
 import orjson
 
 from orchlog.errors import OrchlogError
+from orchlog.read.files import open_regular
 from orchlog.read.trace import Trace
 
 HEAD_BYTES = 64 * 1024
@@ -35,7 +34,9 @@ class Format:
     sniff: Callable[[Path, bytes], bool]  # (path, first bytes, decompressed) -> is it mine?
     open: Callable[[Path], Trace]
     priority: int = 50  # lower asks first; specific formats before permissive ones
-    companions: tuple[str, ...] = ()  # files read along with this format's files (e.g. metadata.json)
+    # Files read along with this format's files (metadata.json, dump_tensor_data/*.pt): globs relative to
+    # the file's directory; a directory trace reads them only through that file.
+    companions: tuple[str, ...] = ()
 
 
 _FORMATS: list[Format] = []
@@ -47,6 +48,14 @@ _MODULES = [
     "orchlog.read.formats.legacy_checkpoint",
     "orchlog.read.formats.legacy_trace",
     "orchlog.read.formats.legacy_logits",
+    # Other tools' dumps (docs/formats.md).
+    "orchlog.read.formats.torch_dumps",
+    "orchlog.read.formats.hf_debugger",
+    "orchlog.read.formats.polygraphy",
+    "orchlog.read.formats.msprobe",
+    "orchlog.read.formats.llama_debug_text",
+    "orchlog.read.formats.numerics_text",
+    "orchlog.read.formats.raw_logits",
 ]
 _loaded = False
 
@@ -67,37 +76,6 @@ def _load() -> None:
 def formats() -> list[Format]:
     _load()
     return list(_FORMATS)
-
-
-def file_kind(mode: int) -> str:
-    """What a file that is not a regular one is, for messages."""
-    for test, name in (
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISDIR, "a directory"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
-def open_regular(path: Path) -> io.BufferedReader:
-    """The file opened for reading, or OrchlogError when it is not a regular file.
-
-    Opened without blocking and checked on the open descriptor: a FIFO with no
-    writer, a device or a socket (or a file swapped for one after a listing)
-    never hangs or feeds a reader."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise OrchlogError(f"cannot read {path}: {exc.strerror or exc}") from None
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        raise OrchlogError(f"{path} is {file_kind(mode)}, not a regular file: orchlog reads files and directories")
-    return os.fdopen(fd, "rb")
 
 
 def is_gzip(path: Path) -> bool:
@@ -191,5 +169,5 @@ def detect(path: Path) -> Format:
         raise OrchlogError(f"{path} is empty: nothing to read")
     raise OrchlogError(
         f"{path}: not a trace format orchlog knows (orchlog JSONL or binary stream, Parquet, "
-        "or the legacy checkpoint/trace/logits JSONL)"
+        "the legacy checkpoint/trace/logits JSONL, or another tool's dump: docs/formats.md)"
     )

@@ -61,14 +61,27 @@ def test_the_clean_engine_passes_against_the_noisy_reference(hunt, mode):
     assert report.noise is not None and report.noise.pairs == report.findings.pairs
 
 
-def test_without_the_noise_every_stage_of_the_clean_engine_fails_its_fixed_threshold(hunt):
+@pytest.mark.parametrize("tolerances", ["absolute", "default"])
+def test_without_the_noise_most_stages_of_the_clean_engine_fail_a_fixed_threshold(hunt, tolerances):
     directory, programs = hunt
     plain = compare(
         reference(directory, KIND, "full", programs=programs),
         engine(directory, KIND, Bug.NONE, "full", programs=programs),
-        CompareOptions(diagnose=False),
+        CompareOptions(tolerances=tolerances, diagnose=False),
     )
     assert plain.status == "diverged" and plain.findings.failed > plain.findings.pairs // 2
+
+
+def test_with_nothing_said_the_q8_0_preset_grades_and_the_report_says_so(hunt):
+    # The preset was measured on another model (examples/quantized/presets.py): the clean engine still passes.
+    directory, programs = hunt
+    report = compare(
+        reference(directory, KIND, "full", programs=programs),
+        engine(directory, KIND, Bug.NONE, "full", programs=programs),
+        CompareOptions(diagnose=False),
+    )
+    assert report.status == "ok" and report.tolerances.source.startswith("q8_0 (shipped) (picked:")
+    assert report.notes and "q8_0 weights" in report.notes[0] and "--noise" in report.notes[0]
 
 
 @pytest.mark.parametrize("bug", list(WHERE), ids=lambda b: b.name.lower())
@@ -120,3 +133,16 @@ def test_the_diagnosis_says_the_bug_entered_at_its_stage_and_names_its_signature
     if bug is Bug.KQ_UNSCALED:  # at token 1 each head has two cells: the other tokens and heads decide it
         (found,) = [f for f in diagnosis.findings if f.kind == "softmax_temperature"]
         assert found.evidence["slope_is"] == "sqrt(64)"
+
+
+@pytest.mark.parametrize("kind", ["q8_0", "q4_0"])
+def test_llama_cpps_quantized_file_is_within_its_quantization_bound_of_the_f32_file(hunt, kind):
+    # orchlog weights: every Q8_0 / Q4_0 weight within half a step (a whole one at the clamped end of Q4_0)
+    # of the f32 file it was made from, whatever a fixed tolerance would say (docs/weights.md).
+    from orchlog.weights import compare_weights
+
+    directory, programs = hunt
+    report = compare_weights(model_file(directory, "f32", programs), model_file(directory, kind, programs))
+    quantized = [r for r in report.rows if "quant_ratio" in r.metrics]
+    assert report.status == "ok" and len(quantized) >= 8 * 7  # every matrix of every layer
+    assert max(r.metrics["quant_ratio"] for r in quantized) <= 1

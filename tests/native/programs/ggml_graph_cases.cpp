@@ -45,7 +45,7 @@ int main() {
   offer(norm);
 
   // One name after four ops: MUL_MAT, ADD, RESHAPE, then a permuted view.
-  ggml_tensor* wq = ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 8);
+  ggml_tensor* wq = ggml_new_tensor_2d(ctx, GGML_TYPE_F16, 4, 8);  // loaded weights: their type is noted
   ggml_tensor* q = numbered(ggml_mul_mat(ctx, wq, norm), "Qcur-0", 200);
   offer(q);
   ggml_tensor* q_bias = numbered(ggml_add(ctx, q, ggml_new_tensor_1d(ctx, GGML_TYPE_F32, 8)), "Qcur-0", 300);
@@ -55,6 +55,19 @@ int main() {
   offer(q_heads);
   ggml_tensor* q_permuted = ggml_permute(ctx, q_heads, 0, 2, 1, 3);  // [4, tokens 3, heads 2], a view
   offer(q_permuted);
+
+  // Attention scores over a KV cache padded to 16 cells, [n_kv 16, tokens 3, heads 2]: each token's row is
+  // cut to the cells it attends to (positions 5, 6, 7: 6, 7 and 8 cells). Element (cell c, token t, head h)
+  // holds 3000 + 100 h + 20 t + c, so a row tells which cells it kept.
+  ggml_tensor* kq = ggml_new_tensor_3d(ctx, GGML_TYPE_F32, 16, 3, 2);
+  ggml_set_name(kq, "kq-0");
+  for (int64_t h = 0; h < 2; ++h)
+    for (int64_t t = 0; t < 3; ++t)
+      for (int64_t c = 0; c < 16; ++c)
+        static_cast<float*>(kq->data)[(h * 3 + t) * 16 + c] = static_cast<float>(3000 + 100 * h + 20 * t + c);
+  kq->op = GGML_OP_MUL_MAT;
+  kq->src[1] = q_permuted;  // the scheduler's view: tokens follow the query's token dimension
+  offer(kq);
 
   // llama.cpp leaves the attention output projection unnamed.
   ggml_tensor* kqv_out = numbered(ggml_cont(ctx, q_bias), "kqv_out-1", 400);

@@ -52,7 +52,7 @@ inline bool selects(std::string_view checkpoint, const Key& key = {}, std::int64
 
 // Whether records are being written (reads the env knobs on first use).
 inline bool enabled() noexcept {
-  if (detail::g_state.load(std::memory_order_relaxed) == detail::kUnconfigured) detail::configure_from_env_once();
+  detail::settle_state();
   return detail::g_state.load(std::memory_order_relaxed) == detail::kOn;
 }
 

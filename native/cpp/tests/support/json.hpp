@@ -208,6 +208,11 @@ inline std::string read_file(const std::string& path) {
   return buf.str();
 }
 
+inline void write_file(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
 inline Json load_vectors(const std::string& name) {
   return parse_json(read_file(std::string(ORCHLOG_VECTORS_DIR) + "/" + name));
 }

@@ -40,6 +40,7 @@ pub(crate) struct AgainstReference {
     index: Option<ReferenceIndex>,
     counts: HashMap<GraftKey, usize>,
     warned_missing: bool,
+    warned_damaged: bool,
 }
 
 /// What a problem with the reference is: one to count as an error, or a note.
@@ -107,18 +108,32 @@ impl AgainstReference {
             && proof::is_float(found.dtype)
             && proof::is_float(tensor.dtype())
         {
-            if let Ok(bytes) = index.read(found) {
-                return match proof::within_by_tensors(
-                    found.dtype,
-                    &bytes,
-                    tensor.dtype(),
-                    tensor.bytes(),
-                    numel,
-                    tolerance,
-                ) {
-                    true => Verdict::Within,
-                    false => Verdict::NotWithin,
-                };
+            // Checked whole (checksum, key, BLAKE3) as a graft's is; a frame that fails its checks now
+            // (the file changed since it was indexed) leaves the summary read then, which passed them.
+            match index.read(found, &graft_key) {
+                Ok(bytes) => {
+                    return match proof::within_by_tensors(
+                        found.dtype,
+                        &bytes,
+                        tensor.dtype(),
+                        tensor.bytes(),
+                        numel,
+                        tolerance,
+                    ) {
+                        true => Verdict::Within,
+                        false => Verdict::NotWithin,
+                    };
+                }
+                Err(why) if !self.warned_damaged => {
+                    self.warned_damaged = true;
+                    say(Said::Counted(format!(
+                        "ORCH_LOG_AGAINST: the reference record {} at byte {} of '{path}' is refused: {why}; it is \
+                         compared by its summary (said for the first only)",
+                        graft_key.describe(),
+                        found.frame
+                    )));
+                }
+                Err(_) => {}
             }
         }
         match proof::within_by_sketch(s, digest, numel, tolerance) {

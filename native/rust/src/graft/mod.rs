@@ -5,9 +5,9 @@
 //! inherited. The rules are the C++ logger's (native/cpp, detail/graft).
 //!
 //! Nothing here harms the host: a reference that cannot be read, a key it
-//! does not hold, or a record of another shape or dtype is a warning
-//! (printed once per kind, counted every time) and leaves the tensor as the
-//! engine made it.
+//! does not hold, a record of another shape or dtype, or one that fails its
+//! checks (reference.rs) is a warning (printed once per kind, counted every
+//! time) and leaves the tensor as the engine made it.
 
 pub(crate) mod convert;
 mod json;
@@ -29,6 +29,8 @@ pub(crate) enum Problem {
     Missing = 2,
     /// ... only one of another shape or dtype.
     Mismatch = 4,
+    /// ... one that failed its checks when read again (reference.rs).
+    Damaged = 8,
 }
 
 /// A run's grafting: the reference, indexed on the first selected call, and
@@ -84,6 +86,7 @@ impl GraftState {
         };
         let same_shape = record.shape.len() == target.shape().len()
             && record.shape.iter().zip(target.shape()).all(|(&r, &t)| u64::try_from(r) == Ok(t as u64));
+        // The shape comes from a file: its product is checked, never assumed to fit.
         let numel = record.shape.iter().try_fold(1u64, |n, &d| n.checked_mul(u64::try_from(d).ok()?));
         let whole = numel.and_then(|n| n.checked_mul(record.dtype.size() as u64)) == Some(record.nbytes);
         if !same_shape || !whole || !convert::converts(record.dtype, target.dtype()) {
@@ -100,15 +103,21 @@ impl GraftState {
             );
             return false;
         }
-        let Ok(bytes) = reference.read(record) else {
-            report(
-                Problem::Reference,
-                format!(
-                    "reading the graft reference '{}' failed (was it changed?); the tensor is left alone",
-                    graft_from.unwrap_or_default()
-                ),
-            );
-            return false;
+        // Checked whole (checksum, key, BLAKE3) before a byte of it reaches the tensor.
+        let bytes = match reference.read(record, &key) {
+            Ok(bytes) => bytes,
+            Err(why) => {
+                report(
+                    Problem::Damaged,
+                    format!(
+                        "graft {}: the reference record at byte {} of '{}' is refused: {why}; the tensor is left alone",
+                        key.describe(),
+                        record.frame,
+                        graft_from.unwrap_or_default()
+                    ),
+                );
+                return false;
+            }
         };
         let to = target.dtype();
         target.write_le(|dst| convert::convert_elements(record.dtype, &bytes, to, dst));

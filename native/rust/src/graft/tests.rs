@@ -223,3 +223,54 @@ fn a_reference_that_is_not_a_binary_stream_is_one_warning_and_harms_nothing() {
         assert!(logger.is_on(), "{name}");
     }
 }
+
+#[test]
+fn a_reference_damaged_after_it_was_indexed_is_refused_at_the_graft() {
+    let scratch = Scratch::new("damaged-later");
+    let reference = write_reference(&scratch.0);
+    let (logger, _) = grafting(&scratch.0, &reference, Some("checkpoint=attn_norm"));
+    let keys = |layer: u8| Keys::new().token(0usize).layer(layer).shape(&[2, 3]);
+    let mut first = [0.0f32; 6];
+    // The first graft indexes the reference: every frame is sound.
+    assert!(logger.graft("attn_norm", &mut first, keys(0)));
+    // Layer 3's tensor starts with 30.25; one bit of it flipped in place, under the run's feet.
+    let mut bytes = std::fs::read(&reference).unwrap();
+    let at = bytes.windows(4).position(|w| w == 30.25f32.to_le_bytes()).unwrap();
+    bytes[at] ^= 0x04;
+    std::fs::write(&reference, bytes).unwrap();
+    take_printed();
+    let mut x = [-1.0f32; 6];
+    assert!(!logger.graft("attn_norm", &mut x, keys(3)));
+    assert_eq!(x, [-1.0; 6]);
+    let printed = take_printed();
+    assert_eq!(printed.len(), 1);
+    assert!(
+        printed[0].ends_with("is refused: it fails its checksum (CRC-32C); the tensor is left alone"),
+        "{printed:?}"
+    );
+}
+
+#[test]
+fn a_reference_that_is_the_log_file_is_left_as_it_is_and_nothing_is_logged() {
+    let scratch = Scratch::new("reference-is-log");
+    let reference = write_reference(&scratch.0);
+    let before = std::fs::read(&reference).unwrap();
+    take_printed();
+    let logger = Logger::new(Config {
+        graft_from: Some(reference.display().to_string()),
+        graft_select: Some("checkpoint=*".into()),
+        ..config(&reference, Mode::Full)
+    });
+    let mut x = [-1.0f32; 6];
+    assert!(!logger.graft("attn_norm", &mut x, Keys::new().token(0usize).layer(1).shape(&[2, 3])));
+    assert!(!logger.is_on());
+    assert_eq!((x, std::fs::read(&reference).unwrap()), ([-1.0; 6], before));
+    assert_eq!(
+        take_printed(),
+        [format!(
+            "ORCH_LOG_FILE names the graft reference ({}): writing the run would empty it; logging is off and the \
+             file is left as it is",
+            reference.display()
+        )]
+    );
+}

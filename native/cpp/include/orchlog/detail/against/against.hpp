@@ -34,6 +34,7 @@ struct AgainstReference {
   std::optional<ReferenceIndex> index;
   std::unordered_map<std::string, std::size_t> counts;
   bool warned_missing = false;
+  bool warned_damaged = false;
 };
 
 // What a run has written whole so far (guarded by the session's mutex).
@@ -95,12 +96,23 @@ AgainstVerdict against_verdict(AgainstReference& ref, const std::string& path, d
     return AgainstVerdict::not_within;
   const std::uint64_t ref_bytes = static_cast<std::uint64_t>(size.numel) * schema::dtype_size(found->dtype);
   if (found->has_data && found->nbytes == ref_bytes && is_float(found->dtype) && is_float(tensor.dtype)) {
+    // Checked whole (checksum, key, BLAKE3) as a graft's is; a frame that fails its checks now (the
+    // file changed since it was indexed) leaves the summary read then, which passed them.
     std::vector<unsigned char> bytes;
-    if (ref.index->read(*found, bytes)) {
+    std::string why;
+    if (ref.index->read(*found, key_text, bytes, why)) {
       return within_by_tensors(found->dtype, bytes.data(), tensor.dtype, static_cast<const unsigned char*>(tensor.data),
                                size.numel, tolerance)
                  ? AgainstVerdict::within
                  : AgainstVerdict::not_within;
+    }
+    std::lock_guard<std::mutex> lock(ref.mutex);
+    if (!ref.warned_damaged) {
+      ref.warned_damaged = true;
+      report("ORCH_LOG_AGAINST: the reference record " + key_description(checkpoint, key) + " at byte " +
+                 std::to_string(found->frame) + " of '" + path + "' is refused: " + why +
+                 "; it is compared by its summary (said for the first only)",
+             true);
     }
   }
   return within_by_sketch(s, digest, size.numel, tolerance) ? AgainstVerdict::within : AgainstVerdict::not_within;

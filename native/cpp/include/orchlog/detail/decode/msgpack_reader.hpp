@@ -1,7 +1,8 @@
 // A bounds-checked reader of the msgpack that orchlog writes: every length
 // and count is checked against the bytes present before anything is read, so
-// no input makes it read out of bounds. Shared by the Python kernels' frame
-// decoder and the graft reference index.
+// no input makes it read out of bounds. The Python kernels' frame decoder
+// reads with it (the graft reference has a streaming reader of its own,
+// detail/graft/frame_reader.hpp).
 #pragma once
 
 #include <cmath>

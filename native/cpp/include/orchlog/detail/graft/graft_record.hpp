@@ -3,10 +3,12 @@
 // then log it as a log call would, marked `grafted` when it was overwritten.
 //
 // Nothing here harms the host: a reference that cannot be read, a key it does
-// not hold, or a record of another shape or dtype is a warning (printed once
-// per kind, counted every time) and leaves the tensor as the engine made it.
+// not hold, a record of another shape or dtype, or one that fails its checks
+// (reference.hpp) is a warning (printed once per kind, counted every time) and
+// leaves the tensor as the engine made it.
 #pragma once
 
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,10 +52,17 @@ inline bool overwrite_from_reference(Session& session, std::string_view checkpoi
   }
   const bool same_shape =
       ref->shape.size() == shape.size() && std::equal(ref->shape.begin(), ref->shape.end(), shape.data());
-  std::int64_t ref_numel = 1;
-  for (const std::int64_t d : ref->shape) ref_numel *= d;
-  if (!same_shape || !graft_converts(ref->dtype, dtype) ||
-      ref->nbytes != static_cast<std::uint64_t>(ref_numel) * schema::dtype_size(ref->dtype)) {
+  // The record's tensor must be exactly its shape's bytes in its dtype; the
+  // product is checked, since the shape comes from a file (the engine's own
+  // shape was measured, and a different one is refused before this matters).
+  std::uint64_t ref_bytes = schema::dtype_size(ref->dtype);
+  bool fits = true;
+  for (const std::int64_t d : ref->shape) {
+    const auto u = static_cast<std::uint64_t>(d);
+    if (d < 0 || (u != 0 && ref_bytes > std::numeric_limits<std::uint64_t>::max() / u)) fits = false;
+    if (fits) ref_bytes *= u;
+  }
+  if (!same_shape || !graft_converts(ref->dtype, dtype) || !fits || ref->nbytes != ref_bytes) {
     lg.report(kGraftMismatch, "graft " + key_description(checkpoint, key) + ": the reference record is " +
                                   std::string(schema::dtype_name(ref->dtype)) + " " +
                                   shape_text(ref->shape.data(), ref->shape.size()) + ", the tensor " +
@@ -61,10 +70,13 @@ inline bool overwrite_from_reference(Session& session, std::string_view checkpoi
                                   shape_text(shape.data(), shape.size()) + "; the tensor is left alone");
     return false;
   }
+  // Checked whole (checksum, key, BLAKE3) before a byte of it reaches the tensor.
   std::vector<unsigned char> bytes;
-  if (!g.reference->read(*ref, bytes)) {
-    lg.report(kGraftReference, "reading the graft reference '" + *st.knobs.graft_from +
-                                   "' failed (was it changed?); the tensor is left alone");
+  std::string why;
+  if (!g.reference->read(*ref, key_text, bytes, why)) {
+    lg.report(kGraftDamaged, "graft " + key_description(checkpoint, key) + ": the reference record at byte " +
+                                 std::to_string(ref->frame) + " of '" + *st.knobs.graft_from + "' is refused: " + why +
+                                 "; the tensor is left alone");
     return false;
   }
   if (size.numel > 0) convert_elements(ref->dtype, bytes.data(), dtype, static_cast<unsigned char*>(data), size.numel);
@@ -83,7 +95,7 @@ struct GraftCall {
 };
 
 inline bool graft_call(GraftCall& call, std::string_view checkpoint, const Key& given_key, std::int64_t token_count) {
-  if (g_state.load(std::memory_order_relaxed) == kUnconfigured) configure_from_env_once();
+  settle_state();
   call.session = logger().session();
   if (!call.session || g_state.load(std::memory_order_relaxed) != kOn) return false;
   const Settings& st = call.session->settings;

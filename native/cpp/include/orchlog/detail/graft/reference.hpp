@@ -1,11 +1,14 @@
 // The reference trace a graft or ORCH_LOG_AGAINST reads from, indexed once
-// (checkpoint and key parts -> each record's place and digest), so that a
-// graft costs one read of the tensor it replaces and a comparison none.
+// (checkpoint and key parts -> each record's place and what its summary
+// proves), so that a graft costs one read of the frame it takes its tensor
+// from, checked again whole before a byte of it reaches the engine
+// (frame_reader.hpp), and a comparison against a summary none.
 //
 // A graft reads a full-mode binary stream and indexes the records that carry
 // their tensor. ORCH_LOG_AGAINST indexes every record, with what its summary
 // proves (stats, sketch, BLAKE3) and where its tensor lies when it has one,
-// from a binary stream (full or summary frames) or a JSONL trace.
+// from a binary stream (full or summary frames, held to the same checks as a
+// graft's) or a JSONL trace.
 //
 // A key that occurs several times in the reference (a checkpoint logged at
 // every decode step without a step number) is matched by occurrence: the
@@ -13,9 +16,9 @@
 #pragma once
 
 #include <algorithm>
-#include <array>
+#include <cerrno>
 #include <cstdint>
-#include <cstdio>
+#include <cstring>
 #include <deque>
 #include <optional>
 #include <string>
@@ -24,10 +27,15 @@
 #include <unordered_map>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "orchlog/api_gen.hpp"
+#include "orchlog/blake3.hpp"
 #include "orchlog/detail/decode/json_reader.hpp"
-#include "orchlog/detail/decode/msgpack_reader.hpp"
 #include "orchlog/detail/encode/utf8.hpp"
+#include "orchlog/detail/graft/frame_reader.hpp"
 #include "orchlog/schema_gen.hpp"
 
 namespace orchlog {
@@ -53,17 +61,6 @@ inline std::string graft_key_text(std::string_view checkpoint, const Key& key) {
   return out;
 }
 
-// What a reference record's summary proves (ORCH_LOG_AGAINST).
-struct ReferenceSummary {
-  std::int64_t numel = -1;
-  std::optional<double> rms;
-  std::int64_t nan_count = 0;
-  std::int64_t inf_count = 0;
-  std::string blake3;  // 64 hex digits, or empty
-  bool sketched = false;
-  std::array<double, 64> sketch{};  // the stored f32 rows, widened
-};
-
 inline std::string shape_text(const std::int64_t* dims, std::size_t n) {
   std::string out = "[";
   for (std::size_t i = 0; i < n; ++i) out += (i ? "," : "") + std::to_string(dims[i]);
@@ -85,11 +82,13 @@ inline std::string key_description(std::string_view checkpoint, const Key& key) 
   return out;
 }
 
-// Where one reference record's tensor lies in the file (when it has one), and what it holds.
+// Where one reference record lies in the file, and what it holds.
 struct ReferenceTensor {
+  std::uint64_t frame = 0;   // offset of the frame's first byte (binary streams)
   std::uint64_t offset = 0;  // of the first tensor byte
   std::uint64_t nbytes = 0;
-  bool has_data = false;
+  bool has_data = false;  // the record carries its tensor (a JSONL record never does)
+  std::int64_t seq = 0;
   DType dtype = DType::f32;
   std::vector<std::int64_t> shape;
   ReferenceSummary summary;  // read for ORCH_LOG_AGAINST only
@@ -100,52 +99,46 @@ enum class ReferenceUse { graft, against };
 
 class ReferenceIndex {
  public:
-  // Reads the records of `path`; false (with `error`) when the file cannot be
-  // read or holds no record to use. Records it cannot parse end the index
-  // (what came before stays usable) and are reported in `error` as a note.
+  ReferenceIndex() = default;
+  ReferenceIndex(const ReferenceIndex&) = delete;
+  ReferenceIndex& operator=(const ReferenceIndex&) = delete;
+  ReferenceIndex(ReferenceIndex&& o) noexcept
+      : path_(std::move(o.path_)), use_(o.use_), fd_(o.fd_), size_(o.size_), by_key_(std::move(o.by_key_)) {
+    o.fd_ = -1;
+  }
+  ~ReferenceIndex() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  // Reads every record of `path` once; false (with `error`) when the file
+  // cannot be read, is not a regular file, or holds no usable record. A binary
+  // stream's frames are each checked (frame_reader.hpp); the first frame that
+  // fails a check ends the index: what came before stays usable and `error`
+  // says where and why. Ending there, rather than skipping the frame, keeps
+  // occurrence matching right: a damaged frame's key is unknown, so every
+  // later record under its key could be another call's. A JSONL trace
+  // (ORCH_LOG_AGAINST only) ends the same way at its first line that is no
+  // orchlog record.
   bool build(const std::string& path, std::string& error, ReferenceUse use = ReferenceUse::graft) {
     path_ = path;
     use_ = use;
-    const char* what = use == ReferenceUse::graft ? "graft reference" : "ORCH_LOG_AGAINST reference";
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) return error = std::string("cannot open the ") + what + " '" + path + "'", false;
-    if (std::fgetc(f) == '{') {  // a JSONL trace: its header line opens with {"orchlog":
-      std::fclose(f);
-      if (use == ReferenceUse::graft) {
-        error = "the graft reference '" + path + "' is JSONL; a graft needs a full-mode binary stream";
-        return false;
-      }
-      return build_jsonl(path, error);
+    int fd;
+    do {
+      fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) return error = "cannot open the " + what() + " '" + path + "': " + std::strerror(errno), false;
+    fd_ = fd;
+    struct stat st{};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+      return error = "the " + what() + " '" + path + "' is not a regular file", false;
+    size_ = static_cast<std::uint64_t>(st.st_size);
+    if (size_ > 0 && first_byte() == '{') {  // a JSONL trace: its header line opens with {"orchlog":
+      if (use == ReferenceUse::graft)
+        return error = "the graft reference '" + path + "' is JSONL; a graft needs a full-mode binary stream", false;
+      build_jsonl(error);
+    } else {
+      build_frames(error);
     }
-    std::fseek(f, 0, SEEK_END);
-    const long end = std::ftell(f);
-    const std::uint64_t size = end < 0 ? 0 : static_cast<std::uint64_t>(end);
-    std::uint64_t pos = 0;
-    std::size_t window = std::size_t{1} << 16;
-    std::vector<unsigned char> buf;
-    while (pos < size) {
-      const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(window, size - pos));
-      buf.resize(want);
-      std::fseek(f, static_cast<long>(pos), SEEK_SET);
-      if (std::fread(buf.data(), 1, want, f) != want) {
-        error = "reading the graft reference '" + path + "' failed";
-        break;
-      }
-      std::uint64_t next = 0;
-      const Parse p = parse_frame(buf.data(), buf.data() + want, pos, next);
-      if (p == Parse::more && want < size - pos) {
-        window *= 2;  // the frame's fields run past the window: read it again, whole
-        continue;
-      }
-      if (p != Parse::ok) {
-        error = std::string("the ") + what + " '" + path + "' is not a binary stream from byte " + std::to_string(pos) +
-                " on (records before it are used)";
-        break;
-      }
-      pos = next;
-      window = std::size_t{1} << 16;
-    }
-    std::fclose(f);
     if (by_key_.empty()) {
       if (error.empty())
         error = use == ReferenceUse::graft
@@ -163,15 +156,26 @@ class ReferenceIndex {
     return &it->second[occurrence];
   }
 
-  // Reads a record's tensor bytes into `out`; false when the file changed under us.
-  bool read(const ReferenceTensor& t, std::vector<unsigned char>& out) const {
-    std::FILE* f = std::fopen(path_.c_str(), "rb");
-    if (!f) return false;
-    out.resize(static_cast<std::size_t>(t.nbytes));
-    const bool ok = std::fseek(f, static_cast<long>(t.offset), SEEK_SET) == 0 &&
-                    std::fread(out.data(), 1, out.size(), f) == out.size();
-    std::fclose(f);
-    return ok;
+  // Reads a record's frame again, checks it whole (its checksum, that it is
+  // the record indexed under `key_text`, and the BLAKE3 of its tensor bytes)
+  // and leaves the tensor bytes in `out`; false with `why` when any check
+  // fails. `out` never holds more than t.nbytes, which the caller has checked
+  // against the engine's tensor. Only for a record that has its tensor.
+  bool read(const ReferenceTensor& t, const std::string& key_text, std::vector<unsigned char>& out,
+            std::string& why) const {
+    if (!t.has_data) return why = "it has no tensor", false;
+    FrameSource src(fd_, size_, t.frame);
+    FrameFields f;
+    const KeepData keep{t.nbytes, &out};
+    if (!FrameParser(src).read(f, &keep, why)) return false;
+    if (f.header || !f.has_checkpoint || !f.dtype || !f.has_shape || !f.has_data || f.data_offset != t.offset ||
+        f.seq != t.seq || *f.dtype != t.dtype || f.shape != t.shape || ReferenceIndex::key_text(f) != key_text)
+      return why = "it is not the record indexed there (was the file changed?)", false;
+    if (f.blake3.size() != 64) return why = "it has no BLAKE3 of its tensor", false;
+    char hex[65];
+    blake3_hex(out.data(), out.size(), hex);
+    if (f.blake3.compare(0, 64, hex, 64) != 0) return why = "its tensor bytes do not match their BLAKE3", false;
+    return true;
   }
 
   std::size_t records() const {
@@ -181,165 +185,121 @@ class ReferenceIndex {
   }
 
  private:
-  enum class Parse { ok, more, bad };
+  std::string what() const { return use_ == ReferenceUse::graft ? "graft reference" : "ORCH_LOG_AGAINST reference"; }
 
-  // One frame at file offset `base` (its bytes from `p`); on ok, `next` is the
-  // offset after it and a record with tensor bytes is indexed.
-  Parse parse_frame(const unsigned char* p, const unsigned char* end, std::uint64_t base, std::uint64_t& next) {
-    MsgReader r(p, end);
-    std::uint32_t entries = 0;
-    if (!r.container(true, entries)) return r.miss == Miss::kMore ? Parse::more : Parse::bad;
-    std::string checkpoint;
-    bool header = false, has_checkpoint = false, has_data = false;
-    Key key;
-    ReferenceTensor t;
-    std::optional<DType> dtype;
-    std::uint64_t data_end = 0;
-    for (std::uint32_t i = 0; i < entries; ++i) {
-      std::string_view name;
-      if (!r.str(name)) return r.miss == Miss::kMore ? Parse::more : Parse::bad;
-      bool ok = true;
-      if (name == "orchlog") {
-        header = true;
-        ok = r.skip();
-      } else if (name == "checkpoint") {
-        std::string_view s;
-        ok = r.str(s);
-        checkpoint.assign(s), has_checkpoint = ok;
-      } else if (name == "dtype") {
-        std::string_view s;
-        ok = r.str(s);
-        if (ok) dtype = schema::dtype_from_name(s);
-      } else if (name == "shape") {
-        std::uint32_t dims = 0;
-        ok = r.container(false, dims);
-        for (std::uint32_t d = 0; ok && d < dims; ++d) {
-          std::int64_t v = 0;
-          ok = r.int64(v);
-          t.shape.push_back(v);
-        }
-      } else if (name == "numel") {
-        ok = r.int64(t.summary.numel);
-      } else if (use_ == ReferenceUse::against && name == "blake3") {
-        std::string_view s;
-        ok = r.str(s);
-        if (ok) t.summary.blake3.assign(s);
-      } else if (use_ == ReferenceUse::against && name == "sketch") {
-        ok = read_sketch(r, t.summary);
-      } else if (use_ == ReferenceUse::against && name == "stats") {
-        ok = read_stats(r, t.summary);
-      } else if (name == "data") {
-        std::uint32_t n = 0;
-        if (r.nil()) continue;
-        ok = r.bin_header(n);
-        if (ok) {
-          has_data = true;
-          t.has_data = true;
-          t.offset = base + static_cast<std::uint64_t>(r.pos() - p);
-          t.nbytes = n;
-          data_end = t.offset + n;
-          if (i + 1 < entries) {  // fields after the tensor: only when it is in the window
-            ok = r.need(n);
-            if (ok) r.advance(n);
-          }
-        }
-      } else if (!key_part(r, name, key, ok)) {
-        ok = r.skip();
+  int first_byte() const {
+    unsigned char c = 0;
+    ssize_t got;
+    do {
+      got = ::pread(fd_, &c, 1, 0);
+    } while (got < 0 && errno == EINTR);
+    return got == 1 ? c : -1;
+  }
+
+  // A binary stream, one checked frame at a time.
+  void build_frames(std::string& error) {
+    FrameSource src(fd_, size_, 0);
+    std::int64_t next_seq = 0;
+    bool headed = false;
+    const bool against = use_ == ReferenceUse::against;
+    while (src.left() > 0) {
+      const std::uint64_t at = src.pos();
+      src.restart_crc();
+      FrameFields f;
+      std::string why;
+      if (!FrameParser(src, against).read(f, nullptr, why)) {
+        error = stop(at, why);
+        return;
       }
-      if (!ok) return r.miss == Miss::kMore ? Parse::more : Parse::bad;
-    }
-    const std::uint64_t after_fields = base + static_cast<std::uint64_t>(r.pos() - p);
-    next = std::max(after_fields, data_end);
-    const bool wanted = use_ == ReferenceUse::against || has_data;  // a graft needs the tensor
-    if (header || !has_checkpoint || !wanted || !dtype) return texts_.clear(), Parse::ok;
-    t.dtype = *dtype;
-    by_key_[graft_key_text(checkpoint, key)].push_back(std::move(t));
-    texts_.clear();
-    return Parse::ok;
-  }
-
-  // The sketch's rows (msgpack floats); a sketch of another length is not one the bounds hold for.
-  static bool read_sketch(MsgReader& r, ReferenceSummary& s) {
-    if (r.nil()) return true;
-    std::uint32_t n = 0;
-    if (!r.container(false, n)) return false;
-    for (std::uint32_t i = 0; i < n; ++i) {
-      double v = 0;
-      if (!r.number(v, false)) return false;
-      if (i < s.sketch.size()) s.sketch[i] = v;
-    }
-    s.sketched = n == s.sketch.size();
-    return true;
-  }
-
-  static bool read_stats(MsgReader& r, ReferenceSummary& s) {
-    std::uint32_t n = 0;
-    if (!r.container(true, n)) return false;
-    for (std::uint32_t i = 0; i < n; ++i) {
-      std::string_view name;
-      if (!r.str(name)) return false;
-      bool ok = true;
-      if (name == "rms") {
-        double v = 0;
-        if (r.nil()) {
-          s.rms.reset();
-        } else if ((ok = r.number(v, false))) {
-          s.rms = v;
+      if (f.header) {
+        if (headed) {
+          error = stop(at, "a second run header (two runs in one file?)");
+          return;
         }
-      } else if (name == "nan_count") {
-        ok = r.int64(s.nan_count);
-      } else if (name == "inf_count") {
-        ok = r.int64(s.inf_count);
-      } else {
-        ok = r.skip();
+        if (f.schema_version < 2) {
+          error = "the " + what() + " '" + path_ + "' is schema " + std::to_string(f.schema_version) +
+                  ": its frames carry no checksum, so a damaged record could not be told from a sound one; "
+                  "record the reference again with this orchlog";
+          by_key_.clear();
+          return;
+        }
+        headed = true;
+        continue;
       }
-      if (!ok) return false;
+      if (!headed) {
+        error = stop(at, "a record before the run header");
+        return;
+      }
+      if (f.seq != next_seq) {
+        error = stop(at, "a record numbered " + (f.seq ? std::to_string(*f.seq) : std::string("(none)")) + " where " +
+                             std::to_string(next_seq) + " was next (records missing, repeated or moved)");
+        return;
+      }
+      ++next_seq;
+      // A graft needs the tensor; a comparison takes a summary record too.
+      if (!f.has_checkpoint || !f.dtype || !f.has_shape || (!against && !f.has_data)) continue;
+      ReferenceTensor t;
+      t.frame = at, t.seq = *f.seq, t.dtype = *f.dtype;
+      t.has_data = f.has_data, t.offset = f.data_offset, t.nbytes = f.data_size;
+      t.shape = std::move(f.shape);
+      if (against) {
+        t.summary = std::move(f.summary);
+        t.summary.blake3 = f.blake3;
+      }
+      by_key_[key_text(f)].push_back(std::move(t));
     }
-    return true;
   }
 
-  // A JSONL trace, one line at a time: each record line with its summary (no tensor: a line's
-  // values are not read as one). Lines longer than kMaxLine, and lines that are not an orchlog
-  // record, end the index with a note, as a damaged frame does.
+  // A JSONL trace, one line at a time through the opened file: each record
+  // line with its summary (no tensor: a line's values are not read as one).
+  // Lines longer than kMaxLine, and lines that are not an orchlog record, end
+  // the index with a note, as a damaged frame does.
   static constexpr std::size_t kMaxLine = std::size_t{256} << 20;
 
-  bool build_jsonl(const std::string& path, std::string& error) {
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) return error = "cannot open the ORCH_LOG_AGAINST reference '" + path + "'", false;
+  void build_jsonl(std::string& error) {
     std::string line;
     std::vector<char> chunk(std::size_t{1} << 16);
-    std::uint64_t number = 0;
+    std::uint64_t number = 0, pos = 0;
     bool done = false;
     while (!done) {
-      const std::size_t got = std::fread(chunk.data(), 1, chunk.size(), f);
-      if (got == 0) done = true;
+      ssize_t got;
+      do {
+        got = ::pread(fd_, chunk.data(), chunk.size(), static_cast<off_t>(pos));
+      } while (got < 0 && errno == EINTR);
+      if (got < 0) {
+        error = "reading the ORCH_LOG_AGAINST reference '" + path_ + "' failed after line " + std::to_string(number) +
+                " (records before it are used)";
+        return;
+      }
+      if (got == 0 || pos + static_cast<std::uint64_t>(got) >= size_) done = true;  // as large as when opened
+      const std::size_t n =
+          static_cast<std::size_t>(std::min<std::uint64_t>(static_cast<std::uint64_t>(got), size_ - pos));
+      pos += n;
       std::size_t start = 0;
-      for (std::size_t i = 0; i < got; ++i) {
+      for (std::size_t i = 0; i < n; ++i) {
         if (chunk[i] != '\n') continue;
         line.append(chunk.data() + start, i - start);
         start = i + 1;
         ++number;
         if (!index_line(line)) {
-          error = "the ORCH_LOG_AGAINST reference '" + path + "' has no orchlog record at line " +
+          error = "the ORCH_LOG_AGAINST reference '" + path_ + "' has no orchlog record at line " +
                   std::to_string(number) + " (records before it are used)";
-          done = true;
-          break;
+          return;
         }
         line.clear();
       }
-      if (!done) line.append(chunk.data() + start, got - start);
+      line.append(chunk.data() + start, n - start);
       if (line.size() > kMaxLine) {
-        error = "the ORCH_LOG_AGAINST reference '" + path + "' has a line longer than 256 MiB after line " +
+        error = "the ORCH_LOG_AGAINST reference '" + path_ + "' has a line longer than 256 MiB after line " +
                 std::to_string(number) + " (records before it are used)";
-        done = true;
+        return;
       }
     }
-    std::fclose(f);
-    if (by_key_.empty()) {
-      if (error.empty()) error = "the ORCH_LOG_AGAINST reference '" + path + "' holds no record";
-      return false;
-    }
-    return true;
+    // A last line without its newline: a whole record is used, one cut short (a crash, a writer
+    // still at work) is said as a note.
+    if (!line.empty() && !index_line(line))
+      error = "the ORCH_LOG_AGAINST reference '" + path_ + "' ends inside line " + std::to_string(number + 1) +
+              " (records before it are used)";
   }
 
   // One line: a header or a blank line is skipped, a record indexed; false for anything else.
@@ -365,6 +325,7 @@ class ReferenceIndex {
       t.shape.push_back(*v);
     }
     Key key;
+    std::deque<std::string> texts;  // the text key parts (stable addresses)
     bool ok = true;
     for_each_key_part(key, [&](std::string_view part_name, auto& part) {
       using Part = typename std::decay_t<decltype(part)>::value_type;
@@ -372,8 +333,8 @@ class ReferenceIndex {
       if (!v || v->is_null()) return part.reset();
       if constexpr (std::is_same_v<Part, std::string_view>) {
         if (v->kind != JsonValue::Kind::string) return void(ok = false);
-        texts_.emplace_back(v->text);
-        part = std::string_view(texts_.back());
+        texts.emplace_back(v->text);
+        part = std::string_view(texts.back());
       } else if constexpr (std::is_same_v<Part, bool>) {
         if (v->kind != JsonValue::Kind::boolean) return void(ok = false);
         part = v->b;
@@ -403,40 +364,27 @@ class ReferenceIndex {
       }
     }
     if (ok) by_key_[graft_key_text(checkpoint->text, key)].push_back(std::move(t));
-    texts_.clear();
     return ok;
   }
 
-  // Reads a key part named `name` into `key`; false when `name` is not one.
-  bool key_part(MsgReader& r, std::string_view name, Key& key, bool& ok) {
-    bool found = false;
-    for_each_key_part(key, [&](std::string_view part_name, auto& part) {
-      if (found || part_name != name) return;
-      found = true;
-      using Part = typename std::decay_t<decltype(part)>::value_type;
-      if (r.nil()) return part.reset();
-      if constexpr (std::is_same_v<Part, std::string_view>) {
-        std::string_view s;
-        ok = r.str(s);
-        texts_.emplace_back(s);
-        part = std::string_view(texts_.back());
-      } else if constexpr (std::is_same_v<Part, bool>) {
-        std::int8_t b = 0;
-        ok = r.boolean(b);
-        part = b != 0;
-      } else {
-        std::int64_t v = 0;
-        ok = r.int64(v);
-        part = static_cast<Part>(v);
-      }
-    });
-    return found;
+  // The lookup text of a frame's checkpoint and key parts, as graft_key_text writes a call's.
+  static std::string key_text(const FrameFields& f) {
+    std::string out;
+    append_key_text(out, std::optional<std::string_view>(f.checkpoint));
+    for (const std::string& part : f.parts) out += part;
+    return out;
+  }
+
+  std::string stop(std::uint64_t at, const std::string& why) const {
+    return "the " + what() + " '" + path_ + "' is unusable from byte " + std::to_string(at) + " on: " + why +
+           " (records before it are used)";
   }
 
   std::string path_;
   ReferenceUse use_ = ReferenceUse::graft;
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
   std::unordered_map<std::string, std::vector<ReferenceTensor>> by_key_;
-  std::deque<std::string> texts_;  // text key parts of the frame being parsed (stable addresses)
 };
 
 }  // namespace detail

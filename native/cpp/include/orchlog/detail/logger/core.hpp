@@ -14,10 +14,14 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
+
+#include <sys/stat.h>
 
 #include "orchlog/detail/encode/record_parts.hpp"
 #include "orchlog/detail/logger/entry.hpp"
@@ -40,6 +44,7 @@ enum Warning : std::uint32_t {
   kGraftMissing = 1u << 5,    // a selected graft call found no reference record
   kGraftMismatch = 1u << 6,   // ... found one of another shape or dtype
   kGraftDevice = 1u << 7,     // ... on a tensor the host cannot write (an adapter's)
+  kGraftDamaged = 1u << 11,   // ... whose reference record failed its checks
   kCudaCapture = 1u << 8,     // a device tensor logged on a stream that is capturing a CUDA graph
   kCudaPending = 1u << 9,     // ... while a CUDA error of the engine's was waiting to be read
   kCudaRingFull = 1u << 10,   // a replay of a captured graph found the record ring full
@@ -77,6 +82,15 @@ class Logger {
                    std::string_view(count, static_cast<std::size_t>(end - count)), " records had been written)"});
   }
 
+  // In a forked child: the parent's run, taken out of reach without touching
+  // it. Its files are the parent's and its mutex may have been held by a
+  // thread that does not exist here, so it is never locked, closed or
+  // destroyed: the caller keeps it alive for the life of the process.
+  std::shared_ptr<Session> abandon() noexcept {
+    g_state.store(kOff, std::memory_order_relaxed);
+    return std::atomic_exchange(&session_, std::shared_ptr<Session>());
+  }
+
   // Replaces the current run (closing its files) with `next`, or with none.
   void install(std::shared_ptr<Session> next) noexcept {
     const std::shared_ptr<Session> previous = std::atomic_exchange(&session_, next);
@@ -104,6 +118,8 @@ inline Logger& logger() noexcept {
   static Logger* instance = new (storage) Logger();  // placement: no allocation that could fail
   return *instance;
 }
+
+inline void expand_paths(Settings& s, std::int64_t pid);
 
 // Options + env knobs -> checked settings; `warnings` collects one line per bad value,
 // `select_error` the complaint about an invalid selector (empty when it is fine).
@@ -134,11 +150,16 @@ inline Settings resolve(const Options& o, std::vector<std::string>& warnings, st
     s.config.push_back(std::move(owned));
   }
   s.producer = o.producer;
-  if (!s.knobs.path.empty()) {
-    s.path = expand_path(s.knobs.path, s.knobs.rank, static_cast<std::int64_t>(::getpid()));
-    if (s.knobs.mode == Mode::both) s.binary_path = s.path + std::string(schema::kBothModeSuffix);
-  }
+  expand_paths(s, static_cast<std::int64_t>(::getpid()));
   return s;
+}
+
+// The output paths of a run of process `pid`.
+inline void expand_paths(Settings& s, std::int64_t pid) {
+  s.pid = pid;
+  if (s.knobs.path.empty()) return;
+  s.path = expand_path(s.knobs.path, s.knobs.rank, pid);
+  if (s.knobs.mode == Mode::both) s.binary_path = s.path + std::string(schema::kBothModeSuffix);
 }
 
 inline EncodedHeader header_of(const Settings& s) {
@@ -151,6 +172,31 @@ inline EncodedHeader header_of(const Settings& s) {
     h.config.push_back(m);
   }
   return encode_header(h);
+}
+
+// A run's output file that is one of its references, and which reference.
+struct OutputThatIsAReference {
+  const std::string* output;
+  const char* reference;  // "graft reference" or "ORCH_LOG_AGAINST reference"
+};
+
+// The run's output file that is its graft reference or its ORCH_LOG_AGAINST
+// reference (the same file, by device and inode, however it is named), if
+// any. Checked before an output is opened: opening claims and empties it.
+inline std::optional<OutputThatIsAReference> output_that_is_a_reference(const Settings& st) {
+  const std::pair<const std::optional<std::string>*, const char*> references[] = {
+      {st.graft_selector ? &st.knobs.graft_from : nullptr, "graft reference"},
+      {&st.knobs.against, "ORCH_LOG_AGAINST reference"}};
+  for (const auto& [path, what] : references) {
+    struct stat ref{};
+    if (!path || !*path || ::stat((*path)->c_str(), &ref) != 0) continue;
+    for (const std::string* out : {&st.path, &st.binary_path}) {
+      struct stat o{};
+      if (!out->empty() && ::stat(out->c_str(), &o) == 0 && o.st_dev == ref.st_dev && o.st_ino == ref.st_ino)
+        return OutputThatIsAReference{out, what};
+    }
+  }
+  return std::nullopt;
 }
 
 // Opens the run's files and writes their headers; false (with `error`) when that fails.
@@ -172,9 +218,81 @@ inline bool open_session(Session& s, std::string& error) {
 // compiled-library mode.
 #if ORCHLOG_DEFINE_API
 
+// ---- fork: a child of a process that logs must not write into its files.
+//
+// A pthread_atfork handler marks the child (kForked); its first call settles
+// it: with {pid} in ORCH_LOG_FILE the child starts a run of its own at its own
+// path, else logging is off in the child with one warning. The parent's run is
+// never touched in the child (its mutex may have been held by a thread that
+// does not exist there); the locks the child needs to start a run are held
+// across fork() so that it finds them free.
+
+inline void before_fork() noexcept {
+  try {
+    logger().configure_mutex.lock();
+    FileSink::lock_claims();
+  } catch (...) {  // std::system_error: not reached in practice; then the child settles as it can
+  }
+}
+
+inline void after_fork_in_parent() noexcept {
+  FileSink::unlock_claims();
+  logger().configure_mutex.unlock();
+}
+
+inline void after_fork_in_child() noexcept {
+  FileSink::unlock_claims();
+  logger().configure_mutex.unlock();
+  std::uint8_t on = kOn;
+  g_state.compare_exchange_strong(on, kForked, std::memory_order_relaxed);
+}
+
+// Registers the handlers once per process (per copy of orchlog in it).
+inline void watch_forks() {
+  static const bool registered = ::pthread_atfork(before_fork, after_fork_in_parent, after_fork_in_child) == 0;
+  static_cast<void>(registered);
+}
+
+// In a forked child (configure_mutex held): the parent's run is set aside
+// unread, then the child gets a run of its own when the path has {pid}, else
+// logging stays off with one warning.
+inline void settle_fork_locked() noexcept {
+  if (g_state.load(std::memory_order_relaxed) != kForked) return;
+  Logger& lg = logger();
+  try {
+    const std::shared_ptr<Session> parent = lg.abandon();
+    new std::shared_ptr<Session>(parent);  // kept for the life of the process: see Logger::abandon
+    if (!parent) return;
+    const Settings& st = parent->settings;
+    const auto pid = static_cast<std::int64_t>(::getpid());
+    if (st.knobs.path.find("{pid}") == std::string::npos) {
+      lg.count_error();
+      print_warning({"this process (pid ", std::to_string(pid), ") was forked from pid ", std::to_string(st.pid),
+                     ", which writes ", st.path,
+                     "; it writes nothing there (put {pid} in ORCH_LOG_FILE to give each process its own file); "
+                     "logging is off"});
+      return;
+    }
+    Settings mine = st;
+    expand_paths(mine, pid);
+    auto session = std::make_shared<Session>(std::move(mine));
+    std::string error;
+    if (!open_session(*session, error)) {
+      lg.count_error();
+      print_warning({error, "; logging is off"});
+      return;
+    }
+    lg.install(std::move(session));
+  } catch (...) {
+    g_state.store(kOff, std::memory_order_relaxed);
+    lg.report(kInternal, "logging is off in a forked process: out of memory");
+  }
+}
+
 // Must hold logger().configure_mutex.
 inline bool configure_locked(const Options& options) noexcept {
   Logger& lg = logger();
+  settle_fork_locked();  // a child's configure must not close the parent's files
   try {
     std::vector<std::string> warnings;
     std::string select_error;
@@ -189,6 +307,13 @@ inline bool configure_locked(const Options& options) noexcept {
       lg.install(nullptr);
       return false;
     }
+    if (const auto same = output_that_is_a_reference(settings)) {
+      lg.install(nullptr);
+      lg.count_error();
+      print_warning({"ORCH_LOG_FILE names the ", same->reference, " (", *same->output,
+                     "): writing the run would empty it; logging is off and the file is left as it is"});
+      return false;
+    }
     auto session = std::make_shared<Session>(std::move(settings));
     std::string error;
     if (!open_session(*session, error)) {
@@ -198,6 +323,7 @@ inline bool configure_locked(const Options& options) noexcept {
       return false;
     }
     lg.install(std::move(session));
+    watch_forks();
     return true;
   } catch (...) {
     lg.install(nullptr);
@@ -225,6 +351,19 @@ ORCHLOG_API void configure_from_env_once(std::string_view producer ORCHLOG_DEFAU
     options.producer = std::string(producer);
     configure_locked(options);
   } catch (...) {
+  }
+}
+
+ORCHLOG_API void settle_state(std::string_view producer ORCHLOG_DEFAULT_ARG("cpp")) noexcept {
+  const std::uint8_t state = g_state.load(std::memory_order_relaxed);
+  if (state == kUnconfigured) {
+    configure_from_env_once(producer);
+  } else if (state == kForked) {
+    try {
+      std::lock_guard<std::mutex> lock(logger().configure_mutex);
+      settle_fork_locked();
+    } catch (...) {
+    }
   }
 }
 
@@ -256,7 +395,7 @@ inline Key valid_key(const Key& given, KeyTexts& texts) {
 ORCHLOG_NOINLINE ORCHLOG_API bool would_write(std::string_view checkpoint, const Key& given_key,
                                               std::int64_t token_count) noexcept {
   try {
-    if (g_state.load(std::memory_order_relaxed) == kUnconfigured) configure_from_env_once();
+    settle_state();
     const std::shared_ptr<Session> session = logger().session();
     if (!session || g_state.load(std::memory_order_relaxed) != kOn) return false;
     KeyTexts texts;
@@ -305,7 +444,7 @@ ORCHLOG_NOINLINE ORCHLOG_API bool write_record(std::string_view checkpoint, cons
                                                const TensorDigest* given_digest ORCHLOG_DEFAULT_ARG(nullptr)) noexcept {
   Logger& lg = logger();
   try {
-    if (g_state.load(std::memory_order_relaxed) == kUnconfigured) configure_from_env_once();
+    settle_state();
     const std::shared_ptr<Session> session = lg.session();
     if (!session || g_state.load(std::memory_order_relaxed) != kOn) return false;
     const Settings& st = session->settings;
@@ -398,6 +537,7 @@ ORCHLOG_NOINLINE ORCHLOG_API bool write_record(std::string_view checkpoint, cons
 }
 
 ORCHLOG_API bool flush_run() noexcept {
+  if (g_state.load(std::memory_order_relaxed) == kForked) settle_state();
   const auto session = logger().session();
   if (!session) return true;
   try {
@@ -411,6 +551,7 @@ ORCHLOG_API bool flush_run() noexcept {
 ORCHLOG_API void close_run() noexcept {
   try {
     std::lock_guard<std::mutex> lock(logger().configure_mutex);
+    settle_fork_locked();
     logger().install(nullptr);
   } catch (...) {
   }
@@ -419,6 +560,7 @@ ORCHLOG_API void close_run() noexcept {
 ORCHLOG_API Status run_status() noexcept {
   Status s;
   try {
+    if (g_state.load(std::memory_order_relaxed) == kForked) settle_state();
     Logger& lg = logger();
     s.errors = lg.errors();
     s.enabled = g_state.load(std::memory_order_relaxed) == kOn;

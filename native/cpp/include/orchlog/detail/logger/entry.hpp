@@ -28,7 +28,9 @@ namespace detail {
 
 struct TensorDigest;  // fields_gen.hpp
 
-enum State : std::uint8_t { kUnconfigured = 0, kOff = 1, kOn = 2 };
+// kForked: this process was forked from one that was logging (set in the
+// child by a pthread_atfork handler); the first call settles it (core.hpp).
+enum State : std::uint8_t { kUnconfigured = 0, kOff = 1, kOn = 2, kForked = 3 };
 
 inline std::atomic<std::uint8_t> g_state{kUnconfigured};
 
@@ -39,6 +41,9 @@ bool configure(const Options& options) noexcept;
 // First use without configure(): settings come from the env knobs alone.
 // `producer` is the language the bindings (C, Python) write in the header.
 void configure_from_env_once(std::string_view producer = "cpp") noexcept;
+// Before the first call of a run: configures it from the env (first use) or
+// settles a forked child's (kForked).
+void settle_state(std::string_view producer = "cpp") noexcept;
 // The out-of-line part of every log call, and of orchlog::selects().
 ORCHLOG_NOINLINE bool write_record(std::string_view checkpoint, const Tensor& tensor, const Key& given_key,
                                    MetaSpan meta, CallFields call = {},

@@ -119,6 +119,11 @@ class FileSink {
 
   int fd() const { return fd_; }
 
+  // Held across fork() (pthread_atfork, core.hpp): a child must find the
+  // claims unlocked, whatever another thread of its parent was doing.
+  static void lock_claims() { claims_mutex().lock(); }
+  static void unlock_claims() { claims_mutex().unlock(); }
+
  private:
   // Blocks SIGPIPE in this thread for one write and swallows the one that
   // write raised, leaving any SIGPIPE that was already pending alone.

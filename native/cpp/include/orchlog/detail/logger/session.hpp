@@ -33,6 +33,7 @@ struct Settings {
   KnobValues knobs;         // every knob's setting (fields_gen.hpp)
   std::string path;         // knobs.path expanded: JSONL in summary/both mode, the binary stream in full mode
   std::string binary_path;  // both mode only
+  std::int64_t pid = 0;     // the process whose run this is ({pid} in the path)
   std::optional<Selector> selector;
   std::optional<Selector> graft_selector;  // none: graft calls overwrite nothing
   std::vector<OwnedMetaItem> config;
