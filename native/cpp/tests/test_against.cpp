@@ -4,10 +4,12 @@
 
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "orchlog/detail/against/against.hpp"
+#include "orchlog/encode.hpp"
 
 using namespace orchlog::detail;
 using orchlog::DType;
@@ -152,4 +154,68 @@ TEST(ReferenceIndex, AJsonlLineThatIsNoRecordEndsTheIndexWithANote) {
   EXPECT_NE(error.find("has no orchlog record at line 2"), std::string::npos) << error;
   EXPECT_EQ(index.records(), 1u);
   std::remove(path.c_str());
+}
+
+TEST(ReferenceIndex, ABinaryStreamIsIndexedWithTheSummariesItsJsonlTwinHolds) {
+  // The same records encoded both ways: the frames' summaries (read through frame_reader.hpp, each frame
+  // checked) must be the JSONL lines' to the bit, and the frames also say where each tensor lies.
+  const std::vector<float> ramp_values = ramp(300, 1.5f);
+  std::vector<float> nonfinite = ramp(40, 1.0f);
+  nonfinite[3] = std::numeric_limits<float>::quiet_NaN();
+  nonfinite[7] = std::numeric_limits<float>::infinity();
+  const std::vector<std::int32_t> ids{5, 7, 11, 13};
+  const orchlog::Tensor tensors[] = {
+      {ramp_values.data(), DType::f32, {3, 100}}, {nonfinite.data(), DType::f32, {40}}, {ids.data(), DType::i32, {4}}};
+  const orchlog::EncodedHeader header = orchlog::encode_header(orchlog::HeaderInput{});
+  std::string frames = header.frame, lines = header.jsonl;
+  for (std::int64_t seq = 0; seq < 3; ++seq) {
+    orchlog::RecordInput in;
+    in.checkpoint = "x";
+    in.key.token_idx = seq;
+    in.seq = seq;
+    in.tensor = tensors[seq];
+    const auto encoded = orchlog::encode_record(in);
+    ASSERT_TRUE(encoded);
+    frames += encoded->frame;
+    lines += encoded->jsonl;
+  }
+  const std::string bin_path = ::testing::TempDir() + "orchlog_against_twin.bin";
+  const std::string jsonl_path = ::testing::TempDir() + "orchlog_against_twin.jsonl";
+  std::ofstream(bin_path, std::ios::binary) << frames;
+  std::ofstream(jsonl_path, std::ios::binary) << lines;
+  ReferenceIndex from_frames, from_lines;
+  std::string error;
+  ASSERT_TRUE(from_frames.build(bin_path, error, ReferenceUse::against)) << error;
+  ASSERT_TRUE(from_lines.build(jsonl_path, error, ReferenceUse::against)) << error;
+  EXPECT_EQ(error, "");
+  for (std::int64_t seq = 0; seq < 3; ++seq) {
+    orchlog::Key key;  // as the encoder resolves it
+    key.token_idx = seq;
+    key.rank = 0;
+    key.num_shards = 1;
+    const ReferenceTensor* f = from_frames.find(graft_key_text("x", key), 0);
+    const ReferenceTensor* l = from_lines.find(graft_key_text("x", key), 0);
+    ASSERT_NE(f, nullptr);
+    ASSERT_NE(l, nullptr);
+    const TensorDigest d = digest(tensors[seq], *measure(tensors[seq], error));
+    EXPECT_TRUE(f->has_data);
+    EXPECT_FALSE(l->has_data);
+    EXPECT_EQ(f->nbytes, measure(tensors[seq], error)->nbytes);
+    EXPECT_EQ(f->summary.blake3, std::string(digest_view(d.blake3)));
+    EXPECT_EQ(l->summary.blake3, f->summary.blake3);
+    EXPECT_EQ(f->summary.rms, d.stats.rms);
+    EXPECT_EQ(l->summary.rms, f->summary.rms);
+    EXPECT_EQ(f->summary.nan_count, d.stats.nan_count);
+    EXPECT_EQ(f->summary.inf_count, d.stats.inf_count);
+    EXPECT_EQ(l->summary.nan_count, f->summary.nan_count);
+    EXPECT_EQ(l->summary.inf_count, f->summary.inf_count);
+    EXPECT_TRUE(f->summary.sketched);
+    EXPECT_EQ(l->summary.sketched, f->summary.sketched);
+    EXPECT_EQ(l->summary.sketch, f->summary.sketch);
+    for (std::size_t i = 0; i < f->summary.sketch.size(); ++i)
+      EXPECT_EQ(f->summary.sketch[i], static_cast<double>(static_cast<float>(d.sketch[i]))) << i;
+  }
+  EXPECT_EQ(from_frames.records(), 3u);
+  std::remove(bin_path.c_str());
+  std::remove(jsonl_path.c_str());
 }

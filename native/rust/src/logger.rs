@@ -772,4 +772,46 @@ mod tests {
             lines(&path)[1..].iter().map(|l| l.rsplit_once("\"full_reason\":").unwrap().1.to_owned()).collect();
         assert_eq!(reasons, [r#"null}"#, r#""against"}"#, r#""against_context"}"#, r#"null}"#]);
     }
+
+    #[test]
+    fn against_a_binary_reference_damaged_after_indexing_the_record_is_compared_by_its_summary() {
+        let scratch = Scratch::new("against-damaged");
+        let reference = scratch.0.join("ref.bin");
+        let r = Logger::new(config(&reference, Mode::Full));
+        for token in 0..4u32 {
+            r.log("x", &vec![token as f32 + 1.0; 100], Keys::new().token(token));
+        }
+        drop(r);
+        let path = scratch.trace();
+        let logger = Logger::new(Config {
+            against: Some(reference.display().to_string()),
+            against_context: 0,
+            ..config(&path, Mode::Summary)
+        });
+        let _ = take_printed();
+        // Within (not the same bytes), but for token 2's: 1.5 times its reference.
+        let ours = |token: u32| vec![(token as f32 + 1.0) * if token == 2 { 1.5 } else { 1.00002 }; 100];
+        logger.log("x", &ours(0), Keys::new().token(0u32)); // the reference is indexed: every frame sound
+        let mut bytes = std::fs::read(&reference).unwrap();
+        let three: Vec<u8> = 3.0f32.to_le_bytes().repeat(100);
+        let at = bytes.windows(three.len()).position(|w| w == three.as_slice()).unwrap();
+        bytes[at] ^= 0x04; // token 2's tensor, one bit flipped under the run
+        std::fs::write(&reference, &bytes).unwrap();
+        for token in 1..4u32 {
+            logger.log("x", &ours(token), Keys::new().token(token));
+        }
+        let reasons: Vec<String> =
+            lines(&path)[1..].iter().map(|l| l.rsplit_once("\"full_reason\":").unwrap().1.to_owned()).collect();
+        // The sketches prove the others within and token 2's beyond: it was compared, by its summary.
+        assert_eq!(reasons, [r#"null}"#, r#"null}"#, r#""against"}"#, r#"null}"#]);
+        let said = take_printed();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].ends_with(
+                "is refused: it fails its checksum (CRC-32C); it is compared by its summary (said for the first only)"
+            ),
+            "{said:?}"
+        );
+        assert_eq!(logger.error_count(), 1);
+    }
 }

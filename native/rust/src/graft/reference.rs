@@ -927,3 +927,61 @@ impl<'s, 'f> Parser<'s, 'f> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fields_gen::{Config, Keys, Mode};
+    use crate::logger::Logger;
+    use crate::schema_gen::BOTH_MODE_SUFFIX;
+
+    #[test]
+    fn a_binary_stream_is_indexed_with_the_summaries_its_jsonl_twin_holds() {
+        let dir = std::env::temp_dir().join(format!("orchlog-reference-twin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let jsonl = dir.join("ref.jsonl");
+        let config = Config { file: Some(jsonl.clone()), mode: Mode::Both, created_at: Some(0), ..Config::default() };
+        let logger = Logger::new(config);
+        let ramp: Vec<f32> = (0..300).map(|i| ((i * 37) % 101) as f32 / 33.0 - 1.5).collect();
+        let mut nonfinite: Vec<f32> = ramp[..40].to_vec();
+        (nonfinite[3], nonfinite[7]) = (f32::NAN, f32::INFINITY);
+        logger.log("x", &ramp, Keys::new().token(0u32).shape(&[3, 100]));
+        logger.log("x", &nonfinite, Keys::new().token(1u32));
+        logger.log("x", &[5i32, 7, 11, 13], Keys::new().token(2u32));
+        assert_eq!(logger.error_count(), 0);
+        drop(logger);
+        let mut binary = jsonl.clone().into_os_string();
+        binary.push(BOTH_MODE_SUFFIX);
+        let frames = ReferenceIndex::build(Path::new(&binary), Use::Against);
+        let lines = ReferenceIndex::build(&jsonl, Use::Against);
+        assert_eq!((frames.note, lines.note), (None, None));
+        let (frames, lines) = (frames.index.unwrap(), lines.index.unwrap());
+        assert_eq!(frames.by_key.len(), 3);
+        assert_eq!(lines.by_key.len(), 3);
+        for (key, records) in &frames.by_key {
+            let (f, l) = (&records[0], &lines.by_key[key][0]);
+            assert!(f.has_data && !l.has_data);
+            assert_eq!(f.nbytes, f.shape.iter().product::<i64>() as u64 * 4);
+            let (f, l) = (&f.summary, &l.summary);
+            assert_eq!(f.blake3.len(), 64);
+            assert_eq!(f.blake3, l.blake3);
+            assert!(f.rms.is_some());
+            assert_eq!(f.rms.map(f64::to_bits), l.rms.map(f64::to_bits));
+            assert_eq!((f.nan_count, f.inf_count), (l.nan_count, l.inf_count));
+            assert!(f.sketched && l.sketched);
+            assert_eq!(f.sketch.map(f64::to_bits), l.sketch.map(f64::to_bits));
+        }
+        let token_at = KEY_PART_NAMES.iter().position(|n| *n == "token_idx").unwrap();
+        let mut counts: Vec<(i64, i64, i64)> = frames
+            .by_key
+            .iter()
+            .map(|(key, records)| {
+                let KeyValue::Int(token) = key.parts[token_at] else { panic!("{key:?}") };
+                (token, records[0].summary.nan_count, records[0].summary.inf_count)
+            })
+            .collect();
+        counts.sort_unstable();
+        assert_eq!(counts, [(0, 0, 0), (1, 1, 1), (2, 0, 0)]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
