@@ -23,6 +23,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "orchlog",
             "orchlog.errors",
+            "orchlog.progress",
             "orchlog.lazy",
             "orchlog.strings",
             "orchlog.safe_text",

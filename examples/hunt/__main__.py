@@ -20,9 +20,9 @@ from pathlib import Path
 
 from examples.hunt.run import ENGINES, prepare
 from examples.hunt.stages import stage_table
-from examples.llama_cpp.build import BuildError
 from examples.numpy_engine.bugs import ALL_BUGS, Bug
 from orchlog.compare import compare
+from orchlog.llama.build import BuildError
 from orchlog.report import render_markdown
 
 

@@ -1,4 +1,4 @@
-"""Build examples/llama_cpp/run_tokens.cpp against the cached llama.cpp and run
+"""Build orchlog/llama/run_tokens.cpp (the driver `orchlog trace llama` ships) against the cached llama.cpp and run
 the scenario through it, logging its graph tensors through orchlog's ggml
 adapter when asked.
 
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import numpy as np
 
-from examples.llama_cpp.build import DEFAULT_JOBS, BuildError, LlamaCppBuild, build_key, ensure_llama_cpp
 from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO, Scenario
+from orchlog.llama.build import DEFAULT_JOBS, BuildError, LlamaCppBuild, build_key, ensure_llama_cpp
 
 SOURCE_DIR = Path(__file__).resolve().parent
 REPO_ROOT = SOURCE_DIR.parent.parent

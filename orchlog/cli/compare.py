@@ -255,9 +255,9 @@ def _compare_on_ray(args: argparse.Namespace, opts: CompareOptions) -> CompareRe
 
 
 def _run(args: argparse.Namespace) -> int:
-    from orchlog.cli.progress import Progress
     from orchlog.compare import LOGITS_NAMES, CompareOptions, compare
     from orchlog.compare.pairing.keys import parse_key
+    from orchlog.progress import Progress
     from orchlog.read.paths import open_trace
     from orchlog.report import render
 

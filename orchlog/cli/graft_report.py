@@ -44,9 +44,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from orchlog.cli.progress import Progress
     from orchlog.compare import CompareOptions
     from orchlog.graft_report import graft_report
+    from orchlog.progress import Progress
     from orchlog.report import render
 
     opts = CompareOptions(**alignment_options(args))

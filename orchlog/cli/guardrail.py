@@ -78,8 +78,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from orchlog.cli.progress import Progress
     from orchlog.guardrail import GuardrailOptions, guardrail
+    from orchlog.progress import Progress
     from orchlog.report import render
     from orchlog.report.guardrail_files import write_outputs
     from orchlog.safe_text import for_terminal

@@ -51,7 +51,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from orchlog.cli.progress import Progress
+    from orchlog.progress import Progress
     from orchlog.report import render
     from orchlog.weights import WeightsOptions, compare_weights
 

@@ -46,6 +46,7 @@ from orchlog.errors import OrchlogError
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.paths import open_trace
 from orchlog.read.trace import Diagnostic, Trace
+from orchlog.runinfo import differences
 from orchlog.tolerances.presets import preset_for, weight_types
 from orchlog.tolerances.rules import Tolerances
 
@@ -315,6 +316,7 @@ def finish(
         maps_by_side=(names_a.names.sources, names_b.names.sources),
         diagnosis=diagnosis,
         notes=_notes(trace_a, trace_b, opts, plan.tolerances),
+        runs=differences(trace_a.header, trace_b.header),
         noise=NoiseSummary(
             list(opts.noise),
             opts.noise_multiple,

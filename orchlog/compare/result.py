@@ -26,6 +26,7 @@ from orchlog.compare.pairview import PairView
 from orchlog.diagnose.diagnosis import Diagnosis, diagnosis_json
 from orchlog.numbers import json_number, token_text
 from orchlog.read.trace import Diagnostic
+from orchlog.runinfo import RunDifference
 from orchlog.tolerances.rules import Rule, Tolerances
 
 REPORT_VERSION = "orchlog-compare/2"
@@ -76,6 +77,9 @@ class CompareReport:
     diagnosis: list[Diagnosis] = dataclasses.field(default_factory=list)  # first divergence first (orchlog.diagnose)
     noise: NoiseSummary | None = None  # three-way: what the pairs were graded against
     notes: list[str] = dataclasses.field(default_factory=list)  # what to know before the verdict (a noisy reference)
+    runs: list[RunDifference] = dataclasses.field(
+        default_factory=list
+    )  # how the headers' runs differ (orchlog.runinfo)
 
     def __bool__(self) -> bool:
         return self.status == OK
@@ -166,6 +170,7 @@ class CompareReport:
             "maps_by_side": dict(zip("ab", self.maps_by_side)),
             "noise": None if self.noise is None else self.noise.to_json(),
             "notes": list(self.notes),
+            "run_differences": [d.to_json() for d in self.runs],
             **diagnosis_json(self.diagnosis),
         }
 

@@ -185,6 +185,7 @@ def render_text(r: CompareReport) -> str:
     out += tolerance_lines(r)
     if r.noise is not None:
         out.append(r.noise.line())
+    out += [f"RUNS DIFFER: {d.line()}" for d in r.runs]
     out += [f"NOTE: {note}" for note in r.notes]
     out.append("")
     basis = ", ".join(f"{n} {int(c)}" for n, c in zip(BASES, f.bases) if c)
@@ -305,6 +306,7 @@ def render_markdown(r: CompareReport) -> str:
         "",
         f"Key: {markdown_code(', '.join(r.key))}. Tolerances: {markdown_text(r.tolerances.source)}.",
         *([f"Three-way: {markdown_text(r.noise.line())}."] if r.noise is not None else []),
+        *(f"> **Runs differ:** {markdown_text(d.line())}" for d in r.runs),
         *(f"> **Note:** {markdown_text(note)}" for note in r.notes),
         "",
         f"**{markdown_text(result_line(r))}**",

@@ -36,7 +36,8 @@ def key_part(part: schema_gen.FieldSpec, value: Any) -> Any:
 
 
 def expected_files(doc: dict[str, Any], knobs: Mapping[str, str | bytes], language: str) -> dict[str, bytes]:
-    """{file name relative to ORCH_LOG_FILE's directory: bytes} for one run (a tensor's `grafted` marks its record)."""
+    """{file name relative to ORCH_LOG_FILE's directory: bytes} for one run (a tensor's `grafted` marks its record,
+    its `full_reason` a record written whole: every value in JSONL)."""
     environ = {name: knob_text(value) for name, value in knobs.items()}
     settings, _ = knob_parsers.resolve({}, environ)
     chosen = selector.parse(settings["select"])
@@ -57,9 +58,10 @@ def expected_files(doc: dict[str, Any], knobs: Mapping[str, str | bytes], langua
                 shape=tuple(t["shape"]),
                 data=bytes.fromhex(t["data_hex"]),
                 seq=len(lines) - 1,
-                values=settings["values"],
+                values=-1 if t.get("full_reason") else settings["values"],
                 meta=meta_from_json(dict(t["meta"])),
                 grafted=t.get("grafted", False),
+                full_reason=t.get("full_reason"),
             )
         )
         lines.append(encoded.jsonl)

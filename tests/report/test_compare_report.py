@@ -37,6 +37,7 @@ TOP_KEYS = {
     "first_failure",
     "noise",
     "notes",
+    "run_differences",
 }
 PAIR_KEYS = {
     "checkpoint",

@@ -115,7 +115,7 @@ def test_every_bug_is_located_in_summary_mode_or_decided_there_by_its_rerun(hunt
 
 
 def _reruns(report):
-    from orchlog.compare import rerun
+    from orchlog.compare.grading import rerun
 
     return rerun.commands(report.first.own_keys, noise=True)
 

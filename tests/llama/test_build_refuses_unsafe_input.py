@@ -7,7 +7,7 @@ import tarfile
 
 import pytest
 
-from examples.llama_cpp.build import SDIST_SHA256, BuildError, check_sha256, safe_members
+from orchlog.llama.build import SDIST_SHA256, BuildError, check_sha256, safe_members
 
 PREFIX = "pkg/vendor/llama.cpp/"
 

@@ -1,6 +1,6 @@
 """Fetch llama.cpp from the llama-cpp-python sdist on PyPI and build its CPU library, once.
 
-    python -m examples.llama_cpp.build          # prints the install prefix
+    python -m orchlog.llama.build          # prints the install prefix
 
 The sdist vendors a pinned llama.cpp commit, so PyPI (reachable where GitHub
 may not be) is the only source needed. The build is cached outside the
@@ -27,10 +27,12 @@ import sys
 import tarfile
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
 
-from orchlog.cli.progress import Progress
+from orchlog.progress import Progress
 
 LLAMA_CPP_PYTHON_VERSION = "0.3.36"
 # The sdist's digest as PyPI serves it: a download (or a cached file) that differs is refused.
@@ -231,8 +233,10 @@ def _extract_vendored_source(sdist: Path, destination: Path) -> Path:
             members = safe_members(archive.getmembers(), prefix)
             if not members:
                 raise BuildError(f"{sdist} holds no {prefix}")
-            safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
-            archive.extractall(tmp, members=members, **safe)
+            if hasattr(tarfile, "data_filter"):
+                archive.extractall(tmp, members=members, filter="data")
+            else:
+                archive.extractall(tmp, members=members)
         os.replace(tmp, destination)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -285,7 +289,7 @@ def _cmake_build(source: Path, work: Path, jobs: int, quiet: bool) -> None:
     _say(quiet, f"installed into {install}")
 
 
-def _run_logged(cmd: list[str], log, log_path: Path, on_line=None) -> None:
+def _run_logged(cmd: list[str], log: TextIO, log_path: Path, on_line: Callable[[str], None] | None = None) -> None:
     log.write("$ " + " ".join(cmd) + "\n")
     log.flush()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -302,7 +306,7 @@ def _run_logged(cmd: list[str], log, log_path: Path, on_line=None) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m examples.llama_cpp.build",
+        prog="python -m orchlog.llama.build",
         description="Fetch and build the llama.cpp CPU library (cached); print its install prefix.",
     )
     parser.add_argument("--jobs", "-j", type=int, default=DEFAULT_JOBS, help="parallel compile jobs (default 2)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from orchlog.cli.progress import Progress
+from orchlog.progress import Progress
 
 
 class _Terminal(io.StringIO):

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from examples.llama_cpp import build
-from examples.llama_cpp.build import CMAKE_FLAGS, LLAMA_CPP_PYTHON_VERSION, build_key, cache_root, ensure_llama_cpp
+from orchlog.llama import build
+from orchlog.llama.build import CMAKE_FLAGS, LLAMA_CPP_PYTHON_VERSION, build_key, cache_root, ensure_llama_cpp
 
 
 def test_the_cache_root_follows_orchlog_cache_dir_then_xdg_then_home(monkeypatch, tmp_path):
@@ -44,9 +44,7 @@ def test_the_install_prefix_holds_the_headers_libraries_and_cmake_package():
 def test_a_finished_build_is_returned_at_once_and_quietly_when_piped(repo_root):
     prefix = ensure_llama_cpp(quiet=True).prefix
     started = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-m", "examples.llama_cpp.build"], capture_output=True, text=True, cwd=repo_root
-    )
+    proc = subprocess.run([sys.executable, "-m", "orchlog.llama.build"], capture_output=True, text=True, cwd=repo_root)
     assert proc.returncode == 0, proc.stderr
     assert time.monotonic() - started < 10
     assert proc.stdout.strip() == str(prefix)
