@@ -41,7 +41,7 @@ from orchlog.compare.result import (
 )
 from orchlog.diagnose.extent import Extent
 from orchlog.diagnose.keeper import Keeper
-from orchlog.diagnose.run import diagnose_views
+from orchlog.diagnose.run import Walked, diagnose_views
 from orchlog.errors import OrchlogError
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.paths import open_trace
@@ -280,13 +280,15 @@ def finish(
             trace_b,
             first,
             worst,
-            tuple(key),
-            fresh,
-            plan.is_logits,
-            extents,
-            noise_at(partial.noise, plan.tolerances),
-            _noise_multiple(partial, plan.tolerances, opts),
-            partial.kept,
+            Walked(
+                tuple(key),
+                fresh,
+                plan.is_logits,
+                extents,
+                noise_at(partial.noise, plan.tolerances),
+                _noise_multiple(partial, plan.tolerances, opts),
+                partial.kept,
+            ),
         )
     infos = []
     for trace, side in ((trace_a, side_a), (trace_b, side_b)):

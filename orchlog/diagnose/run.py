@@ -3,6 +3,7 @@ the traces), assemble each case, run the catalogue, and say where the error ente
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from collections.abc import Callable
@@ -32,40 +33,44 @@ def _where(t: Target) -> Where:
     return Where(t.checkpoint, t.layer, t.stage, t.token_idx, t.step)
 
 
+@dataclasses.dataclass
+class Walked:
+    """What the compare's walk leaves the diagnosis: how records were keyed and prepared, which are logits,
+    what it kept, and the noise. `kept` holds the records around every target when the run was small enough
+    to keep, else the traces are read again: `prepare` is what the compare did to each batch before aligning
+    it (see `neighbours.gather`) and `extents` let that read stop early. `noise_at` (the measured noise of
+    three-way grading or a calibration) and `multiple` judge where the error entered against each record's
+    noise, and the signatures against the pair's."""
+
+    key: tuple[str, ...]
+    prepare: Prepare | tuple[Prepare, Prepare]
+    is_logits: Callable[[str | None], bool]
+    extents: tuple[Extent, Extent] | None = None
+    noise_at: NoiseAt | None = None
+    multiple: float | None = None
+    kept: Keeper | None = None
+
+
 def diagnose_targets(
-    trace_a: Trace,
-    trace_b: Trace,
-    targets: list[tuple[str, Target]],
-    key: tuple[str, ...],
-    prepare: Prepare | tuple[Prepare, Prepare],
-    is_logits: Callable[[str | None], bool],
-    extents: tuple[Extent, Extent] | None = None,
-    noise_at: NoiseAt | None = None,
-    multiple: float | None = None,
-    kept: Keeper | None = None,
+    trace_a: Trace, trace_b: Trace, targets: list[tuple[str, Target]], walked: Walked
 ) -> list[Diagnosis]:
-    """One Diagnosis per (role, target), in order. The records around each target come from `kept` (what the
-    compare's walk kept) when it holds them all, else from reading the traces again: `prepare` is what the
-    compare did to each batch before aligning it (see `neighbours.gather`) and `extents` (kept by the walk)
-    let that read stop early. `noise_at` (the measured noise of three-way grading or a calibration) and
-    `multiple` judge where the error entered against each record's noise, and the signatures against the
-    pair's."""
+    """One Diagnosis per (role, target), in order."""
     wanted = [t for _, t in targets]
-    nb = kept.neighbourhood(wanted) if kept is not None else None
+    nb = walked.kept.neighbourhood(wanted) if walked.kept is not None else None
     if nb is None:
         stop: tuple[int | None, int | None] = (None, None)
-        if extents is not None:
+        if walked.extents is not None:
             tokens = needed_tokens(wanted)
-            stop = (extents[0].last(tokens), extents[1].last(tokens))
+            stop = (walked.extents[0].last(tokens), walked.extents[1].last(tokens))
         try:
-            nb = gather(trace_a, trace_b, wanted, prepare, stop_after=stop)
+            nb = gather(trace_a, trace_b, wanted, walked.prepare, stop_after=stop)
         except NotRereadable as exc:
             note = (
                 f"{exc} cannot be read a second time (a pipe, or not a file) and was too large to keep; "
                 "write the trace to a file to diagnose it"
             )
             return [Diagnosis(_where(t), role, "none", notes=[note]) for role, t in targets]
-    assembler = Assembler(nb, key, is_logits, noise_at)
+    assembler = Assembler(nb, walked.key, walked.is_logits, walked.noise_at)
     out = []
     for role, t in targets:
         built = assembler.assemble(t)
@@ -89,7 +94,7 @@ def diagnose_targets(
                 role,
                 "summary" if case.thin else "tensors",
                 findings,
-                locality(built.output, built.inputs, built.earlier, multiple),
+                locality(built.output, built.inputs, built.earlier, walked.multiple),
                 layer_growth(built.layers, t.layer),
                 notes,
             )
@@ -103,17 +108,7 @@ def target_of(view: PairView) -> Target:
 
 
 def diagnose_views(
-    trace_a: Trace,
-    trace_b: Trace,
-    first: PairView,
-    worst: list[PairView],
-    key: tuple[str, ...],
-    prepare: Prepare | tuple[Prepare, Prepare],
-    is_logits: Callable[[str | None], bool],
-    extents: tuple[Extent, Extent] | None = None,
-    noise_at: NoiseAt | None = None,
-    multiple: float | None = None,
-    kept: Keeper | None = None,
+    trace_a: Trace, trace_b: Trace, first: PairView, worst: list[PairView], walked: Walked
 ) -> list[Diagnosis]:
     """The compare's hook: diagnose its first divergence and any of its worst pairs (PairViews).
 
@@ -122,7 +117,7 @@ def diagnose_views(
     targets = [("first_divergence", target_of(first))]
     targets += [("worst", target_of(v)) for v in worst if v.failed and target_of(v) != targets[0][1]]
     try:
-        return diagnose_targets(trace_a, trace_b, targets, key, prepare, is_logits, extents, noise_at, multiple, kept)
+        return diagnose_targets(trace_a, trace_b, targets, walked)
     except Exception as exc:  # the compare's verdict stands without its diagnosis
         if os.environ.get("ORCHLOG_DEBUG"):
             raise
