@@ -144,6 +144,39 @@ def ensure_llama_cpp(jobs: int = DEFAULT_JOBS, quiet: bool = False) -> LlamaCppB
     )
 
 
+def build_cmake_project(source: Path, build_dir: Path, defines: dict[str, str], jobs: int = DEFAULT_JOBS) -> Path:
+    """Configures `source` into `build_dir` once (with -D`defines`) and brings it up to date; returns
+    `build_dir`. A file lock beside the directory makes concurrent callers (parallel test workers, two
+    shells) take turns: two CMake configures of one directory at once break each other's checks."""
+    build_dir.mkdir(parents=True, exist_ok=True)
+    with open(build_dir.with_name(build_dir.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (build_dir / "CMakeCache.txt").exists():
+            _run_cmake(
+                ["cmake", "-S", str(source), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release"]
+                + [f"-D{name}={value}" for name, value in defines.items()]
+            )
+        _run_cmake(["cmake", "--build", str(build_dir), "--parallel", str(jobs)])
+    return build_dir
+
+
+def _run_cmake(cmd: list[str]) -> None:
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+    except FileNotFoundError:
+        raise BuildError(f"{cmd[0]} is not installed; install CMake (3.18 or newer)") from None
+    if proc.returncode != 0:
+        tail = "".join((proc.stdout + proc.stderr).splitlines(keepends=True)[-30:])
+        raise BuildError(f"`{' '.join(cmd[:3])} ...` failed:\n{tail}")
+
+
+def vendored_source(quiet: bool = True) -> Path:
+    """The vendored llama.cpp tree of the pinned sdist, unpacked once beside the build cache (for
+    programs built from llama.cpp's own sources, such as its common/ tensor printer)."""
+    root = cache_root() / "llama.cpp"
+    return _extract_vendored_source(_fetch_sdist(root / "sdist", quiet), root / f"src-{LLAMA_CPP_PYTHON_VERSION}")
+
+
 def _say(quiet: bool, message: str) -> None:
     if not quiet and sys.stderr.isatty():
         print(f"llama.cpp: {message}", file=sys.stderr)

@@ -8,13 +8,11 @@ header changes; a file lock lets concurrent callers wait for one build.
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from orchlog.llama.build import LLAMA_CPP_COMMIT, BuildError, cache_root, ensure_llama_cpp
+from orchlog.llama.build import LLAMA_CPP_COMMIT, BuildError, build_cmake_project, cache_root, ensure_llama_cpp
 
 DRIVER_DIR = Path(__file__).resolve().parent
 PROGRAM = "run_tokens"
@@ -72,33 +70,5 @@ def build_driver(llama: LlamaCpp, jobs: int = 2) -> Path:
     """The driver built against `llama` (configured once, brought up to date by CMake each call)."""
     include = orchlog_include_dir()
     key = hashlib.sha256(f"{llama.prefix}\n{include}\n{DRIVER_DIR}".encode()).hexdigest()[:16]
-    root = cache_root() / "llama.cpp" / "drivers"
-    build_dir = root / key
-    build_dir.mkdir(parents=True, exist_ok=True)
-    with open(root / f"{key}.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (build_dir / "CMakeCache.txt").exists():
-            _run(
-                [
-                    "cmake",
-                    "-S",
-                    str(DRIVER_DIR),
-                    "-B",
-                    str(build_dir),
-                    "-DCMAKE_BUILD_TYPE=Release",
-                    f"-DCMAKE_PREFIX_PATH={llama.prefix}",
-                    f"-DORCHLOG_INCLUDE_DIR={include}",
-                ]
-            )
-        _run(["cmake", "--build", str(build_dir), "--parallel", str(jobs)])
-    return build_dir / PROGRAM
-
-
-def _run(cmd: list[str]) -> None:
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-    except FileNotFoundError:
-        raise BuildError(f"{cmd[0]} is not installed; the llama.cpp driver is built with CMake") from None
-    if proc.returncode != 0:
-        tail = "".join((proc.stdout + proc.stderr).splitlines(keepends=True)[-30:])
-        raise BuildError(f"building the llama.cpp driver failed (`{' '.join(cmd[:3])} ...`):\n{tail}")
+    defines = {"CMAKE_PREFIX_PATH": str(llama.prefix), "ORCHLOG_INCLUDE_DIR": str(include)}
+    return build_cmake_project(DRIVER_DIR, cache_root() / "llama.cpp" / "drivers" / key, defines, jobs) / PROGRAM
