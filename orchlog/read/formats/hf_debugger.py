@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from orchlog.read import fields
+from orchlog.read.files import read_at_most
 from orchlog.read.formats import Format, first_object, open_binary, register
 from orchlog.read.formats.legacy_checkpoint import parse_shape
 from orchlog.read.formats.lines import loads_line
@@ -186,7 +187,7 @@ def _module_path(text: Any, root_name: str) -> str:
 
 def _records(trace: Trace) -> Iterator[TraceRecord]:
     with open_binary(Path(trace.path)) as f:
-        raw = f.read(MAX_FILE + 1)
+        raw = read_at_most(f, MAX_FILE + 1)
     trace.bytes_read = trace.size or len(raw)
     where = Location(trace.path)
     if len(raw) > MAX_FILE:

@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from orchlog.read.files import read_at_most
 from orchlog.read.formats import Format, first_object, open_binary, register
 from orchlog.read.formats.lines import loads_line
 from orchlog.read.formats.tool_common import ArrayLoader, layer_of, tool_header
@@ -163,7 +164,7 @@ class _Reader:
 def _records(trace: Trace) -> Iterator[TraceRecord]:
     where = Location(trace.path)
     with open_binary(Path(trace.path)) as f:
-        raw = f.read(MAX_FILE + 1)
+        raw = read_at_most(f, MAX_FILE + 1)
     trace.bytes_read = trace.size or len(raw)
     if len(raw) > MAX_FILE:
         trace.report(where, f"a dump.json of more than {MAX_FILE >> 20} MiB; not read", fatal=True)
