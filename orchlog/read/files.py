@@ -13,6 +13,8 @@ from pathlib import Path
 
 from orchlog.errors import OrchlogError
 
+_CHUNK = 1 << 20
+
 
 def file_kind(mode: int) -> str:
     """What a file that is not a regular one is, for messages."""
@@ -52,6 +54,21 @@ def open_file(path: Path) -> io.BufferedReader:
         return open_regular(path)
     except OrchlogError as exc:
         raise OSError(str(exc)) from None
+
+
+def read_at_most(f: io.BufferedIOBase, limit: int) -> bytes:
+    """Up to `limit` bytes of f, a mebibyte at a time. `f.read(limit)` would reserve all `limit` bytes
+    before reading one (CPython sizes the result from the count asked for): a gigabyte of address space
+    for a file of a kilobyte, which fails under an address-space cap or strict overcommit."""
+    parts: list[bytes] = []
+    left = limit
+    while left > 0:
+        part = f.read(min(left, _CHUNK))
+        if not part:
+            break
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
 
 
 def regular_files(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:

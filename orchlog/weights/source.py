@@ -15,7 +15,7 @@ from pathlib import Path
 import orjson
 
 from orchlog.errors import OrchlogError
-from orchlog.read.files import open_regular
+from orchlog.read.files import open_regular, read_at_most
 from orchlog.weights.formats import open_npz, open_safetensors
 from orchlog.weights.gguf_file import open_gguf
 from orchlog.weights.tensors import WeightSource
@@ -45,7 +45,7 @@ def _hf_config(source: WeightSource, directory: Path) -> WeightSource:
         return source
     try:
         with open_regular(config) as f:
-            text = f.read(MAX_CONFIG + 1)
+            text = read_at_most(f, MAX_CONFIG + 1)
         if len(text) > MAX_CONFIG:
             raise ValueError(f"more than {MAX_CONFIG:,} bytes")
         doc = orjson.loads(text)

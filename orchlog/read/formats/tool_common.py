@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from orchlog.read.files import open_file
+from orchlog.read.files import open_file, read_at_most
 from orchlog.read.formats import open_binary
 from orchlog.read.formats.lines import loads_line
 from orchlog.read.module_paths import layer_of
@@ -38,7 +38,7 @@ def read_document(trace: Trace, what: str) -> Any:
     """The JSON document a tool wrote (a debugger tree, a dump.json), read whole; None, said as fatal on the
     trace, when it is larger than MAX_DOCUMENT or not JSON."""
     with open_binary(Path(trace.path)) as f:
-        raw = f.read(MAX_DOCUMENT + 1)
+        raw = read_at_most(f, MAX_DOCUMENT + 1)
     trace.bytes_read = trace.size or len(raw)
     where = Location(trace.path)
     if len(raw) > MAX_DOCUMENT:
