@@ -55,8 +55,10 @@ class SafeTensor:
         return data
 
 
-def read_header(path: Path) -> dict[str, SafeTensor]:
-    """The file's tensors by name; ValueError when the header is malformed or lies about a length."""
+def json_header(path: Path) -> tuple[dict[str, Any], int, int]:
+    """The file's JSON header, the offset of its first tensor byte and the file's size; ValueError when the
+    header is not a JSON object or declares more bytes than the file or MAX_HEADER allow (OSError when
+    the path is not a readable regular file)."""
     with open_file(path) as f:
         size = os.fstat(f.fileno()).st_size
         head = f.read(8)
@@ -64,21 +66,23 @@ def read_header(path: Path) -> dict[str, SafeTensor]:
             raise ValueError("shorter than a safetensors header")
         n = int.from_bytes(head, "little")
         if n > MAX_HEADER or 8 + n > size:
-            raise ValueError(f"declares a header of {n} bytes, the file has {size}")
+            raise ValueError(f"declares a header of {n:,} bytes, the file has {size:,}")
         raw = f.read(n)
     try:
         doc = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
-        raise ValueError(f"header is not JSON ({exc})") from None
+        raise ValueError(f"its header is not JSON: {exc}") from None
     if not isinstance(doc, dict):
-        raise ValueError("header is not a JSON object")
-    data_size = size - 8 - n
-    out: dict[str, SafeTensor] = {}
-    for name, entry in doc.items():
-        if name == "__metadata__":
-            continue
-        out[name] = _entry(str(path), name, entry, 8 + n, data_size)
-    return out
+        raise ValueError("its header is not a JSON object")
+    return doc, 8 + n, size
+
+
+def read_header(path: Path) -> dict[str, SafeTensor]:
+    """The file's tensors by name; ValueError when the header is malformed or lies about a length."""
+    doc, base, size = json_header(path)
+    return {
+        name: _entry(str(path), name, entry, base, size - base) for name, entry in doc.items() if name != "__metadata__"
+    }
 
 
 def _entry(path: str, name: str, entry: Any, base: int, data_size: int) -> SafeTensor:

@@ -6,7 +6,7 @@ it needs the gguf package (the `orchlog[gguf]` extra).
 A weight file is input orchlog did not make, so every field is checked before it is used, and a file that
 breaks a rule is one clear error (OrchlogError), never an exception from inside NumPy or json:
 
-- safetensors: a header of at most MAX_HEADER bytes (the safetensors package's own limit) that fits the file,
+- safetensors: a header of at most orchlog.read.safetensors_file.MAX_HEADER bytes (the safetensors package's own limit) that fits the file,
   JSON nested at most 1024 deep, an object whose entries each have a known `dtype` (text), a `shape` of at
   most MAX_DIMS non-negative integers, and `data_offsets`, two integers with 0 <= start <= stop inside the
   file, stop - start being exactly the shape's bytes (computed in Python's integers: no overflow);
@@ -26,14 +26,13 @@ from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
-import orjson
 
 from orchlog.encoding import dtypes
 from orchlog.errors import OrchlogError
 from orchlog.read.files import open_regular
+from orchlog.read.safetensors_file import json_header
 from orchlog.weights.tensors import TensorInfo, WeightSource
 
-MAX_HEADER = 100 << 20
 MAX_DIMS = 64  # NumPy's own limit
 _PIECE = 16 << 20
 
@@ -73,20 +72,12 @@ def _shape(value: Any) -> tuple[int, ...] | None:
 
 def _header(path: Path) -> tuple[dict[str, Any], int, int]:
     """The JSON header of a safetensors file, the offset of its first tensor byte and the file's size."""
-    with open_regular(path) as f:
-        size = f.seek(0, 2)
-        f.seek(0)
-        n = int.from_bytes(f.read(8), "little")
-        if n > min(MAX_HEADER, size - 8):
-            raise OrchlogError(f"{path}: not a safetensors file (a header of {n:,} bytes in a file of {size:,})")
-        raw = f.read(n)
     try:
-        header = orjson.loads(raw)
-    except orjson.JSONDecodeError as exc:
-        raise OrchlogError(f"{path}: not a safetensors file (its header is not JSON: {exc})") from None
-    if not isinstance(header, dict):
-        raise OrchlogError(f"{path}: the safetensors header is not a JSON object")
-    return header, 8 + n, size
+        return json_header(path)
+    except OSError as exc:
+        raise OrchlogError(str(exc)) from None
+    except ValueError as exc:
+        raise OrchlogError(f"{path}: not a safetensors file ({exc})") from None
 
 
 def open_safetensors(files: list[Path], label: str) -> WeightSource:

@@ -184,11 +184,10 @@ def _module_path(text: Any, root_name: str) -> str:
 
 def _records(trace: Trace) -> Iterator[TraceRecord]:
     where = Location(trace.path)
-    root = read_document(trace, "a debugger tree")
+    root = read_document(
+        trace, "a debugger tree", "module_path", str, "not a debugger call tree (no module_path at its root)"
+    )
     if root is None:
-        return
-    if not isinstance(root, dict) or not isinstance(root.get("module_path"), str):
-        trace.report(where, "not a debugger call tree (no module_path at its root)", fatal=True)
         return
     root_name = root["module_path"].split(" ", 1)[0]
     summary = not _has_files(root)

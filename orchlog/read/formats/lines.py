@@ -134,6 +134,20 @@ def parse_object(trace: Trace, line: bytes, lineno: int) -> dict[str, Any] | Non
     return doc
 
 
+def numbered_lines(trace: Trace) -> Iterator[tuple[int, bytes]]:
+    """(line number, line without its newline) for every line of the file, the last one even when
+    unterminated: for text formats that read a line at a time."""
+    lineno = 0
+    for chunk in read_line_chunks(trace):
+        data = bytes(chunk)
+        lines = data.split(b"\n")
+        if data.endswith(b"\n"):
+            lines.pop()
+        for line in lines:
+            lineno += 1
+            yield lineno, line
+
+
 def json_objects(trace: Trace) -> Iterator[tuple[int, dict[str, Any]]]:
     """(line number, object) for every line that holds a JSON object; the others are reported."""
     first_line = 1

@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from orchlog.read.formats import register_records
-from orchlog.read.formats.lines import read_line_chunks
+from orchlog.read.formats.lines import numbered_lines
 from orchlog.read.formats.tool_common import layer_of, tool_header
 from orchlog.read.trace import Location, Trace, TraceRecord
 from orchlog.schema_gen import DTYPE_ALIASES, Stats
@@ -184,40 +184,33 @@ def _record(trace: Trace, b: _Block, keys: _Keys) -> TraceRecord | None:
 def _records(trace: Trace) -> Iterator[TraceRecord]:
     keys = _Keys()
     block: _Block | None = None
-    lineno = 0
     headed = False
-    for chunk in read_line_chunks(trace):
-        data = bytes(chunk)
-        lines = data.split(b"\n")
-        if data.endswith(b"\n"):
-            lines.pop()
-        for line in lines:
-            lineno += 1
-            head = _HEAD.match(line)
-            if head:
-                if block is not None:
-                    rec = _record(trace, block, keys)
-                    if rec is not None:
-                        yield rec
-                block = _Block(head, lineno)
-                if not headed:
-                    headed = True
-                    twin = block.fn == "ggml_debug"
-                    trace.headers.append(
-                        tool_header(
-                            "pytorch-twin (llama.cpp model-conversion)" if twin else "llama.cpp eval-callback",
-                            "leading and trailing values (4 decimals) and the sum of each tensor",
-                            language="python" if twin else "cpp",
-                        )
+    for lineno, line in numbered_lines(trace):
+        head = _HEAD.match(line)
+        if head:
+            if block is not None:
+                rec = _record(trace, block, keys)
+                if rec is not None:
+                    yield rec
+            block = _Block(head, lineno)
+            if not headed:
+                headed = True
+                twin = block.fn == "ggml_debug"
+                trace.headers.append(
+                    tool_header(
+                        "pytorch-twin (llama.cpp model-conversion)" if twin else "llama.cpp eval-callback",
+                        "leading and trailing values (4 decimals) and the sum of each tensor",
+                        language="python" if twin else "cpp",
                     )
-                continue
-            if block is None:
-                continue
-            s = _SUM.match(line)
-            if s:
-                block.sum = _float(s[1])
-            elif line.strip() and not line.translate(None, _VALUE_CHARS):
-                block.values_line(line)
+                )
+            continue
+        if block is None:
+            continue
+        s = _SUM.match(line)
+        if s:
+            block.sum = _float(s[1])
+        elif line.strip() and not line.translate(None, _VALUE_CHARS):
+            block.values_line(line)
     if block is not None:
         rec = _record(trace, block, keys)
         if rec is not None:

@@ -160,11 +160,8 @@ class _Reader:
 
 def _records(trace: Trace) -> Iterator[TraceRecord]:
     where = Location(trace.path)
-    doc = read_document(trace, "a dump.json")
+    doc = read_document(trace, "a dump.json", "data", dict, "a dump.json without its data; not read")
     if doc is None:
-        return
-    if not isinstance(doc, dict) or not isinstance(doc.get("data"), dict):
-        trace.report(where, "a dump.json without its data; not read", fatal=True)
         return
     task, level = doc.get("task"), doc.get("level")
     trace.headers.append(

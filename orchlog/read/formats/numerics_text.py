@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from orchlog.read.formats import register_records
-from orchlog.read.formats.lines import read_line_chunks
+from orchlog.read.formats.lines import numbered_lines
 from orchlog.read.formats.tool_common import layer_of, tool_header
 from orchlog.read.trace import Location, Trace, TraceRecord
 from orchlog.schema_gen import DTYPE_ALIASES, Stats
@@ -141,7 +141,6 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
     key: str | None = None
     fields: dict[str, str] = {}
     start = 0
-    lineno = 0
 
     def flush() -> Iterator[TraceRecord]:
         if key is None:
@@ -149,34 +148,26 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
         where = Location(trace.path, line=start)
         yield from (_titan if kind == "activations" else _debugmode)(trace, key, fields, where)
 
-    for chunk in read_line_chunks(trace):
-        data = bytes(chunk)
-        lines = data.split(b"\n")
-        if data.endswith(b"\n"):
-            lines.pop()
-        for raw in lines:
-            lineno += 1
-            line = raw.decode("utf-8", "replace")
-            if kind is None:
-                m = _FIRST.match(raw)
-                if m:
-                    kind = m[1].decode()
-                    tool = "torchtitan-numerics" if kind == "activations" else "pytorch-debugmode-hashes"
-                    holds = (
-                        "statistics of each op's output"
-                        if kind == "activations"
-                        else "a float hash of each op's tensors"
-                    )
-                    trace.headers.append(tool_header(tool, holds))
-                continue
-            block = _BLOCK.match(line)
-            if block:
-                yield from flush()
-                key, fields, start = block["key"][:400], {}, lineno
-                continue
-            field = _FIELD.match(line)
-            if field and key is not None and len(fields) < 64:
-                fields[field["name"]] = field["value"]
+    for lineno, raw in numbered_lines(trace):
+        line = raw.decode("utf-8", "replace")
+        if kind is None:
+            m = _FIRST.match(raw)
+            if m:
+                kind = m[1].decode()
+                tool = "torchtitan-numerics" if kind == "activations" else "pytorch-debugmode-hashes"
+                holds = (
+                    "statistics of each op's output" if kind == "activations" else "a float hash of each op's tensors"
+                )
+                trace.headers.append(tool_header(tool, holds))
+            continue
+        block = _BLOCK.match(line)
+        if block:
+            yield from flush()
+            key, fields, start = block["key"][:400], {}, lineno
+            continue
+        field = _FIELD.match(line)
+        if field and key is not None and len(fields) < 64:
+            fields[field["name"]] = field["value"]
     yield from flush()
 
 

@@ -34,9 +34,10 @@ __all__ = ["layer_of", "open_file", "tool_header", "tensor_record", "token_recor
 MAX_DOCUMENT = 1 << 30  # a tool's JSON document is read whole
 
 
-def read_document(trace: Trace, what: str) -> Any:
-    """The JSON document a tool wrote (a debugger tree, a dump.json), read whole; None, said as fatal on the
-    trace, when it is larger than MAX_DOCUMENT or not JSON."""
+def read_document(trace: Trace, what: str, key: str, kind: type, missing: str) -> dict[str, Any] | None:
+    """The JSON object a tool wrote (a debugger tree, a dump.json), read whole, whose `key` holds a `kind`;
+    None, said as fatal on the trace (`missing` when the key is not there), when it is larger than
+    MAX_DOCUMENT, not JSON or not such an object."""
     with open_binary(Path(trace.path)) as f:
         raw = read_at_most(f, MAX_DOCUMENT + 1)
     trace.bytes_read = trace.size or len(raw)
@@ -45,10 +46,14 @@ def read_document(trace: Trace, what: str) -> Any:
         trace.report(where, f"{what} of more than {MAX_DOCUMENT >> 20} MiB; not read", fatal=True)
         return None
     try:
-        return loads_line(raw)
+        doc = loads_line(raw)
     except ValueError as exc:
         trace.report(where, f"malformed JSON ({exc}); not read", fatal=True)
         return None
+    if not isinstance(doc, dict) or not isinstance(doc.get(key), kind):
+        trace.report(where, missing, fatal=True)
+        return None
+    return doc
 
 
 def tool_header(tool: str, holds: str, *, language: str = "python", **config: Any) -> dict[str, Any]:
