@@ -14,23 +14,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 namespace {
-
-bool parse_tokens(const std::string& text, std::vector<llama_token>& out) {
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, ',')) {
-    char* end = nullptr;
-    long value = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || value < 0) return false;
-    out.push_back(static_cast<llama_token>(value));
-  }
-  return !out.empty();
-}
 
 template <typename T>
 bool write_raw(const std::string& path, const T* data, size_t n) {
