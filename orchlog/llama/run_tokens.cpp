@@ -35,7 +35,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -56,18 +55,6 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> config;
   bool verbose = false;
 };
-
-bool parse_tokens(const std::string& text, std::vector<llama_token>& out) {
-  std::stringstream stream(text);
-  std::string item;
-  while (std::getline(stream, item, ',')) {
-    char* end = nullptr;
-    long value = std::strtol(item.c_str(), &end, 10);
-    if (item.empty() || *end != '\0' || value < 0 || value > INT32_MAX) return false;
-    out.push_back(static_cast<llama_token>(value));
-  }
-  return !out.empty();
-}
 
 bool parse_count(const char* text, int& out) {
   char* end = nullptr;
