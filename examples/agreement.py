@@ -9,13 +9,13 @@ llama.cpp (cached, a few minutes on two cores).
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
+from examples import cli
 from examples.llama_cpp.run import run_llama_cpp
 from examples.numpy_engine.bugs import ALL_BUGS
 from examples.numpy_engine.run import run_numpy_engine
@@ -23,7 +23,6 @@ from examples.qwen2_tiny.config import TINY
 from examples.qwen2_tiny.make_model import make_tiny_model
 from examples.qwen2_tiny.run_hf import run_hf
 from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO
-from examples.qwen2_tiny.weights import DEFAULT_SEED
 from orchlog.llama.build import BuildError
 
 
@@ -59,16 +58,13 @@ def report(seed: int) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m examples.agreement", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"weights seed (default {DEFAULT_SEED})")
+    parser = cli.parser("examples.agreement", __doc__)
+    cli.seed_option(parser)
     args = parser.parse_args(argv)
     try:
         print(report(args.seed))
     except BuildError as exc:
-        print(f"llama.cpp: error: {exc}", file=sys.stderr)
-        return 2
+        return cli.error("llama.cpp", exc)
     return 0
 
 

@@ -13,51 +13,33 @@ the report ends with the `orchlog compare` command that reproduces it.
 
 from __future__ import annotations
 
-import argparse
 import sys
-import tempfile
-from pathlib import Path
 
+from examples import cli
 from examples.hunt.run import ENGINES, prepare
 from examples.hunt.stages import stage_table
-from examples.numpy_engine.bugs import ALL_BUGS, Bug
 from orchlog.compare import compare
 from orchlog.llama.build import BuildError
-from orchlog.report import render_markdown
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m examples.hunt", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = cli.parser("examples.hunt", __doc__)
     parser.add_argument("--engine", choices=ENGINES, default="numpy", help="the engine under test (default numpy)")
-    parser.add_argument(
-        "--bug",
-        default="",
-        help="NumPy engine bugs, comma-separated, from: " + ", ".join(b.name.lower() for b in ALL_BUGS),
-    )
+    cli.bugs_option(parser)
     parser.add_argument("--stages", action="store_true", help="print each stage's agreement for both clean engines")
-    parser.add_argument("--out", type=Path, help="keep the model and traces in this directory")
-    parser.add_argument("--format", choices=("text", "md"), default="text")
+    cli.report_options(parser)
     args = parser.parse_args(argv)
-    try:
-        bugs = Bug.parse(args.bug)
-    except ValueError as exc:
-        parser.error(str(exc))
-    with tempfile.TemporaryDirectory() as tmp:
-        directory = args.out or Path(tmp)
-        directory.mkdir(parents=True, exist_ok=True)
+    with cli.directory(args.out) as directory:
         try:
             if args.stages:
                 print(stage_table({engine: prepare(directory, engine) for engine in ENGINES}))
                 return 0
-            hunt = prepare(directory, args.engine, bugs)
+            hunt = prepare(directory, args.engine, args.bug)
         except (BuildError, RuntimeError, ValueError) as exc:
-            print(f"hunt: error: {exc}", file=sys.stderr)
-            return 2
+            return cli.error("hunt", exc)
         report = compare(hunt.reference, hunt.ours, hunt.options())
-        print(render_markdown(report) if args.format == "md" else report)
-        print(f"\nthe same comparison: {hunt.command()}" + ("" if args.out else "  (traces kept with --out DIR)"))
+        cli.show(report, args.format)
+        print("\n" + cli.same_comparison(hunt.command(), kept=args.out is not None))
         return report.exit_code
 
 

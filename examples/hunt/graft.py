@@ -16,19 +16,18 @@ and `orchlog graft-report` over them. docs/graft.md quotes the figures this prin
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 import orchlog
+from examples import cli
 from examples.hunt.run import TOLERANCES, WINDOWS
 from examples.hunt.traces import llama_trace
-from examples.numpy_engine.bugs import ALL_BUGS, Bug
+from examples.numpy_engine.bugs import Bug
 from examples.numpy_engine.observe import AFTER_BLOCKS, BEFORE_BLOCKS, PER_BLOCK
 from examples.numpy_engine.run import run_numpy_engine
 from examples.qwen2_tiny.config import TINY
@@ -37,7 +36,6 @@ from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO
 from examples.qwen2_tiny.weights import DEFAULT_SEED, make_weights
 from orchlog.compare import CompareOptions
 from orchlog.graft_report.result import GraftReport, graft_report
-from orchlog.report import render_markdown
 
 Stage = tuple[str, str | None]
 STAGES: tuple[Stage, ...] = BEFORE_BLOCKS + PER_BLOCK + AFTER_BLOCKS
@@ -128,25 +126,16 @@ def prepare(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m examples.hunt.graft", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--bug", default="", help="from: " + ", ".join(b.name.lower() for b in ALL_BUGS))
+    parser = cli.parser("examples.hunt.graft", __doc__)
+    cli.bugs_option(parser)
     parser.add_argument("--layers", type=int, default=TINY.n_layer, help=f"layers (default {TINY.n_layer})")
-    parser.add_argument("--out", type=Path, help="keep the model and traces in this directory")
-    parser.add_argument("--format", choices=("text", "md"), default="text")
+    cli.report_options(parser)
     args = parser.parse_args(argv)
-    try:
-        bugs = Bug.parse(args.bug)
-    except ValueError as exc:
-        parser.error(str(exc))
-    with tempfile.TemporaryDirectory() as tmp:
-        directory = args.out or Path(tmp)
-        directory.mkdir(parents=True, exist_ok=True)
-        runs = prepare(directory, bugs, args.layers)
+    with cli.directory(args.out) as directory:
+        runs = prepare(directory, args.bug, args.layers)
         for title, report in zip(("grafted per layer (l_out)", "grafted per stage"), runs.reports()):
             print(f"# {title}\n")
-            print(render_markdown(report) if args.format == "md" else report)
+            cli.show(report, args.format)
     return 0
 
 

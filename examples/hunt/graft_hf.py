@@ -11,17 +11,15 @@ docs/graft.md quotes the figures this prints.
 
 from __future__ import annotations
 
-import argparse
 import sys
-import tempfile
 from pathlib import Path
 
+from examples import cli
 from examples.hunt.run import TOLERANCES, WINDOWS, model_and_reference
 from examples.hunt.traces import HF_INPUTS, HF_OUTPUTS
 from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO
 from orchlog.compare import CompareOptions
 from orchlog.graft_report.result import GraftReport, graft_report
-from orchlog.report import render_markdown
 
 # llama.cpp's names of what HF_OUTPUTS and HF_INPUTS hook, through hf_qwen2.toml, in execution order. HF
 # has no module for Q and K after RoPE: Qcur and Kcur are their projections plus bias (stage "add").
@@ -82,19 +80,11 @@ def hf_graft_report(directory: Path, program: Path | None = None) -> GraftReport
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m examples.hunt.graft_hf",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("--out", type=Path, help="keep the model and traces in this directory")
-    parser.add_argument("--format", choices=("text", "md"), default="text")
+    parser = cli.parser("examples.hunt.graft_hf", __doc__)
+    cli.report_options(parser)
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
-        directory = args.out or Path(tmp)
-        directory.mkdir(parents=True, exist_ok=True)
-        report = hf_graft_report(directory)
-        print(render_markdown(report) if args.format == "md" else report)
+    with cli.directory(args.out) as directory:
+        cli.show(hf_graft_report(directory), args.format)
     return 0
 
 

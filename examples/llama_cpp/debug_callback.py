@@ -9,11 +9,11 @@ beside the build cache); the program is built under the checkout's .cache/.
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 from pathlib import Path
 
+from examples import cli
 from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO
 from orchlog.llama.build import (
     DEFAULT_JOBS,
@@ -51,15 +51,12 @@ def run(gguf: Path, out_dir: Path, name: str = "model", program: Path | None = N
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m examples.llama_cpp.debug_callback", description=__doc__)
-    p.add_argument("model", type=Path)
-    p.add_argument("out", type=Path)
-    args = p.parse_args(argv)
+    parser = cli.parser("examples.llama_cpp.debug_callback", __doc__)
+    args = cli.model_and_out(parser, "the directory eval-callback.txt and the logits go to").parse_args(argv)
     try:
         print(run(args.model, args.out))
     except (BuildError, RuntimeError) as exc:
-        print(f"llama.cpp: error: {exc}", file=sys.stderr)
-        return 2
+        return cli.error("llama.cpp", exc)
     return 0
 
 

@@ -11,7 +11,6 @@ only when a source changes.
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from examples import cli
 from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO, Scenario
 from orchlog.llama.build import (
     DEFAULT_JOBS,
@@ -105,20 +105,13 @@ def _ids(tokens: tuple[int, ...]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m examples.llama_cpp.run",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("model", type=Path, help="tiny Qwen2 GGUF (examples.qwen2_tiny.make_model)")
-    parser.add_argument("out", type=Path, help="logits as .npy, (n_positions, n_vocab) float32")
+    parser = cli.model_and_out(cli.parser("examples.llama_cpp.run", __doc__), cli.LOGITS)
     parser.add_argument("--trace", type=Path, help="also log every graph tensor there (orchlog binary stream)")
     args = parser.parse_args(argv)
     try:
         np.save(args.out, run_llama_cpp(args.model, trace=TraceSettings(args.trace) if args.trace else None))
     except (BuildError, RuntimeError) as exc:
-        print(f"llama.cpp: error: {exc}", file=sys.stderr)
-        return 2
+        return cli.error("llama.cpp", exc)
     return 0
 
 

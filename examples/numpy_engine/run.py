@@ -5,13 +5,13 @@ python -m examples.numpy_engine.run tiny-qwen2.gguf logits-numpy.npy [--bugs no_
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import numpy as np
 
-from examples.numpy_engine.bugs import ALL_BUGS, Bug
+from examples import cli
+from examples.numpy_engine.bugs import Bug
 from examples.numpy_engine.engine import NumpyQwen2Engine
 from examples.numpy_engine.model import load_model
 from examples.numpy_engine.observe import Observer
@@ -26,22 +26,10 @@ def run_numpy_engine(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m examples.numpy_engine.run",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("model", type=Path, help="tiny Qwen2 GGUF (examples.qwen2_tiny.make_model)")
-    parser.add_argument("out", type=Path, help="logits as .npy, (n_positions, n_vocab) float32")
-    parser.add_argument(
-        "--bugs", default="", help="comma-separated, from: " + ", ".join(b.name.lower() for b in ALL_BUGS)
-    )
+    parser = cli.model_and_out(cli.parser("examples.numpy_engine.run", __doc__), cli.LOGITS)
+    cli.bugs_option(parser, "--bugs")
     args = parser.parse_args(argv)
-    try:
-        bugs = Bug.parse(args.bugs)
-    except ValueError as exc:
-        parser.error(str(exc))
-    np.save(args.out, run_numpy_engine(args.model, bugs=bugs))
+    np.save(args.out, run_numpy_engine(args.model, bugs=args.bugs))
     return 0
 
 

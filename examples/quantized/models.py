@@ -6,11 +6,11 @@ written as an f32 GGUF, and that file quantized by llama.cpp's own quantizer.
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 from pathlib import Path
 
+from examples import cli
 from examples.llama_cpp.run import build_programs
 from examples.quantized.config import QWEN2_05B_WIDTHS
 from examples.qwen2_tiny.gguf_file import read_gguf_tensors, write_gguf
@@ -55,11 +55,7 @@ def widened_model(directory: Path, kind: str, programs: Path | None = None) -> P
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m examples.quantized.models",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = cli.parser("examples.quantized.models", __doc__)
     parser.add_argument("directory", type=Path)
     parser.add_argument("--types", default="q8_0", help="comma-separated llama.cpp file types (default q8_0)")
     args = parser.parse_args(argv)

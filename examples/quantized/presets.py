@@ -12,11 +12,10 @@ what a preset can and cannot promise (one model's noise stands in for another's)
 
 from __future__ import annotations
 
-import argparse
 import sys
-import tempfile
 from pathlib import Path
 
+from examples import cli
 from examples.llama_cpp.run import build_programs
 from examples.quantized.models import f32_model
 from examples.quantized.traces import reference
@@ -45,19 +44,13 @@ def measure(kind: str, directory: Path, programs: Path) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m examples.quantized.presets",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = cli.parser("examples.quantized.presets", __doc__)
     parser.add_argument("--out", type=Path, default=ROOT / "orchlog" / "tolerances", help="where the presets go")
     parser.add_argument("--work", type=Path, help="keep the models and traces here (default: a temporary directory)")
     parser.add_argument("--types", default=",".join(TYPES), help="comma-separated llama.cpp file types")
     args = parser.parse_args(argv)
     programs = build_programs()
-    with tempfile.TemporaryDirectory() as tmp:
-        work = args.work or Path(tmp)
-        work.mkdir(parents=True, exist_ok=True)
+    with cli.directory(args.work) as work:
         for kind in filter(None, args.types.split(",")):
             path = args.out / f"{TYPES[kind]}.toml"
             path.write_text(measure(kind, work, programs), encoding="utf-8")

@@ -5,10 +5,10 @@ python -m examples.qwen2_tiny.make_model tiny-qwen2.gguf [--seed N]
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
+from examples import cli
 from examples.qwen2_tiny.config import TINY
 from examples.qwen2_tiny.gguf_file import write_gguf
 from examples.qwen2_tiny.weights import DEFAULT_SEED, make_weights
@@ -19,13 +19,9 @@ def make_tiny_model(path: str | Path, seed: int = DEFAULT_SEED) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m examples.qwen2_tiny.make_model",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = cli.parser("examples.qwen2_tiny.make_model", __doc__)
     parser.add_argument("path", type=Path, help="GGUF file to write")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"weights seed (default {DEFAULT_SEED})")
+    cli.seed_option(parser)
     args = parser.parse_args(argv)
     print(make_tiny_model(args.path, args.seed))
     return 0

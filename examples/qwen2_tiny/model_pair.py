@@ -10,7 +10,6 @@ that tensor's first use. `--add-bos` makes both tokenizers start a prompt with <
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import sys
@@ -18,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from examples import cli
 from examples.qwen2_tiny.config import TinyQwen2Config
 from examples.qwen2_tiny.gguf_file import write_gguf
 from examples.qwen2_tiny.vocab import END_OF_TEXT, QWEN2_SPLIT, Vocabulary, byte_level_vocabulary
@@ -108,21 +108,16 @@ def write_tokenizer(directory: Path, vocabulary: Vocabulary) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m examples.qwen2_tiny.model_pair",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = cli.parser("examples.qwen2_tiny.model_pair", __doc__)
     parser.add_argument("directory", type=Path, help=f"where {GGUF_NAME} and {HF_DIR}/ are written")
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"weights seed (default {DEFAULT_SEED})")
+    cli.seed_option(parser)
     parser.add_argument("--add-bos", action="store_true", help="prompts start with <|endoftext|> (both tokenizers)")
     parser.add_argument("--plant", metavar="NAME", help="change one weight of tensor NAME in the HF copy only")
     args = parser.parse_args(argv)
     try:
         pair = make_model_pair(args.directory, args.seed, args.add_bos, args.plant)
     except KeyError as exc:
-        print(f"model_pair: error: {exc.args[0]}", file=sys.stderr)
-        return 2
+        return cli.error("model_pair", exc.args[0])
     print(pair.gguf)
     print(pair.hf)
     return 0

@@ -6,13 +6,13 @@ that reuse the KV cache, collecting the logits of every position.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from examples import cli
 from examples.qwen2_tiny.hf_model import load_hf_model
 from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO, Scenario
 
@@ -34,14 +34,7 @@ def run_hf(gguf_path: str | Path, scenario: Scenario = DEFAULT_SCENARIO, model=N
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m examples.qwen2_tiny.run_hf",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("model", type=Path, help="tiny Qwen2 GGUF (examples.qwen2_tiny.make_model)")
-    parser.add_argument("out", type=Path, help="logits as .npy, (n_positions, n_vocab) float32")
-    args = parser.parse_args(argv)
+    args = cli.model_and_out(cli.parser("examples.qwen2_tiny.run_hf", __doc__), cli.LOGITS).parse_args(argv)
     np.save(args.out, run_hf(args.model))
     return 0
 

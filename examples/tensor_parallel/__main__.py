@@ -13,12 +13,11 @@ the `orchlog compare` command that reproduces it.
 
 from __future__ import annotations
 
-import argparse
 import shlex
 import sys
-import tempfile
 from pathlib import Path
 
+from examples import cli
 from examples.tensor_parallel.mlp import Bug
 from examples.tensor_parallel.traces import MAP, write_run
 from orchlog.compare import CompareOptions, compare
@@ -26,19 +25,13 @@ from orchlog.report import render_text
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m examples.tensor_parallel",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = cli.parser("examples.tensor_parallel", __doc__)
     parser.add_argument("--ways", type=int, choices=(2, 4), default=2, help="tensor-parallel ranks (default 2)")
     parser.add_argument("--bug", choices=[b.value for b in Bug], default="none")
     parser.add_argument("--map", action="store_true", help="log no shard fields; gather by shards.toml instead")
     parser.add_argument("--out", type=Path, help="keep the traces in this directory")
     args = parser.parse_args(argv)
-    with tempfile.TemporaryDirectory() as tmp:
-        out = args.out or Path(tmp)
-        out.mkdir(parents=True, exist_ok=True)
+    with cli.directory(args.out) as out:
         reference = write_run(out / "unsharded.bin")
         ours = write_run(out / f"tp{args.ways}-{args.bug}", args.ways, Bug(args.bug), annotate=not args.map)
         maps = [str(MAP)] if args.map else []
@@ -47,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
         command = shlex.join(
             ["orchlog", "compare", str(reference), str(ours), *(["--map-b", str(MAP)] if maps else [])]
         )
-        print(f"the same comparison: {command}" + ("" if args.out else "  (traces kept with --out DIR)"))
+        print(cli.same_comparison(command, kept=args.out is not None))
         return report.exit_code
 
 

@@ -8,10 +8,13 @@ identical, so a comparison must name exactly that module.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from examples import cli
 from examples.qwen2_tiny.config import TINY
 from examples.qwen2_tiny.gguf_file import write_gguf
 from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO
@@ -50,6 +53,17 @@ def prompt_ids():  # type: ignore[no-untyped-def]
     import torch
 
     return torch.tensor([list(PROMPT)], dtype=torch.long)
+
+
+OUT_DIR = "the directory the dump is written to"
+
+
+def dump_main(module: str, doc: str | None, dump: Callable[[Any, Any, Path], Path], argv: list[str] | None) -> int:
+    """A dump program's command line, `MODEL.gguf OUT_DIR`: `dump` of the GGUF's HF model on the prompt; prints
+    what it returns."""
+    args = cli.model_and_out(cli.parser(module, doc), OUT_DIR).parse_args(argv)
+    print(dump(hf_model(args.model), prompt_ids(), args.out))
+    return 0
 
 
 MICRO_PROMPT = (3, 1, 4)

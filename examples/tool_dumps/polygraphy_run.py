@@ -11,11 +11,12 @@ TorchScript exporter named them, so that the dump says which module computed wha
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from examples.tool_dumps.models import dump_main
 
 NAMESPACE = "namespace"
 
@@ -94,14 +95,7 @@ def dump(model: Any, input_ids: Any, out_dir: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m examples.tool_dumps.polygraphy_run", description=__doc__)
-    p.add_argument("gguf", type=Path)
-    p.add_argument("out", type=Path)
-    args = p.parse_args(argv)
-    from examples.tool_dumps.models import hf_model, prompt_ids
-
-    print(dump(hf_model(args.gguf), prompt_ids(), args.out))
-    return 0
+    return dump_main("examples.tool_dumps.polygraphy_run", __doc__, dump, argv)
 
 
 if __name__ == "__main__":

@@ -9,13 +9,14 @@ llama.cpp's debug style (`ggml_debug: NAME_out = (f32) ... = {torch.Size([...])}
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import importlib.util
 import io
 import sys
 from pathlib import Path
 from typing import Any
+
+from examples.tool_dumps.models import dump_main
 
 COMMON = "examples/model-conversion/scripts/utils/common.py"
 
@@ -51,14 +52,7 @@ def dump(model: Any, ids: Any, out_dir: Path, name: str = "model") -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m examples.tool_dumps.pytorch_twin", description=__doc__)
-    p.add_argument("gguf", type=Path)
-    p.add_argument("out", type=Path)
-    args = p.parse_args(argv)
-    from examples.tool_dumps.models import hf_model, prompt_ids
-
-    print(dump(hf_model(args.gguf), prompt_ids(), args.out))
-    return 0
+    return dump_main("examples.tool_dumps.pytorch_twin", __doc__, dump, argv)
 
 
 if __name__ == "__main__":

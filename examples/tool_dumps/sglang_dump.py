@@ -12,7 +12,6 @@ Everything that writes the dump is SGLang's code as released.
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import sys
 import tempfile
@@ -20,6 +19,9 @@ import types
 import zipfile
 from pathlib import Path
 from typing import Any
+
+from examples import cli
+from examples.tool_dumps.models import OUT_DIR, hf_model, prompt_ids
 
 DUMPER_IN_WHEEL = "sglang/srt/debug_utils/dumper.py"
 TENSOR_DUMPER_IN_WHEEL = "sglang/srt/debug_utils/tensor_dump_forward_hook.py"
@@ -133,14 +135,10 @@ def tensor_dumper(wheel: Path, model: Any, input_ids: Any, out_dir: Path) -> Pat
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m examples.tool_dumps.sglang_dump", description=__doc__)
-    p.add_argument("wheel", type=Path)
-    p.add_argument("gguf", type=Path)
-    p.add_argument("out", type=Path)
-    args = p.parse_args(argv)
-    from examples.tool_dumps.models import hf_model, prompt_ids
-
-    print(dump(args.wheel, hf_model(args.gguf), prompt_ids(), args.out))
+    parser = cli.parser("examples.tool_dumps.sglang_dump", __doc__)
+    parser.add_argument("wheel", type=Path, help="SGLang's wheel (scripts/bootstrap.sh fetches it)")
+    args = cli.model_and_out(parser, OUT_DIR).parse_args(argv)
+    print(dump(args.wheel, hf_model(args.model), prompt_ids(), args.out))
     return 0
 
 
