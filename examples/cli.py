@@ -5,6 +5,7 @@ prints instead of a traceback."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -67,8 +68,12 @@ def directory(kept: Path | None) -> Iterator[Path]:
 
 
 def show(report: object, form: str) -> None:
-    """A compare or graft report: its text (the report itself), or Markdown with `form` md."""
-    print(render_markdown(report) if form == "md" else report)
+    """A compare or graft report: its text (the report itself), or Markdown with `form` md. Piped into
+    `head` and the like, the rest of the output goes nowhere instead of ending in a traceback."""
+    try:
+        print(render_markdown(report) if form == "md" else report, flush=True)
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
 def same_comparison(command: str, kept: bool) -> str:

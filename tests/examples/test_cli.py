@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,3 +64,17 @@ def test_an_error_is_one_line_on_stderr_and_exit_code_2(capsys):
 def test_model_and_out_are_paths():
     args = cli.model_and_out(cli.parser("examples.x", None), cli.LOGITS).parse_args(["m.gguf", "out.npy"])
     assert (args.model, args.out) == (Path("m.gguf"), Path("out.npy"))
+
+
+def test_a_report_piped_into_a_reader_that_stops_early_ends_quietly():
+    root = Path(__file__).resolve().parents[2]
+    program = "from examples.cli import show; show('a line\\n' * 200_000, 'text'); print('after')"
+    proc = subprocess.run(
+        f"{shlex.quote(sys.executable)} -c {shlex.quote(program)} | head -1",
+        shell=True,
+        cwd=root,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.stdout == "a line\n"
+    assert proc.stderr == ""
