@@ -154,6 +154,8 @@ def _json_value(f: Any, value: Any, dtype: str, schema: Any) -> str:
         return floats.format_float(value, "f64")
     if t == "bool":
         return "true" if value else "false"
+    if t == "floats" and getattr(f, "text", "decimal") == "hex":
+        return '"' + floats.hex_bits(value, f.precision) + '"'
     if t == "floats":
         return "[" + ",".join(floats.format_float(float(v), f.precision) for v in value) + "]"
     if t == "shape":

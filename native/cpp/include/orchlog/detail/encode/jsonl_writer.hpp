@@ -51,6 +51,12 @@ class JsonlWriter {
   void floats_f64(const schema::FloatsView& v) {
     floats(v, [this](double x) { append_f64(out_, x); });
   }
+  // `text: hex` (FORMAT.md, "Numbers"): one string of the floats' f32 bits, 8 hex digits each.
+  void floats_f32_hex(const schema::FloatsView& v) {
+    out_.push_back('"');
+    for (std::size_t i = 0; i < v.size; ++i) append_hex32(out_, f32_bits(static_cast<float>(v.data[i])));
+    out_.push_back('"');
+  }
   void dtype(schema::DType d) {
     out_.push_back('"');
     out_.append(schema::dtype_name(d));

@@ -99,6 +99,32 @@ void append_float(std::string& out, Float v) {
 inline void append_f64(std::string& out, double v) { append_float(out, v); }
 inline void append_f32(std::string& out, float v) { append_float(out, v); }
 
+// Eight lowercase hex digits of `bits`, most significant first (a float's `text: hex` form): a
+// table of each byte's two digits, four look-ups.
+inline void append_hex32(std::string& out, std::uint32_t bits) {
+  static constexpr struct Pairs {
+    char text[512];
+    constexpr Pairs() : text() {
+      for (int b = 0; b < 256; ++b) {
+        text[2 * b] = "0123456789abcdef"[b >> 4];
+        text[2 * b + 1] = "0123456789abcdef"[b & 15];
+      }
+    }
+  } kPairs;
+  char text[8];
+  for (int i = 3; i >= 0; --i, bits >>= 8) {
+    text[2 * i] = kPairs.text[2 * (bits & 0xFF)];
+    text[2 * i + 1] = kPairs.text[2 * (bits & 0xFF) + 1];
+  }
+  out.append(text, sizeof text);
+}
+
+inline std::uint32_t f32_bits(float f) noexcept {
+  std::uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
 // ------------------------------------------------------------ widening
 // Done on bits, never by hardware converters, which may quiet a signalling
 // NaN: the f32 keeps the sign and the payload shifted left, no quiet bit set.
