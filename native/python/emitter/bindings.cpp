@@ -723,6 +723,16 @@ void bind_emitter(py::module_& m) {
         "(see orchlog.graft). Returns whether it was overwritten. Never raises.");
   m.def("configure", &configure_run, arg("settings"), arg("config") = py::none(),
         "Start a new run: settings by name (absent or None: the env knob). Returns whether logging is on.");
+  // The logger's state byte, read where it lies: orchlog.log's off path looks at it instead of calling in.
+  static_assert(sizeof(orchlog::detail::g_state) == 1, "the state is one byte");
+  m.def(
+      "state_view",
+      [] {
+        // Read-only: Python never writes it (pybind11 takes a non-const pointer either way).
+        return py::memoryview::from_memory(static_cast<void*>(&orchlog::detail::g_state), 1, true);
+      },
+      "A read-only view of the logger's one-byte state; STATE_OFF while logging is off.");
+  m.attr("STATE_OFF") = static_cast<int>(orchlog::detail::kOff);
   m.def("flush", [] { return orchlog::flush(); }, "Ask the kernel to put written records on disk.");
   m.def("close", [] { orchlog::close(); }, "End the run; logging stays off until configure().");
   m.def("status", &status_dict, "enabled, records, errors, path, binary_path.");
