@@ -48,7 +48,7 @@ lint() {
   python -m ruff format --check --quiet . || { echo "lint: run 'ruff format .' to fix the formatting" >&2; rc=1; }
   git ls-files -z '*.c' '*.h' '*.cpp' '*.hpp' '*.cu' '*.inc' | grep -zvE '(_gen\.hpp|orchlog/orchlog\.h)$' |
     xargs -0 "$clang_format" --dry-run -Werror ||
-    { echo "lint: run 'git ls-files *.cpp *.hpp *.h *.c *.cu *.inc | xargs clang-format -i' to fix" >&2; rc=1; }
+    { echo "lint: run 'git ls-files *.cpp *.hpp *.h *.c *.cu *.inc | grep -vE \"(_gen\\.hpp|orchlog/orchlog\\.h)\$\" | xargs clang-format -i' to fix (never the generated files)" >&2; rc=1; }
   return $rc
 }
 

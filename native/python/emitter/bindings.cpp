@@ -754,4 +754,16 @@ void bind_emitter(py::module_& m) {
   m.def("blake3_hex", &blake3_hex, arg("data"), arg("path") = py::none(),
         "BLAKE3 of a contiguous buffer; path forces a kernel (portable, sse41, avx2, avx512).");
   m.def("blake3_paths", &blake3_paths, "The BLAKE3 kernels this CPU runs.");
+  m.def(
+      "kernel_paths",
+      [] {
+        using orchlog::detail::SketchPath;
+        const SketchPath sketch = orchlog::detail::sketch_best_path();
+        py::dict out;
+        out["blake3"] = std::string(orchlog::blake3_path_name(orchlog::blake3_path()));
+        out["sketch"] = sketch == SketchPath::avx512 ? "avx512" : sketch == SketchPath::avx2 ? "avx2" : "portable";
+        out["crc32c"] = orchlog::detail::crc32c_hardware() ? "sse42" : "portable";
+        return out;
+      },
+      "The kernels the emitter runs: the CPU's widest within ORCHLOG_ISA (ORCHLOG_BLAKE3 forces BLAKE3's).");
 }

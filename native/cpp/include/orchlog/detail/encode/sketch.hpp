@@ -24,6 +24,7 @@
 #include "orchlog/detail/encode/number_text.hpp"
 #include "orchlog/detail/encode/stats.hpp"
 #include "orchlog/detail/hd.hpp"
+#include "orchlog/detail/isa.hpp"
 #include "orchlog/schema_gen.hpp"
 
 namespace orchlog {
@@ -166,10 +167,12 @@ inline bool sketch_path_supported(SketchPath path) noexcept {
 #endif
 }
 
+// The widest kernel this CPU runs, within ORCHLOG_ISA (isa.hpp).
 inline SketchPath sketch_best_path() noexcept {
-  static const SketchPath best = sketch_path_supported(SketchPath::avx512) ? SketchPath::avx512
-                                 : sketch_path_supported(SketchPath::avx2) ? SketchPath::avx2
-                                                                           : SketchPath::portable;
+  static const SketchPath best =
+      sketch_path_supported(SketchPath::avx512) && isa_allowed(IsaCap::avx512) ? SketchPath::avx512
+      : sketch_path_supported(SketchPath::avx2) && isa_allowed(IsaCap::avx2)   ? SketchPath::avx2
+                                                                               : SketchPath::portable;
   return best;
 }
 
