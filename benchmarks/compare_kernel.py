@@ -22,7 +22,7 @@ import numpy as np
 
 from benchmarks.compare_measure import best_of, best_of_each
 from orchlog import kernels
-from orchlog.compare.tensor_metrics import P99, tensor_diff
+from orchlog.compare.measuring.tensor_metrics import P99, tensor_diff
 
 
 def numpy_metrics(a: np.ndarray, b: np.ndarray) -> dict:

@@ -5,7 +5,7 @@
     .venv/bin/python benchmarks/ggml_adapter.py --model X.gguf   # any other model
 
 Runs benchmarks/ggml_decode_step.cpp (built against the cached llama.cpp of
-examples/llama_cpp/build.py) and prints, for each configuration, the time of
+orchlog/llama/build.py) and prints, for each configuration, the time of
 one decode step and its ratio to the uninstrumented step measured in the
 same process: the adapter installed with logging off, a selector matching
 nothing, summary mode for every tensor, full mode for every tensor. The
@@ -25,11 +25,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.compare_measure import machine  # noqa: E402
-from examples.llama_cpp.build import ensure_llama_cpp  # noqa: E402
 from examples.qwen2_tiny.config import TinyQwen2Config  # noqa: E402
 from examples.qwen2_tiny.gguf_file import write_gguf  # noqa: E402
 from examples.qwen2_tiny.make_model import make_tiny_model  # noqa: E402
 from examples.qwen2_tiny.weights import make_weights  # noqa: E402
+from orchlog.llama.build import ensure_llama_cpp  # noqa: E402
 
 SOURCE = ROOT / "benchmarks" / "ggml_decode_step.cpp"
 # Qwen2-0.5B's layer width (n_embd 896, n_ff 4864, 14 heads, 2 KV heads), four

@@ -5,7 +5,7 @@
     .venv/bin/python benchmarks/noise_ratio_error.py --draws 50000 --json out.json
 
 Three-way grading in summary mode bounds ‖x‖ / ‖y‖ (x = a − b the error, y = a − c the noise) from the
-sketches of x and y (orchlog/compare/noise_ratio.py). The test's law is exact for Gaussian signs; the sketch
+sketches of x and y (orchlog/compare/measuring/noise_ratio.py). The test's law is exact for Gaussian signs; the sketch
 has ±1 signs and a Walsh-Hadamard structure. For pairs (x, y) of each family, drawn at the boundary
 ‖x‖ = ‖y‖ where the test is most often wrong, this counts how many true ratios fall outside the interval
 at nominal levels 1e-2, 1e-3 and 1e-4 (the miss rate should match the level) and at the level grading uses,
@@ -32,7 +32,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks import sketch_error
-from orchlog.compare import noise_ratio
+from orchlog.compare.measuring import noise_ratio
 from orchlog.encoding import sketch
 
 LEVELS = (1e-2, 1e-3, 1e-4, noise_ratio.FAILURE_PROBABILITY)

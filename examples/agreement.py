@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 
-from examples.llama_cpp.build import BuildError
 from examples.llama_cpp.run import run_llama_cpp
 from examples.numpy_engine.bugs import ALL_BUGS
 from examples.numpy_engine.run import run_numpy_engine
@@ -25,6 +24,7 @@ from examples.qwen2_tiny.make_model import make_tiny_model
 from examples.qwen2_tiny.run_hf import run_hf
 from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO
 from examples.qwen2_tiny.weights import DEFAULT_SEED
+from orchlog.llama.build import BuildError
 
 
 def max_abs_difference(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:

@@ -10,38 +10,16 @@ never needs them.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING
+from orchlog.lazy import lazy
 
-if TYPE_CHECKING:
-    from typing import Any
-
-# The versions come from the generated tables, imported (dataclasses, typing) only when asked for.
-_VERSIONS = {"__version__": "LIBRARY_VERSION", "SCHEMA_VERSION": "SCHEMA_VERSION"}
 _PUBLIC = {
-    "close": "orchlog.emit.api",
-    "configure": "orchlog.emit.api",
-    "flush": "orchlog.emit.api",
-    "graft": "orchlog.emit.api",
-    "log": "orchlog.emit.api",
-    "stats": "orchlog.emit.api",
+    # The versions come from the generated tables, imported (dataclasses, typing) only when asked for.
+    "__version__": "orchlog.schema_gen:LIBRARY_VERSION",
+    "SCHEMA_VERSION": "orchlog.schema_gen:SCHEMA_VERSION",
+    **dict.fromkeys(("close", "configure", "flush", "graft", "log", "stats"), "orchlog.emit.api"),
     "open_trace": "orchlog.read.paths",
 }
 
-__all__ = ["SCHEMA_VERSION", "__version__", *_PUBLIC]
+__all__ = sorted(_PUBLIC)
 
-
-def __getattr__(name: str) -> Any:
-    if name in _VERSIONS:
-        value = getattr(importlib.import_module("orchlog.schema_gen"), _VERSIONS[name])
-        globals()[name] = value
-        return value
-    if name not in _PUBLIC:
-        raise AttributeError(f"module 'orchlog' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_PUBLIC[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_PUBLIC, *_VERSIONS})
+__getattr__, __dir__ = lazy(__name__, _PUBLIC)

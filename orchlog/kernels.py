@@ -121,23 +121,9 @@ def diff_sums_and_quantile(a: np.ndarray, b: np.ndarray, q: float, native: bool 
     return sums, float(value) if sums.all_finite else math.nan
 
 
-PREFIX_COLUMNS = (
-    "n",
-    "max_abs",
-    "mean_abs",
-    "max_rel",
-    "p99_abs",
-    "rms_a",
-    "rms_b",
-    "rms_diff",
-    "cosine",
-    "l2",
-    "min_a",
-    "max_a",
-    "min_b",
-    "max_b",
-    "nonfinite_mismatch",
-)
+# The figures of a pair's difference, in the order the reports show them.
+ERROR_COLUMNS = ("max_abs", "mean_abs", "max_rel", "p99_abs", "rms_a", "rms_b", "rms_diff", "cosine", "l2")
+PREFIX_COLUMNS = ("n", *ERROR_COLUMNS, "min_a", "max_a", "min_b", "max_b", "nonfinite_mismatch")
 _MATRIX_WIDTH = 256  # the NumPy twin measures pairs up to this many values as one matrix, longer ones one by one
 
 
@@ -266,7 +252,7 @@ def tensor_diffs(
     tensor_metrics.tensor_diff does on the arrays compare.tensors.flat_tensor makes of them.
     Returns (rows, flagged): a flagged pair holds a NaN or Inf on some side and its row is
     left unset, for tensor_diff's careful path. The twin without the extension is that
-    per-pair path itself (orchlog.compare.metrics).
+    per-pair path itself (orchlog.compare.measuring.metrics).
     """
     if _native is None:
         return None

@@ -164,6 +164,7 @@ RECORD_FIELDS = (
     FieldSpec('blake3', 'hex256', False, ('jsonl', 'msgpack', 'parquet'), "BLAKE3 of the raw tensor bytes as stored: C-contiguous, little-endian, in the tensor's own dtype.", 'digest', None, None, None, 'f64', False, None, 'af1349b9f5f9a1a6a0404dea36dcc9499bcb25c9adc112b7cc9a93cae41f3262', 'decimal'),
     FieldSpec('meta', 'meta', False, ('jsonl', 'msgpack', 'parquet'), 'Free-form scalars about the record (e.g. kv_aligned, seed, mode). Keys are written sorted by their UTF-8 bytes; `{}` when there are none.', 'meta', None, None, None, 'f64', False, None, {'kv_aligned': 1}, 'decimal'),
     FieldSpec('grafted', 'bool', False, ('jsonl', 'msgpack', 'parquet'), "True only when the tensor was overwritten from a reference trace before it was logged (a graft call selected by ORCH_GRAFT_SELECT whose reference record matched); false for every log call and for a graft that left the tensor alone. Not part of the record's key: a grafted record aligns with the reference record it was grafted from. Readers take a record written before the field existed as not grafted.", 'call', None, None, None, 'f64', False, None, True, 'decimal'),
+    FieldSpec('full_reason', 'str', True, ('jsonl', 'msgpack', 'parquet'), "Why the record carries its whole tensor where the run's mode keeps a summary (in JSONL every value inline, in the binary stream the data it always has): `against`, the first record at its token, or at an earlier one, that ORCH_LOG_AGAINST did not prove within ORCH_LOG_AGAINST_PPM of the reference's; `against_context`, one of the ORCH_LOG_AGAINST_CONTEXT records after it; `nonfinite`, the first record holding NaN or Inf (ORCH_LOG_ON_NONFINITE). Null for every other record. Like `grafted`, not part of the record's key.", 'call', None, None, None, 'f64', False, None, 'against', 'decimal'),
     FieldSpec('data', 'bytes', True, ('msgpack', 'parquet'), 'The full tensor bytes (the bytes blake3 covers). Only in the binary stream and Parquet; null in Parquet rows packed from a summary.', 'tensor', None, None, None, 'f64', False, None, None, 'decimal'),
     FieldSpec('crc32c', 'u32', False, ('msgpack',), 'CRC-32C (Castagnoli) of every byte of the frame before this key, from the map header through the tensor bytes, so that a reader can tell a damaged frame from a sound one (FORMAT.md, "Frame checksum"). The binary stream only, always the last key, always a msgpack uint32.', 'frame', None, None, None, 'f64', False, None, None, 'decimal'),
 )
@@ -206,7 +207,7 @@ POSITIONAL_KEY_PARTS = ('token_idx', 'layer', 'stage', 'step')
 # What says where a record was taken: a selector, an alignment key or a reader's column may name these.
 KEY_FIELDS = ('checkpoint', 'team', 'token_idx', 'layer', 'stage', 'step', 'rank', 'token_id', 'shard_axis', 'shard_index', 'num_shards', 'shard_partial', 'world_size', 'seq')
 # Set by the kind of call that wrote a record (a graft marks what it overwrote); not part of its key.
-CALL_FIELDS = ('grafted',)
+CALL_FIELDS = ('grafted', 'full_reason')
 
 # ---------------------------------------------------------------- env knobs
 KNOBS = (
@@ -216,7 +217,12 @@ KNOBS = (
     KnobSpec('ORCH_LOG_MODE', 'mode', 'enum', 'summary', ('summary', 'full', 'both'), None, None, '`summary` writes JSONL; `full` writes the binary stream with the full tensor; `both` writes the two.'),
     KnobSpec('ORCH_LOG_SELECT', 'select', 'selector', None, (), None, None, 'Which records to write, e.g. `layer=0-3,token=5,checkpoint=attn_*,step=0`. Unset means all. See `selector`.'),
     KnobSpec('ORCH_GRAFT_FROM', 'graft_from', 'opt_str', None, (), None, None, 'Reference trace that graft calls read from: a full-mode binary stream (`ORCH_LOG_MODE=full` or `both`), indexed once on the first graft call. Unset: graft calls log as log calls and change nothing.'),
-    KnobSpec('ORCH_GRAFT_SELECT', 'graft_select', 'selector', None, (), None, None, 'Which graft calls overwrite their tensor from ORCH_GRAFT_FROM, in the selector syntax of ORCH_LOG_SELECT, e.g. `checkpoint=attn_norm,layer=3`. Unset or blank grafts nothing: replacing every tensor by accident would hide every difference, so grafting is opt-in per checkpoint. An invalid selector grafts nothing, with one warning.'),
+    KnobSpec('ORCH_GRAFT_SELECT', 'graft_select', 'selector', None, (), None, None, 'Which graft calls overwrite their tensor from ORCH_GRAFT_FROM, in the selector syntax of ORCH_LOG_SELECT, e.g. `checkpoint=attn_norm,layer=3`. Unset or blank grafts nothing: replacing every tensor by accident would hide every difference, so grafting is opt-in per checkpoint: a run that names ORCH_GRAFT_FROM and no selector says so once, as a warning. An invalid selector grafts nothing, with one warning.'),
+    KnobSpec('ORCH_LOG_AGAINST', 'against', 'opt_str', None, (), None, None, "A reference trace of the same run (a binary stream, full or summary, or JSONL summaries) to compare each record with as it is written, by key and occurrence as a graft matches. A record proven within ORCH_LOG_AGAINST_PPM of the reference's (equal BLAKE3, or the bound the two sketches give, or the whole tensors when the reference has them) is written as the mode says; the first record not proven within at its token or an earlier one is written whole (`full_reason` `against`), and so are the ORCH_LOG_AGAINST_CONTEXT records after it. Read once, at the first record; one that cannot be read is a warning and the run logs as without it."),
+    KnobSpec('ORCH_LOG_AGAINST_PPM', 'against_ppm', 'int', '1000', (), 1, 2147483647, "The tolerance ORCH_LOG_AGAINST proves: rel_l2 = |ours - reference| / |reference| in millionths (1000 is `orchlog compare`'s default 1e-3)."),
+    KnobSpec('ORCH_LOG_AGAINST_CONTEXT', 'against_context', 'int', '16', (), 0, 2147483647, 'How many records after one that ORCH_LOG_AGAINST wrote whole are written whole too (`full_reason` `against_context`).'),
+    KnobSpec('ORCH_LOG_STOP', 'stop', 'enum', 'never', ('never', 'first_fail'), None, None, '`first_fail` stops writing records once the first record ORCH_LOG_AGAINST wrote whole and its context are written, with one line on stderr; the engine runs on, and every later call costs what it costs with logging off.'),
+    KnobSpec('ORCH_LOG_ON_NONFINITE', 'on_nonfinite', 'enum', 'off', ('off', 'warn', 'full', 'stop'), None, None, 'What the first record holding NaN or Inf does: `warn` says so once on stderr (checkpoint and key); `full` also writes it whole (`full_reason` `nonfinite`); `stop` also stops writing records after it (as ORCH_LOG_STOP does). The host is never stopped or aborted.'),
     KnobSpec('ORCH_LOG_RANK', 'rank', 'int', '0', (), 0, 2147483647, "Rank of this process (tensor-parallel shard); used for `{rank}`, the header's `rank` and the `rank` of records whose call names none."),
     KnobSpec('ORCH_LOG_WORLD_SIZE', 'world_size', 'int', '1', (), 1, 2147483647, 'Number of ranks; the `world_size` field.'),
     KnobSpec('ORCH_LOG_MODEL', 'model', 'opt_str', None, (), None, None, "Written as the header's `model`; empty is unset (null)."),
@@ -230,6 +236,11 @@ ORCH_LOG_MODE = 'ORCH_LOG_MODE'
 ORCH_LOG_SELECT = 'ORCH_LOG_SELECT'
 ORCH_GRAFT_FROM = 'ORCH_GRAFT_FROM'
 ORCH_GRAFT_SELECT = 'ORCH_GRAFT_SELECT'
+ORCH_LOG_AGAINST = 'ORCH_LOG_AGAINST'
+ORCH_LOG_AGAINST_PPM = 'ORCH_LOG_AGAINST_PPM'
+ORCH_LOG_AGAINST_CONTEXT = 'ORCH_LOG_AGAINST_CONTEXT'
+ORCH_LOG_STOP = 'ORCH_LOG_STOP'
+ORCH_LOG_ON_NONFINITE = 'ORCH_LOG_ON_NONFINITE'
 ORCH_LOG_RANK = 'ORCH_LOG_RANK'
 ORCH_LOG_WORLD_SIZE = 'ORCH_LOG_WORLD_SIZE'
 ORCH_LOG_MODEL = 'ORCH_LOG_MODEL'
@@ -239,6 +250,10 @@ ENV_DEFAULTS = {
     'ORCH_LOG_TEAM': '',
     'ORCH_LOG_VALUES': '10',
     'ORCH_LOG_MODE': 'summary',
+    'ORCH_LOG_AGAINST_PPM': '1000',
+    'ORCH_LOG_AGAINST_CONTEXT': '16',
+    'ORCH_LOG_STOP': 'never',
+    'ORCH_LOG_ON_NONFINITE': 'off',
     'ORCH_LOG_RANK': '0',
     'ORCH_LOG_WORLD_SIZE': '1',
 }
@@ -290,6 +305,7 @@ PARQUET_COLUMNS = {
     'blake3': 'blake3',
     'meta': 'meta',
     'grafted': 'grafted',
+    'full_reason': 'full_reason',
     'data': 'data',
 }
 WARNING_PREFIX = 'orchlog: warning: '
@@ -356,6 +372,7 @@ class RecordInput:
     world_size: int = 1
     seq: int = 0
     grafted: bool = False
+    full_reason: str | None = None
     values: int = 10  # how many leading values to keep; -1 keeps all
     meta: Mapping[str, Scalar] = dataclasses.field(default_factory=dict)
 
@@ -397,6 +414,11 @@ class RunSettings(TypedDict, total=False):
     select: str | None
     graft_from: str | None
     graft_select: str | None
+    against: str | None
+    against_ppm: int | None
+    against_context: int | None
+    stop: str | None
+    on_nonfinite: str | None
     rank: int | None
     world_size: int | None
     model: str | None
@@ -423,6 +445,7 @@ class RecordFields:
     world_size: int = 1
     seq: int | None = None
     grafted: bool = False
+    full_reason: str | None = None
     sketch: np.ndarray | None = None
 
 
@@ -452,6 +475,7 @@ COLUMNS = (
     ColumnSpec('world_size', 'int'),
     ColumnSpec('seq', 'int'),
     ColumnSpec('grafted', 'bool'),
+    ColumnSpec('full_reason', 'text'),
     ColumnSpec('sketch', 'floats', 64, 'f32'),
 )
 
@@ -475,6 +499,7 @@ class RecordColumns:
     world_size: np.ndarray
     seq: np.ndarray
     grafted: np.ndarray
+    full_reason: Strings
     sketch: np.ndarray
 
 
@@ -513,6 +538,7 @@ def arrow_schema() -> pa.Schema:
         pa.field('blake3', pa.string(), nullable=False),
         pa.field('meta', pa.map_(pa.string(), pa.string()), nullable=False),
         pa.field('grafted', pa.bool_(), nullable=False),
+        pa.field('full_reason', pa.string(), nullable=True),
         pa.field('data', pa.large_binary(), nullable=True),
     ]
     metadata = {

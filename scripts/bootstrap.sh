@@ -71,8 +71,9 @@ if [ ! -x .venv/bin/python ]; then
 fi
 PY=.venv/bin/python
 
-# Reinstall only when something the build or the dependency list reads has changed.
-stamp_now=$( { cat pyproject.toml CMakeLists.txt; find native/cpp native/python -type f \( -name '*.hpp' -o -name '*.h' -o -name '*.cpp' -o -name '*.txt' -o -name '*.in' -o -name '*.inc' \) -print0 2>/dev/null | sort -z | xargs -0 cat; } | sha256sum | cut -d' ' -f1)
+# Reinstall only when something the build or the dependency list reads has changed, or a Python
+# module was added, moved or removed (the editable install maps each module's file by name).
+stamp_now=$( { cat pyproject.toml CMakeLists.txt; find native/cpp native/python -type f \( -name '*.hpp' -o -name '*.h' -o -name '*.cpp' -o -name '*.txt' -o -name '*.in' -o -name '*.inc' \) -print0 2>/dev/null | sort -z | xargs -0 cat; find orchlog -type f -not -path '*/__pycache__/*' | LC_ALL=C sort; } | sha256sum | cut -d' ' -f1)
 stamp_file=.cache/install.stamp
 if [ "$(cat "$stamp_file" 2>/dev/null)" != "$stamp_now" ] || ! $PY -c 'import orchlog._native' 2>/dev/null; then
   say "installing orchlog into .venv (builds the native extension)"

@@ -48,3 +48,20 @@ def record_vectors() -> list[dict]:
 @pytest.fixture(scope="session")
 def header_vectors() -> list[dict]:
     return load_vectors("headers.json")["cases"]
+
+
+@pytest.fixture(scope="session")
+def model_pair(tmp_path_factory):
+    """The tiny Qwen2 as a GGUF with its byte-level vocabulary and its HF directory (examples/qwen2_tiny/
+    model_pair.py; writing the HF directory imports torch: for slow tests)."""
+    from examples.qwen2_tiny.model_pair import make_model_pair
+
+    return make_model_pair(tmp_path_factory.mktemp("pair"))
+
+
+@pytest.fixture(scope="session")
+def planted_pair(tmp_path_factory):
+    """The same pair with one weight of blk.1.ffn_up changed in the HF copy only."""
+    from examples.qwen2_tiny.model_pair import make_model_pair
+
+    return make_model_pair(tmp_path_factory.mktemp("planted"), plant="blk.1.ffn_up.weight")

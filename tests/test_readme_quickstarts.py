@@ -74,3 +74,13 @@ def test_the_llama_cpp_snippet_is_taken_from_the_example_program_line_for_line()
     assert [line for line in lines if line not in program] == [
         "#include <orchlog/ggml.hpp>   // with llama.cpp's ggml.h and ggml-backend.h on the include path"
     ]
+
+
+@pytest.mark.slow  # builds llama.cpp (cached), loads transformers
+def test_the_model_file_to_verdict_commands_run_as_written_and_agree(tmp_path):
+    if not (ROOT / ".venv/bin/python").exists():
+        pytest.skip("no .venv in this checkout (./scripts/bootstrap.sh makes it)")
+    (commands,) = _blocks(_section("From a model file to a verdict"), "sh")
+    proc = _run_shell(commands, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "RESULT: ok" in proc.stdout and (tmp_path / "llama.bin").is_file() and (tmp_path / "hf.bin").is_file()

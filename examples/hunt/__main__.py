@@ -20,9 +20,10 @@ from pathlib import Path
 
 from examples.hunt.run import ENGINES, prepare
 from examples.hunt.stages import stage_table
-from examples.llama_cpp.build import BuildError
 from examples.numpy_engine.bugs import ALL_BUGS, Bug
 from orchlog.compare import compare
+from orchlog.llama.build import BuildError
+from orchlog.report import render_markdown
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -55,7 +56,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"hunt: error: {exc}", file=sys.stderr)
             return 2
         report = compare(hunt.reference, hunt.ours, hunt.options())
-        print(report.to_markdown() if args.format == "md" else report)
+        print(render_markdown(report) if args.format == "md" else report)
         print(f"\nthe same comparison: {hunt.command()}" + ("" if args.out else "  (traces kept with --out DIR)"))
         return report.exit_code
 

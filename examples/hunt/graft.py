@@ -36,7 +36,8 @@ from examples.qwen2_tiny.gguf_file import write_gguf
 from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO
 from examples.qwen2_tiny.weights import DEFAULT_SEED, make_weights
 from orchlog.compare import CompareOptions
-from orchlog.compare.local_report import GraftReport, graft_report
+from orchlog.graft_report.result import GraftReport, graft_report
+from orchlog.report import render_markdown
 
 Stage = tuple[str, str | None]
 STAGES: tuple[Stage, ...] = BEFORE_BLOCKS + PER_BLOCK + AFTER_BLOCKS
@@ -145,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
         runs = prepare(directory, bugs, args.layers)
         for title, report in zip(("grafted per layer (l_out)", "grafted per stage"), runs.reports()):
             print(f"# {title}\n")
-            print(report.to_markdown() if args.format == "md" else report)
+            print(render_markdown(report) if args.format == "md" else report)
     return 0
 
 

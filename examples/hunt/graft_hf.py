@@ -20,7 +20,8 @@ from examples.hunt.run import TOLERANCES, WINDOWS, model_and_reference
 from examples.hunt.traces import HF_INPUTS, HF_OUTPUTS
 from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO
 from orchlog.compare import CompareOptions
-from orchlog.compare.local_report import GraftReport, graft_report
+from orchlog.graft_report.result import GraftReport, graft_report
+from orchlog.report import render_markdown
 
 # llama.cpp's names of what HF_OUTPUTS and HF_INPUTS hook, through hf_qwen2.toml, in execution order. HF
 # has no module for Q and K after RoPE: Qcur and Kcur are their projections plus bias (stage "add").
@@ -93,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
         directory = args.out or Path(tmp)
         directory.mkdir(parents=True, exist_ok=True)
         report = hf_graft_report(directory)
-        print(report.to_markdown() if args.format == "md" else report)
+        print(render_markdown(report) if args.format == "md" else report)
     return 0
 
 

@@ -14,41 +14,25 @@ import subprocess
 import sys
 from pathlib import Path
 
-from examples.llama_cpp.build import (
-    DEFAULT_JOBS,
-    LLAMA_CPP_PYTHON_VERSION,
-    BuildError,
-    _extract_vendored_source,
-    _fetch_sdist,
-    build_key,
-    cache_root,
-    ensure_llama_cpp,
-)
 from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO
+from orchlog.llama.build import (
+    DEFAULT_JOBS,
+    BuildError,
+    build_cmake_project,
+    build_key,
+    ensure_llama_cpp,
+    vendored_source,
+)
 
 SOURCE_DIR = Path(__file__).resolve().parent / "debug_cb"
 REPO_ROOT = SOURCE_DIR.parent.parent.parent
 
 
-def vendored_source(quiet: bool = True) -> Path:
-    """The vendored llama.cpp tree of the pinned sdist, unpacked once."""
-    root = cache_root() / "llama.cpp"
-    return _extract_vendored_source(_fetch_sdist(root / "sdist", quiet), root / f"src-{LLAMA_CPP_PYTHON_VERSION}")
-
-
 def build(jobs: int = DEFAULT_JOBS, quiet: bool = True) -> Path:
     llama = ensure_llama_cpp(jobs=jobs, quiet=quiet)
-    source = vendored_source(quiet)
     build_dir = REPO_ROOT / ".cache" / "examples" / f"llama_debug_cb-{build_key()}"
-    for cmd in (
-        ["cmake", "-S", str(SOURCE_DIR), "-B", str(build_dir), "-DCMAKE_BUILD_TYPE=Release",
-         f"-DCMAKE_PREFIX_PATH={llama.prefix}", f"-DLLAMA_SRC={source}"],
-        ["cmake", "--build", str(build_dir), "--parallel", str(jobs)],
-    ):  # fmt: skip
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise BuildError(f"`{' '.join(cmd[:2])} ...` failed:\n{proc.stdout}{proc.stderr}")
-    return build_dir / "debug_callback"
+    defines = {"CMAKE_PREFIX_PATH": str(llama.prefix), "LLAMA_SRC": str(vendored_source(quiet))}
+    return build_cmake_project(SOURCE_DIR, build_dir, defines, jobs) / "debug_callback"
 
 
 def run(gguf: Path, out_dir: Path, name: str = "model", program: Path | None = None) -> Path:

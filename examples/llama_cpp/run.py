@@ -1,4 +1,4 @@
-"""Build examples/llama_cpp/run_tokens.cpp against the cached llama.cpp and run
+"""Build orchlog/llama/run_tokens.cpp (the driver `orchlog trace llama` ships) against the cached llama.cpp and run
 the scenario through it, logging its graph tensors through orchlog's ggml
 adapter when asked.
 
@@ -21,8 +21,15 @@ from pathlib import Path
 
 import numpy as np
 
-from examples.llama_cpp.build import DEFAULT_JOBS, BuildError, LlamaCppBuild, build_key, ensure_llama_cpp
 from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO, Scenario
+from orchlog.llama.build import (
+    DEFAULT_JOBS,
+    BuildError,
+    LlamaCppBuild,
+    build_cmake_project,
+    build_key,
+    ensure_llama_cpp,
+)
 
 SOURCE_DIR = Path(__file__).resolve().parent
 REPO_ROOT = SOURCE_DIR.parent.parent
@@ -52,25 +59,10 @@ def _env_without_orchlog_knobs() -> dict[str, str]:
 
 
 def build_programs(llama: LlamaCppBuild | None = None, jobs: int = DEFAULT_JOBS, quiet: bool = False) -> Path:
-    """Builds run_tokens and log_graph; returns their directory."""
+    """Builds run_tokens, log_graph and quantize; returns their directory."""
     llama = llama or ensure_llama_cpp(jobs=jobs, quiet=quiet)
     build_dir = REPO_ROOT / ".cache" / "examples" / f"llama_cpp-{build_key()}"
-    for cmd in (
-        [
-            "cmake",
-            "-S",
-            str(SOURCE_DIR),
-            "-B",
-            str(build_dir),
-            "-DCMAKE_BUILD_TYPE=Release",
-            f"-DCMAKE_PREFIX_PATH={llama.prefix}",
-        ],
-        ["cmake", "--build", str(build_dir), "--parallel", str(jobs)],
-    ):
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise BuildError(f"`{' '.join(cmd[:2])} ...` failed:\n{proc.stdout}{proc.stderr}")
-    return build_dir
+    return build_cmake_project(SOURCE_DIR, build_dir, {"CMAKE_PREFIX_PATH": str(llama.prefix)}, jobs)
 
 
 def build_run_tokens(llama: LlamaCppBuild | None = None, jobs: int = DEFAULT_JOBS, quiet: bool = False) -> Path:

@@ -7,7 +7,7 @@ the residual stream apart: a decoder layer returns its MLP's output and the
 residual, whose sum is what llama.cpp calls `l_out`. `observer(log)` turns
 the NumPy engine's stages into what such an engine logs under its module
 names; `vllm_style.toml` maps them back, deriving the checkpoints it lacks
-(orchlog.compare.derived). `write_map(gguf, directory)` puts the map beside
+(orchlog.maps.derived). `write_map(gguf, directory)` puts the map beside
 the norm weights it reads.
 """
 

@@ -25,7 +25,7 @@ from orchlog.compare.calibrate import calibrate_pairs, tolerance_file
 
 SEED = DEFAULT_SEED + 1  # the tests measure the presets on DEFAULT_SEED's model: not the one they came from
 HEADROOM = 1.5
-# llama.cpp file type -> the preset it measures (orchlog/compare/presets.py maps weight types to these).
+# llama.cpp file type -> the preset it measures (orchlog/tolerances/presets.py maps weight types to these).
 TYPES = {"f16": "f16", "bf16": "bf16", "q8_0": "q8_0", "q6_k": "q6_k", "q5_k_m": "q5_k", "q4_k_m": "q4_k"}
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from examples.tensor_parallel.mlp import Bug
 from examples.tensor_parallel.traces import MAP, write_run
 from orchlog.compare import CompareOptions, compare
+from orchlog.report import render_text
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
         ours = write_run(out / f"tp{args.ways}-{args.bug}", args.ways, Bug(args.bug), annotate=not args.map)
         maps = [str(MAP)] if args.map else []
         report = compare(reference, ours, CompareOptions(maps_b=maps))
-        print(report)
+        print(render_text(report), end="")
         command = shlex.join(
             ["orchlog", "compare", str(reference), str(ours), *(["--map-b", str(MAP)] if maps else [])]
         )

@@ -21,7 +21,7 @@ COMMON = "examples/model-conversion/scripts/utils/common.py"
 
 
 def load_common() -> Any:
-    from examples.llama_cpp.debug_callback import vendored_source
+    from orchlog.llama.build import vendored_source
 
     spec = importlib.util.spec_from_file_location("llama_cpp_conversion_common", vendored_source() / COMMON)
     assert spec is not None and spec.loader is not None

@@ -49,6 +49,11 @@ inline orchlog::Options options_of(const orchlog_options& c, std::vector<std::st
   o.select = orchlog::detail::knob_from_text<std::string>(orchlog::schema::kKnobSelect, c.select, warnings);
   o.graft_from = orchlog::detail::knob_from_text<std::string>(orchlog::schema::kKnobGraftFrom, c.graft_from, warnings);
   o.graft_select = orchlog::detail::knob_from_text<std::string>(orchlog::schema::kKnobGraftSelect, c.graft_select, warnings);
+  o.against = orchlog::detail::knob_from_text<std::string>(orchlog::schema::kKnobAgainst, c.against, warnings);
+  o.against_ppm = orchlog::detail::knob_from_text<std::int32_t>(orchlog::schema::kKnobAgainstPpm, c.against_ppm, warnings);
+  o.against_context = orchlog::detail::knob_from_text<std::int32_t>(orchlog::schema::kKnobAgainstContext, c.against_context, warnings);
+  o.stop = orchlog::detail::knob_from_text<orchlog::Stop>(orchlog::schema::kKnobStop, c.stop, warnings);
+  o.on_nonfinite = orchlog::detail::knob_from_text<orchlog::OnNonfinite>(orchlog::schema::kKnobOnNonfinite, c.on_nonfinite, warnings);
   o.rank = orchlog::detail::knob_from_text<std::int32_t>(orchlog::schema::kKnobRank, c.rank, warnings);
   o.world_size = orchlog::detail::knob_from_text<std::int32_t>(orchlog::schema::kKnobWorldSize, c.world_size, warnings);
   o.model = orchlog::detail::knob_from_text<std::string>(orchlog::schema::kKnobModel, c.model, warnings);
@@ -66,6 +71,7 @@ inline void fill_record_input(orchlog::RecordInput& r, const orchlog_record_inpu
   r.key = key_of(&in.key, &in.parts);
   r.seq = in.seq;
   r.call.grafted = in.grafted != 0;
+  if (in.full_reason != nullptr) r.call.full_reason = std::string_view(in.full_reason);
 }
 
 // The header input's fields but its config.

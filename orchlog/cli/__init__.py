@@ -24,6 +24,7 @@ from orchlog.safe_text import for_terminal
 
 # Subcommand modules, in the order `orchlog --help` lists them.
 COMMANDS = [
+    "trace",
     "compare",
     "calibrate",
     "graft-report",

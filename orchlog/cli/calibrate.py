@@ -58,7 +58,7 @@ def _run(args: argparse.Namespace) -> int:
 
     from orchlog.compare import CompareOptions
     from orchlog.compare.calibrate import DEFAULT_HEADROOM, calibrate_pairs, tolerance_file
-    from orchlog.compare.keys import parse_key
+    from orchlog.compare.pairing.keys import parse_key
 
     if len(args.traces) % 2:
         raise OrchlogError(f"calibrate takes pairs of traces; {len(args.traces)} given (A B [A2 B2 ...])")

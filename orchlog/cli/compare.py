@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any
 
 from orchlog.cli.argtypes import executor, nonnegative, nonnegative_int, positive_float, positive_int, unit_interval
 from orchlog.errors import OrchlogError
@@ -215,7 +214,7 @@ def add_alignment_arguments(p: argparse.ArgumentParser) -> None:
 def alignment_options(args: argparse.Namespace) -> dict[str, Any]:
     """CompareOptions' fields from what add_alignment_arguments added."""
     from orchlog.compare import LOGITS_NAMES
-    from orchlog.compare.keys import parse_key
+    from orchlog.compare.pairing.keys import parse_key
 
     return {
         "key": parse_key(args.key) if args.key else None,
@@ -244,33 +243,6 @@ def _emit(text: str, output: str | None, color: str | None = "never") -> None:
         raise OrchlogError(f"--output {output}: cannot write ({exc.strerror})") from None
 
 
-class Report(Protocol):
-    """A report value (compare's, compare --per-token's, weights'): text by str(), and these."""
-
-    def to_json(self) -> dict[str, Any]: ...
-    def to_markdown(self) -> str: ...
-
-
-@runtime_checkable
-class HtmlReport(Report, Protocol):
-    """A report that also has a page of its own (compare's)."""
-
-    def to_html(self) -> str: ...
-
-
-def report_text(report: Report, fmt: str) -> str:
-    """A report value (compare's, weights') in the chosen format: json, md, html or text."""
-    if fmt == "json":
-        return json.dumps(report.to_json(), indent=1, allow_nan=False) + "\n"
-    if fmt == "md":
-        return report.to_markdown()
-    if fmt == "html":
-        if not isinstance(report, HtmlReport):  # the commands offer html only for reports that have it
-            raise OrchlogError(f"--format html: a {type(report).__name__} has no HTML form; use text, json or md")
-        return report.to_html()
-    return str(report)
-
-
 def _compare_on_ray(args: argparse.Namespace, opts: CompareOptions) -> CompareReport:
     from orchlog.scale import compare_partitioned
     from orchlog.scale.ray_runner import cluster_cpus, connect, ray_runner, start_workers
@@ -283,10 +255,11 @@ def _compare_on_ray(args: argparse.Namespace, opts: CompareOptions) -> CompareRe
 
 
 def _run(args: argparse.Namespace) -> int:
-    from orchlog.cli.progress import Progress
     from orchlog.compare import LOGITS_NAMES, CompareOptions, compare
-    from orchlog.compare.keys import parse_key
+    from orchlog.compare.pairing.keys import parse_key
+    from orchlog.progress import Progress
     from orchlog.read.paths import open_trace
+    from orchlog.report import render
 
     if args.dump_all and not args.dump_raw:
         raise OrchlogError("--dump-all needs --dump-raw DIR")
@@ -374,7 +347,7 @@ def _run(args: argparse.Namespace) -> int:
                     report = compare(a, b, opts, progress=progress)
         except OSError as exc:
             raise OrchlogError(f"cannot read input: {exc}") from None
-    text = report_text(report, args.format)
+    text = render(report, args.format)
     if args.format in ("text", "md"):  # names from the traces never reach a terminal as escape sequences
         text = for_terminal(text)
     _emit(text, args.output, args.color if args.format == "text" else "never")

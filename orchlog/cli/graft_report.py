@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from orchlog.cli.compare import _emit, add_alignment_arguments, alignment_options, report_text
+from orchlog.cli.compare import _emit, add_alignment_arguments, alignment_options
 from orchlog.errors import OrchlogError
 from orchlog.safe_text import for_terminal
 
@@ -44,9 +44,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from orchlog.cli.progress import Progress
     from orchlog.compare import CompareOptions
-    from orchlog.compare.local_report import graft_report
+    from orchlog.graft_report import graft_report
+    from orchlog.progress import Progress
+    from orchlog.report import render
 
     opts = CompareOptions(**alignment_options(args))
     runs = len(args.grafted) + (args.plain is not None)
@@ -55,7 +56,7 @@ def _run(args: argparse.Namespace) -> int:
             report = graft_report(args.reference, args.grafted, args.plain, opts, progress=lambda: bar.advance(1))
         except OSError as exc:
             raise OrchlogError(f"cannot read input: {exc}") from None
-    text = report_text(report, args.format)
+    text = render(report, args.format)
     if args.format in ("text", "md"):
         text = for_terminal(text)
     _emit(text, args.output)

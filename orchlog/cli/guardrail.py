@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from orchlog.cli.argtypes import executor, nonnegative, positive_int
@@ -79,9 +78,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from orchlog.cli.progress import Progress
     from orchlog.guardrail import GuardrailOptions, guardrail
-    from orchlog.guardrail.report import write_outputs
+    from orchlog.progress import Progress
+    from orchlog.report import render
+    from orchlog.report.guardrail_files import write_outputs
     from orchlog.safe_text import for_terminal
 
     thresholds = {name: getattr(args, name) for name in THRESHOLD_FLAGS.values() if getattr(args, name) is not None}
@@ -92,14 +92,12 @@ def _run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise OrchlogError(f"cannot read {exc.filename or args.directory}: {exc.strerror or exc}") from None
     write_outputs(result, args.output_dir or args.directory)
-    if args.format == "json":
-        sys.stdout.write(json.dumps(result.to_json(), indent=1, allow_nan=False) + "\n")
-    elif args.format == "md":
-        sys.stdout.write(for_terminal(result.to_markdown()))
-    elif args.format == "html":
-        sys.stdout.write(result.to_html())
-    else:
+    text = render(result, args.format)
+    if args.format == "text":
         from orchlog.cli.colour import for_stream
 
-        sys.stdout.write(for_stream(for_terminal(str(result)), sys.stdout, args.color))
+        text = for_stream(for_terminal(text), sys.stdout, args.color)
+    elif args.format == "md":
+        text = for_terminal(text)
+    sys.stdout.write(text)
     return result.exit_code

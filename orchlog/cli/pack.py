@@ -57,9 +57,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def _run(args: argparse.Namespace) -> int:
     from orchlog.cli import EXIT_FOUND, EXIT_OK
-    from orchlog.cli.progress import Progress
     from orchlog.errors import OrchlogError
     from orchlog.parquet.packing import pack
+    from orchlog.progress import Progress
     from orchlog.safe_text import for_terminal
 
     if args.row_group_mb <= 0:

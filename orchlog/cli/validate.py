@@ -26,8 +26,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from orchlog.cli.progress import Progress
     from orchlog.errors import OrchlogError
+    from orchlog.progress import Progress
     from orchlog.read.paths import open_trace
     from orchlog.read.validate import validate
     from orchlog.safe_text import for_terminal

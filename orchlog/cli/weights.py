@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from orchlog.cli.argtypes import nonnegative, unit_interval
-from orchlog.cli.compare import _emit, report_text
+from orchlog.cli.compare import _emit
 from orchlog.errors import OrchlogError
 from orchlog.safe_text import for_terminal
 
@@ -51,7 +51,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from orchlog.cli.progress import Progress
+    from orchlog.progress import Progress
+    from orchlog.report import render
     from orchlog.weights import WeightsOptions, compare_weights
 
     opts = WeightsOptions(args.map, args.tolerances, args.metric, args.threshold, args.cos_tol)
@@ -65,7 +66,7 @@ def _run(args: argparse.Namespace) -> int:
             report = compare_weights(args.a, args.b, opts, progress=progress)
         except OSError as exc:
             raise OrchlogError(f"cannot read input: {exc}") from None
-    text = report_text(report, args.format)
+    text = render(report, args.format)
     if args.format in ("text", "md"):  # names from the weight files never reach a terminal as escape sequences
         text = for_terminal(text)
     _emit(text, args.output, args.color if args.format == "text" else "never")

@@ -11,6 +11,6 @@ generated files and the recipe for adding a record field.
 
 from __future__ import annotations
 
-from orchlog.codegen.generate import GENERATED_MARK, generate_all, main, repo_root
+from orchlog.codegen.generate import GENERATED_MARK, generate_all, generated_paths, main, repo_root
 
-__all__ = ["GENERATED_MARK", "generate_all", "main", "repo_root"]
+__all__ = ["GENERATED_MARK", "generate_all", "generated_paths", "main", "repo_root"]

@@ -62,6 +62,7 @@ def _render(template: str, schema: schema_mod.Schema) -> str:
 
 
 def _outputs(schema: schema_mod.Schema) -> dict[str, Callable[[], str]]:
+    # The vectors run the reference encoder, which imports the generated tables: only once they are written.
     from orchlog.codegen import vectors
 
     out: dict[str, Callable[[], str]] = {
@@ -99,6 +100,12 @@ def generate_all(schema: schema_mod.Schema | None = None) -> dict[str, str]:
     return {path: build() for path, build in outputs.items()}
 
 
+def generated_paths(schema: schema_mod.Schema | None = None) -> list[str]:
+    """Every generated file's path (relative to the checkout), none rendered: the files that formatters
+    and linters leave to `--check` (scripts/cpp_format.py, pyproject.toml's ruff exclude)."""
+    return sorted(_outputs(schema or schema_mod.load()))
+
+
 def _stale(root: Path, files: dict[str, str]) -> list[tuple[str, str]]:
     stale = []
     for rel, content in files.items():
@@ -124,13 +131,15 @@ def main(argv: list[str] | None = None) -> int:
         description="Generate the C++, Rust and Python schema tables, the JSON Schema and the "
         "conformance vectors from schema/orchlog.schema.yaml.",
         epilog="example:\n  orchlog codegen            # rewrite generated files\n"
-        "  orchlog codegen --check    # exit 1 if any is stale (CI)",
+        "  orchlog codegen --check    # exit 1 if any is stale (CI)\n"
+        "  orchlog codegen --list     # the generated files, one a line",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 when a generated file is stale")
     parser.add_argument("--diff", action="store_true", help="with --check, print what differs")
     parser.add_argument("--quiet", "-q", action="store_true", help="print nothing on success")
     parser.add_argument("--root", help="checkout to read the schema from and write into (default: this one)")
+    parser.add_argument("--list", action="store_true", help="print the path of every generated file; write nothing")
     parser.add_argument(
         "--tables-only", action="store_true", help=f"write {PYTHON_TABLES} alone, importing nothing of the library"
     )
@@ -138,6 +147,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         root = repo_root(args.root)
         schema = schema_mod.load(root / SCHEMA_REL)
+        if args.list:
+            print("\n".join(generated_paths(schema)))
+            return 0
         if args.tables_only:
             _write(root, {PYTHON_TABLES: _render("schema_gen.py.j2", schema)}, args.quiet)
             return 0

@@ -258,6 +258,7 @@ def knob_default(k: EnvKnob) -> Any:
 
 def knob_expectation(k: EnvKnob) -> str:
     """What a malformed value of the knob is not, in the words every emitter's warning uses."""
+    # The emitter's knob rules import the generated tables: only once they are written.
     from orchlog.emit.knobs import expectation
 
     return expectation(k)

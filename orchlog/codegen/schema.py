@@ -272,9 +272,12 @@ def _record(fields: tuple[Field, ...], settings: set[str]) -> None:
                 raise SchemaError(f"{where}: a run field needs an env knob with setting {f.name!r}")
             if f.nullable:
                 raise SchemaError(f"{where}: a run field is never null")
-        if f.source == "call" and (f.type != "bool" or f.nullable or not isinstance(f.default, bool)):
+        call_bool = f.type == "bool" and not f.nullable and isinstance(f.default, bool)
+        call_text = f.type == "str" and f.nullable and f.default is None
+        if f.source == "call" and not (call_bool or call_text):
             raise SchemaError(
-                f"{where}: a call field is a bool, not nullable, with a `default` (what a log call writes)"
+                f"{where}: a call field is a bool, not nullable, with a `default`, or a nullable str whose "
+                "default is null (what a log call writes)"
             )
         if f.source in ("run", "writer", "label") and f.type not in SCALAR_TYPES:
             raise SchemaError(f"{where}: a {f.source} field is a str, bool or number")

@@ -1,8 +1,10 @@
 """Build the conformance vectors in schema/vectors/ from the reference encoding.
 
-Inputs are made by a fixed splitmix64 stream (not NumPy's generators, whose
-streams may change between releases), so the files are reproduced byte for
-byte on any machine. Every emitter's tests read these same files.
+The record cases are data, in record_cases.yaml (its head lists what a case
+holds); the other files' inputs are the tables below. Tensor data is made by
+a fixed splitmix64 stream (not NumPy's generators, whose streams may change
+between releases), so the files are reproduced byte for byte on any machine.
+Every emitter's tests read these same files.
 
 Everything here follows the schema it is given (the one codegen has just
 loaded), never the generated Python tables, which may be a schema behind:
@@ -12,15 +14,19 @@ in the case that sets every field.
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import yaml
 
-from orchlog.codegen.schema import Schema
-from orchlog.emit import knobs, selector
+from orchlog import selector
+from orchlog.codegen.schema import Schema, SchemaError
+from orchlog.emit import knobs
 from orchlog.encoding import dtypes, floats
 from orchlog.encoding.record import ALL_VALUES, created_from_epoch, encode_header, encode_record, field_default
 
@@ -67,405 +73,100 @@ def _bf16(values: list[float]) -> bytes:
     return rounded.astype("<u2").tobytes()
 
 
-def _u16(bits: list[int]) -> bytes:
-    return np.asarray(bits, dtype="<u2").tobytes()
-
-
-def _u32(bits: list[int]) -> bytes:
-    return np.asarray(bits, dtype="<u4").tobytes()
-
-
 def _ints(values: list[int], dtype: str) -> bytes:
     return np.asarray(values, dtype=dtypes.storage_dtype(dtype)).tobytes()
 
 
-F32_SPECIALS = [
-    0x7FC00000,  # quiet NaN
-    0xFFC00001,  # negative NaN with a payload
-    0x7F800001,  # signalling NaN: its bits must survive into the binary frame
-    0x7F800000,  # +Inf
-    0xFF800000,  # -Inf
-    0x80000000,  # -0.0
-    0x00000000,  # +0.0
-    0x00000001,  # smallest subnormal
-    0x007FFFFF,  # largest subnormal
-    0x00800000,  # smallest normal
-    0x7F7FFFFF,  # largest finite
-    0xFF7FFFFF,  # most negative finite
-    0x3F800001,  # 1 + ulp
-    0x3DCCCCCD,  # 0.1f
-]
-
-
 Input = dict[str, Any]
+
+CASES_PATH = Path(__file__).with_name("record_cases.yaml")
+_FLOATS: dict[str, Callable[[list[float]], bytes]] = {"f32": _f32, "f64": _f64, "f16": _f16, "bf16": _bf16}
+_BIT_WIDTHS = {"f32": "<u4", "f64": "<u8", "f16": "<u2", "bf16": "<u2"}
+_DATA_FORMS = "a list of numbers, {activations: N} (and seed: S), {bits: [...]} or {ramp: N, modulo: M}"
+_NOT_INPUT = ("name", "why", "schema_examples", "data", "checkpoint_hex")
+
+
+@functools.cache
+def _case_file() -> dict[str, Any]:
+    doc: dict[str, Any] = _positive_nans(yaml.safe_load(CASES_PATH.read_text(encoding="utf-8")))
+    return doc
+
+
+def _positive_nans(node: Any) -> Any:
+    """Every .nan as math.nan, the quiet NaN with its sign bit clear: PyYAML makes it as -inf/inf,
+    whose sign bit x86 sets, and the bits of a NaN are part of the vectors."""
+    if isinstance(node, float) and math.isnan(node):
+        return math.nan
+    if isinstance(node, list):
+        return [_positive_nans(v) for v in node]
+    if isinstance(node, dict):
+        return {k: _positive_nans(v) for k, v in node.items()}
+    return node
+
+
+def f32_specials() -> list[int]:
+    """The f32 bit patterns every emitter must keep exactly (NaN payloads, ±0, subnormals, extremes)."""
+    return list(_case_file()["f32_specials"])
 
 
 def _record_cases(schema: Schema) -> list[tuple[str, str, Input]]:
-    rng = SplitMix64(0x0C4106)
-    act = rng.activations
-    full_meta = {
-        "kv_aligned": 1,
-        "seed": 42,
-        "mode": "prefill",
-        "temperature": 0.7,
-        "greedy": True,
-        "note": "ünïcode ✓",
-    }
-    cases: list[tuple[str, str, Input]] = []
+    """record_cases.yaml's cases as the encoder's inputs: (name, why, fields); data drawn in file order."""
+    doc = _case_file()
+    stream = SplitMix64(doc["stream"])
+    identity = {f.name: f for f in schema.fields_from("run", "key", "writer", "call")}
+    known = {*_NOT_INPUT, "checkpoint", "dtype", "shape", "values", "meta", *identity}
+    cases = []
+    for case in doc["cases"]:
+        name = case.get("name")
 
-    def add(name: str, why: str, **kw: Any) -> None:
-        cases.append((name, why, kw))
+        def bad(message: str, name: Any = name) -> SchemaError:
+            return SchemaError(f"{CASES_PATH.name}: case {name}: {message}")
 
-    def every_field(**kw: Any) -> dict[str, Any]:
-        """kw, and each identity field it leaves out at its schema example."""
-        fields = schema.fields_from("run", "key", "writer", "call")
-        examples = {f.name: f.example for f in fields if f.name not in kw and f.example is not None}
-        return {**examples, **kw}
-
-    add(
-        "f32_all_fields",
-        "Every optional field present, meta of every scalar type.",
-        **every_field(
-            checkpoint="attn_norm",
-            dtype="f32",
-            shape=(16,),
-            data=_f32(act(16)),
-            team="llama.cpp",
-            token_idx=5,
-            layer=3,
-            stage="mul_mat",
-            step=1,
-            rank=1,
-            world_size=2,
-            seq=17,
-            meta=full_meta,
-        ),
-    )
-    add(
-        "f32_no_optionals",
-        "Every nullable field null, empty team, empty meta.",
-        checkpoint="embedding",
-        dtype="f32",
-        shape=(12,),
-        data=_f32(act(12)),
-    )
-    add(
-        "f32_2d_default_values",
-        "A 2-D tensor; ten leading values in C order.",
-        checkpoint="layer_0_output",
-        dtype="f32",
-        shape=(3, 7),
-        data=_f32(act(21)),
-        team="worker-orcd",
-        token_idx=0,
-        layer=0,
-        step=0,
-    )
-    add(
-        "f16_odd_shape",
-        "f16 printed by widening exactly to f32.",
-        checkpoint="Qcur",
-        dtype="f16",
-        shape=(3, 5),
-        data=_f16(act(15)),
-        token_idx=2,
-        layer=1,
-        stage="rope",
-        step=0,
-    )
-    add(
-        "bf16_vector",
-        "bf16 printed by widening exactly to f32.",
-        checkpoint="ffn_out",
-        dtype="bf16",
-        shape=(9,),
-        data=_bf16(act(9)),
-        layer=2,
-        step=3,
-    )
-    add(
-        "f64_vector",
-        "f64 printed with f64 shortest digits.",
-        checkpoint="logits",
-        dtype="f64",
-        shape=(7,),
-        data=_f64(act(7)),
-        token_idx=4,
-    )
-    add(
-        "i8_extremes",
-        "i8 minimum and maximum.",
-        checkpoint="quant_block",
-        dtype="i8",
-        shape=(6,),
-        data=_ints([-128, -1, 0, 1, 77, 127], "i8"),
-    )
-    add(
-        "u8_extremes",
-        "u8 full range.",
-        checkpoint="mask",
-        dtype="u8",
-        shape=(2, 3),
-        data=_ints([0, 1, 127, 128, 200, 255], "u8"),
-    )
-    add(
-        "i32_tokens",
-        "i32 token ids.",
-        checkpoint="token_ids",
-        dtype="i32",
-        shape=(5,),
-        data=_ints([151643, 0, -1, 2**31 - 1, -(2**31)], "i32"),
-        step=0,
-    )
-    add(
-        "i64_extremes",
-        "i64 extremes; stats widen them to f64 with rounding.",
-        checkpoint="positions",
-        dtype="i64",
-        shape=(4,),
-        data=_ints([2**63 - 1, -(2**63), 2**53 + 1, 3], "i64"),
-    )
-    add(
-        "f32_scalar_0d", "A 0-d tensor: shape [], numel 1.", checkpoint="loss", dtype="f32", shape=(), data=_f32([2.75])
-    )
-    add(
-        "f32_empty",
-        "An empty tensor: no values, null stats, BLAKE3 of nothing.",
-        checkpoint="empty",
-        dtype="f32",
-        shape=(0,),
-        data=b"",
-    )
-    add(
-        "f16_empty_middle_dim",
-        "An empty tensor with a zero in the middle of its shape.",
-        checkpoint="empty_kv",
-        dtype="f16",
-        shape=(2, 0, 3),
-        data=b"",
-    )
-    add(
-        "f32_specials_all_values",
-        "NaN (with payloads, signalling), ±Inf, ±0, subnormals, extremes; all values kept.",
-        checkpoint="specials",
-        dtype="f32",
-        shape=(len(F32_SPECIALS),),
-        data=_u32(F32_SPECIALS),
-        values=ALL_VALUES,
-    )
-    add(
-        "f64_specials_all_values",
-        "f64 edge cases, including numbers at the edges of ECMAScript's fixed/exponent layout.",
-        checkpoint="specials64",
-        dtype="f64",
-        shape=(16,),
-        values=ALL_VALUES,
-        data=_f64(
-            [
-                math.nan,
-                math.inf,
-                -math.inf,
-                -0.0,
-                5e-324,
-                2.2250738585072014e-308,
-                1.7976931348623157e308,
-                1e21,
-                1e20,
-                123456789012345680000.0,
-                1e-7,
-                1e-6,
-                0.000001234,
-                0.1,
-                1 / 3,
-                -12345.678,
-            ]
-        ),
-    )
-    add(
-        "f16_specials_all_values",
-        "f16 NaN (quiet and signalling), ±Inf, -0, largest, smallest subnormal.",
-        checkpoint="specials16",
-        dtype="f16",
-        shape=(9,),
-        values=ALL_VALUES,
-        data=_u16([0x7E00, 0x7D00, 0x7C00, 0xFC00, 0x8000, 0x7BFF, 0x0001, 0x03FF, 0x3555]),
-    )
-    add(
-        "bf16_specials_all_values",
-        "bf16 NaN (quiet and signalling), ±Inf, -0, largest, smallest subnormal.",
-        checkpoint="specials_bf16",
-        dtype="bf16",
-        shape=(8,),
-        values=ALL_VALUES,
-        data=_u16([0x7FC0, 0x7F81, 0x7F80, 0xFF80, 0x8000, 0x7F7F, 0x0001, 0x3DCD]),
-    )
-    add(
-        "f32_all_nan",
-        "No finite element: min/max/mean/rms/abs_max are null, counts are not.",
-        checkpoint="garbage",
-        dtype="f32",
-        shape=(3,),
-        data=_u32([0x7FC00000, 0x7F800000, 0xFF800000]),
-    )
-    add(
-        "f32_signed_zeros",
-        "Zero stats are written as +0 whatever the sign of the zeros.",
-        checkpoint="zeros",
-        dtype="f32",
-        shape=(4,),
-        data=_f32([-0.0, 0.0, -0.0, -0.0]),
-    )
-    add(
-        "f32_values_zero",
-        "ORCH_LOG_VALUES=0 keeps no values.",
-        checkpoint="attn_out",
-        dtype="f32",
-        shape=(4,),
-        data=_f32(act(4)),
-        values=0,
-    )
-    add(
-        "f32_values_more_than_numel",
-        "N larger than numel keeps every element.",
-        checkpoint="attn_out",
-        dtype="f32",
-        shape=(3,),
-        data=_f32(act(3)),
-        values=50,
-    )
-    add(
-        "f32_one_chunk_exactly",
-        "1024 bytes: exactly one BLAKE3 chunk.",
-        checkpoint="chunk1",
-        dtype="f32",
-        shape=(256,),
-        data=_f32(act(256)),
-    )
-    add(
-        "u8_one_chunk_plus_one",
-        "1025 bytes: one BLAKE3 chunk and one byte.",
-        checkpoint="chunk1p",
-        dtype="u8",
-        shape=(1025,),
-        data=bytes(i % 251 for i in range(1025)),
-    )
-    add(
-        "f32_many_chunks",
-        "16404 bytes: more than 16 chunks, so 4-, 8- and 16-way SIMD paths all run.",
-        checkpoint="l_out",
-        dtype="f32",
-        shape=(3, 1367),
-        data=_f32(act(4101)),
-        token_idx=7,
-        layer=1,
-        step=0,
-    )
-    add(
-        "bf16_many_chunks",
-        "16400 bytes of bf16 over several chunks.",
-        checkpoint="l_out",
-        dtype="bf16",
-        shape=(8200,),
-        data=_bf16(act(8200)),
-        token_idx=7,
-        layer=2,
-        step=0,
-    )
-    add(
-        "unicode_checkpoint",
-        "Non-ASCII names are written as raw UTF-8, not escaped.",
-        checkpoint="注意力_norm.🦙",
-        dtype="f32",
-        shape=(2,),
-        data=_f32([1.0, -1.0]),
-        stage="Ωmega",
-        team="équipe",
-    )
-    add(
-        "escaped_checkpoint",
-        "Quotes, backslashes and C0 controls are escaped; DEL and U+2028 are not.",
-        checkpoint='a"b\\c\n\t\x01\x1f\x7f\u2028',
-        dtype="f32",
-        shape=(1,),
-        data=_f32([0.5]),
-    )
-    add(
-        "invalid_utf8_checkpoint",
-        "Invalid UTF-8 in a byte-string name becomes U+FFFD (maximal subparts).",
-        checkpoint=b"blk\xff.3\xe2\x82attn\xc0\xaf",
-        dtype="f32",
-        shape=(1,),
-        data=_f32([1.0]),
-    )
-    add(
-        "large_keys",
-        "Large token index, seq and layer; rank 7 of 8.",
-        checkpoint="result_output",
-        dtype="f32",
-        shape=(2,),
-        data=_f32([3.0, 4.0]),
-        token_idx=2**40,
-        layer=2**31 - 1,
-        step=2**31 - 1,
-        rank=7,
-        world_size=8,
-        seq=2**53 + 5,
-    )
-    add(
-        "meta_sorted_by_utf8",
-        "Meta keys sorted by UTF-8 bytes; floats, ints and non-finite floats in meta.",
-        checkpoint="meta",
-        dtype="f32",
-        shape=(1,),
-        data=_f32([0.0]),
-        meta={
-            "z": -1,
-            "a": 1.5,
-            "é": "x",
-            "B": False,
-            "nan": math.nan,
-            "inf": -math.inf,
-            "big": -(2**63),
-            "int_like": 2.0,
-        },
-    )
-    add(
-        "many_dims",
-        "A shape with many dimensions.",
-        checkpoint="reshaped",
-        dtype="f32",
-        shape=(1, 1, 2, 1, 3, 1),
-        data=_f32(act(6)),
-    )
-    add(
-        "stats_mixed_nonfinite",
-        "Stats over the finite elements only; NaN and Inf are counted.",
-        checkpoint="mixed",
-        dtype="f32",
-        shape=(11,),
-        values=ALL_VALUES,
-        data=_f32([1.0, math.nan, 2.0, math.inf, 3.0, -math.inf, 4.0, 5.0, 6.0, 7.0, 8.0]),
-    )
-    add(
-        "stats_lane_order",
-        "Sums that depend on the lane order: a wrong order changes the printed mean.",
-        checkpoint="cancel",
-        dtype="f64",
-        shape=(17,),
-        data=_f64([1e16, 1.0, -1e16, 1.0, 3.0, 1e-3, -3.0, 7.0, 1e16, 2.0, -1e16, 0.5, 0.25, 1e-17, 9.0, -9.0, 1.0]),
-    )
-    # Squares of f32/f16/bf16 values are exact in f64, so only f64 data can tell a
-    # rounded square from a fused multiply-add; with these values (found by search,
-    # checked by tests/codegen/test_vectors_detect_fma.py) an FMA changes the printed rms.
-    add(
-        "stats_squares_not_fused",
-        "Squares are rounded before they are added: an FMA changes the printed rms.",
-        checkpoint="rms_norm",
-        dtype="f64",
-        shape=(19,),
-        data=_f64(SplitMix64(0x51C8).activations(19)),
-    )
+        if set(case) - known:
+            raise bad(f"unknown keys {sorted(set(case) - known)}; a case has {sorted(known)}")
+        missing = {"name", "why", "dtype", "shape", "data"} - set(case)
+        if missing or ("checkpoint" in case) == ("checkpoint_hex" in case):
+            raise bad(f"needs {sorted(missing) or ''} and one of checkpoint and checkpoint_hex")
+        if case["dtype"] not in {d.name for d in schema.dtypes}:
+            raise bad(f"dtype {case['dtype']!r} is not one of the schema's {[d.name for d in schema.dtypes]}")
+        given: Input = {}
+        if case.get("schema_examples"):
+            given.update({n: f.example for n, f in identity.items() if n not in case and f.example is not None})
+        given.update({k: v for k, v in case.items() if k not in _NOT_INPUT})
+        if "checkpoint_hex" in case:
+            given["checkpoint"] = bytes.fromhex(case["checkpoint_hex"])
+        given["shape"] = tuple(case["shape"])
+        if given.get("values") == "all":
+            given["values"] = ALL_VALUES
+        given["data"] = _case_data(case["data"], case["dtype"], stream, bad)
+        size = math.prod(given["shape"]) * dtypes.storage_dtype(case["dtype"]).itemsize
+        if len(given["data"]) != size:
+            raise bad(f"{len(given['data'])} bytes of data for shape {list(given['shape'])}, not {size}")
+        cases.append((name, case["why"], given))
     return cases
+
+
+def _case_data(spec: Any, dtype: str, stream: SplitMix64, bad: Callable[[str], SchemaError]) -> bytes:
+    """A case's `data` as the tensor's bytes (the forms are listed at the top of record_cases.yaml)."""
+    if isinstance(spec, list):
+        return _numbers(spec, dtype, bad)
+    form = set(spec) if isinstance(spec, dict) else None
+    if form in ({"activations"}, {"activations", "seed"}):
+        rng = SplitMix64(spec["seed"]) if "seed" in spec else stream
+        return _numbers(rng.activations(spec["activations"]), dtype, bad)
+    if form == {"bits"} and dtype in _BIT_WIDTHS:
+        return np.asarray(spec["bits"], dtype=_BIT_WIDTHS[dtype]).tobytes()
+    if form == {"ramp", "modulo"}:
+        return _numbers([i % spec["modulo"] for i in range(spec["ramp"])], dtype, bad)
+    raise bad(f"data is {spec!r}; expected {_DATA_FORMS}")
+
+
+def _numbers(values: list[Any], dtype: str, bad: Callable[[str], SchemaError]) -> bytes:
+    kinds = (int, float) if dtype in _FLOATS else (int,)
+    wrong = [v for v in values if isinstance(v, bool) or not isinstance(v, kinds)]
+    if wrong:  # YAML reads 1e21 (no dot) as text
+        raise bad(f"{wrong[0]!r} is not a {dtype} element")
+    return _FLOATS[dtype](values) if dtype in _FLOATS else _ints(values, dtype)
 
 
 def _record_input_json(schema: Schema, given: Input) -> dict[str, Any]:
@@ -615,7 +316,7 @@ def _created_case(schema: Schema, raw: str) -> dict[str, Any]:
 def _float_cases() -> dict[str, list[list[str]]]:
     rng = SplitMix64(0xF10A7)
     f32_bits = (
-        list(F32_SPECIALS)
+        f32_specials()
         + [
             0x3F800000,
             0xBF800000,

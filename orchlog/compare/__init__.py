@@ -1,430 +1,55 @@
 """orchlog.compare: align two traces, measure and grade every pair, and name the first divergence.
 
     from orchlog.compare import CompareOptions, compare
+    from orchlog.report import render_text
     report = compare("reference.jsonl", "ours.bin", CompareOptions(maps=["example"]))
     if not report:
         print(report.first.where())
+    print(render_text(report))
 
-Modules, one job each: keys (alignment keys), namemap (--map files),
-views / derived / shards / tokens (what maps and options do to a side's
-records, put together per side by sides), align (streaming matcher), window
-and aligned (lining a pair's tensors up), tensor_metrics / logits / metrics (measuring),
-bounds (what partial evidence proves), semantics (formats' own rules),
-tolerances / grading (verdicts), divergence (what the walk found),
-coverage (what went unpaired), result / render (the report), rerun (the
-command that decides an undecided pair), dump (--dump-raw), per_token
-(--per-token).
+The pipeline, one sub-package per step (docs/architecture.md follows one record through it):
+
+    pairing/     what a side's records become (keys, sides, tokens) and which pairs up (align, rounds:
+                 the walk over paired records); how a pair's tensors line up (window, aligned, tensors)
+    measuring/   the figures of a pair (metrics, tensor_metrics, logits) and what summaries prove (bounds,
+                 noise_ratio)
+    grading/     tiers against the tolerances and the noise (tiers, noise), the walk's findings (divergence,
+                 growth, coverage, partial) and the rerun that decides an undecided pair
+    engine.py    walk, finish and compare; options.py the options; result.py and pairview.py the report as a
+                 value (orchlog/report/ renders it); per_token.py --per-token; dump.py --dump-raw;
+                 calibrate.py `orchlog calibrate`
+
+Name maps, tensor views and shard layouts are orchlog.maps; tolerance files and presets orchlog.tolerances.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import os
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import numpy as np
+from orchlog.lazy import lazy
 
-from orchlog.compare.coverage import coverage
-from orchlog.compare.divergence import Findings
-from orchlog.compare.dump import Dumper
-from orchlog.compare.grading import FLOOR_ULPS, grade
-from orchlog.compare.keys import DEFAULT_KEY
-from orchlog.compare.namemap import load_maps
-from orchlog.compare.noise import DEFAULT_MULTIPLE, NoiseSummary, NoiseTable, measure_noise, noise_at, noise_ratios
-from orchlog.compare.partial import PartialReport, SideState, renumber
-from orchlog.compare.presets import preset_for, weight_types
-from orchlog.compare.result import (
-    DIVERGED,
-    INCOMPLETE,
-    NO_MATCH,
-    OK,
-    TOKENS_DIFFER,
-    UNDECIDED,
-    CompareReport,
-    InputInfo,
-    Malformed,
-    Unmatched,
-)
-from orchlog.compare.rounds import PairWalk
-from orchlog.compare.sides import Side
-from orchlog.compare.tokens import TokenCheck
-from orchlog.compare.tolerances import Tolerances, load_tolerances
-from orchlog.errors import OrchlogError
-from orchlog.read.batch import NONE, RecordBatch
-from orchlog.read.paths import open_trace
-from orchlog.read.trace import Diagnostic, Trace
-from orchlog.strings import glob_matcher
+if TYPE_CHECKING:
+    from orchlog.compare.engine import alignment_key as alignment_key
+    from orchlog.compare.engine import compare as compare
+    from orchlog.compare.engine import finish as finish
+    from orchlog.compare.engine import walk as walk
+    from orchlog.compare.grading.partial import PartialReport as PartialReport
+    from orchlog.compare.options import LOGITS_NAMES as LOGITS_NAMES
+    from orchlog.compare.options import CompareOptions as CompareOptions
+    from orchlog.compare.pairing.keys import DEFAULT_KEY as DEFAULT_KEY
+    from orchlog.compare.result import CompareReport as CompareReport
 
-LOGITS_NAMES = ("logits", "*logits*", "result_output", "lm_head", "output")
+# Imported on first use, so that importing one step of the pipeline (orchlog.compare.pairing.keys, say, from
+# the diagnosis) does not run the engine, which imports the diagnosis.
+_LAZY = {
+    **dict.fromkeys(("alignment_key", "compare", "finish", "walk"), "orchlog.compare.engine"),
+    **dict.fromkeys(("LOGITS_NAMES", "CompareOptions"), "orchlog.compare.options"),
+    "PartialReport": "orchlog.compare.grading.partial",
+    "DEFAULT_KEY": "orchlog.compare.pairing.keys",
+    "CompareReport": "orchlog.compare.result",
+}
+
+__all__ = sorted(_LAZY)
 
 
-@dataclasses.dataclass
-class CompareOptions:
-    key: tuple[str, ...] | None = None  # None: the formats' own key when both share one, else DEFAULT_KEY
-    maps: list[str] = dataclasses.field(default_factory=list)
-    tolerances: str | None = None  # a file or shipped name; None: "default", or the preset of a quantized trace
-    metric: str | None = None
-    threshold: float | None = None
-    cos_tol: float | None = None
-    logits: tuple[str, ...] = LOGITS_NAMES  # globs over canonical names: which checkpoints are logits
-    track_token: int | None = None
-    top: int = 10
-    detail: bool = False
-    max_pairs: int | None = 1000
-    dump_raw: str | None = None
-    dump_all: bool = False
-    heatmap: bool = False  # keep the worst error of every token and layer (the HTML report draws it)
-    maps_a: list[str] = dataclasses.field(default_factory=list)  # maps for a only, tried before `maps`
-    maps_b: list[str] = dataclasses.field(default_factory=list)
-    windows: tuple[str, ...] = ()  # globs over canonical names compared on the common window of two extents
-    token_offset: int = 0  # b's position p is a's position p + token_offset
-    diagnose: bool = True  # name the first divergence's bug signature (orchlog.diagnose; reads the traces again)
-    diagnose_worst: int = 0  # ... and that of this many of the worst offenders
-    exact: bool = False  # any hash difference fails, in every format
-    require_all: bool = False  # reference records without a partner, or malformed lines, fail the comparison
-    allow_missing: tuple[str, ...] = ()  # globs over checkpoint names that require_all excuses
-    noise: tuple[str, ...] = ()  # second references: their difference from a is the noise a pair is graded on
-    noise_multiple: float = DEFAULT_MULTIPLE  # ... passing below this many times the noise
-    maps_noise: list[str] = dataclasses.field(default_factory=list)  # maps for the second references only
-
-
-def _as_trace(t: Trace | str | os.PathLike[str]) -> Trace:
-    return t if isinstance(t, Trace) else open_trace(t)
-
-
-def _producer(trace: Trace) -> tuple[str | None, str | None]:
-    h = trace.header or {}
-    prod = h.get("producer") if isinstance(h.get("producer"), dict) else None
-    producer = f"{prod.get('language')} {prod.get('name')} {prod.get('version')}" if prod else None
-    team = h.get("team")  # a header is input like any other: anything but text is no team
-    return (team if isinstance(team, str) and team else None), producer
-
-
-def _unmatched(side: str, batch: RecordBatch, key: tuple[str, ...]) -> list[tuple[int, Unmatched]]:
-    """Each record of the batch as an unmatched one, with its place in the trace."""
-    out = []
-    assert batch.renamed_from is not None, "RecordBatch.__post_init__ fills it"
-    for i in range(len(batch)):
-        k = {}
-        for field in key:
-            v = getattr(batch, field)[i]
-            if isinstance(v, np.integer):
-                v = None if v == NONE else int(v)
-            k[field] = v
-        name = batch.renamed_from[i] or batch.checkpoint[i]
-        assert name is not None, "checkpoint is a required column"
-        out.append((int(batch.order[i]), Unmatched(side, k, name, str(batch.location(i)))))
-    return out
-
-
-@dataclasses.dataclass
-class _Setup:
-    """What both the walk and the finish derive from the options and the two traces."""
-
-    tolerances: Tolerances
-    key: tuple[str, ...]
-    is_logits: Callable[[str | None], bool]
-
-    @staticmethod
-    def of(trace_a: Trace, trace_b: Trace, opts: CompareOptions) -> _Setup:
-        key = opts.key or (
-            trace_a.default_key if trace_a.default_key and trace_a.default_key == trace_b.default_key else DEFAULT_KEY
-        )
-        tolerances = _tolerances(trace_a, trace_b, opts.tolerances)
-        return _Setup(
-            tolerances.overridden(opts.metric, opts.threshold, opts.cos_tol), tuple(key), glob_matcher(opts.logits)
-        )
-
-
-def _tolerances(trace_a: Trace, trace_b: Trace, spec: str | None) -> Tolerances:
-    """The tolerances asked for; without a choice, the default, or the preset measured for the coarsest weight
-    type the traces' matrix products say they ran on (presets.py), named in the report."""
-    if spec is not None:
-        return load_tolerances(spec)
-    picked = preset_for(weight_types(trace_a) | weight_types(trace_b))
-    if picked is None:
-        return load_tolerances("default")
-    preset, weights = picked
-    tolerances = load_tolerances(preset)
-    tolerances.source += f" (picked: the traces' matrix products ran on {weights} weights; --tolerances overrides)"
-    return tolerances
-
-
-def alignment_key(trace_a: Trace, trace_b: Trace, opts: CompareOptions) -> tuple[str, ...]:
-    """The fields records align on: the option, else the formats' own key when both share one, else DEFAULT_KEY."""
-    return _Setup.of(trace_a, trace_b, opts).key
-
-
-def _sides(opts: CompareOptions) -> tuple[Side, Side]:
-    return (
-        Side(load_maps(opts.maps_a + opts.maps), token_shift=max(-opts.token_offset, 0)),
-        Side(load_maps(opts.maps_b + opts.maps), token_shift=max(opts.token_offset, 0)),
-    )
-
-
-def noise_tables(trace_a: Trace, opts: CompareOptions, key: tuple[str, ...], setup: _Setup) -> list[NoiseTable]:
-    """The noise each second reference (opts.noise) shows against the reference, at every reference record."""
-    tables = []
-    for path in opts.noise:
-        side_ref = Side(load_maps(opts.maps_a + opts.maps))
-        side_ref2 = Side(load_maps(opts.maps_noise + opts.maps))
-        windows = _windows(opts, side_ref, side_ref2, setup.tolerances)
-        # A fresh reader of the reference: the compare's own walk reads trace_a from its start afterwards.
-        fresh = open_trace(trace_a.path)
-        tables.append(
-            measure_noise(PairWalk(fresh, open_trace(path), key, side_ref, side_ref2, setup.is_logits, windows))
-        )
-    return tables
-
-
-def _windows(opts: CompareOptions, side_a: Side, side_b: Side, tolerances: Tolerances) -> Callable[[str | None], bool]:
-    """Which canonical checkpoints may be compared on the common window of two extents."""
-    windowed = glob_matcher(opts.windows + side_a.names.windows + side_b.names.windows)
-    return lambda name: windowed(name) or tolerances.rule_for(name or "").window
-
-
-def walk(
-    a: Trace | str | os.PathLike[str],
-    b: Trace | str | os.PathLike[str],
-    options: CompareOptions | None = None,
-    progress: Callable[[float], None] | None = None,
-    key: tuple[str, ...] | None = None,
-) -> PartialReport:
-    """Align, measure and grade every pair of two traces (or of parts of them): the compare's walk, as a
-    partial report. `key`: the alignment key settled for the whole traces (a part cannot tell)."""
-    opts = options or CompareOptions()
-    trace_a, trace_b = _as_trace(a), _as_trace(b)
-    setup = _Setup.of(trace_a, trace_b, opts)
-    key = key or setup.key
-    tables = noise_tables(trace_a, opts, key, setup) if opts.noise else []
-    side_a, side_b = _sides(opts)
-    windows = _windows(opts, side_a, side_b, setup.tolerances)
-
-    findings = Findings(
-        setup.tolerances,
-        top_n=opts.top,
-        keep=None if opts.detail else opts.max_pairs,
-        detail=opts.detail,
-        heat=opts.heatmap,
-    )
-    dumper = Dumper(opts.dump_raw) if opts.dump_raw else None
-    pairs = PairWalk(trace_a, trace_b, key, side_a, side_b, setup.is_logits, windows, opts.track_token, opts.exact)
-    extents = None
-    if opts.diagnose:  # where each token's records end in each file, so the diagnosis's second read can stop there
-        from orchlog.diagnose.extent import Extent
-
-        extents = (Extent(), Extent())
-    for rnd, table in pairs:
-        if extents is not None:
-            extents[0].add(rnd.a)
-            extents[1].add(rnd.b)
-        ratios = noise_ratios(table, tables) if tables else None
-        grades = grade(table, setup.tolerances, ratios, opts.noise_multiple)
-        findings.add(table, grades)
-        if dumper and opts.dump_all:
-            for view in findings.take_failing_views(table, grades):
-                dumper.dump(view)
-        if progress:
-            progress((trace_a.progress() + trace_b.progress()) / 2)
-    states = []
-    for name, trace, side, leftover in (
-        ("a", trace_a, side_a, pairs.aligner.leftover_a),
-        ("b", trace_b, side_b, pairs.aligner.leftover_b),
-    ):
-        state = SideState(
-            rows_in=side.rows_in,
-            tokens=side.tokens,
-            unmatched=_unmatched(name, leftover, key),
-            held_out=_unmatched(name, side.held_out, key),
-            diagnostics=list(trace.diagnostics),
-            side_diagnostics=list(side.diagnostics),
-            files=dict(getattr(trace, "tallies", {})),
-            sharded=getattr(trace, "sharded", False),
-        )
-        states.append(state)
-    if extents is not None:
-        states[0].extent, states[1].extent = extents[0]._last, extents[1]._last
-    return PartialReport(findings, (states[0], states[1]), dumper.written if dumper else [], tables)
-
-
-def compare(
-    a: Trace | str | os.PathLike[str],
-    b: Trace | str | os.PathLike[str],
-    options: CompareOptions | None = None,
-    progress: Callable[[float], None] | None = None,
-) -> CompareReport:
-    """Compare trace b (ours) against trace a (the reference)."""
-    opts = options or CompareOptions()
-    trace_a, trace_b = _as_trace(a), _as_trace(b)
-    return finish(walk(trace_a, trace_b, opts, progress), trace_a, trace_b, opts)
-
-
-def _notes(trace_a: Trace, trace_b: Trace, opts: CompareOptions, tolerances: Tolerances) -> list[str]:
-    """What the reader should know before the verdict: a quantized reference graded without its own noise."""
-    quantized = preset_for(weight_types(trace_a) | weight_types(trace_b))
-    if quantized is None or opts.noise:
-        return []
-    graded = (
-        f"this compare graded against the {quantized[0]} preset, measured on another model (docs/noise.md)"
-        if opts.tolerances is None
-        else f"this compare graded against {tolerances.source}"
-    )
-    return [
-        f"the traces' matrix products ran on {quantized[1]} weights: every stage differs from an exact computation "
-        f"by its quantization noise, and {graded}. For this model's own noise, run the reference once more on "
-        "the f32 file (or on the quantized file's weights widened to f32) and pass it with --noise, or learn it "
-        "with `orchlog calibrate`. With no second run: graft each stage from the reference (ORCH_GRAFT_FROM, "
-        "ORCH_GRAFT_SELECT) and `orchlog graft-report` gives each stage's local error against its other layers "
-        "(docs/graft.md)."
-    ]
-
-
-def _noise_multiple(partial: PartialReport, tolerances: Tolerances, opts: CompareOptions) -> float | None:
-    """How many times its noise a pair may differ by: three-way's multiple, a calibration's headroom."""
-    if partial.noise:
-        return opts.noise_multiple
-    if tolerances.calibration:
-        return float(tolerances.calibration.get("headroom", 1.0))
-    return None
-
-
-def finish(
-    partial: PartialReport,
-    trace_a: Trace,
-    trace_b: Trace,
-    opts: CompareOptions,
-    strays: tuple[list[Diagnostic], list[Diagnostic]] = ([], []),
-) -> CompareReport:
-    """The report of a walk (or of merged parts of one): the verdict, coverage and diagnosis.
-
-    `trace_a` and `trace_b` are the whole traces (opened, read only for the diagnosis); `strays`, for
-    merged parts, what opening them reported (files in a directory that are no trace)."""
-    renumber(partial)
-    setup = _Setup.of(trace_a, trace_b, opts)
-    key = setup.key
-    findings = partial.findings
-    side_a, side_b = partial.sides
-    token = findings.diverging_token()
-    first = findings.first_divergence()
-    unmatched_a = [u for _, u in side_a.unmatched] + [u for _, u in side_a.held_out]
-    unmatched_b = [u for _, u in side_b.unmatched] + [u for _, u in side_b.held_out]
-    malformed = [
-        Malformed(name, d)
-        for name, side, lost in (("a", side_a, strays[0]), ("b", side_b, strays[1]))
-        for d in [*lost, *side.diagnostics, *side.side_diagnostics]
-    ]
-    covered = coverage(
-        findings.pairs,
-        unmatched_a,
-        len(unmatched_b),
-        (
-            len(strays[0]) + len(side_a.diagnostics) + len(side_a.side_diagnostics),
-            len(strays[1]) + len(side_b.diagnostics) + len(side_b.side_diagnostics),
-        ),
-        opts.require_all,
-        opts.allow_missing,
-    )
-    tokens = TokenCheck.between(side_a.tokens, side_b.tokens, opts.token_offset)
-    if tokens.mismatch is not None:  # the prompts differ: what the numbers say next is not a divergence
-        status, token, first = TOKENS_DIFFER, None, None
-    elif findings.pairs == 0:
-        status = NO_MATCH
-    elif findings.failed:
-        status = DIVERGED
-    elif findings.undecided:
-        status = UNDECIDED
-    elif covered.failed:
-        status = INCOMPLETE
-    else:
-        status = OK
-    decided_by = None
-    if token is not None and status in (DIVERGED, UNDECIDED):
-        state = findings.tokens[token]
-        if state.noise_fail and not (state.logits_suspect if state.logits_seen else state.last_suspect):
-            decided_by = "noise"
-        else:
-            decided_by = (
-                ("logits" if state.logits_seen else "last_checkpoint") if state.decided_suspect else "first_failure"
-            )
-    dumper = Dumper(opts.dump_raw) if opts.dump_raw else None
-    dumped = list(partial.dumped)
-    if dumper and first is not None and not opts.dump_all:
-        if first.records is None:
-            raise OrchlogError("--dump-raw of a partitioned compare: rerun the first divergence in one process")
-        dumper.dump(first)
-        dumped += dumper.written
-    diagnosis = []
-    names_a, names_b = _sides(opts)
-    if opts.diagnose and first is not None:
-        from orchlog.diagnose.extent import Extent
-        from orchlog.diagnose.run import diagnose_views
-
-        extents = None
-        if side_a.extent is not None and side_b.extent is not None:
-            extents = (Extent(), Extent())
-            extents[0]._last, extents[1]._last = side_a.extent, side_b.extent
-        worst = findings.worst[: opts.diagnose_worst]
-        # Fresh sides, made as the compare's were: the second read walks the traces from the start.
-        fresh = _sides(opts)
-        diagnosis = diagnose_views(
-            trace_a,
-            trace_b,
-            first,
-            worst,
-            tuple(key),
-            fresh,
-            setup.is_logits,
-            extents,
-            noise_at(partial.noise, setup.tolerances),
-            _noise_multiple(partial, setup.tolerances, opts),
-        )
-    infos = []
-    for trace, side in ((trace_a, side_a), (trace_b, side_b)):
-        if side.files:  # merged parts: the header of the side's first file, as a directory reads it
-            trace.headers = [t.header for _, t in sorted(side.files.items()) if t.header is not None][:1]
-        team, producer = _producer(trace)
-        infos.append(InputInfo(trace.path, trace.format, side.rows_in, team, producer))
-    return CompareReport(
-        status=status,
-        inputs=(infos[0], infos[1]),
-        key=tuple(key),
-        maps=list(dict.fromkeys(names_a.names.sources + names_b.names.sources)),
-        tolerances=setup.tolerances,
-        findings=findings,
-        diverging_token=token,
-        decided_by=decided_by,
-        first=first,
-        growth=findings.growth(token) if token is not None else [],
-        unmatched=unmatched_a + unmatched_b,
-        malformed=malformed,
-        track_token=opts.track_token,
-        dumped=dumped,
-        coverage=covered,
-        first_failure=findings.first_failure() if first is not None and first.undecided else None,
-        tokens=tokens,
-        windows=tuple(opts.windows),
-        maps_by_side=(names_a.names.sources, names_b.names.sources),
-        diagnosis=diagnosis,
-        notes=_notes(trace_a, trace_b, opts, setup.tolerances),
-        noise=NoiseSummary(
-            list(opts.noise),
-            opts.noise_multiple,
-            FLOOR_ULPS,
-            findings.noise_pairs,
-            findings.pairs - findings.noise_pairs,
-        )
-        if opts.noise
-        else None,
-    )
-
-
-__all__ = [
-    "CompareOptions",
-    "CompareReport",
-    "DEFAULT_KEY",
-    "PartialReport",
-    "alignment_key",
-    "compare",
-    "finish",
-    "walk",
-]
+__getattr__, __dir__ = lazy(__name__, _LAZY)

@@ -6,7 +6,7 @@ records on three scale-free figures: rel_l2 = ‖a − b‖ / ‖a‖ (the grade
 one), the cosine distance 1 − cos(a, b), and rel_max = max|a − b| / max|a|.
 Per checkpoint, stage and layer it keeps the largest of each over every
 token, step and pair of runs: the envelope. The file it writes is a
-tolerance file (tolerances.py) with one rule per checkpoint and stage:
+tolerance file (orchlog/tolerances/rules.py) with one rule per checkpoint and stage:
 
   - metric rel_l2, a threshold per layer of `headroom` times that layer's
     envelope (`layers`), the envelope of records without a layer as
@@ -36,10 +36,14 @@ from typing import Any
 
 import numpy as np
 
-from orchlog.compare.bounds import estimate
-from orchlog.compare.metrics import HASH, TENSOR
-from orchlog.compare.rounds import PairWalk
+from orchlog.compare.measuring.bounds import estimate
+from orchlog.compare.measuring.metrics import HASH, TENSOR
+from orchlog.compare.options import CompareOptions
+from orchlog.compare.pairing.rounds import PairWalk
+from orchlog.compare.plan import WalkPlan
 from orchlog.read.batch import NONE
+from orchlog.read.paths import open_trace
+from orchlog.tolerances.tomlfile import dump_toml
 
 DEFAULT_HEADROOM = 1.5
 FIGURES = ("rel_l2", "cosine_distance", "rel_max")
@@ -179,29 +183,21 @@ def calibrate(learned: Sequence[Calibration]) -> Calibration:
     return out
 
 
-def calibrate_pairs(pairs: Sequence[tuple[str, str]], options: Any = None) -> Calibration:
+def calibrate_pairs(pairs: Sequence[tuple[str, str]], options: CompareOptions | None = None) -> Calibration:
     """The envelopes of known-good pairs of traces (paths), walked as `orchlog compare` with `options`
     (a CompareOptions: key, maps, windows, logits) would walk them."""
-    from orchlog.compare import CompareOptions, _Setup, _sides, _windows
-    from orchlog.read.paths import open_trace
-
     opts = options or CompareOptions()
     # The tolerances only say which checkpoints are windowed here: never the preset of a quantized trace.
     opts = dataclasses.replace(opts, tolerances=opts.tolerances or "default")
     learned = []
     for path_a, path_b in pairs:
         a, b = open_trace(path_a), open_trace(path_b)
-        setup = _Setup.of(a, b, opts)
-        side_a, side_b = _sides(opts)
-        windows = _windows(opts, side_a, side_b, setup.tolerances)
-        learned.append(learn(PairWalk(a, b, setup.key, side_a, side_b, setup.is_logits, windows)))
+        learned.append(learn(WalkPlan.of(a, b, opts).pairs(a, b)))
     return calibrate(learned)
 
 
 def tolerance_file(calibration: Calibration, headroom: float = DEFAULT_HEADROOM, created: str | None = None) -> str:
     """The calibration as a tolerance file (TOML) that `--tolerances` reads."""
-    from orchlog.compare.tomlfile import dump_toml
-
     rule_list, largest = rules(calibration, headroom)
     doc: dict[str, Any] = {
         "description": f"noise envelopes calibrated from {len(calibration.sources)} known-good pair(s), "

@@ -7,13 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from orchlog.compare import bounds
-from orchlog.compare.aligned import Alignment
-from orchlog.compare.grading import TIER_NAMES, Grades
-from orchlog.compare.metrics import BASES, COLUMNS, TENSOR, PairTable
-from orchlog.compare.tolerances import Rule, Tolerances
+from orchlog.compare.grading.tiers import TIER_NAMES, Grades
+from orchlog.compare.measuring import bounds
+from orchlog.compare.measuring.metrics import BASES, COLUMNS, TENSOR, PairTable
+from orchlog.compare.pairing.aligned import Alignment
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.trace import TraceRecord
+from orchlog.tolerances.rules import Rule, Tolerances
 
 LEADING = 8  # values shown side by side
 

@@ -4,7 +4,7 @@
 
 Only the logits records of each trace take part (checkpoints matching the
 logits globs); they align on token_idx by default. Each position gets the
-logits metrics of orchlog.compare.logits. Positions where a side carries
+logits metrics of orchlog.compare.measuring.logits. Positions where a side carries
 only leading values are measured on those and marked partial: the cosine of
 some values proves nothing about the cosine of all of them, so such a
 position is undecided (never ok), unless both traces are legacy checkpoint
@@ -20,20 +20,17 @@ from typing import Any
 
 import numpy as np
 
-from orchlog.compare.align import Aligner
-from orchlog.compare.keys import Interner, key_matrix
-from orchlog.compare.logits import LogitsDiff, logits_diff
-from orchlog.compare.namemap import load_maps
-from orchlog.compare.render import fmt
-from orchlog.compare.result import DIVERGED, NO_MATCH, OK, TOKENS_DIFFER, UNDECIDED, number
-from orchlog.compare.semantics import semantics
-from orchlog.compare.sides import Side
-from orchlog.compare.tensors import flat_tensor
-from orchlog.compare.tokens import TokenCheck
+from orchlog.compare.measuring.logits import LogitsDiff, logits_diff
+from orchlog.compare.options import CompareOptions
+from orchlog.compare.pairing.tensors import flat_tensor
+from orchlog.compare.pairing.tokens import TokenCheck
+from orchlog.compare.plan import WalkPlan
+from orchlog.compare.result import DIVERGED, NO_MATCH, OK, TOKENS_DIFFER, UNDECIDED
 from orchlog.errors import OrchlogError
+from orchlog.numbers import json_number
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.trace import Diagnostic, Trace
-from orchlog.strings import glob_matcher
+from orchlog.tolerances.rules import load_tolerances
 
 DEFAULT_COS_TOL = 0.999
 
@@ -106,63 +103,27 @@ class PerTokenReport:
         values = [p.diff.max_abs for p in self.positions if not math.isnan(p.diff.max_abs)]
         return max(values) if values else math.nan
 
-    def _line(self, p: Position) -> str:
-        d = p.diff
-        ranks = f" rank={d.rank_a}->{d.rank_b}" if d.rank_a is not None else ""
-        partial = " (leading values only)" if p.partial else ""
-        sizes = f" sizes {p.sizes[0]} vs {p.sizes[1]} (common prefix compared)" if p.size_mismatch else ""
-        label = {"fail": "FAIL", "undecided": "??  ", "ok": "ok  "}[p.verdict(self.cos_tol)]
-        return (
-            f"{label} t={'-' if p.token_idx is None else p.token_idx} "
-            f"cosine={d.cosine:.6f} l2={fmt(d.l2)} max_abs={fmt(d.max_abs)} "
-            f"top1={'match' if d.top1_match else 'differ'} kl={fmt(d.kl)}{ranks}{partial}{sizes}"
-        )
-
     def __str__(self) -> str:
-        out = [f"per-token logits parity: a={self.paths[0]} b={self.paths[1]} (cos-tol {self.cos_tol:g})"]
+        """The verdict in one line; orchlog.report renders the whole report as text or Markdown."""
         first = self.first_divergence
-        for p in self.positions:
-            out.append(self._line(p))
-            if p is first:
-                out.append(f"     ^ first divergence at token {p.token_idx}")
-        if self.unmatched != (0, 0):
-            out.append(f"positions only in a: {self.unmatched[0]}, only in b: {self.unmatched[1]}")
-        out += [f"malformed input ({side}): {d}" for side, d in self.malformed]
-        out.append(f"max absolute diff: {fmt(self.max_absolute_diff)}")
         if self.tokens.mismatch is not None:
-            out.append(
-                f"RESULT: {self.tokens.mismatch.describe()}: the prompts differ "
+            return (
+                f"{self.tokens.mismatch.describe()}: the prompts differ "
                 "(a leading token more on one side lines up with --token-offset N)"
             )
-        elif self.status == NO_MATCH:
-            out.append("RESULT: no logits positions matched (check --key and --logits)")
-        elif first is None:
-            out.append(
-                f"RESULT: ok, all {len(self.positions)} positions have cosine >= {self.cos_tol:g} "
-                "and logits of the same length"
+        if self.status == NO_MATCH:
+            return "no logits positions matched (check --key and --logits)"
+        if first is None:
+            return (
+                f"ok, all {len(self.positions)} positions have cosine >= {self.cos_tol:g} and logits of the same length"
             )
-        elif self.status == UNDECIDED:
-            out.append(
-                f"RESULT: undecided: first divergence at token {first.token_idx} (undecided): measured on leading "
+        if self.status == UNDECIDED:
+            return (
+                f"undecided: first divergence at token {first.token_idx} (undecided): measured on leading "
                 "values only, which prove no cosine; log whole logits (ORCH_LOG_VALUES=all) to decide"
             )
-        else:
-            kind = first.verdict(self.cos_tol)
-            out.append(
-                f"RESULT: diverged: first divergence at token {first.token_idx} ({'fails' if kind == 'fail' else kind})"
-            )
-        return "\n".join(out) + "\n"
-
-    def to_markdown(self) -> str:
-        rows = ["| token | cosine | l2 | max_abs | top1 | kl |", "|---:|---:|---:|---:|---|---:|"]
-        rows += [
-            f"| {p.token_idx} | {p.diff.cosine:.6f} | {fmt(p.diff.l2)} | {fmt(p.diff.max_abs)} | "
-            f"{'match' if p.diff.top1_match else 'differ'} | {fmt(p.diff.kl)} |"
-            for p in self.positions
-        ]
-        first = self.first_divergence
-        head = f"**first divergence at token {first.token_idx}**" if first else "**all positions within tolerance**"
-        return "\n".join(["# orchlog compare --per-token", "", head, "", *rows]) + "\n"
+        kind = first.verdict(self.cos_tol)
+        return f"diverged: first divergence at token {first.token_idx} ({'fails' if kind == 'fail' else kind})"
 
     def to_json(self) -> dict[str, Any]:
         first = self.first_divergence
@@ -171,15 +132,15 @@ class PerTokenReport:
             "report": PER_TOKEN_VERSION,
             "status": self.status,
             "first_divergence_token": None if first is None else first.token_idx,
-            "per_token_cosine_sim": [number(x.cosine) for x in d],
-            "per_token_l2_dist": [number(x.l2) for x in d],
-            "max_absolute_diff": number(self.max_absolute_diff),
+            "per_token_cosine_sim": [json_number(x.cosine) for x in d],
+            "per_token_l2_dist": [json_number(x.l2) for x in d],
+            "max_absolute_diff": json_number(self.max_absolute_diff),
             "threshold": self.cos_tol,
             "token_idx": [p.token_idx for p in self.positions],
-            "per_token_max_abs": [number(x.max_abs) for x in d],
-            "per_token_p99_abs": [number(x.p99_abs) for x in d],
+            "per_token_max_abs": [json_number(x.max_abs) for x in d],
+            "per_token_p99_abs": [json_number(x.p99_abs) for x in d],
             "per_token_top1_match": [x.top1_match for x in d],
-            "per_token_kl": [number(x.kl) for x in d],
+            "per_token_kl": [json_number(x.kl) for x in d],
             "partial": [p.partial for p in self.positions],
             "per_token_verdict": [p.verdict(self.cos_tol) for p in self.positions],
             "per_token_size_mismatch": [p.size_mismatch for p in self.positions],
@@ -224,20 +185,15 @@ def compare_per_token(
     maps_b: Sequence[str] = (),
     token_offset: int = 0,
 ) -> PerTokenReport:
-    interner = Interner()
-    side_a = Side(load_maps([*maps_a, *maps]), token_shift=max(-token_offset, 0))
-    side_b = Side(load_maps([*maps_b, *maps]), token_shift=max(token_offset, 0))
-    leading_rule = semantics(a.format, b.format).leading_rule
-    keep = _logits_only(glob_matcher(logits))
-    aligner = Aligner(
-        a,
-        b,
-        lambda batch: key_matrix(batch, key, interner),
-        lambda batch: keep(side_a(batch)),
-        lambda batch: keep(side_b(batch)),
+    opts = CompareOptions(
+        key=key, logits=logits, maps=list(maps), maps_a=list(maps_a), maps_b=list(maps_b), token_offset=token_offset
     )
+    plan = WalkPlan.of(a, b, opts, tolerances=load_tolerances("default"))  # rounds unmeasured: no rule applies
+    pairs = plan.pairs(a, b, keep=_logits_only(plan.is_logits))
+    leading_rule = pairs.rules.leading_rule
+    side_a, side_b = pairs.sides
     positions = []
-    for rnd in aligner:
+    for rnd in pairs.rounds():
         for i, j in zip(rnd.ia, rnd.ib):
             (va, pa), (vb, pb) = _vector(rnd.a, int(i)), _vector(rnd.b, int(j))
             tok = rnd.a.token_idx[i]
@@ -253,7 +209,7 @@ def compare_per_token(
             )
         if progress:
             progress((a.progress() + b.progress()) / 2)
-    read_a, read_b = aligner.rows_read
+    read_a, read_b = pairs.aligner.rows_read
     if read_a == 0 or read_b == 0:
         empty = a.path if read_a == 0 else b.path
         raise OrchlogError(
@@ -268,7 +224,7 @@ def compare_per_token(
         positions,
         cos_tol,
         (a.path, b.path),
-        (len(aligner.leftover_a), len(aligner.leftover_b)),
+        (len(pairs.aligner.leftover_a), len(pairs.aligner.leftover_b)),
         malformed,
         track_token,
         tokens,

@@ -2,7 +2,8 @@
 
 `bool(report)` is True only when every pair is proven within tolerance (and,
 with --require-all, every reference record found its partner); `str(report)`
-is the text report; `to_json()` is the machine-readable form documented in
+is the verdict in one line (orchlog.report renders the whole report as text,
+Markdown or HTML); `to_json()` is the machine-readable form documented in
 docs/compare.md ("JSON output"). Keys are only ever added within a report
 version; version 2 replaced the tier `unknown` with `undecided`.
 """
@@ -11,22 +12,22 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from orchlog.compare import rerun
-from orchlog.compare.coverage import Coverage
-from orchlog.compare.divergence import Findings, Tracked
-from orchlog.compare.grading import TIER_NAMES
-from orchlog.compare.growth import GrowthRow
-from orchlog.compare.metrics import BASES
-from orchlog.compare.noise import NoiseSummary
+from orchlog.compare.grading import rerun
+from orchlog.compare.grading.coverage import Coverage, Unmatched
+from orchlog.compare.grading.divergence import Findings, Tracked
+from orchlog.compare.grading.growth import GrowthRow
+from orchlog.compare.grading.noise import NoiseSummary
+from orchlog.compare.grading.tiers import TIER_NAMES
+from orchlog.compare.measuring.metrics import BASES
+from orchlog.compare.pairing.tokens import TokenCheck
 from orchlog.compare.pairview import PairView
-from orchlog.compare.tokens import TokenCheck
-from orchlog.compare.tolerances import Rule, Tolerances
+from orchlog.diagnose.diagnosis import Diagnosis, diagnosis_json
+from orchlog.numbers import json_number, token_text
 from orchlog.read.trace import Diagnostic
-
-if TYPE_CHECKING:
-    from orchlog.diagnose.report import Diagnosis
+from orchlog.runinfo import RunDifference
+from orchlog.tolerances.rules import Rule, Tolerances
 
 REPORT_VERSION = "orchlog-compare/2"
 # ok: every pair proven within tolerance; diverged: some pair proven beyond it; undecided: none proven
@@ -44,14 +45,6 @@ class InputInfo:
     records: int
     team: str | None
     producer: str | None
-
-
-@dataclasses.dataclass
-class Unmatched:
-    side: str
-    key: dict[str, Any]
-    name: str  # the checkpoint name as that side wrote it
-    location: str
 
 
 @dataclasses.dataclass
@@ -84,25 +77,38 @@ class CompareReport:
     diagnosis: list[Diagnosis] = dataclasses.field(default_factory=list)  # first divergence first (orchlog.diagnose)
     noise: NoiseSummary | None = None  # three-way: what the pairs were graded against
     notes: list[str] = dataclasses.field(default_factory=list)  # what to know before the verdict (a noisy reference)
+    runs: list[RunDifference] = dataclasses.field(
+        default_factory=list
+    )  # how the headers' runs differ (orchlog.runinfo)
 
     def __bool__(self) -> bool:
         return self.status == OK
 
     def __str__(self) -> str:
-        from orchlog.compare.render import render_text
-
-        return render_text(self)
-
-    def to_markdown(self) -> str:
-        from orchlog.compare.render import render_markdown
-
-        return render_markdown(self)
-
-    def to_html(self) -> str:
-        """A self-contained page with charts; the token x layer heatmap needs CompareOptions(heatmap=True)."""
-        from orchlog.compare.html import render_html
-
-        return render_html(self)
+        """The verdict in one line (the text report's last line, orchlog.report for the whole report)."""
+        f = self.findings
+        if self.status == OK:
+            return f"ok, all {f.pairs} pairs proven within tolerance"
+        if self.status == NO_MATCH:
+            return "no records matched; check --key and --map (exit 1)"
+        if self.status == TOKENS_DIFFER and self.tokens.mismatch is not None:
+            return f"{self.tokens.mismatch.describe()}: the prompts differ (exit 1)"
+        if self.status == INCOMPLETE and self.coverage is not None:
+            c, parts = self.coverage, []
+            if c.missing:
+                first = (
+                    f"; first missing: {c.first_missing.name} at {c.first_missing.location}" if c.first_missing else ""
+                )
+                parts.append(f"{c.missing} reference records unpaired{first}")
+            if sum(c.malformed):
+                parts.append(f"{sum(c.malformed)} malformed lines or records")
+            return f"incomplete (--require-all): {'; '.join(parts)} (exit 1)"
+        where = self.first.where() if self.first else "?"
+        kind = "fails" if self.first is not None and self.first.failed else "undecided"
+        head = f"diverged: {f.failed} pairs fail" if self.status == DIVERGED else "undecided"
+        return (
+            f"{head}, {f.undecided} undecided; first divergence at {token_text(self.diverging_token)}: {where} ({kind})"
+        )
 
     @property
     def exit_code(self) -> int:
@@ -164,25 +170,9 @@ class CompareReport:
             "maps_by_side": dict(zip("ab", self.maps_by_side)),
             "noise": None if self.noise is None else self.noise.to_json(),
             "notes": list(self.notes),
-            **_diagnosis_json(self.diagnosis),
+            "run_differences": [d.to_json() for d in self.runs],
+            **diagnosis_json(self.diagnosis),
         }
-
-
-def _diagnosis_json(diagnoses: list[Diagnosis]) -> dict[str, Any]:
-    from orchlog.diagnose.report import diagnosis_json
-
-    return diagnosis_json(diagnoses)
-
-
-def number(v: float | None) -> float | str | None:
-    """A float for JSON: non-finite values as the strings orchlog JSONL uses."""
-    if v is None:
-        return None
-    if math.isnan(v):
-        return "NaN"
-    if math.isinf(v):
-        return "Infinity" if v > 0 else "-Infinity"
-    return v
 
 
 def pair_json(v: PairView) -> dict[str, Any]:
@@ -191,29 +181,29 @@ def pair_json(v: PairView) -> dict[str, Any]:
         "order": v.order,
         "tier": v.tier,
         "metric": v.metric,
-        "value": number(v.value),
+        "value": json_number(v.value),
         "rule": v.rule,
         "reason": v.reason,
         "basis": v.basis,
         "hash": v.hash,
-        "metrics": {k: number(x) for k, x in v.metrics.items()},
+        "metrics": {k: json_number(x) for k, x in v.metrics.items()},
         "names": dict(zip("ab", v.names)),
         "dtypes": dict(zip("ab", v.dtypes)),
         "shapes": {s: None if sh is None else list(sh) for s, sh in zip("ab", v.shapes)},
         "locations": dict(zip("ab", v.locations)),
-        "values": {s: [number(x) for x in vals] for s, vals in zip("ab", v.values)},
+        "values": {s: [json_number(x) for x in vals] for s, vals in zip("ab", v.values)},
         "mismatches": list(v.mismatches),
         "alignment": None if not v.alignment else v.alignment.to_json(),
         "shard_ranks": v.shard_ranks,
-        "interval": [number(v.interval[0]), number(v.interval[1])],
-        "bounds": {m: [number(lo), number(hi)] for m, (lo, hi) in v.bounds.items()},
+        "interval": [json_number(v.interval[0]), json_number(v.interval[1])],
+        "bounds": {m: [json_number(lo), json_number(hi)] for m, (lo, hi) in v.bounds.items()},
         "blake3": dict(zip("ab", v.blake3)),
         "numel": dict(zip("ab", v.numel)),
         "noise": None
         if v.noise_ratio is None
         else {
-            "level": number(v.noise),
-            "ratio": [number(v.noise_ratio[0]), number(v.noise_ratio[1])],
+            "level": json_number(v.noise),
+            "ratio": [json_number(v.noise_ratio[0]), json_number(v.noise_ratio[1])],
             "multiple": v.noise_multiple,
             "decided": v.by_noise,
         },
@@ -236,11 +226,11 @@ def growth_json(r: GrowthRow) -> dict[str, Any]:
         "layer": r.layer,
         "pairs": r.pairs,
         "failed": r.failed,
-        "max_abs": number(r.max_abs),
-        "min_cosine": number(r.min_cosine),
+        "max_abs": json_number(r.max_abs),
+        "min_cosine": json_number(r.min_cosine),
         "worst_tier": r.worst_tier,
         "worst_checkpoint": r.worst_checkpoint,
-        "noise_ratio": None if math.isnan(r.noise_ratio) else number(r.noise_ratio),
+        "noise_ratio": None if math.isnan(r.noise_ratio) else json_number(r.noise_ratio),
     }
 
 

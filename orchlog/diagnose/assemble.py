@@ -19,8 +19,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from orchlog.compare.align import match
-from orchlog.compare.keys import Interner, key_matrix
+from orchlog.compare.pairing.align import match
+from orchlog.compare.pairing.keys import Interner, key_matrix
 from orchlog.diagnose.case import Case, Pair, Reference, Side, Where
 from orchlog.diagnose.locality import PairError, pair_error
 from orchlog.diagnose.neighbours import Neighbourhood, Target
@@ -36,7 +36,7 @@ def _opt(v: int) -> int | None:
 
 
 # The measured noise at a reference record: (its place in the trace, where it is, the reference's l2 norm
-# there) -> the noise's l2 norm, or None where none was measured (compare/noise.py builds one).
+# there) -> the noise's l2 norm, or None where none was measured (compare/grading/noise.py builds one).
 NoiseAt = Callable[[int, Where, float], "float | None"]
 
 

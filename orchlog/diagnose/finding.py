@@ -9,8 +9,9 @@ reader can check; `message` says in plain words what it likely means.
 from __future__ import annotations
 
 import dataclasses
-import math
 from typing import Any
+
+from orchlog.numbers import json_rounded
 
 # The catalogue's kind names, in the order signatures are tried. Names are only ever added.
 KINDS = (
@@ -49,26 +50,9 @@ class Finding:
         return {
             "kind": self.kind,
             "confidence": round(float(self.confidence), 4),
-            "evidence": {k: json_number(v) for k, v in self.evidence.items()},
+            "evidence": {k: json_rounded(v) for k, v in self.evidence.items()},
             "message": self.message,
         }
-
-
-def json_number(v: Any) -> Any:
-    """Evidence values for JSON: floats rounded to 6 significant digits, non-finite ones as strings."""
-    if isinstance(v, (list, tuple)):
-        return [json_number(x) for x in v]
-    if isinstance(v, bool) or v is None or isinstance(v, (int, str)):
-        return v
-    if hasattr(v, "item"):  # NumPy scalars
-        return json_number(v.item())
-    if isinstance(v, float):
-        if math.isnan(v):
-            return "NaN"
-        if math.isinf(v):
-            return "Infinity" if v > 0 else "-Infinity"
-        return float(f"{v:.6g}")
-    return v
 
 
 def ranked(findings: list[Finding]) -> list[Finding]:

@@ -1,15 +1,13 @@
-"""The records around a divergence, read back from both traces after the compare's walk.
+"""The records around a divergence: for each target pair, every record of its token and step (its inputs,
+the stage before and after it, every layer of its checkpoint), and the records of the tokens within
+`WINDOW` positions of it at its layer, the layer before and outside the layers (the same checkpoint at
+other tokens, and those tokens' inputs).
 
-The walk keeps what its report needs and nothing more, so the diagnosis
-reads the two traces once more and keeps only the records it looks at, for
-each target pair: every record of its token and step (its inputs, the
-stage before and after it, every layer of its checkpoint), and the records
-of the tokens within `WINDOW` positions of it at its layer, the layer
-before and outside the layers (the same checkpoint at other tokens, and
-those tokens' inputs). Tensors stay on disk until a signature loads them.
-At most `MAX_ROWS` records per side are kept; the rest of a very wide run
-is left out and said so. Traces that cannot be read twice (a pipe) are not
-diagnosed.
+They come from what the compare's walk kept (keeper.py) when it could keep it all; otherwise the two
+traces are read once more (`gather`), stopping where the walk's extents say the needed tokens end.
+Tensors stay on disk until a signature loads them. At most `MAX_ROWS` records per side are taken; the
+rest of a very wide run is left out and said so. Traces that cannot be read twice (a pipe) and were too
+large to keep are not diagnosed.
 """
 
 from __future__ import annotations
@@ -17,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -94,6 +92,26 @@ def needed_tokens(targets: list[Target], window: int = WINDOW) -> set[int | None
     return out
 
 
+def select_from(
+    batches: Iterable[RecordBatch], targets: list[Target], window: int = WINDOW, max_rows: int = MAX_ROWS
+) -> tuple[RecordBatch, bool]:
+    """The rows of one side's batches (in order) that the targets need, at most `max_rows`; and whether
+    some were left out."""
+    parts: list[RecordBatch] = []
+    held, cut = 0, False
+    for batch in batches:
+        rows = select(batch, targets, window)
+        if not len(rows):
+            continue
+        if held + len(rows) > max_rows:
+            rows, cut = rows[: max(max_rows - held, 0)], True
+        parts.append(batch.take(rows))
+        held += len(rows)
+        if held >= max_rows:
+            break
+    return (RecordBatch.concat(parts) if parts else RecordBatch.empty()), cut
+
+
 Prepare = Callable[[RecordBatch], RecordBatch]
 
 
@@ -136,19 +154,7 @@ def gather(
     prepares = prepare if isinstance(prepare, tuple) else (prepare, prepare)
 
     def keep(trace: Trace, side_prepare: Prepare, stop: int | None) -> tuple[RecordBatch, bool]:
-        parts: list[RecordBatch] = []
-        held, cut = 0, False
-        for batch in _batches(trace, side_prepare, stop):
-            rows = select(batch, targets, window)
-            if not len(rows):
-                continue
-            if held + len(rows) > max_rows:
-                rows, cut = rows[: max(max_rows - held, 0)], True
-            parts.append(batch.take(rows))
-            held += len(rows)
-            if held >= max_rows:
-                break
-        return (RecordBatch.concat(parts) if parts else RecordBatch.empty()), cut
+        return select_from(_batches(trace, side_prepare, stop), targets, window, max_rows)
 
     jobs = list(zip((trace_a, trace_b), prepares, stop_after))
     if prepares[0] is prepares[1] and prepares[0] is not _identity:  # one stateful prepare: one trace at a time

@@ -1,8 +1,9 @@
-"""Diagnose pairs a compare found: read their neighbourhoods back from the traces, assemble each case, run
-the catalogue, and say where the error entered and how it grew."""
+"""Diagnose pairs a compare found: take their neighbourhoods from what the walk kept (or read them back from
+the traces), assemble each case, run the catalogue, and say where the error entered and how it grew."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 from collections.abc import Callable
@@ -13,11 +14,12 @@ from orchlog.compare.pairview import PairView
 from orchlog.diagnose.assemble import Assembler, NoiseAt
 from orchlog.diagnose.case import Where
 from orchlog.diagnose.catalogue import find_signatures
+from orchlog.diagnose.diagnosis import Diagnosis
 from orchlog.diagnose.extent import Extent
+from orchlog.diagnose.keeper import Keeper
 from orchlog.diagnose.layer_growth import layer_growth
 from orchlog.diagnose.locality import locality
 from orchlog.diagnose.neighbours import NotRereadable, Prepare, Target, gather, needed_tokens
-from orchlog.diagnose.report import Diagnosis
 from orchlog.diagnose.stats import against_noise
 from orchlog.read.trace import Trace
 
@@ -31,32 +33,44 @@ def _where(t: Target) -> Where:
     return Where(t.checkpoint, t.layer, t.stage, t.token_idx, t.step)
 
 
+@dataclasses.dataclass
+class Walked:
+    """What the compare's walk leaves the diagnosis: how records were keyed and prepared, which are logits,
+    what it kept, and the noise. `kept` holds the records around every target when the run was small enough
+    to keep, else the traces are read again: `prepare` is what the compare did to each batch before aligning
+    it (see `neighbours.gather`) and `extents` let that read stop early. `noise_at` (the measured noise of
+    three-way grading or a calibration) and `multiple` judge where the error entered against each record's
+    noise, and the signatures against the pair's."""
+
+    key: tuple[str, ...]
+    prepare: Prepare | tuple[Prepare, Prepare]
+    is_logits: Callable[[str | None], bool]
+    extents: tuple[Extent, Extent] | None = None
+    noise_at: NoiseAt | None = None
+    multiple: float | None = None
+    kept: Keeper | None = None
+
+
 def diagnose_targets(
-    trace_a: Trace,
-    trace_b: Trace,
-    targets: list[tuple[str, Target]],
-    key: tuple[str, ...],
-    prepare: Prepare | tuple[Prepare, Prepare],
-    is_logits: Callable[[str | None], bool],
-    extents: tuple[Extent, Extent] | None = None,
-    noise_at: NoiseAt | None = None,
-    multiple: float | None = None,
+    trace_a: Trace, trace_b: Trace, targets: list[tuple[str, Target]], walked: Walked
 ) -> list[Diagnosis]:
-    """One Diagnosis per (role, target), in order. `prepare`: what the compare did to each batch before
-    aligning it (see `neighbours.gather`); `extents` (kept by the compare's walk) let the second read stop
-    early; `noise_at` (the measured noise of three-way grading or a calibration) and `multiple` judge
-    where the error entered against each record's noise, and the signatures against the pair's."""
+    """One Diagnosis per (role, target), in order."""
     wanted = [t for _, t in targets]
-    stop: tuple[int | None, int | None] = (None, None)
-    if extents is not None:
-        tokens = needed_tokens(wanted)
-        stop = (extents[0].last(tokens), extents[1].last(tokens))
-    try:
-        nb = gather(trace_a, trace_b, wanted, prepare, stop_after=stop)
-    except NotRereadable as exc:
-        note = f"{exc} cannot be read a second time (a pipe, or not a file); write the trace to a file to diagnose it"
-        return [Diagnosis(_where(t), role, "none", notes=[note]) for role, t in targets]
-    assembler = Assembler(nb, key, is_logits, noise_at)
+    nb = walked.kept.neighbourhood(wanted) if walked.kept is not None else None
+    if nb is None:
+        stop: tuple[int | None, int | None] = (None, None)
+        if walked.extents is not None:
+            tokens = needed_tokens(wanted)
+            stop = (walked.extents[0].last(tokens), walked.extents[1].last(tokens))
+        try:
+            nb = gather(trace_a, trace_b, wanted, walked.prepare, stop_after=stop)
+        except NotRereadable as exc:
+            note = (
+                f"{exc} cannot be read a second time (a pipe, or not a file) and was too large to keep; "
+                "write the trace to a file to diagnose it"
+            )
+            return [Diagnosis(_where(t), role, "none", notes=[note]) for role, t in targets]
+    assembler = Assembler(nb, walked.key, walked.is_logits, walked.noise_at)
     out = []
     for role, t in targets:
         built = assembler.assemble(t)
@@ -80,7 +94,7 @@ def diagnose_targets(
                 role,
                 "summary" if case.thin else "tensors",
                 findings,
-                locality(built.output, built.inputs, built.earlier, multiple),
+                locality(built.output, built.inputs, built.earlier, walked.multiple),
                 layer_growth(built.layers, t.layer),
                 notes,
             )
@@ -94,16 +108,7 @@ def target_of(view: PairView) -> Target:
 
 
 def diagnose_views(
-    trace_a: Trace,
-    trace_b: Trace,
-    first: PairView,
-    worst: list[PairView],
-    key: tuple[str, ...],
-    prepare: Prepare | tuple[Prepare, Prepare],
-    is_logits: Callable[[str | None], bool],
-    extents: tuple[Extent, Extent] | None = None,
-    noise_at: NoiseAt | None = None,
-    multiple: float | None = None,
+    trace_a: Trace, trace_b: Trace, first: PairView, worst: list[PairView], walked: Walked
 ) -> list[Diagnosis]:
     """The compare's hook: diagnose its first divergence and any of its worst pairs (PairViews).
 
@@ -112,7 +117,7 @@ def diagnose_views(
     targets = [("first_divergence", target_of(first))]
     targets += [("worst", target_of(v)) for v in worst if v.failed and target_of(v) != targets[0][1]]
     try:
-        return diagnose_targets(trace_a, trace_b, targets, key, prepare, is_logits, extents, noise_at, multiple)
+        return diagnose_targets(trace_a, trace_b, targets, walked)
     except Exception as exc:  # the compare's verdict stands without its diagnosis
         if os.environ.get("ORCHLOG_DEBUG"):
             raise

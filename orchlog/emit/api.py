@@ -30,8 +30,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from orchlog import _native, schema_gen
+from orchlog import selector as _selector
 from orchlog.emit import knobs
-from orchlog.emit import selector as _selector
 from orchlog.encoding.record import check_meta
 from orchlog.errors import OrchlogError
 
@@ -204,6 +204,7 @@ def _checked(settings: dict[str, Any]) -> dict[str, Any]:
 
 def _start_parquet(given: Mapping[str, Any], config: Mapping[str, Scalar] | None) -> bool:
     global _parquet
+    # pyarrow costs a third of a second to import: only for a run that writes Parquet.
     from orchlog.emit import parquet_run
 
     settings, warnings = parquet_run.resolve(given, config)
@@ -217,7 +218,7 @@ def _current_parquet() -> parquet_run.ParquetRun | None:
     global _parquet
     parquet = _parquet
     if parquet is not None and parquet.pid != os.getpid():
-        from orchlog.emit import parquet_run
+        from orchlog.emit import parquet_run  # loaded already: this run writes Parquet
 
         parquet = _parquet = parquet_run.after_fork(parquet)
     return parquet

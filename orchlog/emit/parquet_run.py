@@ -35,8 +35,8 @@ from typing import Any
 import pyarrow as pa
 
 from orchlog import _native, schema_gen
+from orchlog import selector as _selector
 from orchlog.emit import knobs
-from orchlog.emit import selector as _selector
 from orchlog.encoding.record import check_meta, field_default, header_values, leading_values, numel
 from orchlog.encoding.text import to_text
 from orchlog.parquet import open_writer

@@ -142,38 +142,9 @@ def _json_values(values: np.ndarray, dtype: str) -> str:
     return "[" + ",".join(str(int(v)) for v in values) + "]"
 
 
-def _json_value(f: Any, value: Any, dtype: str, schema: Any) -> str:
-    if value is None:
-        return "null"
-    t = f.type
-    if t in ("str", "dtype", "hex256"):
-        return json_string(value)
-    if t in ("i32", "i64"):
-        return str(int(value))
-    if t == "f64":
-        return floats.format_float(value, "f64")
-    if t == "bool":
-        return "true" if value else "false"
-    if t == "floats" and getattr(f, "text", "decimal") == "hex":
-        return '"' + floats.hex_bits(value, f.precision) + '"'
-    if t == "floats":
-        return "[" + ",".join(floats.format_float(float(v), f.precision) for v in value) + "]"
-    if t == "shape":
-        return "[" + ",".join(str(int(d)) for d in value) + "]"
-    if t == "values":
-        return _json_values(value, dtype)
-    if t == "stats":
-        return _json_object(schema.stats, dataclasses.asdict(value), dtype, schema)
-    if t == "producer":
-        return _json_object(schema.producer, value, dtype, schema)
-    if t == "meta":
-        return _json_meta(value)
-    raise AssertionError(f"no JSON form for field type {t}")
-
-
 def _json_object(fields: Iterable[Any], values: Mapping[str, Any], dtype: str, schema: Any) -> str:
     parts = [
-        f"{json_string(f.name)}:{_json_value(f, values[f.name], dtype, schema)}"
+        f"{json_string(f.name)}:{_value(_Json, f, values[f.name], dtype, schema)}"
         for f in fields
         if "jsonl" in f.encodings
     ]
@@ -217,37 +188,6 @@ def _mp_floats(values: Iterable[float], precision: str) -> bytes:
     return _mp_values(items, "f64")
 
 
-def _mp_value(f: Any, value: Any, dtype: str, schema: Any) -> bytes:
-    if value is None:
-        return mp.nil()
-    t = f.type
-    if t in ("str", "dtype", "hex256"):
-        return mp.string(to_text(value))
-    if t in ("i32", "i64"):
-        return mp.integer(int(value))
-    if t == "u32":
-        return mp.uint32(int(value))
-    if t == "f64":
-        return mp.float64(value)
-    if t == "bool":
-        return mp.boolean(bool(value))
-    if t == "floats":
-        return _mp_floats(value, f.precision)
-    if t == "shape":
-        return mp.array_header(len(value)) + b"".join(mp.integer(int(d)) for d in value)
-    if t == "values":
-        return _mp_values(value, dtype)
-    if t == "stats":
-        return _mp_object(schema.stats, dataclasses.asdict(value), dtype, schema)
-    if t == "producer":
-        return _mp_object(schema.producer, value, dtype, schema)
-    if t == "meta":
-        return _mp_meta(value)
-    if t == "bytes":
-        return mp.binary_header(len(value)) + bytes(value)
-    raise AssertionError(f"no msgpack form for field type {t}")
-
-
 def _mp_object(fields: Iterable[Any], values: Mapping[str, Any], dtype: str, schema: Any) -> bytes:
     present = [f for f in fields if "msgpack" in f.encodings]
     out = [mp.map_header(len(present))]
@@ -255,8 +195,99 @@ def _mp_object(fields: Iterable[Any], values: Mapping[str, Any], dtype: str, sch
         # A frame field is computed over every byte of the frame before its key.
         value = frame.compute(f.name, b"".join(out)) if f.source == "frame" else values[f.name]
         out.append(mp.string(f.name))
-        out.append(_mp_value(f, value, dtype, schema))
+        out.append(_value(_Msgpack, f, value, dtype, schema))
     return b"".join(out)
+
+
+# ------------------------------------------------- one walk, two encodings
+
+
+class _Json:
+    """How each kind of value is written in a JSONL line."""
+
+    nil = "null"
+    text = staticmethod(json_string)
+
+    @staticmethod
+    def integer(v: int) -> str:
+        return str(v)
+
+    uint32 = integer
+
+    @staticmethod
+    def f64(v: float) -> str:
+        return floats.format_float(v, "f64")
+
+    @staticmethod
+    def boolean(v: bool) -> str:
+        return "true" if v else "false"
+
+    @staticmethod
+    def floats(values: Iterable[float], precision: str, text: str) -> str:
+        if text == "hex":  # the rows' bits, one string (the schema's `text: hex`)
+            return '"' + floats.hex_bits(values, precision) + '"'
+        return "[" + ",".join(floats.format_float(float(v), precision) for v in values) + "]"
+
+    @staticmethod
+    def shape(dims: Iterable[int]) -> str:
+        return "[" + ",".join(str(int(d)) for d in dims) + "]"
+
+    @staticmethod
+    def binary(data: bytes) -> str:
+        raise AssertionError("tensor bytes have no JSONL form")
+
+    values = staticmethod(_json_values)
+    meta = staticmethod(_json_meta)
+    object = staticmethod(_json_object)
+
+
+class _Msgpack:
+    """How each kind of value is written in a msgpack frame."""
+
+    nil = mp.nil()
+    text = staticmethod(lambda s: mp.string(to_text(s)))
+    integer = staticmethod(mp.integer)
+    uint32 = staticmethod(mp.uint32)
+    f64 = staticmethod(mp.float64)
+    boolean = staticmethod(lambda v: mp.boolean(bool(v)))
+    floats = staticmethod(lambda values, precision, text: _mp_floats(values, precision))  # text: JSONL's only
+    shape = staticmethod(lambda dims: mp.array_header(len(dims)) + b"".join(mp.integer(int(d)) for d in dims))
+    binary = staticmethod(lambda data: mp.binary_header(len(data)) + bytes(data))
+    values = staticmethod(_mp_values)
+    meta = staticmethod(_mp_meta)
+    object = staticmethod(_mp_object)
+
+
+def _value(w: Any, f: Any, value: Any, dtype: str, schema: Any) -> Any:
+    """One field's value in the encoding `w` writes (_Json or _Msgpack), by the field's type."""
+    if value is None:
+        return w.nil
+    t = f.type
+    if t in ("str", "dtype", "hex256"):
+        return w.text(value)
+    if t in ("i32", "i64"):
+        return w.integer(int(value))
+    if t == "u32":
+        return w.uint32(int(value))
+    if t == "f64":
+        return w.f64(value)
+    if t == "bool":
+        return w.boolean(value)
+    if t == "floats":
+        return w.floats(value, f.precision, f.text)
+    if t == "shape":
+        return w.shape(value)
+    if t == "values":
+        return w.values(value, dtype)
+    if t == "stats":
+        return w.object(schema.stats, dataclasses.asdict(value), dtype, schema)
+    if t == "producer":
+        return w.object(schema.producer, value, dtype, schema)
+    if t == "meta":
+        return w.meta(value)
+    if t == "bytes":
+        return w.binary(value)
+    raise AssertionError(f"no form for field type {t}")
 
 
 # ------------------------------------------------------------------ public

@@ -29,6 +29,7 @@ from orchlog.guardrail.problems import MALFORMED_FILE, PairingError
 from orchlog.guardrail.result import GuardrailResult, PairResult, SideInfo
 from orchlog.guardrail.sides import Side
 from orchlog.guardrail.verdicts import breaches, global_verdict, pair_verdict
+from orchlog.scale.ordered_map import ordered_map
 
 
 @dataclasses.dataclass
@@ -61,8 +62,6 @@ def guardrail(
             f"{{{','.join(matrix.sides)}}}/ (and no config.json declaring the matrix)"
         )
     planned, missing = _plan(matrix, runs)
-    from orchlog.scale.ordered_map import ordered_map
-
     pairs = []
     items = [(root, matrix, run, declared) for run, declared in planned]
     for pair in ordered_map(check_pair, items, options.jobs, options.executor):

@@ -1,7 +1,7 @@
 """A pair's numbers: the logits metrics of each shared token position, and their aggregates.
 
 Per position the metrics are those of `orchlog compare --per-token`
-(orchlog.compare.logits): max and p99 absolute difference, top-1 of each
+(orchlog.compare.measuring.logits): max and p99 absolute difference, top-1 of each
 side, cosine similarity, L2 and KL(reference || test). Aggregates over the
 positions: the largest max_abs_diff and p99_abs_diff (so a bound on them
 holds at every position; an exact p99 over all positions would need every
@@ -16,9 +16,9 @@ import dataclasses
 import math
 from typing import Any
 
-from orchlog.compare.logits import logits_diff
-from orchlog.compare.result import number
+from orchlog.compare.measuring.logits import logits_diff
 from orchlog.guardrail.sides import TokenRow
+from orchlog.numbers import json_number
 
 AGGREGATES = ("max_abs_diff", "p99_abs_diff", "top1_agreement", "cos_sim_mean", "cos_sim_min", "kl_mean", "kl_max")
 
@@ -60,14 +60,14 @@ class TokenMetrics:
         return {
             "token_idx": self.token_idx,
             "token_id": self.token_id,
-            "max_abs_diff": number(self.max_abs_diff),
-            "p99_abs_diff": number(self.p99_abs_diff),
+            "max_abs_diff": json_number(self.max_abs_diff),
+            "p99_abs_diff": json_number(self.p99_abs_diff),
             "top1_match": self.top1_match,
             "top1_a": self.top1_a,
             "top1_b": self.top1_b,
-            "cos_sim": number(self.cos_sim),
-            "l2": number(self.l2),
-            "kl": number(self.kl),
+            "cos_sim": json_number(self.cos_sim),
+            "l2": json_number(self.l2),
+            "kl": json_number(self.kl),
         }
 
 

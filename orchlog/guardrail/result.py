@@ -1,7 +1,7 @@
 """What a guardrail found, as values: each pair's verdict and numbers, and the verdict of the whole matrix.
 
 `bool(result)` is True when the guardrail lets CI go on (exit 0);
-`str(result)` is the text report; `to_json()` is summary.json (key
+`str(result)` is the verdict in one line (orchlog.report renders the rest); `to_json()` is summary.json (key
 `verdict` holds the global verdict; keys are only ever added).
 """
 
@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from orchlog.compare.result import number
 from orchlog.guardrail.config import Matrix, natural
 from orchlog.guardrail.layout import Run
 from orchlog.guardrail.metrics import TokenMetrics, aggregate
@@ -24,8 +23,11 @@ from orchlog.guardrail.verdicts import (
     Breach,
     first_failing_token,
 )
+from orchlog.numbers import json_number
 
 SUMMARY_VERSION = "orchlog-guardrail/1"
+# The per-pair metrics files' name and version ("report" key; schema/json/guardrail-pair.schema.json).
+PAIR_VERSION = "orchlog-guardrail-pair/1"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,8 +103,8 @@ class PairResult:
             "must_match": self.must_match,
             "verdict": self.verdict,
             "tokens": len(self.tokens),
-            "metrics": {k: number(v) for k, v in self.aggregates.items()},
-            "failed_thresholds": [dataclasses.asdict(b) | {"value": number(b.value)} for b in self.breaches],
+            "metrics": {k: json_number(v) for k, v in self.aggregates.items()},
+            "failed_thresholds": [dataclasses.asdict(b) | {"value": json_number(b.value)} for b in self.breaches],
             "first_fail": self.first_fail(),
             "pairing_errors": [pairing_error_json(e) for e in self.pairing_errors],
             "sides": [dataclasses.asdict(s) for s in self.sides],
@@ -150,20 +152,8 @@ class GuardrailResult:
         }
 
     def __str__(self) -> str:
-        from orchlog.guardrail.report import render_text
-
-        return render_text(self)
-
-    def to_markdown(self) -> str:
-        from orchlog.guardrail.report import render_markdown
-
-        return render_markdown(self)
-
-    def to_html(self) -> str:
-        """One self-contained page: the pairs, and each pair's metrics position by position."""
-        from orchlog.guardrail.html import render_html
-
-        return render_html(self)
+        """The verdict in one line; orchlog.report renders the whole report as text, Markdown or HTML."""
+        return f"{self.verdict} ({self.meaning})"
 
     def to_json(self) -> dict[str, Any]:
         first = self.first_fail

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from orchlog.compare import LOGITS_NAMES
-from orchlog.compare.tensors import flat_tensor
-from orchlog.compare.tokens import token_id_of
+from orchlog.compare.pairing.tensors import flat_tensor
+from orchlog.compare.pairing.tokens import token_id_of
 from orchlog.errors import OrchlogError
 from orchlog.guardrail.problems import MALFORMED_FILE, MISSING_FILE, MISSING_RUN, PairingError
 from orchlog.read import fields, formats

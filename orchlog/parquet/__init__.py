@@ -10,8 +10,7 @@ The layout is in docs/parquet.md; the columns come from schema/orchlog.schema.ya
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from orchlog.lazy import lazy
 
 # Imported on first use: pyarrow costs a third of a second to import, and `orchlog --help` should not pay it.
 _LAZY = {
@@ -26,9 +25,4 @@ _LAZY = {
 __all__ = ["ARROW_SCHEMA", "PackResult", "Writer", "open_writer", "pack", "read"]
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'orchlog.parquet' has no attribute {name!r}")
+__getattr__, __dir__ = lazy(__name__, _LAZY)

@@ -26,7 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
-from orchlog.emit import selector as _selector
+from orchlog import selector as _selector
 from orchlog.errors import OrchlogError
 from orchlog.parquet.schema import COLUMN_OF, FILTER_FIELDS
 

@@ -63,7 +63,7 @@ from orchlog.parquet.schema import (
     schema_version_of,
 )
 from orchlog.read import fields
-from orchlog.read.formats import open_regular
+from orchlog.read.files import open_regular
 from orchlog.read.trace import Location, Trace, TraceRecord, identity
 from orchlog.schema_gen import COLUMNS, Stats
 

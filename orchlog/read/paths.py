@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import stat
 from collections.abc import Iterator
 from pathlib import Path
 
 from orchlog.errors import OrchlogError
 from orchlog.read import formats
 from orchlog.read.batch import RecordBatch
+from orchlog.read.files import regular_files
 from orchlog.read.trace import Diagnostic, Location, Trace, TraceRecord
 
 
@@ -26,26 +26,6 @@ def open_trace(path: str | os.PathLike[str]) -> Trace:
     if not os.access(p, os.R_OK):
         raise OrchlogError(f"{p} is not readable (permission denied)")
     return formats.detect(p).open(p)
-
-
-def regular_files(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
-    """The regular files below root in name order, and the other entries with why they are skipped."""
-    files: list[Path] = []
-    skipped: list[tuple[Path, str]] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in sorted(f for f in filenames if not f.startswith(".")):
-            f = Path(dirpath) / name
-            try:
-                mode = f.stat().st_mode
-            except OSError as exc:  # a dangling link, a file gone since the listing
-                skipped.append((f, f"cannot read it ({exc.strerror or exc})"))
-                continue
-            if stat.S_ISREG(mode):
-                files.append(f)
-            else:
-                skipped.append((f, f"{formats.file_kind(mode)}, not a regular file"))
-    return files, skipped
 
 
 def directory_members(root: Path) -> tuple[list[Trace], list[Diagnostic]]:

@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from orchlog.encoding import dtypes
+from orchlog.read.fields import data_fits
 from orchlog.schema_gen import COLUMNS, KEY_FIELDS, RecordFields, Stats
 
 
@@ -99,16 +101,12 @@ class TraceRecord(RecordFields):
         elements, a shape that does not make numel): `orchlog validate` reports those.
         OSError when the bytes cannot be read (a file damaged or gone since it was opened)."""
         raw = self.raw_bytes()
-        from orchlog.read.fields import data_fits
-
         if (
             raw is None
             or self.dtype is None
             or not data_fits(memoryview(raw).nbytes, self.dtype, self.numel, self.shape)
         ):
             return None
-        from orchlog.encoding import dtypes
-
         flat = dtypes.from_bytes(raw, self.dtype)
         if self.dtype == "bf16":
             flat = dtypes.widen(flat, "bf16")

@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from orchlog.read.files import open_file
 from orchlog.schema_gen import DTYPE_SIZES
 
 MAX_HEADER = 100 << 20  # the safetensors crate's own limit
@@ -46,7 +47,7 @@ class SafeTensor:
         return math.prod(self.shape)
 
     def __call__(self) -> bytes:
-        with _open(Path(self.path)) as f:
+        with open_file(Path(self.path)) as f:
             f.seek(self.start)
             data: bytes = f.read(self.nbytes)
         if len(data) != self.nbytes:
@@ -54,15 +55,9 @@ class SafeTensor:
         return data
 
 
-def _open(path: Path):  # type: ignore[no-untyped-def]
-    from orchlog.read.formats.tool_common import open_file
-
-    return open_file(path)
-
-
 def read_header(path: Path) -> dict[str, SafeTensor]:
     """The file's tensors by name; ValueError when the header is malformed or lies about a length."""
-    with _open(path) as f:
+    with open_file(path) as f:
         size = os.fstat(f.fileno()).st_size
         head = f.read(8)
         if len(head) < 8:

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from orchlog.encoding import dtypes
 from orchlog.schema_gen import DTYPE_NUMPY, DTYPE_SIZES
 
 MAX_PICKLE_BYTES = 64 << 20  # data.pkl of a dump holds keys and metadata, not tensors
@@ -127,8 +128,6 @@ class TensorRef:
         return out.tobytes()
 
     def array(self) -> np.ndarray:
-        from orchlog.encoding import dtypes
-
         flat = dtypes.from_bytes(self.load(), self.dtype)
         if self.dtype == "bf16":
             flat = dtypes.widen(flat, "bf16")

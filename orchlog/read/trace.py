@@ -17,6 +17,7 @@ import numpy as np
 
 from orchlog.read.batch import RecordBatch
 from orchlog.read.records import Diagnostic, Location, TraceRecord, identity
+from orchlog.read.writers import live_writers
 
 __all__ = ["Diagnostic", "Location", "Trace", "TraceRecord", "identity"]
 
@@ -58,8 +59,6 @@ class Trace:
     def writing(self) -> list[tuple[str, int]]:
         """(file, pid) for each file of the trace a live process is still writing (it holds the file's
         lock, orchlog/read/writers.py): what is read of those is the part written so far."""
-        from orchlog.read.writers import live_writers
-
         return live_writers(self.path)
 
     def report(self, location: Location, message: str, fatal: bool = False) -> None:

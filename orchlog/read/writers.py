@@ -17,6 +17,8 @@ import os
 import stat
 from pathlib import Path
 
+from orchlog.read.files import regular_files
+
 LOCKS = Path("/proc/locks")
 
 
@@ -54,8 +56,6 @@ def _holds_open(pid: int, st: os.stat_result) -> bool:
 
 def _files(path: Path) -> list[Path]:
     if path.is_dir():
-        from orchlog.read.paths import regular_files
-
         return regular_files(path)[0]
     return [path]
 

@@ -8,7 +8,7 @@ from the files themselves), part_trace (a trace that reads only a part's
 files and records, numbering places per file), run (walk the parts, check
 that every record was taken once, merge, finish), ray_runner (the parts as
 Ray tasks, each on a node that holds its files). The merge itself is
-orchlog/compare/partial.py; nothing else knows a compare ran in parts.
+orchlog/compare/grading/partial.py; nothing else knows a compare ran in parts.
 """
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ def ordered_map(
 ) -> Iterator[T]:
     """fn(*item) for every item, yielded in order as each becomes available."""
     if executor[0] == "ray":
-        from orchlog.scale.ray_runner import connect
+        from orchlog.scale.ray_runner import connect  # Ray takes seconds to import: only when asked for
 
         ray = connect(executor[1])
         task = ray.remote(num_cpus=1, max_retries=1)(fn)

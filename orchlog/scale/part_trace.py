@@ -2,7 +2,7 @@
 one part's input.
 
 Places are numbered per file (`file index << ORDER_BITS | place in the
-file`, see orchlog/compare/partial.py), and each file's tally (records in
+file`, see orchlog/compare/grading/partial.py), and each file's tally (records in
 the file, records kept, its header) travels with the partial report, so
 that the merge can number places as the whole trace does and check that
 every record was taken by exactly one part. A Parquet file read for a token
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from orchlog.compare.partial import ORDER_BITS, FileTally
-from orchlog.compare.shards import says_layout
+from orchlog.compare.grading.partial import ORDER_BITS, FileTally
+from orchlog.maps.shards import says_layout
 from orchlog.read import formats
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.trace import Trace, _chunks
@@ -60,7 +60,7 @@ class PartTrace(Trace):
         rows = _prunable_rows(path) if self._tokens is not None and fmt.name == "orchlog-parquet" else None
         if rows is None:  # read whole, kept record by record (a damaged footer too: the reader recovers it)
             return fmt.open(Path(path))
-        from orchlog.parquet.reading import read
+        from orchlog.parquet.reading import read  # pyarrow: only for a Parquet part
 
         self._rows[path] = rows
         return read(path, filter=self._pushed())
@@ -69,7 +69,7 @@ class PartTrace(Trace):
         """The token range on the raw token_idx column, for the Parquet reader to test row groups with."""
         import pyarrow.dataset as ds
 
-        from orchlog.parquet.schema import COLUMN_OF
+        from orchlog.parquet.schema import COLUMN_OF  # pyarrow: only for a Parquet part
 
         assert self._tokens is not None
         column = ds.field(COLUMN_OF["token_idx"])
@@ -129,7 +129,7 @@ def _prunable_rows(path: str) -> int | None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from orchlog.parquet.schema import COLUMN_OF
+    from orchlog.parquet.schema import COLUMN_OF  # pyarrow: only for a Parquet part
 
     try:
         footer = pq.ParquetFile(path)

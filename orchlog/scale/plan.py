@@ -35,9 +35,9 @@ from pathlib import Path
 import numpy as np
 
 from orchlog.compare import CompareOptions
-from orchlog.compare.namemap import load_maps
-from orchlog.compare.shards import says_layout
 from orchlog.errors import OrchlogError
+from orchlog.maps.namemap import load_maps
+from orchlog.maps.shards import says_layout
 from orchlog.read import formats
 from orchlog.read.batch import NONE
 from orchlog.read.paths import directory_members, open_trace
@@ -200,6 +200,7 @@ def _token_spans(path: str) -> list[tuple[int, int, int]]:
     """(min, max, bytes) of token_idx in each row group of a Parquet file whose statistics say them."""
     import pyarrow.parquet as pq
 
+    # pyarrow costs a third of a second to import: only when a Parquet file is planned.
     from orchlog.parquet.schema import COLUMN_OF
 
     try:

@@ -27,7 +27,7 @@ from typing import Any
 
 from orchlog.compare import CompareOptions, PartialReport
 from orchlog.errors import OrchlogError
-from orchlog.read.paths import regular_files
+from orchlog.read.files import regular_files
 from orchlog.scale.plan import PartSpec
 from orchlog.scale.run import Runner, walk_part
 

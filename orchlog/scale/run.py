@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from orchlog.compare import CompareOptions, CompareReport, PartialReport, alignment_key, finish, walk
-from orchlog.compare.partial import merge_all
+from orchlog.compare.grading.partial import merge_all
 from orchlog.errors import OrchlogError
 from orchlog.read.paths import open_trace
 from orchlog.scale.part_trace import PartTrace

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -9,9 +10,9 @@ from typing import Any
 import torch
 
 import orchlog
-from orchlog.compare.namemap import NameMap, load_maps
 from orchlog.emit.api import graft_from_reference
 from orchlog.errors import OrchlogError
+from orchlog.maps.namemap import NameMap, load_maps
 from orchlog.torch.calls import CallCounter, PositionsFn, first_tensor
 from orchlog.torch.graft import first_tensor_of, graft_rows
 from orchlog.torch.paths import layer_of, matching
@@ -34,6 +35,7 @@ class Hooks:
         batch_index: int,
         graft_names: NameMap | None = None,
         grafting: bool = False,
+        names: NameMap | None = None,
     ) -> None:
         self.model = model
         self.paths = paths  # the hooked modules, in model order
@@ -42,6 +44,8 @@ class Hooks:
         self.records = 0  # written so far
         self.grafting = grafting  # outputs and inputs go through orchlog.graft, which logs them too
         self.graft_names = graft_names  # module paths -> the reference's names, for graft calls
+        self.names = names  # module paths -> the names the records carry (None: the paths themselves)
+        self._windows = names.windows if names is not None else ()
         self._handles: list[torch.utils.hooks.RemovableHandle] = []
 
     @property
@@ -68,12 +72,25 @@ class Hooks:
         if call is None or tensor is None:
             return
         layer = layer_of(path) if layer is None else layer
+        checkpoint = path
+        mapped = self.names.lookup(path, stage) if self.names is not None else None
+        if mapped is not None:
+            checkpoint, layer, stage = (
+                mapped.checkpoint,
+                mapped.layer if mapped.layer is not None else layer,
+                mapped.stage,
+            )
+        causal = token_axis is not None and any(fnmatch.fnmatchcase(checkpoint, glob) for glob in self._windows)
         first = call.positions[0] if call.positions else 0
         rows = [(None, tensor)] if token_axis is None else token_rows(tensor, call, self.batch_index, token_axis)
         for position, row in rows:
             token_id = None if position is None else call.token_id(self.batch_index, position - first)
+            if causal and position is not None and row.dim() >= 1:
+                # The keys this token may attend to, positions 0 to its own: how the ggml adapter cuts
+                # llama.cpp's rows, so that the two compare with no window.
+                row = row[..., : position + 1].contiguous()
             self.records += orchlog.log(
-                path, row, token_idx=position, layer=layer, stage=stage, step=call.step, token_id=token_id
+                checkpoint, row, token_idx=position, layer=layer, stage=stage, step=call.step, token_id=token_id
             )
 
     def _reference_key(self, path: str, stage: str | None) -> tuple[str, int | None, str | None]:
@@ -136,6 +153,7 @@ def attach(
     graft_from: str | os.PathLike[str] | None = None,
     graft_select: str | None = None,
     graft_map: str | None = None,
+    names: str | None = None,
 ) -> Hooks:
     """Log the outputs of `model`'s submodules whose paths match the globs in `modules` (every submodule
     for None), and the first tensor input of those matching the globs in `inputs` (True: the same
@@ -160,6 +178,12 @@ def attach(
     the records carry those names. `graft_from` (the reference's full trace) and `graft_select` imply
     graft=True and start the run with them when the program has not called orchlog.configure (every
     other setting from its env knob); after configure, give them to configure instead. See docs/graft.md.
+
+    `names` (a name map, e.g. "hf_qwen2") makes the records carry the map's names: each logged path the
+    map names is written under its canonical checkpoint, layer and stage, and the rows of a target marked
+    `window = true` (the attention probabilities) are cut to the keys the token may attend to, positions
+    0 to its own, as the ggml adapter cuts llama.cpp's; the trace then compares with llama.cpp's with no
+    options (what `orchlog trace hf` writes).
     """
     if graft_select is not None and graft_from is None:
         raise OrchlogError("graft_select chooses what attach(..., graft_from=REF) grafts; give graft_from too")
@@ -180,6 +204,7 @@ def attach(
         batch_index,
         load_maps([graft_map]) if graft_map else None,
         grafting=graft,
+        names=load_maps([names]) if names else None,
     )
 
     def root_pre_hook(_module: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:

@@ -3,11 +3,11 @@ tolerance files and tiers, and name the weights that match only transposed or pe
 
     from orchlog.weights import compare_weights
     report = compare_weights("model.gguf", "hf_checkpoint/")
-    print(report)                      # or report.to_json()
+    print(report)                      # the verdict; orchlog.report.render_text(report), report.to_json()
 
 Modules, one job each: source (open a file or directory, by content), formats (the GGUF, safetensors and
 .npz readers), names (GGUF <-> HF name maps, shipped in maps/), layout (llama.cpp's Q/K permutation and the
-other relations tried), compare (one pair at a time), report (the result as a value).
+other relations tried), compare (one pair at a time), result (the report as a value; orchlog/report/weights_text.py renders it).
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from orchlog.compare.tolerances import load_tolerances
+from orchlog.tolerances.rules import load_tolerances
 from orchlog.weights.compare import WeightsOptions, compare_pair, heads_for, plan_for
-from orchlog.weights.report import Input, WeightsReport
-from orchlog.weights.source import WeightSource, open_weights
+from orchlog.weights.result import Input, WeightsReport
+from orchlog.weights.source import open_weights
+from orchlog.weights.tensors import WeightSource
 
 
 def compare_weights(

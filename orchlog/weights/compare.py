@@ -15,17 +15,17 @@ from collections.abc import Callable
 
 import numpy as np
 
-from orchlog.compare import bounds
-from orchlog.compare.grading import TIER_NAMES, grade
-from orchlog.compare.metrics import COLUMNS, TENSOR, PairTable
-from orchlog.compare.tensor_metrics import tensor_diff
-from orchlog.compare.tolerances import Tolerances
+from orchlog.compare.grading.tiers import TIER_NAMES, grade
+from orchlog.compare.measuring import bounds
+from orchlog.compare.measuring.metrics import COLUMNS, TENSOR, PairTable
+from orchlog.compare.measuring.tensor_metrics import tensor_diff
 from orchlog.diagnose import Case, Finding, Pair, Side, Where, find_signatures
 from orchlog.read.batch import RecordBatch
 from orchlog.read.trace import TraceRecord
+from orchlog.tolerances.rules import Tolerances
 from orchlog.weights import layout
 from orchlog.weights.names import IDENTITY, NameMap, choose_map, load_map
-from orchlog.weights.source import WeightSource
+from orchlog.weights.tensors import WeightSource
 
 AS_STORED = "as_stored"
 DEFAULT_TOLERANCES = "weights"

@@ -30,8 +30,8 @@ import orjson
 
 from orchlog.encoding import dtypes
 from orchlog.errors import OrchlogError
-from orchlog.read.formats import open_regular
-from orchlog.weights.source import TensorInfo, WeightSource
+from orchlog.read.files import open_regular
+from orchlog.weights.tensors import TensorInfo, WeightSource
 
 MAX_HEADER = 100 << 20
 MAX_DIMS = 64  # NumPy's own limit

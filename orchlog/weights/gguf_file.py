@@ -16,7 +16,7 @@ import numpy as np
 from orchlog.errors import OrchlogError
 from orchlog.weights.gguf_check import check_gguf
 from orchlog.weights.quant_bound import BLOCKS, bound
-from orchlog.weights.source import TensorInfo, WeightSource
+from orchlog.weights.tensors import TensorInfo, WeightSource
 
 
 def open_gguf(path: Path) -> WeightSource:

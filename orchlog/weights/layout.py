@@ -1,7 +1,7 @@
 """Layouts a weight can be stored in, and the relations `orchlog weights` looks for when one does not match.
 
 llama.cpp's converter (convert_hf_to_gguf.py; `LlamaModel.permute` in conversion/llama.py of the llama.cpp
-that examples/llama_cpp builds) permutes the rows of Q and K for llama-family models: within each head,
+that orchlog/llama builds) permutes the rows of Q and K for llama-family models: within each head,
 the rows of the two RoPE halves are interleaved (ggml's RoPE for them turns adjacent pairs):
 
     permute(w, n_head) = w.reshape(n_head, 2, rows // n_head // 2, ...).swapaxes(1, 2).reshape(w.shape)

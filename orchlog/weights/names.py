@@ -17,8 +17,8 @@ from __future__ import annotations
 import dataclasses
 import re
 
-from orchlog.compare.tomlfile import load_named, shipped
 from orchlog.errors import OrchlogError
+from orchlog.tolerances.tomlfile import load_named, shipped
 
 MAPS = "orchlog.weights.maps"
 _LAYER = re.compile(r"\{layer\}")

@@ -9,47 +9,18 @@ perhaps the `config.json` of a HF checkpoint, whose head counts are read).
 
 from __future__ import annotations
 
-import dataclasses
 import os
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import orjson
 
 from orchlog.errors import OrchlogError
-from orchlog.read.formats import open_regular
+from orchlog.read.files import open_regular, read_at_most
+from orchlog.weights.formats import open_npz, open_safetensors
+from orchlog.weights.gguf_file import open_gguf
+from orchlog.weights.tensors import WeightSource
 
 MAX_CONFIG = 16 << 20  # a HF config.json is a few kilobytes
-
-
-@dataclasses.dataclass(frozen=True)
-class TensorInfo:
-    name: str
-    shape: tuple[int, ...]  # NumPy order: outermost first (GGUF's ne reversed)
-    dtype: str  # as stored: f32, f16, bf16, q8_0, ...
-
-
-@dataclasses.dataclass
-class WeightSource:
-    path: str
-    format: str  # "gguf", "safetensors", "npz"
-    tensors: dict[str, TensorInfo]
-    loader: Callable[[str], np.ndarray]  # name -> float32/float64 array in NumPy order, dequantized
-    arch: str | None = None  # GGUF general.architecture, or HF config's model_type
-    n_head: int | None = None
-    n_head_kv: int | None = None
-    meta: dict[str, Any] = dataclasses.field(default_factory=dict)
-    # (name, its loaded values) -> per element, how far the stored (quantized) value may sit from what it was
-    # quantized from (quant_bound.py); None for tensors stored as they are, or of a type without a bound.
-    bounder: Callable[[str, np.ndarray], np.ndarray | None] | None = None
-
-    def load(self, name: str) -> np.ndarray:
-        return self.loader(name)
-
-    def bound(self, name: str, values: np.ndarray) -> np.ndarray | None:
-        return None if self.bounder is None else self.bounder(name, values)
 
 
 def _kind(path: Path) -> str:
@@ -74,7 +45,7 @@ def _hf_config(source: WeightSource, directory: Path) -> WeightSource:
         return source
     try:
         with open_regular(config) as f:
-            text = f.read(MAX_CONFIG + 1)
+            text = read_at_most(f, MAX_CONFIG + 1)
         if len(text) > MAX_CONFIG:
             raise ValueError(f"more than {MAX_CONFIG:,} bytes")
         doc = orjson.loads(text)
@@ -95,9 +66,6 @@ def _hf_config(source: WeightSource, directory: Path) -> WeightSource:
 
 
 def open_weights(path: str | os.PathLike[str]) -> WeightSource:
-    from orchlog.weights.formats import open_npz, open_safetensors
-    from orchlog.weights.gguf_file import open_gguf
-
     p = Path(path)
     if not p.exists():
         raise OrchlogError(f"{p} does not exist")

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from tests.compare.grafted_runs import write_run
+from tests.graft_report.grafted_runs import write_run
 
 
 def _orchlog(*args):

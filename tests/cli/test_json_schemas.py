@@ -13,9 +13,9 @@ import jsonschema
 import numpy as np
 import pytest
 
-from tests.compare.pages import write_runs
 from tests.compare.runs import from_layer, run
 from tests.guardrail.trees import Tree, write_matrix
+from tests.report.pages import write_runs
 from tests.tracegen import record, write_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -97,7 +97,7 @@ def test_weights_json_fits_its_schema(tmp_path):
 
 
 def test_graft_report_json_matches_its_schema(tmp_path):
-    from tests.compare.grafted_runs import write_run
+    from tests.graft_report.grafted_runs import write_run
 
     ref = write_run(tmp_path / "ref.bin", 2, 2)
     bug = {(1, "ffn_out"): 5e-3}
@@ -112,14 +112,13 @@ def test_graft_report_json_matches_its_schema(tmp_path):
 
 def test_every_command_with_json_output_has_a_schema_of_its_version():
     """The versions the code writes are the versions the schemas declare, one schema each."""
-    from orchlog.compare.local_report import REPORT_VERSION as GRAFT_VERSION
     from orchlog.compare.per_token import PER_TOKEN_VERSION
     from orchlog.compare.result import REPORT_VERSION
-    from orchlog.guardrail.report import PAIR_VERSION
-    from orchlog.guardrail.result import SUMMARY_VERSION
+    from orchlog.graft_report.result import REPORT_VERSION as GRAFT_VERSION
+    from orchlog.guardrail.result import PAIR_VERSION, SUMMARY_VERSION
     from orchlog.read.overview import SHOW_VERSION
     from orchlog.read.validate import VALIDATE_VERSION
-    from orchlog.weights.report import REPORT_VERSION as WEIGHTS_VERSION
+    from orchlog.weights.result import REPORT_VERSION as WEIGHTS_VERSION
 
     written = {
         REPORT_VERSION,

@@ -52,7 +52,7 @@ fn main() {
         checkpoint: "x", team: "", token_idx: None, layer: None, stage: None, step: None, rank: 0,
         token_id: None, shard_axis: None, shard_index: None, num_shards: 1, shard_partial: None, world_size: 1, seq: 0, dtype: DType::F32, shape: &[], numel: 1,
         values: ValuesView { dtype: DType::F32, data: &[], count: 0 }, stats, sketch: &[0.0; 64], blake3: "",
-        meta: &[], grafted: false, data: &[],
+        meta: &[], grafted: false, full_reason: None, data: &[],
     };
     let mut k = Keys { depth: 0 };
     visit_record(&mut k, &r, Encoding::Jsonl);

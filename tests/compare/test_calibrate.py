@@ -11,7 +11,7 @@ import pytest
 
 from orchlog.compare import CompareOptions, compare
 from orchlog.compare.calibrate import DEFAULT_HEADROOM, calibrate_pairs, rules, tolerance_file
-from orchlog.compare.tolerances import load_tolerances
+from orchlog.tolerances.rules import load_tolerances
 from tests import tracegen
 from tests.tracegen import record
 

@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from orchlog.compare import CompareOptions, compare
+from orchlog.report import render_html, render_markdown, render_text
 from tests.diagnose.runs import missing_bias_from_layer, traces
 
 
@@ -28,11 +29,11 @@ def test_the_json_lists_the_first_divergences_findings_and_each_diagnosis(tmp_pa
 
 def test_text_markdown_and_html_carry_the_section(tmp_path):
     report = _report(tmp_path)
-    text = str(report)
+    text = render_text(report)
     assert "DIAGNOSIS of the first divergence (Qcur@add, layer 1, token 0; whole tensors):" in text
     assert "where it started:" in text and ". offset (confidence" in text and "from exact agreement" in text
-    assert "## Diagnosis of the first divergence" in report.to_markdown()
-    assert "<h2>Diagnosis of the first divergence" in report.to_html()
+    assert "## Diagnosis of the first divergence" in render_markdown(report)
+    assert "<h2>Diagnosis of the first divergence" in render_html(report)
 
 
 def test_no_diagnosis_when_asked_not_to_or_when_nothing_diverges(tmp_path):
@@ -51,7 +52,7 @@ def test_a_divergence_with_no_signature_says_so_plainly(tmp_path):
     a, b = traces(tmp_path, scramble)
     report = compare(a, b, CompareOptions(threshold=1e-3))
     assert report.diagnosis[0].findings == []
-    assert "no known signature" in str(report)
+    assert "no known signature" in render_text(report)
     assert report.to_json()["diagnoses"][0]["no_known_signature"] is True
 
 

@@ -7,6 +7,7 @@ import numpy as np
 from orchlog.cli import main
 from orchlog.compare import CompareOptions, compare
 from orchlog.read.paths import open_trace
+from orchlog.report import render_markdown
 from tests.tracegen import header, record, write_jsonl
 
 NAME = "attn|<img src=x onerror=alert(1)>`x`\x1b]0;pwned\x07"
@@ -22,7 +23,7 @@ def _traces(tmp_path):
 
 def test_the_markdown_report_escapes_every_name_it_shows(tmp_path):
     a, b = _traces(tmp_path)
-    md = compare(open_trace(a), open_trace(b), CompareOptions(detail=True)).to_markdown()
+    md = render_markdown(compare(open_trace(a), open_trace(b), CompareOptions(detail=True)))
     assert "<img" not in md and "<b>" not in md and "\x1b" not in md
     table_rows = [line for line in md.splitlines() if line.startswith("| ")]
     assert all(

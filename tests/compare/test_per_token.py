@@ -8,6 +8,7 @@ import pytest
 from orchlog.compare.per_token import compare_per_token
 from orchlog.errors import OrchlogError
 from orchlog.read.paths import open_trace
+from orchlog.report import render_text
 from tests.compare.runs import run
 from tests.tracegen import record, write_frames, write_json_lines, write_jsonl
 
@@ -46,7 +47,7 @@ def test_the_first_position_below_cos_tol_is_the_divergence(tmp_path):
     assert SEED_KEYS <= set(doc) and doc["status"] == "diverged" and doc["first_divergence_token"] == 3
     assert doc["per_token_cosine_sim"][:3] == [1.0, 1.0, 1.0] and doc["per_token_cosine_sim"][3] < 0.999
     assert doc["per_token_l2_dist"][0] == 0 and doc["threshold"] == 0.999 and doc["token_idx"] == list(range(6))
-    lines = str(report).splitlines()
+    lines = render_text(report).splitlines()
     assert lines[1].startswith("ok   t=0 cosine=1.000000") and lines[4].startswith("FAIL t=3")
     assert "first divergence at token 3" in lines[5]
 
@@ -80,7 +81,9 @@ def test_logits_of_different_lengths_diverge_even_when_their_common_prefix_agree
     )
     assert not report and report.first_divergence.token_idx == 1 and report.positions[1].diff.cosine == 1.0
     assert report.to_json()["per_token_size_mismatch"] == [False, True, False]
-    assert "FAIL t=1 cosine=1.000000" in str(report) and "sizes 3 vs 4 (common prefix compared)" in str(report)
+    assert "FAIL t=1 cosine=1.000000" in render_text(report) and "sizes 3 vs 4 (common prefix compared)" in render_text(
+        report
+    )
 
 
 def test_positions_measured_on_leading_values_only_are_undecided_not_ok(tmp_path):

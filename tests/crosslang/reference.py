@@ -14,9 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from orchlog import schema_gen
+from orchlog import schema_gen, selector
 from orchlog.emit import knobs as knob_parsers
-from orchlog.emit import selector
 from orchlog.encoding.record import HeaderInput, RecordInput, encode_header, encode_record
 from tests.vectors_io import meta_from_json
 
@@ -37,7 +36,8 @@ def key_part(part: schema_gen.FieldSpec, value: Any) -> Any:
 
 
 def expected_files(doc: dict[str, Any], knobs: Mapping[str, str | bytes], language: str) -> dict[str, bytes]:
-    """{file name relative to ORCH_LOG_FILE's directory: bytes} for one run (a tensor's `grafted` marks its record)."""
+    """{file name relative to ORCH_LOG_FILE's directory: bytes} for one run (a tensor's `grafted` marks its record,
+    its `full_reason` a record written whole: every value in JSONL)."""
     environ = {name: knob_text(value) for name, value in knobs.items()}
     settings, _ = knob_parsers.resolve({}, environ)
     chosen = selector.parse(settings["select"])
@@ -58,9 +58,10 @@ def expected_files(doc: dict[str, Any], knobs: Mapping[str, str | bytes], langua
                 shape=tuple(t["shape"]),
                 data=bytes.fromhex(t["data_hex"]),
                 seq=len(lines) - 1,
-                values=settings["values"],
+                values=-1 if t.get("full_reason") else settings["values"],
                 meta=meta_from_json(dict(t["meta"])),
                 grafted=t.get("grafted", False),
+                full_reason=t.get("full_reason"),
             )
         )
         lines.append(encoded.jsonl)

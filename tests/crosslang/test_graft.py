@@ -20,9 +20,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from orchlog import schema_gen
+from orchlog import schema_gen, selector
 from orchlog.emit import knobs as knob_parsers
-from orchlog.emit import selector
 from tests.crosslang import producers
 from tests.crosslang.reference import TENSORS, expected_files, key_part
 from tests.crosslang.test_byte_identical import first_difference

@@ -39,10 +39,11 @@ def _run(language: str, plan, references, work, env=None, timeout=60) -> tuple[l
     plan_file.write_text("".join(c.line() + "\n" for c in plan), encoding="utf-8")
     list_file.write_text("".join(f"{p}\n" for p in references), encoding="utf-8")
     out_file, err_file = work / "harness.out", work / "harness.err"
+    command = _command(language)  # built (a C++ harness after a header changed) before the clock starts
     started = time.monotonic()
     with open(out_file, "wb") as out, open(err_file, "wb") as err:
         proc = subprocess.Popen(
-            [*_command(language), str(plan_file), str(list_file)],
+            [*command, str(plan_file), str(list_file)],
             stdout=out,
             stderr=err,
             env={**os.environ, **(env or {})},

@@ -8,7 +8,7 @@ import numpy as np
 
 from orchlog.compare import CompareOptions, compare
 from orchlog.diagnose.neighbours import Target
-from orchlog.diagnose.run import diagnose_targets
+from orchlog.diagnose.run import Walked, diagnose_targets
 from orchlog.read.paths import open_trace
 from tests.diagnose.runs import missing_bias_from_layer, traces
 
@@ -19,9 +19,7 @@ def _diagnose(a, b, target):
         open_trace(a),
         open_trace(b),
         [("first_divergence", target)],
-        ("checkpoint", "layer", "stage", "token_idx", "step", "rank"),
-        names,
-        lambda n: False,
+        Walked(("checkpoint", "layer", "stage", "token_idx", "step", "rank"), names, lambda n: False),
     )[0]
 
 
@@ -58,9 +56,7 @@ def test_a_trace_that_cannot_be_read_twice_is_not_diagnosed(tmp_path):
         open_trace(a),
         trace_b,
         [("first_divergence", Target("Qcur", 1, "add", 2, 0))],
-        ("checkpoint",),
-        lambda x: x,
-        lambda n: False,
+        Walked(("checkpoint",), lambda x: x, lambda n: False),
     )[0]
     assert not d.ran and "cannot be read a second time" in d.notes[0]
 

@@ -101,13 +101,20 @@ def test_bf16_bits_are_grafted_with_round_to_nearest_even(tmp_path, reference):
     np.testing.assert_array_equal(bits, want)
 
 
-def test_without_a_selector_nothing_is_grafted(tmp_path, reference):
+def test_without_a_selector_nothing_is_grafted_and_the_run_says_so_once(tmp_path, reference, capfd):
     ref_path, _ = reference
+    capfd.readouterr()
     _graft_run(tmp_path, ref_path, None)
     x = np.zeros((2, 3), np.float32)
     assert not orchlog.graft("attn_norm", x, 0, 1)
+    assert not orchlog.graft("attn_norm", x, 0, 2)
     orchlog.close()
     assert not x.any()
+    said = [line for line in capfd.readouterr().err.splitlines() if "ORCH_GRAFT_SELECT" in line]
+    assert said == [
+        "orchlog: warning: ORCH_GRAFT_FROM names a reference but ORCH_GRAFT_SELECT selects nothing to graft; "
+        "grafting nothing (e.g. ORCH_GRAFT_SELECT=checkpoint=attn_norm,layer=3)"
+    ]
 
 
 def test_a_read_only_array_is_not_grafted_and_nothing_raises(tmp_path, reference):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from orchlog.emit import selector
+from orchlog import selector
 from tests.conftest import load_vectors
 
 DOC = load_vectors("selector.json")

@@ -186,6 +186,11 @@ def run_inputs(
                     answers = list(w.lines())
                 except EOFError:
                     code = w.kill()
+                    if not w.ready:  # it could not start: a fresh one would not either, forever
+                        raise RuntimeError(
+                            f"a fuzz worker exited ({code}) before it was ready; "
+                            "`python -m tests.fuzz.worker < /dev/null` shows why"
+                        ) from None
                     if w.job is not None:
                         mutant = w.job[0]
                         why = f"worker died: {signal.Signals(-code).name if code < 0 else f'exit {code}'}"

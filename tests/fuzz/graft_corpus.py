@@ -142,7 +142,7 @@ def forged(parts: list[bytes]) -> list[tuple[str, str, list[bytes]]]:
     shape_at = victim.index(b"\xa5shape") + len(b"\xa5shape")
     shape_len = 4  # [300]: fixarray of one uint16
     assert victim[shape_at : shape_at + shape_len] == b"\x91\xcd\x01\x2c"
-    assert victim[:3] == b"\xde\x00\x19"  # a map16 of 25 entries
+    assert victim[:3] == b"\xde\x00\x1a"  # a map16 of 26 entries
 
     def with_shape(encoded: bytes) -> bytes:
         return reseal(victim[:shape_at] + encoded + victim[shape_at + shape_len :])

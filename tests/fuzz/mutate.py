@@ -275,7 +275,9 @@ _GGUF_STRING = re.compile(rb"(general\.[a-z_]+|tokenizer\.ggml\.[a-z_]+|qwen2\.[
 
 def _safetensors_length(rng: random.Random, data: bytes) -> tuple[bytes, str]:
     """The header's 8-byte length replaced: past the file, 0, or just short of the JSON."""
-    n = rng.choice([0, 1, len(data) - 7, len(data) + 1, 2**63, 2**64 - 1, int.from_bytes(data[:8], "little") - 1])
+    n = rng.choice(
+        [0, 1, len(data) - 7, len(data) + 1, 2**63, 2**64 - 1, max(0, int.from_bytes(data[:8], "little") - 1)]
+    )
     return n.to_bytes(8, "little") + data[8:], f"safetensors-length={n}"
 
 

@@ -25,6 +25,7 @@ import tempfile
 import traceback
 
 from orchlog.read.trace import READER_FAILED
+from tests import address_space
 
 ADDRESS_SPACE = 8 << 30
 
@@ -133,7 +134,7 @@ def _peak() -> int:
 
 
 def main() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
+    address_space.cap(ADDRESS_SPACE)
     answers = sys.stdout
     sys.stdout = sys.stderr  # nothing but answers on the channel
     import orchlog.cli  # noqa: F401 - imported once, before the first job's clock starts

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from examples.guardrail.artifacts import Pair
 from orchlog.guardrail import guardrail
+from orchlog.report import render_text
 from tests.guardrail.trees import write_matrix
 
 
@@ -14,7 +15,7 @@ def test_the_first_failing_pair_in_matrix_order_and_its_first_diverging_token(tr
     assert first["pair"] == "kv_aligned=1 seed=1" and first["verdict"] == "FAIL_EQUIV"
     assert first["token_idx"] == tree.prompt_len + 3 and first["axes"] == {"kv_aligned": 1, "seed": 1}
     assert first["reasons"][0].startswith("p99_abs_diff 0.25")
-    assert f"FIRST FAIL: kv_aligned=1 seed=1 (FAIL_EQUIV) at token {tree.prompt_len + 3}" in str(result)
+    assert f"FIRST FAIL: kv_aligned=1 seed=1 (FAIL_EQUIV) at token {tree.prompt_len + 3}" in render_text(result)
 
 
 def test_matrix_order_follows_the_order_config_json_lists_the_values_in(tree):

@@ -10,6 +10,7 @@ from orchlog.guardrail import (
     PASS_GUARDRAIL_LOCAL,
     guardrail,
 )
+from orchlog.report import render_markdown, render_text
 from tests.guardrail.trees import write_matrix
 
 
@@ -41,7 +42,9 @@ def test_declared_pairs_that_are_missing_make_it_incomplete_and_are_listed(tree)
         {"pair": "kv_aligned=0 seed=2", "axes": {"kv_aligned": 0, "seed": 2}, "run_dir": "runs/kv_aligned_0/seed_2"},
         {"pair": "kv_aligned=1 seed=2", "axes": {"kv_aligned": 1, "seed": 2}, "run_dir": "runs/kv_aligned_1/seed_2"},
     ]
-    assert "MISSING PAIRS" in str(result) and "kv_aligned=1 seed=2  (runs/kv_aligned_1/seed_2)" in str(result)
+    assert "MISSING PAIRS" in render_text(result) and "kv_aligned=1 seed=2  (runs/kv_aligned_1/seed_2)" in render_text(
+        result
+    )
 
 
 def test_a_failing_pair_outranks_missing_ones(tree):
@@ -55,7 +58,7 @@ def test_without_config_json_passing_pairs_give_a_local_verdict_labelled_as_not_
     result = guardrail(write_matrix(tree, config=False).root)
     assert result.verdict == PASS_GUARDRAIL_LOCAL and result.exit_code == 0
     assert result.to_json()["full_verdict"] is False
-    assert "not a full verdict" in str(result) and "not a full one" in result.to_markdown()
+    assert "not a full verdict" in render_text(result) and "not a full one" in render_markdown(result)
 
 
 def test_without_config_json_a_failing_pair_still_fails(tree):
@@ -76,8 +79,8 @@ def test_a_declared_pair_whose_side_never_ran_is_incomplete_not_failed(tree):
         ("kv_aligned=1 seed=1", INCOMPLETE)
     ]
     assert result.counts()["INCOMPLETE"] == 1
-    assert "MISSING RUNS (a side never ran; its pair is INCOMPLETE): 1" in str(result)
-    assert "## Missing runs (1)" in result.to_markdown()
+    assert "MISSING RUNS (a side never ran; its pair is INCOMPLETE): 1" in render_text(result)
+    assert "## Missing runs (1)" in render_markdown(result)
 
 
 def test_a_side_that_ran_but_cannot_be_compared_still_fails(tree):

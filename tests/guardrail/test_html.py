@@ -6,6 +6,7 @@ import re
 import xml.etree.ElementTree as ET
 
 from orchlog.guardrail import guardrail
+from orchlog.report import render_html
 from tests.guardrail.trees import write_matrix
 
 
@@ -15,7 +16,7 @@ def _charts(section: str) -> dict[str, ET.Element]:
 
 def test_every_pair_gets_its_metrics_by_position_and_the_first_fail_comes_first(tree):
     result = guardrail(write_matrix(tree, {(1, 2): {"diverge_at": 1}}).root)
-    page = result.to_html()
+    page = render_html(result)
     assert "http" not in page.split("<main>")[1]  # nothing fetched
     sections = re.findall(r'<section class="pair".*?</section>', page, re.S)
     assert len(sections) == len(result.pairs) == 6
@@ -30,7 +31,7 @@ def test_every_pair_gets_its_metrics_by_position_and_the_first_fail_comes_first(
 
 
 def test_the_pairs_table_is_sortable_and_exports_csv(tree):
-    page = guardrail(write_matrix(tree).root).to_html()
+    page = render_html(guardrail(write_matrix(tree).root))
     table = re.search(r'<table id="pairs" class="sortable">.*?</table>', page, re.S).group(0)
     assert table.count("<tr>") == 1 + 6 and 'data-table="pairs"' in page
     assert 'class="badge PASS_GUARDRAIL"' in page

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from orchlog.guardrail import guardrail
+from orchlog.report import render_html
 from tests.browser import needs_chromium, png_size, render
 from tests.guardrail.trees import write_matrix
 
@@ -15,7 +16,7 @@ pytestmark = [pytest.mark.slow, needs_chromium]
 def test_the_guardrail_page_renders_without_errors_at_two_sizes(tree, tmp_path, size):
     result = guardrail(write_matrix(tree, {(1, 2): {"diverge_at": 1}}).root)
     page = tmp_path / "guardrail.html"
-    page.write_text(result.to_html(), encoding="utf-8")
+    page.write_text(render_html(result), encoding="utf-8")
     shot = tmp_path / "guardrail.png"
     parts = ["h1 .badge", "#pairs", "section.pair svg", "button.csv"]
     seen = render(page, size, parts, shot)

@@ -9,7 +9,8 @@ import pytest
 
 from orchlog.errors import OrchlogError
 from orchlog.guardrail import guardrail
-from orchlog.guardrail.report import write_outputs
+from orchlog.report import render_markdown, render_text
+from orchlog.report.guardrail_files import write_outputs
 from tests.guardrail.trees import write_matrix
 
 SUMMARY_KEYS = {
@@ -84,7 +85,7 @@ def test_a_pair_s_metrics_file_holds_every_position(tree):
 
 def test_the_markdown_report_has_the_verdict_every_pair_and_the_first_fail(tree):
     result = guardrail(write_matrix(tree, {(1, 0): {"diverge_at": 2}}).root)
-    md = result.to_markdown()
+    md = render_markdown(result)
     assert md.startswith("# Equivalence guardrail\n\n**FAIL_GUARDRAIL**")
     assert md.count("| kv_aligned=") == 6 and "| kv_aligned=1 seed=0 | yes | FAIL_EQUIV | 4 |" in md
     assert "## First fail" in md and "`metrics/kv_aligned_1/seed_0_metrics.json`" in md
@@ -104,7 +105,7 @@ def test_directories_that_do_not_fit_the_layout_are_listed_not_read(tree):
     (tree.root / "runs/scratch").mkdir()
     result = guardrail(tree.root)
     assert result.ignored == ["runs/scratch"] and result.verdict == "PASS_GUARDRAIL"
-    assert "IGNORED (directories that do not fit runs/kv_aligned_{kv_aligned}/seed_{seed}): 1" in str(result)
+    assert "IGNORED (directories that do not fit runs/kv_aligned_{kv_aligned}/seed_{seed}): 1" in render_text(result)
 
 
 def test_runs_beyond_the_declared_matrix_are_checked_and_marked(tree):
@@ -113,4 +114,4 @@ def test_runs_beyond_the_declared_matrix_are_checked_and_marked(tree):
     result = guardrail(tree.root)
     extra = [p for p in result.pairs if not p.declared]
     assert [p.label for p in extra] == ["kv_aligned=0 seed=3", "kv_aligned=1 seed=3"]
-    assert result.counts()["undeclared"] == 2 and "(not in config.json)" in str(result)
+    assert result.counts()["undeclared"] == 2 and "(not in config.json)" in render_text(result)

@@ -8,7 +8,7 @@ import pytest
 
 from examples.numpy_engine.observe import AFTER_BLOCKS, BEFORE_BLOCKS, PER_BLOCK
 from examples.qwen2_tiny.weights import llama_qk_permutation
-from orchlog.compare.namemap import load_maps, shipped_maps
+from orchlog.maps.namemap import load_maps, shipped_maps
 from orchlog.read.batch import RecordBatch
 from orchlog.read.trace import TraceRecord
 

@@ -19,14 +19,17 @@ WHEELS = [
     "nvidia-nvvm==13.5.37",
     "nvidia-cuda-runtime==13.5.37",
     "nvidia-cuda-crt==13.5.37",
+    # include/cccl: CMake (4.4 on) names it among CUDA::cudart's include directories for CUDA 13 and
+    # refuses to generate when it is missing.
+    "nvidia-cuda-cccl==13.3.5.0.6",
 ]
 
 
 def _toolkit_from_wheels() -> tuple[Path, Path, Path]:
     root = TOOLKIT / "nvidia" / "cu13"
-    if not (root / "bin" / "nvcc").exists():
+    if not all((root / part).exists() for part in ("bin/nvcc", "include/cccl")):
         proc = subprocess.run(
-            [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(TOOLKIT), *WHEELS],
+            [sys.executable, "-m", "pip", "install", "-q", "--upgrade", "--no-deps", "--target", str(TOOLKIT), *WHEELS],
             capture_output=True,
             text=True,
             timeout=900,

@@ -71,7 +71,8 @@ def test_every_record_vector_is_reproduced_byte_for_byte(c_abi, record_vectors):
                 setattr(r.parts, name, int(doc[name]))
                 r.parts.given |= 1 << bit
         for name in schema_gen.CALL_FIELDS:
-            setattr(r, name, int(doc[name]))
+            value = doc[name]
+            setattr(r, name, _text(ffi, value, keep) if isinstance(value, str) or value is None else int(value))
         buf = ffi.from_buffer(data)
         r.data, r.dtype = buf, _text(ffi, doc["dtype"], keep)
         r.shape, r.ndim, r.values = shape, len(doc["shape"]), doc["values"]

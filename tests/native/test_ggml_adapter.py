@@ -2,7 +2,7 @@
 token rows, views, dtypes, the selector's say over what is copied.
 
 The program is compiled against the ggml of the cached llama.cpp build
-(examples/llama_cpp/build.py), hence the slow tier.
+(orchlog/llama/build.py), hence the slow tier.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.slow  # builds llama.cpp once (cached)
 
 def _ggml_program(source: str):
     """A program of tests/native/programs compiled against the cached llama.cpp build's ggml."""
-    from examples.llama_cpp.build import ensure_llama_cpp
+    from orchlog.llama.build import ensure_llama_cpp
 
     prefix = ensure_llama_cpp(quiet=True).prefix
     lib = prefix / "lib"

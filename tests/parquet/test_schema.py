@@ -31,7 +31,7 @@ def test_every_record_field_has_a_typed_column_and_stats_are_flattened():
     assert column["values"].type == pa.list_(pa.float64())
     assert column["meta"].type == pa.map_(pa.string(), pa.string())
     assert column["layer"].type == pa.int32() and column["token_idx"].type == pa.int64()
-    no_text_blobs = {"checkpoint", "team", "stage", "dtype", "blake3"}
+    no_text_blobs = {"checkpoint", "team", "stage", "dtype", "blake3", "full_reason"}
     assert {f for f, c in column.items() if c.type == pa.string()} == no_text_blobs
 
 

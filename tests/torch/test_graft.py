@@ -10,8 +10,8 @@ import torch
 import orchlog
 import orchlog.torch
 from orchlog.compare import CompareOptions
-from orchlog.compare.local_report import graft_report
 from orchlog.errors import OrchlogError
+from orchlog.graft_report.result import graft_report
 from tests.torch.test_attach import Tiny
 
 pytestmark = pytest.mark.slow  # imports torch

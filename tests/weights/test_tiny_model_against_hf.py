@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from orchlog.report import render_text
 from orchlog.weights import compare_weights
 
 pytestmark = pytest.mark.slow  # imports torch and transformers
@@ -40,4 +41,4 @@ def test_a_corrupted_bias_and_a_transposed_matrix_are_named(tiny_gguf, model, tm
         "max_abs"
     ] == pytest.approx(0.25)
     assert bad["blk.1.ffn_up.weight"].relation == "transposed"
-    assert "matches only transposed" in str(report) and report.exit_code == 1
+    assert "matches only transposed" in render_text(report) and report.exit_code == 1

@@ -556,9 +556,14 @@ py::tuple encode_record_bytes(const py::dict& doc) {
   fill_key(key_args, py::tuple(), doc_parts(doc));
   in.key = key_args.key;
   in.seq = doc["seq"].cast<std::int64_t>();
-  orchlog::detail::for_each_call_field(in.call, [&doc](std::string_view name, bool& field) {
+  orchlog::detail::for_each_call_field(in.call, [&doc, &texts](std::string_view name, auto& field) {
     const py::str key(name.data(), name.size());
-    if (doc.contains(key)) field = doc[key].cast<bool>();  // absent: what a log call writes
+    if (!doc.contains(key) || doc[key].is_none()) return;  // absent: what a log call writes
+    if constexpr (std::is_same_v<std::decay_t<decltype(field)>, bool>) {
+      field = doc[key].cast<bool>();
+    } else {
+      field = std::string_view(texts.emplace_back(doc[key].cast<std::string>()));
+    }
   });
   MetaArgs meta_args;
   fill_meta(doc["meta"], meta_args, "meta");

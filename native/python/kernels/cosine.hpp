@@ -1,4 +1,4 @@
-// cos(a, b) from |a|², |b|² and |a-b|², as orchlog/compare/tensor_metrics.py's cosine_from_sums has it.
+// cos(a, b) from |a|², |b|² and |a-b|², as orchlog/compare/measuring/tensor_metrics.py's cosine_from_sums has it.
 #pragma once
 
 #include <algorithm>

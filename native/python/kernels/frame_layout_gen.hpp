@@ -41,6 +41,7 @@ enum FrameKey : int {
   kFrameBlake3,
   kFrameMeta,
   kFrameGrafted,
+  kFrameFullReason,
   kFrameData,
   kFrameCrc32c,
   kFrameUnknownKey,  // skipped
@@ -75,7 +76,7 @@ inline FrameKey frame_key(std::string_view k) {
     case 10:
       return key_is(k, "checkpoint") ? kFrameCheckpoint : key_is(k, "shard_axis") ? kFrameShardAxis : key_is(k, "num_shards") ? kFrameNumShards : key_is(k, "world_size") ? kFrameWorldSize : kFrameUnknownKey;
     case 11:
-      return key_is(k, "shard_index") ? kFrameShardIndex : kFrameUnknownKey;
+      return key_is(k, "shard_index") ? kFrameShardIndex : key_is(k, "full_reason") ? kFrameFullReason : kFrameUnknownKey;
     case 13:
       return key_is(k, "shard_partial") ? kFrameShardPartial : kFrameUnknownKey;
     default:
@@ -111,6 +112,8 @@ struct FrameRecord {
   std::string_view blake3;
   const unsigned char *meta_begin = nullptr, *meta_end = nullptr;
   int8_t grafted = 0;  // 0, 1; -1 for null
+  std::string_view full_reason;
+  bool has_full_reason = false;
   FrameBytes data;
   // crc32c: the writer's check over the frame's bytes; not read
 };
@@ -205,6 +208,8 @@ inline bool read_field(MsgReader& r, FrameKey key, FrameRecord& f, FrameColumns&
       return r.nil() || read_meta(r, f.meta_begin, f.meta_end);
     case kFrameGrafted:
       return r.nil() || r.boolean(f.grafted);
+    case kFrameFullReason:
+      return r.nil() || (f.has_full_reason = r.str(f.full_reason));
     case kFrameData:
       return r.nil() || read_bytes(r, f.data, inline_max);
     case kFrameCrc32c:
@@ -231,6 +236,7 @@ inline void push_record(const FrameRecord& f, Columns& c) {
   c.world_size.push_back(f.world_size);
   c.seq.push_back(f.seq);
   c.grafted.push_back(f.grafted);
+  c.full_reason.push_back(f.has_full_reason ? c.full_reason_names.id(f.full_reason) : -1);
   c.dtype.push_back(c.dtype_names.id(f.dtype));
   c.numel.push_back(f.numel);
   c.shape_off.push_back(int64_t(c.shape.size()));

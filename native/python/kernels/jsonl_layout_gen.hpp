@@ -36,6 +36,8 @@ struct Columns {
   std::vector<int64_t> world_size;  // -1 for null: every integer key field is >= 0
   std::vector<int64_t> seq;  // -1 for null: every integer key field is >= 0
   std::vector<int8_t> grafted;  // 0, 1; -1 for null
+  std::vector<int32_t> full_reason;  // ids into full_reason_names; -1 for null
+  Interner full_reason_names;
   std::vector<int32_t> dtype;
   Interner dtype_names;
   std::vector<int64_t> numel;
@@ -77,6 +79,7 @@ struct Columns {
     world_size.reserve(lines);
     seq.reserve(lines);
     grafted.reserve(lines);
+    full_reason.reserve(lines);
     sketch.reserve(lines * 64);
     shape_off.reserve(lines + 1), val_off.reserve(lines + 1), shape.reserve(lines * 2);
     values.reserve(std::min(lines * std::min<size_t>(per_line, 4096), max_values));
@@ -116,6 +119,9 @@ inline bool parse_line(const char* p, const char* end, int64_t lineno, Columns& 
   int64_t world_size = 1;
   int64_t seq = -1;
   int8_t grafted = 0;
+  std::string_view full_reason;
+  std::string full_reason_scratch;  // only filled for strings with escapes
+  bool has_full_reason = true;
   std::string_view dtype, blake3, meta;
   std::string dtype_scratch, blake3_scratch;
   int64_t numel = 0;
@@ -186,6 +192,10 @@ inline bool parse_line(const char* p, const char* end, int64_t lineno, Columns& 
   if (!(k.lit(",\"meta\":") && k.object_text(meta))) return undo();
   // grafted
   if (k.lit(",\"grafted\":") && !k.boolean(grafted)) return undo();
+  // full_reason
+  if (!k.lit(",\"full_reason\":")) return undo();
+  has_full_reason = !k.null();
+  if (has_full_reason && !k.str(full_reason, full_reason_scratch)) return undo();
   if (!(k.lit("}") && k.p == end)) return undo();
   c.line.push_back(lineno);
   c.checkpoint.push_back(c.checkpoint_names.id(checkpoint));
@@ -203,6 +213,7 @@ inline bool parse_line(const char* p, const char* end, int64_t lineno, Columns& 
   c.world_size.push_back(world_size);
   c.seq.push_back(seq);
   c.grafted.push_back(grafted);
+  c.full_reason.push_back(has_full_reason ? c.full_reason_names.id(full_reason) : -1);
   c.dtype.push_back(c.dtype_names.id(dtype));
   c.numel.push_back(numel);
   c.shape_off.push_back(int64_t(c.shape.size()));
@@ -237,6 +248,8 @@ inline void columns_into(Columns&& c, py::dict& d) {
   d["world_size"] = to_array(std::move(c.world_size));
   d["seq"] = to_array(std::move(c.seq));
   d["grafted"] = to_array(std::move(c.grafted));
+  d["full_reason"] = to_array(std::move(c.full_reason));
+  d["full_reason_names"] = c.full_reason_names.to_list();
   d["dtype"] = to_array(std::move(c.dtype)), d["dtype_names"] = c.dtype_names.to_list();
   d["numel"] = to_array(std::move(c.numel));
   d["shape_off"] = to_array(std::move(c.shape_off)), d["shape"] = to_array(std::move(c.shape));

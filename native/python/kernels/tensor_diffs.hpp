@@ -25,7 +25,7 @@ namespace orchlog_kernels {
 // tensor_diffs takes every pair of a round at once: for each side a buffer
 // (any object with the buffer protocol), a byte offset, an element count and
 // an element code, and returns one row of DIFF_COLUMNS per pair computed
-// exactly as orchlog/compare/tensor_metrics.py's tensor_diff computes it
+// exactly as orchlog/compare/measuring/tensor_metrics.py's tensor_diff computes it
 // from the arrays flat_tensor makes: both sides f32 when both are f32, f16,
 // bf16 (or f64 values known to be f32), f64 otherwise; the same fused sums
 // (sums_range), the same exact p99, the same closing arithmetic. A pair with

@@ -22,6 +22,11 @@ use crate::schema_gen::{
     KNOB_SELECT,
     KNOB_GRAFT_FROM,
     KNOB_GRAFT_SELECT,
+    KNOB_AGAINST,
+    KNOB_AGAINST_PPM,
+    KNOB_AGAINST_CONTEXT,
+    KNOB_STOP,
+    KNOB_ON_NONFINITE,
     KNOB_RANK,
     KNOB_WORLD_SIZE,
     KNOB_MODEL,
@@ -194,6 +199,63 @@ impl Mode {
     }
 }
 
+/// `first_fail` stops writing records once the first record ORCH_LOG_AGAINST
+/// wrote whole and its context are written, with one line on stderr; the engine
+/// runs on, and every later call costs what it costs with logging off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stop {
+    /// `never`
+    Never,
+    /// `first_fail`
+    FirstFail,
+}
+
+impl Stop {
+    /// Every choice, in the order of the knob's choices.
+    pub(crate) const ALL: [Stop; 2] = [Stop::Never, Stop::FirstFail];
+
+    /// The choice named as the knob names it.
+    pub(crate) fn from_name(name: &str) -> Option<Stop> {
+        match name {
+            "never" => Some(Stop::Never),
+            "first_fail" => Some(Stop::FirstFail),
+            _ => None,
+        }
+    }
+}
+
+/// What the first record holding NaN or Inf does: `warn` says so once on stderr
+/// (checkpoint and key); `full` also writes it whole (`full_reason`
+/// `nonfinite`); `stop` also stops writing records after it (as ORCH_LOG_STOP
+/// does). The host is never stopped or aborted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OnNonfinite {
+    /// `off`
+    Off,
+    /// `warn`
+    Warn,
+    /// `full`
+    Full,
+    /// `stop`
+    Stop,
+}
+
+impl OnNonfinite {
+    /// Every choice, in the order of the knob's choices.
+    pub(crate) const ALL: [OnNonfinite; 4] = [OnNonfinite::Off, OnNonfinite::Warn, OnNonfinite::Full, OnNonfinite::Stop];
+
+    /// The choice named as the knob names it.
+    pub(crate) fn from_name(name: &str) -> Option<OnNonfinite> {
+        match name {
+            "off" => Some(OnNonfinite::Off),
+            "warn" => Some(OnNonfinite::Warn),
+            "full" => Some(OnNonfinite::Full),
+            "stop" => Some(OnNonfinite::Stop),
+            _ => None,
+        }
+    }
+}
+
 /// Everything a logger needs to know before it opens its files: one setting
 /// per env knob, and the header's `config`.
 ///
@@ -225,9 +287,37 @@ pub struct Config {
     /// Which graft calls overwrite their tensor from ORCH_GRAFT_FROM, in the
     /// selector syntax of ORCH_LOG_SELECT, e.g. `checkpoint=attn_norm,layer=3`.
     /// Unset or blank grafts nothing: replacing every tensor by accident would
-    /// hide every difference, so grafting is opt-in per checkpoint. An invalid
-    /// selector grafts nothing, with one warning. (ORCH_GRAFT_SELECT)
+    /// hide every difference, so grafting is opt-in per checkpoint: a run that
+    /// names ORCH_GRAFT_FROM and no selector says so once, as a warning. An
+    /// invalid selector grafts nothing, with one warning. (ORCH_GRAFT_SELECT)
     pub graft_select: Option<String>,
+    /// A reference trace of the same run (a binary stream, full or summary, or
+    /// JSONL summaries) to compare each record with as it is written, by key
+    /// and occurrence as a graft matches. A record proven within
+    /// ORCH_LOG_AGAINST_PPM of the reference's (equal BLAKE3, or the bound the
+    /// two sketches give, or the whole tensors when the reference has them) is
+    /// written as the mode says; the first record not proven within at its
+    /// token or an earlier one is written whole (`full_reason` `against`), and
+    /// so are the ORCH_LOG_AGAINST_CONTEXT records after it. Read once, at the
+    /// first record; one that cannot be read is a warning and the run logs as
+    /// without it. (ORCH_LOG_AGAINST)
+    pub against: Option<String>,
+    /// The tolerance ORCH_LOG_AGAINST proves: rel_l2 = |ours - reference| /
+    /// |reference| in millionths (1000 is `orchlog compare`'s default 1e-3). (ORCH_LOG_AGAINST_PPM)
+    pub against_ppm: i32,
+    /// How many records after one that ORCH_LOG_AGAINST wrote whole are written
+    /// whole too (`full_reason` `against_context`). (ORCH_LOG_AGAINST_CONTEXT)
+    pub against_context: i32,
+    /// `first_fail` stops writing records once the first record
+    /// ORCH_LOG_AGAINST wrote whole and its context are written, with one line
+    /// on stderr; the engine runs on, and every later call costs what it costs
+    /// with logging off. (ORCH_LOG_STOP)
+    pub stop: Stop,
+    /// What the first record holding NaN or Inf does: `warn` says so once on
+    /// stderr (checkpoint and key); `full` also writes it whole (`full_reason`
+    /// `nonfinite`); `stop` also stops writing records after it (as
+    /// ORCH_LOG_STOP does). The host is never stopped or aborted. (ORCH_LOG_ON_NONFINITE)
+    pub on_nonfinite: OnNonfinite,
     /// Rank of this process (tensor-parallel shard); used for `{rank}`, the
     /// header's `rank` and the `rank` of records whose call names none. (ORCH_LOG_RANK)
     pub rank: i32,
@@ -257,6 +347,11 @@ impl Config {
             select: knobs.selector(&KNOB_SELECT),
             graft_from: knobs.opt_str(&KNOB_GRAFT_FROM),
             graft_select: knobs.selector(&KNOB_GRAFT_SELECT),
+            against: knobs.opt_str(&KNOB_AGAINST),
+            against_ppm: knobs.int(&KNOB_AGAINST_PPM),
+            against_context: knobs.int(&KNOB_AGAINST_CONTEXT),
+            stop: knobs.choice(&KNOB_STOP).map_or(Stop::Never, |i| Stop::ALL[i]),
+            on_nonfinite: knobs.choice(&KNOB_ON_NONFINITE).map_or(OnNonfinite::Off, |i| OnNonfinite::ALL[i]),
             rank: knobs.int(&KNOB_RANK),
             world_size: knobs.int(&KNOB_WORLD_SIZE),
             model: knobs.opt_str(&KNOB_MODEL),
@@ -287,6 +382,7 @@ pub(crate) struct RecordKey<'a> {
     pub shard_partial: Option<bool>,
     pub world_size: i32,
     pub grafted: bool,
+    pub full_reason: Option<&'a str>,
 }
 
 #[cfg(feature = "orch_logging")]
@@ -307,6 +403,7 @@ impl<'a> RecordKey<'a> {
             shard_partial: keys.shard_partial,
             world_size: config.world_size,
             grafted: false,
+            full_reason: None,
         }
     }
 
@@ -402,6 +499,7 @@ pub(crate) fn record_view<'a>(
         blake3: digest.blake3.view(),
         meta,
         grafted: key.grafted,
+        full_reason: key.full_reason,
         data: tensor.bytes(),
     }
 }
@@ -447,6 +545,7 @@ pub(crate) fn record_key_from_vector(input: &serde_json::Value) -> RecordKey<'_>
         shard_partial: input["shard_partial"].as_bool(),
         world_size: input["world_size"].as_i64().map(|v| i32::try_from(v).unwrap()).unwrap_or_default(),
         grafted: input["grafted"].as_bool().unwrap_or_default(),
+        full_reason: input["full_reason"].as_str(),
     }
 }
 

@@ -62,6 +62,8 @@ pub use tensor::{AsTensor, Element, ShapeError, Tensor};
 pub use tensor_mut::{AsTensorMut, TensorMut};
 
 #[cfg(feature = "orch_logging")]
+mod against;
+#[cfg(feature = "orch_logging")]
 mod created;
 #[cfg(feature = "orch_logging")]
 mod fork;

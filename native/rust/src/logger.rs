@@ -10,11 +10,14 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+use crate::against::{AgainstReference, Said, Verdict, WholeRecords};
 use crate::config::{expand_path, trim_blanks};
 use crate::created::created;
 use crate::encoding::record::canonical_meta;
+use crate::encoding::record::KeepValues;
 use crate::encoding::{json, msgpack};
-use crate::fields_gen::{header_view, record_view, Config, Digest, Keys, RecordKey};
+use crate::fields_gen::{header_view, record_view, Config, Digest, Keys, OnNonfinite, RecordKey, Stop};
+use crate::graft::reference::GraftKey;
 use crate::graft::{GraftState, Problem};
 use crate::schema_gen::{RecordView, BOTH_MODE_SUFFIX};
 use crate::selector::Selector;
@@ -37,6 +40,8 @@ pub struct Logger {
     graft: Mutex<GraftState>,
     /// The graft problems reported so far (bits of `Problem`).
     warned_graft: AtomicU8,
+    /// `ORCH_LOG_AGAINST`'s reference, read on the first record.
+    against: Mutex<AgainstReference>,
     /// Whether records go to a binary stream, whose bin holds at most 4 GiB.
     writes_frames: bool,
     outputs: Mutex<Outputs>,
@@ -58,6 +63,10 @@ pub struct Logger {
 struct Outputs {
     /// The next record's `seq`: the number of records written so far.
     seq: i64,
+    /// What `ORCH_LOG_AGAINST` and `ORCH_LOG_ON_NONFINITE` have written whole.
+    whole: WholeRecords,
+    /// `ORCH_LOG_STOP` or `ORCH_LOG_ON_NONFINITE=stop`: no record is written any more.
+    stopped: bool,
     jsonl: Option<Sink>,
     frames: Option<Sink>,
     line: Vec<u8>,
@@ -85,8 +94,17 @@ impl Logger {
             graft_selector: None,
             graft: Mutex::new(GraftState::default()),
             warned_graft: AtomicU8::new(0),
+            against: Mutex::new(AgainstReference::default()),
             writes_frames: config.mode.writes_frames(),
-            outputs: Mutex::new(Outputs { seq: 0, jsonl: None, frames: None, line: Vec::new(), frame: Vec::new() }),
+            outputs: Mutex::new(Outputs {
+                seq: 0,
+                whole: WholeRecords::default(),
+                stopped: false,
+                jsonl: None,
+                frames: None,
+                line: Vec::new(),
+                frame: Vec::new(),
+            }),
             on: AtomicBool::new(false),
             errors: AtomicU64::new(0),
             warned_invalid_call: AtomicBool::new(false),
@@ -108,7 +126,15 @@ impl Logger {
         // Grafting is opt-in: an unset or blank selector grafts nothing (a
         // blank ORCH_LOG_SELECT selects everything, but grafting everything
         // by accident would hide every difference). An invalid one grafts
-        // nothing, with a warning; logging goes on.
+        // nothing, with a warning; logging goes on. A reference named with
+        // no selector grafts nothing too, and says so.
+        if config.graft_from.is_some() && config.graft_select.is_none() {
+            logger.errors.fetch_add(1, Ordering::Relaxed);
+            warn(
+                "ORCH_GRAFT_FROM names a reference but ORCH_GRAFT_SELECT selects nothing to graft; grafting nothing \
+                 (e.g. ORCH_GRAFT_SELECT=checkpoint=attn_norm,layer=3)",
+            );
+        }
         if let Some(text) = config.graft_select.as_deref().filter(|s| !is_blank(s)) {
             match Selector::parse(text) {
                 Ok(selector) => logger.graft_selector = Some(selector),
@@ -119,10 +145,10 @@ impl Logger {
             }
         }
         let path = expand_path(template.as_os_str(), config.rank, std::process::id());
-        if let Some(output) = output_that_is_the_reference(&logger, &path) {
+        if let Some((output, reference)) = output_that_is_a_reference(&logger, &path) {
             logger.errors.fetch_add(1, Ordering::Relaxed);
             warn(&format!(
-                "ORCH_LOG_FILE names the graft reference ({}): writing the run would empty it; logging is off \
+                "ORCH_LOG_FILE names the {reference} ({}): writing the run would empty it; logging is off \
                  and the file is left as it is",
                 output.display()
             ));
@@ -225,20 +251,29 @@ impl Logger {
         let here = std::process::id();
         let template = self.config.file.as_deref().map(|f| f.as_os_str().to_string_lossy().into_owned());
         let mine = template.filter(|t| t.contains("{pid}"));
-        let why = match (mine, self.outputs.try_lock(), self.graft.try_lock()) {
-            (Some(template), Ok(mut outputs), Ok(mut graft)) => {
+        let why = match (mine, self.outputs.try_lock(), self.graft.try_lock(), self.against.try_lock()) {
+            (Some(template), Ok(mut outputs), Ok(mut graft), Ok(mut against)) => {
                 let path = expand_path(std::ffi::OsStr::new(&template), self.config.rank, here);
                 match open_outputs(&self.config, path) {
                     Ok((jsonl, frames)) => {
-                        *outputs = Outputs { seq: 0, jsonl, frames, line: Vec::new(), frame: Vec::new() };
+                        *outputs = Outputs {
+                            seq: 0,
+                            whole: WholeRecords::default(),
+                            stopped: false,
+                            jsonl,
+                            frames,
+                            line: Vec::new(),
+                            frame: Vec::new(),
+                        };
                         *graft = GraftState::default();
+                        *against = AgainstReference::default();
                         return;
                     }
                     Err(why) => why,
                 }
             }
-            (Some(_), _, _) => format!("this process (pid {here}) was forked from pid {parent} while it was writing"),
-            (None, _, _) => format!(
+            (Some(_), ..) => format!("this process (pid {here}) was forked from pid {parent} while it was writing"),
+            (None, ..) => format!(
                 "this process (pid {here}) was forked from pid {parent}, which writes {}; it writes nothing there \
                  (put {{pid}} in ORCH_LOG_FILE to give each process its own file)",
                 self.path.display()
@@ -280,9 +315,62 @@ impl Logger {
         }
         let digest = Digest::of(&tensor);
         let meta = canonical_meta(keys.meta);
+        let verdict = self.compare_with_reference(&key, &tensor, &digest);
+        let nonfinite = digest.stats.nan_count != 0 || digest.stats.inf_count != 0;
         let mut outputs = self.lock_outputs();
-        let record = record_view(&key, outputs.seq, &tensor, self.config.values, &digest, &meta);
-        outputs.write(&record).map_err(Failure::Output)
+        if outputs.stopped {
+            return Ok(());
+        }
+        let first_nonfinite =
+            nonfinite && !outputs.whole.nonfinite_seen && self.config.on_nonfinite != OnNonfinite::Off;
+        if first_nonfinite {
+            outputs.whole.nonfinite_seen = true;
+            warn(&format!(
+                "the first tensor holding NaN or Inf: {} ({} NaN, {} Inf; ORCH_LOG_ON_NONFINITE)",
+                GraftKey::of(&key).describe(),
+                digest.stats.nan_count,
+                digest.stats.inf_count
+            ));
+        }
+        let whole = matches!(self.config.on_nonfinite, OnNonfinite::Full | OnNonfinite::Stop);
+        let why = outputs.whole.because(
+            verdict,
+            first_nonfinite,
+            whole,
+            key.token_idx,
+            i64::from(self.config.against_context),
+            self.config.stop == Stop::FirstFail,
+        );
+        let key = RecordKey { full_reason: why, ..key };
+        // A record written whole keeps every value in JSONL (the binary stream holds the tensor anyway).
+        let values = if why.is_some() { KeepValues::All } else { self.config.values };
+        let record = record_view(&key, outputs.seq, &tensor, values, &digest, &meta);
+        outputs.write(&record).map_err(Failure::Output)?;
+        let stop_now = (first_nonfinite && self.config.on_nonfinite == OnNonfinite::Stop) || outputs.whole.stop_due();
+        if stop_now {
+            outputs.stopped = true;
+            self.on.store(false, Ordering::Relaxed);
+            warn(&format!(
+                "logging stopped after {} records, as ORCH_LOG_STOP or ORCH_LOG_ON_NONFINITE=stop asked; the engine runs on",
+                outputs.seq
+            ));
+        }
+        Ok(())
+    }
+
+    /// The record's verdict against `ORCH_LOG_AGAINST`'s reference (not compared without one).
+    fn compare_with_reference(&self, key: &RecordKey<'_>, tensor: &Tensor<'_>, digest: &Digest) -> Verdict {
+        let Some(path) = self.config.against.as_deref() else { return Verdict::NotCompared };
+        let tolerance = f64::from(self.config.against_ppm) * 1e-6;
+        let mut say = |said: Said| match said {
+            Said::Counted(message) => {
+                self.errors.fetch_add(1, Ordering::Relaxed);
+                warn(&message);
+            }
+            Said::Note(message) => warn(&message),
+        };
+        let mut reference = self.against.lock().unwrap_or_else(PoisonError::into_inner);
+        reference.verdict(path, tolerance, key, tensor, digest, &mut say)
     }
 
     fn lock_outputs(&self) -> MutexGuard<'_, Outputs> {
@@ -342,16 +430,23 @@ impl Outputs {
 }
 
 /// The output file (the JSONL or the binary stream) that is the run's graft
-/// reference, the same file however it is named; checked before an output is
-/// opened, since opening claims and empties it.
-fn output_that_is_the_reference(logger: &Logger, path: &std::path::Path) -> Option<std::path::PathBuf> {
-    logger.graft_selector.as_ref()?;
-    let reference = std::fs::metadata(logger.config.graft_from.as_deref()?).ok()?;
+/// reference or its `ORCH_LOG_AGAINST` reference, the same file however it is
+/// named, and which reference it is; checked before an output is opened,
+/// since opening claims and empties it.
+fn output_that_is_a_reference(logger: &Logger, path: &std::path::Path) -> Option<(std::path::PathBuf, &'static str)> {
+    let graft_from = logger.graft_selector.as_ref().and(logger.config.graft_from.as_deref());
+    let references =
+        [(graft_from, "graft reference"), (logger.config.against.as_deref(), "ORCH_LOG_AGAINST reference")];
     let mut binary = path.as_os_str().to_owned();
     binary.push(BOTH_MODE_SUFFIX);
-    [path.to_owned(), binary.into()].into_iter().find(|output| {
-        std::fs::metadata(output).is_ok_and(|m| same_file(&m, &reference))
-            && (output.as_path() == path || logger.config.mode.writes_jsonl() && logger.config.mode.writes_frames())
+    let outputs = [path.to_owned(), binary.into()];
+    references.into_iter().find_map(|(named, what)| {
+        let reference = std::fs::metadata(named?).ok()?;
+        let output = outputs.iter().find(|output| {
+            std::fs::metadata(output).is_ok_and(|m| same_file(&m, &reference))
+                && (output.as_path() == path || logger.config.mode.writes_jsonl() && logger.config.mode.writes_frames())
+        })?;
+        Some((output.clone(), what))
     })
 }
 
@@ -459,7 +554,8 @@ mod tests {
         assert!(lines[0].starts_with(&header), "{}", lines[0]);
         assert!(lines[1].starts_with(r#"{"checkpoint":"embedding","team":"t","token_idx":0,"#), "{}", lines[1]);
         assert!(
-            lines[2].contains(r#""seq":1,"#) && lines[2].ends_with(r#""meta":{"seed":42},"grafted":false}"#),
+            lines[2].contains(r#""seq":1,"#)
+                && lines[2].ends_with(r#""meta":{"seed":42},"grafted":false,"full_reason":null}"#),
             "{}",
             lines[2]
         );
@@ -615,5 +711,107 @@ mod tests {
             assert!(line.starts_with('{') && line.ends_with('}'), "a torn line: {line}");
             assert!(line.contains(&format!(r#""seq":{seq},"#)), "seq out of file order: {line}");
         }
+    }
+
+    #[test]
+    fn a_graft_reference_without_a_selector_is_one_error_and_grafts_nothing() {
+        let scratch = Scratch::new("graft-no-select");
+        let reference = scratch.0.join("ref.bin");
+        let full = Logger::new(config(&reference, Mode::Full));
+        full.log("x", &[5.0f32, 6.0], Keys::new().layer(0u8));
+        drop(full);
+        let path = scratch.trace();
+        let logger =
+            Logger::new(Config { graft_from: Some(reference.display().to_string()), ..config(&path, Mode::Summary) });
+        assert_eq!(logger.error_count(), 1);
+        let mut x = [1.0f32, 2.0];
+        assert!(!logger.graft("x", &mut x[..], Keys::new().layer(0u8)));
+        assert_eq!(x, [1.0, 2.0]);
+    }
+
+    #[test]
+    fn the_first_nonfinite_record_is_whole_and_stop_ends_the_records() {
+        let scratch = Scratch::new("nonfinite");
+        let path = scratch.trace();
+        let logger = Logger::new(Config { on_nonfinite: OnNonfinite::Stop, ..config(&path, Mode::Summary) });
+        logger.log("a", &[1.0f32, 2.0], Keys::new().layer(0u8));
+        logger.log("b", &[1.0f32, f32::NAN], Keys::new().layer(1u8));
+        assert!(!logger.is_on(), "stopped after the first non-finite record");
+        logger.log("c", &[1.0f32, 2.0], Keys::new().layer(2u8));
+        let lines = lines(&path);
+        assert_eq!(lines.len(), 3);
+        assert!(lines[1].ends_with(r#""full_reason":null}"#), "{}", lines[1]);
+        assert!(
+            lines[2].contains(r#""values":[1,"NaN"]"#) && lines[2].ends_with(r#""full_reason":"nonfinite"}"#),
+            "{}",
+            lines[2]
+        );
+        assert_eq!(logger.error_count(), 0, "a non-finite tensor is no error of the emitter");
+    }
+
+    #[test]
+    fn against_a_reference_the_first_failure_and_its_context_are_whole() {
+        let scratch = Scratch::new("against");
+        let reference = scratch.0.join("ref.jsonl");
+        let r = Logger::new(config(&reference, Mode::Summary));
+        for token in 0..4u32 {
+            r.log("x", &vec![token as f32 + 1.0; 100], Keys::new().token(token));
+        }
+        drop(r);
+        let path = scratch.trace();
+        let logger = Logger::new(Config {
+            against: Some(reference.display().to_string()),
+            against_context: 1,
+            ..config(&path, Mode::Summary)
+        });
+        for token in 0..4u32 {
+            let scale = if token >= 1 { 1.5 } else { 1.0 };
+            logger.log("x", &vec![(token as f32 + 1.0) * scale; 100], Keys::new().token(token));
+        }
+        let reasons: Vec<String> =
+            lines(&path)[1..].iter().map(|l| l.rsplit_once("\"full_reason\":").unwrap().1.to_owned()).collect();
+        assert_eq!(reasons, [r#"null}"#, r#""against"}"#, r#""against_context"}"#, r#"null}"#]);
+    }
+
+    #[test]
+    fn against_a_binary_reference_damaged_after_indexing_the_record_is_compared_by_its_summary() {
+        let scratch = Scratch::new("against-damaged");
+        let reference = scratch.0.join("ref.bin");
+        let r = Logger::new(config(&reference, Mode::Full));
+        for token in 0..4u32 {
+            r.log("x", &vec![token as f32 + 1.0; 100], Keys::new().token(token));
+        }
+        drop(r);
+        let path = scratch.trace();
+        let logger = Logger::new(Config {
+            against: Some(reference.display().to_string()),
+            against_context: 0,
+            ..config(&path, Mode::Summary)
+        });
+        let _ = take_printed();
+        // Within (not the same bytes), but for token 2's: 1.5 times its reference.
+        let ours = |token: u32| vec![(token as f32 + 1.0) * if token == 2 { 1.5 } else { 1.00002 }; 100];
+        logger.log("x", &ours(0), Keys::new().token(0u32)); // the reference is indexed: every frame sound
+        let mut bytes = std::fs::read(&reference).unwrap();
+        let three: Vec<u8> = 3.0f32.to_le_bytes().repeat(100);
+        let at = bytes.windows(three.len()).position(|w| w == three.as_slice()).unwrap();
+        bytes[at] ^= 0x04; // token 2's tensor, one bit flipped under the run
+        std::fs::write(&reference, &bytes).unwrap();
+        for token in 1..4u32 {
+            logger.log("x", &ours(token), Keys::new().token(token));
+        }
+        let reasons: Vec<String> =
+            lines(&path)[1..].iter().map(|l| l.rsplit_once("\"full_reason\":").unwrap().1.to_owned()).collect();
+        // The sketches prove the others within and token 2's beyond: it was compared, by its summary.
+        assert_eq!(reasons, [r#"null}"#, r#"null}"#, r#""against"}"#, r#"null}"#]);
+        let said = take_printed();
+        assert_eq!(said.len(), 1, "{said:?}");
+        assert!(
+            said[0].ends_with(
+                "is refused: it fails its checksum (CRC-32C); it is compared by its summary (said for the first only)"
+            ),
+            "{said:?}"
+        );
+        assert_eq!(logger.error_count(), 1);
     }
 }

@@ -123,9 +123,39 @@ pub const ORCH_GRAFT_FROM: &str = "ORCH_GRAFT_FROM";
 /// Which graft calls overwrite their tensor from ORCH_GRAFT_FROM, in the
 /// selector syntax of ORCH_LOG_SELECT, e.g. `checkpoint=attn_norm,layer=3`.
 /// Unset or blank grafts nothing: replacing every tensor by accident would
-/// hide every difference, so grafting is opt-in per checkpoint. An invalid
-/// selector grafts nothing, with one warning.
+/// hide every difference, so grafting is opt-in per checkpoint: a run that
+/// names ORCH_GRAFT_FROM and no selector says so once, as a warning. An
+/// invalid selector grafts nothing, with one warning.
 pub const ORCH_GRAFT_SELECT: &str = "ORCH_GRAFT_SELECT";
+/// A reference trace of the same run (a binary stream, full or summary, or
+/// JSONL summaries) to compare each record with as it is written, by key and
+/// occurrence as a graft matches. A record proven within ORCH_LOG_AGAINST_PPM
+/// of the reference's (equal BLAKE3, or the bound the two sketches give, or
+/// the whole tensors when the reference has them) is written as the mode
+/// says; the first record not proven within at its token or an earlier one is
+/// written whole (`full_reason` `against`), and so are the
+/// ORCH_LOG_AGAINST_CONTEXT records after it. Read once, at the first record;
+/// one that cannot be read is a warning and the run logs as without it.
+pub const ORCH_LOG_AGAINST: &str = "ORCH_LOG_AGAINST";
+/// The tolerance ORCH_LOG_AGAINST proves: rel_l2 = |ours - reference| /
+/// |reference| in millionths (1000 is `orchlog compare`'s default 1e-3).
+pub const ORCH_LOG_AGAINST_PPM: &str = "ORCH_LOG_AGAINST_PPM";
+pub const ORCH_LOG_AGAINST_PPM_DEFAULT: &str = "1000";
+/// How many records after one that ORCH_LOG_AGAINST wrote whole are written
+/// whole too (`full_reason` `against_context`).
+pub const ORCH_LOG_AGAINST_CONTEXT: &str = "ORCH_LOG_AGAINST_CONTEXT";
+pub const ORCH_LOG_AGAINST_CONTEXT_DEFAULT: &str = "16";
+/// `first_fail` stops writing records once the first record ORCH_LOG_AGAINST
+/// wrote whole and its context are written, with one line on stderr; the
+/// engine runs on, and every later call costs what it costs with logging off.
+pub const ORCH_LOG_STOP: &str = "ORCH_LOG_STOP";
+pub const ORCH_LOG_STOP_DEFAULT: &str = "never";
+/// What the first record holding NaN or Inf does: `warn` says so once on
+/// stderr (checkpoint and key); `full` also writes it whole (`full_reason`
+/// `nonfinite`); `stop` also stops writing records after it (as ORCH_LOG_STOP
+/// does). The host is never stopped or aborted.
+pub const ORCH_LOG_ON_NONFINITE: &str = "ORCH_LOG_ON_NONFINITE";
+pub const ORCH_LOG_ON_NONFINITE_DEFAULT: &str = "off";
 /// Rank of this process (tensor-parallel shard); used for `{rank}`, the
 /// header's `rank` and the `rank` of records whose call names none.
 pub const ORCH_LOG_RANK: &str = "ORCH_LOG_RANK";
@@ -235,6 +265,51 @@ pub const KNOB_GRAFT_SELECT: KnobSpec = KnobSpec {
     max: 0,
     choices: &[],
 };
+pub const KNOB_AGAINST: KnobSpec = KnobSpec {
+    name: "ORCH_LOG_AGAINST",
+    setting: "against",
+    kind: KnobType::OptStr,
+    default: None,
+    min: 0,
+    max: 0,
+    choices: &[],
+};
+pub const KNOB_AGAINST_PPM: KnobSpec = KnobSpec {
+    name: "ORCH_LOG_AGAINST_PPM",
+    setting: "against_ppm",
+    kind: KnobType::Int,
+    default: Some("1000"),
+    min: 1,
+    max: 2147483647,
+    choices: &[],
+};
+pub const KNOB_AGAINST_CONTEXT: KnobSpec = KnobSpec {
+    name: "ORCH_LOG_AGAINST_CONTEXT",
+    setting: "against_context",
+    kind: KnobType::Int,
+    default: Some("16"),
+    min: 0,
+    max: 2147483647,
+    choices: &[],
+};
+pub const KNOB_STOP: KnobSpec = KnobSpec {
+    name: "ORCH_LOG_STOP",
+    setting: "stop",
+    kind: KnobType::Choice,
+    default: Some("never"),
+    min: 0,
+    max: 0,
+    choices: &["never", "first_fail"],
+};
+pub const KNOB_ON_NONFINITE: KnobSpec = KnobSpec {
+    name: "ORCH_LOG_ON_NONFINITE",
+    setting: "on_nonfinite",
+    kind: KnobType::Choice,
+    default: Some("off"),
+    min: 0,
+    max: 0,
+    choices: &["off", "warn", "full", "stop"],
+};
 pub const KNOB_RANK: KnobSpec = KnobSpec {
     name: "ORCH_LOG_RANK",
     setting: "rank",
@@ -280,7 +355,7 @@ pub const KNOB_CREATED: KnobSpec = KnobSpec {
     max: 253402300799,
     choices: &[],
 };
-pub const KNOBS: [&KnobSpec; 12] = [&KNOB_PATH, &KNOB_TEAM, &KNOB_VALUES, &KNOB_MODE, &KNOB_SELECT, &KNOB_GRAFT_FROM, &KNOB_GRAFT_SELECT, &KNOB_RANK, &KNOB_WORLD_SIZE, &KNOB_MODEL, &KNOB_GIT_COMMIT, &KNOB_CREATED];
+pub const KNOBS: [&KnobSpec; 17] = [&KNOB_PATH, &KNOB_TEAM, &KNOB_VALUES, &KNOB_MODE, &KNOB_SELECT, &KNOB_GRAFT_FROM, &KNOB_GRAFT_SELECT, &KNOB_AGAINST, &KNOB_AGAINST_PPM, &KNOB_AGAINST_CONTEXT, &KNOB_STOP, &KNOB_ON_NONFINITE, &KNOB_RANK, &KNOB_WORLD_SIZE, &KNOB_MODEL, &KNOB_GIT_COMMIT, &KNOB_CREATED];
 
 /// (key as written in ORCH_LOG_SELECT, record field it tests)
 pub const SELECTOR_NUMERIC_KEYS: [(&str, &str); 4] = [("layer", "layer"), ("token", "token_idx"), ("step", "step"), ("rank", "rank")];
@@ -435,6 +510,15 @@ pub struct RecordView<'a> {
     /// record aligns with the reference record it was grafted from. Readers
     /// take a record written before the field existed as not grafted.
     pub grafted: bool,
+    /// Why the record carries its whole tensor where the run's mode keeps a
+    /// summary (in JSONL every value inline, in the binary stream the data it
+    /// always has): `against`, the first record at its token, or at an
+    /// earlier one, that ORCH_LOG_AGAINST did not prove within
+    /// ORCH_LOG_AGAINST_PPM of the reference's; `against_context`, one of the
+    /// ORCH_LOG_AGAINST_CONTEXT records after it; `nonfinite`, the first
+    /// record holding NaN or Inf (ORCH_LOG_ON_NONFINITE). Null for every
+    /// other record. Like `grafted`, not part of the record's key.
+    pub full_reason: Option<&'a str>,
     /// The full tensor bytes (the bytes blake3 covers). Only in the binary
     /// stream and Parquet; null in Parquet rows packed from a summary.
     pub data: &'a [u8],
@@ -523,8 +607,8 @@ pub fn producer_field_count(enc: Encoding) -> usize {
 
 pub fn record_field_count(enc: Encoding) -> usize {
     match enc {
-        Encoding::Jsonl => 23,
-        Encoding::Msgpack => 25,
+        Encoding::Jsonl => 24,
+        Encoding::Msgpack => 26,
     }
 }
 
@@ -613,6 +697,8 @@ pub fn visit_record<'a, V: Visitor<'a>>(v: &mut V, r: &RecordView<'a>, enc: Enco
     v.meta(r.meta);
     v.key("grafted");
     v.boolean(r.grafted);
+    v.key("full_reason");
+    v.opt_str(r.full_reason);
     if enc == Encoding::Msgpack {
         v.key("data");
         v.bytes(r.data);

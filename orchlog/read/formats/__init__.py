@@ -12,9 +12,7 @@ import gzip
 import importlib
 import io
 import json
-import os
 import re
-import stat
 import zlib
 from collections.abc import Callable
 from pathlib import Path
@@ -23,6 +21,7 @@ from typing import Any
 import orjson
 
 from orchlog.errors import OrchlogError
+from orchlog.read.files import open_regular
 from orchlog.read.trace import Trace
 
 HEAD_BYTES = 64 * 1024
@@ -66,6 +65,17 @@ def register(fmt: Format) -> None:
     _FORMATS.sort(key=lambda f: f.priority)
 
 
+def register_records(
+    name: str,
+    sniff: Callable[[Path, bytes], bool],
+    records: Callable[[Trace], Any],
+    priority: int = 50,
+    companions: tuple[str, ...] = (),
+) -> None:
+    """Register a format read record by record: its trace is `records(trace)`, an iterator of TraceRecords."""
+    register(Format(name, sniff, lambda path: Trace(str(path), name, records), priority, companions))
+
+
 def _load() -> None:
     global _loaded
     if not _loaded:
@@ -77,37 +87,6 @@ def _load() -> None:
 def formats() -> list[Format]:
     _load()
     return list(_FORMATS)
-
-
-def file_kind(mode: int) -> str:
-    """What a file that is not a regular one is, for messages."""
-    for test, name in (
-        (stat.S_ISFIFO, "a FIFO"),
-        (stat.S_ISSOCK, "a socket"),
-        (stat.S_ISCHR, "a character device"),
-        (stat.S_ISBLK, "a block device"),
-        (stat.S_ISDIR, "a directory"),
-    ):
-        if test(mode):
-            return name
-    return "not a regular file"
-
-
-def open_regular(path: Path) -> io.BufferedReader:
-    """The file opened for reading, or OrchlogError when it is not a regular file.
-
-    Opened without blocking and checked on the open descriptor: a FIFO with no
-    writer, a device or a socket (or a file swapped for one after a listing)
-    never hangs or feeds a reader."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError as exc:
-        raise OrchlogError(f"cannot read {path}: {exc.strerror or exc}") from None
-    mode = os.fstat(fd).st_mode
-    if not stat.S_ISREG(mode):
-        os.close(fd)
-        raise OrchlogError(f"{path} is {file_kind(mode)}, not a regular file: orchlog reads files and directories")
-    return os.fdopen(fd, "rb")
 
 
 def is_gzip(path: Path) -> bool:

@@ -27,15 +27,13 @@ from typing import Any
 import numpy as np
 
 from orchlog.read import fields
-from orchlog.read.formats import Format, first_object, open_binary, register
+from orchlog.read.formats import first_object, register_records
 from orchlog.read.formats.legacy_checkpoint import parse_shape
-from orchlog.read.formats.lines import loads_line
-from orchlog.read.formats.tool_common import layer_of, token_records, tool_header
+from orchlog.read.formats.tool_common import layer_of, read_document, token_records, tool_header
 from orchlog.read.safetensors_file import SafeTensor, read_header
 from orchlog.read.trace import Location, Trace, TraceRecord
 from orchlog.schema_gen import DTYPE_ALIASES, DTYPE_NUMPY, Stats
 
-MAX_FILE = 1 << 30  # the tree is read whole; with use_repr=False its values are file names
 _STAT = re.compile(r"tensor\(\s*([-+]?(?:[0-9][0-9.]*(?:e[-+]?[0-9]+)?|nan|inf))", re.IGNORECASE)
 _SIZE = re.compile(r"torch\.Size\(\[([0-9, ]*)\]\)")
 
@@ -185,17 +183,9 @@ def _module_path(text: Any, root_name: str) -> str:
 
 
 def _records(trace: Trace) -> Iterator[TraceRecord]:
-    with open_binary(Path(trace.path)) as f:
-        raw = f.read(MAX_FILE + 1)
-    trace.bytes_read = trace.size or len(raw)
     where = Location(trace.path)
-    if len(raw) > MAX_FILE:
-        trace.report(where, f"a debugger tree of more than {MAX_FILE >> 20} MiB; not read", fatal=True)
-        return
-    try:
-        root = loads_line(raw)
-    except ValueError as exc:
-        trace.report(where, f"malformed JSON ({exc}); not read", fatal=True)
+    root = read_document(trace, "a debugger tree")
+    if root is None:
         return
     if not isinstance(root, dict) or not isinstance(root.get("module_path"), str):
         trace.report(where, "not a debugger call tree (no module_path at its root)", fatal=True)
@@ -253,16 +243,6 @@ def _has_files(root: dict[str, Any]) -> bool:
     return False
 
 
-def open_debug_tree(path: Path) -> Trace:
-    return Trace(str(path), "hf-debugger", _records)
-
-
-register(
-    Format(
-        "hf-debugger",
-        _sniff,
-        open_debug_tree,
-        priority=25,
-        companions=("*.safetensors", "*_debug_tree_SUMMARY.json"),
-    )
+register_records(
+    "hf-debugger", _sniff, _records, priority=25, companions=("*.safetensors", "*_debug_tree_SUMMARY.json")
 )

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from orchlog.read import fields
-from orchlog.read.formats import Format, first_object, register
+from orchlog.read.formats import first_object, register_records
 from orchlog.read.formats.lines import json_objects
 from orchlog.read.formats.orchlog_jsonl import exact_values, number
 from orchlog.read.trace import Location, Trace, TraceRecord
@@ -83,8 +83,4 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
             trace.report(where, f"invalid record ({exc}); line skipped")
 
 
-def open_checkpoint_jsonl(path: Path) -> Trace:
-    return Trace(str(path), "legacy-checkpoint-jsonl", _records)
-
-
-register(Format("legacy-checkpoint-jsonl", _sniff, open_checkpoint_jsonl, priority=30))
+register_records("legacy-checkpoint-jsonl", _sniff, _records, priority=30)

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from orchlog.read import fields
-from orchlog.read.formats import Format, first_object, register
+from orchlog.read.formats import first_object, register_records
 from orchlog.read.formats.lines import json_objects, loads_line
 from orchlog.read.formats.orchlog_jsonl import number
 from orchlog.read.trace import Location, Trace, TraceRecord
@@ -82,8 +82,4 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
             trace.report(where, f"invalid record ({exc}); line skipped")
 
 
-def open_logits(path: Path) -> Trace:
-    return Trace(str(path), "legacy-logits", _records)
-
-
-register(Format("legacy-logits", _sniff, open_logits, priority=32, companions=(METADATA,)))
+register_records("legacy-logits", _sniff, _records, priority=32, companions=(METADATA,))

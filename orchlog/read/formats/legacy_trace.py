@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from orchlog.read import fields
+from orchlog.read.files import read_at_most
 from orchlog.read.formats import Format, first_object, open_binary, register
 from orchlog.read.formats.legacy_checkpoint import parse_shape
 from orchlog.read.formats.lines import json_objects, loads_line
@@ -70,7 +71,7 @@ def _objects(trace: Trace) -> Iterator[tuple[Location, dict[str, Any]]]:
         return
     # One pretty-printed object (or an array of them) per file.
     with open_binary(Path(trace.path)) as f:
-        text = f.read(_WHOLE_FILE_LIMIT + 1)
+        text = read_at_most(f, _WHOLE_FILE_LIMIT + 1)
     trace.bytes_read = trace.size or len(text)
     where = Location(trace.path, line=1)
     try:

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from orchlog.read.formats import Format, register
+from orchlog.read.formats import register_records
 from orchlog.read.formats.lines import read_line_chunks
 from orchlog.read.formats.tool_common import layer_of, tool_header
 from orchlog.read.trace import Location, Trace, TraceRecord
@@ -224,8 +224,4 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
             yield rec
 
 
-def open_debug_text(path: Path) -> Trace:
-    return Trace(str(path), "llama-debug-text", _records)
-
-
-register(Format("llama-debug-text", _sniff, open_debug_text, priority=40))
+register_records("llama-debug-text", _sniff, _records, priority=40)

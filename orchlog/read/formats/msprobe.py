@@ -33,14 +33,12 @@ from typing import Any
 
 import numpy as np
 
-from orchlog.read.formats import Format, first_object, open_binary, register
-from orchlog.read.formats.lines import loads_line
-from orchlog.read.formats.tool_common import ArrayLoader, layer_of, tool_header
+from orchlog.read.formats import first_object, register_records
+from orchlog.read.formats.tool_common import ArrayLoader, layer_of, read_document, tool_header
 from orchlog.read.torch_file import TensorRef, UnsafePickle, read_torch_file
 from orchlog.read.trace import Location, Trace, TraceRecord
 from orchlog.schema_gen import DTYPE_ALIASES, DTYPE_NUMPY, DTYPE_SIZES, Stats
 
-MAX_FILE = 1 << 30
 DATA_DIR = "dump_tensor_data"
 _STEP = re.compile(r"^step(\d{1,9})$")
 _RANK = re.compile(r"^rank(\d{1,9})$")
@@ -162,16 +160,8 @@ class _Reader:
 
 def _records(trace: Trace) -> Iterator[TraceRecord]:
     where = Location(trace.path)
-    with open_binary(Path(trace.path)) as f:
-        raw = f.read(MAX_FILE + 1)
-    trace.bytes_read = trace.size or len(raw)
-    if len(raw) > MAX_FILE:
-        trace.report(where, f"a dump.json of more than {MAX_FILE >> 20} MiB; not read", fatal=True)
-        return
-    try:
-        doc = loads_line(raw)
-    except ValueError as exc:
-        trace.report(where, f"malformed JSON ({exc}); not read", fatal=True)
+    doc = read_document(trace, "a dump.json")
+    if doc is None:
         return
     if not isinstance(doc, dict) or not isinstance(doc.get("data"), dict):
         trace.report(where, "a dump.json without its data; not read", fatal=True)
@@ -203,16 +193,10 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
                 yield rec
 
 
-def open_msprobe(path: Path) -> Trace:
-    return Trace(str(path), "msprobe", _records)
-
-
-register(
-    Format(
-        "msprobe",
-        _sniff,
-        open_msprobe,
-        priority=26,
-        companions=(f"{DATA_DIR}/*", "stack.json", "construct.json", "dump_error_info.log", "debug.json"),
-    )
+register_records(
+    "msprobe",
+    _sniff,
+    _records,
+    priority=26,
+    companions=(f"{DATA_DIR}/*", "stack.json", "construct.json", "dump_error_info.log", "debug.json"),
 )

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from orchlog.read.formats import Format, register
+from orchlog.read.formats import register_records
 from orchlog.read.formats.lines import read_line_chunks
 from orchlog.read.formats.tool_common import layer_of, tool_header
 from orchlog.read.trace import Location, Trace, TraceRecord
@@ -180,8 +180,4 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
     yield from flush()
 
 
-def open_numerics_text(path: Path) -> Trace:
-    return Trace(str(path), "numerics-text", _records)
-
-
-register(Format("numerics-text", _sniff, open_numerics_text, priority=41))
+register_records("numerics-text", _sniff, _records, priority=41)

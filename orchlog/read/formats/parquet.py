@@ -19,7 +19,7 @@ def _sniff(path: Path, head: bytes) -> bool:
 
 
 def _open(path: Path) -> Trace:
-    from orchlog.parquet.reading import open_parquet
+    from orchlog.parquet.reading import open_parquet  # pyarrow costs a third of a second: only for Parquet
 
     return open_parquet(path)
 

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from orchlog.read.formats import Format, is_gzip, open_binary, register
+from orchlog.read.formats import is_gzip, open_binary, register_records
 from orchlog.read.formats.tool_common import ArrayLoader, layer_of, open_file, tool_header
 from orchlog.read.json_spans import JSONSpanError, Span, parse
 from orchlog.read.trace import Location, Trace, TraceRecord
@@ -262,8 +262,4 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
                 trace.report(where, f"{str(name)[:80]!r} of iteration {step}: {exc}; skipped")
 
 
-def open_run_results(path: Path) -> Trace:
-    return Trace(str(path), "polygraphy", _records)
-
-
-register(Format("polygraphy", _sniff, open_run_results, priority=24))
+register_records("polygraphy", _sniff, _records, priority=24)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from orchlog.read.formats import Format, register
+from orchlog.read.formats import register_records
 from orchlog.read.formats.tool_common import ArrayLoader, open_file, tool_header
 from orchlog.read.trace import Location, Trace, TraceRecord
 
@@ -106,10 +106,6 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
     )
 
 
-def open_raw(path: Path) -> Trace:
-    return Trace(str(path), "raw-logits", _records)
-
-
-register(
-    Format("raw-logits", _sniff, open_raw, priority=90, companions=("*-prompt.txt", "llamacpp-*.txt", "pytorch-*.txt"))
+register_records(
+    "raw-logits", _sniff, _records, priority=90, companions=("*-prompt.txt", "llamacpp-*.txt", "pytorch-*.txt")
 )

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import io
 import math
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -20,24 +19,36 @@ from typing import Any
 
 import numpy as np
 
-from orchlog.errors import OrchlogError
-from orchlog.read.formats import open_regular
+from orchlog.read.files import open_file, read_at_most
+from orchlog.read.formats import open_binary
+from orchlog.read.formats.lines import loads_line
 from orchlog.read.module_paths import layer_of
 from orchlog.read.safetensors_file import SafeTensor
 from orchlog.read.torch_file import TensorRef
-from orchlog.read.trace import Location, TraceRecord
+from orchlog.read.trace import Location, Trace, TraceRecord
 from orchlog.schema_gen import DTYPE_NUMPY, DTYPE_SIZES, LIBRARY_VERSION, SCHEMA_VERSION
 
 __all__ = ["layer_of", "open_file", "tool_header", "tensor_record", "token_records", "ArrayLoader"]
 
 
-def open_file(path: Path) -> io.BufferedReader:
-    """A file a dump names, opened for reading; OSError (not OrchlogError) when it cannot be, so that a
-    reader or a loader reports that one file and goes on."""
+MAX_DOCUMENT = 1 << 30  # a tool's JSON document is read whole
+
+
+def read_document(trace: Trace, what: str) -> Any:
+    """The JSON document a tool wrote (a debugger tree, a dump.json), read whole; None, said as fatal on the
+    trace, when it is larger than MAX_DOCUMENT or not JSON."""
+    with open_binary(Path(trace.path)) as f:
+        raw = read_at_most(f, MAX_DOCUMENT + 1)
+    trace.bytes_read = trace.size or len(raw)
+    where = Location(trace.path)
+    if len(raw) > MAX_DOCUMENT:
+        trace.report(where, f"{what} of more than {MAX_DOCUMENT >> 20} MiB; not read", fatal=True)
+        return None
     try:
-        return open_regular(path)
-    except OrchlogError as exc:
-        raise OSError(str(exc)) from None
+        return loads_line(raw)
+    except ValueError as exc:
+        trace.report(where, f"malformed JSON ({exc}); not read", fatal=True)
+        return None
 
 
 def tool_header(tool: str, holds: str, *, language: str = "python", **config: Any) -> dict[str, Any]:

@@ -12,8 +12,8 @@ from examples.numpy_engine.bugs import Bug
 from examples.qwen2_tiny.config import TINY
 from examples.qwen2_tiny.gguf_file import read_gguf_tensors
 from orchlog.compare import LOGITS_NAMES, compare
-from orchlog.compare.namemap import load_maps
-from orchlog.diagnose.run import diagnose_targets, target_of
+from orchlog.diagnose.run import Walked, diagnose_targets, target_of
+from orchlog.maps.namemap import load_maps
 from orchlog.read.paths import open_trace
 from orchlog.strings import glob_matcher
 
@@ -88,9 +88,7 @@ def test_no_signature_is_claimed_on_a_clean_engine_pair(hunt_dir, engine):
         open_trace(hunt.reference),
         open_trace(hunt.ours),
         targets,
-        report.key,
-        load_maps(hunt.maps).apply,
-        glob_matcher(LOGITS_NAMES),
+        Walked(report.key, load_maps(hunt.maps).apply, glob_matcher(LOGITS_NAMES)),
     )
     assert all(d.ran for d in diagnoses)
     assert [(d.where.label(), f.kind, f.message) for d in diagnoses for f in d.findings] == []

@@ -11,7 +11,7 @@ import pytest
 
 from examples.hunt.graft import prepare
 from examples.numpy_engine.bugs import Bug
-from orchlog.compare.local_error import INTRODUCED, INTRODUCED_SINCE
+from orchlog.graft_report.local_error import INTRODUCED, INTRODUCED_SINCE
 from orchlog.read.paths import open_trace
 
 pytestmark = pytest.mark.slow  # builds llama.cpp (cached); 2 x 20 runs of the NumPy engine

@@ -7,8 +7,9 @@ import pytest
 
 from examples.hunt.graft_hf import HF_STAGES, hf_graft_report
 from examples.qwen2_tiny.config import TINY
-from orchlog.compare.local_error import GRAFTED_ONLY, WITHIN
+from orchlog.graft_report.local_error import GRAFTED_ONLY, WITHIN
 from orchlog.read.batch import NONE
+from orchlog.report import render_text
 
 pytestmark = pytest.mark.slow  # builds llama.cpp (cached), imports torch
 
@@ -18,7 +19,7 @@ OUTSIDE_BLOCKS = ("embd", "result_norm", "result_output")
 
 def test_every_stage_of_hf_makes_at_most_1e_5_of_its_own_against_llama_cpp(hunt_dir, run_tokens_program):
     report = hf_graft_report(hunt_dir, run_tokens_program)
-    assert report.status == "ok", str(report)
+    assert report.status == "ok", render_text(report)
     assert all(c.grafted for c in report.coverage)
     assert not [w for w in report.warnings() if "not proven equal" in w]  # every graft took
     rows = {(r.stage[0], r.stage[1]): r for r in report.rows}

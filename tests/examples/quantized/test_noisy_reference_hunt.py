@@ -14,6 +14,7 @@ from examples.numpy_engine.bugs import Bug
 from examples.quantized.places import WHERE, WITHIN_NOISE, where
 from examples.quantized.traces import engine, model_file, reference
 from orchlog.compare import CompareOptions, compare
+from orchlog.report import render_text
 
 pytestmark = pytest.mark.slow  # builds llama.cpp (cached) and writes a 490 MB model
 
@@ -57,7 +58,7 @@ def _compare(hunt, bug: Bug, mode: str, **options):
 @pytest.mark.parametrize("mode", ["full", "summary"])
 def test_the_clean_engine_passes_against_the_noisy_reference(hunt, mode):
     report = _compare(hunt, Bug.NONE, mode)
-    assert report.status == "ok", str(report)[:3000]
+    assert report.status == "ok", render_text(report)[:3000]
     assert report.noise is not None and report.noise.pairs == report.findings.pairs
 
 
@@ -114,7 +115,7 @@ def test_every_bug_is_located_in_summary_mode_or_decided_there_by_its_rerun(hunt
 
 
 def _reruns(report):
-    from orchlog.compare import rerun
+    from orchlog.compare.grading import rerun
 
     return rerun.commands(report.first.own_keys, noise=True)
 

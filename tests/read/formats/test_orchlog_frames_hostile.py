@@ -36,15 +36,16 @@ def test_a_gzipped_stream_cut_short_keeps_every_complete_frame(tmp_path):
 
 def test_lengths_past_the_end_of_the_file_cost_nothing_and_are_reported(tmp_path):
     # A str32 claiming 4 GiB, then a bin32 claiming 2 GiB, in a file of a few hundred bytes; read under
-    # an address-space cap of 1.5 GiB, which an allocation sized from either claim would break.
+    # an address-space cap of 1.5 GiB, which an allocation sized from either claim would break (under
+    # AddressSanitizer, a cap on each allocation: tests/address_space.py).
     for claim in (b"\xdb\xff\xff\xff\xff", b"\xc6\x7f\xff\xff\xff"):
         frame = _frames(1)[0]
         at = frame.index(b"\xa4team") + 5
         path = tmp_path / f"claim{claim[0]:x}.bin"
         path.write_bytes(encode_header(header())[1] + frame[:at] + claim + frame[at:] + _frames(2)[1])
         code = f"""
-            import resource
-            resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20))
+            from tests.address_space import cap
+            cap(1536 << 20)
             from orchlog.read.paths import open_trace
             trace = open_trace({str(path)!r})
             print(len(list(trace)), [d.message for d in trace.diagnostics])

@@ -148,6 +148,17 @@ struct Key {
 // tensor; `both` writes the two.
 enum class Mode : std::uint8_t { summary, full, both };
 
+// `first_fail` stops writing records once the first record ORCH_LOG_AGAINST
+// wrote whole and its context are written, with one line on stderr; the
+// engine runs on, and every later call costs what it costs with logging off.
+enum class Stop : std::uint8_t { never, first_fail };
+
+// What the first record holding NaN or Inf does: `warn` says so once on
+// stderr (checkpoint and key); `full` also writes it whole (`full_reason`
+// `nonfinite`); `stop` also stops writing records after it (as ORCH_LOG_STOP
+// does). The host is never stopped or aborted.
+enum class OnNonfinite : std::uint8_t { off, warn, full, stop };
+
 // Settings for configure(); every one left unset comes from its env knob.
 struct Options {
   std::optional<std::string> path;  // ORCH_LOG_FILE; "" turns logging off
@@ -157,6 +168,11 @@ struct Options {
   std::optional<std::string> select;  // ORCH_LOG_SELECT
   std::optional<std::string> graft_from;  // ORCH_GRAFT_FROM
   std::optional<std::string> graft_select;  // ORCH_GRAFT_SELECT
+  std::optional<std::string> against;  // ORCH_LOG_AGAINST
+  std::optional<std::int32_t> against_ppm;  // ORCH_LOG_AGAINST_PPM
+  std::optional<std::int32_t> against_context;  // ORCH_LOG_AGAINST_CONTEXT
+  std::optional<Stop> stop;  // ORCH_LOG_STOP
+  std::optional<OnNonfinite> on_nonfinite;  // ORCH_LOG_ON_NONFINITE
   std::optional<std::int32_t> rank;  // ORCH_LOG_RANK
   std::optional<std::int32_t> world_size;  // ORCH_LOG_WORLD_SIZE
   std::optional<std::string> model;  // ORCH_LOG_MODEL
@@ -166,10 +182,12 @@ struct Options {
   std::string producer = "cpp";  // the header's producer.language; bindings set "c" or "python"
 };
 
-// What the kind of call sets, never its arguments: a log call writes these
-// defaults; a graft call sets whether it overwrote the tensor.
+// What the emitter sets, never the call's arguments: a log call writes these
+// defaults; a graft call sets whether it overwrote the tensor; the run's
+// checks (ORCH_LOG_AGAINST, ORCH_LOG_ON_NONFINITE) why a record is whole.
 struct CallFields {
   bool grafted = false;
+  std::optional<std::string_view> full_reason;
 };
 
 // Everything an emitter is given for one record: the canonical encoder's input.
@@ -244,6 +262,11 @@ void for_each_setting(O& options, F&& f) {
   f(schema::kKnobSelect, options.select);
   f(schema::kKnobGraftFrom, options.graft_from);
   f(schema::kKnobGraftSelect, options.graft_select);
+  f(schema::kKnobAgainst, options.against);
+  f(schema::kKnobAgainstPpm, options.against_ppm);
+  f(schema::kKnobAgainstContext, options.against_context);
+  f(schema::kKnobStop, options.stop);
+  f(schema::kKnobOnNonfinite, options.on_nonfinite);
   f(schema::kKnobRank, options.rank);
   f(schema::kKnobWorldSize, options.world_size);
   f(schema::kKnobModel, options.model);

@@ -307,8 +307,8 @@ class GraphLogger {
       DType dtype = DType::f32;
       const bool plain = plain_type(t->type, dtype);
       const std::size_t element_bytes = plain ? ggml_type_size(t->type) : sizeof(float);
-      const bool zero_copy = plain && !causal_cut_ &&
-                             detail::rows_are_contiguous(t->ne, t->nb, element_bytes, layout_.token_dim);
+      const bool zero_copy =
+          plain && !causal_cut_ && detail::rows_are_contiguous(t->ne, t->nb, element_bytes, layout_.token_dim);
       std::vector<MetaItem> meta;
       if (!plain) meta.emplace_back("dequantized_from", ggml_type_name(t->type));
       if (const char* weights = weight_type(t)) meta.emplace_back("weight_type", weights);
@@ -337,8 +337,7 @@ class GraphLogger {
         }
         if (graft) orchlog::graft_refused(checkpoint_, key, why_not_grafted);
         if (!orchlog::selects(checkpoint_, key)) continue;
-        const void* data =
-            zero_copy ? base + row_offset(t, row) : gather(t, base, row, plain, element_bytes, cells);
+        const void* data = zero_copy ? base + row_offset(t, row) : gather(t, base, row, plain, element_bytes, cells);
         orchlog::log(checkpoint_, Tensor{data, dtype, shape}, key, row_meta);
       }
     } catch (...) {  // std::bad_alloc: the record is lost, the graph runs on
@@ -406,7 +405,7 @@ class GraphLogger {
   std::string stage_;
   detail::RowLayout layout_;
 
-  bool causal_cut_ = false;  // the pending tensor's rows are cut to their causal KV window
+  bool causal_cut_ = false;    // the pending tensor's rows are cut to their causal KV window
   std::string kv_cells_text_;  // the meta "kv_cells" of the row being written
 
   std::vector<unsigned char> host_copy_;

@@ -89,6 +89,11 @@ typedef struct orchlog_options {
   const char* select; /* ORCH_LOG_SELECT */
   const char* graft_from; /* ORCH_GRAFT_FROM */
   const char* graft_select; /* ORCH_GRAFT_SELECT */
+  const char* against; /* ORCH_LOG_AGAINST */
+  const char* against_ppm; /* ORCH_LOG_AGAINST_PPM */
+  const char* against_context; /* ORCH_LOG_AGAINST_CONTEXT */
+  const char* stop; /* ORCH_LOG_STOP: never, first_fail */
+  const char* on_nonfinite; /* ORCH_LOG_ON_NONFINITE: off, warn, full, stop */
   const char* rank; /* ORCH_LOG_RANK */
   const char* world_size; /* ORCH_LOG_WORLD_SIZE */
   const char* model; /* ORCH_LOG_MODEL */
@@ -146,6 +151,7 @@ typedef struct orchlog_record_input {
   orchlog_named_parts parts;
   int64_t seq;
   int32_t grafted; /* 0 or 1: set by the kind of call (a log call writes 0) */
+  const char* full_reason; /* set by the emitter (a log call writes NULL) */
   const void* data;
   const char* dtype;
   const int64_t* shape;

@@ -153,9 +153,39 @@ inline constexpr const char* kOrchGraftFrom = "ORCH_GRAFT_FROM";
 // Which graft calls overwrite their tensor from ORCH_GRAFT_FROM, in the
 // selector syntax of ORCH_LOG_SELECT, e.g. `checkpoint=attn_norm,layer=3`.
 // Unset or blank grafts nothing: replacing every tensor by accident would
-// hide every difference, so grafting is opt-in per checkpoint. An invalid
-// selector grafts nothing, with one warning.
+// hide every difference, so grafting is opt-in per checkpoint: a run that
+// names ORCH_GRAFT_FROM and no selector says so once, as a warning. An
+// invalid selector grafts nothing, with one warning.
 inline constexpr const char* kOrchGraftSelect = "ORCH_GRAFT_SELECT";
+// A reference trace of the same run (a binary stream, full or summary, or
+// JSONL summaries) to compare each record with as it is written, by key and
+// occurrence as a graft matches. A record proven within ORCH_LOG_AGAINST_PPM
+// of the reference's (equal BLAKE3, or the bound the two sketches give, or
+// the whole tensors when the reference has them) is written as the mode
+// says; the first record not proven within at its token or an earlier one is
+// written whole (`full_reason` `against`), and so are the
+// ORCH_LOG_AGAINST_CONTEXT records after it. Read once, at the first record;
+// one that cannot be read is a warning and the run logs as without it.
+inline constexpr const char* kOrchLogAgainst = "ORCH_LOG_AGAINST";
+// The tolerance ORCH_LOG_AGAINST proves: rel_l2 = |ours - reference| /
+// |reference| in millionths (1000 is `orchlog compare`'s default 1e-3).
+inline constexpr const char* kOrchLogAgainstPpm = "ORCH_LOG_AGAINST_PPM";
+inline constexpr std::string_view kOrchLogAgainstPpmDefault = "1000";
+// How many records after one that ORCH_LOG_AGAINST wrote whole are written
+// whole too (`full_reason` `against_context`).
+inline constexpr const char* kOrchLogAgainstContext = "ORCH_LOG_AGAINST_CONTEXT";
+inline constexpr std::string_view kOrchLogAgainstContextDefault = "16";
+// `first_fail` stops writing records once the first record ORCH_LOG_AGAINST
+// wrote whole and its context are written, with one line on stderr; the
+// engine runs on, and every later call costs what it costs with logging off.
+inline constexpr const char* kOrchLogStop = "ORCH_LOG_STOP";
+inline constexpr std::string_view kOrchLogStopDefault = "never";
+// What the first record holding NaN or Inf does: `warn` says so once on
+// stderr (checkpoint and key); `full` also writes it whole (`full_reason`
+// `nonfinite`); `stop` also stops writing records after it (as ORCH_LOG_STOP
+// does). The host is never stopped or aborted.
+inline constexpr const char* kOrchLogOnNonfinite = "ORCH_LOG_ON_NONFINITE";
+inline constexpr std::string_view kOrchLogOnNonfiniteDefault = "off";
 // Rank of this process (tensor-parallel shard); used for `{rank}`, the
 // header's `rank` and the `rank` of records whose call names none.
 inline constexpr const char* kOrchLogRank = "ORCH_LOG_RANK";
@@ -193,12 +223,19 @@ inline constexpr KnobSpec kKnobMode{ "ORCH_LOG_MODE", "mode", KnobType::choice, 
 inline constexpr KnobSpec kKnobSelect{ "ORCH_LOG_SELECT", "select", KnobType::selector, std::nullopt, 0, 0LL, nullptr, 0 };
 inline constexpr KnobSpec kKnobGraftFrom{ "ORCH_GRAFT_FROM", "graft_from", KnobType::opt_text, std::nullopt, 0, 0LL, nullptr, 0 };
 inline constexpr KnobSpec kKnobGraftSelect{ "ORCH_GRAFT_SELECT", "graft_select", KnobType::selector, std::nullopt, 0, 0LL, nullptr, 0 };
+inline constexpr KnobSpec kKnobAgainst{ "ORCH_LOG_AGAINST", "against", KnobType::opt_text, std::nullopt, 0, 0LL, nullptr, 0 };
+inline constexpr KnobSpec kKnobAgainstPpm{ "ORCH_LOG_AGAINST_PPM", "against_ppm", KnobType::integer, std::string_view("1000"), 1, 2147483647LL, nullptr, 0 };
+inline constexpr KnobSpec kKnobAgainstContext{ "ORCH_LOG_AGAINST_CONTEXT", "against_context", KnobType::integer, std::string_view("16"), 0, 2147483647LL, nullptr, 0 };
+inline constexpr std::string_view kStopChoices[] = { "never", "first_fail" };
+inline constexpr KnobSpec kKnobStop{ "ORCH_LOG_STOP", "stop", KnobType::choice, std::string_view("never"), 0, 0LL, kStopChoices, 2 };
+inline constexpr std::string_view kOnNonfiniteChoices[] = { "off", "warn", "full", "stop" };
+inline constexpr KnobSpec kKnobOnNonfinite{ "ORCH_LOG_ON_NONFINITE", "on_nonfinite", KnobType::choice, std::string_view("off"), 0, 0LL, kOnNonfiniteChoices, 4 };
 inline constexpr KnobSpec kKnobRank{ "ORCH_LOG_RANK", "rank", KnobType::integer, std::string_view("0"), 0, 2147483647LL, nullptr, 0 };
 inline constexpr KnobSpec kKnobWorldSize{ "ORCH_LOG_WORLD_SIZE", "world_size", KnobType::integer, std::string_view("1"), 1, 2147483647LL, nullptr, 0 };
 inline constexpr KnobSpec kKnobModel{ "ORCH_LOG_MODEL", "model", KnobType::opt_text, std::nullopt, 0, 0LL, nullptr, 0 };
 inline constexpr KnobSpec kKnobGitCommit{ "ORCH_LOG_GIT_COMMIT", "git_commit", KnobType::opt_text, std::nullopt, 0, 0LL, nullptr, 0 };
 inline constexpr KnobSpec kKnobCreated{ "SOURCE_DATE_EPOCH", "created", KnobType::epoch, std::nullopt, 0, 253402300799LL, nullptr, 0 };
-inline constexpr const KnobSpec* kKnobs[] = { &kKnobPath, &kKnobTeam, &kKnobValues, &kKnobMode, &kKnobSelect, &kKnobGraftFrom, &kKnobGraftSelect, &kKnobRank, &kKnobWorldSize, &kKnobModel, &kKnobGitCommit, &kKnobCreated };
+inline constexpr const KnobSpec* kKnobs[] = { &kKnobPath, &kKnobTeam, &kKnobValues, &kKnobMode, &kKnobSelect, &kKnobGraftFrom, &kKnobGraftSelect, &kKnobAgainst, &kKnobAgainstPpm, &kKnobAgainstContext, &kKnobStop, &kKnobOnNonfinite, &kKnobRank, &kKnobWorldSize, &kKnobModel, &kKnobGitCommit, &kKnobCreated };
 
 struct SelectorKey {
   std::string_view key;    // as written in ORCH_LOG_SELECT
@@ -384,6 +421,15 @@ struct RecordView {
   // aligns with the reference record it was grafted from. Readers take a
   // record written before the field existed as not grafted.
   bool grafted = false;
+  // Why the record carries its whole tensor where the run's mode keeps a
+  // summary (in JSONL every value inline, in the binary stream the data it
+  // always has): `against`, the first record at its token, or at an earlier
+  // one, that ORCH_LOG_AGAINST did not prove within ORCH_LOG_AGAINST_PPM of
+  // the reference's; `against_context`, one of the ORCH_LOG_AGAINST_CONTEXT
+  // records after it; `nonfinite`, the first record holding NaN or Inf
+  // (ORCH_LOG_ON_NONFINITE). Null for every other record. Like `grafted`,
+  // not part of the record's key.
+  std::optional<std::string_view> full_reason;
   // The full tensor bytes (the bytes blake3 covers). Only in the binary
   // stream and Parquet; null in Parquet rows packed from a summary.
   BytesView data;
@@ -429,7 +475,7 @@ inline constexpr std::size_t kStatsFieldCount = E == Encoding::jsonl ? 7 : 7;
 template <Encoding E>
 inline constexpr std::size_t kProducerFieldCount = E == Encoding::jsonl ? 3 : 3;
 template <Encoding E>
-inline constexpr std::size_t kRecordFieldCount = E == Encoding::jsonl ? 23 : 25;
+inline constexpr std::size_t kRecordFieldCount = E == Encoding::jsonl ? 24 : 26;
 template <Encoding E>
 inline constexpr std::size_t kHeaderFieldCount = E == Encoding::jsonl ? 11 : 12;
 
@@ -514,6 +560,8 @@ void visit_record(V& v, const RecordView& r) {
   v.meta(r.meta);
   v.key("grafted");
   v.boolean(r.grafted);
+  v.key("full_reason");
+  v.opt_str(r.full_reason);
   if constexpr (E == Encoding::msgpack) {
     v.key("data");
     v.bytes(r.data);

@@ -99,8 +99,14 @@ inline std::vector<std::unique_ptr<RecordCase>> record_cases(const Json& doc) {
     });
     orchlog::detail::set_run_fields(r, run);
     r.seq = in["seq"].i64();
-    orchlog::detail::for_each_call_field(
-        r.call, [&in](std::string_view name, bool& field) { field = scalar_of<bool>(in[std::string(name)]); });
+    orchlog::detail::for_each_call_field(r.call, [&in](std::string_view name, auto& field) {
+      const Json& value = in[std::string(name)];
+      if constexpr (std::is_same_v<std::decay_t<decltype(field)>, bool>) {
+        field = scalar_of<bool>(value);
+      } else if (!value.is_null()) {
+        field = scalar_of<std::string_view>(value);  // a view into the document, like the key's text parts
+      }
+    });
     r.tensor.data = rc->data.data();
     r.tensor.dtype = *orchlog::schema::dtype_from_name(in["dtype"].str());
     r.tensor.shape = orchlog::Shape(rc->shape);

@@ -10,7 +10,7 @@
 use crate::encoding::numbers::{bf16_to_f32_bits, f16_to_f32_bits};
 use crate::schema_gen::DType;
 
-fn is_float(d: DType) -> bool {
+pub(crate) fn is_float(d: DType) -> bool {
     matches!(d, DType::F32 | DType::F16 | DType::Bf16 | DType::F64)
 }
 
@@ -57,7 +57,7 @@ fn u16_at(p: &[u8], i: usize) -> u16 {
     u16::from_le_bytes([p[2 * i], p[2 * i + 1]])
 }
 
-fn float_at(d: DType, p: &[u8], i: usize) -> f64 {
+pub(crate) fn float_at(d: DType, p: &[u8], i: usize) -> f64 {
     match d {
         DType::F64 => f64::from_le_bytes(p[8 * i..8 * i + 8].try_into().unwrap_or_default()),
         DType::F16 => f64::from(f32::from_bits(f16_to_f32_bits(u16_at(p, i)))),

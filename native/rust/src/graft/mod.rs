@@ -9,15 +9,16 @@
 //! checks (reference.rs) is a warning (printed once per kind, counted every
 //! time) and leaves the tensor as the engine made it.
 
-mod convert;
-mod reference;
+pub(crate) mod convert;
+mod json;
+pub(crate) mod reference;
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use crate::fields_gen::RecordKey;
 use crate::tensor_mut::TensorMut;
-use reference::{GraftKey, ReferenceIndex};
+use reference::{GraftKey, ReferenceIndex, Use};
 
 /// What went wrong with one graft call: each kind is printed once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,7 +61,7 @@ impl GraftState {
                 );
                 return false;
             };
-            let indexed = ReferenceIndex::build(Path::new(path));
+            let indexed = ReferenceIndex::build(Path::new(path), Use::Graft);
             if let Some(note) = indexed.note {
                 let usable = indexed.index.is_some();
                 report(Problem::Reference, if usable { note } else { note + "; grafting nothing" });

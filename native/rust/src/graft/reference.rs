@@ -1,10 +1,17 @@
-//! The reference trace a graft reads from: a full-mode binary stream, indexed
-//! once (checkpoint and key parts -> where each record's frame lies), so
-//! that a graft costs one read of the frame it takes its tensor from.
+//! The reference trace a graft or `ORCH_LOG_AGAINST` reads from, indexed once
+//! (checkpoint and key parts -> each record's place and what its summary
+//! proves), so that a graft costs one read of the frame it takes its tensor
+//! from and a comparison against a summary none.
+//!
+//! A graft reads a full-mode binary stream and indexes the records that
+//! carry their tensor. `ORCH_LOG_AGAINST` indexes every record, with what its
+//! summary proves (stats, sketch, BLAKE3) and where its tensor lies when it
+//! has one, from a binary stream (full or summary frames, held to the same
+//! checks as a graft's) or a JSONL trace.
 //!
 //! A key that occurs several times in the reference (a checkpoint logged at
 //! every decode step without a step number) is matched by occurrence: the
-//! n-th graft call under that key takes the n-th reference record under it.
+//! n-th call under that key takes the n-th reference record under it.
 //!
 //! The reference is input the engine did not make, read inside the engine:
 //! the rules are the C++ logger's (`detail/graft/frame_reader.hpp`,
@@ -14,17 +21,66 @@
 //! check ends the index (a damaged frame's key is unknown, so later records
 //! under it could be another call's). No length a frame claims is allocated
 //! before it is checked against the limits below and the bytes the file
-//! holds; what is skipped is streamed past, never held.
+//! holds; what is skipped is streamed past, never held. A JSONL reference
+//! ends its index the same way at its first line that is no orchlog record.
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, ErrorKind, Read, Seek, SeekFrom};
+use std::io::{self, BufRead, BufReader, ErrorKind, Read, Seek, SeekFrom};
 use std::path::Path;
 
+use super::json::Json;
 use crate::encoding::crc32c;
-
 use crate::fields_gen::{RecordKey, KEY_PART_NAMES};
 use crate::schema_gen::DType;
+
+/// What an index is for: a graft needs tensors, a comparison every record's summary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Use {
+    Graft,
+    Against,
+}
+
+impl Use {
+    fn what(self) -> &'static str {
+        match self {
+            Use::Graft => "graft reference",
+            Use::Against => "ORCH_LOG_AGAINST reference",
+        }
+    }
+}
+
+/// The rows of a sketch the bounds hold for.
+const SKETCH_ROWS: usize = 64;
+
+/// What a reference record's summary proves (`ORCH_LOG_AGAINST`).
+#[derive(Clone, Debug)]
+pub(crate) struct Summary {
+    pub(crate) rms: Option<f64>,
+    pub(crate) nan_count: i64,
+    pub(crate) inf_count: i64,
+    /// 64 hex digits, or empty.
+    pub(crate) blake3: String,
+    pub(crate) sketched: bool,
+    /// The stored f32 rows, widened.
+    pub(crate) sketch: [f64; SKETCH_ROWS],
+}
+
+impl Default for Summary {
+    fn default() -> Self {
+        Summary {
+            rms: None,
+            nan_count: 0,
+            inf_count: 0,
+            blake3: String::new(),
+            sketched: false,
+            sketch: [0.0; SKETCH_ROWS],
+        }
+    }
+}
+
+/// Lines longer than this end a JSONL reference's index.
+const MAX_LINE: u64 = 256 << 20;
 
 /// One key part as a graft matches it: its value, whatever its type.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -69,7 +125,7 @@ impl GraftKey {
     }
 }
 
-/// At most this many entries in a frame's map (the schema's record has 25).
+/// At most this many entries in a frame's map (the schema's record has 26).
 const MAX_ENTRIES: u64 = 256;
 /// Field names and dtype names at most this long.
 const MAX_FIELD_NAME: u64 = 64;
@@ -85,13 +141,17 @@ const CHUNK: usize = 1 << 16;
 /// Where one reference record lies in the file, and what it holds.
 #[derive(Clone, Debug)]
 pub(crate) struct ReferenceTensor {
-    /// Offset of the frame's first byte.
+    /// Offset of the frame's first byte (binary streams).
     pub(crate) frame: u64,
     offset: u64,
     pub(crate) nbytes: u64,
+    /// The record carries its tensor (a JSONL record never does).
+    pub(crate) has_data: bool,
     seq: i64,
     pub(crate) dtype: DType,
     pub(crate) shape: Vec<i64>,
+    /// Read for `ORCH_LOG_AGAINST` only.
+    pub(crate) summary: Summary,
 }
 
 /// The records of a reference trace by key, in file order under each key.
@@ -99,6 +159,7 @@ pub(crate) struct ReferenceTensor {
 pub(crate) struct ReferenceIndex {
     file: File,
     size: u64,
+    purpose: Use,
     by_key: HashMap<GraftKey, Vec<ReferenceTensor>>,
 }
 
@@ -110,44 +171,86 @@ pub(crate) struct Indexed {
 }
 
 impl ReferenceIndex {
-    /// Reads every frame of `path` once, checking each. A file that is not a
-    /// regular file (a FIFO) is refused without blocking.
-    pub(crate) fn build(path: &Path) -> Indexed {
+    /// Reads every record of `path` once, checking each frame of a binary
+    /// stream. A file that is not a regular file (a FIFO) is refused without
+    /// blocking.
+    pub(crate) fn build(path: &Path, purpose: Use) -> Indexed {
         let shown = path.display();
+        let what = purpose.what();
         let none = |note: String| Indexed { index: None, note: Some(note) };
         let file = match open_nonblocking(path) {
             Ok(file) => file,
-            Err(e) => return none(format!("cannot open the graft reference '{shown}': {e}")),
+            Err(e) => return none(format!("cannot open the {what} '{shown}': {e}")),
         };
         let size = match file.metadata() {
             Ok(m) if m.is_file() => m.len(),
-            _ => return none(format!("the graft reference '{shown}' is not a regular file")),
+            _ => return none(format!("the {what} '{shown}' is not a regular file")),
         };
-        let mut index = ReferenceIndex { file, size, by_key: HashMap::new() };
+        let mut index = ReferenceIndex { file, size, purpose, by_key: HashMap::new() };
+        // A JSONL trace: its header line opens with {"orchlog":
+        let note = if index.first_byte() == Some(b'{') {
+            if purpose == Use::Graft {
+                return none(format!(
+                    "the graft reference '{shown}' is JSONL; a graft needs a full-mode binary stream"
+                ));
+            }
+            index.build_jsonl(path)
+        } else {
+            match index.build_frames(path) {
+                Ok(note) => note,
+                Err(refused) => return none(refused),
+            }
+        };
+        if index.by_key.is_empty() {
+            let why = note.unwrap_or_else(|| match purpose {
+                Use::Graft => {
+                    format!("the graft reference '{shown}' holds no record with its tensor (a full-mode trace)")
+                }
+                Use::Against => format!("the ORCH_LOG_AGAINST reference '{shown}' holds no record"),
+            });
+            return none(why);
+        }
+        Indexed { index: Some(index), note }
+    }
+
+    fn first_byte(&self) -> Option<u8> {
+        let mut file = &self.file;
+        let mut b = [0];
+        loop {
+            match file.seek(SeekFrom::Start(0)).and_then(|_| file.read(&mut b)) {
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Ok(1) => return Some(b[0]),
+                _ => return None,
+            }
+        }
+    }
+
+    /// A binary stream, one checked frame at a time: the note when a frame
+    /// ends the index, or Err when the file is refused whole.
+    fn build_frames(&mut self, path: &Path) -> Result<Option<String>, String> {
+        let shown = path.display();
+        let what = self.purpose.what();
+        let against = self.purpose == Use::Against;
         let stop = |at: u64, why: &str| {
-            format!("the graft reference '{shown}' is unusable from byte {at} on: {why} (records before it are used)")
+            format!("the {what} '{shown}' is unusable from byte {at} on: {why} (records before it are used)")
         };
-        let mut note = None;
         let (mut next_seq, mut headed) = (0i64, false);
-        let mut source = Source::new(&index.file, size, 0);
+        let mut source = Source::new(&self.file, self.size, 0);
         while source.left() > 0 {
             let at = source.pos;
             source.restart_crc();
-            let frame = match Parser::new(&mut source).frame(None) {
+            let frame = match Parser::new(&mut source, against).frame(None) {
                 Ok(frame) => frame,
-                Err(why) => {
-                    note = Some(stop(at, &why));
-                    break;
-                }
+                Err(why) => return Ok(Some(stop(at, &why))),
             };
             if frame.header {
                 if headed {
-                    note = Some(stop(at, "a second run header (two runs in one file?)"));
-                    break;
+                    return Ok(Some(stop(at, "a second run header (two runs in one file?)")));
                 }
                 if frame.schema_version < 2 {
-                    return none(format!(
-                        "the graft reference '{shown}' is schema {}: its frames carry no checksum, so a damaged \
+                    self.by_key.clear();
+                    return Err(format!(
+                        "the {what} '{shown}' is schema {}: its frames carry no checksum, so a damaged \
                          record could not be told from a sound one; record the reference again with this orchlog",
                         frame.schema_version
                     ));
@@ -156,34 +259,160 @@ impl ReferenceIndex {
                 continue;
             }
             if !headed {
-                note = Some(stop(at, "a record before the run header"));
-                break;
+                return Ok(Some(stop(at, "a record before the run header")));
             }
             if frame.seq != Some(next_seq) {
                 let seq = frame.seq.map_or("(none)".to_owned(), |s| s.to_string());
-                note = Some(stop(
+                return Ok(Some(stop(
                     at,
                     &format!("a record numbered {seq} where {next_seq} was next (records missing, repeated or moved)"),
-                ));
-                break;
+                )));
             }
             next_seq += 1;
-            if let (Some(checkpoint), Some(dtype), Some(shape), Some((offset, nbytes))) =
-                (frame.checkpoint, frame.dtype, frame.shape, frame.data)
-            {
-                let tensor = ReferenceTensor { frame: at, offset, nbytes, seq: next_seq - 1, dtype, shape };
-                index.by_key.entry(GraftKey { checkpoint, parts: frame.parts }).or_default().push(tensor);
+            // A graft needs the tensor; a comparison takes a summary record too.
+            if !against && frame.data.is_none() {
+                continue;
+            }
+            if let (Some(checkpoint), Some(dtype), Some(shape)) = (frame.checkpoint, frame.dtype, frame.shape) {
+                let (offset, nbytes) = frame.data.unwrap_or_default();
+                let mut summary = frame.summary;
+                summary.blake3 = frame.blake3.unwrap_or_default();
+                let tensor = ReferenceTensor {
+                    frame: at,
+                    offset,
+                    nbytes,
+                    has_data: frame.data.is_some(),
+                    seq: next_seq - 1,
+                    dtype,
+                    shape,
+                    summary,
+                };
+                self.by_key.entry(GraftKey { checkpoint, parts: frame.parts }).or_default().push(tensor);
             }
         }
-        if index.by_key.is_empty() {
-            let why = note.unwrap_or_else(|| {
-                format!("the graft reference '{shown}' holds no record with its tensor (a full-mode trace)")
-            });
-            return none(why);
-        }
-        Indexed { index: Some(index), note }
+        Ok(None)
     }
 
+    /// A JSONL trace, one line at a time through the opened file: each record
+    /// line with its summary (a line's values are not read as a tensor); the
+    /// note when a line ends the index.
+    fn build_jsonl(&mut self, path: &Path) -> Option<String> {
+        let shown = path.display();
+        let (mut file, by_key) = (&self.file, &mut self.by_key);
+        if file.seek(SeekFrom::Start(0)).is_err() {
+            return Some(format!("reading the ORCH_LOG_AGAINST reference '{shown}' failed"));
+        }
+        // As large as when it was opened: a writer still at work adds nothing.
+        let mut inner = BufReader::new(file.take(self.size));
+        let mut line = Vec::new();
+        let mut number: u64 = 0;
+        loop {
+            line.clear();
+            match (&mut inner).take(MAX_LINE + 1).read_until(b'\n', &mut line) {
+                Ok(0) => return None,
+                Ok(n) if n as u64 > MAX_LINE => {
+                    return Some(format!(
+                        "the ORCH_LOG_AGAINST reference '{shown}' has a line longer than 256 MiB after line \
+                         {number} (records before it are used)"
+                    ));
+                }
+                Ok(_) => {}
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(_) => {
+                    return Some(format!(
+                        "reading the ORCH_LOG_AGAINST reference '{shown}' failed after line {number} (records \
+                         before it are used)"
+                    ));
+                }
+            }
+            number += 1;
+            if !index_line(by_key, &line) {
+                // A last line without its newline: a whole record is used, one cut short (a crash, a
+                // writer still at work) is said as a note.
+                return Some(if line.last() == Some(&b'\n') {
+                    format!(
+                        "the ORCH_LOG_AGAINST reference '{shown}' has no orchlog record at line {number} (records \
+                         before it are used)"
+                    )
+                } else {
+                    format!("the ORCH_LOG_AGAINST reference '{shown}' ends inside line {number} (records before it are used)")
+                });
+            }
+        }
+    }
+}
+
+/// One line of a JSONL reference: a header or a blank line is skipped, a record indexed; false for anything else.
+fn index_line(by_key: &mut HashMap<GraftKey, Vec<ReferenceTensor>>, line: &[u8]) -> bool {
+    let Ok(text) = std::str::from_utf8(line) else { return false };
+    if text.trim_matches(|c| matches!(c, ' ' | '\t' | '\r' | '\n')).is_empty() {
+        return true;
+    }
+    let Some(doc) = Json::parse(text) else { return false };
+    if !matches!(doc, Json::Object(_)) {
+        return false;
+    }
+    if doc.get("orchlog").is_some() {
+        return true; // a run header
+    }
+    let (Some(Json::Text(checkpoint)), Some(Json::Text(dtype)), Some(Json::Array(shape))) =
+        (doc.get("checkpoint"), doc.get("dtype"), doc.get("shape"))
+    else {
+        return false;
+    };
+    let Some(dtype) = DType::from_name(dtype) else { return false };
+    let Some(shape) = shape.iter().map(Json::integer).collect::<Option<Vec<i64>>>() else { return false };
+    let mut parts = Vec::with_capacity(KEY_PART_NAMES.len());
+    for name in KEY_PART_NAMES {
+        parts.push(match doc.get(name) {
+            None | Some(Json::Null) => KeyValue::Null,
+            Some(Json::Text(s)) => KeyValue::Text(s.clone()),
+            Some(Json::Bool(b)) => KeyValue::Flag(*b),
+            Some(n @ Json::Number(_)) => match n.integer() {
+                Some(i) => KeyValue::Int(i),
+                None => return false,
+            },
+            Some(_) => return false,
+        });
+    }
+    let mut summary = Summary::default();
+    if let Some(Json::Text(hash)) = doc.get("blake3") {
+        summary.blake3 = hash.clone();
+    }
+    if let Some(stats) = doc.get("stats") {
+        summary.rms = stats.get("rms").and_then(Json::real);
+        summary.nan_count = stats.get("nan_count").and_then(Json::integer).unwrap_or(0);
+        summary.inf_count = stats.get("inf_count").and_then(Json::integer).unwrap_or(0);
+    }
+    match doc.get("sketch") {
+        // Schema 2: the rows as numbers.
+        Some(Json::Array(rows)) if rows.len() == summary.sketch.len() => {
+            summary.sketched = true;
+            for (row, value) in summary.sketch.iter_mut().zip(rows) {
+                // Written as the shortest text of an f32: parsed to the nearest f64, then to that f32.
+                match value.real() {
+                    Some(v) => *row = f64::from(v as f32),
+                    None => summary.sketched = false,
+                }
+            }
+        }
+        // Schema 3: the rows' f32 bits in hex, exact.
+        Some(text @ Json::Text(_)) => {
+            if let Some(rows) = text.hex_f32s(summary.sketch.len()) {
+                summary.sketched = true;
+                for (row, v) in summary.sketch.iter_mut().zip(rows) {
+                    *row = f64::from(v);
+                }
+            }
+        }
+        _ => {}
+    }
+    let tensor = ReferenceTensor { frame: 0, offset: 0, nbytes: 0, has_data: false, seq: 0, dtype, shape, summary };
+    by_key.entry(GraftKey { checkpoint: checkpoint.clone(), parts }).or_default().push(tensor);
+    true
+}
+
+impl ReferenceIndex {
     /// The n-th reference record under `key`, if there is one.
     pub(crate) fn find(&self, key: &GraftKey, occurrence: usize) -> Option<&ReferenceTensor> {
         self.by_key.get(key).and_then(|records| records.get(occurrence))
@@ -194,9 +423,12 @@ impl ReferenceIndex {
     /// the BLAKE3 of the bytes. Never more than `tensor.nbytes` are held,
     /// which the caller has checked against the engine's tensor.
     pub(crate) fn read(&self, tensor: &ReferenceTensor, key: &GraftKey) -> Result<Vec<u8>, String> {
+        if !tensor.has_data {
+            return Err("it has no tensor".into());
+        }
         let mut source = Source::new(&self.file, self.size, tensor.frame);
         let mut bytes = Vec::new();
-        let frame = Parser::new(&mut source).frame(Some((tensor.nbytes, &mut bytes)))?;
+        let frame = Parser::new(&mut source, false).frame(Some((tensor.nbytes, &mut bytes)))?;
         let same = !frame.header
             && frame.checkpoint.as_deref() == Some(key.checkpoint.as_str())
             && frame.parts == key.parts
@@ -227,7 +459,7 @@ fn open_nonblocking(path: &Path) -> io::Result<File> {
     File::open(path)
 }
 
-/// What a frame says, as far as a graft needs it.
+/// What a frame says, as far as a graft or `ORCH_LOG_AGAINST` needs it.
 #[derive(Default)]
 struct Frame {
     header: bool,
@@ -240,6 +472,8 @@ struct Frame {
     blake3: Option<String>,
     /// The tensor bytes' (offset, length).
     data: Option<(u64, u64)>,
+    /// Stats and sketch: read only by a parser asked for summaries (blake3 is above).
+    summary: Summary,
 }
 
 /// Reads the file from an offset through a small buffer, keeping the
@@ -378,12 +612,14 @@ impl<'f> Source<'f> {
 /// The msgpack of one frame, read with a one-byte lookahead.
 struct Parser<'s, 'f> {
     s: &'s mut Source<'f>,
+    /// Read each record's stats and sketch (`ORCH_LOG_AGAINST`); a graft skips them.
+    summaries: bool,
     pending: Option<u8>,
 }
 
 impl<'s, 'f> Parser<'s, 'f> {
-    fn new(s: &'s mut Source<'f>) -> Self {
-        Parser { s, pending: None }
+    fn new(s: &'s mut Source<'f>, summaries: bool) -> Self {
+        Parser { s, summaries, pending: None }
     }
 
     /// Why a read stopped: the file's end or a failed read, else `what`.
@@ -449,6 +685,8 @@ impl<'s, 'f> Parser<'s, 'f> {
                     frame.data = self.data(keep.as_mut().map(|(n, out)| (*n, &mut **out)))?;
                     true
                 }
+                "stats" if self.summaries => self.stats(&mut frame.summary),
+                "sketch" if self.summaries => self.sketch(&mut frame.summary),
                 _ => match KEY_PART_NAMES.iter().position(|part| *part == name) {
                     Some(i) => self.key_value().map(|v| frame.parts[i] = v).is_some(),
                     None => self.skip(),
@@ -527,6 +765,54 @@ impl<'s, 'f> Parser<'s, 'f> {
             0xd3 => i64::from_be_bytes(self.s.be()?),
             _ => return None,
         })
+    }
+
+    /// A msgpack float (32 or 64 bits) or int, as f64.
+    fn number(&mut self) -> Option<f64> {
+        Some(match self.next()? {
+            0xca => f64::from(f32::from_be_bytes(self.s.be()?)),
+            0xcb => f64::from_be_bytes(self.s.be()?),
+            marker => self.int_after(marker)? as f64,
+        })
+    }
+
+    /// The stats map: rms (a number or nil), nan_count and inf_count; other stats are read past.
+    fn stats(&mut self, summary: &mut Summary) -> bool {
+        let Some(entries) = self.container(true).filter(|&n| n <= MAX_ENTRIES) else { return false };
+        for _ in 0..entries {
+            let Some(name) = self.text(MAX_FIELD_NAME) else { return false };
+            let ok = match name.as_str() {
+                "rms" if self.nil() => {
+                    summary.rms = None;
+                    true
+                }
+                "rms" => self.number().map(|v| summary.rms = Some(v)).is_some(),
+                "nan_count" => self.int().map(|v| summary.nan_count = v).is_some(),
+                "inf_count" => self.int().map(|v| summary.inf_count = v).is_some(),
+                _ => self.skip(),
+            };
+            if !ok {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The sketch's rows; one of another length is read past, and is not one the bounds hold for.
+    fn sketch(&mut self, summary: &mut Summary) -> bool {
+        if self.nil() {
+            return true;
+        }
+        let Some(rows) = self.container(false) else { return false };
+        if rows != SKETCH_ROWS as u64 {
+            return (0..rows).all(|_| self.skip());
+        }
+        for row in summary.sketch.iter_mut() {
+            let Some(v) = self.number() else { return false };
+            *row = v;
+        }
+        summary.sketched = true;
+        true
     }
 
     fn shape(&mut self) -> Option<Vec<i64>> {
@@ -650,5 +936,63 @@ impl<'s, 'f> Parser<'s, 'f> {
                 todo = items;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fields_gen::{Config, Keys, Mode};
+    use crate::logger::Logger;
+    use crate::schema_gen::BOTH_MODE_SUFFIX;
+
+    #[test]
+    fn a_binary_stream_is_indexed_with_the_summaries_its_jsonl_twin_holds() {
+        let dir = std::env::temp_dir().join(format!("orchlog-reference-twin-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let jsonl = dir.join("ref.jsonl");
+        let config = Config { file: Some(jsonl.clone()), mode: Mode::Both, created_at: Some(0), ..Config::default() };
+        let logger = Logger::new(config);
+        let ramp: Vec<f32> = (0..300).map(|i| ((i * 37) % 101) as f32 / 33.0 - 1.5).collect();
+        let mut nonfinite: Vec<f32> = ramp[..40].to_vec();
+        (nonfinite[3], nonfinite[7]) = (f32::NAN, f32::INFINITY);
+        logger.log("x", &ramp, Keys::new().token(0u32).shape(&[3, 100]));
+        logger.log("x", &nonfinite, Keys::new().token(1u32));
+        logger.log("x", &[5i32, 7, 11, 13], Keys::new().token(2u32));
+        assert_eq!(logger.error_count(), 0);
+        drop(logger);
+        let mut binary = jsonl.clone().into_os_string();
+        binary.push(BOTH_MODE_SUFFIX);
+        let frames = ReferenceIndex::build(Path::new(&binary), Use::Against);
+        let lines = ReferenceIndex::build(&jsonl, Use::Against);
+        assert_eq!((frames.note, lines.note), (None, None));
+        let (frames, lines) = (frames.index.unwrap(), lines.index.unwrap());
+        assert_eq!(frames.by_key.len(), 3);
+        assert_eq!(lines.by_key.len(), 3);
+        for (key, records) in &frames.by_key {
+            let (f, l) = (&records[0], &lines.by_key[key][0]);
+            assert!(f.has_data && !l.has_data);
+            assert_eq!(f.nbytes, f.shape.iter().product::<i64>() as u64 * 4);
+            let (f, l) = (&f.summary, &l.summary);
+            assert_eq!(f.blake3.len(), 64);
+            assert_eq!(f.blake3, l.blake3);
+            assert!(f.rms.is_some());
+            assert_eq!(f.rms.map(f64::to_bits), l.rms.map(f64::to_bits));
+            assert_eq!((f.nan_count, f.inf_count), (l.nan_count, l.inf_count));
+            assert!(f.sketched && l.sketched);
+            assert_eq!(f.sketch.map(f64::to_bits), l.sketch.map(f64::to_bits));
+        }
+        let token_at = KEY_PART_NAMES.iter().position(|n| *n == "token_idx").unwrap();
+        let mut counts: Vec<(i64, i64, i64)> = frames
+            .by_key
+            .iter()
+            .map(|(key, records)| {
+                let KeyValue::Int(token) = key.parts[token_at] else { panic!("{key:?}") };
+                (token, records[0].summary.nan_count, records[0].summary.inf_count)
+            })
+            .collect();
+        counts.sort_unstable();
+        assert_eq!(counts, [(0, 0, 0), (1, 1, 1), (2, 0, 0)]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

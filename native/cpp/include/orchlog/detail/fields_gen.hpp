@@ -32,6 +32,11 @@ struct KnobValues {
   std::optional<std::string> select;  // ORCH_LOG_SELECT
   std::optional<std::string> graft_from;  // ORCH_GRAFT_FROM
   std::optional<std::string> graft_select;  // ORCH_GRAFT_SELECT
+  std::optional<std::string> against;  // ORCH_LOG_AGAINST
+  std::int32_t against_ppm = 1000;  // ORCH_LOG_AGAINST_PPM
+  std::int32_t against_context = 16;  // ORCH_LOG_AGAINST_CONTEXT
+  Stop stop = Stop::never;  // ORCH_LOG_STOP
+  OnNonfinite on_nonfinite = OnNonfinite::off;  // ORCH_LOG_ON_NONFINITE
   std::int32_t rank = 0;  // ORCH_LOG_RANK
   std::int32_t world_size = 1;  // ORCH_LOG_WORLD_SIZE
   std::optional<std::string> model;  // ORCH_LOG_MODEL
@@ -48,6 +53,11 @@ inline KnobValues resolve_knobs(const Options& o, std::vector<std::string>& warn
   k.select = knob_selector(o.select, schema::kKnobSelect, warnings);
   k.graft_from = knob_opt_str(o.graft_from, schema::kKnobGraftFrom, warnings);
   k.graft_select = knob_selector(o.graft_select, schema::kKnobGraftSelect, warnings);
+  k.against = knob_opt_str(o.against, schema::kKnobAgainst, warnings);
+  k.against_ppm = knob_int(o.against_ppm, schema::kKnobAgainstPpm, warnings);
+  k.against_context = knob_int(o.against_context, schema::kKnobAgainstContext, warnings);
+  k.stop = knob_enum<Stop>(o.stop, schema::kKnobStop, warnings);
+  k.on_nonfinite = knob_enum<OnNonfinite>(o.on_nonfinite, schema::kKnobOnNonfinite, warnings);
   k.rank = knob_int(o.rank, schema::kKnobRank, warnings);
   k.world_size = knob_int(o.world_size, schema::kKnobWorldSize, warnings);
   k.model = knob_opt_str(o.model, schema::kKnobModel, warnings);
@@ -83,6 +93,7 @@ void for_each_run_field(R& run, F&& f) {
 template <class C, class F>
 void for_each_call_field(C& call, F&& f) {
   f(std::string_view("grafted"), call.grafted);
+  f(std::string_view("full_reason"), call.full_reason);
 }
 
 inline void set_run_fields(RecordInput& in, const RunFields& run) {
@@ -147,6 +158,7 @@ schema::RecordView record_view(const Parts& p, const RunFields& run, std::int64_
   v.blake3 = digest_view(p.digest.blake3);
   v.meta = meta_view(p);
   v.grafted = p.call.grafted;
+  v.full_reason = p.call.full_reason;
   set_tensor_fields(v, p, values);
   return v;
 }

@@ -41,8 +41,7 @@ inline bool is_kv_cache_name(std::string_view name) {
 // "kq", "kq_scaled", "kq_soft_max", ...: llama.cpp's attention scores and probabilities (build_attn_mha),
 // [n_kv, n_tokens, n_head] with the KV cells innermost. Not "kqv" or "kqv_out", which are outputs.
 inline bool is_attention_score_name(std::string_view checkpoint) {
-  return checkpoint.size() >= 2 && checkpoint.substr(0, 2) == "kq" &&
-         !(checkpoint.size() >= 3 && checkpoint[2] == 'v');
+  return checkpoint.size() >= 2 && checkpoint.substr(0, 2) == "kq" && !(checkpoint.size() >= 3 && checkpoint[2] == 'v');
 }
 
 // "attn_norm-3" -> ("attn_norm", 3); "Kcur-0 (view)" -> ("Kcur (view)", 0);

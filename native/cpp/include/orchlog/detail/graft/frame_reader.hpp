@@ -1,17 +1,21 @@
-// One frame of a graft reference, read from the file and checked: a graft
-// reference is input the engine did not make, read inside the engine, so
-// nothing in it is trusted until its frame checksum (CRC-32C, FORMAT.md
-// "Frame checksum") agrees, and no length it claims is allocated or read
-// before it is checked against the limits below and the bytes the file holds.
+// One frame of a reference (ORCH_GRAFT_FROM, or a binary ORCH_LOG_AGAINST),
+// read from the file and checked: a reference is input the engine did not
+// make, read inside the engine, so nothing in it is trusted until its frame
+// checksum (CRC-32C, FORMAT.md "Frame checksum") agrees, and no length it
+// claims is allocated or read before it is checked against the limits below
+// and the bytes the file holds.
 //
 // The limits are far above anything an emitter writes (the schema's record
-// frame has 25 fields; names are identifiers) and make a frame's fields, the
+// frame has 26 fields; names are identifiers) and make a frame's fields, the
 // tensor bytes aside, cost at most about kMaxText per text field to hold:
 //   - at most kMaxEntries entries in a frame's map,
 //   - field names of at most kMaxFieldName bytes, texts of at most kMaxText,
 //   - at most kMaxDims dimensions (NumPy's own limit), each a non-negative int64,
-//   - values skipped (the leading `values`, `stats`, `meta`, the sketch) nest at
-//     most kMaxDepth deep and are streamed past, never held.
+//   - values skipped (the leading `values`, `meta`, and for a graft `stats` and
+//     the sketch) nest at most kMaxDepth deep and are streamed past, never held;
+//   - for ORCH_LOG_AGAINST, the summary read is bounded too: `stats` a map of
+//     at most kMaxEntries numbers, the sketch's first kSketchRows rows kept
+//     (a sketch of another length is read past and proves nothing).
 // The tensor bytes are held only when the caller asks for them, and only
 // when their length is the one the caller expects (graft_record.hpp checks it
 // against the engine's tensor first).
@@ -139,7 +143,19 @@ class FrameSource {
   std::uint32_t crc_ = 0;
 };
 
-// What a frame says, as far as a graft needs it.
+// What a reference record's summary proves (ORCH_LOG_AGAINST).
+inline constexpr std::size_t kSketchRows = 64;
+struct ReferenceSummary {
+  std::int64_t numel = -1;
+  std::optional<double> rms;
+  std::int64_t nan_count = 0;
+  std::int64_t inf_count = 0;
+  std::string blake3;  // 64 hex digits, or empty
+  bool sketched = false;
+  std::array<double, kSketchRows> sketch{};  // the stored f32 rows, widened
+};
+
+// What a frame says, as far as a graft or ORCH_LOG_AGAINST needs it.
 struct FrameFields {
   FrameFields() { parts.fill("n;"); }
 
@@ -156,6 +172,8 @@ struct FrameFields {
   std::string blake3;  // 64 lowercase hex digits, or empty
   bool has_data = false;
   std::uint64_t data_offset = 0, data_size = 0;
+  // numel, stats and sketch: read only by a parser asked for summaries (blake3 is above).
+  ReferenceSummary summary;
 };
 
 // Where a record's tensor bytes go when the caller keeps them: into `out`,
@@ -167,7 +185,8 @@ struct KeepData {
 
 class FrameParser {
  public:
-  explicit FrameParser(FrameSource& src) : s_(src) {}
+  // `summaries`: read each record's numel, stats and sketch (ORCH_LOG_AGAINST); a graft skips them.
+  explicit FrameParser(FrameSource& src, bool summaries = false) : s_(src), summaries_(summaries) {}
 
   // Reads one whole frame; false with `why` when the file ends inside it or it
   // breaks a rule above, including a missing or wrong checksum.
@@ -210,11 +229,14 @@ class FrameParser {
   }
 
   static int field_bit(std::string_view name) {
-    static constexpr std::string_view known[] = {"orchlog", "checkpoint", "dtype", "shape", "seq", "blake3", "data"};
-    for (std::size_t i = 0; i < sizeof known / sizeof known[0]; ++i)
-      if (known[i] == name) return static_cast<int>(i);
+    static constexpr std::string_view known[] = {"orchlog", "checkpoint", "dtype", "shape", "seq",
+                                                 "blake3",  "data",       "numel", "stats", "sketch"};
+    constexpr int n_known = static_cast<int>(sizeof known / sizeof known[0]);
+    static_assert(n_known + kKeyParts <= 32, "one bit of `seen` per field");
+    for (int i = 0; i < n_known; ++i)
+      if (known[i] == name) return i;
     const int part = key_part_index(name);
-    return part < 0 ? -1 : 7 + part;
+    return part < 0 ? -1 : n_known + part;
   }
 
   bool field(const std::string& name, FrameFields& f, const KeepData* keep, std::string& why) {
@@ -253,6 +275,11 @@ class FrameParser {
       return true;
     }
     if (name == "data") return data(f, keep, why);
+    if (summaries_) {
+      if (name == "numel") return int64(f.summary.numel);
+      if (name == "stats") return stats(f.summary);
+      if (name == "sketch") return sketch(f.summary);
+    }
     bool ok = true;
     if (key_part(name, f, ok)) return ok;
     return skip();
@@ -284,6 +311,72 @@ class FrameParser {
     }
     keep->out->resize(n);
     return s_.bytes(keep->out->data(), n);
+  }
+
+  // The stats map: rms (a number or nil), nan_count and inf_count; other stats are read past.
+  bool stats(ReferenceSummary& out) {
+    std::uint32_t n = 0;
+    if (!container(true, n) || n > kMaxEntries) return false;
+    for (std::uint32_t i = 0; i < n; ++i) {
+      std::string name;
+      if (!text(name, kMaxFieldName)) return false;
+      bool ok = true;
+      if (name == "rms") {
+        double v = 0;
+        if (nil()) {
+          out.rms.reset();
+        } else if ((ok = number(v))) {
+          out.rms = v;
+        }
+      } else if (name == "nan_count") {
+        ok = int64(out.nan_count);
+      } else if (name == "inf_count") {
+        ok = int64(out.inf_count);
+      } else {
+        ok = skip();
+      }
+      if (!ok) return false;
+    }
+    return true;
+  }
+
+  // The sketch's rows (msgpack floats); one of another length is read past, and is not one the bounds hold for.
+  bool sketch(ReferenceSummary& out) {
+    if (nil()) return true;
+    std::uint32_t n = 0;
+    if (!container(false, n)) return false;
+    if (n != kSketchRows) {
+      for (std::uint32_t i = 0; i < n; ++i)
+        if (!skip()) return false;
+      return true;
+    }
+    for (std::size_t i = 0; i < kSketchRows; ++i)
+      if (!number(out.sketch[i])) return false;
+    return out.sketched = true;
+  }
+
+  // A msgpack float (32 or 64 bits) or int, as a double.
+  bool number(double& v) {
+    std::uint8_t t = 0;
+    if (!peek(t)) return false;
+    if (t == 0xCA) {
+      pending_.reset();
+      std::uint32_t bits = 0;
+      if (!s_.be(bits)) return false;
+      float x;
+      std::memcpy(&x, &bits, sizeof x);
+      return v = static_cast<double>(x), true;
+    }
+    if (t == 0xCB) {
+      pending_.reset();
+      std::uint64_t bits = 0;
+      if (!s_.be(bits)) return false;
+      std::memcpy(&v, &bits, sizeof v);
+      return true;
+    }
+    std::int64_t i = 0;
+    if (!int64(i)) return false;
+    return v = static_cast<double>(i), true;
   }
 
   // Reads a key part named `name` into f.parts, in graft_key_text's form
@@ -495,6 +588,7 @@ class FrameParser {
   }
 
   FrameSource& s_;
+  bool summaries_;
   std::optional<std::uint8_t> pending_;
 };
 

@@ -20,27 +20,6 @@
 namespace orchlog {
 namespace detail {
 
-inline std::string shape_text(const std::int64_t* dims, std::size_t n) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < n; ++i) out += (i ? "," : "") + std::to_string(dims[i]);
-  return out + "]";
-}
-
-// The key as a warning names it: checkpoint and every key part that is set.
-inline std::string key_description(std::string_view checkpoint, const Key& key) {
-  std::string out = "'" + std::string(checkpoint) + "'";
-  for_each_key_part(key, [&out](std::string_view name, const auto& part) {
-    if (!part) return;
-    out.append(" ").append(name).append("=");
-    if constexpr (std::is_same_v<std::decay_t<decltype(*part)>, std::string_view>) {
-      out.append(*part);
-    } else {
-      out.append(std::to_string(static_cast<std::int64_t>(*part)));
-    }
-  });
-  return out;
-}
-
 // Overwrites `data` (dtype, shape as given, its size measured) from the
 // reference record under the key; true when it did. Call with the key valid
 // and resolved.

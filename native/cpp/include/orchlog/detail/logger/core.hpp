@@ -14,9 +14,11 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include <sys/stat.h>
@@ -131,7 +133,12 @@ inline Settings resolve(const Options& o, std::vector<std::string>& warnings, st
   }
   // Grafting is opt-in: an unset or blank selector grafts nothing (a blank
   // ORCH_LOG_SELECT selects everything, but grafting everything by accident
-  // would hide every difference). An invalid one grafts nothing, with a warning.
+  // would hide every difference). An invalid one grafts nothing, with a warning;
+  // a reference named with no selector grafts nothing too, and says so.
+  if (!s.knobs.path.empty() && s.knobs.graft_from && !s.knobs.graft_select)
+    warnings.push_back(
+        "ORCH_GRAFT_FROM names a reference but ORCH_GRAFT_SELECT selects nothing to graft; grafting "
+        "nothing (e.g. ORCH_GRAFT_SELECT=checkpoint=attn_norm,layer=3)");
   if (!s.knobs.path.empty() && s.knobs.graft_select && !trim(*s.knobs.graft_select).empty()) {
     std::string error;
     s.graft_selector = Selector::parse(*s.knobs.graft_select, error);
@@ -167,18 +174,29 @@ inline EncodedHeader header_of(const Settings& s) {
   return encode_header(h);
 }
 
-// The run's output file that is its graft reference (the same file, by
-// device and inode, however it is named), or null. Checked before an output is
-// opened: opening claims and empties it.
-inline const std::string* output_that_is_the_reference(const Settings& st) {
-  if (!st.graft_selector || !st.knobs.graft_from) return nullptr;
-  struct stat ref{};
-  if (::stat(st.knobs.graft_from->c_str(), &ref) != 0) return nullptr;
-  for (const std::string* out : {&st.path, &st.binary_path}) {
-    struct stat o{};
-    if (!out->empty() && ::stat(out->c_str(), &o) == 0 && o.st_dev == ref.st_dev && o.st_ino == ref.st_ino) return out;
+// A run's output file that is one of its references, and which reference.
+struct OutputThatIsAReference {
+  const std::string* output;
+  const char* reference;  // "graft reference" or "ORCH_LOG_AGAINST reference"
+};
+
+// The run's output file that is its graft reference or its ORCH_LOG_AGAINST
+// reference (the same file, by device and inode, however it is named), if
+// any. Checked before an output is opened: opening claims and empties it.
+inline std::optional<OutputThatIsAReference> output_that_is_a_reference(const Settings& st) {
+  const std::pair<const std::optional<std::string>*, const char*> references[] = {
+      {st.graft_selector ? &st.knobs.graft_from : nullptr, "graft reference"},
+      {&st.knobs.against, "ORCH_LOG_AGAINST reference"}};
+  for (const auto& [path, what] : references) {
+    struct stat ref{};
+    if (!path || !*path || ::stat((*path)->c_str(), &ref) != 0) continue;
+    for (const std::string* out : {&st.path, &st.binary_path}) {
+      struct stat o{};
+      if (!out->empty() && ::stat(out->c_str(), &o) == 0 && o.st_dev == ref.st_dev && o.st_ino == ref.st_ino)
+        return OutputThatIsAReference{out, what};
+    }
   }
-  return nullptr;
+  return std::nullopt;
 }
 
 // Opens the run's files and writes their headers; false (with `error`) when that fails.
@@ -289,10 +307,10 @@ inline bool configure_locked(const Options& options) noexcept {
       lg.install(nullptr);
       return false;
     }
-    if (const std::string* output = output_that_is_the_reference(settings)) {
+    if (const auto same = output_that_is_a_reference(settings)) {
       lg.install(nullptr);
       lg.count_error();
-      print_warning({"ORCH_LOG_FILE names the graft reference (", *output,
+      print_warning({"ORCH_LOG_FILE names the ", same->reference, " (", *same->output,
                      "): writing the run would empty it; logging is off and the file is left as it is"});
       return false;
     }
@@ -390,6 +408,33 @@ ORCHLOG_NOINLINE ORCHLOG_API bool would_write(std::string_view checkpoint, const
   }
 }
 
+// The record's verdict against ORCH_LOG_AGAINST's reference (not compared without one).
+inline AgainstVerdict compare_with_reference(Session& session, std::string_view checkpoint, const Key& key,
+                                             const Tensor& tensor, const TensorSize& size, const TensorDigest& digest) {
+  const Settings& st = session.settings;
+  if (!st.knobs.against) return AgainstVerdict::not_compared;
+  const double tolerance = static_cast<double>(st.knobs.against_ppm) * 1e-6;
+  return against_verdict(session.against, *st.knobs.against, tolerance, checkpoint, key, tensor, size, digest,
+                         [](const std::string& message, bool counted) {
+                           if (counted) logger().count_error();
+                           print_warning(message);  // once a run: the reference is read once, and
+                         });                        // the first missing key is the one named
+}
+
+// No record is written from now on (the caller holds s->mutex); the engine runs on, each later call
+// costing one relaxed load, as when logging is off.
+inline void stop_writing(const std::shared_ptr<Session>& s) noexcept {
+  s->stopped = true;
+  s->jsonl.sync();
+  s->frames.sync();
+  if (logger().session() == s) g_state.store(kOff, std::memory_order_relaxed);
+  try {
+    print_warning("logging stopped after " + std::to_string(s->seq) +
+                  " records, as ORCH_LOG_STOP or ORCH_LOG_ON_NONFINITE=stop asked; the engine runs on");
+  } catch (...) {  // std::bad_alloc: stopped all the same, unsaid
+  }
+}
+
 // The out-of-line part of every log call.
 // With `given_digest` (a summary computed on the GPU), `tensor.data` holds only the
 // leading values the run keeps, so a run that writes the tensor itself (full or
@@ -436,10 +481,29 @@ ORCHLOG_NOINLINE ORCHLOG_API bool write_record(std::string_view checkpoint, cons
     parts.digest =
         given_digest != nullptr ? *given_digest : digest(tensor, *size);  // the expensive part, outside the lock
     parts.meta = &sorted_meta;
+    const Key resolved_key = resolved(key, run_fields(st.knobs));
+    const AgainstVerdict verdict =
+        compare_with_reference(*session, checkpoint, resolved_key, tensor, *size, parts.digest);
+    const bool nonfinite = parts.digest.stats.nan_count != 0 || parts.digest.stats.inf_count != 0;
 
     std::lock_guard<std::mutex> lock(session->mutex);
-    if (session->closed) return false;
-    const schema::RecordView view = record_view(parts, run_fields(st.knobs), session->seq, st.knobs.values);
+    if (session->closed || session->stopped) return false;
+    const bool first_nonfinite =
+        nonfinite && !session->whole.nonfinite_seen && st.knobs.on_nonfinite != OnNonfinite::off;
+    if (first_nonfinite) {
+      session->whole.nonfinite_seen = true;
+      print_warning("the first tensor holding NaN or Inf: " + key_description(checkpoint, resolved_key) + " (" +
+                    std::to_string(parts.digest.stats.nan_count) + " NaN, " +
+                    std::to_string(parts.digest.stats.inf_count) + " Inf; ORCH_LOG_ON_NONFINITE)");
+    }
+    const bool nonfinite_whole =
+        st.knobs.on_nonfinite == OnNonfinite::full || st.knobs.on_nonfinite == OnNonfinite::stop;
+    parts.call.full_reason =
+        whole_because(session->whole, verdict, first_nonfinite, nonfinite_whole, resolved_key.token_idx,
+                      st.knobs.against_context, st.knobs.stop == Stop::first_fail);
+    // A record written whole keeps every value in JSONL (the binary stream holds the tensor anyway).
+    const std::int64_t values = parts.call.full_reason ? kAllValues : st.knobs.values;
+    const schema::RecordView view = record_view(parts, run_fields(st.knobs), session->seq, values);
     std::string& buf = session->buffer;
     if (st.writes_jsonl()) {
       buf.clear();
@@ -462,6 +526,9 @@ ORCHLOG_NOINLINE ORCHLOG_API bool write_record(std::string_view checkpoint, cons
     }
     ++session->seq;
     if (buf.capacity() > (std::size_t{16} << 20)) std::string().swap(buf);  // values=all on a huge tensor
+    const bool stop_now = (first_nonfinite && st.knobs.on_nonfinite == OnNonfinite::stop) ||
+                          (session->whole.stop_after_context && session->whole.context_left == 0);
+    if (stop_now) stop_writing(session);
     return true;
   } catch (...) {
     lg.report(kInternal, "a record was not written: out of memory");

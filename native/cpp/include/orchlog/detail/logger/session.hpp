@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "orchlog/detail/against/against.hpp"
 #include "orchlog/detail/fields_gen.hpp"
 #include "orchlog/detail/graft/reference.hpp"
 #include "orchlog/detail/logger/env.hpp"
@@ -62,8 +63,12 @@ class Session {
   FileSink frames;
   std::int64_t seq = 0;
   bool closed = false;
-  std::string buffer;  // reused encoding buffer
+  std::string buffer;    // reused encoding buffer
+  WholeRecords whole;    // what ORCH_LOG_AGAINST and ORCH_LOG_ON_NONFINITE have written whole
+  bool stopped = false;  // ORCH_LOG_STOP or ORCH_LOG_ON_NONFINITE=stop: no record is written any more
+  // Not guarded by `mutex`:
   GraftState graft;
+  AgainstReference against;
 };
 
 }  // namespace detail
