@@ -22,6 +22,8 @@ def _field_schema(f: Field, schema: Schema) -> dict[str, Any]:
     elif f.type == "bool":
         body = {"type": "boolean"}
     elif f.type == "floats" and f.text == "hex":
+        if f.length is None:
+            raise ValueError(f"field {f.name}: a floats field written as hex needs a length")
         digits = f.length * (8 if f.precision == "f32" else 16)
         body = {"type": "string", "pattern": f"^[0-9a-f]{{{digits}}}$"}
     elif f.type == "floats":

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "orchlog/detail/decode/json_reader.hpp"
@@ -70,9 +71,10 @@ TEST(JsonReader, AHexSketchGivesItsF32BitsAndAnyOtherTextGivesNothing) {
   const JsonValue v = parsed(R"("3f800000c0490fdb7fc00001")");
   const float want[] = {1.0f, -3.14159274f};
   for (int i = 0; i < 2; ++i) EXPECT_EQ(v.hex_f32(i), want[i]);
-  ASSERT_TRUE(v.hex_f32(2).has_value());
+  const std::optional<float> nan = v.hex_f32(2);
+  ASSERT_TRUE(nan.has_value());
   std::uint32_t bits;
-  std::memcpy(&bits, &*v.hex_f32(2), sizeof bits);
+  std::memcpy(&bits, &*nan, sizeof bits);
   EXPECT_EQ(bits, 0x7fc00001u);  // a NaN's payload kept
   EXPECT_FALSE(v.hex_f32(3).has_value());
   for (const char* bad : {R"("3F800000")", R"("3f80000g")", R"("+f800000")"})
