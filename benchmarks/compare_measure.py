@@ -63,14 +63,52 @@ def in_child(code: str, repeat: int = 1) -> dict:
     return {**best, "peak_rss": max(r["peak_rss"] for r in runs)}
 
 
+# The CPU flags that decide which kernels run (orchlog's, NumPy's, glibc's memcpy), widest last.
+VECTOR_FLAGS = ("sse4_2", "avx", "avx2", "fma", "avx512f", "avx512bw", "avx512vl", "avx512_vbmi2")
+
+
+def cpu_flags() -> str:
+    """This machine's vector flags (/proc/cpuinfo), and the caps the environment puts on them."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f if line.startswith("flags")), [])
+    except OSError:
+        flags = []
+    have = " ".join(f for f in VECTOR_FLAGS if f in flags) or "none known"
+    caps = [
+        f"{k}={os.environ[k]}" for k in ("ORCHLOG_ISA", "NPY_DISABLE_CPU_FEATURES", "GLIBC_TUNABLES") if k in os.environ
+    ]
+    return f"flags {have}" + (f" (capped: {'; '.join(caps)})" if caps else "")
+
+
 def machine() -> str:
+    """The CPU's model, core count and vector flags, as every figure in the docs states them."""
+    model = "unknown CPU"
     try:
         for line in subprocess.run(["lscpu"], capture_output=True, text=True).stdout.splitlines():
             if line.startswith("Model name:"):
-                return f"{line.split(':', 1)[1].strip()}, {os.cpu_count()} cores"
+                model = line.split(":", 1)[1].strip()
     except OSError:
         pass
-    return f"unknown CPU, {os.cpu_count()} cores"
+    return f"{model}, {os.cpu_count()} cores, {cpu_flags()}"
+
+
+# What a machine without AVX-512 (or without AVX2) runs, on this one: orchlog's kernels (ORCHLOG_ISA),
+# NumPy's dispatched loops and glibc's string functions, all capped. The kernel's own copies (the page
+# cache into a read buffer) are not: the kernel picks them itself.
+ISA_CAPS = {
+    "avx512": {},
+    "avx2": {
+        "ORCHLOG_ISA": "avx2",
+        "NPY_DISABLE_CPU_FEATURES": "X86_V4 AVX512_ICL AVX512_SPR",
+        "GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD",
+    },
+    "baseline": {
+        "ORCHLOG_ISA": "baseline",
+        "NPY_DISABLE_CPU_FEATURES": "X86_V3 X86_V4 AVX512_ICL AVX512_SPR",
+        "GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX512F,-AVX512VL,-AVX512BW,-AVX512DQ,-AVX512CD,-AVX2,-AVX,-FMA",
+    },
+}
 
 
 def load_average() -> float:

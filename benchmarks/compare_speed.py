@@ -6,6 +6,7 @@
     .venv/bin/python benchmarks/compare_speed.py p99 --mib 4               # exact p99 vs reading both arrays once
     .venv/bin/python benchmarks/compare_speed.py report --records 2000000  # --format html vs text
     .venv/bin/python benchmarks/compare_speed.py all --runs 5 --json out.json
+    .venv/bin/python benchmarks/compare_speed.py rows --isa avx512,avx2    # and as a machine without AVX-512 runs
 
 Every case is a whole process (what a user waits for). The cases of one
 figure run in turn, --runs times (ABAB..., not AA..BB..), so that a burst of
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -27,23 +29,28 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.compare_measure import ROOT, machine
+from benchmarks.compare_measure import ISA_CAPS, ROOT, machine
 
 PY = sys.executable
 ORCHLOG = [PY, "-m", "orchlog"]
 
 
-def _run(cmd: list[str]) -> tuple[float, float]:
+# Each case: a command, or (command, extra environment).
+Case = list[str] | tuple[list[str], dict[str, str]]
+
+
+def _run(case: Case) -> tuple[float, float]:
     """Wall and CPU seconds of one process (its children's rusage, taken around it)."""
+    cmd, extra = case if isinstance(case, tuple) else (case, {})
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False, env={**os.environ, **extra})
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def interleaved(cases: dict[str, list[str]], runs: int) -> dict[str, dict[str, float]]:
+def interleaved(cases: dict[str, Case], runs: int) -> dict[str, dict[str, float]]:
     """Median wall and CPU time of each command, the commands run in turn `runs` times."""
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
     for _ in range(runs):
@@ -79,7 +86,12 @@ def _byte_compiled() -> None:
     subprocess.run([PY, "-m", "compileall", "-q", str(ROOT / "orchlog")], check=True, stdout=subprocess.DEVNULL)
 
 
-def rows(work: Path, records: int, runs: int) -> dict:
+def _per_isa(name: str, cmd: list[str], isas: list[str]) -> dict[str, Case]:
+    """The command once per vector cap (ISA_CAPS): `name` for the first, `name@isa` for the others."""
+    return {(name if i == 0 else f"{name}@{isa}"): (cmd, ISA_CAPS[isa]) for i, isa in enumerate(isas)}
+
+
+def rows(work: Path, records: int, runs: int, isas: list[str]) -> dict:
     from benchmarks.compare_traces import write_rows_pair
 
     a, b = work / f"rows_{records}_a.bin", work / f"rows_{records}_b.bin"
@@ -89,9 +101,9 @@ def rows(work: Path, records: int, runs: int) -> dict:
     script.write_text(NUMPY_ROWS)
     _byte_compiled()
     cases = {
-        "orchlog": [*ORCHLOG, "compare", str(a), str(b), "-q"],
+        **_per_isa("orchlog", [*ORCHLOG, "compare", str(a), str(b), "-q"], isas),
         "cat": ["sh", "-c", f"cat {a} {b} > /dev/null"],
-        "numpy": [PY, str(script), str(a), str(b)],
+        "numpy": ([PY, str(script), str(a), str(b)], ISA_CAPS[isas[0]]),
     }
     res = interleaved(cases, runs)
     return {
@@ -100,10 +112,11 @@ def rows(work: Path, records: int, runs: int) -> dict:
         **res,
         "orchlog_vs_cat": _ratios(res, "orchlog", "cat"),
         "orchlog_vs_numpy": _ratios(res, "orchlog", "numpy"),
+        **{f"orchlog@{isa}_vs_cat": _ratios(res, f"orchlog@{isa}", "cat") for isa in isas[1:]},
     }
 
 
-def start(work: Path, runs: int) -> dict:
+def start(work: Path, runs: int, isas: list[str]) -> dict:
     from benchmarks.compare_traces import write_jsonl_pair
 
     a, b = work / "jsonl_1000_a.jsonl", work / "jsonl_1000_b.jsonl"
@@ -113,7 +126,7 @@ def start(work: Path, runs: int) -> dict:
     cases = {
         "python": [PY, "-c", "pass"],
         "help": [*ORCHLOG, "compare", "--help"],
-        "compare_1000": [*ORCHLOG, "compare", str(a), str(b), "-q"],
+        **_per_isa("compare_1000", [*ORCHLOG, "compare", str(a), str(b), "-q"], isas),
     }
     res = interleaved(cases, runs)
     return {**res, "help_vs_python": _ratios(res, "help", "python")}
@@ -173,7 +186,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--work", type=Path, default=ROOT / ".cache" / "bench")
     p.add_argument("--json", type=Path, help="also write the figures here")
+    p.add_argument(
+        "--isa",
+        default="avx512",
+        help="comma-separated vector caps (avx512, avx2, baseline: orchlog's, NumPy's and glibc's kernels capped as on "
+        "a machine without the wider ones); rows and start run orchlog once per cap in the same turns",
+    )
     args = p.parse_args(argv)
+    isas = args.isa.split(",")
+    if not all(isa in ISA_CAPS for isa in isas):
+        p.error(f"--isa takes {', '.join(ISA_CAPS)}")
     args.work.mkdir(parents=True, exist_ok=True)
     out: dict = {
         "machine": machine(),
@@ -181,9 +203,9 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(f"machine: {out['machine']}; {out['uptime_at_start']}")
     jobs = {
-        "start": lambda: start(args.work, args.runs),
+        "start": lambda: start(args.work, args.runs, isas),
         "p99": lambda: p99(args.mib, args.runs),
-        "rows": lambda: rows(args.work, args.records or 200_000, args.runs),
+        "rows": lambda: rows(args.work, args.records or 200_000, args.runs, isas),
         "report": lambda: report(args.work, args.records or 2_000_000, args.runs),
     }
     for name, job in jobs.items():

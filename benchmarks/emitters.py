@@ -13,7 +13,8 @@ and 256 MiB f32 tensors, full mode against a plain write of the same bytes
 to the same directory; BLAKE3 alone. The two benches take turns (--rounds,
 each case keeps its best round), so both see the machine in the same state
 as far as a shared machine allows; ratios to a baseline come from within one
-bench's run. Also: the C++ header's BLAKE3 against the `blake3` package on
+bench's run; one hidden-state row (896 f32) in each mode against a plain write
+of its bytes, batch by batch in turn. Also: the C++ header's BLAKE3 against the `blake3` package on
 one 256 MiB buffer, and a disabled `orchlog.log` against a no-op Python call.
 Prints Markdown for docs/rust.md and docs/cpp.md.
 """
@@ -199,6 +200,22 @@ def tables(r: dict) -> str:
             f"({gbs(a, 'baseline_seconds'):.2f}) | {gbs(b) / gbs(b, 'baseline_seconds'):.2f}x "
             f"({gbs(b, 'baseline_seconds'):.2f}) |"
         )
+    for case, title in (("row summary", "summary"), ("row full", "full")):
+        a, b = rust.get((case, 3584)), cpp.get((case, 3584))
+        if a and b:  # time per record against a plain write of the row's bytes (the bar: at most 2x)
+            lines.append(
+                f"| {title} record / plain write, one 896-f32 row (time per record) | "
+                f"{_per_record(a['seconds'])} vs {_per_record(a['baseline_seconds'])} "
+                f"({a['seconds'] / a['baseline_seconds']:.2f}x) | {_per_record(b['seconds'])} vs "
+                f"{_per_record(b['baseline_seconds'])} ({b['seconds'] / b['baseline_seconds']:.2f}x) |"
+            )
+    a, b = rust[("summary", 1 << 20)], cpp[("summary", 1 << 20)]
+    a3, b3_ = rust[("blake3", 1 << 20)], cpp[("blake3", 1 << 20)]
+    lines.append(
+        f"| summary mode / BLAKE3 alone, 1 MiB (speed; the bar: at least 0.8x) | {gbs(a):.2f} vs {gbs(a3):.2f} GB/s "
+        f"({a3['seconds'] / a['seconds']:.2f}x) | {gbs(b):.2f} vs {gbs(b3_):.2f} GB/s "
+        f"({b3_['seconds'] / b['seconds']:.2f}x) |"
+    )
     b3, py = r["blake3_package"], r["python"]
     lines.append(
         f"| BLAKE3 of the C++ header / `blake3` package, one {b3['bytes'] >> 20} MiB buffer | | "

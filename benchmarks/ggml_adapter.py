@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.cpp_emitter import machine  # noqa: E402
+from benchmarks.compare_measure import machine  # noqa: E402
 from examples.qwen2_tiny.config import TinyQwen2Config  # noqa: E402
 from examples.qwen2_tiny.gguf_file import write_gguf  # noqa: E402
 from examples.qwen2_tiny.make_model import make_tiny_model  # noqa: E402

@@ -21,6 +21,11 @@ def _field_schema(f: Field, schema: Schema) -> dict[str, Any]:
             body["minimum"] = f.min
     elif f.type == "bool":
         body = {"type": "boolean"}
+    elif f.type == "floats" and f.text == "hex":
+        if f.length is None:
+            raise ValueError(f"field {f.name}: a floats field written as hex needs a length")
+        digits = f.length * (8 if f.precision == "f32" else 16)
+        body = {"type": "string", "pattern": f"^[0-9a-f]{{{digits}}}$"}
     elif f.type == "floats":
         body = {"type": "array", "items": {"$ref": "#/$defs/float"}, "minItems": f.length, "maxItems": f.length}
     elif f.type == "f64":

@@ -118,6 +118,8 @@ def _rust_type(f: Field) -> str:
 def _visit_method(f: Field) -> str:
     """Name of the visitor method that writes a field of this type."""
     base = _VISIT.get(f.type, f.type).format(precision=f.precision)
+    if f.type == "floats" and f.text == "hex":
+        base += "_hex"
     if f.nullable and f.type in _NULLABLE_VISITS:
         return "opt_" + base
     return base

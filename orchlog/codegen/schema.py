@@ -77,6 +77,7 @@ class Field:
     run_default: str | None = None  # key fields: the run setting a call that gives none writes
     length: int | None = None  # floats: how many
     precision: str = "f64"  # floats: the precision they are printed and packed in
+    text: str = "decimal"  # floats: their JSONL form, a list of numbers or one string of hex bits
     rust_name: str = ""  # key parts: the name of the part in orch_log! and Rust's Keys, where it differs
     parquet: str = ""  # the Parquet column's name (the field's, unless it would shadow a pandas or Polars attribute)
 
@@ -216,6 +217,7 @@ def _fields(items: list[Any], where: str, sources: set[str] | None) -> tuple[Fie
             run_default=raw.get("run_default"),
             length=raw.get("length"),
             precision=raw.get("precision", "f64"),
+            text=raw.get("text", "decimal"),
             rust_name=raw.get("rust_name", name),
             parquet=raw.get("parquet", name),
         )
@@ -240,8 +242,12 @@ def _check_field(f: Field, loc: str) -> None:
             raise SchemaError(f"{where}: precision must be f32 or f64")
         if f.nullable:
             raise SchemaError(f"{where}: floats cannot be nullable (write NaN where a value is unknown)")
+        if f.text not in ("decimal", "hex"):
+            raise SchemaError(f"{where}: text must be decimal or hex")
     elif f.length is not None:
         raise SchemaError(f"{where}: `length` is for floats only")
+    elif f.text != "decimal":
+        raise SchemaError(f"{where}: `text` is for floats only")
     if f.min is not None and f.type not in _INT_MAX:
         raise SchemaError(f"{where}: `min` is for integers only")
 

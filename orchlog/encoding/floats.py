@@ -5,11 +5,13 @@ round-trip in the value's own precision (f32 for f32/f16/bf16, f64 for f64),
 lay them out as ECMAScript's Number::toString does, write negative zero as
 `-0.0` (so that parsers that read `-0` as an integer keep the sign) and
 write non-finite values as the JSON strings "NaN", "Infinity", "-Infinity".
+A `floats` field with `text: hex` (the sketch) is one string of the floats' bits instead.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -68,3 +70,21 @@ def parse_token(token: str) -> float:
     if token == NEG_INF_TOKEN:
         return -math.inf
     return float(token)
+
+
+def hex_bits(values: Any, precision: str) -> str:
+    """Floats as one string of hex digits (FORMAT.md, "Numbers", `text: hex`): each float's IEEE bits in
+    its precision, most significant digit first, lowercase, 8 digits for f32 and 16 for f64."""
+    with np.errstate(over="ignore"):
+        if precision == "f32":
+            return np.asarray(values, dtype=np.float64).astype(">f4").tobytes().hex()
+        return np.asarray(values, dtype=">f8").tobytes().hex()
+
+
+def from_hex_bits(text: str, length: int, precision: str) -> list[float]:
+    """The floats of hex_bits' text; ValueError unless it is exactly `length` floats of lowercase hex."""
+    digits = 8 if precision == "f32" else 16
+    if len(text) != length * digits or not all(c in "0123456789abcdef" for c in text):
+        raise ValueError(f"not {length} floats of {digits} lowercase hex digits")
+    values: list[float] = np.frombuffer(bytes.fromhex(text), dtype=">f4" if precision == "f32" else ">f8").tolist()
+    return values

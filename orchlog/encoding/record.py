@@ -223,7 +223,9 @@ class _Json:
         return "true" if v else "false"
 
     @staticmethod
-    def floats(values: Iterable[float], precision: str) -> str:
+    def floats(values: Iterable[float], precision: str, text: str) -> str:
+        if text == "hex":  # the rows' bits, one string (the schema's `text: hex`)
+            return '"' + floats.hex_bits(values, precision) + '"'
         return "[" + ",".join(floats.format_float(float(v), precision) for v in values) + "]"
 
     @staticmethod
@@ -248,7 +250,7 @@ class _Msgpack:
     uint32 = staticmethod(mp.uint32)
     f64 = staticmethod(mp.float64)
     boolean = staticmethod(lambda v: mp.boolean(bool(v)))
-    floats = staticmethod(_mp_floats)
+    floats = staticmethod(lambda values, precision, text: _mp_floats(values, precision))  # text: JSONL's only
     shape = staticmethod(lambda dims: mp.array_header(len(dims)) + b"".join(mp.integer(int(d)) for d in dims))
     binary = staticmethod(lambda data: mp.binary_header(len(data)) + bytes(data))
     values = staticmethod(_mp_values)
@@ -272,7 +274,7 @@ def _value(w: Any, f: Any, value: Any, dtype: str, schema: Any) -> Any:
     if t == "bool":
         return w.boolean(value)
     if t == "floats":
-        return w.floats(value, f.precision)
+        return w.floats(value, f.precision, f.text)
     if t == "shape":
         return w.shape(value)
     if t == "values":

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from orchlog.encoding.floats import from_hex_bits
 from orchlog.encoding.record import check_meta
 from orchlog.schema_gen import COLUMNS, DTYPE_SIZES
 
@@ -181,8 +182,14 @@ def identity_values(values: Any) -> dict[str, Any]:
             if isinstance(v, np.ndarray) and v.shape == (c.length,):  # the binary decoder's floats, widened
                 out[c.name] = v.tolist()
                 continue
+            if isinstance(v, str):  # JSONL since schema 3: the floats' bits in hex (FORMAT.md, "Numbers")
+                try:
+                    out[c.name] = from_hex_bits(v, c.length, c.precision)
+                except ValueError as exc:
+                    raise ValueError(f"{c.name} is {exc}") from None
+                continue
             if not isinstance(v, (list, tuple)) or len(v) != c.length:
-                raise ValueError(f"{c.name} is not a list of {c.length} numbers")
+                raise ValueError(f"{c.name} is not a list of {c.length} numbers nor their hex bits")
             floats = [number(x) for x in v]
             if c.precision == "f32":  # the nearest f32 of each, as the binary stream stores them
                 with np.errstate(over="ignore"):

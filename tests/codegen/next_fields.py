@@ -153,17 +153,18 @@ def _rounded_lanes(x: np.ndarray) -> tuple[float, ...]:
 
 
 SKETCH_CPP = """
-inline void digest_lane_sums(const Tensor& t, const TensorSize& size, std::array<double, 4>& out) {
+inline void digest_lane_sums(const DigestPass& pass, std::array<double, 4>& out) {
   double lanes[4] = {0.0, 0.0, 0.0, 0.0};
-  const auto* x = static_cast<const float*>(t.data);
-  for (std::int64_t i = 0; t.dtype == DType::f32 && i < size.numel; ++i)
+  const auto* x = static_cast<const float*>(pass.tensor.data);
+  for (std::int64_t i = 0; pass.tensor.dtype == DType::f32 && i < pass.size.numel; ++i)
     if (std::isfinite(x[i])) lanes[i % 4] += static_cast<double>(x[i]);
   for (int j = 0; j < 4; ++j) out[j] = static_cast<double>(static_cast<float>(lanes[j]));
 }
 """
 
 SKETCH_RUST = """
-pub(crate) fn digest_lane_sums(tensor: &Tensor<'_>) -> [f64; 4] {
+pub(crate) fn digest_lane_sums(pass: &Pass<'_, '_>) -> [f64; 4] {
+    let tensor = pass.tensor;
     let mut lanes = [0.0f64; 4];
     if tensor.dtype() == crate::schema_gen::DType::F32 {
         for (i, b) in tensor.bytes().chunks_exact(4).enumerate() {

@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+import orchlog
 from orchlog.codegen import generate_all, main
 
 COPY = ["schema", "orchlog/schema_gen.py", "native/cpp/include/orchlog/schema_gen.hpp", "native/rust/src/schema_gen.rs"]
@@ -36,7 +37,9 @@ def test_every_generated_file_says_so_in_its_first_line():
 
 def test_a_hand_edit_of_a_generated_file_fails_the_check_and_names_the_command(checkout_copy):
     hpp = checkout_copy / "native/cpp/include/orchlog/schema_gen.hpp"
-    hpp.write_text(hpp.read_text().replace("kSchemaVersion = 2", "kSchemaVersion = 3"))
+    version = f"kSchemaVersion = {orchlog.SCHEMA_VERSION}"
+    assert version in hpp.read_text()
+    hpp.write_text(hpp.read_text().replace(version, f"kSchemaVersion = {orchlog.SCHEMA_VERSION + 1}"))
     proc = subprocess.run(
         [sys.executable, "-m", "orchlog.codegen", "--check", "--root", str(checkout_copy)],
         capture_output=True,

@@ -37,6 +37,7 @@ struct Keys {
   template <class T> void hex256(T) {}
   template <class T> void meta(T) {}
   template <class T> void floats_f32(T) {}
+  template <class T> void floats_f32_hex(T) {}
   template <class T> void bytes(T) {}
   void frame_crc32c() { key("crc32c"); }  // the binary writer writes the checksum's key itself
 };

@@ -36,6 +36,7 @@ impl Visitor<'_> for Keys {
     fn boolean(&mut self, _v: bool) {}
     fn opt_boolean(&mut self, _v: Option<bool>) {}
     fn floats_f32(&mut self, _v: &[f64]) {}
+    fn floats_f32_hex(&mut self, _v: &[f64]) {}
     fn floats_f64(&mut self, _v: &[f64]) {}
     fn dtype(&mut self, _v: DType) {}
     fn shape(&mut self, _v: &[i64]) {}

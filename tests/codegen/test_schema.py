@@ -17,7 +17,7 @@ def raw(repo_root):
 
 def test_shipped_schema_loads_with_documented_fields():
     s = schema.load()
-    assert s.version == 2
+    assert s.version == 3
     assert [f.name for f in s.record][:2] == ["checkpoint", "team"]
     assert all(f.doc for f in (*s.record, *s.header, *s.stats, *s.producer))
     assert {d.name for d in s.dtypes} >= {"f32", "f16", "bf16", "f64", "i8", "u8", "i32", "i64"}

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from orchlog.codegen import generate_all
+from orchlog.encoding import floats
 from orchlog.encoding.record import encode_header, encode_record
 from tests.conftest import load_vectors
 from tests.vectors_io import header_input, is_nan, record_input
@@ -86,8 +87,8 @@ def test_frames_hold_the_same_fields_as_lines_plus_the_data(record_vectors):
         data = frame.pop("data")
         frame.pop("crc32c")  # the frame checksum: tests/encoding/test_frame_checksum.py
         assert list(frame) == list(line), case["name"]
-        # JSON prints the sketch's shortest f32 digits; the frame holds the float32 itself.
-        assert frame.pop("sketch") == [float(np.float32(v)) for v in line.pop("sketch")], case["name"]
+        # JSONL writes the sketch's f32 bits in hex; the frame holds the float32 itself.
+        assert frame.pop("sketch") == floats.from_hex_bits(line.pop("sketch"), 64, "f32"), case["name"]
         if line["dtype"] in ("f32", "f16", "bf16"):
             # JSON prints the shortest f32 digits; the frame holds the float32 itself.
             narrow = [v if isinstance(v, str) else float(np.float32(v)) for v in line["values"]]

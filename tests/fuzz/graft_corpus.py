@@ -202,7 +202,7 @@ def forged(parts: list[bytes]) -> list[tuple[str, str, list[bytes]]]:
 def forged_schema_1(parts: list[bytes]) -> list[bytes]:
     """The frames under a header that says schema 1 (whose frames had no checksum), resealed."""
     header = parts[0]
-    assert header[1:9] == b"\xa7orchlog" and header[9] == 2
+    assert header[1:9] == b"\xa7orchlog" and header[9] == orchlog.SCHEMA_VERSION
     return [reseal(header[:9] + b"\x01" + header[10:])] + parts[1:]
 
 

@@ -6,6 +6,7 @@ import json
 
 import numpy as np
 
+from orchlog.encoding import floats
 from orchlog.read.paths import open_trace
 from orchlog.read.validate import validate
 from tests.compare.runs import run
@@ -64,7 +65,13 @@ def test_a_missing_header_is_a_problem_for_orchlog_files_only(tmp_path):
 def test_a_sketch_that_does_not_match_the_data_is_a_problem_when_hashes_are_verified(tmp_path):
     # With every value inline the tensor is rebuilt, and its sketch recomputed by the emitters' core.
     path = write_jsonl(tmp_path / "all.jsonl", run(values=-1), header(values=-1))
-    _edit_line(path, 3, lambda d: d["sketch"].__setitem__(5, d["sketch"][5] + 0.25))
+
+    def nudge_row_5(doc):
+        rows = floats.from_hex_bits(doc["sketch"], 64, "f32")
+        rows[5] += 0.25
+        doc["sketch"] = floats.hex_bits(rows, "f32")
+
+    _edit_line(path, 3, nudge_row_5)
     assert validate(open_trace(path))  # nothing to see without the data
     problems = [str(p) for p in validate(open_trace(path), verify_hashes=True).problems]
     assert problems == [f"{path}:3: sketch differs from the data (1 of 64 rows)"]

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <optional>
 #include <string>
 
 #include "orchlog/detail/decode/json_reader.hpp"
@@ -62,4 +65,19 @@ TEST(JsonReader, RefusesNestingBeyondItsDepthWithoutRecursingFurther) {
   EXPECT_FALSE(JsonReader::parse(deep, v));
   const std::string ok = std::string(JsonReader::kMaxDepth, '[') + std::string(JsonReader::kMaxDepth, ']');
   EXPECT_TRUE(JsonReader::parse(ok, v));
+}
+
+TEST(JsonReader, AHexSketchGivesItsF32BitsAndAnyOtherTextGivesNothing) {
+  const JsonValue v = parsed(R"("3f800000c0490fdb7fc00001")");
+  const float want[] = {1.0f, -3.14159274f};
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(v.hex_f32(i), want[i]);
+  const std::optional<float> nan = v.hex_f32(2);
+  ASSERT_TRUE(nan.has_value());
+  std::uint32_t bits;
+  std::memcpy(&bits, &*nan, sizeof bits);
+  EXPECT_EQ(bits, 0x7fc00001u);  // a NaN's payload kept
+  EXPECT_FALSE(v.hex_f32(3).has_value());
+  for (const char* bad : {R"("3F800000")", R"("3f80000g")", R"("+f800000")"})
+    EXPECT_FALSE(parsed(bad).hex_f32(0).has_value()) << bad;
+  EXPECT_FALSE(parsed("1").hex_f32(0).has_value());
 }

@@ -52,6 +52,8 @@ struct KeyRecorder {
   template <class T>
   void floats_f32(T) {}
   template <class T>
+  void floats_f32_hex(T) {}
+  template <class T>
   void bytes(T) {}
   void frame_crc32c() { key("crc32c"); }  // the binary writer writes the checksum's key itself
 };

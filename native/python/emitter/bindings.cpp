@@ -728,6 +728,16 @@ void bind_emitter(py::module_& m) {
         "(see orchlog.graft). Returns whether it was overwritten. Never raises.");
   m.def("configure", &configure_run, arg("settings"), arg("config") = py::none(),
         "Start a new run: settings by name (absent or None: the env knob). Returns whether logging is on.");
+  // The logger's state byte, read where it lies: orchlog.log's off path looks at it instead of calling in.
+  static_assert(sizeof(orchlog::detail::g_state) == 1, "the state is one byte");
+  m.def(
+      "state_view",
+      [] {
+        // Read-only: Python never writes it (pybind11 takes a non-const pointer either way).
+        return py::memoryview::from_memory(static_cast<void*>(&orchlog::detail::g_state), 1, true);
+      },
+      "A read-only view of the logger's one-byte state; STATE_OFF while logging is off.");
+  m.attr("STATE_OFF") = static_cast<int>(orchlog::detail::kOff);
   m.def("flush", [] { return orchlog::flush(); }, "Ask the kernel to put written records on disk.");
   m.def("close", [] { orchlog::close(); }, "End the run; logging stays off until configure().");
   m.def("status", &status_dict, "enabled, records, errors, path, binary_path.");
@@ -749,4 +759,16 @@ void bind_emitter(py::module_& m) {
   m.def("blake3_hex", &blake3_hex, arg("data"), arg("path") = py::none(),
         "BLAKE3 of a contiguous buffer; path forces a kernel (portable, sse41, avx2, avx512).");
   m.def("blake3_paths", &blake3_paths, "The BLAKE3 kernels this CPU runs.");
+  m.def(
+      "kernel_paths",
+      [] {
+        using orchlog::detail::SketchPath;
+        const SketchPath sketch = orchlog::detail::sketch_best_path();
+        py::dict out;
+        out["blake3"] = std::string(orchlog::blake3_path_name(orchlog::blake3_path()));
+        out["sketch"] = sketch == SketchPath::avx512 ? "avx512" : sketch == SketchPath::avx2 ? "avx2" : "portable";
+        out["crc32c"] = orchlog::detail::crc32c_hardware() ? "sse42" : "portable";
+        return out;
+      },
+      "The kernels the emitter runs: the CPU's widest within ORCHLOG_ISA (ORCHLOG_BLAKE3 forces BLAKE3's).");
 }

@@ -333,6 +333,26 @@ struct Cursor {
     return lit("]");
   }
 
+  // n f32 as one string of their bits, 8 lowercase hex digits each, most significant first, after the
+  // opening quote (FORMAT.md, "Numbers": a `floats` field with `text: hex`).
+  bool fixed_hex_f32(double* out, size_t n) {
+    if (size_t(end - p) < 8 * n + 1 || p[8 * n] != '"') return false;
+    for (size_t i = 0; i < n; ++i) {
+      uint32_t bits = 0;
+      for (int d = 0; d < 8; ++d) {
+        const char c = p[8 * i + d];
+        const int v = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+        if (v < 0) return false;
+        bits = bits << 4 | uint32_t(v);
+      }
+      float f;
+      std::memcpy(&f, &bits, sizeof f);
+      out[i] = double(f);
+    }
+    p += 8 * n + 1;
+    return true;
+  }
+
   // The raw text of a JSON object (strings may hold braces).
   bool object_text(std::string_view& out) {
     const char* start = p;

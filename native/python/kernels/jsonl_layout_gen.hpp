@@ -178,8 +178,13 @@ inline bool parse_line(const char* p, const char* end, int64_t lineno, Columns& 
   if (!(k.lit(",\"inf_count\":") && k.int64(counts[1]) && counts[1] >= 0)) return undo();
   if (!k.lit("}")) return undo();
   // sketch
-  if (k.lit(",\"sketch\":[") && !k.fixed_numbers(sketch, 64)) return undo();
-  for (double& x : sketch) x = to_f32(x);  // f32 numbers: the shortest digits' nearest f32, as stored
+  // Hex bits since it took `text: hex`; the list of numbers before, which readers still take.
+  if (k.lit(",\"sketch\":\"")) {
+    if (!k.fixed_hex_f32(sketch, 64)) return undo();
+  } else if (k.lit(",\"sketch\":[")) {
+    if (!k.fixed_numbers(sketch, 64)) return undo();
+    for (double& x : sketch) x = to_f32(x);  // f32 numbers: the shortest digits' nearest f32, as stored
+  }
   // blake3
   // A hash that is not ASCII goes to Python, which reports it (the column holds 64 bytes per row).
   if (!(k.lit(",\"blake3\":") && k.str(blake3, blake3_scratch) && blake3.size() == 64 && is_ascii(blake3))) return undo();

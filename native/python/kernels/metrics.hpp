@@ -18,9 +18,45 @@
 #include <unordered_map>
 #include <vector>
 
+#include "orchlog/detail/blake3/simd_target.hpp"
+#include "orchlog/detail/isa.hpp"
+
 namespace py = pybind11;
 
 namespace orchlog_kernels {
+
+// The vector width a kernel runs at: the widest the CPU has, within ORCHLOG_ISA (orchlog/detail/isa.hpp),
+// so that one machine can measure what a machine without AVX-512 or AVX2 runs.
+enum class Isa { portable, avx2, avx512 };
+
+inline bool isa_supported(Isa isa) {
+#if ORCHLOG_X86_SIMD
+  __builtin_cpu_init();
+  if (isa == Isa::avx512) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("popcnt");
+  if (isa == Isa::avx2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
+#endif
+  return isa == Isa::portable;
+}
+
+inline Isa best_isa() {
+  using orchlog::detail::isa_allowed;
+  using orchlog::detail::IsaCap;
+  static const Isa best = isa_supported(Isa::avx512) && isa_allowed(IsaCap::avx512) ? Isa::avx512
+                          : isa_supported(Isa::avx2) && isa_allowed(IsaCap::avx2)   ? Isa::avx2
+                                                                                    : Isa::portable;
+  return best;
+}
+
+// The kernels below whose loops the compiler vectorises are built at each width (AVX-512, AVX2, the
+// build's own) and picked per call by best_isa(); GCC's target_clones picked by the CPU alone, which no
+// environment variable can narrow. Each width's copy holds its own inlined copy of the loop.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ORCHLOG_KERNEL_WIDTHS 1
+#define ORCHLOG_AVX512 __attribute__((target("avx512f")))
+#define ORCHLOG_AVX2 __attribute__((target("avx2")))
+#else
+#define ORCHLOG_KERNEL_WIDTHS 0
+#endif
 
 // ------------------------------------------------------------------ metrics
 
@@ -106,17 +142,34 @@ ORCHLOG_INTO_CLONES void block_sums(const typename Elem<T, kLoose>::type* __rest
   s.nonfinite += std::isfinite(sum_a2) && std::isfinite(sum_b2) ? 0.0 : 1.0;
 }
 
-// One build runs at the widest vector width the machine has (resolved at load time).
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
-#define ORCHLOG_WIDEST __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define ORCHLOG_WIDEST
+template <typename T, bool kLoose>
+ORCHLOG_INTO_CLONES void sums_range_body(const typename Elem<T, kLoose>::type* a,
+                                         const typename Elem<T, kLoose>::type* b, size_t n, Sums* out) {
+  for (size_t s = 0; s < n; s += kBlock) block_sums<T, kLoose>(a + s, b + s, std::min(kBlock, n - s), *out);
+}
+
+#if ORCHLOG_KERNEL_WIDTHS
+template <typename T, bool kLoose>
+ORCHLOG_AVX512 void sums_range_avx512(const typename Elem<T, kLoose>::type* a, const typename Elem<T, kLoose>::type* b,
+                                      size_t n, Sums* out) {
+  sums_range_body<T, kLoose>(a, b, n, out);
+}
+template <typename T, bool kLoose>
+ORCHLOG_AVX2 void sums_range_avx2(const typename Elem<T, kLoose>::type* a, const typename Elem<T, kLoose>::type* b,
+                                  size_t n, Sums* out) {
+  sums_range_body<T, kLoose>(a, b, n, out);
+}
 #endif
 
+// At the widest vector width best_isa() allows.
 template <typename T, bool kLoose = false>
-ORCHLOG_WIDEST void sums_range(const typename Elem<T, kLoose>::type* a, const typename Elem<T, kLoose>::type* b,
-                               size_t n, Sums* out) {
-  for (size_t s = 0; s < n; s += kBlock) block_sums<T, kLoose>(a + s, b + s, std::min(kBlock, n - s), *out);
+void sums_range(const typename Elem<T, kLoose>::type* a, const typename Elem<T, kLoose>::type* b, size_t n, Sums* out) {
+#if ORCHLOG_KERNEL_WIDTHS
+  const Isa isa = best_isa();
+  if (isa == Isa::avx512) return sums_range_avx512<T, kLoose>(a, b, n, out);
+  if (isa == Isa::avx2) return sums_range_avx2<T, kLoose>(a, b, n, out);
+#endif
+  sums_range_body<T, kLoose>(a, b, n, out);
 }
 
 // Large arrays are split across the cores: the loop is compute-bound, not

@@ -41,6 +41,13 @@ PYBIND11_MODULE(_kernels, m) {
   m.def("abs_diff_select", &abs_diff_select_t<double>, py::arg("a"), py::arg("b"), py::arg("k"),
         py::arg("isa") = "best");
   m.def("crc32c", &crc32c, py::arg("buf"), py::arg("crc") = 0);
+  m.def(
+      "isa",
+      [] {
+        const Isa isa = best_isa();
+        return isa == Isa::avx512 ? "avx512" : isa == Isa::avx2 ? "avx2" : "portable";
+      },
+      "The vector width the kernels run at: the CPU's widest within ORCHLOG_ISA.");
   m.def("is_none", &is_none, py::arg("column"));
   m.def("parse_orchlog_jsonl", &parse_orchlog_jsonl, py::arg("buf"), py::arg("first_line"));
   m.def("prefix_diffs", &prefix_diffs, py::arg("values_a"), py::arg("offsets_a"), py::arg("rows_a"),

@@ -151,8 +151,6 @@ struct BracketCount {
 
 constexpr size_t kPassSlack = 16;
 
-enum class Isa { portable, avx2, avx512 };
-
 template <typename T, bool kLoose = false>
 BracketCount bracket_pass_portable(const typename Elem<T, kLoose>::type* a, const typename Elem<T, kLoose>::type* b,
                                    size_t n, T lo, T hi, T* out, size_t cap) {
@@ -272,22 +270,6 @@ inline BracketCount bracket_pass_avx2(const double* a, const double* b, size_t n
 ORCHLOG_TARGET_END
 #endif
 
-inline bool isa_supported(Isa isa) {
-#if ORCHLOG_X86_SIMD
-  __builtin_cpu_init();
-  if (isa == Isa::avx512) return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("popcnt");
-  if (isa == Isa::avx2) return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("popcnt");
-#endif
-  return isa == Isa::portable;
-}
-
-inline Isa best_isa() {
-  static const Isa best = isa_supported(Isa::avx512) ? Isa::avx512
-                          : isa_supported(Isa::avx2) ? Isa::avx2
-                                                     : Isa::portable;
-  return best;
-}
-
 template <typename T, bool kLoose = false>
 BracketCount bracket_pass(Isa isa, const typename Elem<T, kLoose>::type* a, const typename Elem<T, kLoose>::type* b,
                           size_t n, T lo, T hi, T* out, size_t cap) {
@@ -360,9 +342,9 @@ size_t at_or_above(Isa isa, const typename Elem<T, kLoose>::type* a, const typen
 // std::nth_element on their maxima, cost as much as the pair's other metrics.)
 constexpr size_t kSetsStep = 32;
 
-template <typename T, bool kLoose = false>
-ORCHLOG_WIDEST void set_maxima(const typename Elem<T, kLoose>::type* a, const typename Elem<T, kLoose>::type* b,
-                               size_t n, size_t sets, T* maxima) {
+template <typename T, bool kLoose>
+ORCHLOG_INTO_CLONES void set_maxima_body(const typename Elem<T, kLoose>::type* a,
+                                         const typename Elem<T, kLoose>::type* b, size_t n, size_t sets, T* maxima) {
   std::fill(maxima, maxima + sets, T(0));
   size_t base = 0;
   if (sets == kSetsStep) {  // the usual case: the maxima stay in registers, the trip count known
@@ -384,6 +366,30 @@ ORCHLOG_WIDEST void set_maxima(const typename Elem<T, kLoose>::type* a, const ty
       maxima[j] = maxima[j] > v ? maxima[j] : v;
     }
   }
+}
+
+#if ORCHLOG_KERNEL_WIDTHS
+template <typename T, bool kLoose>
+ORCHLOG_AVX512 void set_maxima_avx512(const typename Elem<T, kLoose>::type* a, const typename Elem<T, kLoose>::type* b,
+                                      size_t n, size_t sets, T* maxima) {
+  set_maxima_body<T, kLoose>(a, b, n, sets, maxima);
+}
+template <typename T, bool kLoose>
+ORCHLOG_AVX2 void set_maxima_avx2(const typename Elem<T, kLoose>::type* a, const typename Elem<T, kLoose>::type* b,
+                                  size_t n, size_t sets, T* maxima) {
+  set_maxima_body<T, kLoose>(a, b, n, sets, maxima);
+}
+#endif
+
+template <typename T, bool kLoose = false>
+void set_maxima(const typename Elem<T, kLoose>::type* a, const typename Elem<T, kLoose>::type* b, size_t n, size_t sets,
+                T* maxima) {
+#if ORCHLOG_KERNEL_WIDTHS
+  const Isa isa = best_isa();
+  if (isa == Isa::avx512) return set_maxima_avx512<T, kLoose>(a, b, n, sets, maxima);
+  if (isa == Isa::avx2) return set_maxima_avx2<T, kLoose>(a, b, n, sets, maxima);
+#endif
+  set_maxima_body<T, kLoose>(a, b, n, sets, maxima);
 }
 
 // The m-th largest of 1 <= count <= 32 values, 1 <= m <= count, without a branch: the largest value
@@ -413,8 +419,29 @@ ORCHLOG_INTO_CLONES T mth_largest_lanes(const T* v, size_t count, size_t m) {
 }
 
 template <typename T>
-ORCHLOG_WIDEST T mth_largest_few(const T* v, size_t count, size_t m) {
+ORCHLOG_INTO_CLONES T mth_largest_few_body(const T* v, size_t count, size_t m) {
   return count <= 16 ? mth_largest_lanes<T, 16>(v, count, m) : mth_largest_lanes<T, 32>(v, count, m);
+}
+
+#if ORCHLOG_KERNEL_WIDTHS
+template <typename T>
+ORCHLOG_AVX512 T mth_largest_few_avx512(const T* v, size_t count, size_t m) {
+  return mth_largest_few_body(v, count, m);
+}
+template <typename T>
+ORCHLOG_AVX2 T mth_largest_few_avx2(const T* v, size_t count, size_t m) {
+  return mth_largest_few_body(v, count, m);
+}
+#endif
+
+template <typename T>
+T mth_largest_few(const T* v, size_t count, size_t m) {
+#if ORCHLOG_KERNEL_WIDTHS
+  const Isa isa = best_isa();
+  if (isa == Isa::avx512) return mth_largest_few_avx512(v, count, m);
+  if (isa == Isa::avx2) return mth_largest_few_avx2(v, count, m);
+#endif
+  return mth_largest_few_body(v, count, m);
 }
 
 // The m-th largest of v[0, count), 1 <= m <= count, possibly reordering v.

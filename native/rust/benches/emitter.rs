@@ -5,7 +5,9 @@
 //! - records/s and GB/s of tensor data in summary mode (JSONL) and full mode
 //!   (binary stream with the tensor) for 4 KiB, 1 MiB and 256 MiB f32 tensors,
 //!   full mode against a plain write of the same bytes to the same disk;
-//! - BLAKE3 alone, which (with the stats) bounds both modes for large tensors.
+//! - BLAKE3 alone, which (with the stats) bounds both modes for large tensors;
+//! - one hidden-state row (896 f32, the record an engine logs most) in summary
+//!   and in full mode, each against a plain write of the row's bytes.
 //!
 //!     cargo bench --bench emitter --features orch_logging [-- --quick] [--json]
 //!
@@ -74,7 +76,29 @@ fn main() {
         });
         row("blake3", label, bytes, hash.as_secs_f64(), None);
     }
+    hidden_row(&dir, budget, &row);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One hidden-state row of a 0.5B model in each mode, batch by batch in turn with a plain write of its
+/// bytes to the same directory (benchmarks/bench_cpp.cpp's `row` cases).
+fn hidden_row(dir: &Path, budget: Duration, row: &impl Fn(&str, &str, usize, f64, Option<(&str, f64)>)) {
+    let values: Vec<f32> = (0..896).map(|i| (i as f32 * 0.001).sin()).collect();
+    let data = Tensor::from_slice(&values).bytes().to_vec();
+    for (case, mode) in [("row summary", Mode::Summary), ("row full", Mode::Full)] {
+        let plain_path = dir.join("plain");
+        let mut plain = File::create(&plain_path).expect("plain file");
+        let (logged, plain_write) = with_logger(dir, mode, |logger| {
+            measure_pair(
+                budget,
+                |i| logger.log("hidden", &values, Keys::new().token(i)),
+                |_| plain.write_all(&data).expect("plain write"),
+            )
+        });
+        drop(plain);
+        let _ = std::fs::remove_file(&plain_path);
+        row(case, "896", data.len(), logged.as_secs_f64(), Some(("plain write", plain_write.as_secs_f64())));
+    }
 }
 
 /// Seconds per `orch_log!` while logging is off at run time, and per
@@ -146,7 +170,6 @@ fn with_logger<T>(dir: &Path, mode: Mode, bench: impl FnOnce(&Logger) -> T) -> T
     result
 }
 
-/// One case as a JSON object on a line of its own (seconds per call).
 /// One case as a JSON object on a line of its own (seconds per call).
 fn json_row(case: &str, bytes: usize, per_record: f64, baseline: Option<(&str, f64)>) {
     let base =

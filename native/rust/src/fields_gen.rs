@@ -448,7 +448,7 @@ impl<'a> RecordKey<'a> {
 pub(crate) const KEY_PART_NAMES: [&str; 10] = ["token_idx", "layer", "stage", "step", "rank", "token_id", "shard_axis", "shard_index", "num_shards", "shard_partial"];
 
 /// What is computed over the whole tensor, outside the writer's lock; each
-/// field by its `digest_<field>` in encoding/digest.rs.
+/// field by its `digest_<field>` in encoding/digest.rs, from one `Pass`.
 #[cfg(feature = "orch_logging")]
 pub(crate) struct Digest {
     pub stats: Stats,
@@ -459,7 +459,9 @@ pub(crate) struct Digest {
 #[cfg(feature = "orch_logging")]
 impl Digest {
     pub(crate) fn of(tensor: &Tensor<'_>) -> Digest {
-        Digest { stats: digest::digest_stats(tensor), sketch: digest::digest_sketch(tensor), blake3: digest::digest_blake3(tensor) }
+        // The one read of the tensor the digest fields share (encoding/digest.rs).
+        let pass = digest::Pass::new(tensor);
+        Digest { stats: digest::digest_stats(&pass), sketch: digest::digest_sketch(&pass), blake3: digest::digest_blake3(&pass) }
     }
 }
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from orchlog import kernels, schema_gen
+from orchlog.encoding import floats
 from orchlog.encoding.record import RecordInput, encode_header, encode_record
 from orchlog.read.formats import orchlog_frames
 from orchlog.read.formats.orchlog_frames import open_frames
@@ -169,7 +170,9 @@ def test_the_native_decoder_takes_every_vector_frame_itself_and_fills_every_sche
     for row, case in enumerate(cases):
         line = json.loads(case["expected"]["jsonl"])
         for c in schema_gen.COLUMNS:
-            expected = np.float32(line[c.name]).tolist() if c.kind == "floats" else line[c.name]
+            expected = line[c.name]
+            if c.kind == "floats":  # JSONL's hex bits (FORMAT.md, "Numbers"), as floats
+                expected = floats.from_hex_bits(expected, c.length, c.precision)
             assert _column_value(cols, c, row) == expected, (case["name"], c.name)
     full = json.loads(next(c["expected"]["jsonl"] for c in cases if c["name"] == "f32_all_fields"))
     assert [c.name for c in schema_gen.COLUMNS if full[c.name] is None] == []  # a missed field would show

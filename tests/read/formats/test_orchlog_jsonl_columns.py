@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from orchlog import kernels
+from orchlog.encoding import floats
 from orchlog.read.formats import orchlog_jsonl
 from orchlog.read.formats.lines import CHUNK_BYTES
 from orchlog.read.paths import open_trace
@@ -120,9 +121,32 @@ def test_lines_missing_or_damaging_random_fields_read_the_same_both_ways(tmp_pat
         assert np.array_equal(vf, vs, equal_nan=True)
 
 
+def test_hex_sketch_rows_read_bit_for_bit_and_bad_hex_is_reported_by_either_parser(tmp_path, monkeypatch):
+    # Schema 3 writes the rows as their f32 bits in hex: every row, subnormals, -0.0 and infinities
+    # included, reads back exactly; text that is not 512 lowercase hex digits is a reported line.
+    rows = np.array([1.0, -0.0, 1e-45, -np.inf, np.inf, 3.4028235e38] + [0.5] * 58, dtype=np.float32)
+    recs = [record(f"c{i}", np.ones(8, dtype=np.float32), seq=i) for i in range(4)]
+    jsonl = write_jsonl(tmp_path / "t.jsonl", recs)
+    lines = jsonl.read_text().splitlines()
+    good = floats.hex_bits(rows, "f32")
+    assert good[:16] == "3f80000080000000"
+    for i, text in enumerate([good, good.upper(), good[:-8], good[:-1] + "g"], start=1):
+        doc = json.loads(lines[i])
+        doc["sketch"] = text
+        lines[i] = json.dumps(doc, separators=(",", ":"))
+    jsonl.write_text("\n".join(lines) + "\n")
+    for native in (True, False):
+        got, trace = _records_of(jsonl, monkeypatch, native=native)
+        assert [r.checkpoint for r in got] == ["c0"]
+        assert np.asarray(got[0].sketch, dtype=np.float32).tobytes() == rows.tobytes()
+        assert [d.location.line for d in trace.diagnostics] == [3, 4, 5]
+        assert all("sketch is not 64 floats of 8 lowercase hex digits" in d.message for d in trace.diagnostics)
+
+
 def test_sketch_rows_read_as_the_f32_the_binary_stream_stores_through_either_parser(tmp_path, monkeypatch):
     # The sketch is f32: a reader takes each number's nearest f32 (ties to even; beyond f32's range,
     # infinity), so JSONL and the binary stream give the same bits, whatever digits the text held.
+    # Schema 2 wrote the rows as numbers, which readers still take; line 1 is made one of those.
     from tests.tracegen import write_frames
 
     recs = [record(f"c{i}", np.random.default_rng(i).standard_normal(300).astype(np.float32), seq=i) for i in range(3)]
@@ -130,6 +154,7 @@ def test_sketch_rows_read_as_the_f32_the_binary_stream_stores_through_either_par
     from_bin = [np.asarray(r.sketch) for r in open_trace(frames)]
     lines = jsonl.read_text().splitlines()
     doc = json.loads(lines[1])
+    doc["sketch"] = floats.from_hex_bits(doc["sketch"], 64, "f32")
     doc["sketch"][:4] = [0.1, 1e39, -1e39, 3.4028235e38]  # the last rounds down to the largest f32
     lines[1] = json.dumps(doc, separators=(",", ":"))
     jsonl.write_text("\n".join(lines) + "\n")

@@ -7,7 +7,8 @@
 //
 // The kernel path can be forced, for tests and benchmarks, with
 // orchlog::blake3_set_path() or the environment variable
-// ORCHLOG_BLAKE3=portable|sse41|avx2|avx512 (read once, on first use).
+// ORCHLOG_BLAKE3=portable|sse41|avx2|avx512 (read once, on first use); without
+// it, ORCHLOG_ISA caps the path as it caps every kernel (detail/isa.hpp).
 #pragma once
 
 #include <atomic>
@@ -67,6 +68,7 @@ constexpr std::optional<Blake3Path> blake3_path_from_name(std::string_view name)
 
 #if ORCHLOG_DEFINE_API
 #include "orchlog/detail/blake3/tree.hpp"
+#include "orchlog/detail/isa.hpp"
 #include "orchlog/detail/stderr.hpp"
 
 namespace orchlog {
@@ -101,9 +103,18 @@ namespace detail {
 inline constexpr int kBlake3PathUnset = -1;
 inline std::atomic<int> g_blake3_path{kBlake3PathUnset};
 
+// The widest path this CPU runs within ORCHLOG_ISA (detail/isa.hpp).
+inline Blake3Path blake3_capped_path() noexcept {
+  Blake3Path best = Blake3Path::portable;
+  const IsaCap needs[] = {IsaCap::baseline, IsaCap::sse4, IsaCap::avx2, IsaCap::avx512};
+  for (Blake3Path p : kAllBlake3Paths)
+    if (blake3_path_supported(p) && isa_allowed(needs[static_cast<int>(p)])) best = p;
+  return best;
+}
+
 inline Blake3Path blake3_path_from_env() noexcept {
   const char* raw = std::getenv("ORCHLOG_BLAKE3");
-  if (raw == nullptr || *raw == '\0') return blake3_best_path();
+  if (raw == nullptr || *raw == '\0') return blake3_capped_path();
   const auto path = blake3_path_from_name(raw);
   if (path && blake3_path_supported(*path)) return *path;
   print_warning(

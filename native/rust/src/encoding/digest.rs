@@ -5,26 +5,44 @@
 //! twins in orchlog/encoding/digest.py and detail/encode/digest.hpp), all
 //! held to the vectors.
 
-use crate::encoding::{sketch, stats};
+use crate::encoding::sketch;
 use crate::schema_gen::Stats;
 use crate::tensor::Tensor;
 
 /// 64 lowercase hex digits.
 pub(crate) struct Hex256([u8; 64]);
 
-pub(crate) fn digest_stats(tensor: &Tensor<'_>) -> Stats {
-    stats::compute(tensor.dtype(), tensor.bytes())
+/// The digest fields the format defines, computed together: the stats come from the sketch's read
+/// of the tensor (encoding/sketch.rs), BLAKE3 (the `blake3` crate) reads it once more.
+pub(crate) struct Pass<'p, 't> {
+    /// For a digest field the pass does not compute itself (tests/codegen/next_fields.py adds one).
+    #[allow(dead_code)]
+    pub(crate) tensor: &'p Tensor<'t>,
+    stats: Stats,
+    sketch: [f32; sketch::ROWS],
+    blake3: [u8; 32],
 }
 
-pub(crate) fn digest_sketch(tensor: &Tensor<'_>) -> [f64; sketch::ROWS] {
-    sketch::compute(tensor.dtype(), tensor.bytes()).map(f64::from)
+impl<'p, 't> Pass<'p, 't> {
+    pub(crate) fn new(tensor: &'p Tensor<'t>) -> Self {
+        let bytes = tensor.bytes();
+        let (sketch, stats) = sketch::compute_with_stats(tensor.dtype(), bytes);
+        Pass { tensor, stats, sketch, blake3: *blake3::hash(bytes).as_bytes() }
+    }
 }
 
-pub(crate) fn digest_blake3(tensor: &Tensor<'_>) -> Hex256 {
+pub(crate) fn digest_stats(pass: &Pass<'_, '_>) -> Stats {
+    pass.stats
+}
+
+pub(crate) fn digest_sketch(pass: &Pass<'_, '_>) -> [f64; sketch::ROWS] {
+    pass.sketch.map(f64::from)
+}
+
+pub(crate) fn digest_blake3(pass: &Pass<'_, '_>) -> Hex256 {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let hash = blake3::hash(tensor.bytes());
     let mut hex = [0u8; 64];
-    for (pair, byte) in hex.chunks_exact_mut(2).zip(hash.as_bytes()) {
+    for (pair, byte) in hex.chunks_exact_mut(2).zip(pass.blake3.iter()) {
         pair.copy_from_slice(&[HEX[usize::from(byte >> 4)], HEX[usize::from(byte & 0xf)]]);
     }
     Hex256(hex)

@@ -140,6 +140,17 @@ impl<'a> Visitor<'a> for JsonWriter<'_> {
         self.array(v, |out, &f| write_f64(out, f));
     }
 
+    fn floats_f32_hex(&mut self, v: &[f64]) {
+        // FORMAT.md, "Numbers": one string of each f32's bits, 8 lowercase hex digits, most significant first.
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        self.out.push(b'"');
+        for &f in v {
+            let bits = (f as f32).to_bits();
+            self.out.extend((0..8).rev().map(|i| HEX[((bits >> (4 * i)) & 15) as usize]));
+        }
+        self.out.push(b'"');
+    }
+
     fn dtype(&mut self, v: DType) {
         write_json_string(self.out, v.name());
     }

@@ -200,6 +200,11 @@ impl<'a> Visitor<'a> for MsgpackWriter<'_, 'a> {
         v.iter().for_each(|&f| self.float64(f));
     }
 
+    /// Hex is JSONL's text for these floats; msgpack stores floats as they are.
+    fn floats_f32_hex(&mut self, v: &[f64]) {
+        self.floats_f32(v);
+    }
+
     fn dtype(&mut self, v: DType) {
         self.string(v.name());
     }

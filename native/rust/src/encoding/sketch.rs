@@ -15,7 +15,8 @@
 use std::sync::OnceLock;
 
 use crate::encoding::numbers::{bf16_to_f32_bits, f16_to_f32_bits};
-use crate::schema_gen::DType;
+use crate::encoding::stats;
+use crate::schema_gen::{DType, Stats};
 
 pub(crate) const ROWS: usize = 64;
 const LANES: usize = 8;
@@ -70,39 +71,80 @@ fn tables() -> &'static Tables {
     })
 }
 
-/// The sketch of `bytes`, the little-endian elements of a tensor of `dtype`.
+/// The sketch of `bytes`, the little-endian elements of a tensor of `dtype` (the digest takes it with
+/// the stats: `compute_with_stats`).
+#[cfg(test)]
 pub(crate) fn compute(dtype: DType, bytes: &[u8]) -> [f32; ROWS] {
-    match dtype {
-        DType::F32 => run(bytes, |b: [u8; 4]| f64::from(f32::from_le_bytes(b)), cfg!(target_endian = "little")),
-        DType::F64 => run(bytes, f64::from_le_bytes, false),
-        DType::F16 => run(bytes, |b: [u8; 2]| f64::from(f32::from_bits(f16_to_f32_bits(u16::from_le_bytes(b)))), false),
-        DType::Bf16 => {
-            run(bytes, |b: [u8; 2]| f64::from(f32::from_bits(bf16_to_f32_bits(u16::from_le_bytes(b)))), false)
+    with_widen(dtype, bytes, Run::<false> { bytes }).0
+}
+
+/// The sketch and the stats of the same elements, from one read of them (on x86-64 with AVX2; else
+/// one after the other).
+pub(crate) fn compute_with_stats(dtype: DType, bytes: &[u8]) -> ([f32; ROWS], Stats) {
+    let (rows, totals) = with_widen(dtype, bytes, Run::<true> { bytes });
+    match totals {
+        Some(t) => {
+            let n = bytes.len() / dtype.size();
+            let (nan, inf) = if t.nonfinite { stats::count_nonfinite(dtype, bytes) } else { (0, 0) };
+            (rows, stats::from_lanes(&t.sum, &t.sq, t.lo, t.hi, n - nan - inf, nan, inf))
         }
-        DType::I8 => run(bytes, |b: [u8; 1]| f64::from(i8::from_le_bytes(b)), false),
-        DType::U8 => run(bytes, |b: [u8; 1]| f64::from(b[0]), false),
-        DType::I32 => run(bytes, |b: [u8; 4]| f64::from(i32::from_le_bytes(b)), false),
-        // `as` rounds to nearest, as for stats.
-        DType::I64 => run(bytes, |b: [u8; 8]| i64::from_le_bytes(b) as f64, false),
+        None => (rows, stats::compute(dtype, bytes)),
     }
 }
 
-/// `f32_le`: the elements are f32 (so a run of them loads as one vector).
-fn run<const B: usize>(bytes: &[u8], widen: impl Fn([u8; B]) -> f64, f32_le: bool) -> [f32; ROWS] {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked just above.
-        return unsafe { run_avx2(bytes, widen, f32_le) };
+/// Sums, squares and extremes of the finite elements the sketch read: lane q of the stats is lane q of
+/// the sketch, and each lane's elements arrive in element order, as the stats' order asks.
+struct Totals {
+    sum: [f64; LANES],
+    sq: [f64; LANES],
+    lo: f64,
+    hi: f64,
+    nonfinite: bool,
+}
+
+/// A sketch run over `bytes` with an element reader: `f32_le` says the elements are little-endian f32
+/// (so a run of them loads as one vector).
+struct Run<'b, const STATS: bool> {
+    bytes: &'b [u8],
+}
+
+impl<const STATS: bool> Run<'_, STATS> {
+    fn with<const B: usize>(&self, widen: impl Fn([u8; B]) -> f64, f32_le: bool) -> ([f32; ROWS], Option<Totals>) {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU has AVX2, checked just above.
+            return unsafe { run_avx2::<B, STATS>(self.bytes, widen, f32_le) };
+        }
+        let _ = f32_le;
+        (run_portable(self.bytes, widen), None)
     }
-    let _ = f32_le;
-    run_portable(bytes, widen)
+}
+
+fn with_widen<const STATS: bool>(dtype: DType, bytes: &[u8], run: Run<'_, STATS>) -> ([f32; ROWS], Option<Totals>) {
+    let _ = bytes;
+    match dtype {
+        DType::F32 => run.with(|b: [u8; 4]| f64::from(f32::from_le_bytes(b)), cfg!(target_endian = "little")),
+        DType::F64 => run.with(f64::from_le_bytes, false),
+        DType::F16 => run.with(|b: [u8; 2]| f64::from(f32::from_bits(f16_to_f32_bits(u16::from_le_bytes(b)))), false),
+        DType::Bf16 => run.with(|b: [u8; 2]| f64::from(f32::from_bits(bf16_to_f32_bits(u16::from_le_bytes(b)))), false),
+        DType::I8 => run.with(|b: [u8; 1]| f64::from(i8::from_le_bytes(b)), false),
+        DType::U8 => run.with(|b: [u8; 1]| f64::from(b[0]), false),
+        DType::I32 => run.with(|b: [u8; 4]| f64::from(i32::from_le_bytes(b)), false),
+        // `as` rounds to nearest, as for stats.
+        DType::I64 => run.with(|b: [u8; 8]| i64::from_le_bytes(b) as f64, false),
+    }
 }
 
 /// The same loop written with AVX2 vectors of four lanes, which LLVM keeps in
 /// registers (the portable loop's arrays end up in memory, at a third of the speed).
+/// With STATS, the stats' lane sums and extremes are gathered from the same loads.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn run_avx2<const B: usize>(bytes: &[u8], widen: impl Fn([u8; B]) -> f64, f32_le: bool) -> [f32; ROWS] {
+unsafe fn run_avx2<const B: usize, const STATS: bool>(
+    bytes: &[u8],
+    widen: impl Fn([u8; B]) -> f64,
+    f32_le: bool,
+) -> ([f32; ROWS], Option<Totals>) {
     use std::arch::x86_64::*;
 
     #[inline(always)]
@@ -124,12 +166,18 @@ unsafe fn run_avx2<const B: usize>(bytes: &[u8], widen: impl Fn([u8; B]) -> f64,
     }
     let t = tables();
     let n = bytes.len() / B;
+    // Past the end: NaN, which the sketch reads as +0.0 and the stats' extremes pass over.
     let at = |i: usize| -> f64 {
         match bytes.get(i * B..i * B + B) {
             Some(b) => widen(b.try_into().unwrap_or([0; B])),
-            None => 0.0,
+            None => f64::NAN,
         }
     };
+    let mut sum = [_mm256_setzero_pd(); SLICES];
+    let mut sq = [_mm256_setzero_pd(); SLICES];
+    let mut lo = _mm256_set1_pd(f64::INFINITY);
+    let mut hi = _mm256_set1_pd(f64::NEG_INFINITY);
+    let mut nonfinite = false;
     let mut acc = [[_mm256_setzero_pd(); ROWS]; SLICES];
     let mut y = [_mm256_setzero_pd(); ROWS];
     for c in 0..n.div_ceil(CHUNK) {
@@ -144,24 +192,51 @@ unsafe fn run_avx2<const B: usize>(bytes: &[u8], widen: impl Fn([u8; B]) -> f64,
             for a in 0..8 {
                 let start = CHUNK * c + 64 * a;
                 let mut v = [_mm256_setzero_pd(); 8];
-                match bytes.get(start * B..(start + 64) * B) {
-                    Some(run) if f32_le => {
-                        for (j, x) in v.iter_mut().enumerate() {
-                            let e = (8 * j + WIDTH * s) * B;
-                            *x = _mm256_cvtps_pd(_mm_loadu_ps(run[e..e + 16].as_ptr().cast()));
+                let whole = start + 64 <= n;
+                if start >= n {
+                    // Past the end: +0.0 for the sketch, nothing for the stats.
+                } else {
+                    match bytes.get(start * B..(start + 64) * B) {
+                        Some(run) if f32_le => {
+                            for (j, x) in v.iter_mut().enumerate() {
+                                let e = (8 * j + WIDTH * s) * B;
+                                *x = _mm256_cvtps_pd(_mm_loadu_ps(run[e..e + 16].as_ptr().cast()));
+                            }
+                        }
+                        _ => {
+                            for (j, x) in v.iter_mut().enumerate() {
+                                let i = start + 8 * j + WIDTH * s;
+                                *x = _mm256_set_pd(at(i + 3), at(i + 2), at(i + 1), at(i));
+                                if STATS && !whole {
+                                    nonfinite |= (i..i + WIDTH).any(|e| e < n && !at(e).is_finite());
+                                }
+                            }
                         }
                     }
-                    _ => {
-                        for (j, x) in v.iter_mut().enumerate() {
-                            let i = start + 8 * j + WIDTH * s;
-                            *x = _mm256_set_pd(at(i + 3), at(i + 2), at(i + 1), at(i));
+                    for x in v.iter_mut() {
+                        // x - x is NaN exactly for NaN and ±Inf (and past the end), which count as +0.0.
+                        let z = _mm256_sub_pd(*x, *x);
+                        let finite = _mm256_cmp_pd::<_CMP_EQ_OQ>(z, z);
+                        if STATS {
+                            // min/max give their second operand when the first is NaN: x + z is NaN
+                            // exactly where x is not finite.
+                            let xn = _mm256_add_pd(*x, z);
+                            lo = _mm256_min_pd(xn, lo);
+                            hi = _mm256_max_pd(xn, hi);
+                            if whole {
+                                nonfinite |= _mm256_movemask_pd(finite) != 0b1111;
+                            }
+                        }
+                        *x = _mm256_and_pd(*x, finite);
+                        if STATS {
+                            // Adding +0.0 for a non-finite element can only turn a -0.0 lane sum into +0.0;
+                            // every non-zero result is the same, and a zero result is written +0.
+                            sum[s] = _mm256_add_pd(sum[s], *x);
+                            sq[s] = _mm256_add_pd(sq[s], _mm256_mul_pd(*x, *x));
                         }
                     }
                 }
                 for (j, x) in v.iter_mut().enumerate() {
-                    // x - x is NaN exactly for NaN and ±Inf, which count as +0.0.
-                    let z = _mm256_sub_pd(*x, *x);
-                    *x = _mm256_and_pd(*x, _mm256_cmp_pd::<_CMP_EQ_OQ>(z, z));
                     *x = negate_where(*x, delta, (8 * a + j) as i32);
                 }
                 three_stages(&mut v);
@@ -184,7 +259,26 @@ unsafe fn run_avx2<const B: usize>(bytes: &[u8], widen: impl Fn([u8; B]) -> f64,
     for (k, v) in acc.iter().flatten().enumerate() {
         _mm256_storeu_pd(lanes[k].as_mut_ptr(), *v);
     }
-    finish(|q, row| lanes[ROWS * (q / WIDTH) + row][q % WIDTH], t)
+    let rows = finish(|q, row| lanes[ROWS * (q / WIDTH) + row][q % WIDTH], t);
+    if !STATS {
+        return (rows, None);
+    }
+    let store = |v: __m256d| {
+        let mut out = [0.0f64; WIDTH];
+        _mm256_storeu_pd(out.as_mut_ptr(), v);
+        out
+    };
+    let mut totals =
+        Totals { sum: [0.0; LANES], sq: [0.0; LANES], lo: f64::INFINITY, hi: f64::NEG_INFINITY, nonfinite };
+    for s in 0..SLICES {
+        totals.sum[WIDTH * s..WIDTH * s + WIDTH].copy_from_slice(&store(sum[s]));
+        totals.sq[WIDTH * s..WIDTH * s + WIDTH].copy_from_slice(&store(sq[s]));
+    }
+    for (l, h) in store(lo).into_iter().zip(store(hi)) {
+        totals.lo = if l < totals.lo { l } else { totals.lo };
+        totals.hi = if h > totals.hi { h } else { totals.hi };
+    }
+    (rows, Some(totals))
 }
 
 type Lanes = [f64; WIDTH];
@@ -369,6 +463,48 @@ mod tests {
                 _ => compute(dt, &data),
             };
             assert_eq!(bits(portable), expected, "{name} (portable loop)");
+        }
+    }
+
+    #[test]
+    fn the_stats_from_the_sketchs_pass_are_the_stats_alone() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for dt in DType::ALL {
+            for numel in [0usize, 1, 7, 8, 9, 63, 64, 65, 511, 512, 513, 896, 1000, 4096, 5000] {
+                for specials in [false, true] {
+                    let bytes: Vec<u8> = (0..numel)
+                        .flat_map(|_| {
+                            let word = next();
+                            let value = (word >> 11) as f64 * 2f64.powi(-53) * 8.0 - 4.0;
+                            let value = match word % 64 {
+                                0 if specials => f64::NAN,
+                                1 if specials => f64::INFINITY,
+                                2 if specials => f64::NEG_INFINITY,
+                                3 if specials => -0.0,
+                                _ => value,
+                            };
+                            match dt {
+                                DType::F32 => (value as f32).to_le_bytes().to_vec(),
+                                DType::F64 => value.to_le_bytes().to_vec(),
+                                _ => word.to_le_bytes()[..dt.size()].to_vec(),
+                            }
+                        })
+                        .collect();
+                    let (rows, fused) = compute_with_stats(dt, &bytes);
+                    let alone = stats::compute(dt, &bytes);
+                    let bits = |s: Stats| [s.min, s.max, s.mean, s.rms, s.abs_max].map(|v| v.map(f64::to_bits));
+                    let name = format!("{} x {numel}, specials {specials}", dt.name());
+                    assert_eq!(bits(fused), bits(alone), "{name}");
+                    assert_eq!((fused.nan_count, fused.inf_count), (alone.nan_count, alone.inf_count), "{name}");
+                    assert_eq!(rows.map(f32::to_bits), compute(dt, &bytes).map(f32::to_bits), "{name}");
+                }
+            }
         }
     }
 

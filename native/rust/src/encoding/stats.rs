@@ -107,6 +107,53 @@ impl Lanes {
     }
 }
 
+/// The stats from each lane's sum and sum of squares, the extremes and the counts (the sketch's pass
+/// gathers them: encoding/sketch.rs).
+pub(crate) fn from_lanes(
+    sum: &[f64; LANES],
+    sum_sq: &[f64; LANES],
+    lo: f64,
+    hi: f64,
+    finite: usize,
+    nan: usize,
+    inf: usize,
+) -> Stats {
+    let (nan_count, inf_count) = (nan as i64, inf as i64);
+    if finite == 0 {
+        return Stats { nan_count, inf_count, ..Stats::default() };
+    }
+    let n = finite as f64;
+    Stats {
+        min: Some(plus_zero(lo)),
+        max: Some(plus_zero(hi)),
+        mean: Some(plus_zero(tree(sum) / n)),
+        rms: Some(plus_zero((tree(sum_sq) / n).sqrt())),
+        abs_max: Some(plus_zero(lo.abs().max(hi.abs()))),
+        nan_count,
+        inf_count,
+    }
+}
+
+/// The NaN and the ±Inf elements of a tensor (integer dtypes have none).
+pub(crate) fn count_nonfinite(dtype: DType, bytes: &[u8]) -> (usize, usize) {
+    let count = |values: &mut dyn Iterator<Item = f64>| {
+        values.fold((0, 0), |(nan, inf), v| (nan + usize::from(v.is_nan()), inf + usize::from(v.is_infinite())))
+    };
+    match dtype {
+        DType::F32 => {
+            count(&mut bytes.chunks_exact(4).map(|b| f64::from(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))))
+        }
+        DType::F64 => count(&mut bytes.chunks_exact(8).map(|b| f64::from_le_bytes(b.try_into().unwrap_or([0; 8])))),
+        DType::F16 => {
+            count(&mut bytes.chunks_exact(2).map(|b| widen_bits(f16_to_f32_bits(u16::from_le_bytes([b[0], b[1]])))))
+        }
+        DType::Bf16 => {
+            count(&mut bytes.chunks_exact(2).map(|b| widen_bits(bf16_to_f32_bits(u16::from_le_bytes([b[0], b[1]])))))
+        }
+        DType::I8 | DType::U8 | DType::I32 | DType::I64 => (0, 0),
+    }
+}
+
 /// ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7))
 fn tree(l: &[f64; LANES]) -> f64 {
     ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]))

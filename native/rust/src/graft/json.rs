@@ -45,6 +45,21 @@ impl Json {
         }
     }
 
+    /// The f32s of a string of their bits, 8 lowercase hex digits each, most significant first (FORMAT.md,
+    /// "Numbers": a `floats` field with `text: hex`); `None` for any other text, or one of another length.
+    pub(crate) fn hex_f32s(&self, len: usize) -> Option<Vec<f32>> {
+        let Json::Text(t) = self else { return None };
+        if t.len() != 8 * len || !t.bytes().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(&c)) {
+            return None;
+        }
+        t.as_bytes()
+            .chunks_exact(8)
+            .map(|digits| {
+                std::str::from_utf8(digits).ok().and_then(|d| u32::from_str_radix(d, 16).ok()).map(f32::from_bits)
+            })
+            .collect()
+    }
+
     /// An integer number (no fraction or exponent) that fits i64.
     pub(crate) fn integer(&self) -> Option<i64> {
         match self {
@@ -248,6 +263,21 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::Json;
+
+    #[test]
+    fn a_hex_sketch_gives_its_f32_bits_and_any_other_text_gives_none() {
+        let rows = Json::Text("3f800000c0490fdb7fc00001".into()).hex_f32s(3).unwrap();
+        assert_eq!(rows.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), [0x3f80_0000, 0xc049_0fdb, 0x7fc0_0001]);
+        for bad in [
+            "3f800000c0490fdb7fc0000",
+            "3F800000c0490fdb7fc00001",
+            "3f800000c0490fdb7fc0000g",
+            "+f800000c0490fdb7fc00001",
+        ] {
+            assert_eq!(Json::Text(bad.into()).hex_f32s(3), None, "{bad}");
+        }
+        assert_eq!(Json::Number("1".into()).hex_f32s(0), None);
+    }
 
     #[test]
     fn a_record_line_parses_with_its_escapes_and_nonfinite_texts() {

@@ -384,8 +384,9 @@ fn index_line(by_key: &mut HashMap<GraftKey, Vec<ReferenceTensor>>, line: &[u8])
         summary.nan_count = stats.get("nan_count").and_then(Json::integer).unwrap_or(0);
         summary.inf_count = stats.get("inf_count").and_then(Json::integer).unwrap_or(0);
     }
-    if let Some(Json::Array(rows)) = doc.get("sketch") {
-        if rows.len() == summary.sketch.len() {
+    match doc.get("sketch") {
+        // Schema 2: the rows as numbers.
+        Some(Json::Array(rows)) if rows.len() == summary.sketch.len() => {
             summary.sketched = true;
             for (row, value) in summary.sketch.iter_mut().zip(rows) {
                 // Written as the shortest text of an f32: parsed to the nearest f64, then to that f32.
@@ -395,6 +396,16 @@ fn index_line(by_key: &mut HashMap<GraftKey, Vec<ReferenceTensor>>, line: &[u8])
                 }
             }
         }
+        // Schema 3: the rows' f32 bits in hex, exact.
+        Some(text @ Json::Text(_)) => {
+            if let Some(rows) = text.hex_f32s(summary.sketch.len()) {
+                summary.sketched = true;
+                for (row, v) in summary.sketch.iter_mut().zip(rows) {
+                    *row = f64::from(v);
+                }
+            }
+        }
+        _ => {}
     }
     let tensor = ReferenceTensor { frame: 0, offset: 0, nbytes: 0, has_data: false, seq: 0, dtype, shape, summary };
     by_key.entry(GraftKey { checkpoint: checkpoint.clone(), parts }).or_default().push(tensor);

@@ -119,9 +119,10 @@ struct TensorDigest {
 
 inline TensorDigest digest(const Tensor& t, const TensorSize& size) {
   TensorDigest d;
-  digest_stats(t, size, d.stats);
-  digest_sketch(t, size, d.sketch);
-  digest_blake3(t, size, d.blake3);
+  const DigestPass pass(t, size);  // the one read of the tensor the digest fields share (encode/digest.hpp)
+  digest_stats(pass, d.stats);
+  digest_sketch(pass, d.sketch);
+  digest_blake3(pass, d.blake3);
   return d;
 }
 

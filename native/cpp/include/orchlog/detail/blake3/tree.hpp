@@ -139,6 +139,33 @@ inline void node_root_output(Blake3Path path, const Node& node, std::uint8_t* ou
 inline std::size_t chunk_cvs(Blake3Path path, const std::uint8_t* p, std::size_t len, std::uint64_t counter,
                              std::uint8_t* cvs) noexcept {
   const std::size_t full = len / kChunkLen, rest = len % kChunkLen;
+#if ORCHLOG_X86_SIMD
+  // A partial last chunk joins the whole chunks a batch leaves over, in one batch of the narrowest
+  // kernel that holds them all.
+  if (rest != 0 && path >= Blake3Path::sse41) {
+    const std::size_t widest = path == Blake3Path::avx512 ? avx512::kDegree
+                               : path == Blake3Path::avx2 ? avx2::kDegree
+                                                          : sse41::kDegree;
+    const std::size_t batched = full - full % widest, lanes = full % widest + 1;
+    hash_many(path, p, kChunkLen, batched, kChunkLen / kBlockLen, counter, true, 0, kChunkStart, kChunkEnd, cvs);
+    const std::uint8_t* tail = p + batched * kChunkLen;
+    std::uint8_t* out = cvs + batched * kOutLen;
+    if (path == Blake3Path::avx512) {
+      if (lanes <= avx512_xmm::kDegree) {
+        avx512_xmm::hash_chunks(tail, lanes, rest, counter + batched, out);
+      } else if (lanes <= avx512_ymm::kDegree) {
+        avx512_ymm::hash_chunks(tail, lanes, rest, counter + batched, out);
+      } else {
+        avx512::hash_chunks(tail, lanes, rest, counter + batched, out);
+      }
+    } else if (lanes > sse41::kDegree) {
+      avx2::hash_chunks(tail, lanes, rest, counter + batched, out);
+    } else {
+      sse41::hash_chunks(tail, lanes, rest, counter + batched, out);
+    }
+    return full + 1;
+  }
+#endif
   hash_many(path, p, kChunkLen, full, kChunkLen / kBlockLen, counter, true, 0, kChunkStart, kChunkEnd, cvs);
   if (rest == 0) return full;
   node_cv(path, chunk_node(path, p + full * kChunkLen, rest, counter + full), cvs + full * kOutLen);
@@ -156,46 +183,64 @@ inline void reduce_to_two(Blake3Path path, std::uint8_t* cvs, std::size_t n) noe
   }
 }
 
+// The tree of an input longer than one chunk, fed a segment at a time: add() takes the whole 64 KiB
+// segments but the last, in order; finish() the rest (1 byte to one segment) and writes the hash. A
+// caller that reads the input for something else as well can do so a segment at a time, while the
+// segment is in cache.
+class SegmentHasher {
+ public:
+  explicit SegmentHasher(Blake3Path path) noexcept : path_(path) {}
+
+  void add(const std::uint8_t* segment) noexcept {
+    reduce_to_two(path_, cvs_, chunk_cvs(path_, segment, kSegmentLen, segments_ * kSegmentChunks, cvs_));
+    std::uint8_t cv[kOutLen];
+    node_cv(path_, parent_node(cvs_), cv);
+    for (std::uint64_t t = ++segments_; t % 2 == 0; t /= 2) {  // merge equal-sized subtrees
+      std::memcpy(stack_[--depth_] + kOutLen, cv, kOutLen);
+      node_cv(path_, parent_node(stack_[depth_]), cv);
+    }
+    std::memcpy(stack_[depth_++], cv, kOutLen);
+  }
+
+  void finish(const std::uint8_t* rest, std::size_t len, std::uint8_t* out, std::size_t out_len) noexcept {
+    const std::size_t n = chunk_cvs(path_, rest, len, segments_ * kSegmentChunks, cvs_);
+    if (n > 1) reduce_to_two(path_, cvs_, n);
+    if (depth_ == 0) {  // the whole input was one segment: its top parent is the root
+      node_root_output(path_, parent_node(cvs_), out, out_len);
+      return;
+    }
+    std::uint8_t right[kOutLen];
+    if (n > 1) {
+      node_cv(path_, parent_node(cvs_), right);
+    } else {
+      std::memcpy(right, cvs_, kOutLen);
+    }
+    while (depth_ > 1) {
+      std::memcpy(stack_[--depth_] + kOutLen, right, kOutLen);
+      node_cv(path_, parent_node(stack_[depth_]), right);
+    }
+    std::memcpy(stack_[0] + kOutLen, right, kOutLen);
+    node_root_output(path_, parent_node(stack_[0]), out, out_len);
+  }
+
+ private:
+  Blake3Path path_;
+  std::uint8_t cvs_[kSegmentChunks * kOutLen];
+  std::uint8_t stack_[64][2 * kOutLen];  // each entry: a left CV, room for its right partner
+  std::size_t depth_ = 0;
+  std::uint64_t segments_ = 0;
+};
+
 inline void hash(Blake3Path path, const std::uint8_t* p, std::size_t len, std::uint8_t* out,
                  std::size_t out_len) noexcept {
   if (len <= kChunkLen) {
     node_root_output(path, chunk_node(path, p, len, 0), out, out_len);
     return;
   }
-  std::uint8_t cvs[kSegmentChunks * kOutLen];
-  std::uint8_t stack[64][2 * kOutLen];  // each entry: a left CV, room for its right partner
-  std::size_t depth = 0;
-  std::uint64_t segments = 0;
+  SegmentHasher hasher(path);
   std::size_t offset = 0;
-  while (len - offset > kSegmentLen) {
-    reduce_to_two(path, cvs, chunk_cvs(path, p + offset, kSegmentLen, offset / kChunkLen, cvs));
-    std::uint8_t cv[kOutLen];
-    node_cv(path, parent_node(cvs), cv);
-    for (std::uint64_t t = ++segments; t % 2 == 0; t /= 2) {  // merge equal-sized subtrees
-      std::memcpy(stack[--depth] + kOutLen, cv, kOutLen);
-      node_cv(path, parent_node(stack[depth]), cv);
-    }
-    std::memcpy(stack[depth++], cv, kOutLen);
-    offset += kSegmentLen;
-  }
-  const std::size_t n = chunk_cvs(path, p + offset, len - offset, offset / kChunkLen, cvs);
-  if (n > 1) reduce_to_two(path, cvs, n);
-  if (depth == 0) {  // the whole input was one segment: its top parent is the root
-    node_root_output(path, parent_node(cvs), out, out_len);
-    return;
-  }
-  std::uint8_t right[kOutLen];
-  if (n > 1) {
-    node_cv(path, parent_node(cvs), right);
-  } else {
-    std::memcpy(right, cvs, kOutLen);
-  }
-  while (depth > 1) {
-    std::memcpy(stack[--depth] + kOutLen, right, kOutLen);
-    node_cv(path, parent_node(stack[depth]), right);
-  }
-  std::memcpy(stack[0] + kOutLen, right, kOutLen);
-  node_root_output(path, parent_node(stack[0]), out, out_len);
+  for (; len - offset > kSegmentLen; offset += kSegmentLen) hasher.add(p + offset);
+  hasher.finish(p + offset, len - offset, out, out_len);
 }
 
 }  // namespace blake3

@@ -7,7 +7,9 @@
 #pragma once
 
 #include <charconv>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -47,6 +49,21 @@ struct JsonValue {
     const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
     if (r.ec != std::errc() || r.ptr != text.data() + text.size()) return std::nullopt;
     return v;
+  }
+  // The `i`-th f32 of a string of f32 bits, 8 lowercase hex digits each, most significant first (FORMAT.md,
+  // "Numbers": a `floats` field with `text: hex`); nullopt for any other text.
+  std::optional<float> hex_f32(std::size_t i) const {
+    if (kind != Kind::string || text.size() < 8 * (i + 1)) return std::nullopt;
+    std::uint32_t bits = 0;
+    for (std::size_t k = 8 * i; k < 8 * (i + 1); ++k) {
+      const char c = text[k];
+      const int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+      if (d < 0) return std::nullopt;
+      bits = bits << 4 | static_cast<std::uint32_t>(d);
+    }
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
   }
   // An integer number (no fraction or exponent) that fits int64.
   std::optional<std::int64_t> integer() const {

@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "orchlog/detail/blake3/simd_target.hpp"
+#include "orchlog/detail/isa.hpp"
 
 namespace orchlog {
 namespace detail {
@@ -135,7 +136,7 @@ inline bool crc32c_hardware() noexcept {
 #if ORCHLOG_CRC32C_SSE42
   static const bool has = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("sse4.2") != 0;
+    return __builtin_cpu_supports("sse4.2") != 0 && isa_allowed(IsaCap::sse4);
   }();
   return has;
 #else

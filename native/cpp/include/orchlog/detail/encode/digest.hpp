@@ -1,9 +1,10 @@
 // The digest fields of a record: what is computed over the whole tensor,
 // outside the writer's lock. The schema marks them `source: digest`; the
-// generated digest() (fields_gen.hpp) calls digest_<field> for each, so a
-// new digest field is one schema line and one function here (and its twins
-// in orchlog/encoding/digest.py and src/encoding/digest.rs), all held to the
-// vectors.
+// generated digest() (fields_gen.hpp) makes one DigestPass over the tensor
+// and calls digest_<field>(pass, out) for each, so a new digest field is one
+// schema line and one function here (and its twins in
+// orchlog/encoding/digest.py and src/encoding/digest.rs), all held to the
+// vectors; a field the pass does not compute reads pass.tensor itself.
 #pragma once
 
 #include <array>
@@ -15,6 +16,7 @@
 #include <string_view>
 
 #include "orchlog/blake3.hpp"
+#include "orchlog/detail/blake3/tree.hpp"
 #include "orchlog/detail/encode/sketch.hpp"
 #include "orchlog/detail/encode/stats.hpp"
 #include "orchlog/schema_gen.hpp"
@@ -62,18 +64,60 @@ struct Hex256 {
   char text[65] = {};
 };
 
-inline void digest_stats(const Tensor& t, const TensorSize& size, schema::Stats& out) {
-  out = compute_stats(t.dtype, static_cast<const std::uint8_t*>(t.data), size.numel);
+inline void hex_of(const std::uint8_t hash[32], char out[65]) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (int i = 0; i < 32; ++i) {
+    out[2 * i] = kHex[hash[i] >> 4];
+    out[2 * i + 1] = kHex[hash[i] & 15];
+  }
+  out[64] = '\0';
 }
 
-inline void digest_sketch(const Tensor& t, const TensorSize& size, std::array<double, sketch::kRows>& out) {
-  const sketch::Rows rows = compute_sketch(t.dtype, static_cast<const std::uint8_t*>(t.data), size.numel);
-  for (int r = 0; r < sketch::kRows; ++r) out[r] = rows[r];
+// One read of the tensor for every digest field the format defines: the stats come from the sketch's
+// pass (sketch.hpp), and a tensor larger than a BLAKE3 segment (64 KiB) is hashed a segment at a time,
+// each segment just before the sketch reads it, so that it is read from memory once.
+struct DigestPass {
+  const Tensor& tensor;
+  const TensorSize& size;
+  schema::Stats stats;
+  sketch::Rows sketch{};
+  Hex256 blake3;
+
+  DigestPass(const Tensor& t, const TensorSize& s) : tensor(t), size(s) {
+    const auto* data = static_cast<const std::uint8_t*>(t.data);
+    const auto nbytes = static_cast<std::size_t>(s.nbytes);
+    const Blake3Path path = blake3_path();
+    std::uint8_t hash[32];
+    if (nbytes <= detail::blake3::kSegmentLen) {
+      detail::blake3::hash(path, data, nbytes, hash, sizeof hash);
+      sketch = compute_sketch_and_stats(t.dtype, data, s.numel, stats);
+    } else {
+      const std::size_t chunk_bytes = static_cast<std::size_t>(sketch::kChunk) * schema::dtype_size(t.dtype);
+      const std::size_t chunks_per_segment = detail::blake3::kSegmentLen / chunk_bytes;
+      detail::blake3::SegmentHasher hasher(path);
+      std::size_t hashed = 0;  // every segment before the last is hashed before its first chunk is sketched
+      sketch = compute_sketch_and_stats(sketch_best_path(), t.dtype, data, s.numel, stats, [&](std::int64_t c) {
+        const std::size_t at = static_cast<std::size_t>(c) / chunks_per_segment * detail::blake3::kSegmentLen;
+        if (at == hashed && nbytes - at > detail::blake3::kSegmentLen) {
+          hasher.add(data + at);
+          hashed += detail::blake3::kSegmentLen;
+        }
+      });
+      for (; nbytes - hashed > detail::blake3::kSegmentLen; hashed += detail::blake3::kSegmentLen)
+        hasher.add(data + hashed);  // only for a compiler without vector extensions, whose sketch calls no hook
+      hasher.finish(data + hashed, nbytes - hashed, hash, sizeof hash);
+    }
+    hex_of(hash, blake3.text);
+  }
+};
+
+inline void digest_stats(const DigestPass& pass, schema::Stats& out) { out = pass.stats; }
+
+inline void digest_sketch(const DigestPass& pass, std::array<double, sketch::kRows>& out) {
+  for (int r = 0; r < sketch::kRows; ++r) out[r] = pass.sketch[r];
 }
 
-inline void digest_blake3(const Tensor& t, const TensorSize& size, Hex256& out) {
-  blake3_hex(t.data, static_cast<std::size_t>(size.nbytes), out.text);
-}
+inline void digest_blake3(const DigestPass& pass, Hex256& out) { out = pass.blake3; }
 
 // Digest members as the record view holds them.
 inline const schema::Stats& digest_view(const schema::Stats& s) { return s; }

@@ -2,6 +2,7 @@
 // the generated code decides the order of fields, this decides their text.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,12 +27,17 @@ class JsonlWriter {
     out_.push_back('}');
     --depth_;
   }
-  void key(std::string_view name) {  // schema field names: plain ASCII identifiers
-    if (!first_[depth_]) out_.push_back(',');
+  void key(std::string_view name) {  // schema field names: plain ASCII identifiers, one append each
+    char text[64];
+    char* at = text;
+    if (!first_[depth_]) *at++ = ',';
     first_[depth_] = false;
-    out_.push_back('"');
-    out_.append(name);
-    out_.append("\":");
+    *at++ = '"';
+    if (name.size() > sizeof text - 4) name = name.substr(0, sizeof text - 4);  // no schema name is this long
+    at = std::copy(name.begin(), name.end(), at);
+    *at++ = '"';
+    *at++ = ':';
+    out_.append(text, static_cast<std::size_t>(at - text));
   }
 
   void str(std::string_view s) { append_json_string(out_, s); }
@@ -50,6 +56,15 @@ class JsonlWriter {
   }
   void floats_f64(const schema::FloatsView& v) {
     floats(v, [this](double x) { append_f64(out_, x); });
+  }
+  // `text: hex` (FORMAT.md, "Numbers"): one string of the floats' f32 bits, 8 hex digits each.
+  void floats_f32_hex(const schema::FloatsView& v) {
+    const std::size_t start = out_.size();
+    out_.resize(start + 8 * v.size + 2);
+    char* at = &out_[start];
+    *at++ = '"';
+    for (std::size_t i = 0; i < v.size; ++i, at += 8) hex32(at, f32_bits(static_cast<float>(v.data[i])));
+    *at = '"';
   }
   void dtype(schema::DType d) {
     out_.push_back('"');

@@ -89,6 +89,8 @@ class MsgpackWriter {
     container_header(v.size, 0x90, 0xDC, 0xDD);
     for (std::size_t i = 0; i < v.size; ++i) f64(v.data[i]);
   }
+  // Hex is JSONL's text for these floats; msgpack stores floats as they are.
+  void floats_f32_hex(const schema::FloatsView& v) { floats_f32(v); }
   void dtype(schema::DType d) { raw_str(schema::dtype_name(d)); }
   void hex256(std::string_view hex) { raw_str(hex); }
   void shape(const schema::ShapeView& s) {

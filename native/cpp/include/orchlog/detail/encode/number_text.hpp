@@ -7,6 +7,7 @@
 // values are the JSON strings "NaN", "Infinity", "-Infinity".
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -26,31 +27,40 @@ inline void append_i64(std::string& out, std::int64_t v) {
   out.append(buf, static_cast<std::size_t>(r.ptr - buf));
 }
 
-// Lays out `digits` (no leading or trailing zeros) with decimal exponent n,
-// value = 0.digits x 10^n, as ECMAScript Number::toString steps 6-10.
-inline void append_ecmascript_layout(std::string& out, std::string_view digits, int n) {
+// Lays out `digits` (1 to 17 of them, no leading or trailing zeros) with decimal exponent n,
+// value = 0.digits x 10^n, as ECMAScript Number::toString steps 6-10, into `at` (room for 32
+// characters); returns the end. Built on the stack and appended once: a record's numbers are
+// most of its appends.
+inline char* ecmascript_layout(char* at, std::string_view digits, int n) {
   const int k = static_cast<int>(digits.size());
+  const auto copy = [&at](std::string_view s) { at = std::copy(s.begin(), s.end(), at); };
   if (k <= n && n <= 21) {
-    out.append(digits);
-    out.append(static_cast<std::size_t>(n - k), '0');
+    copy(digits);
+    at = std::fill_n(at, n - k, '0');
   } else if (0 < n && n <= 21) {
-    out.append(digits.substr(0, static_cast<std::size_t>(n)));
-    out.push_back('.');
-    out.append(digits.substr(static_cast<std::size_t>(n)));
+    copy(digits.substr(0, static_cast<std::size_t>(n)));
+    *at++ = '.';
+    copy(digits.substr(static_cast<std::size_t>(n)));
   } else if (-6 < n && n <= 0) {
-    out.append("0.");
-    out.append(static_cast<std::size_t>(-n), '0');
-    out.append(digits);
+    copy("0.");
+    at = std::fill_n(at, -n, '0');
+    copy(digits);
   } else {
-    out.push_back(digits[0]);
+    *at++ = digits[0];
     if (k > 1) {
-      out.push_back('.');
-      out.append(digits.substr(1));
+      *at++ = '.';
+      copy(digits.substr(1));
     }
-    out.push_back('e');
-    out.push_back(n - 1 >= 0 ? '+' : '-');
-    append_i64(out, n - 1 >= 0 ? n - 1 : 1 - n);
+    *at++ = 'e';
+    *at++ = n - 1 >= 0 ? '+' : '-';
+    at = std::to_chars(at, at + 8, n - 1 >= 0 ? n - 1 : 1 - n).ptr;
   }
+  return at;
+}
+
+inline void append_ecmascript_layout(std::string& out, std::string_view digits, int n) {
+  char text[32];
+  out.append(text, static_cast<std::size_t>(ecmascript_layout(text, digits, n) - text));
 }
 
 // Shortest round-trip text of a finite, non-zero float or double.
@@ -59,8 +69,10 @@ void append_shortest(std::string& out, Float v) {
   char buf[64];
   const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
   std::string_view sci(buf, static_cast<std::size_t>(r.ptr - buf));  // "-d.ddde-xx"
+  char text[40];
+  char* at = text;
   if (sci.front() == '-') {
-    out.push_back('-');
+    *at++ = '-';
     sci.remove_prefix(1);
   }
   // The exponent ends the text ("e+05", "e-308"): found from the back and read digit by digit, which
@@ -76,7 +88,8 @@ void append_shortest(std::string& out, Float v) {
   for (std::size_t i = 0; i < e; ++i)
     if (sci[i] != '.') digits[k++] = sci[i];
   while (k > 1 && digits[k - 1] == '0') --k;
-  append_ecmascript_layout(out, std::string_view(digits, k), exponent + 1);
+  at = ecmascript_layout(at, std::string_view(digits, k), exponent + 1);
+  out.append(text, static_cast<std::size_t>(at - text));
 }
 
 template <class Float>
@@ -98,6 +111,30 @@ void append_float(std::string& out, Float v) {
 
 inline void append_f64(std::string& out, double v) { append_float(out, v); }
 inline void append_f32(std::string& out, float v) { append_float(out, v); }
+
+// Eight lowercase hex digits of `bits` at `at`, most significant first (a float's `text: hex` form):
+// a table of each byte's two digits, four look-ups.
+inline void hex32(char* at, std::uint32_t bits) {
+  static constexpr struct Pairs {
+    char text[512];
+    constexpr Pairs() : text() {
+      for (int b = 0; b < 256; ++b) {
+        text[2 * b] = "0123456789abcdef"[b >> 4];
+        text[2 * b + 1] = "0123456789abcdef"[b & 15];
+      }
+    }
+  } kPairs;
+  for (int i = 3; i >= 0; --i, bits >>= 8) {
+    at[2 * i] = kPairs.text[2 * (bits & 0xFF)];
+    at[2 * i + 1] = kPairs.text[2 * (bits & 0xFF) + 1];
+  }
+}
+
+inline std::uint32_t f32_bits(float f) noexcept {
+  std::uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
 
 // ------------------------------------------------------------ widening
 // Done on bits, never by hardware converters, which may quiet a signalling

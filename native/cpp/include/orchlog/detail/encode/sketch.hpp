@@ -22,7 +22,9 @@
 
 #include "orchlog/detail/blake3/simd_target.hpp"
 #include "orchlog/detail/encode/number_text.hpp"
+#include "orchlog/detail/encode/stats.hpp"
 #include "orchlog/detail/hd.hpp"
+#include "orchlog/detail/isa.hpp"
 #include "orchlog/schema_gen.hpp"
 
 namespace orchlog {
@@ -165,10 +167,12 @@ inline bool sketch_path_supported(SketchPath path) noexcept {
 #endif
 }
 
+// The widest kernel this CPU runs, within ORCHLOG_ISA (isa.hpp).
 inline SketchPath sketch_best_path() noexcept {
-  static const SketchPath best = sketch_path_supported(SketchPath::avx512) ? SketchPath::avx512
-                                 : sketch_path_supported(SketchPath::avx2) ? SketchPath::avx2
-                                                                           : SketchPath::portable;
+  static const SketchPath best =
+      sketch_path_supported(SketchPath::avx512) && isa_allowed(IsaCap::avx512) ? SketchPath::avx512
+      : sketch_path_supported(SketchPath::avx2) && isa_allowed(IsaCap::avx2)   ? SketchPath::avx2
+                                                                               : SketchPath::portable;
   return best;
 }
 
@@ -185,6 +189,30 @@ inline sketch::Rows compute_sketch(SketchPath path, schema::DType dtype, const s
 
 inline sketch::Rows compute_sketch(schema::DType dtype, const std::uint8_t* data, std::int64_t numel) {
   return compute_sketch(sketch_best_path(), dtype, data, numel);
+}
+
+// The sketch and the stats (stats.hpp) of the same elements, from one read of them. before_chunk(c), if
+// given, is called before chunk c (elements 512c to 512c + 511) is read: a caller that reads the tensor
+// for something else too (BLAKE3) does it there, so that the chunk is read while in cache.
+template <class BeforeChunk>
+sketch::Rows compute_sketch_and_stats(SketchPath path, schema::DType dtype, const std::uint8_t* data,
+                                      std::int64_t numel, schema::Stats& stats, BeforeChunk&& before_chunk) {
+#if ORCHLOG_X86_SIMD
+  if (path == SketchPath::avx512) return sketch::avx512::compute_with_stats(dtype, data, numel, stats, before_chunk);
+  if (path == SketchPath::avx2) return sketch::avx2::compute_with_stats(dtype, data, numel, stats, before_chunk);
+#endif
+  static_cast<void>(path);
+  return sketch::portable::compute_with_stats(dtype, data, numel, stats, before_chunk);
+}
+
+inline sketch::Rows compute_sketch_and_stats(SketchPath path, schema::DType dtype, const std::uint8_t* data,
+                                             std::int64_t numel, schema::Stats& stats) {
+  return compute_sketch_and_stats(path, dtype, data, numel, stats, [](std::int64_t) {});
+}
+
+inline sketch::Rows compute_sketch_and_stats(schema::DType dtype, const std::uint8_t* data, std::int64_t numel,
+                                             schema::Stats& stats) {
+  return compute_sketch_and_stats(sketch_best_path(), dtype, data, numel, stats);
 }
 
 }  // namespace detail

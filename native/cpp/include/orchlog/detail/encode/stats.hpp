@@ -121,23 +121,22 @@ struct LaneSums {
 #endif
   }
 
-  schema::Stats finish() {
+  schema::Stats finish() const;
+};
+
+// What the stats are made of: each lane's sum and sum of squares, the extremes and the counts.
+struct StatsLanes {
+  double sum[kLanes] = {}, sq[kLanes] = {};
+  double lo = std::numeric_limits<double>::infinity(), hi = -std::numeric_limits<double>::infinity();
+  std::int64_t finite = 0, nan = 0, inf = 0;
+
+  schema::Stats finish() const {
     schema::Stats s;
     s.nan_count = nan;
     s.inf_count = inf;
     if (finite == 0) return s;
-    double l[kLanes], q[kLanes];
-    for (int i = 0; i < kLanes; ++i) {
-      l[i] = sum_of(i);
-      q[i] = sq_of(i);
-    }
-    const double total = ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]));
-    const double total_sq = ((q[0] + q[1]) + (q[2] + q[3])) + ((q[4] + q[5]) + (q[6] + q[7]));
-    double lo = min[0], hi = max[0];
-    for (int i = 1; i < kLanes; ++i) {
-      lo = min[i] < lo ? min[i] : lo;
-      hi = max[i] > hi ? max[i] : hi;
-    }
+    const double total = ((sum[0] + sum[1]) + (sum[2] + sum[3])) + ((sum[4] + sum[5]) + (sum[6] + sum[7]));
+    const double total_sq = ((sq[0] + sq[1]) + (sq[2] + sq[3])) + ((sq[4] + sq[5]) + (sq[6] + sq[7]));
     const double n = static_cast<double>(finite);
     // A zero result is written +0 whatever sign the arithmetic gave it.
     const auto plus_zero = [](double v) { return v == 0 ? 0.0 : v; };
@@ -150,6 +149,20 @@ struct LaneSums {
   }
 };
 
+inline schema::Stats LaneSums::finish() const {
+  StatsLanes lanes;
+  for (int i = 0; i < kLanes; ++i) {
+    lanes.sum[i] = sum_of(i);
+    lanes.sq[i] = sq_of(i);
+    lanes.lo = min[i] < lanes.lo ? min[i] : lanes.lo;
+    lanes.hi = max[i] > lanes.hi ? max[i] : lanes.hi;
+  }
+  lanes.finite = finite;
+  lanes.nan = nan;
+  lanes.inf = inf;
+  return lanes.finish();
+}
+
 template <class Load>
 schema::Stats accumulate_stats(std::int64_t n, bool may_be_nonfinite, Load load) {
   LaneSums acc;
@@ -161,6 +174,20 @@ schema::Stats accumulate_stats(std::int64_t n, bool may_be_nonfinite, Load load)
   }
   for (; i < n; ++i) acc.add_one(static_cast<int>(i % kLanes), load(i));
   return acc.finish();
+}
+
+// The NaN and ±Inf elements of a tensor of a float dtype (integer dtypes have none).
+inline void count_nonfinite(schema::DType dtype, const std::uint8_t* data, std::int64_t numel, std::int64_t& nan,
+                            std::int64_t& inf) {
+  using schema::DType;
+  nan = inf = 0;
+  if (dtype != DType::f32 && dtype != DType::f64 && dtype != DType::f16 && dtype != DType::bf16) return;
+  for (std::int64_t i = 0; i < numel; ++i) {
+    const double x =
+        dtype == DType::f64 ? f64_at(data, i) : static_cast<double>(f32_from_bits(f32_bits_at(dtype, data, i)));
+    nan += x != x;
+    inf += x - x != 0 && x == x;
+  }
 }
 
 // Stats of `numel` elements of `dtype` stored little-endian at `data`.

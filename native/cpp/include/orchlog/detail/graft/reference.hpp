@@ -355,12 +355,19 @@ class ReferenceIndex {
     }
     if (const JsonValue* sketch = doc.get("sketch");
         sketch && sketch->kind == JsonValue::Kind::array && sketch->items.size() == s.sketch.size()) {
-      s.sketched = true;
+      s.sketched = true;  // schema 2: the rows as numbers
       for (std::size_t i = 0; i < s.sketch.size(); ++i) {
         const auto v = sketch->items[i].real();
         if (!v) s.sketched = false;
         // Written as the shortest text of an f32: parsed to the nearest double, then to that f32.
         s.sketch[i] = v ? static_cast<double>(static_cast<float>(*v)) : 0.0;
+      }
+    } else if (sketch && sketch->kind == JsonValue::Kind::string && sketch->text.size() == 8 * s.sketch.size()) {
+      s.sketched = true;  // schema 3: the rows' f32 bits in hex, exact
+      for (std::size_t i = 0; i < s.sketch.size(); ++i) {
+        const auto v = sketch->hex_f32(i);
+        if (!v) s.sketched = false;
+        s.sketch[i] = v ? static_cast<double>(*v) : 0.0;
       }
     }
     if (ok) by_key_[graft_key_text(checkpoint->text, key)].push_back(std::move(t));
