@@ -19,7 +19,8 @@ from pathlib import Path
 
 import numpy as np
 
-from orchlog.encoding.floats import format_float
+from orchlog import kernels
+from orchlog.encoding.floats import format_float, hex_bits
 from orchlog.encoding.record import HeaderInput, RecordInput, encode_header, encode_record
 from orchlog.parquet import pack
 
@@ -61,7 +62,7 @@ class _Pools:
         rows = rng.standard_normal((4096, 64)) * np.sqrt(HIDDEN / 64)
         self.sketches = [
             [
-                '"sketch":[' + ",".join(format_float(float(x), "f32") for x in row.astype(np.float32)) + "]"
+                f'"sketch":"{hex_bits(row.astype(np.float32).tolist(), "f32")}"'
                 for row in rows + rng.standard_normal(rows.shape) * noise * np.sqrt(HIDDEN / 64)
             ]
             for noise in (0.0, 1e-4, 0.5)
@@ -91,7 +92,7 @@ def write_jsonl_pair(
             )
             for name, layer in names:
                 if seq == records:
-                    return
+                    break
                 numel = VOCAB if name == "result_output" else HIDDEN
                 broken = tok >= bad_token and (layer is None and name != "inp_embd" or (layer or 0) >= bad_layer)
                 head = (
@@ -110,9 +111,26 @@ def write_jsonl_pair(
                         + pools.stats[pool][stat_picks[seq]]
                         + ","
                         + pools.sketches[pool][stat_picks[seq]]
-                        + f',"blake3":"{pools.hashes[pool * 4096 + stat_picks[seq]]}","meta":{{}},"grafted":false}}\n'
+                        + f',"blake3":"{pools.hashes[pool * 4096 + stat_picks[seq]]}","meta":{{}},"grafted":false,'
+                        + '"full_reason":null}\n'
                     )
                 seq += 1
+            if seq == records:
+                break
+    _check_layout(path_a)
+
+
+def _check_layout(path: Path) -> None:
+    """The lines are written by hand for speed; a schema change that this writer missed would send every
+    line to the reader's slow path and measure that instead: refuse it."""
+    with open(path, "rb") as f:
+        f.readline()
+        line = f.readline()
+    cols = kernels.parse_orchlog_jsonl(line, 2)
+    if cols is None or cols["n"] != 1:
+        raise SystemExit(
+            f"{path}: the benchmark's JSONL lines no longer have the schema's layout; update write_jsonl_pair"
+        )
 
 
 def write_frames_pair(path_a: Path, path_b: Path, records: int, numel: int, seed: int = 0) -> None:
