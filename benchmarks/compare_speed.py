@@ -23,7 +23,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -55,7 +57,7 @@ def interleaved(cases: dict[str, list[str]], runs: int) -> dict[str, dict[str, f
     }
 
 
-def _ratios(result: dict, ours: str, base: str) -> dict:
+def _ratios(result: dict[str, Any], ours: str, base: str) -> dict[str, Any]:
     o, b = result[ours], result[base]
     return {"wall_ratio": o["wall_s"] / b["wall_s"], "cpu_ratio": o["cpu_s"] / max(b["cpu_s"], 1e-9)}
 
@@ -79,7 +81,7 @@ def _byte_compiled() -> None:
     subprocess.run([PY, "-m", "compileall", "-q", str(ROOT / "orchlog")], check=True, stdout=subprocess.DEVNULL)
 
 
-def rows(work: Path, records: int, runs: int) -> dict:
+def rows(work: Path, records: int, runs: int) -> dict[str, Any]:
     from benchmarks.compare_traces import write_rows_pair
 
     a, b = work / f"rows_{records}_a.bin", work / f"rows_{records}_b.bin"
@@ -103,7 +105,7 @@ def rows(work: Path, records: int, runs: int) -> dict:
     }
 
 
-def start(work: Path, runs: int) -> dict:
+def start(work: Path, runs: int) -> dict[str, Any]:
     from benchmarks.compare_traces import write_jsonl_pair
 
     a, b = work / "jsonl_1000_a.jsonl", work / "jsonl_1000_b.jsonl"
@@ -137,7 +139,7 @@ print(floor, sums, p99)
 """
 
 
-def p99(mib: int, runs: int) -> dict:
+def p99(mib: int, runs: int) -> dict[str, Any]:
     out = subprocess.run([PY, "-c", P99, str(mib), str(max(runs, 5) * 4)], capture_output=True, text=True, check=True)
     floor, sums, q = (float(x) for x in out.stdout.split())
     return {
@@ -150,7 +152,7 @@ def p99(mib: int, runs: int) -> dict:
     }
 
 
-def report(work: Path, records: int, runs: int) -> dict:
+def report(work: Path, records: int, runs: int) -> dict[str, Any]:
     from benchmarks.compare_traces import write_jsonl_pair
 
     a, b = work / f"jsonl_{records}_a.jsonl", work / f"jsonl_{records}_b.jsonl"
@@ -175,12 +177,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, help="also write the figures here")
     args = p.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
-    out: dict = {
+    out: dict[str, Any] = {
         "machine": machine(),
         "uptime_at_start": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
     }
     print(f"machine: {out['machine']}; {out['uptime_at_start']}")
-    jobs = {
+    jobs: dict[str, Callable[[], dict[str, Any]]] = {
         "start": lambda: start(args.work, args.runs),
         "p99": lambda: p99(args.mib, args.runs),
         "rows": lambda: rows(args.work, args.records or 200_000, args.runs),

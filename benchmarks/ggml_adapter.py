@@ -20,11 +20,12 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.cpp_emitter import machine  # noqa: E402
+from benchmarks.compare_measure import machine  # noqa: E402
 from examples.qwen2_tiny.config import TinyQwen2Config  # noqa: E402
 from examples.qwen2_tiny.gguf_file import write_gguf  # noqa: E402
 from examples.qwen2_tiny.make_model import make_tiny_model  # noqa: E402
@@ -64,7 +65,7 @@ def build() -> Path:
     return out
 
 
-def table(result: dict) -> str:
+def table(result: dict[str, Any]) -> str:
     base = result["configs"][0]
     lines = [
         "| configuration | records per step | decode step (wall) | ratio | CPU time | ratio |",

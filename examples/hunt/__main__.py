@@ -34,7 +34,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--bug",
         default="",
-        help="NumPy engine bugs, comma-separated, from: " + ", ".join(b.name.lower() for b in ALL_BUGS),
+        help="NumPy engine bugs, comma-separated, from: " + ", ".join(b.label for b in ALL_BUGS),
     )
     parser.add_argument("--stages", action="store_true", help="print each stage's agreement for both clean engines")
     parser.add_argument("--out", type=Path, help="keep the model and traces in this directory")

@@ -33,9 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("model", type=Path, help="tiny Qwen2 GGUF (examples.qwen2_tiny.make_model)")
     parser.add_argument("out", type=Path, help="logits as .npy, (n_positions, n_vocab) float32")
-    parser.add_argument(
-        "--bugs", default="", help="comma-separated, from: " + ", ".join(b.name.lower() for b in ALL_BUGS)
-    )
+    parser.add_argument("--bugs", default="", help="comma-separated, from: " + ", ".join(b.label for b in ALL_BUGS))
     args = parser.parse_args(argv)
     try:
         bugs = Bug.parse(args.bugs)

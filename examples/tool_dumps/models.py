@@ -9,6 +9,7 @@ identical, so a comparison must name exactly that module.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,6 +23,10 @@ PLANTED_GGUF = f"blk.{PLANTED_LAYER}.ffn_down.weight"
 PLANTED_MODULE = f"model.layers.{PLANTED_LAYER}.mlp.down_proj"
 PLANTED_SCALE = 1.25
 PROMPT = DEFAULT_SCENARIO.prompt
+
+if TYPE_CHECKING:  # imported where used, so that writing the GGUF files does not load torch
+    import torch
+    from transformers import Qwen2ForCausalLM
 
 
 def weights(planted: bool) -> dict[str, np.ndarray]:
@@ -39,14 +44,14 @@ def write_models(directory: Path) -> dict[str, Path]:
     }
 
 
-def hf_model(gguf: Path):  # type: ignore[no-untyped-def]
+def hf_model(gguf: Path) -> Qwen2ForCausalLM:
     """The HF transformers model of a GGUF file (eval mode, f32, eager attention)."""
     from examples.qwen2_tiny.hf_model import load_hf_model
 
     return load_hf_model(gguf)
 
 
-def prompt_ids():  # type: ignore[no-untyped-def]
+def prompt_ids() -> torch.Tensor:
     import torch
 
     return torch.tensor([list(PROMPT)], dtype=torch.long)
@@ -55,7 +60,7 @@ def prompt_ids():  # type: ignore[no-untyped-def]
 MICRO_PROMPT = (3, 1, 4)
 
 
-def micro_model(planted: bool):  # type: ignore[no-untyped-def]
+def micro_model(planted: bool) -> Qwen2ForCausalLM:
     """A Qwen2 small enough for committed fixtures (hidden 8, two layers, two heads over one KV head,
     vocabulary 16), random weights from a fixed seed; `planted` scales layer 1's mlp.down_proj by
     PLANTED_SCALE."""
@@ -63,11 +68,13 @@ def micro_model(planted: bool):  # type: ignore[no-untyped-def]
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     torch.manual_seed(28)
-    config = Qwen2Config(
+    # transformers takes attn_implementation as an extra keyword, outside the config's dataclass fields.
+    config = Qwen2Config(  # type: ignore[call-arg]
         vocab_size=16, hidden_size=8, intermediate_size=16, num_hidden_layers=2, num_attention_heads=2,
         num_key_value_heads=1, max_position_embeddings=16, tie_word_embeddings=False, attn_implementation="eager",
     )  # fmt: skip
-    model = Qwen2ForCausalLM(config).eval()
+    model = Qwen2ForCausalLM(config)
+    model.eval()
     with torch.no_grad():  # weights of the tiny Qwen2's scale (examples/qwen2_tiny/weights.py): activations near 1
         for name, p in model.named_parameters():
             if name.endswith("norm.weight"):
@@ -82,7 +89,7 @@ def micro_model(planted: bool):  # type: ignore[no-untyped-def]
     return model
 
 
-def load(spec: str):  # type: ignore[no-untyped-def]
+def load(spec: str) -> tuple[Qwen2ForCausalLM, torch.Tensor]:
     """(model, input_ids) of `micro-clean`, `micro-planted` or a tiny Qwen2 GGUF file."""
     import torch
 
