@@ -22,6 +22,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -68,7 +69,13 @@ def grafted_numpy_trace(
         checkpoint: str, layer: int | None, token_idx: int, step: int, array: np.ndarray, stage: str | None = None
     ) -> None:
         # The token id is a key part: a graft finds the reference's record only when it is given.
-        keys = {"token_idx": token_idx, "layer": layer, "stage": stage, "step": step, "token_id": token_ids[token_idx]}
+        keys: dict[str, Any] = {
+            "token_idx": token_idx,
+            "layer": layer,
+            "stage": stage,
+            "step": step,
+            "token_id": token_ids[token_idx],
+        }
         if (checkpoint, stage) not in UNGRAFTABLE and grafted(checkpoint, stage):
             orchlog.graft(checkpoint, array, **keys)
         else:

@@ -44,7 +44,8 @@ def test_a_binary_stream_packs_to_rows_with_the_same_fields_and_bytes(tmp_path):
             assert getattr(p, field) == getattr(o, field), field
         assert vars(p.stats) == vars(o.stats)
         np.testing.assert_array_equal(p.values, o.values)
-        assert bytes(p.raw_bytes()) == bytes(o.raw_bytes())
+        p_raw, o_raw = p.raw_bytes(), o.raw_bytes()
+        assert p_raw is not None and o_raw is not None and bytes(p_raw) == bytes(o_raw)
 
 
 def test_several_ranks_become_one_trace_with_rank_and_every_header_kept(tmp_path):

@@ -8,6 +8,7 @@ import pytest
 from orchlog.encoding.record import encode_record
 from orchlog.errors import OrchlogError
 from orchlog.parquet import pack, read, schema
+from orchlog.read.trace import Diagnostic
 from tests.tracegen import record, write_frames
 
 
@@ -29,7 +30,7 @@ def test_a_hash_mismatch_is_reported_at_its_frame_and_the_row_kept_as_found(tmp_
     recs = _records()
     stream = write_frames(tmp_path / "t.bin", recs)
     offset = _corrupt_tensor(stream, 2, recs)
-    seen = []
+    seen: list[Diagnostic] = []
     result = pack([stream], tmp_path / "out.parquet", on_problem=seen.append)
     assert not result and result.records == 4
     (problem,) = result.problems

@@ -116,8 +116,8 @@ def test_seq_is_the_order_of_rows_when_threads_log_at_once(tmp_path):
             t.join()
     recs = list(read(tmp_path / "t.parquet"))
     assert [r.seq for r in recs] == list(range(200))
-    for t in range(4):
-        assert [r.token_idx for r in recs if r.checkpoint == f"thread{t}"] == list(range(50))
+    for n in range(4):
+        assert [r.token_idx for r in recs if r.checkpoint == f"thread{n}"] == list(range(50))
 
 
 def test_a_closed_writer_refuses_rows_and_closing_twice_is_harmless(tmp_path):

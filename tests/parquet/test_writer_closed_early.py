@@ -51,6 +51,7 @@ def test_ctrl_c_in_a_running_process_keeps_every_completed_row(tmp_path):
                 if i == 50:
                     print("ready", flush=True)
     """)
+    assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "ready"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)

@@ -59,6 +59,7 @@ def test_kill_9_after_a_flush_leaves_every_acknowledged_row(tmp_path):
     path = tmp_path / "t.parquet"
     proc = _engine(path)
     acked = 0
+    assert proc.stdout is not None and proc.stderr is not None
     for line in proc.stdout:
         acked = int(line.split()[1])
         if acked >= 24:

@@ -59,6 +59,7 @@ def test_an_exception_that_ends_the_engine_leaves_every_logged_row(stop, error, 
 
 def test_ctrl_c_in_the_middle_of_logging_leaves_every_logged_row(tmp_path):
     proc = _engine(tmp_path / "t.parquet", 9, "print('ready', flush=True)")
+    assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "ready"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
