@@ -61,9 +61,8 @@ def test_the_first_failure_and_its_context_are_whole_and_later_tokens_failing_to
         TOKENS * LAYERS - first - 3
     )
     whole = [r for r in open_trace(out) if r.full_reason]
-    assert [None if r.values is None else len(r.values) for r in whole] == [
-        300
-    ] * 3  # every value inline: the tensor itself
+    lengths = [None if r.values is None else len(r.values) for r in whole]
+    assert lengths == [300] * 3  # every value inline: the tensor itself
     np.testing.assert_array_equal(np.asarray(whole[0].values, np.float32), ours[1, 1])
 
 
