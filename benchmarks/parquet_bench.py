@@ -296,7 +296,9 @@ def bench_read(work: Path, repeat: int, gib: float, row_group_bytes: int) -> Non
 
     def read_one(layer: int, token: int) -> int:
         (rec,) = list(read(path, layer=layer, token_idx=token))
-        nbytes: int = rec.tensor().nbytes
+        tensor = rec.tensor()
+        assert tensor is not None
+        nbytes: int = tensor.nbytes
         return nbytes
 
     results = []

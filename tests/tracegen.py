@@ -25,6 +25,13 @@ def tensor_of(rec: TraceRecord) -> np.ndarray:
     return tensor
 
 
+def raw_of(rec: TraceRecord) -> bytes | memoryview:
+    """A read record's tensor bytes, which the test expects it to have."""
+    raw = rec.raw_bytes()
+    assert raw is not None, f"{rec.checkpoint!r} has no tensor bytes"
+    return raw
+
+
 def header(language: str = "python", **kw) -> HeaderInput:
     return HeaderInput(language=language, created="2026-01-01T00:00:00Z", **kw)
 

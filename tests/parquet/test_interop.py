@@ -12,7 +12,7 @@ import pytest
 
 from orchlog import SCHEMA_VERSION
 from orchlog.parquet import pack, read
-from tests.tracegen import header, record, write_frames
+from tests.tracegen import header, raw_of, record, write_frames
 
 
 @pytest.fixture
@@ -91,5 +91,6 @@ def test_polars_reads_and_filters_lazily(packed):
     assert out.height == 6 and out.schema["data"] == pl.Binary
     by_key = {(r.rank, r.token_idx): r for r in read(packed, layer=3, checkpoint="ffn_out")}
     for rank, token, abs_max, data in out.iter_rows():
-        assert abs_max == by_key[rank, token].stats.abs_max
-        assert data == bytes(by_key[rank, token].raw_bytes())
+        rec = by_key[rank, token]
+        assert rec.stats is not None and abs_max == rec.stats.abs_max
+        assert data == bytes(raw_of(rec))
