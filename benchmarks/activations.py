@@ -30,7 +30,8 @@ class Model:
         rng = np.random.default_rng(seed)
 
         def w(rows: int, cols: int, scale: float = 1.0) -> np.ndarray:
-            return (rng.standard_normal((rows, cols), dtype=np.float32) * (scale / np.sqrt(rows))).astype(np.float32)
+            m: np.ndarray = rng.standard_normal((rows, cols), dtype=np.float32) * (scale / np.sqrt(rows))
+            return m.astype(np.float32)
 
         self.embed = (rng.standard_normal((VOCAB, HIDDEN), dtype=np.float32) * 0.02).astype(np.float16)
         self.massive = rng.choice(HIDDEN, size=4, replace=False)
@@ -55,7 +56,8 @@ class Model:
 
 
 def _rms_norm(x: np.ndarray, gain: np.ndarray) -> np.ndarray:
-    return (x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + 1e-6) * gain).astype(np.float32)
+    y: np.ndarray = x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + 1e-6) * gain
+    return y.astype(np.float32)
 
 
 def _rope(x: np.ndarray, positions: np.ndarray) -> np.ndarray:

@@ -27,6 +27,7 @@ from tests.fuzz.seeds import make_seeds
 def _header_end(path: Path) -> int:
     trace = open_trace(path)
     first = next(iter(trace))
+    assert first.location is not None  # a record read from a file says where it is
     return first.location.offset if first.location.offset is not None else path.read_bytes().index(b"\n") + 1
 
 

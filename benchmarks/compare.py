@@ -18,6 +18,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -29,7 +30,7 @@ def _mb(n: float) -> str:
     return f"{n / 1e6:,.0f} MB"
 
 
-def _print(name: str, r: dict) -> None:
+def _print(name: str, r: dict[str, Any]) -> None:
     print(f"\n[{name}]")
     if name == "jsonl":
         print(f"  {r['records']:,} records per trace, {_mb(r['trace_bytes'])} in all")
@@ -81,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path, help="also write the figures here")
     args = p.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
-    out = {"machine": machine(), "load_average_at_start": load_average()}
+    out: dict[str, Any] = {"machine": machine(), "load_average_at_start": load_average()}
     print(f"machine: {out['machine']}; load average {out['load_average_at_start']:.1f}")
     if args.which in ("jsonl", "all"):
         out["jsonl"] = compare_jsonl.run(args.work, args.records or 1_000_000, args.repeat)

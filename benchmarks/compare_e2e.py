@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from benchmarks.compare_measure import in_child
 from benchmarks.compare_traces import write_frames_pair, write_parquet_pair
@@ -46,7 +47,7 @@ result = report.findings.pairs
 """
 
 
-def run(work: Path, records: int, mib_per_tensor: int, repeat: int, fmt: str = "binary-stream") -> dict:
+def run(work: Path, records: int, mib_per_tensor: int, repeat: int, fmt: str = "binary-stream") -> dict[str, Any]:
     writer, baselines = FORMATS[fmt]
     numel = mib_per_tensor * (1 << 20) // 4
     a, b = work / f"e2e_{fmt}_{records}x{mib_per_tensor}_a", work / f"e2e_{fmt}_{records}x{mib_per_tensor}_b"
@@ -56,7 +57,7 @@ def run(work: Path, records: int, mib_per_tensor: int, repeat: int, fmt: str = "
     paths = f"paths = ({str(a)!r}, {str(b)!r})\n"
     sides = {**{name: paths + code for name, code in baselines.items()}, "orchlog": paths + ORCHLOG}
     in_child(sides["python"])  # the page cache
-    best: dict[str, dict] = {}
+    best: dict[str, dict[str, Any]] = {}
     for _ in range(repeat):
         for name, code in sides.items():
             run_once = in_child(code)

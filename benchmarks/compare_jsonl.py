@@ -12,6 +12,7 @@ processes so that each one's peak RSS is its own.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from benchmarks.compare_measure import in_child
 from benchmarks.compare_traces import write_jsonl_pair
@@ -43,7 +44,7 @@ result = report.findings.pairs
 """
 
 
-def run(work: Path, records: int, repeat: int) -> dict:
+def run(work: Path, records: int, repeat: int) -> dict[str, Any]:
     a, b = work / f"jsonl_{records}_a.jsonl", work / f"jsonl_{records}_b.jsonl"
     if not (a.exists() and b.exists()):
         write_jsonl_pair(a, b, records)

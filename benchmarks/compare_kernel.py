@@ -18,6 +18,8 @@ Ratios are floor time / metric time, so 1.0 would be "as fast as reading".
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from benchmarks.compare_measure import best_of, best_of_each
@@ -25,7 +27,7 @@ from orchlog import kernels
 from orchlog.compare.measuring.tensor_metrics import P99, tensor_diff
 
 
-def numpy_metrics(a: np.ndarray, b: np.ndarray) -> dict:
+def numpy_metrics(a: np.ndarray, b: np.ndarray) -> dict[str, Any]:
     """The same one-pass metrics as a person would write them in NumPy: one temporary per step."""
     d = a - b
     ad = np.abs(d)
@@ -48,7 +50,7 @@ def numpy_p99(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.partition(ad, k)[k])
 
 
-def run(mib: int, repeat: int) -> dict:
+def run(mib: int, repeat: int) -> dict[str, Any]:
     n = mib * (1 << 20) // 4
     rng = np.random.default_rng(0)
     a = rng.standard_normal(n, dtype=np.float32)
@@ -78,7 +80,7 @@ def run(mib: int, repeat: int) -> dict:
     }
 
 
-def rows(repeat: int, count: int = 20_000, width: int = 896) -> dict:
+def rows(repeat: int, count: int = 20_000, width: int = 896) -> dict[str, Any]:
     """Many small pairs in one call, as the full-mode compare measures a round of hidden-state rows."""
     rng = np.random.default_rng(0)
     va = rng.standard_normal(count * width, dtype=np.float32)

@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,7 +36,7 @@ def best_of_each(fns: list[Callable[[], object]], repeat: int) -> list[float]:
     return best
 
 
-def in_child(code: str, repeat: int = 1) -> dict:
+def in_child(code: str, repeat: int = 1) -> dict[str, Any]:
     """Run Python `code` in a fresh interpreter `repeat` times; the best wall time (with the CPU time
     of that run, all threads) and the peak RSS.
 

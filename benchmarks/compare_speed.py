@@ -25,7 +25,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -50,7 +52,7 @@ def _run(case: Case) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
-def interleaved(cases: dict[str, Case], runs: int) -> dict[str, dict[str, float]]:
+def interleaved(cases: Mapping[str, Case], runs: int) -> dict[str, dict[str, float]]:
     """Median wall and CPU time of each command, the commands run in turn `runs` times."""
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
     for _ in range(runs):
@@ -62,7 +64,7 @@ def interleaved(cases: dict[str, Case], runs: int) -> dict[str, dict[str, float]
     }
 
 
-def _ratios(result: dict, ours: str, base: str) -> dict:
+def _ratios(result: dict[str, Any], ours: str, base: str) -> dict[str, Any]:
     o, b = result[ours], result[base]
     return {"wall_ratio": o["wall_s"] / b["wall_s"], "cpu_ratio": o["cpu_s"] / max(b["cpu_s"], 1e-9)}
 
@@ -91,7 +93,7 @@ def _per_isa(name: str, cmd: list[str], isas: list[str]) -> dict[str, Case]:
     return {(name if i == 0 else f"{name}@{isa}"): (cmd, ISA_CAPS[isa]) for i, isa in enumerate(isas)}
 
 
-def rows(work: Path, records: int, runs: int, isas: list[str]) -> dict:
+def rows(work: Path, records: int, runs: int, isas: list[str]) -> dict[str, Any]:
     from benchmarks.compare_traces import write_rows_pair
 
     a, b = work / f"rows_{records}_a.bin", work / f"rows_{records}_b.bin"
@@ -116,7 +118,7 @@ def rows(work: Path, records: int, runs: int, isas: list[str]) -> dict:
     }
 
 
-def start(work: Path, runs: int, isas: list[str]) -> dict:
+def start(work: Path, runs: int, isas: list[str]) -> dict[str, Any]:
     from benchmarks.compare_traces import write_jsonl_pair
 
     a, b = work / "jsonl_1000_a.jsonl", work / "jsonl_1000_b.jsonl"
@@ -150,7 +152,7 @@ print(floor, sums, p99)
 """
 
 
-def p99(mib: int, runs: int) -> dict:
+def p99(mib: int, runs: int) -> dict[str, Any]:
     out = subprocess.run([PY, "-c", P99, str(mib), str(max(runs, 5) * 4)], capture_output=True, text=True, check=True)
     floor, sums, q = (float(x) for x in out.stdout.split())
     return {
@@ -163,7 +165,7 @@ def p99(mib: int, runs: int) -> dict:
     }
 
 
-def report(work: Path, records: int, runs: int) -> dict:
+def report(work: Path, records: int, runs: int) -> dict[str, Any]:
     from benchmarks.compare_traces import write_jsonl_pair
 
     a, b = work / f"jsonl_{records}_a.jsonl", work / f"jsonl_{records}_b.jsonl"
@@ -197,12 +199,12 @@ def main(argv: list[str] | None = None) -> int:
     if not all(isa in ISA_CAPS for isa in isas):
         p.error(f"--isa takes {', '.join(ISA_CAPS)}")
     args.work.mkdir(parents=True, exist_ok=True)
-    out: dict = {
+    out: dict[str, Any] = {
         "machine": machine(),
         "uptime_at_start": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
     }
     print(f"machine: {out['machine']}; {out['uptime_at_start']}")
-    jobs = {
+    jobs: dict[str, Callable[[], dict[str, Any]]] = {
         "start": lambda: start(args.work, args.runs, isas),
         "p99": lambda: p99(args.mib, args.runs),
         "rows": lambda: rows(args.work, args.records or 200_000, args.runs, isas),

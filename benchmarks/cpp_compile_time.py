@@ -126,7 +126,7 @@ def measure_disabled_call(work: Path, calls: int) -> dict[str, float]:
         "header-only, ORCH_LOGGING": ["-DWITH_CALL=1", "-DORCH_LOGGING"],
         "compiled library, ORCH_LOGGING": ["-DWITH_CALL=1", "-DORCH_LOGGING", "-DORCHLOG_COMPILED_LIB", str(library)],
     }
-    per_call = {}
+    per_call: dict[str, float] = {}
     for name, flags in builds.items():
         binary = work / f"loop_{len(per_call)}"
         subprocess.run([*cxx, str(source), *flags, "-o", str(binary), "-pthread"], check=True)
@@ -170,14 +170,14 @@ def main() -> None:
             f"{c[LIBRARY_ROW]:.2f} s once."
         )
     if disabled is not None:
-        base = disabled["no call (baseline)"]
+        empty_loop = disabled["no call (baseline)"]
         print(
             f"\nInstructions per ORCH_LOG_AT call while logging is off at run time (callgrind, {args.calls:,} calls):\n"
         )
         print("| build | instructions per iteration | above the empty loop |")
         print("|---|---|---|")
         for name, n in disabled.items():
-            print(f"| {name} | {n:.2f} | {'—' if name.startswith('no call') else f'{n - base:+.2f}'} |")
+            print(f"| {name} | {n:.2f} | {'—' if name.startswith('no call') else f'{n - empty_loop:+.2f}'} |")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -88,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
         f"r = compare({str(a)!r}, {str(b)!r}, CompareOptions(diagnose={{}}))\n"
         "result = {'kinds': [f.kind for d in r.diagnosis for f in d.findings], 'diagnosis_s': spent[0]}\n"
     )
-    runs = {"without": [], "with": []}
+    runs: dict[str, list[dict[str, Any]]] = {"without": [], "with": []}
     for _ in range(args.repeat):  # alternate, so both see the same load
         runs["without"].append(in_child(code.replace("{}", "False")))
         runs["with"].append(in_child(code.replace("{}", "True")))

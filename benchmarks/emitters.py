@@ -28,7 +28,9 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -39,8 +41,8 @@ CACHE = ROOT / ".cache"
 SIZES = {4 << 10: "4 KiB", 1 << 20: "1 MiB", 256 << 20: "256 MiB"}
 
 
-def _run(argv: list[str], **kw) -> str:
-    return subprocess.run(argv, check=True, capture_output=True, text=True, **kw).stdout
+def _run(argv: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+    return subprocess.run(argv, check=True, capture_output=True, text=True, cwd=cwd, env=env).stdout
 
 
 def build_cpp() -> Path:
@@ -74,7 +76,7 @@ def cargo_env(bench_dir: Path) -> dict[str, str]:
     }
 
 
-def rust_bench(bench_dir: Path, quick: bool) -> list[dict]:
+def rust_bench(bench_dir: Path, quick: bool) -> list[dict[str, Any]]:
     argv = [
         "cargo",
         "bench",
@@ -91,17 +93,17 @@ def rust_bench(bench_dir: Path, quick: bool) -> list[dict]:
     return _json_lines(_run(argv, cwd=ROOT / "native" / "rust", env=cargo_env(bench_dir)))
 
 
-def cpp_bench(exe: Path, bench_dir: Path, quick: bool) -> list[dict]:
+def cpp_bench(exe: Path, bench_dir: Path, quick: bool) -> list[dict[str, Any]]:
     return _json_lines(_run([str(exe), str(bench_dir), "256", "300" if quick else "1500"]))
 
 
-def _json_lines(text: str) -> list[dict]:
+def _json_lines(text: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines() if line.startswith("{")]
 
 
-def best_rounds(rounds: list[list[dict]]) -> dict[tuple[str, int], dict]:
+def best_rounds(rounds: list[list[dict[str, Any]]]) -> dict[tuple[str, int], dict[str, Any]]:
     """Per (case, bytes), the round with the fastest time; its baseline comes from that same round."""
-    best: dict[tuple[str, int], dict] = {}
+    best: dict[tuple[str, int], dict[str, Any]] = {}
     for rows in rounds:
         for row in rows:
             key = (row["case"], row["bytes"])
@@ -110,7 +112,7 @@ def best_rounds(rounds: list[list[dict]]) -> dict[tuple[str, int], dict]:
     return best
 
 
-def blake3_against_package(mib: int) -> dict:
+def blake3_against_package(mib: int) -> dict[str, Any]:
     """The header's BLAKE3 (through orchlog._native) and the `blake3` package on one buffer, alternating."""
     import blake3
     import numpy as np
@@ -130,7 +132,7 @@ def blake3_against_package(mib: int) -> dict:
     return {"bytes": len(data), "header_seconds": header, "package_seconds": package}
 
 
-def python_disabled_call() -> dict:
+def python_disabled_call() -> dict[str, Any]:
     """orchlog.log while logging is off, against a Python function that does nothing."""
     import numpy as np
 
@@ -139,10 +141,10 @@ def python_disabled_call() -> dict:
     orchlog.configure(path="")
     x = np.zeros(4, dtype=np.float32)
 
-    def noop(*args, **kwargs):
+    def noop(*args: object, **kwargs: object) -> bool:
         return False
 
-    def best(call) -> float:
+    def best(call: Callable[..., object]) -> float:
         n, fastest = 200_000, float("inf")
         for _ in range(3):
             t = time.perf_counter()
@@ -164,9 +166,12 @@ def _rate(per_second: float) -> str:
     return f"{per_second:,.1f}" if per_second < 100 else f"{per_second:,.0f}"
 
 
-def tables(r: dict) -> str:
+def tables(r: dict[str, Any]) -> str:
     rust, cpp = r["rust"], r["cpp"]
-    gbs = lambda row, key="seconds": row["bytes"] / row[key] / 1e9  # noqa: E731
+
+    def gbs(row: dict[str, Any], key: str = "seconds") -> float:
+        return float(row["bytes"] / row[key] / 1e9)
+
     d_rust, d_cpp = rust[("disabled", 3584)], cpp[("disabled", 3584)]
     lines = [
         f"Machine: {r['machine']}; load average {r['load_start']:.1f} at the start, {r['load_end']:.1f} at the "
@@ -247,7 +252,7 @@ def main(argv: list[str] | None = None) -> int:
         cwd=ROOT / "native" / "rust",
         env=cargo_env(CACHE),
     )
-    out = {
+    out: dict[str, Any] = {
         "machine": machine(),
         "load_start": load_average(),
         "dir": str(args.dir or ".cache/"),

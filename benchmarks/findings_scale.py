@@ -18,6 +18,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -34,7 +35,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", type=Path)
     args = p.parse_args(argv)
     args.work.mkdir(parents=True, exist_ok=True)
-    out: dict = {"machine": machine(), "uptime_at_start": uptime()}
+    out: dict[str, Any] = {"machine": machine(), "uptime_at_start": uptime()}
     for n in (args.records, 4 * args.records):
         a, b = args.work / f"tokens_{n}_a.jsonl", args.work / f"tokens_{n}_b.jsonl"
         if not (a.exists() and b.exists()):

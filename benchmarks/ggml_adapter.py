@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -64,7 +65,7 @@ def build() -> Path:
     return out
 
 
-def table(result: dict) -> str:
+def table(result: dict[str, Any]) -> str:
     base = result["configs"][0]
     lines = [
         "| configuration | records per step | decode step (wall) | ratio | CPU time | ratio |",

@@ -97,8 +97,11 @@ def make_tree(work: Path, tokens: int, vocab: int, pairs: int) -> tuple[Path, in
             for side in ("prefill", "decode"):
                 plain = run / side / "logits.jsonl"
                 written[f"{kv}/{side}"] = plain.stat().st_size
-                with open(plain, "rb") as src, gzip.open(plain.with_suffix(".jsonl.gz"), "wb", compresslevel=1) as dst:
-                    shutil.copyfileobj(src, dst, 1 << 20)
+                with (
+                    open(plain, "rb") as raw,
+                    gzip.open(plain.with_suffix(".jsonl.gz"), "wb", compresslevel=1) as packed,
+                ):
+                    shutil.copyfileobj(raw, packed, 1 << 20)
                 plain.unlink()
         sizes.write_text(json.dumps(written))
     json_bytes = {tuple(k.split("/")): v for k, v in json.loads(sizes.read_text()).items()}

@@ -26,6 +26,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -74,7 +75,7 @@ FAMILIES: list[tuple[Draw, tuple[int, ...]]] = [
 ]
 
 
-def misses(draw: Draw, sizes: tuple[int, ...], draws: int, rng: np.random.Generator) -> dict:
+def misses(draw: Draw, sizes: tuple[int, ...], draws: int, rng: np.random.Generator) -> dict[str, Any]:
     counts = dict.fromkeys(LEVELS, 0)
     widths = []
     criticals = {level: noise_ratio.critical_correlation(level) for level in LEVELS}

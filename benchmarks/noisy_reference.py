@@ -34,6 +34,7 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -43,7 +44,7 @@ from examples.quantized.models import f32_model
 from examples.quantized.places import WHERE, WITHIN_NOISE, where
 from examples.quantized.traces import engine, reference
 from examples.qwen2_tiny.weights import DEFAULT_SEED
-from orchlog.compare import CompareOptions, compare
+from orchlog.compare import CompareOptions, CompareReport, compare
 
 METHODS = ("absolute", "default", "preset", "noise f32", "noise both")
 
@@ -73,7 +74,7 @@ def visibility(directory: Path, kind: str, bug: Bug, programs: Path) -> float | 
     return None
 
 
-def verdict(report, bug: Bug) -> str:
+def verdict(report: CompareReport, bug: Bug) -> str:
     if bug is Bug.NONE or bug in WITHIN_NOISE:
         return "pass" if report.status == "ok" else "alarm"
     if report.status == "ok":
@@ -81,7 +82,7 @@ def verdict(report, bug: Bug) -> str:
     return "located" if report.first is not None and where(report.first) == WHERE[bug] else "misplaced"
 
 
-def run(seeds: int, kinds: list[str], work: Path | None) -> list[dict]:
+def run(seeds: int, kinds: list[str], work: Path | None) -> list[dict[str, Any]]:
     programs = build_programs()
     rows = []
     for s in range(seeds):
@@ -102,7 +103,7 @@ def run(seeds: int, kinds: list[str], work: Path | None) -> list[dict]:
                                     "seed": seed,
                                     "type": kind,
                                     "mode": mode,
-                                    "bug": bug.name.lower() if bug else "clean",
+                                    "bug": bug.label if bug else "clean",
                                     "method": method,
                                     "verdict": verdict(report, bug),
                                     "ratio_at_place": ratio.get(bug),
@@ -115,7 +116,7 @@ def run(seeds: int, kinds: list[str], work: Path | None) -> list[dict]:
     return rows
 
 
-def table(rows: list[dict]) -> str:
+def table(rows: list[dict[str, Any]]) -> str:
     out = [
         "| type | mode | method | clean runs passing | clean pairs failing / undecided | visible bugs located | "
         "misplaced | false passes | hidden bugs (< 1.25x) passing | within-noise bugs passing |",
@@ -129,7 +130,7 @@ def table(rows: list[dict]) -> str:
         visible = [r for r in placed if (r["ratio_at_place"] or 0) >= 1.25]
         hidden = [r for r in placed if (r["ratio_at_place"] or 0) < 1.25]
         bugs = Counter(r["verdict"] for r in visible)
-        within = [r for r in mine if r["bug"] in {b.name.lower() for b in WITHIN_NOISE}]
+        within = [r for r in mine if r["bug"] in {b.label for b in WITHIN_NOISE}]
         pairs = sum(r["pairs"] for r in clean)
         out.append(
             f"| {kind} | {mode} | {method} | {sum(r['verdict'] == 'pass' for r in clean)}/{len(clean)} | "

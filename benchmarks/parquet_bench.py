@@ -15,6 +15,7 @@ writes a 2 GiB trace once.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import platform
 import resource
@@ -26,14 +27,15 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import activations
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks import activations
 from orchlog.encoding.record import HeaderInput, RecordInput, encode_header, encode_record, record_values
 from orchlog.parquet import pack, read
 from orchlog.parquet.schema import DEFAULT_CODEC, DEFAULT_LEVEL, DEFAULT_ROW_GROUP_BYTES
@@ -149,7 +151,7 @@ def record_input(name: str, layer: int | None, step: int, dtype: str, arr: np.nd
     )
 
 
-def write_rows(path: Path, rows: list[dict], codec: str, level: int | None) -> None:
+def write_rows(path: Path, rows: list[dict[str, Any]], codec: str, level: int | None) -> None:
     with Writer(path, headers=[], codec=codec, level=level) as w:
         for row in rows:
             w.append(row)
@@ -178,11 +180,9 @@ def bench_codec(work: Path, repeat: int) -> None:
             arrays.append(arr.reshape(-1))
         raw = sum(len(r["data"]) for r in rows)
         outputs = {codec_label(*c): work / f"codec-{codec_label(*c)}.parquet" for c in CODECS}
-        runs = {
-            codec_label(codec, level): (
-                lambda out=outputs[codec_label(codec, level)], codec=codec, level=level: write_rows(
-                    out, rows, codec, level
-                )
+        runs: dict[str, Callable[[], object]] = {
+            codec_label(codec, level): functools.partial(
+                write_rows, outputs[codec_label(codec, level)], rows, codec, level
             )
             for codec, level in CODECS
         }
@@ -296,7 +296,10 @@ def bench_read(work: Path, repeat: int, gib: float, row_group_bytes: int) -> Non
 
     def read_one(layer: int, token: int) -> int:
         (rec,) = list(read(path, layer=layer, token_idx=token))
-        return rec.tensor().nbytes
+        tensor = rec.tensor()
+        assert tensor is not None
+        nbytes: int = tensor.nbytes
+        return nbytes
 
     results = []
     for layer, token in picks:

@@ -24,6 +24,7 @@ import subprocess
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -86,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         cluster.add_node(num_cpus=args.cpus_per_node)
     cluster.wait_for_nodes()
     try:
-        out = {"machine": machine(), "uptime_at_start": uptime()}
+        out: dict[str, Any] = {"machine": machine(), "uptime_at_start": uptime()}
         print(f"machine: {out['machine']}; {out['uptime_at_start']}")
         one, two = root / "one.json", root / "ray.json"
         common = [*ORCHLOG, "compare", str(a), str(b), "-q", "--no-diagnose", "--format", "json"]

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -28,7 +29,7 @@ from benchmarks.compare_measure import load_average, machine  # noqa: E402
 from benchmarks.emitters import CACHE, _json_lines, _run  # noqa: E402
 
 
-def cpp_rows(quick: bool) -> list[dict]:
+def cpp_rows(quick: bool) -> list[dict[str, Any]]:
     exe = CACHE / "bench" / "bench_sketch"
     exe.parent.mkdir(parents=True, exist_ok=True)
     _run(
@@ -47,7 +48,7 @@ def cpp_rows(quick: bool) -> list[dict]:
     ]
 
 
-def table(rows: list[dict]) -> str:
+def table(rows: list[dict[str, Any]]) -> str:
     out = [
         "| emitter | sketch kernel | BLAKE3 | tensor | sketch | BLAKE3 | sketch / BLAKE3 | (thread CPU time) |",
         "|---|---|---|---|---:|---:|---:|---:|",

@@ -25,6 +25,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -156,7 +157,7 @@ def ratios(fill: Fill, sizes: tuple[int, ...], draws: int, rng: np.random.Genera
     return np.concatenate(out)
 
 
-def summarize(name: str, r: np.ndarray) -> dict:
+def summarize(name: str, r: np.ndarray) -> dict[str, Any]:
     lo, hi = sketch.ESTIMATE_BAND
     return {
         "family": name,

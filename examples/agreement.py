@@ -43,7 +43,7 @@ def report(seed: int) -> str:
         ("NumPy vs llama.cpp", numpy_clean, llama),
         ("NumPy vs HF", numpy_clean, hf),
     ]
-    rows += [(f"NumPy+{bug.name.lower()} vs llama.cpp", logits, llama) for bug, logits in buggy.items()]
+    rows += [(f"NumPy+{bug.label} vs llama.cpp", logits, llama) for bug, logits in buggy.items()]
     lines = [
         f"tiny Qwen2, seed {seed}: {TINY.n_layer} layers, n_embd {TINY.n_embd}, {TINY.n_head} heads, "
         f"{TINY.n_head_kv} KV heads, n_ff {TINY.n_ff}, vocab {TINY.n_vocab}; "

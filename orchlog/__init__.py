@@ -10,7 +10,22 @@ never needs them.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from orchlog.lazy import lazy
+
+if TYPE_CHECKING:  # what type checkers see of the names loaded on first use (else every one is Any)
+    from orchlog.emit.api import close as close
+    from orchlog.emit.api import configure as configure
+    from orchlog.emit.api import flush as flush
+    from orchlog.emit.api import graft as graft
+    from orchlog.emit.api import log as log
+    from orchlog.emit.api import stats as stats
+    from orchlog.read.paths import open_trace as open_trace
+    from orchlog.schema_gen import LIBRARY_VERSION
+    from orchlog.schema_gen import SCHEMA_VERSION as SCHEMA_VERSION
+
+    __version__ = LIBRARY_VERSION
 
 _PUBLIC = {
     # The versions come from the generated tables, imported (dataclasses, typing) only when asked for.

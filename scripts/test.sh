@@ -54,7 +54,8 @@ lint() {
   return $rc
 }
 
-# mypy over orchlog/, strict (configuration in pyproject.toml).
+# mypy over orchlog/, benchmarks/, examples/ and scripts/ (strict) and tests/ (every body checked);
+# the files and options are pyproject.toml's [tool.mypy], the cache .cache/mypy.
 types() {
   python -m mypy
 }

@@ -20,6 +20,13 @@ def cargo() -> str | None:
     return shutil.which("cargo") or (str(home_cargo) if home_cargo.exists() else None)
 
 
+def cargo_path() -> str:
+    """cargo, for code that runs only where cargo() found it (each caller is skipped without it)."""
+    path = cargo()
+    assert path is not None, "cargo not found; scripts/bootstrap.sh installs it"
+    return path
+
+
 def env() -> dict[str, str]:
     """The environment cargo runs in: the suite's shared, cached target dir."""
     return dict(
@@ -33,7 +40,7 @@ def env() -> dict[str, str]:
 def _build_examples() -> Path:
     # --all-features matches the Rust stage's test build, so the two share artifacts.
     subprocess.run(
-        [cargo(), "build", "--quiet", "--locked", "--examples", "--all-features"], cwd=CRATE, env=env(), check=True
+        [cargo_path(), "build", "--quiet", "--locked", "--examples", "--all-features"], cwd=CRATE, env=env(), check=True
     )
     return Path(env()["CARGO_TARGET_DIR"]) / "debug" / "examples"
 

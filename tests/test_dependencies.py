@@ -57,7 +57,7 @@ def _type_only(node: ast.AST) -> bool:
 def _imports(path: Path) -> set[str]:
     """Dotted names of every module `path` imports at run time, absolute imports only (orchlog's are all
     absolute); lazy ones inside functions count, those under `if TYPE_CHECKING:` do not."""
-    out = set()
+    out: set[str] = set()
     todo: list[ast.AST] = [ast.parse(path.read_text(encoding="utf-8"), str(path))]
     while todo:
         node = todo.pop()
@@ -79,7 +79,7 @@ IMPORTS = {path: _imports(path) for path in sorted(PACKAGE.rglob("*.py"))}
 def _third_party(part: str) -> set[str]:
     """The distributions (canonical names) that the `part`'s modules import."""
     to_dist = importlib.metadata.packages_distributions()
-    found = set()
+    found: set[str] = set()
     for path, names in IMPORTS.items():
         if _part(path) != part:
             continue

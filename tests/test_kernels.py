@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pytest
@@ -101,6 +102,7 @@ def test_sums_with_their_rank_are_the_sums_alone_and_the_exact_rank(dtype, n):
     a = rng.standard_normal(n).astype(dtype)
     b = (a + rng.standard_normal(n) * rng.choice([1e-6, 1e-3, 1.0], n)).astype(dtype)
     k = int(np.ceil(0.99 * n)) - 1
+    assert kernels._native is not None
     both = kernels._native.pair_metrics(a, b, k)
     assert both.pop("rank_value") == kernels._native.abs_diff_select(a, b, k) == np.partition(np.abs(a - b), k)[k]
     assert both == kernels._native.pair_metrics(a, b)
@@ -116,10 +118,17 @@ def test_a_non_finite_pair_has_its_sums_and_no_rank(where):
     a = np.random.default_rng(2).standard_normal(n).astype(np.float32)
     b = a + np.float32(1e-3)
     b[0 if where == "in the sample" else 63 * 1024 + 100] = np.nan  # the sample reads runs of 64 from the start
+    assert kernels._native is not None
     both = kernels._native.pair_metrics(a, b, n // 2)
     assert np.isnan(both.pop("rank_value")) and not both["all_finite"]
     np.testing.assert_equal(both, kernels._native.pair_metrics(a, b))  # NaN sums equal too
     assert np.isnan(kernels.diff_sums_and_quantile(a, b, 0.99)[1])
+
+
+def _columns(buf: bytes, first_line: int) -> dict[str, Any]:
+    cols = kernels.parse_orchlog_jsonl(buf, first_line)
+    assert cols is not None, "orchlog._kernels is not built"
+    return cols
 
 
 def _isas() -> list[str]:
@@ -143,6 +152,7 @@ def test_every_bracket_kernel_selects_exactly(isa, dtype):
     # Lengths that leave a tail after the last whole vector, ranks from the median up, hits at the
     # very start and end of the arrays, and a bracket that holds more than can be gathered
     # (two adjacent values, half the elements each: the radix passes take over).
+    assert kernels._native is not None
     rng = np.random.default_rng(11)
     for n in (7, 64, 896, 1_000, 3_201, 32_768, 100_003, 1 << 20, 4_194_319):  # small ones gather with it too
         a = rng.standard_normal(n).astype(dtype)
@@ -174,7 +184,7 @@ def _vector_lines() -> bytes:
 
 def test_native_jsonl_parser_takes_every_canonical_vector_line():
     buf = _vector_lines()
-    cols = kernels.parse_orchlog_jsonl(buf, 1)
+    cols = _columns(buf, 1)
     assert cols["n"] == buf.count(b"\n") and len(cols["other"]) == 0
     assert cols["line"].tolist() == list(range(1, cols["n"] + 1))
 
@@ -183,7 +193,7 @@ def test_native_jsonl_parser_hands_back_what_it_does_not_recognise():
     canonical = _vector_lines().split(b"\n")[0]
     spaced = json.dumps(json.loads(canonical)).encode()  # same record, ", " and ": " separators
     buf = b"\n".join([b'{"orchlog":1}', canonical, spaced, b"  ", b'{"checkpoint": broken', canonical]) + b"\n"
-    cols = kernels.parse_orchlog_jsonl(buf, 10)
+    cols = _columns(buf, 10)
     assert cols["line"].tolist() == [11, 15]
     other = cols["other"].reshape(-1, 3)
     assert other[:, 0].tolist() == [10, 12, 14]
@@ -202,13 +212,17 @@ def test_native_jsonl_parser_takes_lines_without_later_fields_as_the_python_read
         for name in absent:
             doc.pop(name, None)
         lines.append(json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode())
-    cols = kernels.parse_orchlog_jsonl(b"\n".join(lines) + b"\n", 1)
+    cols = _columns(b"\n".join(lines) + b"\n", 1)
     assert cols["n"] == len(lines) and len(cols["other"]) == 0
     trace = Trace(str(tmp_path / "t.jsonl"), "orchlog-jsonl")
     fast = list(batch_from_columns(cols, trace.path, trace).records())
     slow = [parse_line(trace, line, i + 1) for i, line in enumerate(lines)]
     for a, b in zip(fast, slow):
-        assert a.sketch is None if "sketch" in absent else np.array_equal(a.sketch, b.sketch)
+        assert a is not None and b is not None
+        if "sketch" in absent:
+            assert a.sketch is None
+        else:
+            assert a.sketch is not None and b.sketch is not None and np.array_equal(a.sketch, b.sketch)
         for name in ("checkpoint", "layer", "rank", "world_size", "seq", "num_shards", "grafted", "blake3"):
             assert getattr(a, name) == getattr(b, name), name
 
@@ -223,7 +237,7 @@ def test_native_number_parsing_matches_python_for_random_bit_patterns(dtype):
     values = bits.astype(np.uint32 if width == 4 else np.uint64).view(dtype)
     values = values[np.isfinite(values)]
     line = encode_record(record("x", values, values=-1)).jsonl
-    cols = kernels.parse_orchlog_jsonl(line, 1)
+    cols = _columns(line, 1)
     assert cols["n"] == 1
     want = np.array(json.loads(line)["values"], dtype=np.float64)  # Python's float(): correctly rounded
     np.testing.assert_array_equal(cols["values"], want)
@@ -249,7 +263,7 @@ def test_native_number_parsing_matches_python_for_every_digit_count():
     line = encode_record(record("x", np.ones(len(texts), np.float32), values=-1)).jsonl
     head, _, rest = line.partition(b'"values":[')
     line = head + b'"values":[' + ",".join(texts).encode() + b"]" + rest.partition(b"]")[2]
-    cols = kernels.parse_orchlog_jsonl(line, 1)
+    cols = _columns(line, 1)
     assert cols["n"] == 1, cols["other"]
     want = np.array([float(t) for t in texts])
     np.testing.assert_array_equal(cols["values"], want)

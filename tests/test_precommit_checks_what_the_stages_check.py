@@ -13,6 +13,13 @@ from pathlib import Path
 
 import pytest
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+from tests.markup import search
+
 yaml = pytest.importorskip("yaml")
 identify = pytest.importorskip("identify.identify")
 
@@ -126,11 +133,19 @@ def test_ruff_leaves_out_exactly_the_generated_python_files():
     ("hook_id", "stage_command"),
     [
         ("mypy", _shell_function("types").strip()),
-        ("codegen-check", re.search(r"^stage codegen (.*)$", TEST_SH.read_text(encoding="utf-8"), re.M).group(1)),
+        ("codegen-check", search(r"^stage codegen (.*)$", TEST_SH.read_text(encoding="utf-8"), re.M).group(1)),
     ],
 )
 def test_mypy_and_codegen_run_on_commit_as_their_stages_run_them(hook_id, stage_command):
-    # No file names: mypy checks what pyproject.toml names (orchlog/), the codegen every generated file.
+    # No file names: mypy checks what pyproject.toml names, the codegen every generated file.
     hook = _hook(hook_id)
     assert hook["pass_filenames"] is False
     assert hook["entry"].removeprefix(".venv/bin/") == stage_command
+
+
+def test_mypy_checks_every_directory_that_holds_python():
+    # What both the hook and the stage check: pyproject.toml's [tool.mypy] files, which must take in every
+    # tracked Python file (a new top-level directory of Python is type-checked from its first commit).
+    files = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["mypy"]["files"]
+    holding = {p.split("/")[0] if "/" in p else p for p in _tracked() if p.endswith((".py", ".pyi"))}
+    assert sorted(files) == sorted(holding)

@@ -45,6 +45,7 @@ def test_the_cpp_quick_start_is_the_example_file_and_its_commands_write_a_trace(
     assert proc.returncode == 0, proc.stderr
     trace = open_trace(tmp_path / "trace.jsonl")
     records = list(trace)
+    assert trace.header is not None
     assert trace.header["team"] == "my-engine" and trace.header["producer"]["language"] == "cpp"
     assert [(r.checkpoint, r.token_idx, r.layer) for r in records[:3]] == [
         ("embedding", 0, None),

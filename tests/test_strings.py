@@ -14,9 +14,14 @@ def test_values_round_trip_with_none():
 
 
 def test_per_distinct_work_reaches_every_row():
-    calls = []
+    calls: list[str | None] = []
     col = Strings.from_values(["x", "y", "x", None, "x"])
-    lengths = col.per_row(lambda s: calls.append(s) or (-1 if s is None else len(s)), dtype=np.int64)
+
+    def length(s: str | None) -> int:
+        calls.append(s)
+        return -1 if s is None else len(s)
+
+    lengths = col.per_row(length, dtype=np.int64)
     assert lengths.tolist() == [1, 1, 1, -1, 1] and sorted(calls, key=str) == [None, "x", "y"]
     assert col.map(str.upper).tolist() == ["X", "Y", "X", None, "X"]
 

@@ -9,6 +9,27 @@ from pathlib import Path
 import numpy as np
 
 from orchlog.encoding.record import HeaderInput, RecordInput, encode_header, encode_record, header_values, record_values
+from orchlog.read.records import TraceRecord
+
+
+def name_of(rec: RecordInput) -> str:
+    """A record's checkpoint as text (RecordInput takes bytes too, for names that are not UTF-8)."""
+    assert isinstance(rec.checkpoint, str), rec.checkpoint
+    return rec.checkpoint
+
+
+def tensor_of(rec: TraceRecord) -> np.ndarray:
+    """A read record's tensor, which the test expects it to have."""
+    tensor = rec.tensor()
+    assert tensor is not None, f"{rec.checkpoint!r} has no tensor"
+    return tensor
+
+
+def raw_of(rec: TraceRecord) -> bytes | memoryview:
+    """A read record's tensor bytes, which the test expects it to have."""
+    raw = rec.raw_bytes()
+    assert raw is not None, f"{rec.checkpoint!r} has no tensor bytes"
+    return raw
 
 
 def header(language: str = "python", **kw) -> HeaderInput:

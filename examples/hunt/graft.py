@@ -20,6 +20,7 @@ import dataclasses
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -62,9 +63,17 @@ def grafted_numpy_trace(
         graft_select="checkpoint=*",
     )
 
-    def observe(checkpoint, layer, token_idx, step, array, stage=None):
+    def observe(
+        checkpoint: str, layer: int | None, token_idx: int, step: int, array: np.ndarray, stage: str | None = None
+    ) -> None:
         # The token id is a key part: a graft finds the reference's record only when it is given.
-        keys = {"token_idx": token_idx, "layer": layer, "stage": stage, "step": step, "token_id": token_ids[token_idx]}
+        keys: dict[str, Any] = {
+            "token_idx": token_idx,
+            "layer": layer,
+            "stage": stage,
+            "step": step,
+            "token_id": token_ids[token_idx],
+        }
         if (checkpoint, stage) not in UNGRAFTABLE and grafted(checkpoint, stage):
             orchlog.graft(checkpoint, array, **keys)
         else:
@@ -113,7 +122,7 @@ def prepare(
     reference = directory / f"llama-{layers}l.bin"
     if not reference.exists():
         llama_trace(gguf, reference, program)
-    tag = f"{layers}l{'-' + bugs.name.lower() if bugs else ''}"
+    tag = f"{layers}l{'-' + bugs.label if bugs else ''}"
     plain = grafted_numpy_trace(gguf, reference, directory / f"plain-{tag}.bin", bugs, lambda c, s: False)
     per_layer = grafted_numpy_trace(
         gguf, reference, directory / f"graft-l_out-{tag}.bin", bugs, lambda c, s: (c, s) == LAYER_INPUT
@@ -121,8 +130,13 @@ def prepare(
     stages = []
     for i, stage in enumerate(GRAFTABLE if per_stage else ()):
         out = directory / f"graft-all-but-{i:02d}-{tag}.bin"
-        stages.append(grafted_numpy_trace(gguf, reference, out, bugs, lambda c, s, stage=stage: (c, s) != stage))
+        stages.append(grafted_numpy_trace(gguf, reference, out, bugs, _all_but(stage)))
     return GraftRuns(reference, plain, per_layer, stages)
+
+
+def _all_but(stage: Stage) -> Callable[[str, str | None], bool]:
+    """Graft every stage but `stage`."""
+    return lambda c, s: (c, s) != stage
 
 
 def main(argv: list[str] | None = None) -> int:

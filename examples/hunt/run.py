@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import shlex
 from pathlib import Path
+from typing import Any
 
 from examples.hunt.traces import hf_trace, llama_trace, numpy_trace
 from examples.numpy_engine.bugs import Bug
@@ -26,7 +27,7 @@ class Hunt:
     ours: Path  # the engine under test's trace
     maps: list[str]
 
-    def options(self, **overrides) -> CompareOptions:
+    def options(self, **overrides: Any) -> CompareOptions:
         return CompareOptions(maps=self.maps, tolerances=str(TOLERANCES), windows=WINDOWS, **overrides)
 
     def arguments(self) -> list[str]:
@@ -66,5 +67,5 @@ def prepare(directory: Path, engine: str = "numpy", bugs: Bug = Bug.NONE, progra
     if engine == "hf":
         ours = hf_trace(gguf, directory / "hf.bin")
     else:
-        ours = numpy_trace(gguf, directory / f"numpy{'-' + bugs.name.lower() if bugs else ''}.bin", bugs)
+        ours = numpy_trace(gguf, directory / f"numpy{'-' + bugs.label if bugs else ''}.bin", bugs)
     return Hunt(reference, ours, MAPS[engine])

@@ -4,6 +4,7 @@ figures in docs/llama-cpp.md come from `python -m examples.hunt --stages`."""
 
 from __future__ import annotations
 
+from examples.hunt.run import Hunt
 from orchlog.compare import CompareReport, compare
 
 Stage = tuple[str, str | None]
@@ -18,7 +19,7 @@ def stage_agreement(report: CompareReport) -> dict[Stage, float]:
     return worst
 
 
-def stage_table(hunts: dict) -> str:
+def stage_table(hunts: dict[str, Hunt]) -> str:
     """One row per stage, one column per engine compared with llama.cpp."""
     columns = {
         engine: stage_agreement(compare(h.reference, h.ours, h.options(detail=True))) for engine, h in hunts.items()

@@ -39,7 +39,7 @@ class _Run:
     def __enter__(self) -> _Run:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         orchlog.close()
 
 
@@ -60,7 +60,9 @@ def numpy_trace(
     summaries with `mode="summary"`; only the records `select` names, an ORCH_LOG_SELECT text, when given)."""
     token_ids = scenario.prompt + scenario.decode
 
-    def observe(checkpoint, layer, token_idx, step, array, stage=None):
+    def observe(
+        checkpoint: str, layer: int | None, token_idx: int, step: int, array: np.ndarray, stage: str | None = None
+    ) -> None:
         orchlog.log(
             checkpoint,
             np.ascontiguousarray(array),
@@ -71,7 +73,7 @@ def numpy_trace(
             token_id=token_ids[token_idx],
         )
 
-    with _Run(out, f"numpy{'+' + bugs.name.lower() if bugs else ''}", mode, select):
+    with _Run(out, f"numpy{'+' + bugs.label if bugs else ''}", mode, select):
         run_numpy_engine(gguf, scenario, bugs=bugs, observe=observe)
     return out
 
@@ -92,9 +94,11 @@ def vllm_style_trace(gguf: Path, out: Path, bugs: Bug = Bug.NONE, scenario: Scen
     """The NumPy engine logging what a vLLM-style engine does (examples/numpy_engine/vllm_style.py)."""
     from examples.numpy_engine.vllm_style import observer
 
-    def log(checkpoint, layer, token_idx, step, array, stage=None):
+    def log(
+        checkpoint: str, layer: int | None, token_idx: int, step: int, array: np.ndarray, stage: str | None = None
+    ) -> None:
         orchlog.log(checkpoint, np.ascontiguousarray(array), token_idx=token_idx, layer=layer, stage=stage, step=step)
 
-    with _Run(out, f"vllm-style{'+' + bugs.name.lower() if bugs else ''}"):
+    with _Run(out, f"vllm-style{'+' + bugs.label if bugs else ''}"):
         run_numpy_engine(gguf, scenario, bugs=bugs, observe=observer(log))
     return out

@@ -97,7 +97,8 @@ def run_llama_cpp(
         proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
         if proc.returncode != 0:
             raise RuntimeError(f"run_tokens failed (exit {proc.returncode}):\n{proc.stderr}")
-        return np.load(logits_path)
+        logits: np.ndarray = np.load(logits_path)
+        return logits
 
 
 def _ids(tokens: tuple[int, ...]) -> str:

@@ -72,9 +72,15 @@ class Bug(enum.Flag):
             try:
                 bugs |= cls[name.upper()]
             except KeyError:
-                known = ", ".join(b.name.lower() for b in cls if b.name != "NONE")
+                known = ", ".join(b.label for b in cls if b is not cls.NONE)
                 raise ValueError(f"unknown bug {name!r}; known: {known}") from None
         return bugs
+
+    @property
+    def label(self) -> str:
+        """The name in lower case, as parse() takes it; a combination's names joined by "|" (`Flag.name` is
+        None for a combination before Python 3.11)."""
+        return "|".join(name.lower() for name, bug in type(self).__members__.items() if bug and bug in self) or "none"
 
 
 ALL_BUGS = tuple(bug for bug in Bug if bug is not Bug.NONE)

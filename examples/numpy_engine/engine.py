@@ -7,6 +7,8 @@ written out stage by stage so that each stage can be observed by name.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from examples.numpy_engine.bugs import Bug
@@ -41,12 +43,12 @@ class NumpyQwen2Engine:
         x = self._rms_norm(x, self.w["output_norm.weight"])
         self._emit("result_norm", None, call, x)
         # A model with tied embeddings has no output.weight; llama.cpp then reuses token_embd.
-        logits = x @ self.w.get("output.weight", self.w["token_embd.weight"]).T
+        logits: np.ndarray = x @ self.w.get("output.weight", self.w["token_embd.weight"]).T
         self._emit("result_output", None, call, logits)
         return logits
 
     def _block(self, layer: int, x: np.ndarray, positions: np.ndarray, call: ForwardCall) -> np.ndarray:
-        w = lambda name: self.w[f"blk.{layer}.{name}"]  # noqa: E731
+        w = self._layer_weights(layer)
         norm_weight = w("attn_norm.weight")
         if Bug.ATTN_NORM_WITHOUT_WEIGHT in self.bugs:
             norm_weight = np.ones_like(norm_weight)
@@ -71,13 +73,13 @@ class NumpyQwen2Engine:
         if Bug.BF16_FFN_OUT in self.bugs:
             ffn_out = _round_to_bf16(ffn_out)
         self._emit("ffn_out", layer, call, ffn_out)
-        out = ffn_out + ffn_inp
+        out: np.ndarray = ffn_out + ffn_inp
         self._emit("l_out", layer, call, out)
         return out
 
     def _attention(self, layer: int, h: np.ndarray, positions: np.ndarray, call: ForwardCall) -> np.ndarray:
         hp, n_tokens = self.hp, h.shape[0]
-        w = lambda name: self.w[f"blk.{layer}.{name}"]  # noqa: E731
+        w = self._layer_weights(layer)
         q, k, v = (h @ w(f"attn_{p}.weight").T for p in "qkv")
         if Bug.NO_QKV_BIAS not in self.bugs:
             q, k = q + w("attn_q.bias"), k + w("attn_k.bias")
@@ -108,7 +110,7 @@ class NumpyQwen2Engine:
         scores = np.where(np.arange(n_kv)[None, None, :] <= positions[:, None, None], scores, -np.inf)
         probs = _softmax(scores)
         self._emit_causal("kq_soft_max", layer, call, probs)
-        out = np.einsum("ths,shd->thd", probs, values).reshape(n_tokens, hp.n_embd)
+        out: np.ndarray = np.einsum("ths,shd->thd", probs, values).reshape(n_tokens, hp.n_embd)
         self._emit("kqv_out", layer, call, out)
         return out
 
@@ -130,15 +132,22 @@ class NumpyQwen2Engine:
         table = self.w["token_embd.weight"]  # (n_vocab, n_embd): one row per token
         if Bug.TRANSPOSED_EMBEDDING in self.bugs:
             n_vocab, n_embd = table.shape
-            return table.reshape(-1)[np.arange(n_embd)[None, :] * n_vocab + tokens[:, None]]
-        return table[tokens]
+            transposed: np.ndarray = table.reshape(-1)[np.arange(n_embd)[None, :] * n_vocab + tokens[:, None]]
+            return transposed
+        rows: np.ndarray = table[tokens]
+        return rows
 
     def _rms_norm(self, x: np.ndarray, weight: np.ndarray) -> np.ndarray:
         # Mean square accumulated in float64, as ggml does, then scaled in float32.
         mean_square = np.mean(np.square(x, dtype=np.float64), axis=-1, keepdims=True)
         eps = 1e-5 if Bug.EPS_HARD_CODED in self.bugs else self.hp.rms_norm_eps
         scale = (1.0 / np.sqrt(mean_square + eps)).astype(np.float32)
-        return (x * scale) * weight
+        normed: np.ndarray = (x * scale) * weight
+        return normed
+
+    def _layer_weights(self, layer: int) -> Callable[[str], np.ndarray]:
+        """Layer `layer`'s weights by their name within the block ("attn_q.weight")."""
+        return lambda name: self.w[f"blk.{layer}.{name}"]
 
     def _emit(
         self, checkpoint: str, layer: int | None, call: ForwardCall, rows: np.ndarray, stage: str | None = None
@@ -183,13 +192,16 @@ def _round_to_bf16(x: np.ndarray) -> np.ndarray:
     """float32 rounded to the nearest bfloat16 (ties to even), as a float32 array."""
     bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
     rounded = (bits + np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1))) & np.uint32(0xFFFF0000)
-    return rounded.view(np.float32)
+    out: np.ndarray = rounded.view(np.float32)
+    return out
 
 
 def _softmax(scores: np.ndarray) -> np.ndarray:
     shifted = np.exp(scores - scores.max(axis=-1, keepdims=True))
-    return (shifted / shifted.sum(axis=-1, keepdims=True)).astype(np.float32)
+    probs: np.ndarray = (shifted / shifted.sum(axis=-1, keepdims=True)).astype(np.float32)
+    return probs
 
 
 def _silu(x: np.ndarray) -> np.ndarray:
-    return x / (np.float32(1.0) + np.exp(-x))
+    out: np.ndarray = x / (np.float32(1.0) + np.exp(-x))
+    return out

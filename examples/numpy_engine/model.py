@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import gguf
 import numpy as np
@@ -62,7 +63,8 @@ def load_model(path: str | Path, bugs: Bug = Bug.NONE) -> Model:
     return Model(hparams=hparams, weights=read_gguf_tensors(path, dequantize=True))
 
 
-def _field(reader: gguf.GGUFReader, key: str, default=_REQUIRED):
+def _field(reader: gguf.GGUFReader, key: str, default: object = _REQUIRED) -> Any:
+    """The value of metadata key `key` (gguf types it Any: an int, a float, a string or a list, by the key)."""
     field = reader.get_field(key)
     if field is None:
         if default is _REQUIRED:

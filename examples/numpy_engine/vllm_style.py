@@ -46,9 +46,11 @@ _FUSED = {
 
 def observer(log: Observer) -> Observer:
     """An Observer for the NumPy engine that hands `log` what a vLLM-style engine would log."""
-    waiting: dict[tuple, dict[int, np.ndarray]] = {}
+    waiting: dict[tuple[str, int | None, int, int], dict[int, np.ndarray]] = {}
 
-    def observe(checkpoint, layer, token_idx, step, array, stage=None):
+    def observe(
+        checkpoint: str, layer: int | None, token_idx: int, step: int, array: np.ndarray, stage: str | None = None
+    ) -> None:
         key = (checkpoint, stage)
         if key in _FUSED:
             name, index, count = _FUSED[key]

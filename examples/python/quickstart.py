@@ -9,4 +9,4 @@ for token in range(4):
     orchlog.log("attn_out", hidden, token_idx=token, layer=0, stage="add", step=0)
 
 trace = orchlog.open_trace("trace_py.jsonl")
-print(sum(1 for _ in trace), "records from", trace.header["producer"]["language"])
+print(sum(1 for _ in trace), "records from", trace.headers[0]["producer"]["language"])

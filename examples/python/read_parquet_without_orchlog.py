@@ -19,8 +19,9 @@ import polars as pl
 import pyarrow.dataset as ds
 
 
-def tensor(data: bytes, dtype: str, shape) -> np.ndarray:
-    return np.frombuffer(data, dtype=dtype).reshape(shape)
+def tensor(data: bytes, dtype: str, shape: list[int]) -> np.ndarray:
+    x: np.ndarray = np.frombuffer(data, dtype=dtype).reshape(shape)
+    return x
 
 
 def with_pandas(path: str, checkpoint: str, token_idx: int | None = None) -> np.ndarray:
@@ -38,11 +39,14 @@ def with_polars(path: str, checkpoint: str, token_idx: int | None = None) -> np.
 
 
 def with_duckdb(path: str, checkpoint: str, token_idx: int | None = None) -> np.ndarray:
-    data, dtype, shape = duckdb.execute(
+    row = duckdb.execute(
         "SELECT data, tensor_dtype, tensor_shape FROM read_parquet(?) "
         "WHERE checkpoint = ? AND (? IS NULL OR token_idx = ?) LIMIT 1",
         [path, checkpoint, token_idx, token_idx],
     ).fetchone()
+    if row is None:
+        raise LookupError(f"{path}: no {checkpoint} record")
+    data, dtype, shape = row
     return tensor(data, dtype, shape)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from examples.numpy_engine.bugs import Bug
 from examples.quantized.config import QWEN2_05B_WIDTHS
+from orchlog.compare.pairview import PairView
 
 LAST_LAYER = QWEN2_05B_WIDTHS.n_layer - 1
 
@@ -30,6 +31,6 @@ WHERE = {
 WITHIN_NOISE = (Bug.EPS_FROM_WRONG_KEY, Bug.BF16_FFN_OUT)
 
 
-def where(pair) -> tuple:
+def where(pair: PairView) -> tuple[int | None, int | None, int | None, str, str | None]:
     """A PairView's place in WHERE's terms."""
     return (pair.step, pair.token_idx, pair.layer, pair.checkpoint, pair.stage)

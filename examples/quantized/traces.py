@@ -52,7 +52,7 @@ def engine(
     directory: Path, kind: str, bugs: Bug = Bug.NONE, mode: str = "full", select: str = "", programs: Path | None = None
 ) -> Path:
     """The NumPy engine's trace on the weights of the model of `kind` (widened to f32), with `bugs`."""
-    out = directory / _name(f"numpy-{kind}-{bugs.name.lower() if bugs else 'clean'}", mode, select)
+    out = directory / _name(f"numpy-{kind}-{bugs.label if bugs else 'clean'}", mode, select)
     if not out.exists():
         numpy_trace(model_file(directory, kind, programs), out, bugs, mode=mode, select=select)
     return out

@@ -20,7 +20,8 @@ from examples.qwen2_tiny.gguf_file import read_gguf_tensors
 
 
 def hf_config(config: TinyQwen2Config = TINY) -> Qwen2Config:
-    return Qwen2Config(
+    # transformers takes attn_implementation as an extra keyword, outside the config's dataclass fields.
+    return Qwen2Config(  # type: ignore[call-arg]
         vocab_size=config.n_vocab,
         hidden_size=config.n_embd,
         intermediate_size=config.n_ff,
@@ -32,14 +33,16 @@ def hf_config(config: TinyQwen2Config = TINY) -> Qwen2Config:
         rope_parameters={"rope_type": "default", "rope_theta": config.rope_theta},
         tie_word_embeddings=config.tie_word_embeddings,
         hidden_act="silu",
-        torch_dtype="float32",
+        dtype="float32",
         # Plain matmul + softmax attention, so that hooks see every stage and
         # results do not depend on which fused kernel this machine picks.
         attn_implementation="eager",
     )
 
 
-def hf_state_dict(tensors: dict[str, np.ndarray], config: TinyQwen2Config, model: Qwen2ForCausalLM) -> dict:
+def hf_state_dict(
+    tensors: dict[str, np.ndarray], config: TinyQwen2Config, model: Qwen2ForCausalLM
+) -> dict[str, torch.Tensor]:
     names = gguf.get_tensor_name_map(gguf.MODEL_ARCH.QWEN2, config.n_layer)
     state = {}
     for hf_name in model.state_dict():
@@ -53,4 +56,5 @@ def hf_state_dict(tensors: dict[str, np.ndarray], config: TinyQwen2Config, model
 def load_hf_model(gguf_path: str | Path, config: TinyQwen2Config = TINY) -> Qwen2ForCausalLM:
     model = Qwen2ForCausalLM(hf_config(config))
     model.load_state_dict(hf_state_dict(read_gguf_tensors(gguf_path), config, model), strict=True)
-    return model.eval()
+    model.eval()
+    return model

@@ -11,13 +11,16 @@ from pathlib import Path
 
 import numpy as np
 import torch
+from transformers import Qwen2ForCausalLM
 
 from examples import cli
 from examples.qwen2_tiny.hf_model import load_hf_model
 from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO, Scenario
 
 
-def run_hf(gguf_path: str | Path, scenario: Scenario = DEFAULT_SCENARIO, model=None) -> np.ndarray:
+def run_hf(
+    gguf_path: str | Path, scenario: Scenario = DEFAULT_SCENARIO, model: Qwen2ForCausalLM | None = None
+) -> np.ndarray:
     """Logits as float32, shape (n_positions, n_vocab), row i = position i.
 
     Pass `model` to run one already loaded (e.g. with orchlog.torch hooks attached).

@@ -75,10 +75,11 @@ def llama_qk_permutation(tensor: np.ndarray, n_head: int) -> np.ndarray:
     """What convert_hf_to_gguf.py does to Q and K for the `llama` architecture (not qwen2): within each
     head, element (t, j) of [2, head_dim/2] moves to 2j + t, so that adjacent pairs rotate together."""
     shape = tensor.shape
-    return tensor.reshape(n_head, 2, shape[0] // n_head // 2, *shape[1:]).swapaxes(1, 2).reshape(shape)
+    permuted: np.ndarray = tensor.reshape(n_head, 2, shape[0] // n_head // 2, *shape[1:]).swapaxes(1, 2).reshape(shape)
+    return permuted
 
 
-def with_llama_qk_permutation(weights: dict[str, np.ndarray], config: TinyQwen2Config = TINY) -> dict:
+def with_llama_qk_permutation(weights: dict[str, np.ndarray], config: TinyQwen2Config = TINY) -> dict[str, np.ndarray]:
     """The weights with every layer's Q and K (weights and biases) permuted as for the `llama` architecture."""
     out = dict(weights)
     for layer in range(config.n_layer):

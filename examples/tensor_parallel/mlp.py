@@ -43,7 +43,10 @@ class Weights:
 
 def make_weights(seed: int = 0) -> Weights:
     rng = np.random.default_rng(seed)
-    f = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
+
+    def f(*shape: int) -> np.ndarray:
+        return rng.standard_normal(shape).astype(np.float32)
+
     return Weights(
         1 + 0.1 * f(N_LAYER, N_EMBD),
         f(N_LAYER, N_FF, N_EMBD) / np.sqrt(N_EMBD),
@@ -61,11 +64,13 @@ Logged = tuple[int, str, int, np.ndarray]  # (rank, checkpoint, layer, tensor of
 
 def _rms_norm(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     scale = (1.0 / np.sqrt(np.mean(np.square(x, dtype=np.float64), axis=-1, keepdims=True) + EPS)).astype(np.float32)
-    return x * scale * w
+    out: np.ndarray = x * scale * w
+    return out
 
 
 def _silu(x: np.ndarray) -> np.ndarray:
-    return x / (np.float32(1.0) + np.exp(-x))
+    out: np.ndarray = x / (np.float32(1.0) + np.exp(-x))
+    return out
 
 
 def run(weights: Weights, x: np.ndarray, ways: int = 1, bug: Bug = Bug.NONE) -> list[Logged]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -19,6 +19,9 @@ from examples.qwen2_tiny.config import TINY
 from examples.qwen2_tiny.gguf_file import write_gguf
 from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO
 from examples.qwen2_tiny.weights import make_weights
+
+if TYPE_CHECKING:  # imported where used, so that writing the GGUF files does not load torch
+    import torch
 
 PLANTED_LAYER = 1
 PLANTED_GGUF = f"blk.{PLANTED_LAYER}.ffn_down.weight"
@@ -49,7 +52,7 @@ def hf_model(gguf: Path):  # type: ignore[no-untyped-def]
     return load_hf_model(gguf)
 
 
-def prompt_ids():  # type: ignore[no-untyped-def]
+def prompt_ids() -> torch.Tensor:
     import torch
 
     return torch.tensor([list(PROMPT)], dtype=torch.long)
@@ -77,7 +80,8 @@ def micro_model(planted: bool):  # type: ignore[no-untyped-def]
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     torch.manual_seed(28)
-    config = Qwen2Config(
+    # transformers takes attn_implementation as an extra keyword, outside the config's dataclass fields.
+    config = Qwen2Config(  # type: ignore[call-arg]
         vocab_size=16, hidden_size=8, intermediate_size=16, num_hidden_layers=2, num_attention_heads=2,
         num_key_value_heads=1, max_position_embeddings=16, tie_word_embeddings=False, attn_implementation="eager",
     )  # fmt: skip

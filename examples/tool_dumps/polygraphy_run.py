@@ -14,7 +14,10 @@ from __future__ import annotations
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # for annotations only: onnx and torch are imported by the functions that use them
+    import onnx
 
 from examples.tool_dumps.models import dump_main
 
@@ -31,7 +34,8 @@ def export(model: Any, input_ids: Any, onnx_path: Path) -> Path:
             self.m = model
 
         def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
-            return self.m(input_ids=input_ids, use_cache=False).logits
+            logits: torch.Tensor = self.m(input_ids=input_ids, use_cache=False).logits
+            return logits
 
     torch.onnx.export(
         Logits().eval(), (input_ids,), str(onnx_path), input_names=["input_ids"], output_names=["logits"], dynamo=True
@@ -48,7 +52,7 @@ def _module_of(namespace: str) -> str | None:
     return modules[-1][2:] if modules else None
 
 
-def _scope_names(graph) -> None:  # type: ignore[no-untyped-def]
+def _scope_names(graph: onnx.ModelProto) -> None:
     keep = {v.name for v in graph.graph.input} | {v.name for v in graph.graph.output}
     renamed: dict[str, str] = {}
     for node in graph.graph.node:

@@ -22,6 +22,7 @@ import dataclasses
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -55,7 +56,11 @@ class Layer:
 
 def make_weights(seed: int = 7) -> tuple[np.ndarray, list[Layer], np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
-    w = lambda *shape, scale=1.0: rng.standard_normal(shape) * scale / np.sqrt(shape[-1])  # noqa: E731
+
+    def w(*shape: int, scale: float = 1.0) -> np.ndarray:
+        out: np.ndarray = rng.standard_normal(shape) * scale / np.sqrt(shape[-1])
+        return out
+
     embed = rng.standard_normal((VOCAB, HIDDEN)) * 0.5
     kv = KV_HEADS * HEAD_DIM
     layers = [
@@ -81,11 +86,13 @@ def make_weights(seed: int = 7) -> tuple[np.ndarray, list[Layer], np.ndarray, np
 def mm(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     """x @ w.T in the operands' dtype, summed in float64: float32 BLAS kernels sum in an order that
     depends on the CPU (AVX2 against AVX-512), and the traces must be the same bytes on every machine."""
-    return (x.astype(np.float64) @ w.T.astype(np.float64)).astype(np.result_type(x, w))
+    out: np.ndarray = (x.astype(np.float64) @ w.T.astype(np.float64)).astype(np.result_type(x, w))
+    return out
 
 
 def rms_norm(x: np.ndarray, weight: np.ndarray) -> np.ndarray:
-    return x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + EPS) * weight
+    out: np.ndarray = x / np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + EPS) * weight
+    return out
 
 
 def rope(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
@@ -101,10 +108,13 @@ def rope(x: np.ndarray, positions: np.ndarray) -> np.ndarray:
 class Engine:
     """One implementation: a dtype to compute in and whether Q/K/V biases are added from layer 1 on."""
 
-    def __init__(self, dtype, biases_after_layer0: bool, team: str, path: Path) -> None:
+    def __init__(self, dtype: type[np.floating[Any]], biases_after_layer0: bool, team: str, path: Path) -> None:
         self.dtype, self.biases_after_layer0 = dtype, biases_after_layer0
         embed, layers, out_norm, lm_head = make_weights()
-        cast = lambda a: a.astype(dtype)  # noqa: E731
+
+        def cast(a: np.ndarray) -> np.ndarray:
+            return a.astype(dtype)
+
         self.embed, self.out_norm, self.lm_head = cast(embed), cast(out_norm), cast(lm_head)
         self.layers = [Layer(*(cast(getattr(layer, f.name)) for f in dataclasses.fields(Layer))) for layer in layers]
         self.k_cache = [np.zeros((0, KV_HEADS, HEAD_DIM), dtype) for _ in range(LAYERS)]

@@ -10,7 +10,17 @@ The layout is in docs/parquet.md; the columns come from schema/orchlog.schema.ya
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from orchlog.lazy import lazy
+
+if TYPE_CHECKING:  # what type checkers see of the names loaded on first use (else every one is Any)
+    from orchlog.parquet.packing import PackResult as PackResult
+    from orchlog.parquet.packing import pack as pack
+    from orchlog.parquet.reading import read as read
+    from orchlog.parquet.schema import ARROW_SCHEMA as ARROW_SCHEMA
+    from orchlog.parquet.writer import Writer as Writer
+    from orchlog.parquet.writer import open_writer as open_writer
 
 # Imported on first use: pyarrow costs a third of a second to import, and `orchlog --help` should not pay it.
 _LAZY = {

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -22,7 +22,7 @@ class _Failure:
         self.exc = exc
 
 
-def prefetch(source: Iterator[T], depth: int = 2) -> Iterator[T]:
+def prefetch(source: Iterator[T], depth: int = 2) -> Generator[T, None, None]:  # close() stops the reader
     items: queue.Queue[Any] = queue.Queue(maxsize=depth)  # T, _DONE or a _Failure
     stop = threading.Event()
 

@@ -171,11 +171,11 @@ def test_the_python_emitters_direct_parquet_compares_equal_to_the_cpp_run(runs, 
 
 def test_duckdb_answers_a_query_as_orchlogs_reader_does(runs):
     packed = runs["cpp.parquet"]
-    rows = duckdb.sql(f"""
+    rows = duckdb.execute(f"""
         SELECT layer, avg(rms) AS mean_rms, max(abs_max) AS abs_max, count(*) AS n
         FROM read_parquet('{packed}') WHERE checkpoint = 'attn_norm' GROUP BY layer ORDER BY layer
     """).fetchall()
-    by_layer: dict[int, list] = {}
+    by_layer: dict[int | None, list] = {}
     for rec in read(packed, checkpoint="attn_norm"):
         by_layer.setdefault(rec.layer, []).append(rec)
     assert [r[0] for r in rows] == list(range(LAYERS))

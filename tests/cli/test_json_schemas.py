@@ -13,8 +13,9 @@ import jsonschema
 import numpy as np
 import pytest
 
+from examples.guardrail.artifacts import Tree
 from tests.compare.runs import from_layer, run
-from tests.guardrail.trees import Tree, write_matrix
+from tests.guardrail.trees import write_matrix
 from tests.report.pages import write_runs
 from tests.tracegen import record, write_jsonl
 

@@ -110,6 +110,7 @@ def test_the_cpp_logger_built_from_the_copy_writes_the_new_fields(repo_root, che
     source.write_text(CPP)
     exe = tmp_path / "log"
     include = checkout / "native" / "cpp" / "include"
+    assert CXX is not None
     subprocess.run(
         [CXX, "-std=c++17", "-Wall", "-Wextra", "-Werror", f"-I{include}", str(source), "-o", str(exe)], check=True
     )
@@ -131,10 +132,10 @@ def test_the_rust_crate_built_from_the_copy_writes_the_new_fields(repo_root, che
     (crate / "src" / "main.rs").write_text(RUST)
     shutil.copy(dependency / "Cargo.lock", crate / "Cargo.lock")  # the crate's pinned dependencies, offline
     # ... from the registry cache, which is empty on a fresh machine until something has fetched them.
-    subprocess.run([cargo.cargo(), "fetch", "--locked", "--quiet"], cwd=dependency, env=cargo.env(), check=True)
+    subprocess.run([cargo.cargo_path(), "fetch", "--locked", "--quiet"], cwd=dependency, env=cargo.env(), check=True)
     target = repo_root / ".cache" / "cargo-extended"  # kept between runs: only the copied crate recompiles
     subprocess.run(
-        [cargo.cargo(), "build", "--quiet", "--offline"],
+        [cargo.cargo_path(), "build", "--quiet", "--offline"],
         cwd=crate,
         env=cargo.env() | {"CARGO_TARGET_DIR": str(target)},
         check=True,

@@ -13,6 +13,7 @@ import pytest
 
 from orchlog.codegen import generate_all
 from tests.codegen import next_fields
+from tests.markup import search
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +140,7 @@ def test_the_native_jsonl_parser_walks_the_new_literals_in_order(extended):
     parser = extended["native/python/kernels/jsonl_layout_gen.hpp"]
     body = parser[parser.index("inline bool parse_line(") :]
     literals = re.findall(r'k\.lit\("((?:[^"\\]|\\.)*)"\)', body)
-    names = [re.search(r'\\"(\w+)\\"', lit).group(1) for lit in literals if '\\"' in lit]
+    names = [search(r'\\"(\w+)\\"', lit).group(1) for lit in literals if '\\"' in lit]
     line = json.loads(json.loads(extended["schema/vectors/records.json"])["cases"][0]["expected"]["jsonl"])
     # The top-level keys, in order (a field read in two forms, as the sketch is, has a literal for each).
     assert list(dict.fromkeys(n for n in names if n in line)) == list(line)

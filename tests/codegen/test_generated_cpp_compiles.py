@@ -56,6 +56,7 @@ def test_generated_header_compiles_and_visits_in_schema_order(repo_root, tmp_pat
     src = tmp_path / "smoke.cpp"
     src.write_text(PROGRAM)
     exe = tmp_path / "smoke"
+    assert CXX is not None
     subprocess.run(
         [
             CXX,

@@ -68,6 +68,7 @@ def test_generated_module_builds_and_visits_in_schema_order(repo_root, tmp_path)
     (crate / "Cargo.toml").write_text('[package]\nname = "smoke"\nversion = "0.0.0"\nedition = "2021"\n')
     (crate / "src/main.rs").write_text(MAIN % {"path": repo_root / "native/rust/src/schema_gen.rs"})
     env = dict(os.environ, CARGO_TARGET_DIR=str(repo_root / ".cache/cargo-smoke"), RUSTFLAGS="-D warnings")
+    assert CARGO is not None
     out = subprocess.run(
         [CARGO, "run", "--quiet", "--offline"], cwd=crate, env=env, check=True, capture_output=True, text=True
     ).stdout

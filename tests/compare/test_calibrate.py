@@ -37,11 +37,12 @@ def _run(rng: np.random.Generator, layers: int, relative: tuple[float, ...] | No
     return ref, other
 
 
-def _pair(tmp_path, name: str, rng, layers: int = LAYERS, relative=NOISE, mode: str = "full"):
+def _pair(tmp_path, name: str, rng, layers: int = LAYERS, relative=NOISE, mode: str = "full") -> tuple[str, str]:
     ref, other = _run(rng, layers, relative)
-    return [
+    a, b = (
         str(tracegen.emit(tmp_path / f"{name}-{side}", recs, mode=mode)) for side, recs in (("a", ref), ("b", other))
-    ]
+    )
+    return a, b
 
 
 def test_the_envelope_of_each_layer_is_the_largest_difference_seen_times_the_headroom(tmp_path):
@@ -73,6 +74,7 @@ def test_the_file_grades_within_the_envelope_as_passing_and_beyond_it_as_failing
     assert compare(*within, options).status == "ok"
     beyond = tuple(x if layer != 2 else 2.5 * x for layer, x in enumerate(NOISE))  # layer 2 alone, 2.5x its noise
     report = compare(*_pair(tmp_path, "beyond", rng, relative=beyond), options)
+    assert report.first is not None
     assert report.status == "diverged" and (report.first.layer, report.first.token_idx) == (2, 0)
     assert report.decided_by == "noise"  # beyond its stage's measured noise, though the logits agree
 
@@ -98,7 +100,8 @@ def test_summaries_calibrate_too_and_the_file_says_what_it_was_learned_from(tmp_
     tolerances = tmp_path / "noise.toml"
     tolerances.write_text(text)
     loaded = load_tolerances(str(tolerances))
-    assert loaded.calibration["pairs"] == [pair] and loaded.calibration["headroom"] == 2.0
+    assert loaded.calibration is not None
+    assert loaded.calibration["pairs"] == [list(pair)] and loaded.calibration["headroom"] == 2.0
 
 
 def test_the_command_writes_the_file_and_compare_names_it(tmp_path):

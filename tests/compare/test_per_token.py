@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
 from orchlog.compare.per_token import compare_per_token
 from orchlog.errors import OrchlogError
 from orchlog.read.paths import open_trace
+from orchlog.read.trace import Trace
 from orchlog.report import render_text
 from tests.compare.runs import run
 from tests.tracegen import record, write_frames, write_json_lines, write_jsonl
@@ -22,7 +25,7 @@ SEED_KEYS = {
 }
 
 
-def _logits_files(tmp_path, drift_from=3, n=6, vocab=64):
+def _logits_files(tmp_path, drift_from=3, n=6, vocab=64) -> tuple[Trace, Trace]:
     rng = np.random.default_rng(4)
     ref = rng.standard_normal((n, vocab)) * 4
     ours = ref.copy()
@@ -42,6 +45,7 @@ def _logits_files(tmp_path, drift_from=3, n=6, vocab=64):
 
 def test_the_first_position_below_cos_tol_is_the_divergence(tmp_path):
     report = compare_per_token(*_logits_files(tmp_path), cos_tol=0.999)
+    assert report.first_divergence is not None
     assert not report and report.first_divergence.token_idx == 3
     doc = report.to_json()
     assert SEED_KEYS <= set(doc) and doc["status"] == "diverged" and doc["first_divergence_token"] == 3
@@ -73,12 +77,13 @@ def test_traces_without_logits_are_a_clear_error(tmp_path):
 
 
 def test_logits_of_different_lengths_diverge_even_when_their_common_prefix_agrees(tmp_path):
-    ref = [{"token_idx": t, "token_id": t, "logits": [1.0, 2.0, 3.0]} for t in range(3)]
+    ref: list[dict[str, Any]] = [{"token_idx": t, "token_id": t, "logits": [1.0, 2.0, 3.0]} for t in range(3)]
     ours = [dict(r, logits=r["logits"] + ([0.5] if r["token_idx"] == 1 else [])) for r in ref]
     report = compare_per_token(
         open_trace(write_json_lines(tmp_path / "ref.jsonl", ref)),
         open_trace(write_json_lines(tmp_path / "ours.jsonl", ours)),
     )
+    assert report.first_divergence is not None
     assert not report and report.first_divergence.token_idx == 1 and report.positions[1].diff.cosine == 1.0
     assert report.to_json()["per_token_size_mismatch"] == [False, True, False]
     assert "FAIL t=1 cosine=1.000000" in render_text(report) and "sizes 3 vs 4 (common prefix compared)" in render_text(
@@ -94,6 +99,7 @@ def test_positions_measured_on_leading_values_only_are_undecided_not_ok(tmp_path
     b = write_jsonl(tmp_path / "b.jsonl", [record("logits", y, token_idx=0)])
     report = compare_per_token(open_trace(a), open_trace(b))
     assert report.status == "undecided" and report.exit_code == 1
+    assert report.first_divergence is not None
     assert report.to_json()["per_token_verdict"] == ["undecided"] and report.first_divergence.token_idx == 0
 
 

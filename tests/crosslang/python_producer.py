@@ -27,10 +27,14 @@ from tests.vectors_io import meta_from_json
 def log_tensor(tensor: dict) -> None:
     storage = schema_gen.DTYPE_NUMPY[tensor["dtype"]]  # bf16 travels as its bits
     array = np.frombuffer(bytearray.fromhex(tensor["data_hex"]), dtype=storage).reshape(tensor["shape"])
+    token_idx, layer, stage, step = (tensor.get(part) for part in schema_gen.POSITIONAL_KEY_PARTS)
     (orchlog.graft if tensor.get("graft") else orchlog.log)(
         tensor["checkpoint"],
         array,
-        *(tensor.get(part) for part in schema_gen.POSITIONAL_KEY_PARTS),
+        token_idx,
+        layer,
+        stage,
+        step,
         meta=meta_from_json(dict(tensor["meta"])),
         dtype="bf16" if tensor["dtype"] == "bf16" else None,
         **{

@@ -10,9 +10,10 @@ meta key keeps its later value, text knobs that are not UTF-8 are repaired).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from orchlog import schema_gen, selector
 from orchlog.emit import knobs as knob_parsers
@@ -22,6 +23,10 @@ from tests.vectors_io import meta_from_json
 TENSORS = Path(__file__).with_name("tensors.json")
 
 
+@overload
+def knob_text(value: str | bytes) -> str: ...
+@overload
+def knob_text(value: None) -> None: ...
 def knob_text(value: str | bytes | None) -> str | None:
     """A text knob as an emitter reads it: bytes that are not UTF-8 become U+FFFD per maximal subpart."""
     return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
@@ -66,7 +71,7 @@ def expected_files(doc: dict[str, Any], knobs: Mapping[str, str | bytes], langua
         )
         lines.append(encoded.jsonl)
         frames.append(encoded.frame)
-    name = Path(knobs["ORCH_LOG_FILE"]).name
+    name = Path(os.fsdecode(knobs["ORCH_LOG_FILE"])).name
     mode = settings["mode"]
     jsonl, binary = b"".join(lines), b"".join(frames)
     return {

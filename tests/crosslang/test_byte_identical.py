@@ -19,7 +19,7 @@ from orchlog import schema_gen
 from tests.crosslang import producers
 from tests.crosslang.reference import TENSORS, expected_files
 
-KNOB_SETS = {
+KNOB_SETS: dict[str, dict[str, str | bytes]] = {
     "defaults": {},
     "all_values_rank_2_of_4_layers_0_1": {
         "ORCH_LOG_VALUES": "all",

@@ -103,6 +103,7 @@ def expected_graft(doc: dict, ref: dict, knobs: dict) -> dict:
     out = copy.deepcopy(doc)
     for t in out["tensors"]:
         key = key_of(t)
+        assert chosen is not None
         if not (t.pop("graft") and chosen.matches(key)):
             continue
         occurrence = calls[lookup(key)]

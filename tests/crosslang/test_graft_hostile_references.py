@@ -75,7 +75,10 @@ def sound(tmp_path_factory):
 
 
 def _untouched(line: str, plan) -> bool:
-    flags, tensors = graft_corpus.parse(line)
+    parsed = graft_corpus.parse(line)
+    if parsed is None:  # "off": the emitter did not graft at all
+        return False
+    flags, tensors = parsed
     return flags == "0" * len(plan) and all(
         t == bytes([graft_corpus.SENTINEL]) * c.nbytes for t, c in zip(tensors, plan)
     )

@@ -26,11 +26,14 @@ def _record(values, numel, loader=None, meta=None, dtype="f32", shape=None):
 def test_a_record_with_its_bytes_is_a_whole_tensor():
     arr = np.arange(6, dtype=np.float32)
     side = Side.from_record(_record(arr[:2], 6, loader=lambda: arr.tobytes(), shape=(2, 3)))
-    assert side.full and side.shaped().shape == (2, 3) and side.values.dtype == np.float64
+    assert side.values is not None
+    shaped = side.shaped()
+    assert side.full and shaped is not None and shaped.shape == (2, 3) and side.values.dtype == np.float64
 
 
 def test_a_summary_keeps_its_leading_values_and_stats():
     side = Side.from_record(_record([1.0, 2.0], 100))
+    assert side.stats is not None
     assert not side.full and side.size == 100 and side.stats["rms"] == 0.6 and side.shaped() is None
 
 
@@ -41,6 +44,7 @@ def test_a_record_whose_values_are_all_there_is_whole():
 def test_a_sketch_is_read_when_present_and_joins_the_linear_numbers():
     a = Side.from_record(_record([1.0, 2.0], 100, meta={"sketch": [3.0, 4.0]}))
     b = Side.from_record(_record([2.0, 4.0], 100, meta={"sketch": [6.0, 8.0]}))
+    assert a.sketch is not None
     assert a.sketch.tolist() == [3.0, 4.0]
     r, o = Pair(Where("x"), a, b).linear()
     assert r.tolist() == [1.0, 2.0, 3.0, 4.0] and o.tolist() == [2.0, 4.0, 6.0, 8.0]

@@ -3,6 +3,8 @@ reads the traces again only when the run was too large to keep."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from orchlog.compare import CompareOptions, compare
 from orchlog.diagnose import neighbours
 from orchlog.diagnose.keeper import Keeper
@@ -49,7 +51,12 @@ def test_a_compare_diagnoses_from_its_one_read_and_says_the_same_as_from_two(tmp
     a, b = traces(tmp_path, missing_bias_from_layer(1), tokens=8)
     reads = []
     second_read = neighbours.gather
-    monkeypatch.setattr("orchlog.diagnose.run.gather", lambda *args, **kw: reads.append(1) or second_read(*args, **kw))
+
+    def counted(*args: Any, **kw: Any) -> Any:
+        reads.append(1)
+        return second_read(*args, **kw)
+
+    monkeypatch.setattr("orchlog.diagnose.run.gather", counted)
     one = compare(a, b, CompareOptions())
     assert one.status == "diverged" and one.diagnosis[0].ran and reads == []
     monkeypatch.setattr("orchlog.diagnose.keeper.MAX_ROWS", 0)  # too large to keep: read again

@@ -12,11 +12,13 @@ def _errors(*rel):
 
 def test_a_sudden_rise_is_a_jump():
     g = layer_growth(_errors(1e-7, 2e-7, 0.3, 0.5), 2)
-    assert g.verdict == "jump" and g.factor > 1e5 and "at this layer" in g.message
+    assert g is not None
+    assert g.verdict == "jump" and g.factor is not None and g.factor > 1e5 and "at this layer" in g.message
 
 
 def test_a_steady_rise_from_above_noise_is_accumulation():
     g = layer_growth(_errors(2e-5, 6e-5, 2e-4, 6e-4), 3)
+    assert g is not None
     assert g.verdict == "accumulation" and "per layer" in g.message
 
 
@@ -26,4 +28,5 @@ def test_the_first_layer_or_no_layer_has_nothing_to_grow_from():
 
 
 def test_anything_else_is_unclear():
-    assert layer_growth(_errors(1e-3, 1e-2, 1e-6, 5e-6), 3).verdict == "unclear"
+    g = layer_growth(_errors(1e-3, 1e-2, 1e-6, 5e-6), 3)
+    assert g is not None and g.verdict == "unclear"

@@ -30,6 +30,7 @@ def test_inputs_that_agree_mean_the_error_was_introduced_here():
 def test_inputs_that_already_differ_mean_it_was_inherited():
     loc = locality(_error("out", 0.1)[1], [_error("in", 0.05)], [_error("in", 0.05)])
     assert loc.verdict == "inherited" and "x2" in loc.message
+    assert loc.earlier_worst is not None
     assert loc.earlier_worst[0] == "in, layer 0, token 0"
 
 

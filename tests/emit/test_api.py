@@ -5,6 +5,7 @@ from __future__ import annotations
 import array
 import ctypes
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,7 +22,7 @@ def run(tmp_path):
     path = tmp_path / "trace.jsonl"
 
     def start(**options):
-        settings = dict(
+        settings: dict[str, Any] = dict(
             path=str(path),
             team="py",
             values=10,
@@ -218,9 +219,9 @@ def test_bad_arguments_warn_once_count_and_never_raise(run, capfd):
     before = emitter.stats().errors
     assert orchlog.log("str", "not an array") is False
     assert orchlog.log("size", np.zeros(3, dtype=np.uint16), dtype="f32") is False
-    assert orchlog.log("meta", np.zeros(3), meta={"x": [1]}) is False
+    assert orchlog.log("meta", np.zeros(3), meta={"x": [1]}) is False  # type: ignore[dict-item]  # wrong on purpose
     assert orchlog.log("gpu", _BF16Producer(np.zeros(2, dtype=np.uint16), device_type=2)) is False
-    assert orchlog.log(42, np.zeros(3)) is False
+    assert orchlog.log(42, np.zeros(3)) is False  # type: ignore[arg-type]  # wrong on purpose
     assert emitter.stats().errors == before + 5
     warnings = [line for line in capfd.readouterr().err.splitlines() if line.startswith("orchlog: warning:")]
     assert len(warnings) == 1 and "neither the buffer protocol nor __dlpack__" in warnings[0]
@@ -261,6 +262,7 @@ def test_configure_takes_every_knob_and_writes_them_into_the_header(run, tmp_pat
     emitter.close()
     trace = orchlog.open_trace(path)
     (rec,) = list(trace)
+    assert trace.header is not None
     assert trace.header == {
         "orchlog": orchlog.SCHEMA_VERSION,
         "producer": {"language": "python", "name": "orchlog", "version": orchlog.__version__},
@@ -274,6 +276,7 @@ def test_configure_takes_every_knob_and_writes_them_into_the_header(run, tmp_pat
         "select": "layer=0-1",
         "config": {"seed": 7, "temp": 0.5},
     }
+    assert rec.values is not None
     assert len(rec.values) == 20 and rec.rank == 2 and rec.world_size == 4
 
 
@@ -307,9 +310,9 @@ def test_configure_rejects_bad_settings_with_a_clear_error(bad):
 
 def test_configure_is_keyword_only_and_rejects_unknown_options():
     with pytest.raises(TypeError):
-        orchlog.configure("trace.jsonl")  # type: ignore[misc]
+        orchlog.configure("trace.jsonl")  # type: ignore[arg-type, call-arg]  # wrong on purpose
     with pytest.raises(TypeError, match="fromat"):
-        orchlog.configure(fromat="parquet")  # type: ignore[call-arg]
+        orchlog.configure(fromat="parquet")  # type: ignore[call-arg]  # wrong on purpose
 
 
 def test_without_a_path_logging_is_off_and_log_returns_false():
@@ -323,6 +326,7 @@ def test_stats_counts_the_records_of_the_current_run(run):
     for i in range(3):
         orchlog.log("x", np.full(4, i, dtype=np.float32))
     stats = emitter.stats()
+    assert stats.path is not None
     assert stats.enabled and stats.records == 3 and stats.path.endswith("trace.jsonl")
     assert emitter.flush()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -10,7 +12,15 @@ from orchlog.emit import api
 from orchlog.encoding.record import RecordInput, encode_record
 from orchlog.read.paths import open_trace
 
-RUN = {"team": "t", "values": 10, "select": "", "rank": 0, "world_size": 1, "model": "", "git_commit": ""}
+RUN: dict[str, Any] = {
+    "team": "t",
+    "values": 10,
+    "select": "",
+    "rank": 0,
+    "world_size": 1,
+    "model": "",
+    "git_commit": "",
+}
 
 
 @pytest.fixture

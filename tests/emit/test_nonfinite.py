@@ -3,13 +3,15 @@ once, written whole when asked, and stops the records when asked; the host is ne
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
 import orchlog
 from orchlog.read.paths import open_trace
 
-RUN = {"team": "t", "select": "", "model": "", "git_commit": ""}
+RUN: dict[str, Any] = {"team": "t", "select": "", "model": "", "git_commit": ""}
 
 
 def _run(path, on_nonfinite: str) -> list:

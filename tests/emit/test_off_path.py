@@ -40,7 +40,7 @@ def test_a_run_configured_after_an_off_period_is_written(off, tmp_path):
 
 def test_an_unknown_keyword_is_a_type_error_even_while_off(off):
     with pytest.raises(TypeError, match="unexpected keyword argument nonsense"):
-        orchlog.log("x", np.ones(4, dtype=np.float32), nonsense=1)
+        orchlog.log("x", np.ones(4, dtype=np.float32), nonsense=1)  # type: ignore[call-arg]  # wrong on purpose
 
 
 def test_the_first_call_of_a_process_configures_from_the_env_and_writes(tmp_path):

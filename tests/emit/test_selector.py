@@ -25,5 +25,6 @@ def test_invalid_selectors_are_rejected_with_the_clause_named(text):
 
 def test_null_fields_never_match_a_clause_on_them():
     sel = selector.parse("layer=0-")
+    assert sel is not None
     assert not sel.matches({"layer": None})
     assert sel.matches({"layer": 40})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from orchlog.encoding.record import ALL_VALUES, RecordInput, encode_record
 
 
 def _rec(**kw) -> RecordInput:
-    base = dict(checkpoint="x", dtype="f32", shape=(4,), data=np.arange(4, dtype="<f4").tobytes())
+    base: dict[str, Any] = dict(checkpoint="x", dtype="f32", shape=(4,), data=np.arange(4, dtype="<f4").tobytes())
     base.update(kw)
     return RecordInput(**base)
 

@@ -16,5 +16,5 @@ def test_the_report_lists_every_pair_and_every_bug_and_agrees_on_the_top_token()
     for label in ["HF vs llama.cpp", "NumPy vs llama.cpp", "NumPy vs HF"]:
         assert label in text
     for bug in ALL_BUGS:
-        assert f"NumPy+{bug.name.lower()} vs llama.cpp" in text
+        assert f"NumPy+{bug.label} vs llama.cpp" in text
     assert text.endswith("(llama.cpp, HF, NumPy): yes")

@@ -26,6 +26,7 @@ def test_the_demo_names_token_0_and_the_first_proven_failure_layer_1_qcur(repo_r
     # The records' sketches prove layer 0's float32 noise within 1e-2 (the leading values and stats alone
     # left it undecided): the first pair that decides the verdict is the bug itself, proven at Qcur.
     failure = report.first
+    assert failure is not None
     assert failure.tier == "fail"
     assert (failure.checkpoint, failure.layer, failure.stage, failure.token_idx) == ("Qcur", 1, None, 0)
     layer0 = next(g for g in report.growth if g.label == "layer 0")

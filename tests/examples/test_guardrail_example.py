@@ -32,6 +32,7 @@ def test_the_example_passes_and_its_regressed_twin_fails_at_token_18(tmp_path):
     assert guardrail(EXAMPLE).verdict == PASS_GUARDRAIL
     make_example(tmp_path, regression=True)
     result = guardrail(tmp_path)
+    assert result.first_fail is not None
     assert result.verdict == FAIL_GUARDRAIL and result.first_fail.label == "kv_aligned=1 seed=1"
     assert result.to_json()["first_fail"]["token_idx"] == 18
 

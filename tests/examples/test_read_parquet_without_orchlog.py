@@ -22,7 +22,7 @@ from orchlog import schema_gen
 from orchlog.encoding.record import RecordInput
 from orchlog.parquet import Writer, pack, read
 from tests.conftest import ROOT
-from tests.tracegen import header, write_frames
+from tests.tracegen import header, tensor_of, write_frames
 
 EXAMPLE = ROOT / "examples/python/read_parquet_without_orchlog.py"
 SHAPE = (3, 5)
@@ -107,7 +107,7 @@ def test_the_spelling_in_the_file_is_the_dtype_numpy_and_orchlog_agree_on(tmp_pa
     spelling = schema_gen.DTYPE_PARQUET[dtype]
     theirs = np.frombuffer(data, dtype=spelling)
     assert theirs.dtype == (ml_dtypes.bfloat16 if dtype == "bf16" else np.dtype(schema_gen.DTYPE_NUMPY[dtype]))
-    np.testing.assert_array_equal(theirs.astype(rec.tensor().dtype), rec.tensor())
+    np.testing.assert_array_equal(theirs.astype(tensor_of(rec).dtype), tensor_of(rec))
 
 
 def test_docs_show_the_example_file_as_it_is():

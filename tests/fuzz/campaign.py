@@ -25,6 +25,7 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import IO
 
 from tests.fuzz.mutate import Mutant, make_mutant
 from tests.fuzz.seeds import Seed
@@ -71,17 +72,20 @@ class _Worker:
             cwd=ROOT,
             env={**os.environ, "PYTHONFAULTHANDLER": ""},
         )
+        assert self.proc.stdin is not None and self.proc.stdout is not None  # both PIPE
+        self.stdin: IO[bytes] = self.proc.stdin
+        self.stdout: IO[bytes] = self.proc.stdout
         self.job: tuple[Mutant, float] | None = None
         self.buffer = b""
         self.ready = False
 
     def send(self, job: dict, mutant: Mutant) -> None:
-        self.proc.stdin.write((json.dumps(job) + "\n").encode())
-        self.proc.stdin.flush()
+        self.stdin.write((json.dumps(job) + "\n").encode())
+        self.stdin.flush()
         self.job = (mutant, time.monotonic())
 
     def lines(self) -> Iterator[dict]:
-        chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+        chunk = os.read(self.stdout.fileno(), 1 << 16)
         if not chunk:
             raise EOFError
         self.buffer += chunk
@@ -93,7 +97,7 @@ class _Worker:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
-        for f in (self.proc.stdin, self.proc.stdout):
+        for f in (self.stdin, self.stdout):
             try:
                 f.close()
             except OSError:
@@ -149,7 +153,7 @@ def run_inputs(
     pool = [_Worker() for _ in range(workers)]
     sel = selectors.DefaultSelector()
     for w in pool:
-        sel.register(w.proc.stdout, selectors.EVENT_READ, w)
+        sel.register(w.stdout, selectors.EVENT_READ, w)
     started = time.monotonic()
     ident = 0
     exhausted = False
@@ -168,10 +172,10 @@ def run_inputs(
         w.send(_job(mutant, ident), mutant)
 
     def replace(w: _Worker) -> _Worker:
-        sel.unregister(w.proc.stdout)
+        sel.unregister(w.stdout)
         w.kill()
         fresh = _Worker()
-        sel.register(fresh.proc.stdout, selectors.EVENT_READ, fresh)
+        sel.register(fresh.stdout, selectors.EVENT_READ, fresh)
         pool[pool.index(w)] = fresh
         return fresh
 
@@ -181,7 +185,7 @@ def run_inputs(
             if exhausted and not busy:
                 break
             for key, _ in sel.select(timeout=1.0):
-                w: _Worker = key.data
+                w = key.data
                 try:
                     answers = list(w.lines())
                 except EOFError:
@@ -192,6 +196,7 @@ def run_inputs(
                             "`python -m tests.fuzz.worker < /dev/null` shows why"
                         ) from None
                     if w.job is not None:
+                        assert w.job is not None  # an answer comes only to a job sent
                         mutant = w.job[0]
                         why = f"worker died: {signal.Signals(-code).name if code < 0 else f'exit {code}'}"
                         result.failures.append(_keep(mutant, "abort", why, failures_dir))

@@ -34,6 +34,7 @@ import random
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -84,7 +85,7 @@ def write_reference(path: Path, seed: int = 27) -> list[Call]:
     assert orchlog.configure(path=str(path), mode="full", team="reference")
     try:
         for checkpoint, token, layer, tensor, _ in records:
-            keys = {"token_idx": None if token < 0 else token, "layer": None if layer < 0 else layer}
+            keys: dict[str, Any] = {"token_idx": None if token < 0 else token, "layer": None if layer < 0 else layer}
             assert orchlog.log(checkpoint, tensor, **keys)
     finally:
         orchlog.close()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import numpy as np
 
@@ -28,9 +29,9 @@ def main(plan_path: str, list_path: str) -> None:
     calls = []
     with open(plan_path, encoding="utf-8") as f:
         for line in f:
-            checkpoint, token, layer, dtype, dims = line.rstrip("\n").split("\t")
+            name, token_text, layer_text, dtype_name, dims = line.rstrip("\n").split("\t")
             shape = tuple(int(d) for d in dims.split(",") if d)
-            calls.append((checkpoint, int(token), int(layer), dtype, shape))
+            calls.append((name, int(token_text), int(layer_text), dtype_name, shape))
     with open(list_path, encoding="utf-8") as f:
         references = [line.rstrip("\n") for line in f]
     for reference in references:
@@ -41,7 +42,7 @@ def main(plan_path: str, list_path: str) -> None:
             numel = int(np.prod(shape, dtype=np.int64))
             array = np.frombuffer(bytearray(b"\xa5" * numel * storage_dtype(dtype).itemsize), storage_dtype(dtype))
             array = array.reshape(shape)
-            keys = {"token_idx": None if token < 0 else token, "layer": None if layer < 0 else layer}
+            keys: dict[str, Any] = {"token_idx": None if token < 0 else token, "layer": None if layer < 0 else layer}
             grafted = orchlog.graft(checkpoint, array, dtype=dtype, **keys)
             flags.append("1" if grafted else "0")
             tensors.append(array.tobytes().hex())

@@ -390,7 +390,7 @@ def make_mutant(seed: Seed, number: int, work: Path) -> Mutant:
         kind = _kind_of(victim, seed.kind)
         data, done = damage_bytes(rng, victim.read_bytes(), kind)
         victim.write_bytes(data)
-        damages = (f"{victim.name}:" + ",".join(done),)
+        damages: tuple[str, ...] = (f"{victim.name}:" + ",".join(done),)
     else:
         out = out.with_name(out.name + "".join(seed.path.suffixes[-2:]))
         data, done = damage_bytes(rng, seed.path.read_bytes(), seed.kind)

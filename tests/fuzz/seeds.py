@@ -32,7 +32,7 @@ class Seed:
 
 def _tensors(rng: np.random.Generator) -> list[tuple[str, np.ndarray, dict]]:
     """A small forward pass: a few checkpoints per token, several dtypes, one record with every value."""
-    out = []
+    out: list[tuple[str, np.ndarray, dict]] = []
     for token in range(3):
         out.append(("embedding", rng.standard_normal(24).astype(np.float32), {"token_idx": token}))
         for layer in range(2):

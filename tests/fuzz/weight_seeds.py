@@ -6,6 +6,7 @@ printed raw."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -34,8 +35,9 @@ def make_weight_seeds(directory: Path) -> list[Seed]:
     safetensors = directory / "model.safetensors"
     save_file({k: np.ascontiguousarray(v) for k, v in w.items()}, str(safetensors))
     stored, compressed = directory / "weights.npz", directory / "weights_compressed.npz"
-    np.savez(stored, **{k.replace("/", "_"): v for k, v in w.items()})
-    np.savez_compressed(compressed, **{k.replace("/", "_"): v for k, v in w.items()})
+    arrays: dict[str, Any] = {k.replace("/", "_"): v for k, v in w.items()}  # Any: numpy's stubs take a dict
+    np.savez(stored, **arrays)  # of arrays for its allow_pickle too
+    np.savez_compressed(compressed, **arrays)
     model = directory / "model.gguf"
     writer = gguf.GGUFWriter(str(model), arch="qwen2")
     writer.add_head_count(2)

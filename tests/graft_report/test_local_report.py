@@ -29,7 +29,9 @@ def test_a_bug_in_one_stage_is_named_and_what_follows_it_is_inherited(one_layer_
     ref, grafted, plain = one_layer_bug
     report = graft_report(ref, [grafted], plain, OPTIONS)
     assert report.status == "diverged" and report.exit_code == 1
+    assert report.largest is not None
     assert report.largest.stage == (1, "attn_out", "")
+    assert report.largest.local is not None
     assert report.largest.local.measure.max_abs == pytest.approx(5e-3, rel=1e-3)
     verdicts = {(r.stage[0], r.stage[1]): r.verdict for r in report.rows}
     assert verdicts[(1, "attn_out")] == "introduced"

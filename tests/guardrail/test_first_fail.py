@@ -23,6 +23,7 @@ def test_matrix_order_follows_the_order_config_json_lists_the_values_in(tree):
     tree.write_config(kv_aligned=[1, 0], seeds=[2, 0, 1])
     result = guardrail(tree.root)
     assert [p.label for p in result.pairs][:3] == ["kv_aligned=1 seed=2", "kv_aligned=1 seed=0", "kv_aligned=1 seed=1"]
+    assert result.first_fail is not None
     assert result.first_fail.label == "kv_aligned=1 seed=2"
     assert result.to_json()["first_fail"]["token_idx"] == tree.prompt_len + 1
 
@@ -30,7 +31,10 @@ def test_matrix_order_follows_the_order_config_json_lists_the_values_in(tree):
 def test_the_token_id_of_the_first_failing_token_is_given(tree):
     tree.write_pair(Pair({"kv_aligned": 1, "seed": 0}, diverge_at=2))
     pair = guardrail(tree.root).first_fail
-    token, why = pair.first_failing_token()
+    assert pair is not None
+    failing = pair.first_failing_token()
+    assert failing is not None
+    token, why = failing
     assert token.token_idx == tree.prompt_len + 2 and token.token_id is not None
     assert {b.metric for b in why} == {"p99_abs_diff", "max_abs_diff"}
 

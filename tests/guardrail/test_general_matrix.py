@@ -7,10 +7,11 @@ import json
 import shutil
 import subprocess
 import sys
+from typing import Any
 
 from examples.guardrail.artifacts import Pair, Tree
 
-CONFIG = {
+CONFIG: dict[str, Any] = {
     "description": "batch 1 and batch 8 must give the same logits in f32; bf16 kernels may reorder sums",
     "run_dirs": "batching/{dtype}/seed_{seed}",
     "axes": {"dtype": ["f32", "bf16"], "seed": [0, 1]},

@@ -8,8 +8,8 @@ import gzip
 import numpy as np
 import pytest
 
-from examples.guardrail.artifacts import ALL_VALUES, Pair
-from orchlog.encoding.record import HeaderInput, RecordInput, encode_header, encode_record
+from examples.guardrail.artifacts import Pair
+from orchlog.encoding.record import ALL_VALUES, HeaderInput, RecordInput, encode_header, encode_record
 from orchlog.guardrail import INCOMPLETE, PAIRING_ERROR, PASS_EQUIV, guardrail
 
 RUN = "runs/kv_aligned_1/seed_0"

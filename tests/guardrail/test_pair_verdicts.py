@@ -51,4 +51,5 @@ def test_a_top1_disagreement_alone_fails_a_must_match_pair(tree):
     decode.write_bytes(gzip.compress("".join(json.dumps(r) + "\n" for r in rows).encode()))
     (p,) = guardrail(tree.root, LOOSE_VALUES).pairs
     assert p.verdict == FAIL_EQUIV and [b.metric for b in p.breaches] == ["top1_agreement"]
-    assert p.aggregates["top1_agreement"] == 0.75 and p.first_fail()["token_idx"] == tree.prompt_len + 2
+    first = p.first_fail()
+    assert p.aggregates["top1_agreement"] == 0.75 and first is not None and first["token_idx"] == tree.prompt_len + 2

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from orchlog.compare import CompareOptions, compare
+from orchlog.encoding.record import RecordInput
 from orchlog.errors import OrchlogError
 from orchlog.maps.namemap import load_maps
 from orchlog.report import render_text
@@ -47,7 +48,7 @@ def _reference(tmp_path, write=write_frames, values=10):
 
 
 def _parts(tmp_path, write=write_frames, skip=None, bias=0.0, values=10):
-    recs = []
+    recs: list[RecordInput] = []
     for t in range(3):
         qkv = np.concatenate([HIDDEN[t, :4] + bias, RESIDUAL[t, :4]])
         for name, arr in (("qkv", qkv), ("mlp.1", HIDDEN[t]), ("resid.1", RESIDUAL[t])):
@@ -63,7 +64,8 @@ def test_derived_checkpoints_meet_the_ones_a_reference_logs(tmp_path):
     assert set(derived) == {("Qcur", "add"), ("ffn_norm", None), ("l_out", None)}
     assert derived[("l_out", None)].metrics["max_abs"] == 0  # f32 + f32, as the engine adds
     assert derived[("ffn_norm", None)].metrics["max_abs"] < 1e-6
-    assert derived[("l_out", None)].alignment.how[1] == "derived: hidden + residual"
+    alignment = derived[("l_out", None)].alignment
+    assert alignment is not None and alignment.how[1] == "derived: hidden + residual"
     assert "derived: hidden + residual" in render_text(report)
 
 
@@ -79,6 +81,7 @@ def test_summaries_derive_what_their_leading_values_allow(tmp_path):
 
 def test_a_wrong_part_shows_in_the_derived_checkpoint(tmp_path):
     report = compare(_reference(tmp_path), _parts(tmp_path, bias=0.25), CompareOptions(maps_b=[_map(tmp_path)]))
+    assert report.first is not None
     assert report.first.checkpoint == "Qcur" and report.first.metrics["max_abs"] == pytest.approx(0.25)
 
 

@@ -13,9 +13,11 @@ from orchlog.read.trace import TraceRecord
 
 def test_a_pattern_captures_the_layer_and_matches_whole_names_only():
     rx = compile_pattern("blk.{layer}.attn_norm")
-    assert rx.fullmatch("blk.12.attn_norm")["layer"] == "12"
+    found = rx.fullmatch("blk.12.attn_norm")
+    assert found is not None and found["layer"] == "12"
     assert rx.fullmatch("blkX12.attn_norm") is None and rx.fullmatch("blk.1.attn_norm.weight") is None
-    assert compile_pattern("*.{layer}.q").fullmatch("model.layers.3.q")["layer"] == "3"
+    found = compile_pattern("*.{layer}.q").fullmatch("model.layers.3.q")
+    assert found is not None and found["layer"] == "3"
 
 
 def test_three_engines_names_meet_on_one_canonical_name_and_layer():
@@ -32,6 +34,7 @@ def test_applying_a_map_renames_fills_layers_and_remembers_the_original():
     out = load_maps(["example"]).apply(batch)
     assert out.checkpoint.tolist() == ["Qcur", "Qcur", "other"]
     assert out.layer.tolist() == [5, 5, -1]
+    assert out.renamed_from is not None
     assert out.renamed_from.tolist() == ["Qcur-5", None, None]
 
 
@@ -72,6 +75,7 @@ def test_applying_a_map_with_stages_rewrites_the_stage_column(tmp_path):
     assert out.checkpoint.tolist() == ["Qcur", "kqv_out", "o.1", "z"]
     assert out.stage.tolist() == ["add", None, None, "rope"]
     assert out.layer.tolist() == [0, 1, -1, -1]
+    assert out.renamed_from is not None
     assert out.renamed_from.tolist() == ["q.0", "o.1", None, None]
 
 
@@ -108,7 +112,7 @@ def test_a_table_target_views_the_tensor_and_can_keep_the_name(tmp_path):
     assert names.lookup("q", "rope") == ("q", None, "rope")
     assert names.windows == ("kq_soft_max",)
     x = np.arange(2 * 6, dtype=np.float32).reshape(2, 6)
-    raw = memoryview(x.reshape(-1)).cast("B")
+    raw = x.reshape(-1).data.cast("B")
     batch = RecordBatch.from_records(
         [TraceRecord("q", stage="rope", dtype="f32", shape=(2, 6), numel=12, values=x.reshape(-1), loader=lambda: raw)]
     )

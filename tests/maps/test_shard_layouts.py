@@ -4,6 +4,8 @@ tensors replicated on every rank, gathered back into the tensor an unsharded run
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
@@ -12,6 +14,10 @@ from orchlog.maps.shards import Gatherer, parse_dims
 from orchlog.read.batch import RecordBatch
 from orchlog.read.trace import TraceRecord
 from tests.tracegen import record, write_frames
+
+
+def _loader(piece: np.ndarray) -> Callable[[], bytes]:
+    return lambda: np.ascontiguousarray(piece).tobytes()
 
 
 def _gather(dims: str, pieces: list[np.ndarray]) -> tuple[np.ndarray | None, list[str]]:
@@ -27,7 +33,7 @@ def _gather(dims: str, pieces: list[np.ndarray]) -> tuple[np.ndarray | None, lis
                 dtype="f32",
                 shape=p.shape,
                 numel=p.size,
-                loader=lambda p=p: np.ascontiguousarray(p).tobytes(),
+                loader=_loader(p),
             )  # fmt: skip
             for r, p in enumerate(pieces)
         ]
@@ -50,6 +56,7 @@ def test_a_fused_qkv_gathered_section_by_section_is_the_whole_tensor(ranks):
     q, k, v = (rng.standard_normal((3, n)).astype(np.float32) for n in (16, 8, 8))
     pieces = [np.concatenate([a, b, c], axis=-1) for a, b, c in zip(*(_shards(x, ranks, ranks) for x in (q, k, v)))]
     got, problems = _gather("t (q=16|k=8|v=8)[tp]", pieces)
+    assert got is not None
     assert not problems and np.array_equal(got, np.concatenate([q, k, v], axis=-1))
     if ranks > 1:  # the naive concatenation is not it
         assert not np.array_equal(np.concatenate(pieces, axis=-1), got)
@@ -61,14 +68,17 @@ def test_gqa_with_fewer_kv_heads_than_ranks_takes_one_copy_of_each_head():
     k, v = (rng.standard_normal((2, 8)).astype(np.float32) for _ in range(2))  # 2 KV heads of 4, on 4 ranks
     pieces = [np.concatenate(s, axis=-1) for s in zip(_shards(q, 4, 4), _shards(k, 2, 4), _shards(v, 2, 4))]
     got, problems = _gather("t (q=16|k=8/2|v=8/2)[tp]", pieces)
+    assert got is not None
     assert not problems and np.array_equal(got, np.concatenate([q, k, v], axis=-1))
     k_only, _ = _gather("t h[tp:groups=2]", _shards(k, 2, 4))
+    assert k_only is not None
     assert np.array_equal(k_only, k)
 
 
 def test_a_replicated_tensor_is_rank_0s_copy():
     whole = np.arange(12, dtype=np.float32).reshape(3, 4)
     got, problems = _gather("t h # tp:replicated", [whole, whole.copy()])
+    assert got is not None
     assert not problems and np.array_equal(got, whole)
 
 

@@ -79,7 +79,7 @@ def test_hf_llamas_view_undoes_the_gguf_permutation_for_any_head_count(n_head, h
     x = rng.standard_normal(24).astype(np.float32)
     hf = weight @ x  # q_proj's output
     gguf = llama_qk_permutation(weight, n_head) @ x  # llama.cpp's Qcur, then RESHAPE'd per head
-    raw = memoryview(np.ascontiguousarray(gguf.reshape(n_head, head_dim))).cast("B")
+    raw = np.ascontiguousarray(gguf.reshape(n_head, head_dim)).data.cast("B")
     record = TraceRecord(
         "Qcur", stage="reshape", dtype="f32", shape=(n_head, head_dim), numel=hf.size, loader=lambda: raw
     )

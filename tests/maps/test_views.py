@@ -101,7 +101,7 @@ def test_random_views_of_random_tensors_agree_with_numpy():
 
 def test_a_view_of_contiguous_bytes_copies_nothing_until_it_must():
     base = np.arange(2 * 3 * 4, dtype=np.float32)
-    load = lambda: memoryview(base).cast("B")  # noqa: E731
+    load = lambda: base.data.cast("B")  # noqa: E731
     leading = Viewed(load, "f32", (2, 3, 4), _view(("slice", "1"), ("reshape", [-1])), "f32")
     assert np.shares_memory(leading.array(), base)
     permuted = Viewed(load, "f32", (2, 3, 4), _view(("permute", [2, 1, 0])), "f32")
@@ -113,7 +113,7 @@ def test_a_view_of_contiguous_bytes_copies_nothing_until_it_must():
 def test_viewing_records_in_a_batch_updates_what_a_view_changes_and_keeps_what_holds():
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     stats = Stats(0.0, 5.0, 2.5, 3.0, 5.0, 0, 0)
-    raw = memoryview(x.reshape(-1)).cast("B")
+    raw = x.reshape(-1).data.cast("B")
     records = [
         TraceRecord(
             "a",

@@ -53,7 +53,7 @@ def _take(ffi, lib, out) -> bytes:
 def test_every_record_vector_is_reproduced_byte_for_byte(c_abi, record_vectors):
     ffi, lib = c_abi
     for case in record_vectors:
-        doc, keep = case["input"], []
+        doc, keep = case["input"], list[object]()
         checkpoint = bytes.fromhex(doc["checkpoint_hex"]) if "checkpoint_hex" in doc else doc["checkpoint"].encode()
         meta = meta_from_json(doc["meta"])
         data = bytes.fromhex(doc["data_hex"])
@@ -86,7 +86,7 @@ def test_every_record_vector_is_reproduced_byte_for_byte(c_abi, record_vectors):
 def test_every_header_vector_is_reproduced_byte_for_byte(c_abi, header_vectors):
     ffi, lib = c_abi
     for case in header_vectors:
-        doc, keep = case["input"], []
+        doc, keep = case["input"], list[object]()
         config = meta_from_json(doc["config"])
         h = ffi.new("orchlog_header_input*")
         h.language, h.created, h.team = (_text(ffi, doc[k], keep) for k in ("language", "created", "team"))
@@ -141,11 +141,13 @@ def test_a_c_host_logs_records_that_read_back_with_a_c_producer(c_abi, tmp_path)
     assert "unknown dtype 'q4_0'" in proc.stderr
     trace = open_trace(out)
     recs = list(trace)
+    assert trace.header is not None
     assert trace.header["producer"]["language"] == "c" and trace.header["team"] == "c-engine"
     assert [(r.checkpoint, r.token_idx, r.layer, r.stage, r.shape) for r in recs] == [
         ("Qcur", 3, 1, "rope", (2, 4)),
         ("embedding", None, None, None, (2, 4)),
     ]
+    assert recs[0].values is not None
     assert recs[0].values.tolist() == [0.0, 1.0, 2.0, 3.0]
 
 

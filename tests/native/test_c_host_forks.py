@@ -20,7 +20,7 @@ def _run(path) -> tuple[int, int, str]:
     return child, parent, done.stderr
 
 
-def _tokens(path) -> list[int]:
+def _tokens(path) -> list[int | None]:
     return [r.token_idx for r in open_trace(path)]
 
 

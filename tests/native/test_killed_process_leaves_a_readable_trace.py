@@ -33,6 +33,7 @@ def _kill_after(argv, jsonl, timeout=60.0):
             if jsonl.exists() and jsonl.read_bytes().count(b"\n") > WANT:
                 break
             if proc.poll() is not None:
+                assert proc.stderr is not None
                 pytest.fail(f"the host exited early: {proc.stderr.read().decode()}")
             time.sleep(0.02)
         else:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cargo import CRATE, cargo, env
+from tests.cargo import CRATE, cargo, cargo_path, env
 from tests.native.build import c_library
 
 pytestmark = pytest.mark.slow
@@ -26,7 +26,7 @@ def test_orch_log_cuda_reads_through_liborchlog_c_and_writes_what_orch_log_write
     lib = c_library(str(Path(cuda[1]).parent))
     run = subprocess.run(
         [
-            cargo(),
+            cargo_path(),
             "test",
             "--quiet",
             "--locked",

@@ -12,7 +12,7 @@ import pytest
 
 from orchlog import SCHEMA_VERSION
 from orchlog.parquet import pack, read
-from tests.tracegen import header, record, write_frames
+from tests.tracegen import header, raw_of, record, write_frames
 
 
 @pytest.fixture
@@ -43,14 +43,15 @@ def packed(tmp_path):
 
 
 def test_duckdb_sql_gives_the_rms_per_layer_that_orchlog_reads(packed):
-    rows = duckdb.sql(f"""
+    rows = duckdb.execute(f"""
         SELECT layer, avg(rms) AS mean_rms, count(*) AS n
         FROM read_parquet('{packed}')
         WHERE checkpoint = 'attn_norm' AND tp_rank = 0
         GROUP BY layer ORDER BY layer
     """).fetchall()
-    expected = {}
+    expected: dict[int | None, list[float]] = {}
     for rec in read(packed, checkpoint="attn_norm", rank=0):
+        assert rec.stats is not None and rec.stats.rms is not None
         expected.setdefault(rec.layer, []).append(rec.stats.rms)
     assert [(layer, n) for layer, _, n in rows] == [(layer, len(expected[layer])) for layer in range(4)]
     for layer, mean_rms, _ in rows:
@@ -58,13 +59,13 @@ def test_duckdb_sql_gives_the_rms_per_layer_that_orchlog_reads(packed):
 
 
 def test_duckdb_reads_tensor_bytes_and_the_footer_headers(packed):
-    ((blob, dtype),) = duckdb.sql(
+    ((blob, dtype),) = duckdb.execute(
         f"SELECT data, tensor_dtype FROM read_parquet('{packed}') WHERE tp_rank = 1 AND layer = 2 "
         "AND token_idx = 1 AND checkpoint = 'ffn_out'"
     ).fetchall()
     (rec,) = list(read(packed, rank=1, layer=2, token_idx=1, checkpoint="ffn_out"))
     np.testing.assert_array_equal(np.frombuffer(blob, dtype=dtype), rec.tensor())
-    kv = dict(duckdb.sql(f"SELECT decode(key), decode(value) FROM parquet_kv_metadata('{packed}')").fetchall())
+    kv = dict(duckdb.execute(f"SELECT decode(key), decode(value) FROM parquet_kv_metadata('{packed}')").fetchall())
     assert [h["rank"] for h in json.loads(kv["orchlog.headers"])] == [0, 1]
     assert kv["orchlog.schema_version"] == str(SCHEMA_VERSION) and kv["orchlog.parquet_layout"] == "2"
     assert kv["orchlog.byte_order"] == "little"
@@ -90,5 +91,6 @@ def test_polars_reads_and_filters_lazily(packed):
     assert out.height == 6 and out.schema["data"] == pl.Binary
     by_key = {(r.rank, r.token_idx): r for r in read(packed, layer=3, checkpoint="ffn_out")}
     for rank, token, abs_max, data in out.iter_rows():
-        assert abs_max == by_key[rank, token].stats.abs_max
-        assert data == bytes(by_key[rank, token].raw_bytes())
+        rec = by_key[rank, token]
+        assert rec.stats is not None and abs_max == rec.stats.abs_max
+        assert data == bytes(raw_of(rec))

@@ -8,7 +8,8 @@ import pytest
 from orchlog.encoding.record import encode_record
 from orchlog.errors import OrchlogError
 from orchlog.parquet import pack, read, schema
-from tests.tracegen import record, write_frames
+from orchlog.read.trace import Diagnostic
+from tests.tracegen import raw_of, record, write_frames
 
 
 def _records(n=4):
@@ -29,7 +30,7 @@ def test_a_hash_mismatch_is_reported_at_its_frame_and_the_row_kept_as_found(tmp_
     recs = _records()
     stream = write_frames(tmp_path / "t.bin", recs)
     offset = _corrupt_tensor(stream, 2, recs)
-    seen = []
+    seen: list[Diagnostic] = []
     result = pack([stream], tmp_path / "out.parquet", on_problem=seen.append)
     assert not result and result.records == 4
     (problem,) = result.problems
@@ -37,7 +38,7 @@ def test_a_hash_mismatch_is_reported_at_its_frame_and_the_row_kept_as_found(tmp_
     assert f"{stream}@{offset}: blake3 mismatch" in str(problem)
     packed = list(read(tmp_path / "out.parquet"))
     assert packed[2].blake3 == encode_record(recs[2]).blake3, "the stored hash is kept, so validate finds it too"
-    assert bytes(packed[2].raw_bytes()) != np.full(64, 2, np.float32).tobytes()
+    assert bytes(raw_of(packed[2])) != np.full(64, 2, np.float32).tobytes()
 
 
 def test_a_truncated_input_is_reported_and_every_whole_frame_packed(tmp_path):
@@ -94,4 +95,5 @@ def test_a_tensor_too_large_for_a_parquet_value_is_reported_and_its_row_kept(tmp
     assert result.records == 2 and result.tensors == 1
     assert "more than one Parquet value can hold" in result.problems[0].message
     small, big = list(read(tmp_path / "out.parquet"))
+    assert big.stats is not None
     assert small.has_data and not big.has_data and big.stats.max == 1.0

@@ -13,7 +13,7 @@ from orchlog.encoding.record import encode_header
 from orchlog.encoding.text import json_string
 from orchlog.parquet import pack, read
 from orchlog.parquet.schema import FIELD_OF
-from tests.tracegen import header
+from tests.tracegen import header, raw_of, tensor_of
 
 
 def _stream(tmp_path, record_vectors):
@@ -61,5 +61,5 @@ def test_vector_frames_pack_to_rows_matching_their_jsonl(tmp_path, record_vector
 def test_vector_tensors_read_back_as_their_bytes(tmp_path, record_vectors):
     pack([_stream(tmp_path, record_vectors)], tmp_path / "v.parquet")
     for case, rec in zip(record_vectors, read(tmp_path / "v.parquet"), strict=True):
-        assert bytes(rec.raw_bytes()) == bytes.fromhex(case["input"]["data_hex"]), case["name"]
-        assert rec.tensor().size == int(np.prod(case["input"]["shape"], dtype=np.int64)), case["name"]
+        assert bytes(raw_of(rec)) == bytes.fromhex(case["input"]["data_hex"]), case["name"]
+        assert tensor_of(rec).size == int(np.prod(case["input"]["shape"], dtype=np.int64)), case["name"]

@@ -23,7 +23,7 @@ def test_a_closed_file_is_standard_parquet_for_pyarrow_and_duckdb(tmp_path):
     with Writer(path, row_group_bytes=4096) as w:
         _log(w, range(20))
     assert pq.ParquetFile(path).metadata.num_row_groups > 3
-    assert duckdb.sql(f"SELECT count(*), sum(token_idx) FROM '{path}'").fetchall() == [(20, 190)]
+    assert duckdb.execute(f"SELECT count(*), sum(token_idx) FROM '{path}'").fetchall() == [(20, 190)]
     assert [r.token_idx for r in read(path)] == list(range(20))
 
 

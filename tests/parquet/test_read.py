@@ -12,7 +12,7 @@ import pytest
 from orchlog.errors import OrchlogError
 from orchlog.parquet import read
 from orchlog.read.paths import open_trace
-from tests.tracegen import record, write_parquet
+from tests.tracegen import record, tensor_of, write_parquet
 
 
 def _bytes_read_by_this_process() -> int:
@@ -23,7 +23,7 @@ def _bytes_read_by_this_process() -> int:
 def test_a_tensor_is_a_read_only_view_of_arrow_memory_when_aligned(tmp_path):
     x = np.arange(12, dtype=np.float32).reshape(3, 4)
     (rec,) = list(read(write_parquet(tmp_path / "t.parquet", [record("a", x)])))
-    first, second = rec.tensor(), rec.tensor()
+    first, second = tensor_of(rec), tensor_of(rec)
     np.testing.assert_array_equal(first, x)
     assert not first.flags.writeable
     assert first.__array_interface__["data"][0] == second.__array_interface__["data"][0], "no copy per call"
@@ -32,9 +32,9 @@ def test_a_tensor_is_a_read_only_view_of_arrow_memory_when_aligned(tmp_path):
 def test_misaligned_tensors_are_copied_to_aligned_memory(tmp_path):
     odd = record("odd", np.arange(3, dtype=np.float16))  # 6 bytes: the next tensor starts off a 4-byte boundary
     rec_odd, rec_f32 = list(read(write_parquet(tmp_path / "t.parquet", [odd, record("f", np.ones(5, np.float32))])))
-    arr = rec_f32.tensor()
+    arr = tensor_of(rec_f32)
     assert arr.flags.aligned and arr.tolist() == [1.0] * 5
-    assert rec_odd.tensor().tolist() == [0.0, 1.0, 2.0]
+    assert tensor_of(rec_odd).tolist() == [0.0, 1.0, 2.0]
 
 
 def test_summaries_read_without_touching_tensor_bytes(tmp_path):
@@ -53,7 +53,7 @@ def test_one_tensor_costs_one_row_group_not_the_file(tmp_path):
     path = write_parquet(tmp_path / "t.parquet", big, row_group_bytes=2 << 20, codec="none")
     before = _bytes_read_by_this_process()
     (rec,) = list(read(path, layer=20))
-    assert rec.tensor()[0] == 20
+    assert tensor_of(rec)[0] == 20
     time.sleep(0.3)  # a read-ahead of a row group the selection skips would have finished by now
     used = _bytes_read_by_this_process() - before
     assert used < 3 * (1 << 20), f"read {used} bytes for one 1 MiB tensor of a {path.stat().st_size}-byte file"
@@ -87,7 +87,7 @@ def test_rows_without_tensor_bytes_have_no_data_even_in_a_mixed_row_group(tmp_pa
     pq.write_table(table, tmp_path / "mixed.parquet")
     a, b = list(read(tmp_path / "mixed.parquet"))
     assert not a.has_data and a.tensor() is None
-    assert b.has_data and b.tensor().tolist() == [3.0]
+    assert b.has_data and tensor_of(b).tolist() == [3.0]
     assert (b.rank, b.world_size, b.team, b.stats, b.meta) == (0, 1, "", None, {})
 
 
@@ -108,7 +108,7 @@ def test_which_rows_have_tensors_is_read_bit_by_bit_across_many_rows(tmp_path):
     pq.write_table(table, tmp_path / "mixed.parquet")
     recs = list(read(tmp_path / "mixed.parquet"))
     assert [r.has_data for r in recs] == present
-    assert [None if r.tensor() is None else r.tensor().tolist() for r in recs] == [
+    assert [None if (t := r.tensor()) is None else t.tolist() for r in recs] == [
         [float(i)] if p else None for i, p in enumerate(present)
     ]
 
@@ -129,7 +129,7 @@ def test_a_file_of_orchlogs_writer_cut_before_its_footer_reads_its_whole_row_gro
     trace = read(path)
     recs = list(trace)
     assert 0 < len(recs) < 12 and [r.seq for r in recs] == list(range(len(recs)))
-    assert all(r.tensor().tolist() == [float(r.seq)] * 64 for r in recs)
+    assert all(r.seq is not None and tensor_of(r).tolist() == [float(r.seq)] * 64 for r in recs)
     [note] = trace.diagnostics
     assert "no footer" in note.message and "row groups written whole" in note.message
 

@@ -10,7 +10,7 @@ import pytest
 from orchlog.parquet import read
 from orchlog.parquet.schema import COLUMN_OF
 from orchlog.read.paths import open_trace
-from tests.tracegen import header, record, write_frames, write_parquet
+from tests.tracegen import header, record, tensor_of, write_frames, write_parquet
 
 
 def _rank(rank: int):
@@ -50,7 +50,7 @@ def test_one_file_per_rank_reads_as_one_trace(tmp_path):
             (1, "c2"),
         ]
         assert [h["rank"] for h in trace.headers] == [0, 1]
-    assert [r.tensor()[0] for r in read(tmp_path, rank=1)] == [10, 11, 12]
+    assert [tensor_of(r)[0] for r in read(tmp_path, rank=1)] == [10, 11, 12]
 
 
 @pytest.mark.parametrize("name", [COLUMN_OF["rank"], "rank"], ids=["column-name", "field-name"])
@@ -62,20 +62,20 @@ def test_hive_partition_values_fill_the_fields_the_files_lack(tmp_path, name):
     for trace in (read(root), open_trace(root)):
         recs = sorted(trace, key=lambda r: (r.rank, r.seq))
         assert [r.rank for r in recs] == [0, 0, 0, 1, 1, 1]
-        assert [r.tensor()[0] for r in recs] == [0, 1, 2, 10, 11, 12]
+        assert [tensor_of(r)[0] for r in recs] == [0, 1, 2, 10, 11, 12]
 
 
 def test_a_partition_selection_skips_other_partitions(tmp_path):
     root = _hive_directory(tmp_path)
     recs = list(read(root, rank=1, layer=2))
-    assert [(r.rank, r.layer, r.tensor()[0]) for r in recs] == [(1, 2, 12.0)]
+    assert [(r.rank, r.layer, tensor_of(r)[0]) for r in recs] == [(1, 2, 12.0)]
     assert list(read(root, rank=5)) == []
 
 
 def test_a_broken_file_in_a_directory_is_reported_and_the_rest_read(tmp_path):
     write_parquet(tmp_path / "rank0.parquet", _rank(0))
-    broken = write_parquet(tmp_path / "rank1.parquet", _rank(1))
-    broken.write_bytes(broken.read_bytes()[:100])  # not even the schema's piece is whole
+    cut = write_parquet(tmp_path / "rank1.parquet", _rank(1))
+    cut.write_bytes(cut.read_bytes()[:100])  # not even the schema's piece is whole
     write_frames(tmp_path / "notes.bin", [])  # not Parquet: reported, and left to open_trace
     trace = read(tmp_path)
     assert [r.rank for r in trace] == [0, 0, 0]

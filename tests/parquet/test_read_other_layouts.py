@@ -21,7 +21,7 @@ from orchlog import schema_gen
 from orchlog.parquet import read
 from orchlog.parquet.schema import COLUMN_OF
 from orchlog.read.paths import open_trace
-from tests.tracegen import record, write_parquet
+from tests.tracegen import raw_of, record, tensor_of, write_parquet
 
 LAYOUT1 = Path(__file__).parent / "data" / "layout1.parquet"
 DTYPES = ("f32", "f16", "bf16", "f64", "i8", "u8", "i32", "i64")  # schema_gen.DTYPES when the file was written
@@ -48,9 +48,11 @@ def test_every_record_reads_with_its_fields_and_tensor():
         for i, (rec, dtype) in enumerate(zip(recs, DTYPES)):
             assert (rec.checkpoint, rec.token_idx, rec.layer, rec.rank, rec.seq) == (f"t_{dtype}", i, i % 3, i % 2, i)
             assert rec.shape == (2, 4) and rec.numel == 8 and rec.meta == {"n": i}
-            assert bytes(rec.raw_bytes()) == _tensor(dtype).tobytes()
-            assert rec.values.tolist() == rec.tensor().reshape(-1).astype(np.float64).tolist()
-            assert rec.stats.min == float(rec.tensor().min()) and rec.stats.max == float(rec.tensor().max())
+            assert bytes(raw_of(rec)) == _tensor(dtype).tobytes()
+            assert rec.values is not None
+            assert rec.values.tolist() == tensor_of(rec).reshape(-1).astype(np.float64).tolist()
+            assert rec.stats is not None
+            assert rec.stats.min == float(tensor_of(rec).min()) and rec.stats.max == float(tensor_of(rec).max())
 
 
 def test_selections_on_renamed_fields_are_pushed_down_to_the_old_columns():

@@ -13,7 +13,7 @@ from orchlog.encoding import stats as canonical_stats
 from orchlog.encoding.record import encode_record
 from orchlog.parquet import Writer, read
 from orchlog.parquet.writer import RowGroupSink
-from tests.tracegen import record
+from tests.tracegen import raw_of, record, tensor_of
 
 
 def test_logged_tensors_read_back_with_canonical_fields(tmp_path):
@@ -47,6 +47,7 @@ def test_logged_tensors_read_back_with_canonical_fields(tmp_path):
         0,
         0,
     )
+    assert rec.values is not None
     assert rec.values.tolist() == x.reshape(-1)[:4].astype(np.float64).tolist()
     assert vars(rec.stats) == vars(canonical_stats.compute(x.tobytes(), "f32"))
     assert rec.meta == {"kv_aligned": 1}
@@ -72,7 +73,7 @@ def test_every_dtype_and_shape_round_trips_exactly(tmp_path):
     for rec, a in zip(recs, arrays):
         assert rec.shape == a.shape
         np.testing.assert_array_equal(rec.tensor(), a)
-    assert recs[-1].dtype == "bf16" and recs[-1].tensor().tolist() == [1.0, -2.0]
+    assert recs[-1].dtype == "bf16" and tensor_of(recs[-1]).tolist() == [1.0, -2.0]
 
 
 def test_big_endian_input_is_stored_little_endian(tmp_path):
@@ -80,7 +81,7 @@ def test_big_endian_input_is_stored_little_endian(tmp_path):
     with Writer(tmp_path / "t.parquet") as w:
         w.log("be", x)
     (rec,) = list(read(tmp_path / "t.parquet"))
-    assert bytes(rec.raw_bytes()) == x.astype("<f4").tobytes()
+    assert bytes(raw_of(rec)) == x.astype("<f4").tobytes()
 
 
 def test_the_caller_may_reuse_its_buffer_as_soon_as_log_returns(tmp_path):
@@ -90,7 +91,7 @@ def test_the_caller_may_reuse_its_buffer_as_soon_as_log_returns(tmp_path):
         buf[:] = 7
         w.log("b", buf)
     a, b = list(read(tmp_path / "t.parquet"))
-    assert a.tensor().tolist() == [1.0] * 16 and b.tensor().tolist() == [7.0] * 16
+    assert tensor_of(a).tolist() == [1.0] * 16 and tensor_of(b).tolist() == [7.0] * 16
 
 
 def test_row_groups_are_bounded_by_row_group_bytes(tmp_path):
@@ -116,8 +117,8 @@ def test_seq_is_the_order_of_rows_when_threads_log_at_once(tmp_path):
             t.join()
     recs = list(read(tmp_path / "t.parquet"))
     assert [r.seq for r in recs] == list(range(200))
-    for t in range(4):
-        assert [r.token_idx for r in recs if r.checkpoint == f"thread{t}"] == list(range(50))
+    for n in range(4):
+        assert [r.token_idx for r in recs if r.checkpoint == f"thread{n}"] == list(range(50))
 
 
 def test_a_closed_writer_refuses_rows_and_closing_twice_is_harmless(tmp_path):

@@ -34,8 +34,10 @@ def test_a_shape_is_a_list_of_counts_whose_product_fits_in_int64():
 
 
 def test_numbers_take_the_non_finite_spellings_and_ints_past_the_float_range_as_infinities():
-    assert math.isnan(fields.number("NaN")) and fields.number("-Infinity") == -math.inf
+    nan = fields.number("NaN")
+    assert nan is not None and math.isnan(nan) and fields.number("-Infinity") == -math.inf
     assert fields.number(10**400) == math.inf and fields.number(-(10**400)) == -math.inf
+    bad: object
     for bad in ("nan", "1.5", True, [1.0], {}):
         with pytest.raises(ValueError):
             fields.number(bad)

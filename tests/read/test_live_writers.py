@@ -38,6 +38,7 @@ def live(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-c", WRITER, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
+    assert proc.stdout is not None
     assert proc.stdout.readline() == "written\n"
     yield path.parent, path, proc.pid
     proc.communicate("stop\n", timeout=60)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import gzip
 import tracemalloc
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
@@ -12,11 +14,13 @@ from orchlog.read.files import read_at_most
 from orchlog.read.formats import open_binary
 from orchlog.read.paths import open_trace
 
+T = TypeVar("T")
+
 TOOLS = Path(__file__).parent / "data" / "tools"
 GIB = 1 << 30
 
 
-def _peak_while(run) -> tuple[object, int]:
+def _peak_while(run: Callable[[], T]) -> tuple[T, int]:
     tracemalloc.start()
     try:
         result = run()

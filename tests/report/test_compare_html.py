@@ -14,6 +14,7 @@ import numpy as np
 from orchlog.compare import CompareOptions, compare
 from orchlog.report import render_html
 from tests.compare.runs import from_layer, run
+from tests.markup import attribute, child_text, search
 from tests.report.pages import write_runs
 from tests.tracegen import emit, record, write_jsonl
 
@@ -30,11 +31,11 @@ def _full_report(tmp_path, **kw):
 
 
 def _svgs(page: str) -> dict[str, ET.Element]:
-    return {e.get("aria-label"): e for e in (ET.fromstring(s) for s in re.findall(r"<svg.*?</svg>", page, re.S))}
+    return {attribute(e, "aria-label"): e for e in (ET.fromstring(s) for s in re.findall(r"<svg.*?</svg>", page, re.S))}
 
 
 def _data(page: str, element_id: str) -> dict:
-    return json.loads(re.search(rf'<script type="application/json" id="{element_id}">(.*?)</script>', page).group(1))
+    return json.loads(search(rf'<script type="application/json" id="{element_id}">(.*?)</script>', page).group(1))
 
 
 class _Tags(HTMLParser):
@@ -70,7 +71,7 @@ def test_heatmap_data_has_one_cell_per_token_and_layer_and_marks_the_first_diver
 
 def test_the_heading_names_the_token_once_and_the_verdict_says_fail_once(tmp_path):
     page = render_html(_report(tmp_path))
-    heading = re.search(r'<h2 id="first">(.*?)</h2>', page).group(1)
+    heading = search(r'<h2 id="first">(.*?)</h2>', page).group(1)
     assert heading.count("token 1") == 1
     assert "fail: fail:" not in page and "fail</span>fail" not in page
 
@@ -91,7 +92,7 @@ def test_the_diverging_layer_gets_a_per_stage_chart(tmp_path):
     stages = _svgs(page)["max_abs by stage in layer 2 (execution order)"]
     labels = [t.text for t in stages.iter("text") if t.get("text-anchor") == "end"]
     assert labels == ["attn_norm", "Qcur", "Kcur", "attn_out", "ffn_out", "l_out"]
-    bars = {e.find("title").text.split(":")[0]: float(e.get("width")) for e in stages.iter("rect")}
+    bars = {child_text(e, "title").split(":")[0]: float(attribute(e, "width")) for e in stages.iter("rect")}
     assert bars["attn_norm"] <= 1 and bars["Qcur"] > 100  # the error enters at Qcur
 
 
@@ -101,9 +102,9 @@ def test_a_rope_error_shows_in_the_per_head_grid_along_its_rotated_pair(tmp_path
     assert "histogram of |a-b|" in charts and "worst |a-b| by index" in charts
     grid = charts["worst |a-b| per head"]
     hot = {
-        tuple(int(x) for x in re.findall(r"\d+", rect.find("title").text.split(":")[0]))
+        tuple(int(x) for x in re.findall(r"\d+", child_text(rect, "title").split(":")[0]))
         for rect in grid.iter("rect")
-        if float(rect.find("title").text.split(": ")[1]) > 0
+        if float(child_text(rect, "title").split(": ")[1]) > 0
     }
     # The wrong rotation touches dimensions 3 and 3 + 16/2 of every head, and nothing else.
     assert hot == {(h, d) for h in range(4) for d in (3, 11)}
@@ -117,7 +118,7 @@ def test_summaries_say_why_the_error_is_not_drawn(tmp_path):
 def test_failing_pairs_are_a_sortable_table_with_csv_export(tmp_path):
     r = _report(tmp_path)
     page = render_html(r)
-    table = re.search(r'<table id="pairs" class="sortable">.*?</table>', page, re.S).group(0)
+    table = search(r'<table id="pairs" class="sortable">.*?</table>', page, re.S).group(0)
     rows = re.findall(r"<tr>", table)
     assert len(rows) == 1 + r.findings.failed + r.findings.undecided  # the header and every failing pair
     assert 'data-table="pairs"' in page and "Save as CSV" in page

@@ -172,6 +172,7 @@ def test_pairs_whose_hashes_differ_with_nothing_else_say_so_with_each_sides_rms(
 
     report = compare(write(tmp_path / "a.jsonl", "a" * 64), write(tmp_path / "b.jsonl", "b" * 64))
     # The legacy trace format's own rule: a differing hash is a divergence, even with the same rms.
+    assert report.first is not None
     assert not report and report.first.failed and report.first.basis == "hash"
     text = render_text(report)
     assert "fail: blake3 differs (legacy trace records: any hash difference is a divergence)" in text

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
+from typing import Any
 
 import numpy as np
 
@@ -36,7 +37,8 @@ def test_saved_csv_neutralises_formula_prefixes_and_keeps_numbers_numeric(tmp_pa
     files = download(_page(tmp_path), "button.csv", tmp_path)
     # QUOTE_NONNUMERIC: an unquoted field must read as a number (the reader raises otherwise); quoted are text.
     text = files["orchlog-pairs.csv"].decode("utf-8")
-    rows = list(csv.reader(io.StringIO(text, newline=""), quoting=csv.QUOTE_NONNUMERIC))
+    # cells are str or float (typeshed says str only)
+    rows: list[list[Any]] = list(csv.reader(io.StringIO(text, newline=""), quoting=csv.QUOTE_NONNUMERIC))
     head, body = rows[0], rows[1:]
     assert len(body) == len(HOSTILE)
     checkpoint, stage, value = head.index("checkpoint"), head.index("stage"), head.index("value")

@@ -31,7 +31,7 @@ def test_attention_tensors_are_drawn_per_head_over_their_other_axes():
     diff = np.zeros((3, 8, 64))  # tokens, heads, head_dim
     diff[1, 5, 7] = 2.0
     s = of_difference(diff.ravel(), diff.shape, "blk.0.attn_q")
-    assert s.head_axis == (8, 64) and np.array(s.heads).shape == (8, 64)
+    assert s.head_axis == (8, 64) and s.heads is not None and np.array(s.heads).shape == (8, 64)
     assert s.heads[5][7] == 2.0 and np.count_nonzero(s.heads) == 1
 
 
@@ -39,7 +39,7 @@ def test_many_heads_share_rows_showing_their_worst():
     diff = np.zeros((128, 16))
     diff[127, 2] = 1.0
     s = of_difference(diff.ravel(), diff.shape, "Kcur")
-    assert len(s.heads) == 64 and s.heads[63][2] == 1.0
+    assert s.heads is not None and len(s.heads) == 64 and s.heads[63][2] == 1.0
 
 
 def test_only_attention_names_with_a_head_sized_last_axis_are_split_into_heads():

@@ -11,7 +11,9 @@ from orchlog.report.page import csv_button, json_script, page
 def test_embedded_data_round_trips_and_no_name_can_close_its_block():
     hostile = ["</script><script>alert(1)</script>", "a & b", "<!--", "\u2028 line separator", "]]>"]
     block = json_script("d", {"labels": hostile})
-    inner = re.fullmatch(r'<script type="application/json" id="d">(.*)</script>', block, re.S).group(1)
+    found = re.fullmatch(r'<script type="application/json" id="d">(.*)</script>', block, re.S)
+    assert found is not None, block
+    inner = found.group(1)
     assert "<" not in inner and ">" not in inner and "&" not in inner
     assert json.loads(inner) == {"labels": hostile}
 

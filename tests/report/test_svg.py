@@ -6,6 +6,7 @@ import math
 import xml.etree.ElementTree as ET
 
 from orchlog.report import svg
+from tests.markup import attribute
 
 
 def test_log_position_clamps_and_orders():
@@ -37,5 +38,5 @@ def test_charts_are_well_formed_with_awkward_values():
 
 def test_histogram_bars_are_as_tall_as_their_counts():
     chart = ET.fromstring(svg.histogram([1e-4, 1e-3, 1e-2, 1e-1], [10, 0, 5], "h"))
-    heights = [float(r.get("height")) for r in chart.iter("rect") if r.get("class") == "bin"]
+    heights = [float(attribute(r, "height")) for r in chart.iter("rect") if r.get("class") == "bin"]
     assert len(heights) == 2 and heights[0] == 2 * heights[1]

@@ -24,6 +24,7 @@ def log_until_killed(path: Path, mode: str, min_bytes: int) -> None:
     env.update(ORCH_LOG_FILE=str(path), ORCH_LOG_MODE=mode)
     host = subprocess.Popen([str(rust_example("log_loop")), "0", "4096"], env=env, stdout=subprocess.PIPE)
     try:
+        assert host.stdout is not None
         assert host.stdout.readline() == b"started\n"
         deadline = time.monotonic() + 30
         watched = Path(f"{path}.bin") if mode == "both" else path
@@ -33,6 +34,7 @@ def log_until_killed(path: Path, mode: str, min_bytes: int) -> None:
     finally:
         host.kill()
         host.wait()
+        assert host.stdout is not None
         host.stdout.close()
     assert host.returncode == -signal.SIGKILL
 
@@ -47,6 +49,7 @@ def test_every_record_written_before_a_kill_reads_back(mode, tmp_path):
         seqs = [r.seq for r in trace]
         assert len(seqs) > 50, f"{file}: only {len(seqs)} records"
         assert seqs == list(range(len(seqs))), f"{file}: records missing or out of order"
+        assert trace.header is not None
         assert trace.header["producer"]["language"] == "rust"
         truncated = [d for d in trace.diagnostics if "truncated" in d.message or "no newline" in d.message]
         assert len(trace.diagnostics) == len(truncated) <= 1, [str(d) for d in trace.diagnostics]

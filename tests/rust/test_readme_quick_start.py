@@ -10,14 +10,15 @@ import subprocess
 import pytest
 
 from orchlog import open_trace
-from tests.cargo import CRATE, cargo, env
+from tests.cargo import CRATE, cargo, cargo_path, env
 from tests.conftest import ROOT
+from tests.markup import search
 
 
 def quick_start_blocks() -> tuple[str, str]:
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     section = readme.split("## Rust quick start", 1)[1].split("\n## ", 1)[0]
-    toml, rust = (re.search(rf"```{lang}\n(.*?)```", section, re.S).group(1) for lang in ("toml", "rust"))
+    toml, rust = (search(rf"```{lang}\n(.*?)```", section, re.S).group(1) for lang in ("toml", "rust"))
     return toml, rust
 
 
@@ -36,6 +37,6 @@ def test_the_quick_start_builds_runs_and_writes_a_record(tmp_path):
     shutil.copy(CRATE / "Cargo.lock", engine / "Cargo.lock")
     run_env = {k: v for k, v in env().items() if not k.startswith("ORCH_LOG_")}
     run_env["ORCH_LOG_FILE"] = str(tmp_path / "ours.jsonl")
-    subprocess.run([cargo(), "run", "--quiet"], cwd=engine, env=run_env, check=True, timeout=600)
+    subprocess.run([cargo_path(), "run", "--quiet"], cwd=engine, env=run_env, check=True, timeout=600)
     [record] = list(open_trace(tmp_path / "ours.jsonl"))
     assert (record.checkpoint, record.token_idx, record.shape) == ("embedding", 0, (896,))

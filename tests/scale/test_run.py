@@ -11,7 +11,7 @@ from orchlog.errors import OrchlogError
 from orchlog.scale import compare_partitioned, local_runner
 from tests.compare.runs import run
 from tests.scale.rank_traces import rank_trace_pair
-from tests.tracegen import write_frames
+from tests.tracegen import name_of, write_frames
 
 
 def _json(report) -> str:
@@ -64,7 +64,7 @@ def test_records_that_say_they_are_shards_are_gathered_across_ranks_as_one_proce
             plain = run(tokens=2, layers=1, rank=rank, world_size=2)
             pieces = run(tokens=2, layers=1, rank=rank, world_size=2, shard_axis=0, num_shards=2)
             for r in pieces:
-                r.checkpoint = f"tp_{r.checkpoint}"
+                r.checkpoint = f"tp_{name_of(r)}"
             write_frames(d / "part.bin", plain + pieces)
     opts = CompareOptions(diagnose=False, detail=True)
     a, b = str(tmp_path / "a"), str(tmp_path / "b")

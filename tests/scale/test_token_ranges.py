@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 
+import numpy as np
 import pytest
 
 from orchlog import open_trace
@@ -33,9 +34,10 @@ def _pair(tmp_path, seed: int, tokens: int = 12, offset: int = 0):
         recs = run(tokens=tokens, layers=3, bug=bug if side == "b" else None, values=rng.choice([10, -1]))
         if side == "b" and offset:
             for r in recs:
+                assert r.token_idx is not None
                 r.token_idx += offset
             recs = run(tokens=1, layers=3) + recs  # the extra leading token (BOS) the reference lacks
-        recs += [record("kv_cache", [float(i)] * 8, layer=i) for i in range(3)]
+        recs += [record("kv_cache", np.full(8, float(i)), layer=i) for i in range(3)]
         if side == "b" and rng.random() < 0.5:
             del recs[rng.randrange(len(recs))]
         path = tmp_path / f"{side}.parquet"

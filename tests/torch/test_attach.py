@@ -60,8 +60,10 @@ def test_each_output_is_one_record_per_token_with_position_step_and_layer(trace)
 
 def test_an_output_is_captured_before_a_later_in_place_kernel_changes_it(trace):
     model = Tiny()
-    seen = {}
-    model.layers[0].proj.register_forward_hook(lambda m, a, out: seen.update(proj=out.detach().clone()))
+    seen: dict[str, torch.Tensor] = {}
+    proj = model.layers[0].proj
+    assert isinstance(proj, torch.nn.Module)
+    proj.register_forward_hook(lambda m, a, out: seen.update(proj=out.detach().clone()))
     with orchlog.torch.attach(model, ["layers.0.proj"]):
         model(torch.tensor([[1, 2, 3]]))
     logged = np.stack([r.tensor() for r in records(trace)])

@@ -31,7 +31,9 @@ def _run(model, path, **graft):
 def _perturbed(layer: int) -> Tiny:
     model = Tiny()
     with torch.no_grad():
-        model.layers[layer].proj.weight.add_(0.01)
+        proj = model.layers[layer].proj
+        assert isinstance(proj, torch.nn.Linear)
+        proj.weight.add_(0.01)
     return model
 
 
@@ -46,6 +48,7 @@ def test_grafting_a_layer_hands_the_reference_on_and_the_report_measures_what_fo
     report = graft_report(ref, [tmp_path / "g.bin"], tmp_path / "plain.bin", CompareOptions(threshold=1e-6))
     rows = {r.stage[1]: r for r in report.rows}
     assert rows["layers.0"].verdict == "grafted"
+    assert rows["layers.1.proj"].local is not None
     assert rows["layers.1.proj"].verdict == "inherited" and rows["layers.1.proj"].local.measure.max_abs == 0
     assert rows["layers.0.proj"].verdict == "no_graft_before"
 
@@ -54,7 +57,7 @@ def test_a_bfloat16_module_gets_the_reference_rounded_to_bfloat16(tmp_path):
     ref = tmp_path / "ref.bin"
     _run(Tiny(), ref)
     model = _perturbed(0).to(torch.bfloat16)
-    seen = {}
+    seen: dict[str, torch.Tensor] = {}
     model.layers[1].register_forward_pre_hook(lambda _m, args: seen.setdefault("x", args[0]))
     orchlog.configure(
         path=str(tmp_path / "g.bin"), mode="full", graft_from=str(ref), graft_select="checkpoint=layers.0"

@@ -13,6 +13,7 @@ from examples.qwen2_tiny.hf_model import load_hf_model
 from examples.qwen2_tiny.make_model import make_tiny_model
 from examples.qwen2_tiny.run_hf import run_hf
 from examples.qwen2_tiny.scenario import DEFAULT_SCENARIO
+from tests.tracegen import tensor_of
 
 pytestmark = pytest.mark.slow  # imports torch and transformers
 
@@ -66,7 +67,7 @@ def test_attention_probabilities_are_logged_per_query_token_as_heads_by_keys(mod
     got = [(r.step, r.token_idx, r.shape) for r in probs]
     n_head = model.config.num_attention_heads
     assert got == [(c.step, p, (n_head, c.positions[-1] + 1)) for c in DEFAULT_SCENARIO.calls() for p in c.positions]
-    rows = np.stack([r.tensor() for r in probs[:8]])  # the prompt pass: causal, each row sums to 1
+    rows = np.stack([tensor_of(r) for r in probs[:8]])  # the prompt pass: causal, each row sums to 1
     assert np.allclose(rows.sum(axis=-1), 1.0, atol=1e-6) and (rows[0][:, 1:] == 0).all()
 
 

@@ -14,6 +14,7 @@ import orchlog
 from orchlog.errors import OrchlogError
 from orchlog.maps.namemap import load_maps
 from orchlog.torch.trace import hooked_modules, trace_hf
+from tests.tracegen import tensor_of
 
 pytestmark = pytest.mark.slow  # loads transformers
 
@@ -30,7 +31,7 @@ def test_the_prompt_is_the_checkpoints_tokenization_and_decoding_is_greedy(trace
 
     assert traced.prompt == AutoTokenizer.from_pretrained(model_pair.hf)(PROMPT)["input_ids"]
     records = list(orchlog.open_trace(traced.path))
-    logits = {(r.step, r.token_idx): r.tensor() for r in records if r.checkpoint == "result_output"}
+    logits = {(r.step, r.token_idx): tensor_of(r) for r in records if r.checkpoint == "result_output"}
     for step, token in enumerate(traced.decode):
         assert int(np.argmax(logits[step, len(traced.prompt) - 1 + step])) == token
     assert os.environ["HF_HUB_OFFLINE"] == "1"
@@ -44,13 +45,16 @@ def test_every_record_carries_a_llama_cpp_name_and_attention_rows_their_causal_w
         "ffn_up", "ffn_swiglu", "ffn_out", "l_out", "result_norm", "result_output", "kq_soft_max",
     }  # fmt: skip
     probs = [r for r in records if r.checkpoint == "kq_soft_max"]
-    assert probs and all(r.shape == (4, r.token_idx + 1) for r in probs)  # 4 heads, keys 0..token
+    assert probs and all(
+        r.token_idx is not None and r.shape == (4, r.token_idx + 1) for r in probs
+    )  # 4 heads, keys 0..token
     assert {r.stage for r in records if r.checkpoint == "Qcur"} == {"add"}
 
 
 def test_the_header_says_what_made_the_run_under_the_keys_llama_cpps_trace_uses(traced, model_pair):
     config = orchlog.open_trace(traced.path)
     next(iter(config))
+    assert config.header is not None
     c = config.header["config"]
     assert (c["engine"], c["model.arch"], c["model.weights"]) == ("transformers", "qwen2", "f32")
     assert (c["model.n_layer"], c["model.n_vocab"], c["model.rope_freq_base"]) == (2, 320, 1e6)

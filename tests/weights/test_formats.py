@@ -15,7 +15,10 @@ from tests.weights.models import gguf_weights, write_gguf
 
 
 def test_safetensors_written_by_the_package_read_back_exactly(tmp_path):
-    arrays = {"a": np.arange(12, dtype=np.float32).reshape(3, 4), "b": np.linspace(-1, 1, 7).astype(np.float16)}
+    arrays: dict[str, np.ndarray] = {
+        "a": np.arange(12, dtype=np.float32).reshape(3, 4),
+        "b": np.linspace(-1, 1, 7).astype(np.float16),
+    }
     save_file(arrays, str(tmp_path / "m.safetensors"))
     src = open_weights(tmp_path / "m.safetensors")
     assert src.format == "safetensors" and src.tensors["b"].dtype == "f16" and src.tensors["a"].shape == (3, 4)

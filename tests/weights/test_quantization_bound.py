@@ -19,10 +19,11 @@ MATRICES = ("blk.0.attn_q.weight", "blk.0.ffn_up.weight", "blk.1.ffn_gate.weight
 def test_every_element_of_a_quantized_tensor_is_within_its_bound_and_the_bound_is_tight(kind):
     rng = np.random.default_rng(3)
     x = (rng.standard_normal((64, 256)) * rng.choice([0.01, 1.0, 30.0], (64, 1))).astype(np.float32)
-    raw = gguf.quants.quantize(x, Q[kind])
-    values = gguf.quants.dequantize(raw, Q[kind]).reshape(-1)
+    raw = gguf.quants.quantize(x, gguf.GGMLQuantizationType[kind])
+    values = gguf.quants.dequantize(raw, gguf.GGMLQuantizationType[kind]).reshape(-1)
     b = bound(raw, kind.lower(), values)
     err = np.abs(values.astype(np.float64) - x.reshape(-1))
+    assert b is not None
     assert (err <= b).all()
     assert err.max() / b[np.argmax(err)] > 0.4  # the bound is the rounding's own size, not a loose figure
 

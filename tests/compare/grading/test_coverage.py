@@ -10,7 +10,7 @@ import sys
 from orchlog.compare import CompareOptions, compare
 from orchlog.report import render_text
 from tests.compare.runs import run
-from tests.tracegen import write_jsonl
+from tests.tracegen import name_of, write_jsonl
 
 FORMATS = ("text", "md", "json", "html")
 
@@ -33,7 +33,7 @@ def test_a_truncated_trace_with_require_all_exits_1_and_names_the_first_missing_
     where = f"ref.jsonl:{20 + 2}"  # the header is line 1
     assert proc.stdout.splitlines()[-1] == (
         f"RESULT: incomplete (--require-all): {len(run()) - 20} reference records unpaired; first missing: "
-        f"{missing.checkpoint} at "
+        f"{name_of(missing)} at "
         f"{tmp_path / where} (exit 1)"
     )
 
@@ -59,6 +59,7 @@ def test_allow_missing_excuses_the_checkpoints_it_names(tmp_path):
     ours = write_jsonl(tmp_path / "ours.jsonl", [r for r in full if r.checkpoint != "Qcur"])
     assert not compare(ref, ours, CompareOptions(require_all=True))
     report = compare(ref, ours, CompareOptions(require_all=True, allow_missing=("Q*",)))
+    assert report.coverage is not None
     assert report.status == "ok" and report.coverage.allowed == report.coverage.only_in_reference > 0
     assert _orchlog("compare", ref, ours, "--allow-missing", "Q*").returncode == 2  # needs --require-all
 
@@ -70,6 +71,7 @@ def test_a_malformed_line_fails_require_all(tmp_path):
         f.write(b"{broken\n")
     assert compare(ref, ours).status == "ok"
     report = compare(ref, ours, CompareOptions(require_all=True))
+    assert report.coverage is not None
     assert report.status == "incomplete" and report.exit_code == 1 and report.coverage.malformed == (0, 1)
     assert (
         render_text(report)

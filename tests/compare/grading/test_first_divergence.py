@@ -9,7 +9,7 @@ import pytest
 
 from orchlog.compare import CompareOptions, compare
 from tests.compare.runs import from_layer, run
-from tests.tracegen import record, write_frames, write_json_lines, write_jsonl
+from tests.tracegen import name_of, record, write_frames, write_json_lines, write_jsonl
 
 WRITERS = {"jsonl": write_jsonl, "bin": write_frames}
 
@@ -21,6 +21,7 @@ def test_the_injected_bug_is_named_by_token_layer_and_checkpoint(tmp_path, fmt_a
     report = compare(a, b)
     assert not report and report.status == "diverged"
     assert report.diverging_token == 1 and report.decided_by == "logits"
+    assert report.first is not None
     assert (report.first.checkpoint, report.first.layer, report.first.token_idx) == ("Qcur", 2, 1)
     assert report.first.tier == "fail"
 
@@ -38,6 +39,7 @@ def test_execution_order_comes_from_seq_not_from_file_order(tmp_path):
     a = write_jsonl(tmp_path / "a.jsonl", run(tokens=1))
     b = write_jsonl(tmp_path / "b.jsonl", list(reversed(recs)))  # written backwards, seq still says the truth
     report = compare(a, b)
+    assert report.first is not None
     assert (report.first.checkpoint, report.first.layer) == ("attn_norm", 1)
 
 
@@ -46,6 +48,7 @@ def test_without_logits_the_last_checkpoint_of_a_token_decides(tmp_path):
     b = write_jsonl(tmp_path / "b.jsonl", [r for r in run(bug=from_layer(2, 0, "ffn_out")) if r.checkpoint != "logits"])
     report = compare(a, b)
     assert report.diverging_token == 2 and report.decided_by == "last_checkpoint"
+    assert report.first is not None
     assert (report.first.checkpoint, report.first.layer) == ("ffn_out", 0)
 
 
@@ -56,6 +59,7 @@ def test_an_early_small_failure_does_not_hide_the_token_whose_logits_fail(tmp_pa
         return from_layer(2, 1, "Qcur")(t, layer, name)
 
     report = compare(write_jsonl(tmp_path / "a.jsonl", run()), write_jsonl(tmp_path / "b.jsonl", run(bug=bug)))
+    assert report.first is not None
     assert report.diverging_token == 2 and report.first.layer == 1 and report.first.checkpoint == "Qcur"
 
 
@@ -71,7 +75,7 @@ def test_legacy_checkpoint_jsonl_from_two_teams_finds_the_divergence(tmp_path):
     def lines(bug):
         return [
             {
-                "checkpoint": r.checkpoint if r.layer is None else f"layer_{r.layer}_{r.checkpoint}",
+                "checkpoint": r.checkpoint if r.layer is None else f"layer_{r.layer}_{name_of(r)}",
                 "team": "t",
                 "token_idx": r.token_idx,
                 "dtype": "f32",
@@ -84,6 +88,7 @@ def test_legacy_checkpoint_jsonl_from_two_teams_finds_the_divergence(tmp_path):
     a = write_json_lines(tmp_path / "llama.jsonl", lines(None))
     b = write_json_lines(tmp_path / "ours.jsonl", lines(from_layer(1, 1, "l_out")))
     report = compare(a, b)
+    assert report.first is not None
     assert (report.diverging_token, report.first.checkpoint) == (1, "layer_1_l_out")
 
 
@@ -109,6 +114,7 @@ def test_legacy_trace_directories_align_on_seq_layer_stage_and_hashes(tmp_path):
     assert report.key == ("token_idx", "layer", "stage")
     # Every pair is decided by its hashes: two equal, and one that differs, which the format calls a divergence.
     assert report.findings.bases.tolist() == [0, 3, 0, 0, 0]
+    assert report.first is not None
     assert report.first.layer == 2 and report.first.failed and "blake3 differs" in report.first.reason
     assert report.first.metrics["max_abs"] == pytest.approx(0.05)  # at least the rms gap
 
@@ -127,5 +133,6 @@ def test_names_that_differ_between_engines_meet_through_a_map(tmp_path):
     )
     assert compare(a, b).status == "no_match"
     report = compare(a, b, CompareOptions(maps=["example"]))
+    assert report.first is not None
     assert report.findings.pairs == 3 and (report.first.checkpoint, report.first.layer) == ("attn_norm", 2)
     assert report.first.names == ("blk.2.attn_norm", "model.layers.2.input_layernorm")

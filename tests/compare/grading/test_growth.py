@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from orchlog.compare.grading.growth import Growth
@@ -115,7 +117,7 @@ def test_per_stage_rows_keep_every_checkpoint_of_every_layer_apart():
             r["max_abs"], r["cosine"], r["severity"], r["tier"],
         )  # fmt: skip
     for tok in range(-1, 6):
-        want = {}
+        want: dict[Any, Any] = {}
         for r in rounds:
             for k in np.flatnonzero(r["tokens"] == tok):
                 layer = None if r["layers"][k] == NONE else int(r["layers"][k])

@@ -19,19 +19,22 @@ from tests.scale.rank_traces import rank_trace_pair
 KEY = ("checkpoint", "layer", "stage", "token_idx", "step", "rank")
 
 
+def _reading(files: list[str], ranks: list[frozenset[int]], group: set[int]) -> tuple[tuple[int, str], ...]:
+    """(index, file) of the files holding a rank of `group`."""
+    return tuple((i, f) for i, (f, rs) in enumerate(zip(files, ranks)) if rs & group)
+
+
 def _random_parts(a, b, rng: random.Random) -> list[PartSpec]:
     """Ranks dealt at random into 1-4 parts (files read by every part that needs them)."""
     files = {s: side_files(str(p)) for s, p in (("a", a), ("b", b))}
-    ranks = {s: [file_ranks(f) for f in fs] for s, fs in files.items()}
+    ranks = {s: [file_ranks(f) or frozenset() for f in fs] for s, fs in files.items()}
+    assert all(ranks["a"]) and all(ranks["b"])  # every file says its ranks
     every = sorted(set().union(*ranks["a"], *ranks["b"]))
     groups: list[set[int]] = [set() for _ in range(rng.randint(1, 4))]
     for r in every:
         rng.choice(groups).add(r)
     return [
-        PartSpec(
-            frozenset(g),
-            *(tuple((i, f) for i, (f, rs) in enumerate(zip(files[s], ranks[s])) if rs & g) for s in "ab"),
-        )
+        PartSpec(frozenset(g), _reading(files["a"], ranks["a"], g), _reading(files["b"], ranks["b"], g))
         for g in groups
         if g
     ]
@@ -74,6 +77,8 @@ def test_a_merged_report_names_the_same_first_divergence_and_growth(tmp_path):
     parts = [walk_part(s, str(a), str(b), opts, KEY) for s in _random_parts(a, b, random.Random(1))]
     ta, tb = open_trace(a), open_trace(b)
     merged = finish(merge_all(parts), ta, tb, opts, (list(ta.diagnostics), list(tb.diagnostics)))
+    assert merged.first is not None
+    assert whole.first is not None
     assert merged.first.where() == whole.first.where()
     assert [(g.label, g.pairs, g.max_abs) for g in merged.growth] == [
         (g.label, g.pairs, g.max_abs) for g in whole.growth

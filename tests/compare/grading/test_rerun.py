@@ -15,6 +15,7 @@ def test_the_selector_parses_and_matches_the_record_it_was_made_for(name):
     keys = {"checkpoint": name, "layer": 3, "stage": "rope", "token_idx": 5, "step": 0, "rank": 1}
     sel = selector.parse(rerun.selector(keys))
     record = {**keys, "checkpoint": name}
+    assert sel is not None
     assert sel.matches(record)
     assert not sel.matches({**record, "token_idx": 6}) and not sel.matches({**record, "layer": 2})
 

@@ -2,24 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 
 from orchlog.compare import CompareOptions, compare
+from orchlog.read.batch import RecordBatch
 from orchlog.read.paths import open_trace
 from tests.tracegen import record, write_frames
 
 
-def _in_rounds_of(path, rows: int):
-    """The trace, its batches cut into pieces of `rows` records: one round per piece."""
+def _in_rounds_of(path, piece: int):
+    """The trace, its batches cut into pieces of `piece` records: one round per piece."""
     trace = open_trace(path)
     whole = trace.batches
 
-    def pieces(**kw):
-        for batch in whole(**kw):
-            for start in range(0, len(batch), rows):
-                yield batch.take(np.arange(start, min(start + rows, len(batch))))
+    def pieces(rows: int = 4096, values: int = 1 << 22) -> Iterator[RecordBatch]:
+        for batch in whole(rows, values):
+            for start in range(0, len(batch), piece):
+                yield batch.take(np.arange(start, min(start + piece, len(batch))))
 
-    trace.batches = pieces  # type: ignore[method-assign]
+    trace.batches = pieces  # type: ignore[method-assign]  # the trace read in smaller rounds
     return trace
 
 
@@ -28,7 +31,9 @@ def test_the_worst_pairs_over_many_small_rounds_are_those_of_one_round(tmp_path)
     # so the order of execution decides places in the list, and the file holds the records out of that
     # order (each keeps its seq), so a later round can bring an earlier pair.
     rng = np.random.default_rng(2)
-    keys = [(tok, layer, name) for tok in range(12) for layer in range(4) for name in ("attn_norm", "Qcur", "l_out")]
+    keys: list[tuple[int | None, int | None, str]] = [
+        (tok, layer, name) for tok in range(12) for layer in range(4) for name in ("attn_norm", "Qcur", "l_out")
+    ]
     offsets = rng.choice(np.array([0.0, 0.02, 0.05, 0.3], dtype=np.float32), size=len(keys))
     written = rng.permutation(len(keys))
     sides = []

@@ -12,6 +12,8 @@ every element is proven within tolerance, and the first divergence stays put.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import pytest
 
@@ -33,7 +35,7 @@ CASES = 24  # random placements per kind of error
 
 def _clean(rng: np.random.Generator) -> list[tuple[str, int, int | None, np.ndarray]]:
     """(checkpoint, token, layer, tensor) in execution order: layers' checkpoints, then the logits."""
-    out = []
+    out: list[tuple[str, int, int | None, np.ndarray]] = []
     for tok in range(TOKENS):
         for layer in range(LAYERS):
             for name in CHECKPOINTS:
@@ -42,7 +44,7 @@ def _clean(rng: np.random.Generator) -> list[tuple[str, int, int | None, np.ndar
     return out
 
 
-def _error(kind: str, rng: np.random.Generator, width: int) -> callable:
+def _error(kind: str, rng: np.random.Generator, width: int) -> Callable[[np.ndarray], np.ndarray]:
     """The change a bug makes to a tensor, at a random place."""
     if kind == "one element":
         i = int(rng.integers(width))
@@ -66,8 +68,7 @@ def _runs(kind: str, seed: int, noise: float = 0.0):
         if noise:
             y = (x.astype(np.float64) * (1 + noise * rng.standard_normal(x.size))).astype(np.float32)
         # From the bug on: later layers of its token, and (through the KV cache) those layers of later tokens.
-        hit = bug is not None and layer is not None and tok >= start[0] and layer >= start[1]
-        if hit:
+        if bug is not None and layer is not None and tok >= start[0] and layer >= start[1]:
             y = bug(y)
         elif bug is not None and name == "logits" and tok >= start[0]:
             y = y + np.float32(2.0)
@@ -91,6 +92,7 @@ def test_without_a_sketch_the_true_first_token_and_layer_fail_or_are_undecided_a
         b = write_jsonl(tmp_path / f"b{seed}.jsonl", _records(ours))
         report = compare(a, b)
         assert report.exit_code == 1 and report.diverging_token == token, seed
+        assert report.first is not None
         assert (report.first.layer, report.first.checkpoint) == (layer, CHECKPOINTS[0]), seed
         assert report.first.tier in ("fail", "undecided")
         tiers.append(report.first.tier)
@@ -136,6 +138,7 @@ def test_with_sketches_noise_passes_and_the_bug_is_still_found_where_it_starts(t
         ref, ours, (token, layer) = _runs(kind, seed, noise=1e-6)
         f = _grade(tmp_path, ref, ours, True)
         first = f.first_divergence()
+        assert first is not None
         assert f.diverging_token() == token and (first.layer, first.checkpoint) == (layer, CHECKPOINTS[0]), seed
         # Nothing before the bug is left undecided: the sketches prove the noise within tolerance.
         assert first.tier in ("fail", "undecided")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -28,6 +30,7 @@ def _array(rng: np.random.Generator, dtype: str, n: int, base: np.ndarray | None
         info = np.iinfo(dtypes.storage_dtype(dtype))
         return np.clip(np.round(x * 50), info.min, info.max).astype(dtypes.storage_dtype(dtype))
     store = dtypes.storage_dtype(dtype)
+    special: dict[float, float]
     if dtype == "bf16":
         arr = (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
         special = {np.nan: 0x7FC0, np.inf: 0x7F80, -np.inf: 0xFF80}
@@ -55,6 +58,7 @@ def _batch(rng: np.random.Generator, tensors: list[tuple[str, np.ndarray]], inli
         values = dtypes.widen(arr, dtype).astype(np.float64) if by_values else np.zeros(0)
         records.append(TraceRecord("x", dtype=dtype, shape=(arr.size,), numel=arr.size, values=values))
     batch = RecordBatch.from_records(records)
+    assert batch.data_buf is not None and batch.data_start is not None and batch.data_len is not None
     for i, ((_, arr), by_values) in enumerate(zip(tensors, inline_values)):
         if not by_values:
             batch.data_buf[i], batch.data_start[i], batch.data_len[i] = buffer, starts[i], arr.nbytes
@@ -82,7 +86,7 @@ def _columns(a: RecordBatch, b: RecordBatch, one_by_one: bool, monkeypatch) -> d
     idx = np.arange(len(a))
     with monkeypatch.context() as m:
         if one_by_one:
-            m.setattr(metrics.kernels, "NATIVE", False)
+            m.setattr(kernels, "NATIVE", False)
         t = measure(a, b, idx, idx, lambda _: False)
     assert (t.basis == metrics.TENSOR).all()
     return t.m
@@ -92,9 +96,16 @@ def _columns(a: RecordBatch, b: RecordBatch, one_by_one: bool, monkeypatch) -> d
 def test_random_pairs_measure_the_same_in_one_call_as_one_by_one(seed, monkeypatch):
     rng = np.random.default_rng(seed)
     a, b = _random_pairs(rng, 300)
-    calls = []
+    calls: list[tuple[np.ndarray, np.ndarray]] = []
     native = kernels.tensor_diffs
-    monkeypatch.setattr(kernels, "tensor_diffs", lambda *args: calls.append(native(*args)) or calls[-1])
+
+    def counted(*args: Any) -> tuple[np.ndarray, np.ndarray]:
+        out = native(*args)
+        assert out is not None
+        calls.append(out)
+        return out
+
+    monkeypatch.setattr(kernels, "tensor_diffs", counted)
     batched, single = _columns(a, b, False, monkeypatch), _columns(a, b, True, monkeypatch)
     assert len(calls) == 1 and (~calls[0][1]).sum() > 200  # most pairs measured in the one call
     for c in COLUMNS:
@@ -112,7 +123,8 @@ def test_pairs_large_enough_for_every_core_measure_the_same(monkeypatch):
 def test_tensor_bytes_outside_their_buffer_are_an_error_not_a_read():
     buf = np.zeros(16, dtype=np.uint8)
     with pytest.raises(IndexError):
-        kernels.tensor_diffs([buf], [8], [4], [0], [buf], [0], [4], [0])
+        at, none = np.array([8]), np.array([0])
+        kernels.tensor_diffs([buf], at, np.array([4]), none, [buf], none, np.array([4]), none)
 
 
 def _negative_zeros(dtype: str, n: int) -> np.ndarray:

@@ -33,6 +33,7 @@ def test_one_element_apart_past_the_leading_values_is_not_within_tolerance(tmp_p
     result = compare(ref, ours)
     assert result.status != OK
     pair = result.first  # the pair that decided the verdict
+    assert pair is not None
     assert (pair.layer, pair.tier, pair.basis) == (2, "fail", "sketch")
     # ‖a − b‖ = 0.5; the proven lower bound is at worst 0.5 · √(0.3589 / 2.1142) (the estimator's band), less
     # the stored rows' rounding.

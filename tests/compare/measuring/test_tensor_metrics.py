@@ -37,7 +37,7 @@ def test_cosine_keeps_its_digits_when_the_vectors_are_nearly_equal():
     b = a + 1e-6 * np.sin(np.arange(1000))
     exact = a @ b / (np.linalg.norm(a) * np.linalg.norm(b))
     d = b - a
-    assert 1 - cosine_from_sums(a @ a, b @ b, d @ d) == pytest.approx(1 - exact, rel=1e-3)
+    assert 1 - cosine_from_sums(float(a @ a), float(b @ b), float(d @ d)) == pytest.approx(1 - exact, rel=1e-3)
     assert cosine_from_sums(0.0, 0.0, 0.0) == 1.0 and cosine_from_sums(0.0, 1.0, 1.0) == 0.0
 
 

@@ -71,8 +71,9 @@ def test_the_backlog_stays_one_batch_when_both_sides_log_alike(tmp_path):
             for big in t.batches()
             for i in range(0, len(big), sizes[s])
         )
-    a.progress = lambda: 1.0  # a's reader has run to the end of its file ahead of the walk; b's not begun
-    b.progress = lambda: 0.0
+    # a's reader has run to the end of its file ahead of the walk; b's not begun (progress stubbed)
+    a.progress = lambda: 1.0  # type: ignore[method-assign]
+    b.progress = lambda: 0.0  # type: ignore[method-assign]
     waiting = []
     for rnd in aligner:
         waiting.append(max(len(rnd.a), len(rnd.b)))

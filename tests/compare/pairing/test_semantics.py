@@ -53,6 +53,7 @@ def test_a_hash_difference_with_equal_rms_is_a_divergence_even_at_threshold_0(tm
     a = _trace_dir(tmp_path / "a", RUST_HASH, 0.9)
     b = _trace_dir(tmp_path / "b", CPP_HASH, 0.9)  # a permutation keeps the rms; the hash sees it
     report = compare(a, b, CompareOptions(threshold=0))
+    assert report.first is not None
     assert report.status == "diverged" and (report.first.layer, report.first.tier) == (6, "fail")
 
 
@@ -74,6 +75,7 @@ def test_legacy_checkpoint_jsonl_grades_the_leading_values_both_sides_carry_as_i
     close = compare(write(tmp_path / "a.jsonl", 0), write(tmp_path / "b.jsonl", 1e-4))
     assert close.status == "ok" and close.findings.bases.tolist() == [0, 0, 0, 0, 3]
     far = compare(write(tmp_path / "c.jsonl", 0), write(tmp_path / "d.jsonl", 0.5))
+    assert far.first is not None
     assert far.status == "diverged" and far.first.token_idx == 1 and far.first.basis == "leading"
     assert (
         "the leading values both sides carry (the rule of formats that hold only those: legacy checkpoint JSONL, llama.cpp's printout)"
@@ -88,6 +90,7 @@ def test_exact_fails_any_hash_difference_that_tolerances_would_pass(tmp_path):
     b = write_jsonl(tmp_path / "b.jsonl", [record("h", y, token_idx=0, values=ALL_VALUES)])
     assert compare(a, b).status == "ok"
     strict = compare(a, b, CompareOptions(exact=True))
+    assert strict.first is not None
     assert strict.status == "diverged" and "--exact" in strict.first.reason
     assert compare(a, a, CompareOptions(exact=True)).status == "ok"
 

@@ -69,6 +69,7 @@ def test_the_first_differing_position_is_named_and_positions_only_one_side_has_a
     a, b = TokenIds(), TokenIds()
     a.ids, b.ids = {0: 1, 1: 2, 2: 3, 5: 9}, {1: 2, 2: 4, 3: 8}
     m = first_difference(a, b)
+    assert m is not None
     assert (m.position, m.a, m.b) == (2, 3, 4)
     assert m.describe() == "token ids differ at position 2 (a: 3, b: 4)"
 

@@ -5,6 +5,7 @@ asked (--window, window = true in a tolerance rule)."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,7 +24,7 @@ def _padded(rows: np.ndarray, width: int = 256) -> np.ndarray:
     return out
 
 
-def _traces(tmp_path, change=None, write=write_frames, values=10):
+def _traces(tmp_path, change=None, write=write_frames, values=10) -> tuple[Path, Path]:
     rows = np.random.default_rng(3).random((4, 5)).astype(np.float32)
     ours = rows.copy()
     if change:
@@ -35,6 +36,7 @@ def _traces(tmp_path, change=None, write=write_frames, values=10):
 
 def test_the_window_is_the_common_leading_extent_of_every_axis():
     w = Window.of((4, 256), (4, 5), True)
+    assert w is not None
     assert w.extent == (4, 5) and w.describe() == PHRASE
     assert Window.of((4, 5), (4, 5), True) is None and Window.of((20,), (4, 5), True) is None
     x = np.arange(4 * 256).reshape(4, 256)
@@ -43,6 +45,7 @@ def test_the_window_is_the_common_leading_extent_of_every_axis():
 
 def test_without_a_window_a_shape_mismatch_fails_but_the_window_is_what_was_compared(tmp_path):
     report = compare(*_traces(tmp_path))
+    assert report.first is not None
     assert report.status == "diverged" and report.first.metrics["max_abs"] == 0  # no flat prefix across heads
     assert "shapes differ" in report.first.reason and PHRASE in render_text(report)
 
@@ -55,6 +58,7 @@ def test_with_a_window_the_pair_is_graded_on_it_and_each_format_says_so(tmp_path
     doc = json.loads(json.dumps(report.to_json()))
     assert doc["pairs"][0]["alignment"]["window"] == {"window": [4, 5], "a": [4, 256], "b": [4, 5], "allowed": True}
     failing = compare(*_traces(tmp_path, change=(3, 4)), CompareOptions(windows=("kq*",), heatmap=True))
+    assert failing.first is not None
     assert failing.first.metrics["max_abs"] == 0.5
     for text in (render_text(failing), render_markdown(failing), render_html(failing)):
         assert PHRASE in text.replace("\\", ""), text  # Markdown escapes the brackets
@@ -74,7 +78,8 @@ def test_summaries_compare_the_window_elements_both_sides_leading_values_hold(tm
     # 5 of the window's cells are held by both sides: equal, they prove no pass over the rest of it.
     assert pair.basis == "bounds" and pair.metrics["n"] == 5 and report.status == "undecided"
     a, b = _traces(tmp_path, change=(0, 2), write=write_jsonl)
-    assert compare(a, b, CompareOptions(windows=("kq*",))).first.metrics["max_abs"] == pytest.approx(0.5)
+    first = compare(a, b, CompareOptions(windows=("kq*",))).first
+    assert first is not None and first.metrics["max_abs"] == pytest.approx(0.5)
 
 
 @pytest.mark.parametrize("seed", range(20))
@@ -93,4 +98,5 @@ def test_random_extents_agree_on_their_window_and_a_change_inside_it_is_found(tm
     y[where] += 1.0
     b = write_frames(tmp_path / "b", [record("kq", y, token_idx=0, seq=0)])
     report = compare(a, b, CompareOptions(windows=("kq",)))
+    assert report.first is not None
     assert report.status == "diverged" and report.first.metrics["max_abs"] == pytest.approx(1.0)

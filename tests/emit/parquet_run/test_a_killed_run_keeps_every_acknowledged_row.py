@@ -17,6 +17,7 @@ import blake3
 
 from orchlog.parquet import read
 from tests.conftest import ROOT
+from tests.tracegen import raw_of, tensor_of
 
 _ENGINE = """
     import resource, signal, sys
@@ -50,8 +51,8 @@ def _rows(path) -> list:
     recs = list(trace)
     for i, rec in enumerate(recs):
         assert rec.token_idx == rec.seq == i
-        assert blake3.blake3(rec.raw_bytes()).hexdigest() == rec.blake3
-        assert rec.tensor()[0] == i
+        assert blake3.blake3(raw_of(rec)).hexdigest() == rec.blake3
+        assert tensor_of(rec)[0] == i
     return recs
 
 
@@ -59,6 +60,7 @@ def test_kill_9_after_a_flush_leaves_every_acknowledged_row(tmp_path):
     path = tmp_path / "t.parquet"
     proc = _engine(path)
     acked = 0
+    assert proc.stdout is not None and proc.stderr is not None
     for line in proc.stdout:
         acked = int(line.split()[1])
         if acked >= 24:

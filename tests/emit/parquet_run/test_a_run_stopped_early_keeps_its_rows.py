@@ -17,6 +17,7 @@ import pytest
 
 from orchlog.parquet import read
 from tests.conftest import ROOT
+from tests.tracegen import raw_of
 
 _ENGINE = """
     import numpy as np, orchlog
@@ -41,8 +42,8 @@ def _intact_rows(path) -> int:
     trace = read(path)
     recs = list(trace)
     for i, rec in enumerate(recs):
-        assert rec.seq == i == rec.token_idx and blake3.blake3(rec.raw_bytes()).hexdigest() == rec.blake3
-    assert trace.header["team"] == "stopped"
+        assert rec.seq == i == rec.token_idx and blake3.blake3(raw_of(rec)).hexdigest() == rec.blake3
+    assert trace.headers[0]["team"] == "stopped"
     return len(recs)
 
 
@@ -59,6 +60,7 @@ def test_an_exception_that_ends_the_engine_leaves_every_logged_row(stop, error, 
 
 def test_ctrl_c_in_the_middle_of_logging_leaves_every_logged_row(tmp_path):
     proc = _engine(tmp_path / "t.parquet", 9, "print('ready', flush=True)")
+    assert proc.stdout is not None
     assert proc.stdout.readline().strip() == "ready"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)

@@ -40,9 +40,9 @@ def test_bad_calls_are_skipped_counted_each_and_reported_once(tmp_path, capfd):
     before = emitter.stats().errors
     capfd.readouterr()
     assert orchlog.log("a", object()) is False
-    assert orchlog.log(42, np.zeros(2)) is False
-    assert orchlog.log("b", np.zeros(2), layer="3") is False
-    assert orchlog.log("c", np.zeros(2), meta={"x": [1]}) is False
+    assert orchlog.log(42, np.zeros(2)) is False  # type: ignore[arg-type]  # wrong on purpose
+    assert orchlog.log("b", np.zeros(2), layer="3") is False  # type: ignore[arg-type]  # wrong on purpose
+    assert orchlog.log("c", np.zeros(2), meta={"x": [1]}) is False  # type: ignore[dict-item]  # wrong on purpose
     assert orchlog.log("d", np.zeros(2, np.complex64)) is False
     assert orchlog.log("fine", np.zeros(2, np.float32)) is True
     [warning] = _warnings(capfd)

@@ -70,4 +70,5 @@ def test_the_run_header_is_the_one_the_binary_stream_carries_but_for_its_time(tm
     (direct,) = orchlog.open_trace(tmp_path / "direct.parquet").headers
     stream = orchlog.open_trace(tmp_path / "run.bin")
     next(iter(stream))
+    assert stream.header is not None
     assert {**direct, "created": None} == {**stream.header, "created": None}

@@ -40,6 +40,7 @@ def _diagnosed(hunt_dir, bug):
     hunt = prepare(hunt_dir, bugs=bug)
     report = compare(hunt.reference, hunt.ours, hunt.options())
     first = report.first
+    assert first is not None
     where = (first.token_idx, first.checkpoint, first.layer, first.stage)
     (diagnosis,) = report.diagnosis
     return where, diagnosis, {f.kind: f for f in diagnosis.findings}

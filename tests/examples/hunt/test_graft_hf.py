@@ -29,7 +29,9 @@ def test_every_stage_of_hf_makes_at_most_1e_5_of_its_own_against_llama_cpp(hunt_
     assert set(rows) == expected
     # The embedding is the first stage of a token: no graft point before it, its end-to-end error its own.
     embd = rows.pop((NONE, "embd"))
+    assert embd.end_to_end is not None
     assert embd.verdict == GRAFTED_ONLY and embd.end_to_end.max_abs <= OWN_ERROR_BOUND
     for row in rows.values():
+        assert row.local is not None
         assert row.verdict == WITHIN and row.local.hops == 0, row
         assert row.local.measure.max_abs <= OWN_ERROR_BOUND, row

@@ -43,10 +43,12 @@ def test_the_planted_nan_is_written_whole_and_the_diagnosis_names_its_origin(tin
     assert len(said) == 1 and "'ffn_up' token_idx=3 layer=1" in said[0]
     whole = [r for r in orchlog.open_trace(ours) if r.full_reason]
     assert [(r.checkpoint, r.layer, r.token_idx, r.full_reason) for r in whole] == [(*PLANTED, "nonfinite")]
+    assert whole[0].values is not None
     assert len(whole[0].values) == 128 and np.isnan(whole[0].values[5])
 
     report = compare(str(reference), str(ours))
     first = report.first
+    assert first is not None
     assert (first.checkpoint, first.layer, first.token_idx) == PLANTED
     findings = [f.kind for d in report.diagnosis[:1] for f in d.findings]
     assert findings[:1] == ["nonfinite_origin"]

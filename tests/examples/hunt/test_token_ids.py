@@ -67,6 +67,7 @@ def test_token_offset_lines_the_runs_up_and_what_remains_is_a_real_difference(bo
     if engine == "numpy":  # every record has a position: the walk starts at the first common one
         assert report.diverging_token == 1
     else:  # llama.cpp's KV cache holds cells by position, which the offset cannot move: those differ first
+        assert report.first is not None
         assert report.diverging_token == -1 and report.first.checkpoint.startswith("cache_")
     assert _cli(a, b, "--token-offset", "1").returncode == 1  # a real divergence now, not different prompts
 

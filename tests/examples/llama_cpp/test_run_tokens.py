@@ -58,6 +58,6 @@ def test_qcur_records_each_op_after_the_first_as_its_stage(graph):
 
 def test_every_numpy_engine_stage_has_a_llama_cpp_record_of_that_name_layer_and_stage(graph):
     logged = {(r.checkpoint, r.layer, r.stage) for r in graph if r.step == 0}
-    wanted = [(c, None, s) for c, s in BEFORE_BLOCKS + AFTER_BLOCKS]
+    wanted: list[tuple[str, int | None, str | None]] = [(c, None, s) for c, s in BEFORE_BLOCKS + AFTER_BLOCKS]
     wanted += [(c, layer, s) for layer in range(TINY.n_layer) for c, s in PER_BLOCK]
     assert [key for key in wanted if key not in logged] == []

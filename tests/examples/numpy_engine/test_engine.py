@@ -45,7 +45,7 @@ def test_every_declared_stage_is_reported_in_order_once_per_token(tiny_gguf):
     recorder = Recorder()
     run_numpy_engine(tiny_gguf, observe=recorder)
     seen = Counter((checkpoint, stage, layer) for checkpoint, stage, layer, *_ in recorder.records)
-    expected = [(c, s, None) for c, s in BEFORE_BLOCKS]
+    expected: list[tuple[str, str | None, int | None]] = [(c, s, None) for c, s in BEFORE_BLOCKS]
     expected += [(c, s, layer) for layer in range(TINY.n_layer) for c, s in PER_BLOCK]
     expected += [(c, s, None) for c, s in AFTER_BLOCKS]
     assert list(seen) == expected

@@ -37,17 +37,18 @@ def test_derived_checkpoints_rebuild_every_stage_the_engine_does_not_log(tiny_gg
     assert stages == {*BEFORE_BLOCKS, *PER_BLOCK, *AFTER_BLOCKS} - NOT_LOGGED
     derived = [p for p in report.findings.kept_pairs() if (p.checkpoint, p.stage) in DERIVED]
     assert len(derived) == len(DERIVED) * TINY.n_layer * DEFAULT_SCENARIO.n_positions
-    assert all(p.alignment.how[1].startswith("derived: ") for p in derived)
+    assert all(p.alignment and (p.alignment.how[1] or "").startswith("derived: ") for p in derived)
 
 
 @pytest.mark.parametrize(
     "bug, where",
     [(Bug.NO_QKV_BIAS, ("Qcur", 0, "add")), (Bug.EPS_FROM_WRONG_KEY, ("attn_norm", 0, None))],
-    ids=lambda x: x.name.lower() if isinstance(x, Bug) else "",
+    ids=lambda x: x.label if isinstance(x, Bug) else "",
 )
 def test_a_bug_is_located_at_its_stage_through_the_derived_checkpoints(tiny_gguf, traces, bug, where):
     out, reference, vllm_map = traces
     ours = vllm_style_trace(tiny_gguf, out / f"vllm-{bug.name.lower()}.bin", bugs=bug)
     report = compare(reference, ours, CompareOptions(maps_b=[str(vllm_map)], threshold=1e-4))
     assert report.status == "diverged" and report.diverging_token == 0
+    assert report.first is not None
     assert (report.first.checkpoint, report.first.layer, report.first.stage) == where

@@ -40,6 +40,6 @@ def test_the_hf_config_matches_the_tiny_model():
 
     config = hf_config(TINY)
     assert (config.hidden_size, config.num_attention_heads, config.num_key_value_heads) == (64, 4, 2)
-    assert config.rope_parameters["rope_theta"] == TINY.rope_theta
+    assert config.rope_parameters is not None and config.rope_parameters["rope_theta"] == TINY.rope_theta
     assert config.rms_norm_eps == TINY.rms_norm_eps
     assert config.tie_word_embeddings is False

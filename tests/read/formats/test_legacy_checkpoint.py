@@ -28,6 +28,7 @@ def test_lines_become_records_with_the_shape_parsed(tmp_path):
     trace = open_trace(path)
     recs = list(trace)
     assert trace.format == "legacy-checkpoint-jsonl"
+    assert recs[0].values is not None
     assert recs[0].shape == (896,) and recs[0].numel == 896 and recs[0].values.tolist() == [0.5, -1.25, 2.0]
     assert recs[1].shape == (1, 151936) and recs[0].team == "llama.cpp" and recs[0].blake3 is None
 
@@ -38,6 +39,7 @@ def test_c_printf_non_finite_spellings_are_read(tmp_path):
         '{"checkpoint": "x", "team": "t", "token_idx": 1, "dtype": "f32", "shape": "[3]", "values": [nan, -inf, inf]}\n'
     )
     (rec,) = open_trace(path)
+    assert rec.values is not None
     assert math.isnan(rec.values[0]) and rec.values[1] == -math.inf and rec.values[2] == math.inf
 
 

@@ -17,8 +17,10 @@ def test_gzipped_logits_with_metadata_become_full_logits_records(tmp_path):
     (tmp_path / "metadata.json").write_text(json.dumps({"dtype": "bf16", "seed": 0, "kv_aligned": 1}))
     trace = open_trace(tmp_path / "logits.jsonl.gz")
     recs = list(trace)
+    assert trace.header is not None
     assert trace.format == "legacy-logits" and trace.header["kv_aligned"] == 1
     assert [(r.checkpoint, r.token_idx, r.token_id) for r in recs] == [("logits", t, 100 + t) for t in range(3)]
+    assert recs[0].values is not None
     assert recs[0].numel == 3 and recs[0].dtype == "f32" and recs[0].values.tolist() == [0.5, -1.0, 2.25]
 
 
@@ -48,5 +50,6 @@ def test_spelled_out_non_finite_values_are_read_beside_plain_numbers(tmp_path):
     )
     trace = open_trace(path)
     (rec,) = list(trace)
+    assert rec.values is not None
     assert rec.values[:2].tolist() == [1.0, 2.5] and str(rec.values[2]) == "nan" and rec.values[3] == float("-inf")
     assert trace.diagnostics[0].location.line == 2 and "not a number" in trace.diagnostics[0].message

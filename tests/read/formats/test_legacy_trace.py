@@ -29,6 +29,7 @@ def test_jsonl_records_map_seq_to_the_token_and_keep_negative_layers_in_meta(tmp
     trace = open_trace(path)
     a, b = list(trace)
     assert trace.format == "legacy-trace" and trace.default_key == ("token_idx", "layer", "stage")
+    assert a.stats is not None
     assert (a.token_idx, a.layer, a.stage, a.dtype, a.numel, a.stats.rms) == (3, 6, "attn_out", "f32", 2560, 0.9123)
     assert b.layer is None and b.meta == {"legacy_layer": -1}
 

@@ -10,6 +10,8 @@ import pytest
 
 from orchlog import SCHEMA_VERSION
 from orchlog.encoding.record import encode_record
+from orchlog.read.batch import InlineBytes
+from orchlog.read.formats import orchlog_frames
 from orchlog.read.paths import open_trace
 from tests.tracegen import record, write_frames
 
@@ -24,6 +26,7 @@ def test_full_tensors_load_lazily_and_exactly(tmp_path):
     path = write_frames(tmp_path / "t.bin", [record(f"c{i}", a, seq=i) for i, a in enumerate(arrays)])
     trace = open_trace(path)
     recs = list(trace)
+    assert trace.header is not None
     assert trace.format == "orchlog-binary" and trace.header["orchlog"] == SCHEMA_VERSION
     for rec, arr in zip(recs, arrays):
         assert rec.has_data
@@ -65,9 +68,12 @@ def test_gzipped_streams_read_the_same(tmp_path):
 def test_a_loader_can_fill_a_buffer_of_its_size_instead_of_returning_bytes(tmp_path):
     arrays = _arrays(2)
     recs = list(open_trace(write_frames(tmp_path / "t.bin", [record(f"c{i}", a) for i, a in enumerate(arrays)])))
-    room = bytearray(recs[1].loader.nbytes)
-    recs[1].loader.readinto(memoryview(room))
-    assert bytes(room) == arrays[1].tobytes() == bytes(recs[1].raw_bytes())
+    loader = recs[1].loader
+    assert isinstance(loader, (InlineBytes, orchlog_frames._TensorLoader))  # the in-memory and the file's loader
+    room = bytearray(loader.nbytes)
+    loader.readinto(memoryview(room))
+    raw = recs[1].raw_bytes()
+    assert raw is not None and bytes(room) == arrays[1].tobytes() == bytes(raw)
 
 
 def test_a_large_tensor_cut_short_after_reading_the_frame_is_an_oserror_that_says_where(tmp_path):
@@ -90,6 +96,7 @@ def test_large_tensors_are_mapped_from_the_file_not_copied(tmp_path):
     big = np.random.default_rng(1).standard_normal(1 << 19).astype(np.float32)  # 2 MiB
     path = write_frames(tmp_path / "t.bin", [record("small", np.ones(4, np.float32)), record("big", big)])
     small, large = open_trace(path)
-    assert isinstance(large.raw_bytes().obj, mmap.mmap)
-    assert not isinstance(small.raw_bytes().obj, mmap.mmap)
+    large_raw, small_raw = large.raw_bytes(), small.raw_bytes()
+    assert isinstance(large_raw, memoryview) and isinstance(large_raw.obj, mmap.mmap)
+    assert not isinstance(small_raw, memoryview) or not isinstance(small_raw.obj, mmap.mmap)
     np.testing.assert_array_equal(large.tensor(), big)

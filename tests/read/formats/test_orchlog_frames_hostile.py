@@ -99,6 +99,7 @@ def test_frames_of_schema_1_have_no_checksum_and_read_without_complaint(repo_roo
     path = repo_root / "tests" / "read" / "data" / "schema1_trace.bin"  # written before schema 2, kept as it was
     trace = open_trace(path)
     report = validate(trace, verify_hashes=True)
+    assert trace.header is not None
     assert trace.header["orchlog"] == 1 and report.records > 0 and report.hashes_checked == report.records
     assert report.problems == []
 

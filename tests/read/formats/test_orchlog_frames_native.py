@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -38,7 +39,10 @@ def _random_trace(rng: np.random.Generator, records: int, large: bool = False) -
         arr = (rng.standard_normal(n) * 10).astype(DTYPES[dtype])
         if dtype.startswith("f") and n and rng.random() < 0.2:
             arr[rng.integers(0, n)] = rng.choice([np.nan, np.inf, -np.inf])
-        meta = {"seed": int(rng.integers(0, 9)), "kv": "yes", "x": 0.5} if rng.random() < 0.3 else {}
+        meta: dict[str, bool | int | float | str] = (
+            {"seed": int(rng.integers(0, 9)), "kv": "yes", "x": 0.5} if rng.random() < 0.3 else {}
+        )
+        named: dict[str, Any] = {name: choices[int(rng.integers(0, len(choices)))] for name, choices in _NAMED.items()}
         out.append(
             encode_record(
                 RecordInput(
@@ -54,7 +58,7 @@ def _random_trace(rng: np.random.Generator, records: int, large: bool = False) -
                     meta=meta,
                     values=int(rng.choice([0, 4, 10, 1000])),
                     team="t",
-                    **{name: choices[int(rng.integers(0, len(choices)))] for name, choices in _NAMED.items()},
+                    **named,
                 )
             ).frame
         )
@@ -76,11 +80,12 @@ def _value(record, column) -> object:
 def _read(path, native: bool, monkeypatch) -> tuple[list, list]:
     with monkeypatch.context() as m:
         if not native:
-            m.setattr(orchlog_frames.kernels, "NATIVE", False)
+            m.setattr(kernels, "NATIVE", False)
         trace = open_frames(path)
         rows = []
         for r in trace:
             raw = r.raw_bytes()
+            assert r.values is not None
             rows.append(
                 (
                     *(_value(r, c) for c in schema_gen.COLUMNS),  # every identity field the schema has

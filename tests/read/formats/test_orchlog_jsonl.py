@@ -20,8 +20,11 @@ def test_records_and_header_are_read(tmp_path):
     recs = list(trace)
     assert trace.format == "orchlog-jsonl"
     assert [r.checkpoint for r in recs] == ["c0", "c1", "c2"]
+    assert recs[2].values is not None
     assert recs[2].values[:3].tolist() == [0.0, 3.0, 6.0]
+    assert recs[1].stats is not None
     assert recs[1].stats.max == 22.0 and recs[1].shape == (12,) and recs[1].layer == 1
+    assert trace.header is not None
     assert trace.header["producer"]["language"] == "python"
     assert not recs[0].has_data and recs[0].tensor() is None
 
@@ -41,6 +44,7 @@ def test_malformed_lines_are_skipped_and_reported_with_their_line_number(tmp_pat
 def test_non_finite_values_come_back_as_floats(tmp_path):
     arr = np.array([np.nan, np.inf, -np.inf, -0.0], dtype=np.float32)
     rec = next(iter(open_trace(write_jsonl(tmp_path / "t.jsonl", [record("x", arr)]))))
+    assert rec.values is not None
     assert math.isnan(rec.values[0]) and rec.values[1] == math.inf and rec.values[2] == -math.inf
     assert math.copysign(1, rec.values[3]) < 0
 

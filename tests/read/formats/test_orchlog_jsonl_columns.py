@@ -47,6 +47,7 @@ def test_every_vector_line_reads_the_same_with_and_without_the_native_parser(tmp
 def test_f32_values_read_back_as_the_exact_floats_written(tmp_path):
     arr = np.array([0.1, 1 / 3, 3.4028235e38, 1e-45], dtype=np.float32)
     (rec,) = open_trace(write_jsonl(tmp_path / "t.jsonl", [record("x", arr)]))
+    assert rec.values is not None
     assert rec.values.tolist() == arr.astype(np.float64).tolist()
 
 
@@ -56,7 +57,7 @@ def test_lines_laid_out_differently_are_still_records_and_keep_file_order(tmp_pa
     lines[2] = (json.dumps(json.loads(lines[2]), indent=None) + "\n").encode()  # spaces after , and :
     path.write_bytes(b"".join(lines))
     trace = open_trace(path)
-    assert [(r.checkpoint, r.location.line) for r in trace] == [("c0", 2), ("c1", 3), ("c2", 4)]
+    assert [(r.checkpoint, r.location and r.location.line) for r in trace] == [("c0", 2), ("c1", 3), ("c2", 4)]
     assert not trace.diagnostics
 
 
@@ -65,6 +66,7 @@ def test_lines_longer_than_a_read_chunk_are_read_whole(tmp_path):
     path = write_jsonl(tmp_path / "t.jsonl", [record("big", big, values=-1), record("small", big[:3])])
     recs = list(open_trace(path))
     assert [r.checkpoint for r in recs] == ["big", "small"]
+    assert recs[0].values is not None
     assert recs[0].values.size == big.size and recs[0].values[-1] == big[-1]
 
 
@@ -99,7 +101,7 @@ def test_lines_missing_or_damaging_random_fields_read_the_same_both_ways(tmp_pat
     rng = random.Random(5)
     cases = json.loads((VECTORS / "records.json").read_text(encoding="utf-8"))["cases"]
     docs = [json.loads(c["expected"]["jsonl"]) for c in cases]
-    damage = (None, "x", -1, 1.5, True, [], {})
+    damage: tuple[object, ...] = (None, "x", -1, 1.5, True, [], {})
     lines = []
     for _ in range(400):
         doc = dict(rng.choice(docs))

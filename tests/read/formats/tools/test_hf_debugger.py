@@ -10,6 +10,7 @@ from safetensors.numpy import load_file
 
 from orchlog import open_trace
 from tests.read.formats.tools.conftest import compare_exit
+from tests.tracegen import tensor_of
 
 TREE = "Qwen2ForCausalLM_debug_tree_FULL_TENSORS.json"
 SUMMARY = "Qwen2ForCausalLM_debug_tree_SUMMARY.json"
@@ -18,6 +19,7 @@ SUMMARY = "Qwen2ForCausalLM_debug_tree_SUMMARY.json"
 def test_module_paths_lose_the_model_class_and_outputs_split_into_one_record_per_token(tools):
     trace = open_trace(tools / "hf-clean" / TREE)
     records = list(trace)
+    assert trace.header is not None
     assert trace.header["tool"] == "hf-model-debugger" and not trace.diagnostics
     down = [r for r in records if r.checkpoint == "model.layers.1.mlp.down_proj" and r.stage is None]
     assert [r.token_idx for r in down] == [0, 1, 2] and {r.layer for r in down} == {1} and {r.step for r in down} == {0}
@@ -25,7 +27,7 @@ def test_module_paths_lose_the_model_class_and_outputs_split_into_one_record_per
     whole = load_file(str(tools / "hf-clean" / "Qwen2ForCausalLM.model.layers.1.mlp.down_proj_outputs.safetensors"))[
         "data"
     ]
-    np.testing.assert_array_equal(np.stack([r.tensor() for r in down]), whole[0])
+    np.testing.assert_array_equal(np.stack([tensor_of(r) for r in down]), whole[0])
 
 
 def test_inputs_are_read_with_orchlog_torch_stages(tools):

@@ -21,12 +21,15 @@ def test_module_entries_become_records_with_msprobes_statistics_and_crc(tools):
     doc = json.loads(path.read_text())
     trace = open_trace(path)
     records = list(trace)
+    assert trace.header is not None
     assert trace.header["tool"] == "msprobe" and trace.header["config"]["task"] == "statistics"
     entry = doc["data"]["Module.model.layers.1.mlp.down_proj.Linear.forward.0"]
     out = next(r for r in records if r.checkpoint == "model.layers.1.mlp.down_proj" and r.stage is None)
     weight = next(r for r in records if r.checkpoint == "model.layers.1.mlp.down_proj" and r.stage == "param.weight")
     assert (out.layer, out.step, out.rank, out.shape) == (1, 0, 0, tuple(entry["output"][0]["shape"]))
+    assert out.stats is not None
     assert out.stats.max == entry["output"][0]["Max"] and out.stats.mean == entry["output"][0]["Mean"]
+    assert out.shape is not None
     assert out.stats.rms == entry["output"][0]["Norm"] / np.sqrt(np.prod(out.shape))
     assert out.meta["crc32"] == entry["output"][0]["md5"] and out.meta["call"] == 0
     assert weight.meta["crc32"] == entry["parameters"]["weight"]["md5"]

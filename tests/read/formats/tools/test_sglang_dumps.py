@@ -10,17 +10,20 @@ import torch
 
 from orchlog import open_trace
 from tests.read.formats.tools.conftest import compare_exit
+from tests.tracegen import tensor_of
 
 
 def test_dumper_files_become_records_keyed_by_module_stage_layer_and_step(tools):
     trace = open_trace(tools / "sglang-clean")
     records = list(trace)
+    assert trace.header is not None
     assert trace.headers == [trace.header] and trace.header["tool"] == "sglang-dumper"
     assert not trace.diagnostics
     files = sorted((tools / "sglang-clean" / "dump_micro").glob("*.pt"))
     assert len(records) == len(files)
     down = next(r for r in records if r.checkpoint == "model.layers.1.mlp.down_proj" and r.stage is None)
     assert down.layer == 1 and down.step == 0 and down.rank == 0
+    assert down.location is not None
     raw = torch.load(down.location.path, weights_only=True)
     assert raw["meta"]["name"] == "non_intrusive__model.layers.1.mlp.down_proj.output"
     assert down.seq == raw["meta"]["dump_index"]  # the dumper's counter, not the name order of its files
@@ -72,7 +75,7 @@ def test_vllm_neuron_captures_take_module_step_and_rank_from_their_path(tmp_path
     torch.save(torch.arange(6.0).reshape(2, 3), step / "model.layers.2.mlp_rank1.pt")
     (r,) = list(open_trace(tmp_path))
     assert (r.checkpoint, r.layer, r.step, r.rank) == ("model.layers.2.mlp", 2, 3, 1)
-    assert r.meta == {"prompt": "prompt_ab12"} and r.tensor().tolist() == [[0, 1, 2], [3, 4, 5]]
+    assert r.meta == {"prompt": "prompt_ab12"} and tensor_of(r).tolist() == [[0, 1, 2], [3, 4, 5]]
 
 
 def test_a_tensor_whose_dims_name_its_tokens_becomes_one_record_per_token(tmp_path):
@@ -89,6 +92,6 @@ def test_a_tensor_whose_dims_name_its_tokens_becomes_one_record_per_token(tmp_pa
     save(10, "no_dims", hidden)
     rows = [r for r in open_trace(tmp_path) if r.checkpoint == "layer_out"]
     assert [(r.token_idx, r.token_id, r.shape) for r in rows] == [(5, 11, (4,)), (6, 12, (4,)), (7, 13, (4,))]
-    assert [r.shard_axis for r in rows] == [0, 0, 0] and rows[1].tensor().tolist() == [4.0, 5.0, 6.0, 7.0]
+    assert [r.shard_axis for r in rows] == [0, 0, 0] and tensor_of(rows[1]).tolist() == [4.0, 5.0, 6.0, 7.0]
     (whole,) = [r for r in open_trace(tmp_path) if r.checkpoint == "no_dims"]
     assert whole.token_idx is None and whole.shape == (3, 4)
