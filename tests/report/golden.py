@@ -1,5 +1,7 @@
 """The outputs held byte for byte by tests/report/test_golden_outputs.py: every report format of every command
-on the committed example traces.
+on the committed example traces, and on a hunt's traces (tests/report/hunt/: llama.cpp against the NumPy
+engine with a real port's bug, as `python -m examples.hunt --bug rope_k_per_q_head --out DIR` wrote them,
+packed with `orchlog pack` to a tenth of their size).
 
     .venv/bin/python -m tests.report.golden --update     # write tests/report/golden/ anew (after a change to
                                                          # the reports that is meant; review the diff)
@@ -18,6 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).resolve().parent / "golden"
 DEMO = ("examples/traces/llama_reference.jsonl", "examples/traces/engine_under_test.jsonl")
+HUNT = ("tests/report/hunt/llama.parquet", "tests/report/hunt/numpy-rope_k_per_q_head.parquet")
+HUNT_OPTIONS = ("--tolerances", "examples/hunt/tolerances.toml", "--window", "kq*")
 FORMATS = ("text", "md", "html", "json")
 
 # name -> arguments of `orchlog`; each is run once per format it takes.
@@ -28,6 +32,11 @@ CASES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "compare-three-way": (("compare", *DEMO, "--noise", DEMO[0]), ("text", "md", "json")),
     "compare-absolute": (("compare", *DEMO, "--tolerances", "absolute", "--diagnose-worst", "2"), ("text",)),
     "compare-per-token": (("compare", *DEMO, "--per-token"), ("text", "md", "json")),
+    # Text and Markdown only: JSON and the page print full-tensor metrics at full precision, whose last
+    # bits follow the kernels' vector width (ORCHLOG_ISA avx512/avx2/sse4/baseline differ there, and
+    # agree on these two).
+    "compare-hunt": (("compare", *HUNT, *HUNT_OPTIONS), ("text", "md")),
+    "compare-hunt-per-token": (("compare", *HUNT, "--per-token"), ("text",)),
     "guardrail": (("guardrail", "examples/guardrail", "--output-dir", "{tmp}"), ("text", "md", "json")),
 }
 
