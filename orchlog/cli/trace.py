@@ -118,6 +118,17 @@ def _out(args: argparse.Namespace, engine: str) -> Path:
     return Path(f"{engine}.{'bin' if args.mode == 'full' else 'jsonl'}")
 
 
+def _run_options(args: argparse.Namespace) -> dict[str, Any]:
+    """What both engines' runs take alike: the prompt, the decode steps and how to log."""
+    return {
+        "text": args.prompt,
+        "tokens": args.tokens,
+        "n_predict": args.n_predict,
+        "mode": args.mode,
+        "select": args.select,
+    }
+
+
 def _run_llama(args: argparse.Namespace) -> int:
     from orchlog.llama.trace import trace_llama
 
@@ -126,11 +137,7 @@ def _run_llama(args: argparse.Namespace) -> int:
     done = trace_llama(
         args.model,
         out,
-        text=args.prompt,
-        tokens=args.tokens,
-        n_predict=args.n_predict,
-        mode=args.mode,
-        select=args.select,
+        **_run_options(args),
         team=args.team or "llama.cpp",
         llama_cpp=args.llama_cpp,
         threads=args.threads,
@@ -160,11 +167,7 @@ def _run_hf(args: argparse.Namespace) -> int:
     done = trace_hf(
         args.model,
         out,
-        text=args.prompt,
-        tokens=args.tokens,
-        n_predict=args.n_predict,
-        mode=args.mode,
-        select=args.select,
+        **_run_options(args),
         team=args.team or "hf",
         map_name=args.map,
         device=args.device,
