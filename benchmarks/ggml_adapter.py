@@ -43,7 +43,7 @@ def build() -> Path:
     out = ROOT / ".cache" / "bench" / "ggml_decode_step"
     out.parent.mkdir(parents=True, exist_ok=True)
     lib = prefix / "lib"
-    include = [f"-I{d}" for d in (ROOT / "native/cpp/include", prefix / "include", ROOT / "examples/llama_cpp")]
+    include = [f"-I{d}" for d in (ROOT / "native/cpp/include", prefix / "include", ROOT / "orchlog/llama")]
     subprocess.run(
         [
             "g++",

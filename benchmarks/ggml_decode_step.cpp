@@ -13,7 +13,7 @@
 // within a repeat (the machine is shared); the best repeat counts.
 #include <llama.h>
 #include <orchlog/ggml.hpp>
-#include <token_batch.hpp>  // examples/llama_cpp/
+#include <token_batch.hpp>  // orchlog/llama/
 
 #include <time.h>
 
