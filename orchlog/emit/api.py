@@ -66,7 +66,7 @@ def log(
     array: Any,
     token_idx: int | None = None,
     layer: int | None = None,
-    stage: str | None = None,
+    stage: str | bytes | None = None,
     step: int | None = None,
     meta: Mapping[str, Scalar] | None = None,
     *,
