@@ -130,6 +130,15 @@ def run_job(job: dict) -> dict:
 
 
 def _peak() -> int:
+    """This process's own peak resident memory: VmHWM starts afresh at exec, while getrusage's
+    maxrss starts at the parent's peak (pytest's, gigabytes after a long session)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
