@@ -22,44 +22,43 @@ Numbers are written through orchlog/numbers.py, the same in every report.
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections.abc import Callable
 from typing import Any
 
-from orchlog.compare.per_token import PerTokenReport
-from orchlog.compare.result import CompareReport
 from orchlog.errors import OrchlogError
-from orchlog.graft_report.result import GraftReport
-from orchlog.guardrail.result import GuardrailResult
-from orchlog.report import (
-    compare_html,
-    compare_text,
-    graft,
-    guardrail_html,
-    guardrail_text,
-    per_token_text,
-    weights_text,
-)
-from orchlog.weights.result import WeightsReport
 
 FORMATS = ("text", "md", "html", "json")
 
 Renderer = Callable[[Any], str]
-# For each kind of result, its renderer in each format it has (JSON is the result's own to_json()).
-_RENDERERS: dict[type, dict[str, Renderer]] = {
-    CompareReport: {
-        "text": compare_text.render_text,
-        "md": compare_text.render_markdown,
-        "html": compare_html.render_html,
+# For each kind of result (its class, by module and name), the renderer of each format it has, as
+# "module:function" under orchlog.report (JSON is the result's own to_json()). Named, not imported:
+# a command imports the one renderer it uses (`orchlog compare` never loads the guardrail's pages).
+_RENDERERS: dict[str, dict[str, str]] = {
+    "orchlog.compare.result.CompareReport": {
+        "text": "compare_text:render_text",
+        "md": "compare_text:render_markdown",
+        "html": "compare_html:render_html",
     },
-    PerTokenReport: {"text": per_token_text.render_text, "md": per_token_text.render_markdown},
-    GraftReport: {"text": graft.render_text, "md": graft.render_markdown, "html": graft.render_html},
-    GuardrailResult: {
-        "text": guardrail_text.render_text,
-        "md": guardrail_text.render_markdown,
-        "html": guardrail_html.render_html,
+    "orchlog.compare.per_token.PerTokenReport": {
+        "text": "per_token_text:render_text",
+        "md": "per_token_text:render_markdown",
     },
-    WeightsReport: {"text": weights_text.render_text, "md": weights_text.render_markdown},
+    "orchlog.graft_report.result.GraftReport": {
+        "text": "graft:render_text",
+        "md": "graft:render_markdown",
+        "html": "graft:render_html",
+    },
+    "orchlog.guardrail.result.GuardrailResult": {
+        "text": "guardrail_text:render_text",
+        "md": "guardrail_text:render_markdown",
+        "html": "guardrail_html:render_html",
+    },
+    "orchlog.weights.result.WeightsReport": {
+        "text": "weights_text:render_text",
+        "md": "weights_text:render_markdown",
+    },
 }
 
 
@@ -68,22 +67,29 @@ def formats_of(result: Any) -> tuple[str, ...]:
     return (*_renderers(result), "json")
 
 
-def _renderers(result: Any) -> dict[str, Renderer]:
-    for kind, renderers in _RENDERERS.items():
-        if isinstance(result, kind):
+def _renderers(result: Any) -> dict[str, str]:
+    for kind in type(result).__mro__:
+        renderers = _RENDERERS.get(f"{kind.__module__}.{kind.__qualname__}")
+        if renderers is not None:
             return renderers
     raise TypeError(f"orchlog.report renders no {type(result).__name__}")
+
+
+def _renderer(name: str) -> Renderer:
+    module, function = name.split(":")
+    renderer: Renderer = getattr(importlib.import_module(f"orchlog.report.{module}"), function)
+    return renderer
 
 
 def render(result: Any, fmt: str = "text") -> str:
     """`result` in `fmt` (text, md, html or json); OrchlogError for a format this kind of result lacks."""
     if fmt == "json":
         return json.dumps(result.to_json(), indent=1, allow_nan=False) + "\n"
-    renderer = _renderers(result).get(fmt)
-    if renderer is None:
+    name = _renderers(result).get(fmt)
+    if name is None:
         offered = ", ".join(formats_of(result))
         raise OrchlogError(f"--format {fmt}: a {type(result).__name__} has no {fmt} form; use {offered}")
-    return renderer(result)
+    return _renderer(name)(result)
 
 
 def render_text(result: Any) -> str:
