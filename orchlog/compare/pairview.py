@@ -189,7 +189,7 @@ def make_views(
                 locations=(str(a.location(i)), str(b.location(j))),
                 values=_leading(a.row_values(i), b.row_values(j), alignment[k]),
                 mismatches=tuple(kind for kind, flag in zip(("dtype", "shape", "numel", "window"), flags[k]) if flag),
-                records=(a.record(i), b.record(j)) if keep_records else None,
+                records=(a.record(i, own=True), b.record(j, own=True)) if keep_records else None,
                 alignment=alignment[k],
                 shard_ranks=_shard_ranks(alignment[k], rule),
                 interval=(r_lo[k], r_hi[k]) if by_noise[k] else (g_lo[k], g_hi[k]),

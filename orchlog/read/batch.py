@@ -182,13 +182,17 @@ class RecordBatch(RecordColumns):
         at_hand: np.ndarray = loadable | (self.data_len >= 0) | self.has_full_values()
         return at_hand
 
-    def loader_of(self, i: int) -> Callable[[], bytes | memoryview] | None:
-        """Row i's tensor bytes as a loader (the bytes in memory, or the format's own loader), or None."""
+    def loader_of(self, i: int, own: bool = False) -> Callable[[], bytes | memoryview] | None:
+        """Row i's tensor bytes as a loader (the bytes in memory, or the format's own loader), or None.
+        With `own`, bytes in memory are copied out of the buffer they were read into (see `record`)."""
         assert self.data_buf is not None and self.data_start is not None and self.data_len is not None, (
             "__post_init__ fills them"
         )
         if self.data_len[i] >= 0:
-            return InlineBytes(self.data_buf[i], int(self.data_start[i]), int(self.data_len[i]))
+            start, nbytes = int(self.data_start[i]), int(self.data_len[i])
+            if own:
+                return InlineBytes(bytes(InlineBytes(self.data_buf[i], start, nbytes)()), 0, nbytes)
+            return InlineBytes(self.data_buf[i], start, nbytes)
         loader: Callable[[], bytes | memoryview] | None = self.loader[i]
         return loader
 
@@ -197,7 +201,10 @@ class RecordBatch(RecordColumns):
         assert path is not None, "every record has a path"
         return Location(path, line=_none_or(self.line[i]), offset=_none_or(self.offset[i]))
 
-    def record(self, i: int) -> TraceRecord:
+    def record(self, i: int, own: bool = False) -> TraceRecord:
+        """Row i as a record. `own`: for a record kept after its batch is gone, its tensor bytes copied out
+        of the read window they lie in; a kept record would otherwise keep the whole window (16 MiB of a
+        binary trace) from being reused, and one kept per token held every window of a run at once."""
         stats = None
         if not (np.isnan(self.stats[i]).all() and self.counts[i, 0] == NONE):
             floats: dict[str, Any] = {f: None if np.isnan(v) else float(v) for f, v in zip(STAT_FIELDS, self.stats[i])}
@@ -214,7 +221,7 @@ class RecordBatch(RecordColumns):
             meta=dict(self.meta[i] or {}),
             location=self.location(i),
             order=int(self.order[i]),
-            loader=self.loader_of(i),
+            loader=self.loader_of(i, own),
         )
 
     def records(self) -> Iterable[TraceRecord]:
