@@ -189,18 +189,24 @@ class Findings:
         failed, suspect = g.failed[rows], g.suspect[rows]
         by_token = np.lexsort((pos, order, tokens))
         starts = run_starts(tokens[by_token])
+        firsts: dict[str, list[int]] = {}
         for flags, field in ((suspect, "first_suspect"), (failed, "first_fail")):
             # The earliest such pair per token.
             hit = by_token[flags[by_token]]
-            if not len(hit):
-                continue
-            firsts = [
+            firsts[field] = [
                 p
                 for p in hit[run_starts(tokens[hit])].tolist()
                 if self._earlier(field, int(tokens[p]), (int(order[p]), int(pos[p])))
             ]
-            for v in views(rows[np.array(firsts, dtype=np.int64)], True):
-                setattr(self.tokens.setdefault(-1 if v.token_idx is None else v.token_idx, TokenState()), field, v)
+        # A token's first failure is most often its first suspect pair too: one view (and one copy of its
+        # records) serves both.
+        needed = sorted(set(firsts["first_suspect"]) | set(firsts["first_fail"]))
+        if needed:
+            made = dict(zip(needed, views(rows[np.array(needed, dtype=np.int64)], True)))
+            for field, picked in firsts.items():
+                for p in picked:
+                    v = made[p]
+                    setattr(self.tokens.setdefault(-1 if v.token_idx is None else v.token_idx, TokenState()), field, v)
         # The deciding record per token: its logits, else its last record.
         ends = np.r_[starts[1:], len(by_token)] - 1
         is_logits = t.is_logits[rows]
