@@ -207,7 +207,7 @@ class Deriver:
         hits = [i for i, key in enumerate(keys) if key in self._by_part]
         out: list[TraceRecord] = []
         for i in hits:
-            rec = batch.record(i)
+            rec = batch.record(i, own=True)  # it may wait for its other parts past this batch
             for s, k in self._by_part[keys[i]]:
                 where = (s, rec.layer, rec.token_idx, rec.step, rec.rank)
                 part_key = (*where, k)
