@@ -63,6 +63,19 @@ TEST_P(Blake3Path, AgreesWithThePortableKernelOnLongRaggedInputs) {
   }
 }
 
+// Every length up to five chunks: the last few chunks of a hash are hashed together with the partial
+// one, each lane its own number of blocks, and the last block of any length (a hidden-state row of 896
+// f32 is three chunks and eight blocks).
+TEST_P(Blake3Path, AgreesWithThePortableKernelOnEveryLengthUpToFiveChunks) {
+  const auto in = official_input(5 * 1024);
+  for (std::size_t n = 0; n <= in.size(); ++n) {
+    std::uint8_t want[32], got[32];
+    orchlog::blake3_hash(orchlog::Blake3Path::portable, in.data(), n, want);
+    orchlog::blake3_hash(GetParam(), in.data(), n, got);
+    ASSERT_EQ(hex(got, 32), hex(want, 32)) << n << " bytes";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryKernel, Blake3Path, ::testing::ValuesIn(orchlog::kAllBlake3Paths),
                          [](const auto& test) { return std::string(orchlog::blake3_path_name(test.param)); });
 

@@ -151,8 +151,8 @@ inline std::size_t chunk_cvs(Blake3Path path, const std::uint8_t* p, std::size_t
     const std::uint8_t* tail = p + batched * kChunkLen;
     std::uint8_t* out = cvs + batched * kOutLen;
     if (path == Blake3Path::avx512) {
-      if (lanes <= avx512_xmm::kDegree) {
-        avx512_xmm::hash_chunks(tail, lanes, rest, counter + batched, out);
+      if (lanes <= avx512_rows::kDegree) {
+        avx512_rows::hash_chunks(tail, lanes, rest, counter + batched, out);
       } else if (lanes <= avx512_ymm::kDegree) {
         avx512_ymm::hash_chunks(tail, lanes, rest, counter + batched, out);
       } else {
