@@ -158,6 +158,8 @@ inline std::size_t chunk_cvs(Blake3Path path, const std::uint8_t* p, std::size_t
       } else {
         avx512::hash_chunks(tail, lanes, rest, counter + batched, out);
       }
+    } else if (path == Blake3Path::avx2 && lanes <= avx2_rows::kDegree) {
+      avx2_rows::hash_chunks(tail, lanes, rest, counter + batched, out);
     } else if (lanes > sse41::kDegree) {
       avx2::hash_chunks(tail, lanes, rest, counter + batched, out);
     } else {
