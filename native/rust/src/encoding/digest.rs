@@ -5,7 +5,7 @@
 //! twins in orchlog/encoding/digest.py and detail/encode/digest.hpp), all
 //! held to the vectors.
 
-use crate::encoding::sketch;
+use crate::encoding::{hash, sketch};
 use crate::schema_gen::Stats;
 use crate::tensor::Tensor;
 
@@ -13,7 +13,7 @@ use crate::tensor::Tensor;
 pub(crate) struct Hex256([u8; 64]);
 
 /// The digest fields the format defines, computed together: the stats come from the sketch's read
-/// of the tensor (encoding/sketch.rs), BLAKE3 (the `blake3` crate) reads it once more.
+/// of the tensor (encoding/sketch.rs), BLAKE3 (encoding/hash.rs) reads it once more.
 pub(crate) struct Pass<'p, 't> {
     /// For a digest field the pass does not compute itself (tests/codegen/next_fields.py adds one).
     #[allow(dead_code)]
@@ -27,7 +27,7 @@ impl<'p, 't> Pass<'p, 't> {
     pub(crate) fn new(tensor: &'p Tensor<'t>) -> Self {
         let bytes = tensor.bytes();
         let (sketch, stats) = sketch::compute_with_stats(tensor.dtype(), bytes);
-        Pass { tensor, stats, sketch, blake3: *blake3::hash(bytes).as_bytes() }
+        Pass { tensor, stats, sketch, blake3: hash::blake3(bytes) }
     }
 }
 

@@ -10,6 +10,8 @@ pub(crate) mod crc32c;
 #[cfg(feature = "orch_logging")]
 pub(crate) mod digest;
 #[cfg(feature = "orch_logging")]
+pub(crate) mod hash;
+#[cfg(feature = "orch_logging")]
 pub(crate) mod json;
 #[cfg(feature = "orch_logging")]
 pub(crate) mod msgpack;
