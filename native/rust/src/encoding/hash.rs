@@ -79,25 +79,27 @@ mod rows {
         _mm256_castps_si256(_mm256_shuffle_ps::<IMM>(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b)))
     }
 
+    /// Byte i of each word of the result is byte (i + `bytes`) mod 4 of the word: a rotation right by
+    /// 8 x `bytes` bits, as one byte shuffle.
+    const fn byte_rotation(bytes: usize) -> [u8; 32] {
+        let mut mask = [0u8; 32];
+        let mut i = 0;
+        while i < 32 {
+            mask[i] = ((i & !3) | ((i + bytes) & 3)) as u8;
+            i += 1;
+        }
+        mask
+    }
+    const ROT16: [u8; 32] = byte_rotation(2);
+    const ROT8: [u8; 32] = byte_rotation(1);
+
     #[inline(always)]
     unsafe fn rot16(x: __m256i) -> __m256i {
-        _mm256_shuffle_epi8(
-            x,
-            _mm256_set_epi8(
-                13, 12, 15, 14, 9, 8, 11, 10, 5, 4, 7, 6, 1, 0, 3, 2, 13, 12, 15, 14, 9, 8, 11, 10, 5, 4, 7, 6, 1, 0,
-                3, 2,
-            ),
-        )
+        _mm256_shuffle_epi8(x, _mm256_loadu_si256(ROT16.as_ptr().cast()))
     }
     #[inline(always)]
     unsafe fn rot8(x: __m256i) -> __m256i {
-        _mm256_shuffle_epi8(
-            x,
-            _mm256_set_epi8(
-                12, 15, 14, 13, 8, 11, 10, 9, 4, 7, 6, 5, 0, 3, 2, 1, 12, 15, 14, 13, 8, 11, 10, 9, 4, 7, 6, 5, 0, 3,
-                2, 1,
-            ),
-        )
+        _mm256_shuffle_epi8(x, _mm256_loadu_si256(ROT8.as_ptr().cast()))
     }
     #[inline(always)]
     unsafe fn rot12(x: __m256i) -> __m256i {
