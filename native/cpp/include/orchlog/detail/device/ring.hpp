@@ -195,13 +195,19 @@ class Ring {
     wake_.notify_one();
   }
 
-  // Writes every filled slot, in claim order, and frees it; reports new drops.
+  // Writes every filled slot claimed before the drain began, in claim order, and frees it; reports new
+  // drops. A site's next replay claims its slot only after the last one is published, so every earlier
+  // replay of a site whose slot is taken here is filled by now; a slot claimed during the scan waits for
+  // the next drain, else a site's replay could be written before an earlier one that the scan had
+  // passed while it was still being filled.
   void drain() noexcept {
     std::lock_guard<std::mutex> lock(drain_mutex_);
+    const std::uint64_t claimed = __atomic_load_n(&control_->claims, __ATOMIC_ACQUIRE);
     std::vector<SlotHeader*> filled;
     for (std::uint64_t i = 0; i < slot_count_; ++i) {
       SlotHeader* slot = ring_slot(slots_, slot_bytes_, i);
-      if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) == kSlotFilled) filled.push_back(slot);
+      if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) == kSlotFilled && slot->claim < claimed)
+        filled.push_back(slot);
     }
     std::sort(filled.begin(), filled.end(),
               [](const SlotHeader* a, const SlotHeader* b) { return a->claim < b->claim; });
