@@ -5,6 +5,7 @@
 // 1. One 4096 x 4096 f16 tensor in summary mode: a step that writes it, with
 //    no logging, with the summary computed on the device, and with the
 //    tensor copied to the host and summarized there (copy-then-hash).
+//    Then each part of the device summary (stats, sketch, BLAKE3) alone.
 // 2. A captured decode step of 32 layers, each writing a 4096-element f16
 //    hidden state: replays of the graph with the 32 log calls recorded into
 //    it (logging inside captured graphs) and without them.
@@ -94,6 +95,39 @@ int main(int argc, char** argv) {
               median(copied), median(copied) / median(none));
   std::printf("| 4096x4096 f16: device summary against copy-then-hash | %.2f ms | %.2f ms | %.2fx |\n", median(copied),
               median(on_device), median(on_device) / median(copied));
+
+  // 1b. Where a device summary's time goes: each part alone on the same tensor, timed by events.
+  {
+    namespace dev = orchlog::detail::device;
+    const dev::Elements e{reinterpret_cast<const std::uint8_t*>(t), decltype(dev::Elements::dtype)::f16, big};
+    dev::Summary* out = nullptr;
+    void* scratch = nullptr;
+    cudaMalloc(&out, sizeof(dev::Summary));
+    cudaMalloc(&scratch, dev::scratch_bytes(big, big * 2));
+    cudaEvent_t from, to;
+    cudaEventCreate(&from);
+    cudaEventCreate(&to);
+    const char* names[3] = {"stats (8 chains of 2M f64 additions)", "sketch", "BLAKE3"};
+    for (int part = 0; part < 3; ++part) {
+      std::vector<double> ms;
+      for (int round = 0; round < 6; ++round) {
+        cudaEventRecord(from, stream);
+        if (part == 0) dev::enqueue_stats(e, out, stream);
+        if (part == 1) dev::enqueue_sketch(e, out, scratch, stream);
+        if (part == 2) dev::enqueue_blake3(e, big * 2, out, scratch, stream);
+        cudaEventRecord(to, stream);
+        cudaEventSynchronize(to);
+        float elapsed = 0;
+        cudaEventElapsedTime(&elapsed, from, to);
+        if (round > 0) ms.push_back(elapsed);
+      }
+      std::printf("| 4096x4096 f16, device summary part: %s | | %.2f ms | |\n", names[part], median(ms));
+    }
+    cudaEventDestroy(from);
+    cudaEventDestroy(to);
+    cudaFree(scratch);
+    cudaFree(out);
+  }
 
   // 2. A captured step of 32 layers, with and without the log calls recorded into it.
   const int layers = 32, hidden = 4096, replays = 200;

@@ -1,8 +1,8 @@
 // The host side of the record ring of captured CUDA graphs (detail/device/ring.hpp),
-// with plain memory standing in for mapped memory and threads standing in for
-// graph replays: each claims a slot, fills it with the summary the kernels
-// would compute (their CPU twin), publishes it and calls notify() as the
-// graph's host node does; the writer thread writes the records.
+// with plain memory standing in for mapped and device memory and threads standing
+// in for graph replays (one thread per site, as a graph's launches never overlap): each claims a slot, fills it with
+// the summary the kernels would compute (their CPU twin), publishes it and calls notify() as the graph's host node
+// does; the writer thread writes the records.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -44,16 +44,15 @@ std::vector<float> tensor_of(int site, std::uint64_t replay) {
 
 // What the recorded kernels do on each replay, on the CPU: one record of `site` into `ring`.
 // True when a slot was had (else the drop was counted).
-bool replay_once(dev::Ring& ring, int site, std::uint64_t values) {
-  dev::SlotHeader* slot = dev::claim_slot(ring.control(), ring.replays(), ring.slots(), ring.slot_bytes(),
-                                          ring.slot_count(), static_cast<std::uint32_t>(site));
+bool replay_once(const dev::RingView& ring, int site, std::uint64_t values) {
+  dev::SlotHeader* slot = dev::claim_slot(ring, static_cast<std::uint32_t>(site));
   if (slot == nullptr) return false;
   const std::vector<float> x = tensor_of(site, slot->replay);
   const dev::Elements e{reinterpret_cast<const std::uint8_t*>(x.data()), DType::f32, 96};
   slot->summary = dev::summarize_twin(e, sizeof(float) * x.size());
   slot->payload_bytes = values * sizeof(float);
   std::memcpy(dev::slot_payload(slot), x.data(), slot->payload_bytes);
-  dev::publish_slot(slot);
+  dev::publish_slot(ring, slot);
   return true;
 }
 
@@ -75,13 +74,14 @@ TEST(DeviceRing, EveryReplayOfEverySiteIsWrittenAsTheNextStepInTheHostsBytes) {
   t::ScratchDir dir;
   ASSERT_TRUE(orchlog::configure(t::options_for(dir.file("run.jsonl"))));
   const int sites = 4, replays = 50;
-  RingMemory memory(dev::Ring::memory_bytes(256, dev::slot_bytes_for(40), 8));
+  RingMemory memory(dev::Ring::memory_bytes(256, dev::slot_bytes_for(40), 8)), device(dev::device_block_bytes(256));
   auto ring = make_ring(memory, 256, true, sites);
+  const dev::RingView view = ring->view(device.get());
   std::vector<std::thread> graphs;  // one thread per site: its graph node replayed `replays` times
   for (int s = 0; s < sites; ++s)
-    graphs.emplace_back([&ring, s] {
+    graphs.emplace_back([&ring, &view, s] {
       for (int r = 0; r < replays; ++r) {
-        EXPECT_TRUE(replay_once(*ring, s, 10));
+        EXPECT_TRUE(replay_once(view, s, 10));
         ring->notify();
       }
     });
@@ -125,14 +125,15 @@ TEST(DeviceRing, EveryReplayOfEverySiteIsWrittenAsTheNextStepInTheHostsBytes) {
 TEST(DeviceRing, AFullRingDropsWithoutWaitingCountsEveryDropAndTheTraceSaysSo) {
   t::ScratchDir dir;
   ASSERT_TRUE(orchlog::configure(t::options_for(dir.file("run.jsonl"))));
-  RingMemory memory(dev::Ring::memory_bytes(4, dev::slot_bytes_for(40), 8));
+  RingMemory memory(dev::Ring::memory_bytes(4, dev::slot_bytes_for(40), 8)), device(dev::device_block_bytes(4));
   auto ring = make_ring(memory, 4, false, 2);  // no writer thread: nothing is written until drain()
+  const dev::RingView view = ring->view(device.get());
   const std::uint64_t errors = orchlog::status().errors;
   std::atomic<int> had{0};
   std::vector<std::thread> graphs;
   for (int s = 0; s < 2; ++s)
     graphs.emplace_back([&, s] {
-      for (int r = 0; r < 20; ++r) had += replay_once(*ring, s, 10) ? 1 : 0;
+      for (int r = 0; r < 20; ++r) had += replay_once(view, s, 10) ? 1 : 0;
     });
   for (auto& g : graphs) g.join();  // every replay returned although the writer never ran
   EXPECT_EQ(had.load(), 4);
@@ -155,10 +156,11 @@ TEST(DeviceRing, AFullRingDropsWithoutWaitingCountsEveryDropAndTheTraceSaysSo) {
 TEST(DeviceRing, ASlotIsFreeAgainOnceWrittenSoALongRunNeedsNoMoreThanItsSlots) {
   t::ScratchDir dir;
   ASSERT_TRUE(orchlog::configure(t::options_for(dir.file("run.jsonl"))));
-  RingMemory memory(dev::Ring::memory_bytes(2, dev::slot_bytes_for(40), 8));
+  RingMemory memory(dev::Ring::memory_bytes(2, dev::slot_bytes_for(40), 8)), device(dev::device_block_bytes(2));
   auto ring = make_ring(memory, 2, false, 1);
+  const dev::RingView view = ring->view(device.get());
   for (int r = 0; r < 100; ++r) {  // a drain after every replay, as the host node makes the writer do
-    ASSERT_TRUE(replay_once(*ring, 0, 10)) << r;
+    ASSERT_TRUE(replay_once(view, 0, 10)) << r;
     ring->drain();
   }
   ring->close();

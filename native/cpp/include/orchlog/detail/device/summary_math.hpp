@@ -99,6 +99,30 @@ ORCHLOG_HD inline std::uint64_t f64_bits_of_f32_bits(std::uint32_t b) {
   return sign | (static_cast<std::uint64_t>(e) << 52) | (static_cast<std::uint64_t>(mant & 0x7FFFFFu) << 29);
 }
 
+// Little-endian loads. The device reads an aligned word in one load (a GPU
+// is little-endian) and composes bytes only where the tensor is misaligned;
+// the host composes bytes, as the host emitters do.
+ORCHLOG_HD inline std::uint16_t word16_at(const std::uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+  if ((reinterpret_cast<std::uintptr_t>(p) & 1) == 0) return *reinterpret_cast<const std::uint16_t*>(p);
+#endif
+  return load_u16_le(p);
+}
+
+ORCHLOG_HD inline std::uint32_t word32_at(const std::uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+  if ((reinterpret_cast<std::uintptr_t>(p) & 3) == 0) return *reinterpret_cast<const std::uint32_t*>(p);
+#endif
+  return load_u32_le(p);
+}
+
+ORCHLOG_HD inline std::uint64_t word64_at(const std::uint8_t* p) {
+#if defined(__CUDA_ARCH__)
+  if ((reinterpret_cast<std::uintptr_t>(p) & 7) == 0) return *reinterpret_cast<const std::uint64_t*>(p);
+#endif
+  return load_u64_le(p);
+}
+
 // C-contiguous little-endian elements of one dtype.
 struct Elements {
   const std::uint8_t* data = nullptr;
@@ -112,16 +136,16 @@ ORCHLOG_HD inline double element(const Elements& e, std::int64_t i, bool& finite
   std::uint64_t bits = 0;
   switch (e.dtype) {
     case DType::f64:
-      bits = load_u64_le(e.data + 8 * i);
+      bits = word64_at(e.data + 8 * i);
       break;
     case DType::f32:
-      bits = f64_bits_of_f32_bits(load_u32_le(e.data + 4 * i));
+      bits = f64_bits_of_f32_bits(word32_at(e.data + 4 * i));
       break;
     case DType::f16:
-      bits = f64_bits_of_f32_bits(f16_to_f32_bits(load_u16_le(e.data + 2 * i)));
+      bits = f64_bits_of_f32_bits(f16_to_f32_bits(word16_at(e.data + 2 * i)));
       break;
     case DType::bf16:
-      bits = f64_bits_of_f32_bits(bf16_to_f32_bits(load_u16_le(e.data + 2 * i)));
+      bits = f64_bits_of_f32_bits(bf16_to_f32_bits(word16_at(e.data + 2 * i)));
       break;
     case DType::i8:
       finite = true;
@@ -131,10 +155,10 @@ ORCHLOG_HD inline double element(const Elements& e, std::int64_t i, bool& finite
       return static_cast<double>(e.data[i]);
     case DType::i32:
       finite = true;
-      return static_cast<double>(static_cast<std::int32_t>(load_u32_le(e.data + 4 * i)));
+      return static_cast<double>(static_cast<std::int32_t>(word32_at(e.data + 4 * i)));
     case DType::i64:
       finite = true;
-      return static_cast<double>(static_cast<std::int64_t>(load_u64_le(e.data + 8 * i)));
+      return static_cast<double>(static_cast<std::int64_t>(word64_at(e.data + 8 * i)));
   }
   finite = (bits & 0x7FF0000000000000ull) != 0x7FF0000000000000ull;
   return f64_from_bits(bits);
@@ -153,25 +177,41 @@ struct StatsLane {
   std::int64_t inf;
 };
 
+// A lane before its first element.
+ORCHLOG_HD inline StatsLane stats_start() {
+  return {0.0, 0.0, f64_from_bits(0x7FF0000000000000ull), f64_from_bits(0xFFF0000000000000ull), 0, 0, 0};
+}
+
+// Element x (as element() widened it) added to a lane. Widening keeps NaN
+// and infinities, so x's own bits say whether it counts as finite.
+ORCHLOG_HD inline void stats_add(StatsLane& s, double x) {
+  std::uint64_t bits;
+#if defined(__CUDA_ARCH__)
+  bits = static_cast<std::uint64_t>(__double_as_longlong(x));
+#else
+  std::memcpy(&bits, &x, sizeof bits);
+#endif
+  if ((bits & 0x7FF0000000000000ull) == 0x7FF0000000000000ull) {
+    if (bits & 0x000FFFFFFFFFFFFFull) {
+      ++s.nan;
+    } else {
+      ++s.inf;
+    }
+    return;
+  }
+  s.sum = add_rn(s.sum, x);
+  s.sq = add_rn(s.sq, mul_rn(x, x));
+  s.min = x < s.min ? x : s.min;
+  s.max = x > s.max ? x : s.max;
+  ++s.finite;
+}
+
 // Work item q (0..7): lane q's chains over elements q, q + 8, ... in order.
 ORCHLOG_HD inline void stats_lane(const Elements& e, int q, StatsLane& out) {
-  StatsLane s{0.0, 0.0, f64_from_bits(0x7FF0000000000000ull), f64_from_bits(0xFFF0000000000000ull), 0, 0, 0};
+  StatsLane s = stats_start();
   for (std::int64_t i = q; i < e.n; i += kLanes) {
     bool finite = false;
-    const double x = element(e, i, finite);
-    if (!finite) {
-      if (x != x) {
-        ++s.nan;
-      } else {
-        ++s.inf;
-      }
-      continue;
-    }
-    s.sum = add_rn(s.sum, x);
-    s.sq = add_rn(s.sq, mul_rn(x, x));
-    s.min = x < s.min ? x : s.min;
-    s.max = x > s.max ? x : s.max;
-    ++s.finite;
+    stats_add(s, element(e, i, finite));
   }
   out = s;
 }
@@ -208,9 +248,19 @@ ORCHLOG_HD inline void sketch_group(const Elements& e, std::int64_t c, int q, do
 // Work item (q, a): accumulator a of lane q adds its share of chunks
 // first .. first + count in chunk order, from `groups` laid out as
 // [chunk - first][lane][accumulator] (what sketch_group wrote).
+// The additions are one chain; the loads ahead of them are not, so they go
+// in batches of 8 (a GPU thread does not run ahead of a load it waits on).
 ORCHLOG_HD inline void sketch_accumulate(const double* groups, std::int64_t count, int q, int a, double& acc) {
   double s = acc;
-  for (std::int64_t c = 0; c < count; ++c) s = add_rn(s, groups[(c * kLanes + q) * kRows + a]);
+  const double* at = groups + q * kRows + a;
+  constexpr std::int64_t kStride = kLanes * kRows;
+  std::int64_t c = 0;
+  for (; c + 8 <= count; c += 8) {
+    double g[8];
+    for (int k = 0; k < 8; ++k) g[k] = at[(c + k) * kStride];
+    for (int k = 0; k < 8; ++k) s = add_rn(s, g[k]);
+  }
+  for (; c < count; ++c) s = add_rn(s, at[c * kStride]);
   acc = s;
 }
 
@@ -280,13 +330,17 @@ ORCHLOG_HD inline void blake3_chunk(const std::uint8_t* p, std::uint64_t len, st
     const std::uint64_t at = start + 64 * b;
     const std::uint64_t block_len = b + 1 < blocks ? 64 : size - 64 * b;
     std::uint32_t words[16];
-    for (int w = 0; w < 16; ++w) {
-      std::uint32_t word = 0;
-      for (int k = 0; k < 4; ++k) {
-        const std::uint64_t j = static_cast<std::uint64_t>(4 * w + k);
-        if (j < block_len) word |= static_cast<std::uint32_t>(p[at + j]) << (8 * k);
+    if (block_len == 64) {
+      for (int w = 0; w < 16; ++w) words[w] = word32_at(p + at + 4 * w);
+    } else {
+      for (int w = 0; w < 16; ++w) {
+        std::uint32_t word = 0;
+        for (int k = 0; k < 4; ++k) {
+          const std::uint64_t j = static_cast<std::uint64_t>(4 * w + k);
+          if (j < block_len) word |= static_cast<std::uint32_t>(p[at + j]) << (8 * k);
+        }
+        words[w] = word;
       }
-      words[w] = word;
     }
     std::uint32_t flags = b == 0 ? kChunkStart : 0u;
     if (b + 1 == blocks) flags |= kChunkEnd | (root ? kRoot : 0u);
