@@ -26,10 +26,12 @@ namespace device {
 
 // The stats: each lane is one chain of additions (the format's order), so
 // their speed is an f64 addition's latency per 8 elements, provided the
-// elements are at hand. One block: while the 8 lane threads add a tile held
-// in shared memory, the others load the next one (coalesced, widened).
+// elements are at hand. One block: while the 8 lane threads of its first warp
+// add a tile held in shared memory, the other warps load the next one
+// (coalesced, widened, about two elements a thread).
 inline constexpr int kStatsTile = 2048;  // elements: two tiles of f64 are 32 KiB
-inline constexpr int kStatsThreads = 256;
+inline constexpr int kStatsThreads = 1024;
+inline constexpr int kStatsLoaders = kStatsThreads - 32;  // every warp but the first
 
 // Templates, so that every translation unit of a header-only build may hold them.
 template <class = void>
@@ -41,7 +43,7 @@ __device__ void stats_load_tile(const Elements& e, std::int64_t first, int loade
 }
 
 template <class = void>
-__global__ void stats_kernel(Elements e, Summary* out) {
+__global__ void __launch_bounds__(kStatsThreads) stats_kernel(Elements e, Summary* out) {
   __shared__ double tiles[2][kStatsTile];
   const int t = static_cast<int>(threadIdx.x);
   const std::int64_t count = (e.n + kStatsTile - 1) / kStatsTile;
@@ -59,8 +61,8 @@ __global__ void stats_kernel(Elements e, Summary* out) {
         for (int u = 0; u < 8; ++u) stats_add(s, x[u]);
       }
       for (; j < m; j += kLanes) stats_add(s, tile[j]);
-    } else if (k + 1 < count) {
-      stats_load_tile(e, (k + 1) * kStatsTile, t - kLanes, kStatsThreads - kLanes, tiles[(k + 1) & 1]);
+    } else if (t >= 32 && k + 1 < count) {
+      stats_load_tile(e, (k + 1) * kStatsTile, t - 32, kStatsLoaders, tiles[(k + 1) & 1]);
     }
     __syncthreads();
   }
@@ -75,10 +77,12 @@ __global__ void sketch_groups_kernel(Elements e, std::int64_t first, std::int64_
 }
 
 template <class = void>
-__global__ void sketch_accumulate_kernel(const double* groups, std::int64_t count, Summary* out) {
+__global__ void sketch_accumulate_kernel(const double* groups, std::int64_t count, bool first, Summary* out) {
   const int item = static_cast<int>(threadIdx.x);  // one block of 512: lane item / 64, accumulator item % 64
-  if (item < kLanes * kRows)
-    sketch_accumulate(groups, count, item / kRows, item % kRows, out->sketch[item / kRows][item % kRows]);
+  if (item >= kLanes * kRows) return;
+  double& acc = out->sketch[item / kRows][item % kRows];
+  if (first) acc = 0.0;  // what the host's accumulators start from; the Summary is not cleared before
+  sketch_accumulate(groups, count, item / kRows, item % kRows, acc);
 }
 
 template <class = void>
@@ -119,12 +123,15 @@ inline void enqueue_stats(const Elements& e, Summary* out, cudaStream_t stream) 
 inline void enqueue_sketch(const Elements& e, Summary* out, void* scratch, cudaStream_t stream) {
   auto* groups = static_cast<double*>(scratch);
   const std::int64_t chunks = sketch_chunks(e.n);
-  for (std::int64_t first = 0; first < chunks; first += kSketchSlab) {
+  std::int64_t first = 0;
+  do {  // an empty tensor still sets the accumulators to zero
     const std::int64_t count = std::min(kSketchSlab, chunks - first);
-    sketch_groups_kernel<>
-        <<<blocks_for(static_cast<std::uint64_t>(count * kLanes), 128), 128, 0, stream>>>(e, first, count, groups);
-    sketch_accumulate_kernel<><<<1, kLanes * kRows, 0, stream>>>(groups, count, out);
-  }
+    if (count > 0)
+      sketch_groups_kernel<>
+          <<<blocks_for(static_cast<std::uint64_t>(count * kLanes), 128), 128, 0, stream>>>(e, first, count, groups);
+    sketch_accumulate_kernel<><<<1, kLanes * kRows, 0, stream>>>(groups, count, first == 0, out);
+    first += kSketchSlab;
+  } while (first < chunks);
 }
 
 // Its scratch follows the sketch's in `scratch`.
@@ -151,9 +158,7 @@ inline void enqueue_blake3(const Elements& e, std::uint64_t nbytes, Summary* out
 // (scratch_bytes of device memory). Returns the first error of the enqueueing.
 inline cudaError_t enqueue_summary(const Elements& e, std::uint64_t nbytes, Summary* out, void* scratch,
                                    cudaStream_t stream) {
-  cudaError_t error = cudaMemsetAsync(out, 0, sizeof(Summary), stream);
-  if (error != cudaSuccess) return error;
-  enqueue_stats(e, out, stream);
+  enqueue_stats(e, out, stream);  // the three write every byte of *out between them
   enqueue_sketch(e, out, scratch, stream);
   enqueue_blake3(e, nbytes, out, scratch, stream);
   return cudaGetLastError();  // a launch error is ours: the caller made sure none was pending before

@@ -183,7 +183,10 @@ ORCHLOG_HD inline StatsLane stats_start() {
 }
 
 // Element x (as element() widened it) added to a lane. Widening keeps NaN
-// and infinities, so x's own bits say whether it counts as finite.
+// and infinities, so x's own bits say whether it counts as finite. No
+// branch (a GPU thread pays for each): an element that does not count adds
+// +0.0, which changes no sum, since a sum that starts at +0.0 never becomes
+// -0.0 under round-to-nearest.
 ORCHLOG_HD inline void stats_add(StatsLane& s, double x) {
   std::uint64_t bits;
 #if defined(__CUDA_ARCH__)
@@ -191,19 +194,16 @@ ORCHLOG_HD inline void stats_add(StatsLane& s, double x) {
 #else
   std::memcpy(&bits, &x, sizeof bits);
 #endif
-  if ((bits & 0x7FF0000000000000ull) == 0x7FF0000000000000ull) {
-    if (bits & 0x000FFFFFFFFFFFFFull) {
-      ++s.nan;
-    } else {
-      ++s.inf;
-    }
-    return;
-  }
-  s.sum = add_rn(s.sum, x);
-  s.sq = add_rn(s.sq, mul_rn(x, x));
-  s.min = x < s.min ? x : s.min;
-  s.max = x > s.max ? x : s.max;
-  ++s.finite;
+  const bool special = (bits & 0x7FF0000000000000ull) == 0x7FF0000000000000ull;
+  const bool nan = special && (bits & 0x000FFFFFFFFFFFFFull) != 0;
+  const double v = special ? 0.0 : x;
+  s.sum = add_rn(s.sum, v);
+  s.sq = add_rn(s.sq, mul_rn(v, v));
+  s.min = !special && x < s.min ? x : s.min;
+  s.max = !special && x > s.max ? x : s.max;
+  s.finite += special ? 0 : 1;
+  s.nan += nan ? 1 : 0;
+  s.inf += special && !nan ? 1 : 0;
 }
 
 // Work item q (0..7): lane q's chains over elements q, q + 8, ... in order.
