@@ -8,7 +8,9 @@
 //    Then each part of the device summary (stats, sketch, BLAKE3) alone.
 // 2. A captured decode step of 32 layers, each writing a 4096-element f16
 //    hidden state: replays of the graph with the 32 log calls recorded into
-//    it (logging inside captured graphs) and without them.
+//    it (logging inside captured graphs) and without them; and, to show
+//    where a recorded call's time goes, with only its parts: an empty host
+//    node per layer, or the summary kernels alone.
 // 3. The record ring's throughput: records written per second while the
 //    step of case 2 is replayed back to back, and how many were dropped.
 //
@@ -133,38 +135,55 @@ int main(int argc, char** argv) {
   const int layers = 32, hidden = 4096, replays = 200;
   std::uint16_t* h = nullptr;
   cudaMalloc(&h, static_cast<std::size_t>(layers) * hidden * 2);
-  cudaGraphExec_t plain = nullptr, logged = nullptr;
+  // Variants: no log calls; what a log call records, alone: its host node, its summary kernels;
+  // the log calls themselves. Replayed in turn.
+  enum Variant { kPlain, kHostNodes, kSummaries, kLogged, kVariants };
+  const char* variant_names[kVariants] = {"no log calls",
+                                          "32 empty host nodes (what each log call's wakes the writer with)",
+                                          "32 device summaries, no ring", "32 log calls in the graph"};
+  cudaGraphExec_t execs[kVariants] = {};
+  namespace dev = orchlog::detail::device;
+  void* scratch = nullptr;
+  const std::size_t summary_at = (dev::scratch_bytes(hidden, hidden * 2) + 255) / 256 * 256;
+  cudaMalloc(&scratch, summary_at + sizeof(dev::Summary));
+  auto* summary = reinterpret_cast<dev::Summary*>(static_cast<unsigned char*>(scratch) + summary_at);
   start(dir + "/graph.jsonl");
   orchlog::cuda::GraphRing ring;
   ring.slots = 4096;
   orchlog::cuda::start_graph_logging(ring);
-  for (const bool log : {false, true}) {
+  for (int v = 0; v < kVariants; ++v) {
     cudaGraph_t graph = nullptr;
     cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal);
     for (int l = 0; l < layers; ++l) {
       std::uint16_t* layer = h + static_cast<std::size_t>(l) * hidden;
       produce<<<16, 256, 0, stream>>>(layer, hidden, l);
-      if (log)
+      if (v == kHostNodes) cudaLaunchHostFunc(stream, [](void*) {}, nullptr);
+      if (v == kSummaries)
+        dev::enqueue_summary(
+            {reinterpret_cast<const std::uint8_t*>(layer), decltype(dev::Elements::dtype)::f16, hidden}, hidden * 2,
+            summary, scratch, stream);
+      if (v == kLogged)
         orchlog::cuda::log("hidden", {layer, orchlog::DType::f16, {hidden}}, stream,
                            orchlog::Key(orchlog::none, l, orchlog::none, 0));
     }
     cudaStreamEndCapture(stream, &graph);
-    cudaGraphInstantiate(log ? &logged : &plain, graph, 0);
+    cudaGraphInstantiate(&execs[v], graph, 0);
     cudaGraphDestroy(graph);
   }
-  std::vector<double> plain_ms, logged_ms;
+  std::vector<double> step_ms[kVariants];
   for (int r = 0; r < replays; ++r) {
-    for (const bool log : {false, true}) {
+    for (int v = 0; v < kVariants; ++v) {
       const auto t0 = Clock::now();
-      cudaGraphLaunch(log ? logged : plain, stream);
+      cudaGraphLaunch(execs[v], stream);
       cudaStreamSynchronize(stream);
-      (log ? logged_ms : plain_ms).push_back(ms_since(t0));
+      step_ms[v].push_back(ms_since(t0));
     }
   }
-  std::printf(
-      "| captured step, 32 layers x 4096 f16, 32 log calls in the graph | %.3f ms (no log calls) | %.3f ms | "
-      "%.1fx |\n",
-      median(plain_ms), median(logged_ms), median(logged_ms) / median(plain_ms));
+  for (int v = kHostNodes; v < kVariants; ++v)
+    std::printf("| captured step, 32 layers x 4096 f16: %s | %.3f ms (no log calls) | %.3f ms | %.1fx |\n",
+                variant_names[v], median(step_ms[kPlain]), median(step_ms[v]),
+                median(step_ms[v]) / median(step_ms[kPlain]));
+  const cudaGraphExec_t logged = execs[kLogged];
 
   // 3. Ring throughput: replays back to back, the writer draining behind them.
   const auto t0 = Clock::now();
@@ -178,8 +197,8 @@ int main(int argc, char** argv) {
   std::printf("\nerrors counted by orchlog (drops included): %llu\n",
               static_cast<unsigned long long>(orchlog::status().errors));
   orchlog::close();
-  cudaGraphExecDestroy(plain);
-  cudaGraphExecDestroy(logged);
+  for (cudaGraphExec_t exec : execs) cudaGraphExecDestroy(exec);
+  cudaFree(scratch);
   cudaFree(h);
   cudaFree(t);
   cudaStreamDestroy(stream);
