@@ -19,7 +19,8 @@
 #                    their host twins, orchlog_cuda_read, a capture left intact
 #   cuda_overhead    the figures for docs/cpp.md (a Markdown table)
 # then compute-sanitizer's memcheck and racecheck on the summary and ring kernels where the
-# machine allows it (SANITIZE=0 skips them; a run past 90 s says exit 124 and fails nothing).
+# machine allows it (SANITIZE=0 skips them, SANITIZE_RUNS="tool:program ..." picks; a run past 90 s
+# says exit 124 and fails nothing).
 # Logs and traces go to $OUT (default .cache/gpu-check); exit 0 only when every check passed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -125,7 +126,7 @@ fi
 # not): memcheck on the summaries of every size and on the ring; racecheck, which is slow, on the small
 # tensors of cuda_log (their summaries' shared-memory tiles) and on the ring.
 if [ "${SANITIZE:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
-  for run in memcheck:cuda_summary memcheck:cuda_graph_ring racecheck:cuda_log racecheck:cuda_graph_ring; do
+  for run in ${SANITIZE_RUNS:-memcheck:cuda_summary memcheck:cuda_graph_ring racecheck:cuda_log racecheck:cuda_graph_ring}; do
     tool=${run%%:*} name=${run#*:}
     [ -e "$OUT/$name.built" ] || continue
     (cd "$OUT/$name.out" && ORCH_LOG_FILE=sanitized.jsonl timeout 90 compute-sanitizer --tool "$tool" \
