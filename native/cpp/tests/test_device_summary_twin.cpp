@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <iterator>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -203,4 +205,42 @@ TEST(DeviceSummaryTwin, AccumulatorsThatCancelExactlyShowTheChunkOrder) {
   // The construction worked: chunks 0 and 1 alone sketch to exactly zero.
   const auto cancelled = dev::finish(dev::summarize_twin({all.data, DType::f64, 2 * dev::kChunk}, nbytes * 2 / 3));
   for (double row : cancelled.sketch) EXPECT_EQ(row, 0.0);
+}
+
+// stats_add8 must leave a lane exactly as eight stats_add calls would, also where the
+// answer depends on order: -0.0 and +0.0 compare equal, so a lane's minimum or maximum
+// is whichever zero came first; NaN and infinities are counted and left out.
+TEST(DeviceSummaryTwin, EightElementsAtOnceLeaveALaneAsEightOneByOne) {
+  const double pool[] = {0.0,
+                         -0.0,
+                         1.5,
+                         -1.5,
+                         1e300,
+                         -1e300,
+                         4e-320,
+                         std::numeric_limits<double>::quiet_NaN(),
+                         std::numeric_limits<double>::infinity(),
+                         -std::numeric_limits<double>::infinity()};
+  std::mt19937_64 rng(2026);
+  const auto bits = [](double d) {
+    std::uint64_t b;
+    std::memcpy(&b, &d, sizeof b);
+    return b;
+  };
+  for (int trial = 0; trial < 20000; ++trial) {
+    dev::StatsLane one = dev::stats_start(), eight = dev::stats_start();
+    for (int batch = 0; batch < 3; ++batch) {
+      double x[8];
+      for (double& v : x) v = pool[rng() % (trial % 2 ? 3 : std::size(pool))];  // odd trials: zeros and 1.5 only
+      for (const double v : x) dev::stats_add(one, v);
+      dev::stats_add8(eight, x);
+    }
+    ASSERT_EQ(bits(one.sum), bits(eight.sum)) << trial;
+    ASSERT_EQ(bits(one.sq), bits(eight.sq)) << trial;
+    ASSERT_EQ(bits(one.min), bits(eight.min)) << trial;
+    ASSERT_EQ(bits(one.max), bits(eight.max)) << trial;
+    ASSERT_EQ(one.finite, eight.finite) << trial;
+    ASSERT_EQ(one.nan, eight.nan) << trial;
+    ASSERT_EQ(one.inf, eight.inf) << trial;
+  }
 }

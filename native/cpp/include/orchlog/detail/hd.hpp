@@ -8,3 +8,12 @@
 #else
 #define ORCHLOG_HD
 #endif
+
+// Unrolls the loop that follows in device code only (where an array indexed by
+// the loop's counter then stays in registers); host compilers do not know the
+// pragma.
+#if defined(__CUDA_ARCH__)
+#define ORCHLOG_DEVICE_UNROLL _Pragma("unroll")
+#else
+#define ORCHLOG_DEVICE_UNROLL
+#endif

@@ -27,9 +27,11 @@ namespace device {
 // The stats: each lane is one chain of additions (the format's order), so
 // their speed is an f64 addition's latency per 8 elements, provided the
 // elements are at hand. One block: while the 8 lane threads of its first warp
-// add a tile held in shared memory, the other warps load the next one
-// (coalesced, widened, about two elements a thread).
-inline constexpr int kStatsTile = 2048;  // elements: two tiles of f64 are 32 KiB
+// add a tile held in shared memory, the other warps load the tile after the
+// next (coalesced, widened, about two elements a thread), so a load's
+// latency is hidden behind two tiles' additions.
+inline constexpr int kStatsTile = 2048;  // elements: three tiles of f64 are 48 KiB
+inline constexpr int kStatsBuffers = 3;  // the loaders work two tiles ahead of the adders
 inline constexpr int kStatsThreads = 1024;
 inline constexpr int kStatsLoaders = kStatsThreads - 32;  // every warp but the first
 
@@ -44,25 +46,27 @@ __device__ void stats_load_tile(const Elements& e, std::int64_t first, int loade
 
 template <class = void>
 __global__ void __launch_bounds__(kStatsThreads) stats_kernel(Elements e, Summary* out) {
-  __shared__ double tiles[2][kStatsTile];
+  __shared__ double tiles[kStatsBuffers][kStatsTile];
   const int t = static_cast<int>(threadIdx.x);
   const std::int64_t count = (e.n + kStatsTile - 1) / kStatsTile;
   StatsLane s = stats_start();
-  stats_load_tile(e, 0, t, kStatsThreads, tiles[0]);
+  for (int k = 0; k < kStatsBuffers - 1 && k < count; ++k)
+    stats_load_tile(e, k * kStatsTile, t, kStatsThreads, tiles[k]);
   __syncthreads();
   for (std::int64_t k = 0; k < count; ++k) {
-    const double* tile = tiles[k & 1];
+    const double* tile = tiles[k % kStatsBuffers];
     if (t < kLanes) {  // lane t: elements t, t + 8, ... of the tile, in order
       const int m = static_cast<int>(e.n - k * kStatsTile < kStatsTile ? e.n - k * kStatsTile : kStatsTile);
       int j = t;
       for (; j + 7 * kLanes < m; j += 8 * kLanes) {
         double x[8];
         for (int u = 0; u < 8; ++u) x[u] = tile[j + u * kLanes];
-        for (int u = 0; u < 8; ++u) stats_add(s, x[u]);
+        stats_add8(s, x);
       }
       for (; j < m; j += kLanes) stats_add(s, tile[j]);
-    } else if (t >= 32 && k + 1 < count) {
-      stats_load_tile(e, (k + 1) * kStatsTile, t - 32, kStatsLoaders, tiles[(k + 1) & 1]);
+    } else if (t >= 32 && k + kStatsBuffers - 1 < count) {
+      const std::int64_t ahead = k + kStatsBuffers - 1;
+      stats_load_tile(e, ahead * kStatsTile, t - 32, kStatsLoaders, tiles[ahead % kStatsBuffers]);
     }
     __syncthreads();
   }

@@ -206,13 +206,56 @@ ORCHLOG_HD inline void stats_add(StatsLane& s, double x) {
   s.inf += special && !nan ? 1 : 0;
 }
 
-// Work item q (0..7): lane q's chains over elements q, q + 8, ... in order.
+// Eight consecutive elements of a lane (x[0] first), added as stats_add adds
+// them one by one, with less waiting: the sums stay two chains in element
+// order, but the minimum and maximum of the eight are found in a tree whose
+// every pair keeps the earlier element when they compare equal (as the chain
+// does: -0.0 and +0.0 compare equal, so which one a minimum is depends on
+// which came first), then meet the lane's in one step; the counts are added
+// once.
+ORCHLOG_HD inline void stats_add8(StatsLane& s, const double x[8]) {
+  double lo[8], hi[8];
+  std::int64_t finite = 0, nan = 0;
+  for (int u = 0; u < 8; ++u) {
+    std::uint64_t bits;
+#if defined(__CUDA_ARCH__)
+    bits = static_cast<std::uint64_t>(__double_as_longlong(x[u]));
+#else
+    std::memcpy(&bits, &x[u], sizeof bits);
+#endif
+    const bool special = (bits & 0x7FF0000000000000ull) == 0x7FF0000000000000ull;
+    nan += special && (bits & 0x000FFFFFFFFFFFFFull) != 0 ? 1 : 0;
+    finite += special ? 0 : 1;
+    const double v = special ? 0.0 : x[u];
+    s.sum = add_rn(s.sum, v);
+    s.sq = add_rn(s.sq, mul_rn(v, v));
+    lo[u] = special ? f64_from_bits(0x7FF0000000000000ull) : x[u];  // never below a finite element
+    hi[u] = special ? f64_from_bits(0xFFF0000000000000ull) : x[u];
+  }
+  for (int w = 1; w < 8; w <<= 1)
+    for (int u = 0; u + w < 8; u += 2 * w) {
+      lo[u] = lo[u + w] < lo[u] ? lo[u + w] : lo[u];
+      hi[u] = hi[u + w] > hi[u] ? hi[u + w] : hi[u];
+    }
+  s.min = lo[0] < s.min ? lo[0] : s.min;
+  s.max = hi[0] > s.max ? hi[0] : s.max;
+  s.finite += finite;
+  s.nan += nan;
+  s.inf += 8 - finite - nan;
+}
+
+// Work item q (0..7): lane q's chains over elements q, q + 8, ... in order,
+// eight at a time as the kernel adds them.
 ORCHLOG_HD inline void stats_lane(const Elements& e, int q, StatsLane& out) {
   StatsLane s = stats_start();
-  for (std::int64_t i = q; i < e.n; i += kLanes) {
-    bool finite = false;
-    stats_add(s, element(e, i, finite));
+  bool finite = false;
+  std::int64_t i = q;
+  for (; i + 7 * kLanes < e.n; i += 8 * kLanes) {
+    double x[8];
+    for (int u = 0; u < 8; ++u) x[u] = element(e, i + u * kLanes, finite);
+    stats_add8(s, x);
   }
+  for (; i < e.n; i += kLanes) stats_add(s, element(e, i, finite));
   out = s;
 }
 
@@ -225,6 +268,7 @@ ORCHLOG_HD inline void sketch_group(const Elements& e, std::int64_t c, int q, do
   const std::uint64_t delta = sketch::splitmix64(sketch::kSeedSigns, 2 * g);
   const std::uint64_t tau = sketch::splitmix64(sketch::kSeedSigns, 2 * g + 1);
   double y[kRows];
+  ORCHLOG_DEVICE_UNROLL
   for (int p = 0; p < kRows; ++p) {
     const std::int64_t i = kChunk * c + 8 * p + q;
     bool finite = false;
@@ -232,16 +276,20 @@ ORCHLOG_HD inline void sketch_group(const Elements& e, std::int64_t c, int q, do
     if (!finite) x = 0.0;  // NaN and +-Inf count as +0.0; so do the positions past the end
     y[p] = (delta >> p) & 1 ? -x : x;
   }
-  for (int h = 1; h < kRows; h <<= 1)
+  ORCHLOG_DEVICE_UNROLL
+  for (int h = 1; h < kRows; h <<= 1) {
+    ORCHLOG_DEVICE_UNROLL
     for (int p = 0; p < kRows; ++p)
       if (!(p & h)) {
         const double sum = add_rn(y[p], y[p + h]);
         y[p + h] = sub_rn(y[p], y[p + h]);
         y[p] = sum;
       }
+  }
   std::uint8_t pick[kRows];
   sketch::permutation(sketch::kSeedTable, sketch::splitmix64(sketch::kSeedPick, static_cast<std::uint64_t>(c)) >> 54,
                       pick);
+  ORCHLOG_DEVICE_UNROLL
   for (int r = 0; r < kRows; ++r) out[pick[r]] = (tau >> r) & 1 ? -y[r] : y[r];
 }
 
