@@ -103,6 +103,9 @@ COMMIT=$(value llama.cpp)
 BACKEND=$([ "${CUDA:-1}" = 0 ] && echo CPU || echo CUDA)
 export OUT CARRY WORK PROMPT DECODE BLAKE3 COMMIT BACKEND
 
+# A build of the source elsewhere (another carry folder) cannot be reconfigured: start it afresh.
+cache="$WORK/build/CMakeCache.txt"
+[ -f "$cache" ] && ! grep -qx "CMAKE_HOME_DIRECTORY:INTERNAL=$CARRY/llama.cpp" "$cache" && rm -rf "$WORK/build"
 step configure 180 cmake -S "$CARRY/llama.cpp" -B "$WORK/build" -G Ninja "${LLAMA_FLAGS[@]}" "${CUDA_FLAGS[@]}" \
   "-DCMAKE_INSTALL_PREFIX=$WORK/install" || finish
 step build 420 cmake --build "$WORK/build" --parallel "$JOBS" || finish
