@@ -163,5 +163,6 @@ print(f"info GPU against CPU logits: max |diff| {gap:.3g} (largest |logit| {np.a
       f"argmax agrees at {agree}/{len(cpu)} positions")
 sys.exit(0 if ok else 1)
 EOF
+sed -n '/^== logits/,$p' "$LOG" | grep -E '^(ok  |FAIL|info) ' # what the logits say, beside the steps' lines
 ls -l "$OUT" | tee -a "$LOG"
 finish

@@ -8,7 +8,7 @@ checkout is made here, into DIR:
 
 - llama.cpp/: the pinned llama.cpp source (orchlog/llama/build.py's vendored tree) cut to what a
   library build with the CPU and CUDA backends configures and compiles: no docs, models, tools,
-  tests, examples, nor the other ggml backends' sources (about 20 MB of the tree's 176 MB).
+  tests, examples, nor the other ggml backends' sources (19 MB of the tree's 176 MB).
 - model.gguf: the tiny random-weight Qwen2 the tests run (examples/qwen2_tiny).
 - tokens: the scenario's prompt and decode ids, the graft selection, the model's BLAKE3 and the
   llama.cpp commit, one `key value` a line.
