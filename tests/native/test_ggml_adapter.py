@@ -20,13 +20,18 @@ pytestmark = pytest.mark.slow  # builds llama.cpp once (cached)
 
 
 def _ggml_program(source: str):
-    """A program of tests/native/programs compiled against the cached llama.cpp build's ggml."""
-    from orchlog.llama.build import ensure_llama_cpp
+    """A program of tests/native/programs compiled against the cached llama.cpp build's ggml (and ggml's internal
+    headers of the same source, for the stand-in device buffer of ggml_device_buffer.hpp)."""
+    from orchlog.llama.build import ensure_llama_cpp, vendored_source
 
     prefix = ensure_llama_cpp(quiet=True).prefix
     lib = prefix / "lib"
     return build.build_cpp(
-        build.PROGRAMS / source, f"-I{prefix / 'include'}", libs=(f"-L{lib}", "-lggml-base", f"-Wl,-rpath,{lib}")
+        build.PROGRAMS / source,
+        f"-I{prefix / 'include'}",
+        f"-I{vendored_source() / 'ggml' / 'src'}",
+        libs=(f"-L{lib}", "-lggml-base", f"-Wl,-rpath,{lib}"),
+        inputs=[build.PROGRAMS / "ggml_device_buffer.hpp"],
     )
 
 
@@ -190,16 +195,19 @@ def _tensors_after(stdout: str) -> dict[str, list[float]]:
     return out
 
 
-def test_host_rows_are_grafted_in_place_and_what_cannot_be_is_said_once(graft_cases, tmp_path):
+# "device": the tensors live in a buffer that is not host memory and that only ggml_backend_tensor_get/set reach
+# (ggml_device_buffer.hpp): the rows are grafted in the host copy and written back, with the same result.
+@pytest.mark.parametrize("memory", ["host", "device"])
+def test_rows_are_grafted_in_place_and_what_cannot_be_is_said_once(graft_cases, memory, tmp_path):
     reference = tmp_path / "ref.bin"
     knobs = env(ORCH_LOG_FILE=str(reference), ORCH_LOG_MODE="full")
-    subprocess.run([str(graft_cases), "0"], env=knobs, capture_output=True, check=True)
+    subprocess.run([str(graft_cases), "0", memory], env=knobs, capture_output=True, check=True)
     trace = tmp_path / "grafted.bin"
     select = "checkpoint=attn_norm,checkpoint=half,checkpoint=Qcur,token=1-"
     knobs = env(
         ORCH_LOG_FILE=str(trace), ORCH_LOG_MODE="full", ORCH_GRAFT_FROM=str(reference), ORCH_GRAFT_SELECT=select
     )
-    proc = subprocess.run([str(graft_cases), "1000"], env=knobs, capture_output=True, text=True)
+    proc = subprocess.run([str(graft_cases), "1000", memory], env=knobs, capture_output=True, text=True)
 
     after = _tensors_after(proc.stdout)
     # Tokens 1 and 2 of attn_norm and half took the reference's rows; token 0 and ffn_out kept their own.

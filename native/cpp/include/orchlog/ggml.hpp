@@ -45,10 +45,14 @@
 //
 // - grafting (ORCH_GRAFT_FROM, ORCH_GRAFT_SELECT; docs/cpp.md "Grafting"): a
 //   selected token row is overwritten in the tensor itself from the reference
-//   run before the graph goes on, and logged marked grafted. Only rows ggml
-//   holds in host memory, contiguous and of a plain type, can be; for any
-//   other (a device buffer, a non-contiguous view, a quantized type) one
-//   warning says so, the row is logged as it is, and each is counted.
+//   run before the graph goes on, and logged marked grafted. Only contiguous
+//   rows of a plain type can be; for any other (a non-contiguous view, a
+//   quantized type, an attention row cut to its causal window) one warning
+//   says so, the row is logged as it is, and each is counted. A row in a
+//   device buffer (CUDA, or any backend whose buffer is not host memory) is
+//   grafted in the host copy and written back with ggml_backend_tensor_set,
+//   the row's bytes only: the scheduler has synchronized the backend before
+//   it hands the tensor over, and computes the next node after the callback.
 //
 // The callback answers the scheduler's "do you want this tensor?" with the
 // selectors (ORCH_LOG_SELECT, ORCH_GRAFT_SELECT), so unwanted tensors are
@@ -292,7 +296,7 @@ class GraphLogger {
     return stage_.empty() ? std::nullopt : std::optional<std::string_view>(stage_);
   }
 
-  void write(const struct ggml_tensor* t) noexcept {
+  void write(struct ggml_tensor* t) noexcept {
     try {
       const std::size_t span = ggml_nbytes(t);
       unsigned char* const data_in_place = static_cast<unsigned char*>(t->data);
@@ -313,8 +317,7 @@ class GraphLogger {
       if (!plain) meta.emplace_back("dequantized_from", ggml_type_name(t->type));
       if (const char* weights = weight_type(t)) meta.emplace_back("weight_type", weights);
       const char* why_not_grafted =
-          on_device     ? "the tensor is in device memory (only host buffers are grafted)"
-          : !plain      ? "the tensor is quantized (only plain types are grafted)"
+          !plain        ? "the tensor is quantized (only plain types are grafted)"
           : causal_cut_ ? "the row is logged cut to its causal window (only whole rows are grafted)"
           : !zero_copy  ? "the tensor is a non-contiguous view (only contiguous rows are grafted)"
                         : nullptr;
@@ -332,7 +335,10 @@ class GraphLogger {
         dims[layout_.n_dims - 1] = cells;  // the innermost dimension is ggml's ne[0]
         const Shape shape(dims, layout_.n_dims);
         if (graft && !why_not_grafted) {
-          orchlog::graft(checkpoint_, data_in_place + row_offset(t, row), dtype, shape, key, row_meta);
+          // In device memory the host copy is grafted, then the row goes back to where the graph reads it.
+          unsigned char* const row_data = (on_device ? host_copy_.data() : data_in_place) + row_offset(t, row);
+          if (orchlog::graft(checkpoint_, row_data, dtype, shape, key, row_meta) && on_device)
+            ggml_backend_tensor_set(t, row_data, row_offset(t, row), row_bytes(element_bytes));
           continue;
         }
         if (graft) orchlog::graft_refused(checkpoint_, key, why_not_grafted);
@@ -352,6 +358,13 @@ class GraphLogger {
     const struct ggml_tensor* w = t->src[0];
     if (w->op != GGML_OP_NONE || w->view_src) return nullptr;
     return ggml_type_name(w->type);
+  }
+
+  // The bytes of one whole token row of a contiguous plain tensor (the whole tensor without a token dimension).
+  std::size_t row_bytes(std::size_t element_bytes) const {
+    std::size_t bytes = element_bytes;
+    for (std::size_t i = 0; i < layout_.n_dims; ++i) bytes *= static_cast<std::size_t>(layout_.shape[i]);
+    return bytes;
   }
 
   // The KV cells token row `row` may attend to: positions 0 to its own, at most the n_kv there are.
