@@ -15,11 +15,6 @@ checkout is made here, into DIR:
 - cpu-full.bin: the reference, run_tokens on the pinned CPU build with the same tokens, in full mode:
   what the GPU run grafts from, and what `orchlog compare` measures the GPU traces against.
 - cpu-logits.npy: that run's logits (n_positions, n_vocab), float32.
-- f16-noise.toml: the tolerances to grade the GPU traces with: `orchlog calibrate` on the CPU
-  reference beside the same model converted to f16 by llama.cpp's quantizer, headroom 2. On sm_80 and
-  newer, ggml's CUDA products of f32 weights over a few tokens run in TF32 (mmf's tensor cores, and
-  cuBLAS handles set to TF32), which rounds both operands to f16's 10-bit mantissa as the f16 file's
-  products do; headroom 2 rather than 1.5 because one pair gives one draw of that rounding noise.
 
 The folder must stay out of git: add `.gpu-carry/` to .git/info/exclude of the checkout that carries
 it (the device tool carries only ignored paths named in `carry`).
@@ -32,7 +27,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -94,29 +88,6 @@ def run_tokens(program: Path, model: Path, trace: Path, logits: Path, **knobs: s
         env=env,
         check=True,
     )
-
-
-def write_f16_noise(program: Path, directory: Path, jobs: int) -> None:
-    """f16-noise.toml: the noise of 10-bit-mantissa matrix products on this model (see the module's doc)."""
-    from datetime import datetime, timezone
-
-    from examples.llama_cpp.run import build_programs
-    from orchlog.compare import CompareOptions
-    from orchlog.compare.calibrate import calibrate_pairs, tolerance_file
-
-    with tempfile.TemporaryDirectory() as tmp:
-        f16 = Path(tmp) / "model-f16.gguf"
-        quantize = build_programs(jobs=jobs, quiet=True) / "quantize"
-        subprocess.run([str(quantize), str(directory / "model.gguf"), str(f16), "f16"], capture_output=True, check=True)
-        run_tokens(program, f16, Path(tmp) / "f16.bin", Path(tmp) / "f16.npy")
-        calibration = calibrate_pairs(
-            [(str(directory / "cpu-full.bin"), str(Path(tmp) / "f16.bin"))], CompareOptions(diagnose=False)
-        )
-    created = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    text = tolerance_file(calibration, 2.0, created)
-    for path, name in ((directory / "cpu-full.bin", "cpu-full.bin"), (Path(tmp) / "f16.bin", "model.gguf as f16")):
-        text = text.replace(str(path), name)
-    (directory / "f16-noise.toml").write_text(text, encoding="utf-8")
 
 
 def _key(record: TraceRecord) -> tuple[object, ...]:
@@ -214,7 +185,6 @@ def main(argv: list[str] | None = None) -> int:
     )
     program = build_driver(pinned_llama_cpp(args.jobs, quiet=True), args.jobs)
     run_tokens(program, directory / "model.gguf", directory / "cpu-full.bin", directory / "cpu-logits.npy")
-    write_f16_noise(program, directory, args.jobs)
     print(f"{directory}: {size_of(directory) / 1e6:.1f} MB")
     return 0
 
