@@ -262,8 +262,6 @@ class Ring {
   RingView view(void* device_block, void* shared = nullptr) const {
     return ring_view(shared ? shared : shared_, device_block, view_.slot_count, view_.slot_bytes, max_sites_);
   }
-  std::uint64_t slot_count() const { return view_.slot_count; }
-  std::uint64_t slot_bytes() const { return view_.slot_bytes; }
 
   // A new log call recorded into a graph (at capture time); its index, or -1
   // when the ring has no room for another site or the payload for its tensor.
