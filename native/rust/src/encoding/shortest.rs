@@ -25,20 +25,37 @@ pub(crate) fn shortest_f64(v: f64) -> Shortest {
     parse_decimal(ryu::Buffer::new().format_finite(v))
 }
 
-/// Reads `int[.frac][e[-]exp]`, the way Ryu prints, into digits and exponent.
+/// Reads `int[.frac][e[-]exp]`, the way Ryu prints, into digits and exponent, in one pass over the bytes.
 fn parse_decimal(text: &str) -> Shortest {
-    let (mantissa, exp) = text.split_once(['e', 'E']).unwrap_or((text, "0"));
-    let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
-    let mut s = Shortest { digits: 0, count: 0, exponent: int.len() as i32 + exp.parse::<i32>().unwrap_or(0) };
-    for d in int.bytes().chain(frac.bytes()) {
-        if s.count == 0 && d == b'0' {
+    let bytes = text.as_bytes();
+    let mut s = Shortest { digits: 0, count: 0, exponent: 0 };
+    let mut int_len = 0;
+    let mut in_fraction = false;
+    let mut i = 0;
+    while let Some(&b) = bytes.get(i) {
+        if b == b'e' || b == b'E' {
+            break;
+        }
+        i += 1;
+        if b == b'.' {
+            in_fraction = true;
+            continue;
+        }
+        int_len += i32::from(!in_fraction);
+        if s.count == 0 && b == b'0' {
             // A leading zero moves the point, not the digits.
             s.exponent -= 1;
         } else {
-            s.digits = s.digits * 10 + u64::from(d - b'0');
+            s.digits = s.digits * 10 + u64::from(b - b'0');
             s.count += 1;
         }
     }
+    let mut exp = 0i32;
+    let negative = bytes.get(i + 1) == Some(&b'-');
+    for &b in bytes.iter().skip(i + 1 + usize::from(negative)) {
+        exp = exp * 10 + i32::from(b - b'0');
+    }
+    s.exponent += int_len + if negative { -exp } else { exp };
     while s.count > 1 && s.digits % 10 == 0 {
         s.digits /= 10;
         s.count -= 1;
