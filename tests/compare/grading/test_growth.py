@@ -167,3 +167,17 @@ def test_a_round_reduces_to_one_row_per_token_and_label_with_the_worst_pair_as_a
             members = (rows["token"] == t) & (rows["label"] == lab)
             assert out["pairs"][k] == members.sum() and out["failed"][k] == rows["failed"][members].sum()
             assert out["first_order"][k] == rows["first_order"][members].min()
+
+
+def test_dropping_the_tokens_after_one_keeps_its_own_and_every_earlier_row():
+    rng = np.random.default_rng(3)
+    growth, r = Growth(), _round(rng, 80, 0)
+    growth.add(
+        r["tokens"], r["layers"], Strings.from_values(r["names"]), r["order"], r["order"], r["failed"],
+        r["max_abs"], r["cosine"], r["severity"], r["tier"],
+    )  # fmt: skip
+    want = _reference([r])
+    growth.drop_after(2)
+    assert growth.tokens() == [t for t in sorted(want) if t <= 2]
+    for tok in growth.tokens():
+        np.testing.assert_equal(_rows(growth.table(tok)), want[tok])
