@@ -54,6 +54,16 @@ ORCHLOG_HD inline double f64_from_bits(std::uint64_t bits) {
 #endif
 }
 
+ORCHLOG_HD inline std::uint64_t f64_bits(double x) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<std::uint64_t>(__double_as_longlong(x));
+#else
+  std::uint64_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return bits;
+#endif
+}
+
 ORCHLOG_HD inline double add_rn(double a, double b) {
 #if defined(__CUDA_ARCH__)
   return __dadd_rn(a, b);
@@ -188,12 +198,7 @@ ORCHLOG_HD inline StatsLane stats_start() {
 // +0.0, which changes no sum, since a sum that starts at +0.0 never becomes
 // -0.0 under round-to-nearest.
 ORCHLOG_HD inline void stats_add(StatsLane& s, double x) {
-  std::uint64_t bits;
-#if defined(__CUDA_ARCH__)
-  bits = static_cast<std::uint64_t>(__double_as_longlong(x));
-#else
-  std::memcpy(&bits, &x, sizeof bits);
-#endif
+  const std::uint64_t bits = f64_bits(x);
   const bool special = (bits & 0x7FF0000000000000ull) == 0x7FF0000000000000ull;
   const bool nan = special && (bits & 0x000FFFFFFFFFFFFFull) != 0;
   const double v = special ? 0.0 : x;
@@ -217,12 +222,7 @@ ORCHLOG_HD inline void stats_add8(StatsLane& s, const double x[8]) {
   double lo[8], hi[8];
   std::int64_t finite = 0, nan = 0;
   for (int u = 0; u < 8; ++u) {
-    std::uint64_t bits;
-#if defined(__CUDA_ARCH__)
-    bits = static_cast<std::uint64_t>(__double_as_longlong(x[u]));
-#else
-    std::memcpy(&bits, &x[u], sizeof bits);
-#endif
+    const std::uint64_t bits = f64_bits(x[u]);
     const bool special = (bits & 0x7FF0000000000000ull) == 0x7FF0000000000000ull;
     nan += special && (bits & 0x000FFFFFFFFFFFFFull) != 0 ? 1 : 0;
     finite += special ? 0 : 1;
