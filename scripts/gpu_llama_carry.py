@@ -16,8 +16,8 @@ checkout is made here, into DIR:
   what the GPU run grafts from, and what `orchlog compare` measures the GPU traces against.
 - cpu-logits.npy: that run's logits (n_positions, n_vocab), float32.
 
-The folder must stay out of git: add `.gpu-carry/` to .git/info/exclude of the checkout that carries
-it (the device tool carries only ignored paths named in `carry`).
+The folder is ignored by git (.gitignore): it goes to the GPU machine beside the checkout and is never
+committed.
 """
 
 from __future__ import annotations
