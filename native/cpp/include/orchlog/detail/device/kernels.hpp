@@ -5,9 +5,10 @@
 // Enqueued on the engine's stream, they read the tensor where it lies and
 // leave a Summary of a few kilobytes in device memory: 8 threads walk the
 // stats lanes (the format's order makes each lane one chain of additions)
-// through tiles the rest of their block loads, one thread per (chunk, lane) group transforms the sketch and 512 threads
-// add the groups into the accumulators in chunk order, a slab of chunks at a
-// time; one thread per 1 KiB chunk hashes, then one launch per tree level.
+// through tiles the rest of their block loads, one thread per (chunk, lane)
+// group transforms the sketch and 512 threads add the groups into the
+// accumulators in chunk order, a slab of chunks at a time; one thread per
+// 1 KiB chunk hashes, then one launch per tree level.
 #pragma once
 
 #if defined(__CUDACC__)

@@ -247,10 +247,7 @@ class Ring {
   // `memory` (memory_bytes, zeroed, 64-byte aligned) is the shared block; with
   // `writer_thread` the ring writes on its own thread after each notify(), else on drain().
   Ring(void* memory, std::uint64_t slots, std::uint64_t slot_bytes, std::uint32_t max_sites, bool writer_thread)
-      : shared_(memory),
-        view_(ring_view(memory, nullptr, slots, slot_bytes, max_sites)),
-        taken_(slots, 0),
-        max_sites_(max_sites) {
+      : view_(ring_view(memory, nullptr, slots, slot_bytes, max_sites)), taken_(slots, 0), max_sites_(max_sites) {
     if (writer_thread) writer_ = std::thread([this] { run(); });
   }
   Ring(const Ring&) = delete;
@@ -260,7 +257,8 @@ class Ring {
   // What a filler uses: the shared block at `shared` as the filler addresses it (the device's
   // address of mapped memory; nullptr: the host's) and the zeroed device block at `device_block`.
   RingView view(void* device_block, void* shared = nullptr) const {
-    return ring_view(shared ? shared : shared_, device_block, view_.slot_count, view_.slot_bytes, max_sites_);
+    return ring_view(shared ? shared : static_cast<void*>(view_.sites), device_block, view_.slot_count,
+                     view_.slot_bytes, max_sites_);
   }
 
   // A new log call recorded into a graph (at capture time); its index, or -1
@@ -393,7 +391,6 @@ class Ring {
     return sites_.size();
   }
 
-  void* shared_;
   RingView view_;                     // the host's addresses of the shared block (no device block)
   std::vector<std::uint64_t> taken_;  // per slot: the published value the writer last took (its consumed)
   std::uint32_t max_sites_;

@@ -64,6 +64,12 @@ ORCHLOG_HD inline std::uint64_t f64_bits(double x) {
 #endif
 }
 
+// Whether f64 bits are an infinity or a NaN (its exponent all ones), and which.
+ORCHLOG_HD inline bool f64_special(std::uint64_t bits) {
+  return (bits & 0x7FF0000000000000ull) == 0x7FF0000000000000ull;
+}
+ORCHLOG_HD inline bool f64_nan(std::uint64_t bits) { return f64_special(bits) && (bits & 0x000FFFFFFFFFFFFFull) != 0; }
+
 ORCHLOG_HD inline double add_rn(double a, double b) {
 #if defined(__CUDA_ARCH__)
   return __dadd_rn(a, b);
@@ -170,7 +176,7 @@ ORCHLOG_HD inline double element(const Elements& e, std::int64_t i, bool& finite
       finite = true;
       return static_cast<double>(static_cast<std::int64_t>(word64_at(e.data + 8 * i)));
   }
-  finite = (bits & 0x7FF0000000000000ull) != 0x7FF0000000000000ull;
+  finite = !f64_special(bits);
   return f64_from_bits(bits);
 }
 
@@ -199,8 +205,7 @@ ORCHLOG_HD inline StatsLane stats_start() {
 // -0.0 under round-to-nearest.
 ORCHLOG_HD inline void stats_add(StatsLane& s, double x) {
   const std::uint64_t bits = f64_bits(x);
-  const bool special = (bits & 0x7FF0000000000000ull) == 0x7FF0000000000000ull;
-  const bool nan = special && (bits & 0x000FFFFFFFFFFFFFull) != 0;
+  const bool special = f64_special(bits), nan = f64_nan(bits);
   const double v = special ? 0.0 : x;
   s.sum = add_rn(s.sum, v);
   s.sq = add_rn(s.sq, mul_rn(v, v));
@@ -223,8 +228,8 @@ ORCHLOG_HD inline void stats_add8(StatsLane& s, const double x[8]) {
   std::int64_t finite = 0, nan = 0;
   for (int u = 0; u < 8; ++u) {
     const std::uint64_t bits = f64_bits(x[u]);
-    const bool special = (bits & 0x7FF0000000000000ull) == 0x7FF0000000000000ull;
-    nan += special && (bits & 0x000FFFFFFFFFFFFFull) != 0 ? 1 : 0;
+    const bool special = f64_special(bits);
+    nan += f64_nan(bits) ? 1 : 0;
     finite += special ? 0 : 1;
     const double v = special ? 0.0 : x[u];
     s.sum = add_rn(s.sum, v);
