@@ -9,8 +9,8 @@ use std::sync::OnceLock;
 /// The CRC of `bytes` continuing from `crc` (0 to start): `update(update(0, a), b)` is the CRC of `a` then `b`.
 pub(crate) fn update(crc: u32, bytes: &[u8]) -> u32 {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("sse4.2") {
-        // SAFETY: the CPU has SSE4.2, checked just above.
+    if crate::encoding::isa::allowed(crate::encoding::isa::Isa::Sse4) {
+        // SAFETY: the CPU has SSE4.2 (isa::allowed).
         return !unsafe { sse42(!crc, bytes) };
     }
     !portable(!crc, bytes)

@@ -4,21 +4,37 @@
 //! The crate hashes whole chunks 16, 8 or 4 at a time and the ones left over one after the other: three
 //! chunks and a partial one are four chains of 16 compressions in a row (3.2 us, against 1.4 us for four
 //! whole chunks). Here those chunks are compressed side by side, each chunk's state as four rows of four
-//! words in one 128-bit lane (the BLAKE3 reference's blake3_sse41.c rounds), two chunks to an AVX2
-//! vector and two vectors, as the C++ header's rows_kernel.inc does; the crate's `hazmat` functions join
-//! the chaining values into the root. About 2.1-2.2 us for any two to four chunks, so it is used only
-//! where the crate is slower (measured in turn, AMD EPYC with AVX-512: 3,584 bytes 2.2 against 3.2 us;
-//! 2,048 bytes 2.0 against 1.3 us).
+//! words in one 128-bit lane (the BLAKE3 reference's blake3_sse41.c rounds): all four chunks in one
+//! AVX-512 vector (Rust 1.89 or later: build.rs), else two to an AVX2 vector and two vectors, as the
+//! C++ header's rows_kernel.inc does; the crate's `hazmat` functions join the chaining values into the
+//! root. With AVX2, about 2.1-2.2 us for any two to four chunks, so the kernels are used only where
+//! the crate is slower (measured in turn, AMD EPYC with AVX-512: 3,584 bytes 2.2 against 3.2 us;
+//! 2,048 bytes 2.0 against 1.3 us); AVX-512 takes a 896-f32 summary record from 4.35 to 3.7 us, with
+//! the sketch's AVX-512 loop (docs/rust.md).
 
 /// The hash of `bytes`, the same bits as `blake3::hash`.
 pub(crate) fn blake3(bytes: &[u8]) -> [u8; 32] {
     #[cfg(target_arch = "x86_64")]
-    if (3 * CHUNK_LEN..ROWS * CHUNK_LEN).contains(&bytes.len()) && std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked just above.
-        let cvs = unsafe { rows::chunk_cvs(bytes) };
-        return join(&cvs[..bytes.len().div_ceil(CHUNK_LEN)]);
+    if (3 * CHUNK_LEN..ROWS * CHUNK_LEN).contains(&bytes.len()) {
+        if let Some(cvs) = side_by_side(bytes) {
+            return join(&cvs[..bytes.len().div_ceil(CHUNK_LEN)]);
+        }
     }
     *blake3::hash(bytes).as_bytes()
+}
+
+/// The chunks' chaining values from the widest side-by-side kernel the CPU (and ORCHLOG_ISA) allows,
+/// for 1,025 to 4,096 bytes; None without AVX2.
+#[cfg(target_arch = "x86_64")]
+fn side_by_side(bytes: &[u8]) -> Option<[[u8; 32]; ROWS]> {
+    use crate::encoding::isa::{allowed, Isa};
+    #[cfg(orchlog_avx512)]
+    if allowed(Isa::Avx512) {
+        // SAFETY: the CPU has AVX-512 F, BW and VL (isa::allowed).
+        return Some(unsafe { rows::chunk_cvs_avx512(bytes) });
+    }
+    // SAFETY: the CPU has AVX2 (isa::allowed).
+    allowed(Isa::Avx2).then(|| unsafe { rows::chunk_cvs_avx2(bytes) })
 }
 
 const CHUNK_LEN: usize = 1024;
@@ -54,29 +70,57 @@ mod rows {
     const CHUNK_START: u32 = 1;
     const CHUNK_END: u32 = 2;
 
-    /// One row of four chunks: chunks 0 and 1 in the first vector, 2 and 3 in the second.
-    #[derive(Clone, Copy)]
-    struct V(__m256i, __m256i);
-
-    macro_rules! each {
-        ($f:ident :: < $imm:block >, $a:expr, $b:expr) => {
-            V($f::<$imm>($a.0, $b.0), $f::<$imm>($a.1, $b.1))
-        };
-        ($f:ident :: < $imm:block >, $a:expr) => {
-            V($f::<$imm>($a.0), $f::<$imm>($a.1))
-        };
-        ($f:ident, $a:expr, $b:expr) => {
-            V($f($a.0, $b.0), $f($a.1, $b.1))
-        };
-        ($f:ident, $a:expr) => {
-            V($f($a.0), $f($a.1))
-        };
+    /// One row of the state of each of four chunks, one 128-bit lane per chunk, and the operations the
+    /// rounds need, every one within each lane (the reference's blake3_sse41.c, four chunks wide).
+    pub(super) trait Row: Copy {
+        /// Four words in every lane.
+        unsafe fn lanes4(words: &[u32]) -> Self;
+        /// 16 bytes of each of four blocks, from `at`.
+        unsafe fn load_lanes(blocks: &[&[u8]; ROWS], at: usize) -> Self;
+        unsafe fn load(words: &[u32; 16]) -> Self;
+        unsafe fn store(v: Self) -> [u32; 16];
+        unsafe fn add(a: Self, b: Self) -> Self;
+        unsafe fn xor(a: Self, b: Self) -> Self;
+        unsafe fn ror16(a: Self) -> Self;
+        unsafe fn ror12(a: Self) -> Self;
+        unsafe fn ror8(a: Self) -> Self;
+        unsafe fn ror7(a: Self) -> Self;
+        /// `_mm_shuffle_epi32`.
+        unsafe fn shuffle<const IMM: i32>(a: Self) -> Self;
+        /// `_mm_shuffle_ps` on words.
+        unsafe fn shuffle2<const IMM: i32>(a: Self, b: Self) -> Self;
+        /// Words 1 and 3 of each lane from b (`_mm_blend_epi16` with 0xCC).
+        unsafe fn blend_1010(a: Self, b: Self) -> Self;
+        /// Word 3 of each lane from b (0xC0).
+        unsafe fn blend_1000(a: Self, b: Self) -> Self;
+        unsafe fn unpacklo64(a: Self, b: Self) -> Self;
+        unsafe fn unpacklo32(a: Self, b: Self) -> Self;
+        unsafe fn unpackhi32(a: Self, b: Self) -> Self;
     }
 
-    /// `_mm_shuffle_ps` on words, within each 128-bit lane.
-    #[inline(always)]
-    unsafe fn shuffle2<const IMM: i32>(a: __m256i, b: __m256i) -> __m256i {
-        _mm256_castps_si256(_mm256_shuffle_ps::<IMM>(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b)))
+    /// AVX2: chunks 0 and 1 in the first vector, 2 and 3 in the second.
+    #[derive(Clone, Copy)]
+    pub(super) struct Avx2(__m256i, __m256i);
+
+    macro_rules! each {
+        ($f:ident :: < $imm:ident >, $a:expr, $b:expr) => {
+            Avx2($f::<$imm>($a.0, $b.0), $f::<$imm>($a.1, $b.1))
+        };
+        ($f:ident :: < $imm:ident >, $a:expr) => {
+            Avx2($f::<$imm>($a.0), $f::<$imm>($a.1))
+        };
+        ($f:ident :: < $imm:block >, $a:expr, $b:expr) => {
+            Avx2($f::<$imm>($a.0, $b.0), $f::<$imm>($a.1, $b.1))
+        };
+        ($f:ident :: < $imm:block >, $a:expr) => {
+            Avx2($f::<$imm>($a.0), $f::<$imm>($a.1))
+        };
+        ($f:ident, $a:expr, $b:expr) => {
+            Avx2($f($a.0, $b.0), $f($a.1, $b.1))
+        };
+        ($f:ident, $a:expr) => {
+            Avx2($f($a.0), $f($a.1))
+        };
     }
 
     /// Byte i of each word of the result is byte (i + `bytes`) mod 4 of the word: a rotation right by
@@ -109,72 +153,10 @@ mod rows {
     unsafe fn rot7(x: __m256i) -> __m256i {
         _mm256_or_si256(_mm256_srli_epi32::<7>(x), _mm256_slli_epi32::<25>(x))
     }
-
     #[inline(always)]
-    unsafe fn g(r: &mut [V; 4], m: V, first: bool) {
-        r[0] = each!(_mm256_add_epi32, each!(_mm256_add_epi32, r[0], m), r[1]);
-        let d = each!(_mm256_xor_si256, r[3], r[0]);
-        r[3] = if first { each!(rot16, d) } else { each!(rot8, d) };
-        r[2] = each!(_mm256_add_epi32, r[2], r[3]);
-        let b = each!(_mm256_xor_si256, r[1], r[2]);
-        r[1] = if first { each!(rot12, b) } else { each!(rot7, b) };
+    unsafe fn shuffle_ps256<const IMM: i32>(a: __m256i, b: __m256i) -> __m256i {
+        _mm256_castps_si256(_mm256_shuffle_ps::<IMM>(_mm256_castsi256_ps(a), _mm256_castsi256_ps(b)))
     }
-
-    /// Diagonals into columns and back, as the reference does it (rows 0, 2 and 3 move; row 1 stays).
-    #[inline(always)]
-    unsafe fn diagonalize(r: &mut [V; 4]) {
-        r[0] = each!(_mm256_shuffle_epi32::<{ mm_shuffle(2, 1, 0, 3) }>, r[0]);
-        r[3] = each!(_mm256_shuffle_epi32::<{ mm_shuffle(1, 0, 3, 2) }>, r[3]);
-        r[2] = each!(_mm256_shuffle_epi32::<{ mm_shuffle(0, 3, 2, 1) }>, r[2]);
-    }
-    #[inline(always)]
-    unsafe fn undiagonalize(r: &mut [V; 4]) {
-        r[0] = each!(_mm256_shuffle_epi32::<{ mm_shuffle(0, 3, 2, 1) }>, r[0]);
-        r[3] = each!(_mm256_shuffle_epi32::<{ mm_shuffle(1, 0, 3, 2) }>, r[3]);
-        r[2] = each!(_mm256_shuffle_epi32::<{ mm_shuffle(2, 1, 0, 3) }>, r[2]);
-    }
-
-    /// One block of each chunk: `cv` holds words 0-3 and 4-7 of each chaining value, `m` words 0-3, 4-7,
-    /// 8-11 and 12-15 of each block, `r3` each chunk's counter, block length and flags.
-    #[inline(always)]
-    unsafe fn compress(cv: &mut [V; 2], m: [V; 4], r3: V) {
-        let iv = _mm256_broadcastsi128_si256(_mm_loadu_si128(IV.as_ptr().cast()));
-        let mut r = [cv[0], cv[1], V(iv, iv), r3];
-        let [m0, m1, m2, m3] = m;
-        let mut t0 = each!(shuffle2::<{ mm_shuffle(2, 0, 2, 0) }>, m0, m1);
-        g(&mut r, t0, true);
-        let mut t1 = each!(shuffle2::<{ mm_shuffle(3, 1, 3, 1) }>, m0, m1);
-        g(&mut r, t1, false);
-        diagonalize(&mut r);
-        let mut t2 = each!(shuffle2::<{ mm_shuffle(2, 0, 2, 0) }>, m2, m3);
-        t2 = each!(_mm256_shuffle_epi32::<{ mm_shuffle(2, 1, 0, 3) }>, t2);
-        g(&mut r, t2, true);
-        let mut t3 = each!(shuffle2::<{ mm_shuffle(3, 1, 3, 1) }>, m2, m3);
-        t3 = each!(_mm256_shuffle_epi32::<{ mm_shuffle(2, 1, 0, 3) }>, t3);
-        g(&mut r, t3, false);
-        undiagonalize(&mut r);
-        for _ in 1..7 {
-            let (m0, m1, m2, m3) = (t0, t1, t2, t3);
-            t0 = each!(shuffle2::<{ mm_shuffle(3, 1, 1, 2) }>, m0, m1);
-            t0 = each!(_mm256_shuffle_epi32::<{ mm_shuffle(0, 3, 2, 1) }>, t0);
-            g(&mut r, t0, true);
-            let lo = each!(_mm256_shuffle_epi32::<{ mm_shuffle(0, 0, 3, 3) }>, m0);
-            let hi = each!(shuffle2::<{ mm_shuffle(3, 3, 2, 2) }>, m2, m3);
-            t1 = each!(_mm256_blend_epi32::<{ 0b1010_1010 }>, lo, hi);
-            g(&mut r, t1, false);
-            diagonalize(&mut r);
-            t2 = each!(_mm256_blend_epi32::<{ 0b1000_1000 }>, each!(_mm256_unpacklo_epi64, m3, m1), m2);
-            t2 = each!(_mm256_shuffle_epi32::<{ mm_shuffle(1, 3, 2, 0) }>, t2);
-            g(&mut r, t2, true);
-            t3 = each!(_mm256_unpacklo_epi32, m2, each!(_mm256_unpackhi_epi32, m1, m3));
-            t3 = each!(_mm256_shuffle_epi32::<{ mm_shuffle(0, 1, 3, 2) }>, t3);
-            g(&mut r, t3, false);
-            undiagonalize(&mut r);
-        }
-        cv[0] = each!(_mm256_xor_si256, r[0], r[2]);
-        cv[1] = each!(_mm256_xor_si256, r[1], r[3]);
-    }
-
     #[inline(always)]
     unsafe fn two(a: &[u8], b: &[u8]) -> __m256i {
         _mm256_inserti128_si256::<1>(
@@ -183,9 +165,248 @@ mod rows {
         )
     }
 
-    /// The chaining values of the chunks of `bytes` (1,025 to 4,096 bytes), as non-root nodes.
+    impl Row for Avx2 {
+        #[inline(always)]
+        unsafe fn lanes4(words: &[u32]) -> Self {
+            let v = _mm256_broadcastsi128_si256(_mm_loadu_si128(words[..4].as_ptr().cast()));
+            Avx2(v, v)
+        }
+        #[inline(always)]
+        unsafe fn load_lanes(blocks: &[&[u8]; ROWS], at: usize) -> Self {
+            Avx2(two(&blocks[0][at..], &blocks[1][at..]), two(&blocks[2][at..], &blocks[3][at..]))
+        }
+        #[inline(always)]
+        unsafe fn load(words: &[u32; 16]) -> Self {
+            Avx2(_mm256_loadu_si256(words.as_ptr().cast()), _mm256_loadu_si256(words[8..].as_ptr().cast()))
+        }
+        #[inline(always)]
+        unsafe fn store(v: Self) -> [u32; 16] {
+            let mut out = [0u32; 16];
+            _mm256_storeu_si256(out.as_mut_ptr().cast(), v.0);
+            _mm256_storeu_si256(out[8..].as_mut_ptr().cast(), v.1);
+            out
+        }
+        #[inline(always)]
+        unsafe fn add(a: Self, b: Self) -> Self {
+            each!(_mm256_add_epi32, a, b)
+        }
+        #[inline(always)]
+        unsafe fn xor(a: Self, b: Self) -> Self {
+            each!(_mm256_xor_si256, a, b)
+        }
+        #[inline(always)]
+        unsafe fn ror16(a: Self) -> Self {
+            each!(rot16, a)
+        }
+        #[inline(always)]
+        unsafe fn ror12(a: Self) -> Self {
+            each!(rot12, a)
+        }
+        #[inline(always)]
+        unsafe fn ror8(a: Self) -> Self {
+            each!(rot8, a)
+        }
+        #[inline(always)]
+        unsafe fn ror7(a: Self) -> Self {
+            each!(rot7, a)
+        }
+        #[inline(always)]
+        unsafe fn shuffle<const IMM: i32>(a: Self) -> Self {
+            each!(_mm256_shuffle_epi32::<IMM>, a)
+        }
+        #[inline(always)]
+        unsafe fn shuffle2<const IMM: i32>(a: Self, b: Self) -> Self {
+            each!(shuffle_ps256::<IMM>, a, b)
+        }
+        #[inline(always)]
+        unsafe fn blend_1010(a: Self, b: Self) -> Self {
+            each!(_mm256_blend_epi32::<{ 0b1010_1010 }>, a, b)
+        }
+        #[inline(always)]
+        unsafe fn blend_1000(a: Self, b: Self) -> Self {
+            each!(_mm256_blend_epi32::<{ 0b1000_1000 }>, a, b)
+        }
+        #[inline(always)]
+        unsafe fn unpacklo64(a: Self, b: Self) -> Self {
+            each!(_mm256_unpacklo_epi64, a, b)
+        }
+        #[inline(always)]
+        unsafe fn unpacklo32(a: Self, b: Self) -> Self {
+            each!(_mm256_unpacklo_epi32, a, b)
+        }
+        #[inline(always)]
+        unsafe fn unpackhi32(a: Self, b: Self) -> Self {
+            each!(_mm256_unpackhi_epi32, a, b)
+        }
+    }
+
+    /// AVX-512: the four chunks in one vector, rotations in one instruction each.
+    #[cfg(orchlog_avx512)]
+    #[derive(Clone, Copy)]
+    pub(super) struct Avx512(__m512i);
+
+    // Compiled only by Rust 1.89 or later (build.rs), whatever the crate's rust-version.
+    #[cfg(orchlog_avx512)]
+    #[allow(clippy::incompatible_msrv)]
+    impl Row for Avx512 {
+        #[inline(always)]
+        unsafe fn lanes4(words: &[u32]) -> Self {
+            Avx512(_mm512_broadcast_i32x4(_mm_loadu_si128(words[..4].as_ptr().cast())))
+        }
+        #[inline(always)]
+        unsafe fn load_lanes(blocks: &[&[u8]; ROWS], at: usize) -> Self {
+            // No closures here: one would not inherit the caller's target features, and the intrinsics
+            // inside it would become calls.
+            let v = _mm512_castsi128_si512(_mm_loadu_si128(blocks[0][at..at + 16].as_ptr().cast()));
+            let v = _mm512_inserti32x4::<1>(v, _mm_loadu_si128(blocks[1][at..at + 16].as_ptr().cast()));
+            let v = _mm512_inserti32x4::<2>(v, _mm_loadu_si128(blocks[2][at..at + 16].as_ptr().cast()));
+            Avx512(_mm512_inserti32x4::<3>(v, _mm_loadu_si128(blocks[3][at..at + 16].as_ptr().cast())))
+        }
+        #[inline(always)]
+        unsafe fn load(words: &[u32; 16]) -> Self {
+            Avx512(_mm512_loadu_si512(words.as_ptr().cast()))
+        }
+        #[inline(always)]
+        unsafe fn store(v: Self) -> [u32; 16] {
+            let mut out = [0u32; 16];
+            _mm512_storeu_si512(out.as_mut_ptr().cast(), v.0);
+            out
+        }
+        #[inline(always)]
+        unsafe fn add(a: Self, b: Self) -> Self {
+            Avx512(_mm512_add_epi32(a.0, b.0))
+        }
+        #[inline(always)]
+        unsafe fn xor(a: Self, b: Self) -> Self {
+            Avx512(_mm512_xor_si512(a.0, b.0))
+        }
+        #[inline(always)]
+        unsafe fn ror16(a: Self) -> Self {
+            Avx512(_mm512_ror_epi32::<16>(a.0))
+        }
+        #[inline(always)]
+        unsafe fn ror12(a: Self) -> Self {
+            Avx512(_mm512_ror_epi32::<12>(a.0))
+        }
+        #[inline(always)]
+        unsafe fn ror8(a: Self) -> Self {
+            Avx512(_mm512_ror_epi32::<8>(a.0))
+        }
+        #[inline(always)]
+        unsafe fn ror7(a: Self) -> Self {
+            Avx512(_mm512_ror_epi32::<7>(a.0))
+        }
+        #[inline(always)]
+        unsafe fn shuffle<const IMM: i32>(a: Self) -> Self {
+            Avx512(_mm512_shuffle_epi32::<IMM>(a.0))
+        }
+        #[inline(always)]
+        unsafe fn shuffle2<const IMM: i32>(a: Self, b: Self) -> Self {
+            Avx512(_mm512_castps_si512(_mm512_shuffle_ps::<IMM>(_mm512_castsi512_ps(a.0), _mm512_castsi512_ps(b.0))))
+        }
+        #[inline(always)]
+        unsafe fn blend_1010(a: Self, b: Self) -> Self {
+            Avx512(_mm512_mask_blend_epi32(0xAAAA, a.0, b.0))
+        }
+        #[inline(always)]
+        unsafe fn blend_1000(a: Self, b: Self) -> Self {
+            Avx512(_mm512_mask_blend_epi32(0x8888, a.0, b.0))
+        }
+        #[inline(always)]
+        unsafe fn unpacklo64(a: Self, b: Self) -> Self {
+            Avx512(_mm512_unpacklo_epi64(a.0, b.0))
+        }
+        #[inline(always)]
+        unsafe fn unpacklo32(a: Self, b: Self) -> Self {
+            Avx512(_mm512_unpacklo_epi32(a.0, b.0))
+        }
+        #[inline(always)]
+        unsafe fn unpackhi32(a: Self, b: Self) -> Self {
+            Avx512(_mm512_unpackhi_epi32(a.0, b.0))
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn g<V: Row>(r: &mut [V; 4], m: V, first: bool) {
+        r[0] = V::add(V::add(r[0], m), r[1]);
+        let d = V::xor(r[3], r[0]);
+        r[3] = if first { V::ror16(d) } else { V::ror8(d) };
+        r[2] = V::add(r[2], r[3]);
+        let b = V::xor(r[1], r[2]);
+        r[1] = if first { V::ror12(b) } else { V::ror7(b) };
+    }
+
+    /// Diagonals into columns and back, as the reference does it (rows 0, 2 and 3 move; row 1 stays).
+    #[inline(always)]
+    unsafe fn diagonalize<V: Row>(r: &mut [V; 4]) {
+        r[0] = V::shuffle::<{ mm_shuffle(2, 1, 0, 3) }>(r[0]);
+        r[3] = V::shuffle::<{ mm_shuffle(1, 0, 3, 2) }>(r[3]);
+        r[2] = V::shuffle::<{ mm_shuffle(0, 3, 2, 1) }>(r[2]);
+    }
+    #[inline(always)]
+    unsafe fn undiagonalize<V: Row>(r: &mut [V; 4]) {
+        r[0] = V::shuffle::<{ mm_shuffle(0, 3, 2, 1) }>(r[0]);
+        r[3] = V::shuffle::<{ mm_shuffle(1, 0, 3, 2) }>(r[3]);
+        r[2] = V::shuffle::<{ mm_shuffle(2, 1, 0, 3) }>(r[2]);
+    }
+
+    /// One block of each chunk: `cv` holds words 0-3 and 4-7 of each chaining value, `m` words 0-3, 4-7,
+    /// 8-11 and 12-15 of each block, `r3` each chunk's counter, block length and flags.
+    #[inline(always)]
+    unsafe fn compress<V: Row>(cv: &mut [V; 2], m: [V; 4], r3: V) {
+        let mut r = [cv[0], cv[1], V::lanes4(&IV), r3];
+        let [m0, m1, m2, m3] = m;
+        let mut t0 = V::shuffle2::<{ mm_shuffle(2, 0, 2, 0) }>(m0, m1);
+        g(&mut r, t0, true);
+        let mut t1 = V::shuffle2::<{ mm_shuffle(3, 1, 3, 1) }>(m0, m1);
+        g(&mut r, t1, false);
+        diagonalize(&mut r);
+        let mut t2 = V::shuffle2::<{ mm_shuffle(2, 0, 2, 0) }>(m2, m3);
+        t2 = V::shuffle::<{ mm_shuffle(2, 1, 0, 3) }>(t2);
+        g(&mut r, t2, true);
+        let mut t3 = V::shuffle2::<{ mm_shuffle(3, 1, 3, 1) }>(m2, m3);
+        t3 = V::shuffle::<{ mm_shuffle(2, 1, 0, 3) }>(t3);
+        g(&mut r, t3, false);
+        undiagonalize(&mut r);
+        for _ in 1..7 {
+            let (m0, m1, m2, m3) = (t0, t1, t2, t3);
+            t0 = V::shuffle2::<{ mm_shuffle(3, 1, 1, 2) }>(m0, m1);
+            t0 = V::shuffle::<{ mm_shuffle(0, 3, 2, 1) }>(t0);
+            g(&mut r, t0, true);
+            let lo = V::shuffle::<{ mm_shuffle(0, 0, 3, 3) }>(m0);
+            let hi = V::shuffle2::<{ mm_shuffle(3, 3, 2, 2) }>(m2, m3);
+            t1 = V::blend_1010(lo, hi);
+            g(&mut r, t1, false);
+            diagonalize(&mut r);
+            t2 = V::blend_1000(V::unpacklo64(m3, m1), m2);
+            t2 = V::shuffle::<{ mm_shuffle(1, 3, 2, 0) }>(t2);
+            g(&mut r, t2, true);
+            t3 = V::unpacklo32(m2, V::unpackhi32(m1, m3));
+            t3 = V::shuffle::<{ mm_shuffle(0, 1, 3, 2) }>(t3);
+            g(&mut r, t3, false);
+            undiagonalize(&mut r);
+        }
+        cv[0] = V::xor(r[0], r[2]);
+        cv[1] = V::xor(r[1], r[3]);
+    }
+
+    /// The chaining values of the chunks of `bytes` (1,025 to 4,096 bytes), as non-root nodes, with
+    /// AVX2.
     #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn chunk_cvs(bytes: &[u8]) -> [[u8; 32]; ROWS] {
+    pub(super) unsafe fn chunk_cvs_avx2(bytes: &[u8]) -> [[u8; 32]; ROWS] {
+        chunk_cvs::<Avx2>(bytes)
+    }
+
+    /// `chunk_cvs_avx2` with AVX-512.
+    #[cfg(orchlog_avx512)]
+    #[allow(clippy::incompatible_msrv)]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    pub(super) unsafe fn chunk_cvs_avx512(bytes: &[u8]) -> [[u8; 32]; ROWS] {
+        chunk_cvs::<Avx512>(bytes)
+    }
+
+    #[inline(always)]
+    unsafe fn chunk_cvs<V: Row>(bytes: &[u8]) -> [[u8; 32]; ROWS] {
         let chunks = bytes.len().div_ceil(CHUNK_LEN);
         let last_len = bytes.len() - (chunks - 1) * CHUNK_LEN;
         let last_blocks = last_len.div_ceil(BLOCK_LEN);
@@ -207,21 +428,13 @@ mod rows {
             let end = bytes.len().min(start + BLOCK_LEN);
             pad[..end - start].copy_from_slice(&bytes[start..end]);
         }
-        let iv = [
-            _mm256_broadcastsi128_si256(_mm_loadu_si128(IV.as_ptr().cast())),
-            _mm256_broadcastsi128_si256(_mm_loadu_si128(IV[4..].as_ptr().cast())),
-        ];
-        let mut cv = [V(iv[0], iv[0]), V(iv[1], iv[1])];
+        let mut cv = [V::lanes4(&IV), V::lanes4(&IV[4..])];
         let mut out = [[0u8; 32]; ROWS];
         let take = |cv: &[V; 2], l: usize, out: &mut [[u8; 32]; ROWS]| {
-            let mut words = [[0u32; 8]; 2];
-            let half = |v: V| if l < 2 { v.0 } else { v.1 };
-            _mm256_storeu_si256(words[0].as_mut_ptr().cast(), half(cv[0]));
-            _mm256_storeu_si256(words[1].as_mut_ptr().cast(), half(cv[1]));
-            let lane = 4 * (l % 2);
+            let words = [V::store(cv[0]), V::store(cv[1])];
             for i in 0..4 {
-                out[l][4 * i..4 * i + 4].copy_from_slice(&words[0][lane + i].to_le_bytes());
-                out[l][16 + 4 * i..16 + 4 * i + 4].copy_from_slice(&words[1][lane + i].to_le_bytes());
+                out[l][4 * i..4 * i + 4].copy_from_slice(&words[0][4 * l + i].to_le_bytes());
+                out[l][16 + 4 * i..16 + 4 * i + 4].copy_from_slice(&words[1][4 * l + i].to_le_bytes());
             }
         };
         let steps = if chunks > 1 { CHUNK_LEN / BLOCK_LEN } else { last_blocks };
@@ -242,10 +455,13 @@ mod rows {
                 };
                 row3[4 * l + 3] = if b == 0 { CHUNK_START } else { 0 } | if last { CHUNK_END } else { 0 };
             }
-            let m = [0, 16, 32, 48]
-                .map(|at| V(two(&block[0][at..], &block[1][at..]), two(&block[2][at..], &block[3][at..])));
-            let r3 = V(_mm256_loadu_si256(row3.as_ptr().cast()), _mm256_loadu_si256(row3[8..].as_ptr().cast()));
-            compress(&mut cv, m, r3);
+            let m = [
+                V::load_lanes(&block, 0),
+                V::load_lanes(&block, 16),
+                V::load_lanes(&block, 32),
+                V::load_lanes(&block, 48),
+            ];
+            compress(&mut cv, m, V::load(&row3));
             for l in 0..chunks {
                 if b + 1 == blocks_of(l) {
                     take(&cv, l, &mut out);
@@ -266,19 +482,28 @@ mod tests {
         }
     }
 
-    /// The side-by-side kernel serves 3,072 to 4,095 bytes; it is correct from two chunks on.
+    /// The side-by-side kernels serve 3,072 to 4,095 bytes; each is correct from two chunks on.
     #[cfg(target_arch = "x86_64")]
     #[test]
-    fn the_kernel_alone_gives_the_crates_hash_from_two_to_four_chunks() {
-        if !std::arch::is_x86_feature_detected!("avx2") {
-            return;
-        }
+    fn every_kernel_alone_gives_the_crates_hash_from_two_to_four_chunks() {
         let bytes: Vec<u8> = (0..4 * super::CHUNK_LEN).map(|i| (i * 17 % 253) as u8).collect();
-        for n in super::CHUNK_LEN + 1..=bytes.len() {
-            // SAFETY: the CPU has AVX2, checked above.
-            let cvs = unsafe { super::rows::chunk_cvs(&bytes[..n]) };
-            let root = super::join(&cvs[..n.div_ceil(super::CHUNK_LEN)]);
-            assert_eq!(root, *blake3::hash(&bytes[..n]).as_bytes(), "{n} bytes");
+        use crate::encoding::isa::{allowed, Isa};
+        type Kernel = unsafe fn(&[u8]) -> [[u8; 32]; super::ROWS];
+        let mut kernels: Vec<(&str, Kernel)> = Vec::new();
+        if allowed(Isa::Avx2) {
+            kernels.push(("avx2", super::rows::chunk_cvs_avx2));
+        }
+        #[cfg(orchlog_avx512)]
+        if allowed(Isa::Avx512) {
+            kernels.push(("avx512", super::rows::chunk_cvs_avx512));
+        }
+        for (name, kernel) in kernels {
+            for n in super::CHUNK_LEN + 1..=bytes.len() {
+                // SAFETY: the CPU has the kernel's instruction set, checked above.
+                let cvs = unsafe { kernel(&bytes[..n]) };
+                let root = super::join(&cvs[..n.div_ceil(super::CHUNK_LEN)]);
+                assert_eq!(root, *blake3::hash(&bytes[..n]).as_bytes(), "{name}, {n} bytes");
+            }
         }
     }
 }

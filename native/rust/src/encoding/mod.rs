@@ -12,6 +12,8 @@ pub(crate) mod digest;
 #[cfg(feature = "orch_logging")]
 pub(crate) mod hash;
 #[cfg(feature = "orch_logging")]
+pub(crate) mod isa;
+#[cfg(feature = "orch_logging")]
 pub(crate) mod json;
 #[cfg(feature = "orch_logging")]
 pub(crate) mod msgpack;

@@ -14,6 +14,7 @@
 
 use std::sync::OnceLock;
 
+use crate::encoding::isa::{self, Isa};
 use crate::encoding::numbers::{bf16_to_f32_bits, f16_to_f32_bits};
 use crate::encoding::stats;
 use crate::schema_gen::{DType, Stats};
@@ -75,13 +76,18 @@ fn tables() -> &'static Tables {
 /// the stats: `compute_with_stats`).
 #[cfg(test)]
 pub(crate) fn compute(dtype: DType, bytes: &[u8]) -> [f32; ROWS] {
-    with_widen(dtype, bytes, Run::<false> { bytes }).0
+    with_widen(dtype, bytes, Run::<false> { bytes, widest: Isa::Avx512 }).0
 }
 
 /// The sketch and the stats of the same elements, from one read of them (on x86-64 with AVX2; else
 /// one after the other).
 pub(crate) fn compute_with_stats(dtype: DType, bytes: &[u8]) -> ([f32; ROWS], Stats) {
-    let (rows, totals) = with_widen(dtype, bytes, Run::<true> { bytes });
+    compute_with_stats_on(Isa::Avx512, dtype, bytes)
+}
+
+/// `compute_with_stats` with kernels of `widest` at most (tests run each).
+fn compute_with_stats_on(widest: Isa, dtype: DType, bytes: &[u8]) -> ([f32; ROWS], Stats) {
+    let (rows, totals) = with_widen(dtype, bytes, Run::<true> { bytes, widest });
     match totals {
         Some(t) => {
             let n = bytes.len() / dtype.size();
@@ -106,14 +112,21 @@ struct Totals {
 /// (so a run of them loads as one vector).
 struct Run<'b, const STATS: bool> {
     bytes: &'b [u8],
+    /// The widest kernels to use, where the CPU and ORCHLOG_ISA allow them.
+    widest: Isa,
 }
 
 impl<const STATS: bool> Run<'_, STATS> {
     fn with<const B: usize>(&self, widen: impl Fn([u8; B]) -> f64, f32_le: bool) -> ([f32; ROWS], Option<Totals>) {
+        #[cfg(all(target_arch = "x86_64", orchlog_avx512))]
+        if self.widest >= Isa::Avx512 && isa::allowed(Isa::Avx512) {
+            // SAFETY: the CPU has AVX-512 F, BW and VL (isa::allowed).
+            return unsafe { vectors::run_avx512::<B, STATS>(self.bytes, widen, f32_le) };
+        }
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU has AVX2, checked just above.
-            return unsafe { run_avx2::<B, STATS>(self.bytes, widen, f32_le) };
+        if self.widest >= Isa::Avx2 && isa::allowed(Isa::Avx2) {
+            // SAFETY: the CPU has AVX2 (isa::allowed).
+            return unsafe { vectors::run_avx2::<B, STATS>(self.bytes, widen, f32_le) };
         }
         let _ = f32_le;
         (run_portable(self.bytes, widen), None)
@@ -135,150 +148,319 @@ fn with_widen<const STATS: bool>(dtype: DType, bytes: &[u8], run: Run<'_, STATS>
     }
 }
 
-/// The same loop written with AVX2 vectors of four lanes, which LLVM keeps in
-/// registers (the portable loop's arrays end up in memory, at a third of the speed).
-/// With STATS, the stats' lane sums and extremes are gathered from the same loads.
+/// The loop written with vectors of f64 lanes (four with AVX2, all eight with AVX-512), which LLVM keeps
+/// in registers (the portable loop's arrays end up in memory, at a third of the speed). A chunk is done
+/// in LANES / W slices; every lane's additions are the portable loop's, in its order, so every width
+/// gives the same bits. With STATS, the stats' lane sums and extremes are gathered from the same loads.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn run_avx2<const B: usize, const STATS: bool>(
-    bytes: &[u8],
-    widen: impl Fn([u8; B]) -> f64,
-    f32_le: bool,
-) -> ([f32; ROWS], Option<Totals>) {
+mod vectors {
+    use super::{finish, splitmix64, tables, Totals, CHUNK, LANES, ROWS, SEED_PICK, SEED_SIGNS};
     use std::arch::x86_64::*;
 
-    #[inline(always)]
-    unsafe fn negate_where(v: __m256d, words: __m256i, bit: i32) -> __m256d {
-        let mask = _mm256_slli_epi64::<63>(_mm256_srl_epi64(words, _mm_cvtsi32_si128(bit)));
-        _mm256_xor_pd(v, _mm256_castsi256_pd(mask))
+    /// One vector of W f64 lanes and the operations the loop needs; `Words` holds one u64 per lane.
+    pub(super) trait F64s: Copy {
+        const W: usize;
+        type Words: Copy;
+        unsafe fn zero() -> Self;
+        unsafe fn splat(x: f64) -> Self;
+        unsafe fn from_fn(f: impl Fn(usize) -> f64) -> Self;
+        /// W little-endian f32 at `p`, widened.
+        unsafe fn load_f32(p: *const u8) -> Self;
+        unsafe fn words(f: impl Fn(usize) -> i64) -> Self::Words;
+        unsafe fn add(a: Self, b: Self) -> Self;
+        unsafe fn sub(a: Self, b: Self) -> Self;
+        unsafe fn mul(a: Self, b: Self) -> Self;
+        /// The second operand where the first is NaN, as minpd and maxpd do.
+        unsafe fn min(a: Self, b: Self) -> Self;
+        unsafe fn max(a: Self, b: Self) -> Self;
+        /// x where it is finite, +0.0 elsewhere; and whether every lane was finite.
+        unsafe fn keep_finite(x: Self, z: Self) -> (Self, bool);
+        /// Lane k negated where bit `bit` of word k is set (a sign flip, exact).
+        unsafe fn negate_where(v: Self, words: Self::Words, bit: i32) -> Self;
+        unsafe fn store(v: Self, out: &mut [f64]);
     }
+
+    impl F64s for __m256d {
+        const W: usize = 4;
+        type Words = __m256i;
+        #[inline(always)]
+        unsafe fn zero() -> Self {
+            _mm256_setzero_pd()
+        }
+        #[inline(always)]
+        unsafe fn splat(x: f64) -> Self {
+            _mm256_set1_pd(x)
+        }
+        #[inline(always)]
+        unsafe fn from_fn(f: impl Fn(usize) -> f64) -> Self {
+            _mm256_set_pd(f(3), f(2), f(1), f(0))
+        }
+        #[inline(always)]
+        unsafe fn load_f32(p: *const u8) -> Self {
+            _mm256_cvtps_pd(_mm_loadu_ps(p.cast()))
+        }
+        #[inline(always)]
+        unsafe fn words(f: impl Fn(usize) -> i64) -> __m256i {
+            _mm256_set_epi64x(f(3), f(2), f(1), f(0))
+        }
+        #[inline(always)]
+        unsafe fn add(a: Self, b: Self) -> Self {
+            _mm256_add_pd(a, b)
+        }
+        #[inline(always)]
+        unsafe fn sub(a: Self, b: Self) -> Self {
+            _mm256_sub_pd(a, b)
+        }
+        #[inline(always)]
+        unsafe fn mul(a: Self, b: Self) -> Self {
+            _mm256_mul_pd(a, b)
+        }
+        #[inline(always)]
+        unsafe fn min(a: Self, b: Self) -> Self {
+            _mm256_min_pd(a, b)
+        }
+        #[inline(always)]
+        unsafe fn max(a: Self, b: Self) -> Self {
+            _mm256_max_pd(a, b)
+        }
+        #[inline(always)]
+        unsafe fn keep_finite(x: Self, z: Self) -> (Self, bool) {
+            let finite = _mm256_cmp_pd::<_CMP_EQ_OQ>(z, z);
+            (_mm256_and_pd(x, finite), _mm256_movemask_pd(finite) == 0b1111)
+        }
+        #[inline(always)]
+        unsafe fn negate_where(v: Self, words: __m256i, bit: i32) -> Self {
+            let mask = _mm256_slli_epi64::<63>(_mm256_srl_epi64(words, _mm_cvtsi32_si128(bit)));
+            _mm256_xor_pd(v, _mm256_castsi256_pd(mask))
+        }
+        #[inline(always)]
+        unsafe fn store(v: Self, out: &mut [f64]) {
+            _mm256_storeu_pd(out[..4].as_mut_ptr(), v)
+        }
+    }
+
+    // Compiled only by Rust 1.89 or later (build.rs), whatever the crate's rust-version.
+    #[cfg(orchlog_avx512)]
+    #[allow(clippy::incompatible_msrv)]
+    impl F64s for __m512d {
+        const W: usize = 8;
+        type Words = __m512i;
+        #[inline(always)]
+        unsafe fn zero() -> Self {
+            _mm512_setzero_pd()
+        }
+        #[inline(always)]
+        unsafe fn splat(x: f64) -> Self {
+            _mm512_set1_pd(x)
+        }
+        #[inline(always)]
+        unsafe fn from_fn(f: impl Fn(usize) -> f64) -> Self {
+            _mm512_set_pd(f(7), f(6), f(5), f(4), f(3), f(2), f(1), f(0))
+        }
+        #[inline(always)]
+        unsafe fn load_f32(p: *const u8) -> Self {
+            _mm512_cvtps_pd(_mm256_loadu_ps(p.cast()))
+        }
+        #[inline(always)]
+        unsafe fn words(f: impl Fn(usize) -> i64) -> __m512i {
+            _mm512_set_epi64(f(7), f(6), f(5), f(4), f(3), f(2), f(1), f(0))
+        }
+        #[inline(always)]
+        unsafe fn add(a: Self, b: Self) -> Self {
+            _mm512_add_pd(a, b)
+        }
+        #[inline(always)]
+        unsafe fn sub(a: Self, b: Self) -> Self {
+            _mm512_sub_pd(a, b)
+        }
+        #[inline(always)]
+        unsafe fn mul(a: Self, b: Self) -> Self {
+            _mm512_mul_pd(a, b)
+        }
+        #[inline(always)]
+        unsafe fn min(a: Self, b: Self) -> Self {
+            _mm512_min_pd(a, b)
+        }
+        #[inline(always)]
+        unsafe fn max(a: Self, b: Self) -> Self {
+            _mm512_max_pd(a, b)
+        }
+        #[inline(always)]
+        unsafe fn keep_finite(x: Self, z: Self) -> (Self, bool) {
+            let finite = _mm512_cmp_pd_mask::<_CMP_EQ_OQ>(z, z);
+            (_mm512_maskz_mov_pd(finite, x), finite == 0xFF)
+        }
+        #[inline(always)]
+        unsafe fn negate_where(v: Self, words: __m512i, bit: i32) -> Self {
+            let mask = _mm512_slli_epi64::<63>(_mm512_srl_epi64(words, _mm_cvtsi32_si128(bit)));
+            _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(v), mask))
+        }
+        #[inline(always)]
+        unsafe fn store(v: Self, out: &mut [f64]) {
+            _mm512_storeu_pd(out[..8].as_mut_ptr(), v)
+        }
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) unsafe fn run_avx2<const B: usize, const STATS: bool>(
+        bytes: &[u8],
+        widen: impl Fn([u8; B]) -> f64,
+        f32_le: bool,
+    ) -> ([f32; ROWS], Option<Totals>) {
+        run::<__m256d, B, STATS>(bytes, widen, f32_le)
+    }
+
+    #[cfg(orchlog_avx512)]
+    #[allow(clippy::incompatible_msrv)]
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+    pub(super) unsafe fn run_avx512<const B: usize, const STATS: bool>(
+        bytes: &[u8],
+        widen: impl Fn([u8; B]) -> f64,
+        f32_le: bool,
+    ) -> ([f32; ROWS], Option<Totals>) {
+        run::<__m512d, B, STATS>(bytes, widen, f32_le)
+    }
+
+    /// Stages h = 1, 2, 4 over v (or 8, 16, 32 when v holds every 8th position).
     #[inline(always)]
-    unsafe fn three_stages(v: &mut [__m256d; 8]) {
+    unsafe fn three_stages<V: F64s>(v: &mut [V; 8]) {
         for h in [1, 2, 4] {
             for j in 0..8 {
                 if j & h == 0 {
                     let (x, y) = (v[j], v[j + h]);
-                    v[j] = _mm256_add_pd(x, y);
-                    v[j + h] = _mm256_sub_pd(x, y);
+                    v[j] = V::add(x, y);
+                    v[j + h] = V::sub(x, y);
                 }
             }
         }
     }
-    let t = tables();
-    let n = bytes.len() / B;
-    // Past the end: NaN, which the sketch reads as +0.0 and the stats' extremes pass over.
-    let at = |i: usize| -> f64 {
-        match bytes.get(i * B..i * B + B) {
-            Some(b) => widen(b.try_into().unwrap_or([0; B])),
-            None => f64::NAN,
-        }
-    };
-    let mut sum = [_mm256_setzero_pd(); SLICES];
-    let mut sq = [_mm256_setzero_pd(); SLICES];
-    let mut lo = _mm256_set1_pd(f64::INFINITY);
-    let mut hi = _mm256_set1_pd(f64::NEG_INFINITY);
-    let mut nonfinite = false;
-    let mut acc = [[_mm256_setzero_pd(); ROWS]; SLICES];
-    let mut y = [_mm256_setzero_pd(); ROWS];
-    for c in 0..n.div_ceil(CHUNK) {
-        let pick = &t.rows[(splitmix64(SEED_PICK, c as u64) >> 54) as usize];
-        for (s, slice) in acc.iter_mut().enumerate() {
-            let group = |k: usize| (LANES * c + WIDTH * s + k) as u64;
-            let words = |stream: u64| {
-                let w = |k: usize| splitmix64(SEED_SIGNS, 2 * group(k) + stream) as i64;
-                _mm256_set_epi64x(w(3), w(2), w(1), w(0))
-            };
-            let (delta, tau) = (words(0), words(1));
-            for a in 0..8 {
-                let start = CHUNK * c + 64 * a;
-                let mut v = [_mm256_setzero_pd(); 8];
-                let whole = start + 64 <= n;
-                if start >= n {
-                    // Past the end: +0.0 for the sketch, nothing for the stats.
-                } else {
-                    match bytes.get(start * B..(start + 64) * B) {
-                        Some(run) if f32_le => {
-                            for (j, x) in v.iter_mut().enumerate() {
-                                let e = (8 * j + WIDTH * s) * B;
-                                *x = _mm256_cvtps_pd(_mm_loadu_ps(run[e..e + 16].as_ptr().cast()));
+
+    /// The most slices a chunk is done in (AVX2: two of four lanes).
+    const MAX_SLICES: usize = 2;
+
+    #[inline(always)]
+    unsafe fn run<V: F64s, const B: usize, const STATS: bool>(
+        bytes: &[u8],
+        widen: impl Fn([u8; B]) -> f64,
+        f32_le: bool,
+    ) -> ([f32; ROWS], Option<Totals>) {
+        let w = V::W;
+        let slices = LANES / w;
+        let t = tables();
+        let n = bytes.len() / B;
+        // Past the end: NaN, which the sketch reads as +0.0 and the stats' extremes pass over.
+        let at = |i: usize| -> f64 {
+            match bytes.get(i * B..i * B + B) {
+                Some(b) => widen(b.try_into().unwrap_or([0; B])),
+                None => f64::NAN,
+            }
+        };
+        let mut sum = [V::zero(); MAX_SLICES];
+        let mut sq = [V::zero(); MAX_SLICES];
+        let mut lo = V::splat(f64::INFINITY);
+        let mut hi = V::splat(f64::NEG_INFINITY);
+        let mut nonfinite = false;
+        let mut acc = [[V::zero(); ROWS]; MAX_SLICES];
+        let mut y = [V::zero(); ROWS];
+        for c in 0..n.div_ceil(CHUNK) {
+            let pick = &t.rows[(splitmix64(SEED_PICK, c as u64) >> 54) as usize];
+            for (s, slice) in acc.iter_mut().enumerate().take(slices) {
+                let group = |k: usize| (LANES * c + w * s + k) as u64;
+                let words = |stream: u64| V::words(|k| splitmix64(SEED_SIGNS, 2 * group(k) + stream) as i64);
+                let (delta, tau) = (words(0), words(1));
+                for a in 0..8 {
+                    let start = CHUNK * c + 64 * a;
+                    let mut v = [V::zero(); 8];
+                    let whole = start + 64 <= n;
+                    if start >= n {
+                        // Past the end: +0.0 for the sketch, nothing for the stats.
+                    } else {
+                        match bytes.get(start * B..(start + 64) * B) {
+                            Some(run) if f32_le => {
+                                for (j, x) in v.iter_mut().enumerate() {
+                                    let e = (8 * j + w * s) * B;
+                                    *x = V::load_f32(run[e..e + 4 * w].as_ptr());
+                                }
                             }
-                        }
-                        _ => {
-                            for (j, x) in v.iter_mut().enumerate() {
-                                let i = start + 8 * j + WIDTH * s;
-                                *x = _mm256_set_pd(at(i + 3), at(i + 2), at(i + 1), at(i));
-                                if STATS && !whole {
-                                    nonfinite |= (i..i + WIDTH).any(|e| e < n && !at(e).is_finite());
+                            _ => {
+                                for (j, x) in v.iter_mut().enumerate() {
+                                    let i = start + 8 * j + w * s;
+                                    *x = V::from_fn(|k| at(i + k));
+                                    if STATS && !whole {
+                                        nonfinite |= (i..i + w).any(|e| e < n && !at(e).is_finite());
+                                    }
                                 }
                             }
                         }
-                    }
-                    for x in v.iter_mut() {
-                        // x - x is NaN exactly for NaN and ±Inf (and past the end), which count as +0.0.
-                        let z = _mm256_sub_pd(*x, *x);
-                        let finite = _mm256_cmp_pd::<_CMP_EQ_OQ>(z, z);
-                        if STATS {
-                            // min/max give their second operand when the first is NaN: x + z is NaN
-                            // exactly where x is not finite.
-                            let xn = _mm256_add_pd(*x, z);
-                            lo = _mm256_min_pd(xn, lo);
-                            hi = _mm256_max_pd(xn, hi);
-                            if whole {
-                                nonfinite |= _mm256_movemask_pd(finite) != 0b1111;
+                        for x in v.iter_mut() {
+                            // x - x is NaN exactly for NaN and ±Inf (and past the end), which count as +0.0.
+                            let z = V::sub(*x, *x);
+                            if STATS {
+                                // min/max give their second operand when the first is NaN: x + z is NaN
+                                // exactly where x is not finite.
+                                let xn = V::add(*x, z);
+                                lo = V::min(xn, lo);
+                                hi = V::max(xn, hi);
+                            }
+                            let (kept, all_finite) = V::keep_finite(*x, z);
+                            *x = kept;
+                            if STATS {
+                                nonfinite |= whole && !all_finite;
+                                // Adding +0.0 for a non-finite element can only turn a -0.0 lane sum into
+                                // +0.0; every non-zero result is the same, and a zero result is written +0.
+                                sum[s] = V::add(sum[s], *x);
+                                sq[s] = V::add(sq[s], V::mul(*x, *x));
                             }
                         }
-                        *x = _mm256_and_pd(*x, finite);
-                        if STATS {
-                            // Adding +0.0 for a non-finite element can only turn a -0.0 lane sum into +0.0;
-                            // every non-zero result is the same, and a zero result is written +0.
-                            sum[s] = _mm256_add_pd(sum[s], *x);
-                            sq[s] = _mm256_add_pd(sq[s], _mm256_mul_pd(*x, *x));
-                        }
                     }
+                    for (j, x) in v.iter_mut().enumerate() {
+                        *x = V::negate_where(*x, delta, (8 * a + j) as i32);
+                    }
+                    three_stages(&mut v);
+                    y[8 * a..8 * a + 8].copy_from_slice(&v);
                 }
-                for (j, x) in v.iter_mut().enumerate() {
-                    *x = negate_where(*x, delta, (8 * a + j) as i32);
-                }
-                three_stages(&mut v);
-                y[8 * a..8 * a + 8].copy_from_slice(&v);
-            }
-            for a in 0..8 {
-                let mut v = [_mm256_setzero_pd(); 8];
-                for (b, x) in v.iter_mut().enumerate() {
-                    *x = y[a + 8 * b];
-                }
-                three_stages(&mut v);
-                for (b, x) in v.iter().enumerate() {
-                    let row = &mut slice[pick[a + 8 * b] as usize];
-                    *row = _mm256_add_pd(*row, negate_where(*x, tau, (a + 8 * b) as i32));
+                for a in 0..8 {
+                    let mut v = [V::zero(); 8];
+                    for (b, x) in v.iter_mut().enumerate() {
+                        *x = y[a + 8 * b];
+                    }
+                    three_stages(&mut v);
+                    for (b, x) in v.iter().enumerate() {
+                        let row = &mut slice[pick[a + 8 * b] as usize];
+                        *row = V::add(*row, V::negate_where(*x, tau, (a + 8 * b) as i32));
+                    }
                 }
             }
         }
+        let mut by_lane = [[0.0f64; ROWS]; LANES];
+        let mut stored = [0.0f64; LANES];
+        for (s, slice) in acc.iter().enumerate().take(slices) {
+            for (r, v) in slice.iter().enumerate() {
+                V::store(*v, &mut stored);
+                for k in 0..w {
+                    by_lane[w * s + k][r] = stored[k];
+                }
+            }
+        }
+        let rows = finish(|q, row| by_lane[q][row], t);
+        if !STATS {
+            return (rows, None);
+        }
+        let mut totals =
+            Totals { sum: [0.0; LANES], sq: [0.0; LANES], lo: f64::INFINITY, hi: f64::NEG_INFINITY, nonfinite };
+        for s in 0..slices {
+            V::store(sum[s], &mut totals.sum[w * s..]);
+            V::store(sq[s], &mut totals.sq[w * s..]);
+        }
+        let (mut los, mut his) = ([0.0f64; LANES], [0.0f64; LANES]);
+        V::store(lo, &mut los);
+        V::store(hi, &mut his);
+        for (l, h) in los.into_iter().zip(his).take(w) {
+            totals.lo = if l < totals.lo { l } else { totals.lo };
+            totals.hi = if h > totals.hi { h } else { totals.hi };
+        }
+        (rows, Some(totals))
     }
-    let mut lanes = [[0.0f64; WIDTH]; ROWS * SLICES];
-    for (k, v) in acc.iter().flatten().enumerate() {
-        _mm256_storeu_pd(lanes[k].as_mut_ptr(), *v);
-    }
-    let rows = finish(|q, row| lanes[ROWS * (q / WIDTH) + row][q % WIDTH], t);
-    if !STATS {
-        return (rows, None);
-    }
-    let store = |v: __m256d| {
-        let mut out = [0.0f64; WIDTH];
-        _mm256_storeu_pd(out.as_mut_ptr(), v);
-        out
-    };
-    let mut totals =
-        Totals { sum: [0.0; LANES], sq: [0.0; LANES], lo: f64::INFINITY, hi: f64::NEG_INFINITY, nonfinite };
-    for s in 0..SLICES {
-        totals.sum[WIDTH * s..WIDTH * s + WIDTH].copy_from_slice(&store(sum[s]));
-        totals.sq[WIDTH * s..WIDTH * s + WIDTH].copy_from_slice(&store(sq[s]));
-    }
-    for (l, h) in store(lo).into_iter().zip(store(hi)) {
-        totals.lo = if l < totals.lo { l } else { totals.lo };
-        totals.hi = if h > totals.hi { h } else { totals.hi };
-    }
-    (rows, Some(totals))
 }
 
 type Lanes = [f64; WIDTH];
@@ -442,7 +624,7 @@ mod tests {
     }
 
     #[test]
-    fn every_sketch_vector_is_reproduced_bit_for_bit_on_both_paths() {
+    fn every_sketch_vector_is_reproduced_bit_for_bit_at_every_width() {
         let doc = vectors();
         let cases = doc["cases"].as_array().unwrap();
         assert!(cases.len() > 20);
@@ -458,16 +640,14 @@ mod tests {
             let bits = |rows: [f32; ROWS]| rows.iter().map(|r| format!("{:08x}", r.to_bits())).collect::<Vec<_>>();
             let name = case["name"].as_str().unwrap();
             assert_eq!(bits(compute(dt, &data)), expected, "{name}");
-            let portable = match dt {
-                DType::F32 => run_portable(&data, |b: [u8; 4]| f64::from(f32::from_le_bytes(b))),
-                _ => compute(dt, &data),
-            };
-            assert_eq!(bits(portable), expected, "{name} (portable loop)");
+            for widest in [Isa::Avx512, Isa::Avx2, Isa::Baseline] {
+                assert_eq!(bits(compute_with_stats_on(widest, dt, &data).0), expected, "{name}, {widest:?}");
+            }
         }
     }
 
     #[test]
-    fn the_stats_from_the_sketchs_pass_are_the_stats_alone() {
+    fn the_stats_from_the_sketchs_pass_are_the_stats_alone_at_every_width() {
         let mut x = 0x2545_f491_4f6c_dd1du64;
         let mut next = move || {
             x ^= x << 13;
@@ -496,13 +676,17 @@ mod tests {
                             }
                         })
                         .collect();
-                    let (rows, fused) = compute_with_stats(dt, &bytes);
                     let alone = stats::compute(dt, &bytes);
                     let bits = |s: Stats| [s.min, s.max, s.mean, s.rms, s.abs_max].map(|v| v.map(f64::to_bits));
-                    let name = format!("{} x {numel}, specials {specials}", dt.name());
-                    assert_eq!(bits(fused), bits(alone), "{name}");
-                    assert_eq!((fused.nan_count, fused.inf_count), (alone.nan_count, alone.inf_count), "{name}");
-                    assert_eq!(rows.map(f32::to_bits), compute(dt, &bytes).map(f32::to_bits), "{name}");
+                    let sketch = compute(dt, &bytes).map(f32::to_bits);
+                    // Every kernel width this machine has gives the same bits.
+                    for widest in [Isa::Avx512, Isa::Avx2, Isa::Baseline] {
+                        let (rows, fused) = compute_with_stats_on(widest, dt, &bytes);
+                        let name = format!("{} x {numel}, specials {specials}, {widest:?}", dt.name());
+                        assert_eq!(bits(fused), bits(alone), "{name}");
+                        assert_eq!((fused.nan_count, fused.inf_count), (alone.nan_count, alone.inf_count), "{name}");
+                        assert_eq!(rows.map(f32::to_bits), sketch, "{name}");
+                    }
                 }
             }
         }

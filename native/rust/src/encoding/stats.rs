@@ -173,8 +173,8 @@ fn plus_zero(v: f64) -> f64 {
 /// bit for bit, since the lanes and their order do not change.
 fn accumulate<const W: usize>(bytes: &[u8], decode: impl Fn([u8; W]) -> f64) -> Stats {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked just above.
+    if crate::encoding::isa::allowed(crate::encoding::isa::Isa::Avx2) {
+        // SAFETY: the CPU has AVX2 (isa::allowed).
         return unsafe { accumulate_avx2(bytes, decode) };
     }
     accumulate_portable(bytes, decode)
