@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from orchlog.compare import CompareOptions, CompareReport
     from orchlog.compare.per_token import PerTokenReport
     from orchlog.read.trace import Trace
+    from orchlog.read.writers import LockTable
 
 EXAMPLES = """example:
   orchlog compare reference.jsonl ours.jsonl
@@ -255,6 +256,9 @@ def _compare_on_ray(args: argparse.Namespace, opts: CompareOptions) -> CompareRe
 
 
 def _run(args: argparse.Namespace) -> int:
+    from orchlog.read.writers import LockTable
+
+    locks = LockTable()  # read while the rest is imported
     from orchlog.compare import LOGITS_NAMES, CompareOptions, compare
     from orchlog.compare.pairing.keys import parse_key
     from orchlog.progress import Progress
@@ -295,7 +299,7 @@ def _run(args: argparse.Namespace) -> int:
                 "--format html draws layer charts, which --per-token does not have; use text, json or md"
             )
     a, b = open_trace(args.a), open_trace(args.b)
-    _say_still_written(a, b)
+    _say_still_written(locks, a, b)
     logits = tuple(args.logits) if args.logits else LOGITS_NAMES
     total = (a.size or 0) + (b.size or 0)
     report: CompareReport | PerTokenReport
@@ -354,9 +358,9 @@ def _run(args: argparse.Namespace) -> int:
     return report.exit_code
 
 
-def _say_still_written(*traces: Trace) -> None:
+def _say_still_written(locks: LockTable, *traces: Trace) -> None:
     """One note on stderr for each input file a live process is still writing (it holds the file's lock)."""
     for trace in traces:
-        for path, pid in trace.writing:
+        for path, pid in locks.writers(trace.path):
             note = f"{path} is still being written (process {pid} holds its lock): compared is the part written so far"
             print(f"orchlog: note: {for_terminal(note)}", file=sys.stderr)
