@@ -77,10 +77,10 @@ def _claimed_by_another(f: Path, claimers: list[tuple[Path, tuple[str, ...]]]) -
 def _open_directory(root: Path) -> Trace:
     members, strays = directory_members(root)
 
-    def batches(trace: Trace) -> Iterator[RecordBatch]:
+    def batches(trace: Trace, rows: int) -> Iterator[RecordBatch]:
         done = 0
         for m in members:
-            for batch in m.batches():
+            for batch in m.batches(rows=rows):
                 trace.bytes_read = done + m.bytes_read
                 yield batch
             done += m.size or 0

@@ -37,7 +37,7 @@ class Trace:
         fmt: str,
         records: Callable[[Trace], Iterator[TraceRecord]] | None = None,
         *,
-        batches: Callable[[Trace], Iterator[RecordBatch]] | None = None,
+        batches: Callable[[Trace, int], Iterator[RecordBatch]] | None = None,
         size: int | None = None,
     ) -> None:
         self.path = path
@@ -73,7 +73,7 @@ class Trace:
         if self._records is not None:
             source: Iterator[TraceRecord] = self._records(self)
         else:
-            source = (rec for batch in self._batches(self) for rec in batch.records())  # type: ignore[misc]
+            source = (rec for batch in self._batches(self, 4096) for rec in batch.records())  # type: ignore[misc]
         for rec in self._guarded(source):
             rec.order = order
             order += 1
@@ -81,9 +81,10 @@ class Trace:
 
     def batches(self, rows: int = 4096, values: int = 1 << 22) -> Iterator[RecordBatch]:
         """The records as RecordBatches; when the format yields records, a batch ends at
-        `rows` records or `values` inline values, whichever comes first."""
+        `rows` records or `values` inline values, whichever comes first. A format that reads batches
+        itself takes `rows` as a hint (the binary stream's first batch then reads no more than it needs)."""
         if self._batches is not None:
-            source: Iterator[RecordBatch] = self._batches(self)
+            source: Iterator[RecordBatch] = self._batches(self, rows)
         else:
             chunks = _chunks(self._records(self), rows, values)  # type: ignore[misc]
             source = (RecordBatch.from_records(chunk) for chunk in chunks)

@@ -534,7 +534,7 @@ class _Windows:
         return buf[:want]
 
 
-def _native_batches(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes) -> Iterator[RecordBatch]:
+def _native_batches(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes, rows: int) -> Iterator[RecordBatch]:
     """Record frames decoded natively a window of the file at a time; the Python decoder takes the frames the
     native one hands back (headers, unusual or broken frames), so both report the same problems the same way."""
     fd = f.fileno()
@@ -559,7 +559,7 @@ def _native_batches(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes) -
                 trail = 0
             out.add(batch)
         trace.bytes_read = min(nxt, size)
-        if out.rows >= _BATCH_ROWS or (got >= WINDOW and out.rows):
+        if out.rows >= min(rows, _BATCH_ROWS) or (got >= WINDOW and out.rows):
             yield out.take()  # type: ignore[misc]
         if stop in (kernels.FRAMES_END, kernels.FRAMES_SKIP):
             pos, read_size = nxt, (_AFTER_SKIP if stop == kernels.FRAMES_SKIP else min(WINDOW, 4 * read_size))
@@ -582,22 +582,22 @@ def _native_batches(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes) -
         yield last
 
 
-def _batches(trace: Trace) -> Iterator[RecordBatch]:
+def _batches(trace: Trace, rows: int) -> Iterator[RecordBatch]:
     path = Path(trace.path)
     gz = is_gzip(path)
     tensors = _TensorBytes(trace.path, gz)
     if gz or not kernels.NATIVE:
-        rows: list[TraceRecord] = []
+        held: list[TraceRecord] = []
         for rec in _records(trace):
-            rows.append(rec)
-            if len(rows) == _BATCH_ROWS:
-                yield RecordBatch.from_records(rows)
-                rows = []
-        if rows:
-            yield RecordBatch.from_records(rows)
+            held.append(rec)
+            if len(held) == _BATCH_ROWS:
+                yield RecordBatch.from_records(held)
+                held = []
+        if held:
+            yield RecordBatch.from_records(held)
         return
     with open_binary(path) as f:  # a regular file, opened without blocking
-        yield from _native_batches(trace, f, tensors)
+        yield from _native_batches(trace, f, tensors, rows)
 
 
 def open_frames(path: Path) -> Trace:
