@@ -69,8 +69,12 @@ class LockTable:
 
     def __init__(self) -> None:
         self._locks: dict[tuple[int, int, int], int] = {}
-        self._thread = threading.Thread(target=self._read, name="orchlog-locks", daemon=True)
-        self._thread.start()
+        self._thread: threading.Thread | None = threading.Thread(target=self._read, name="orchlog-locks", daemon=True)
+        try:
+            self._thread.start()
+        except RuntimeError:  # no thread to be had: read them now
+            self._thread = None
+            self._read()
 
     def _read(self) -> None:
         try:
@@ -81,7 +85,8 @@ class LockTable:
     def writers(self, path: str | os.PathLike[str]) -> list[tuple[str, int]]:
         """(file, pid) for each file of the trace at `path` (a file or a directory) that a live process holds
         an exclusive lock on, as the table was read; empty when none does or the locks cannot be read."""
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
         locks = self._locks
         if not locks:
             return []

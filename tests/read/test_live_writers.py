@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pytest
@@ -94,3 +95,13 @@ def test_only_granted_exclusive_flocks_count():
         "4: OFDLCK ADVISORY  WRITE -1 08:01:44 0 EOF\n"
     )
     assert writers._exclusive_flocks(text) == {(0xFE, 0x00, 10035210): 6973}
+
+
+def test_without_a_thread_to_spare_the_table_is_read_at_once(live, monkeypatch):
+    directory, path, pid = live
+
+    def refuse(self):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    assert writers.LockTable().writers(directory) == [(str(path), pid)]
