@@ -6,9 +6,10 @@
 //! each group gets hashed signs, a 64-point Walsh-Hadamard transform and
 //! hashed signs again, and its outputs are added into 64 accumulator rows of
 //! its lane through a permutation the chunk picks from a table. The lanes are
-//! independent, so a chunk is done in two slices of four; the loop is compiled
-//! a second time for AVX2, picked at run time, with the same bits, since it is
-//! the same sequence of IEEE additions (Rust never fuses or reorders them).
+//! independent, so a chunk is done eight lanes at a time (AVX-512), in two
+//! slices of four (AVX2) or one lane after another (portable), picked at run
+//! time, with the same bits, since it is the same sequence of IEEE additions
+//! per lane (Rust never fuses or reorders them).
 //! `orchlog/encoding/sketch.py` is the reference and
 //! `tests/encoding/sketch_vectors.json` the shared vectors.
 
