@@ -14,6 +14,7 @@ of the row group being gathered are lost then (`flush` writes them now).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import queue
@@ -78,30 +79,35 @@ class RowGroupSink:
         self._pieces = PieceFile(path, schema_with_headers(self.headers), options) if durable else None
         self._writer = None if durable else pq.ParquetWriter(str(path), schema_with_headers(self.headers), **options)
         self._queue: queue.SimpleQueue[tuple[RowGroupSink, pa.Table] | None] = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-        self._idle = threading.Event()
-        self._idle.set()
+        # Row groups handed to the thread (counted by the caller) and finished by it (written or failed:
+        # counted by the thread), and a wake-up after each. Not a threading.Event: its methods take a
+        # lock in Python code, and a Ctrl-C landing just after that lock is taken leaves it held, so that
+        # the close at exit then waits forever.
+        self._handed = 0
+        self._finished = 0
+        self._wake: queue.SimpleQueue[None] = queue.SimpleQueue()
         self._error: BaseException | None = None
         self.accepted: object = None  # the tag of the last table handed to the thread
         self._data_nulls: list[int] = []  # rows without a tensor in each row group written
+        # Started here rather than at the first row group, where a Ctrl-C could leave a thread object
+        # that never ran for later row groups to wait on.
+        self._thread = threading.Thread(
+            target=_write_queued, args=(self._queue,), daemon=True, name="orchlog-parquet-writer"
+        )
+        self._thread.start()
+        # A sink dropped unclosed still ends its thread; not at interpreter exit, though:
+        # open_writer's atexit close runs after the finalizers registered later and still
+        # needs the thread (the daemon thread ends with the process anyway).
+        weakref.finalize(self, self._queue.put, None).atexit = False
 
     def write(self, table: pa.Table, tag: object = None) -> None:
         """Hand one row group to the writer thread, after the one in flight is written."""
         self.wait()
-        if self._thread is None:
-            self._thread = threading.Thread(
-                target=_write_queued, args=(self._queue,), daemon=True, name="orchlog-parquet-writer"
-            )
-            self._thread.start()
-            # A sink dropped unclosed still ends its thread; not at interpreter exit, though:
-            # open_writer's atexit close runs after the finalizers registered later and still
-            # needs the thread (the daemon thread ends with the process anyway).
-            weakref.finalize(self, self._queue.put, None).atexit = False
-        self._idle.clear()
         # Python raises a pending Ctrl-C only after a call returns, and the put is the last
-        # call here: `accepted` is then never set for a table not handed over, nor left
-        # unset for one that was.
+        # call here: `accepted` and `_handed` are then never set for a table not handed over,
+        # nor left unset for one that was.
         self.accepted = tag
+        self._handed += 1
         self._queue.put((self, table))
 
     def _write_in_background(self, table: pa.Table) -> None:
@@ -118,11 +124,15 @@ class RowGroupSink:
             if self._on_error is not None:
                 self._on_error(exc)
         finally:
-            self._idle.set()
+            self._finished += 1
+            self._wake.put(None)
 
     def wait(self) -> None:
         """Until the row group in flight is written; its error, if any, is raised here."""
-        self._idle.wait()
+        while self._finished < self._handed and self._thread.is_alive():
+            # A wake-up taken by a call that a Ctrl-C then ended is not lost for long: the counts decide.
+            with contextlib.suppress(queue.Empty):
+                self._wake.get(timeout=0.5)
         if self._error is not None:
             error, self._error = self._error, None
             raise error
@@ -134,9 +144,8 @@ class RowGroupSink:
             interrupted |= _despite_interrupts(self.wait)
         finally:
             interrupted |= _despite_interrupts(self._close_file)
-            if self._thread is not None:
-                self._queue.put(None)
-                interrupted |= _despite_interrupts(self._thread.join)
+            self._queue.put(None)
+            interrupted |= _despite_interrupts(self._thread.join)
         if interrupted:
             raise KeyboardInterrupt
 

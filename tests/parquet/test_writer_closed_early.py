@@ -89,3 +89,41 @@ def test_a_writer_from_open_writer_that_wrote_row_groups_is_closed_when_python_e
     proc.communicate(timeout=60)
     assert proc.returncode == 3
     assert _logged_tensors_are_intact(path) == 21
+
+
+def test_a_ctrl_c_just_after_a_lock_is_taken_never_keeps_close_from_finishing(tmp_path):
+    """A Ctrl-C raised right after Python code in `threading` takes a lock (a trace function raises it
+    there, at every such moment of 64 log calls that write row groups) leaves that lock held: a
+    threading.Event between the caller and the writer's thread lost its lock that way, and the close
+    at exit then waited on it forever (seen once in CI, a test process hanging after Ctrl-C). The
+    file must close, valid, with the rows of every log call that returned."""
+    path = tmp_path / "t.parquet"
+    proc = _python(f"""
+        import sys, threading
+        import numpy as np
+        from orchlog.parquet import Writer
+        w = Writer({str(path)!r}, row_group_bytes=8 * 1024)
+        def interrupt_after_enter(frame, event, arg):
+            if frame.f_code.co_name == "__enter__" and frame.f_code.co_filename == threading.__file__:
+                def at_return(frame, event, arg):
+                    if event == "return":
+                        raise KeyboardInterrupt
+                    return at_return
+                return at_return
+            return None
+        logged = 0
+        for i in range(64):
+            sys.settrace(interrupt_after_enter)
+            try:
+                w.log("h", np.full(512, i, np.float32), token_idx=i)
+                logged += 1
+            except KeyboardInterrupt:
+                pass
+            finally:
+                sys.settrace(None)
+        w.close()
+        print(logged, flush=True)
+    """)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert _logged_tensors_are_intact(path) >= int(out) > 0
