@@ -42,8 +42,12 @@ def _python(code: str, **kw) -> subprocess.Popen:
 def test_ctrl_c_in_a_running_process_keeps_every_completed_row(tmp_path):
     path = tmp_path / "t.parquet"
     proc = _python(f"""
+        import signal
         import numpy as np
         from orchlog.parquet import Writer
+        # A Ctrl-C raises here even when whatever started the tests ignores SIGINT (a job started with & from a
+        # script does), which this process would otherwise inherit.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         with Writer({str(path)!r}, row_group_bytes=64 * 1024) as w:
             i = 0
             while True:

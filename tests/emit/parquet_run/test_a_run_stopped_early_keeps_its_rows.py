@@ -20,7 +20,11 @@ from tests.conftest import ROOT
 from tests.tracegen import raw_of
 
 _ENGINE = """
+    import signal
     import numpy as np, orchlog
+    # A Ctrl-C raises here even when whatever started the tests ignores SIGINT (a job started with & from a
+    # script does), which the engine would otherwise inherit.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     orchlog.configure(format="parquet", path={path!r}, team="stopped")
     i = 0
     while True:
