@@ -22,6 +22,10 @@ from orchlog.read.writers import live_writers
 __all__ = ["Diagnostic", "Location", "Trace", "TraceRecord", "identity"]
 
 
+# Records a batch holds unless its reader is asked for fewer.
+BATCH_ROWS = 4096
+
+
 class Trace:
     """An opened trace: iterate it for records (or `batches()` for columns); header and diagnostics fill in as you go.
 
@@ -73,13 +77,13 @@ class Trace:
         if self._records is not None:
             source: Iterator[TraceRecord] = self._records(self)
         else:
-            source = (rec for batch in self._batches(self, 4096) for rec in batch.records())  # type: ignore[misc]
+            source = (rec for batch in self._batches(self, BATCH_ROWS) for rec in batch.records())  # type: ignore[misc]
         for rec in self._guarded(source):
             rec.order = order
             order += 1
             yield rec
 
-    def batches(self, rows: int = 4096, values: int = 1 << 22) -> Iterator[RecordBatch]:
+    def batches(self, rows: int = BATCH_ROWS, values: int = 1 << 22) -> Iterator[RecordBatch]:
         """The records as RecordBatches; when the format yields records, a batch ends at
         `rows` records or `values` inline values, whichever comes first. A format that reads batches
         itself takes `rows` as a hint (the binary stream's first batch then reads no more than it needs)."""

@@ -65,16 +65,19 @@ class LockTable:
     """The exclusive flocks of every process, read from /proc/locks on a thread of its own from the moment
     this is made. Listing the locks takes the kernel's lock on every file lock of the system for writing,
     which first waits for an RCU grace period: 8-25 ms on a 2-core VM, a tenth of a small compare, that a
-    command can spend importing and opening its traces instead."""
+    command can spend importing and opening its traces instead. `ahead=False` reads them at once."""
 
-    def __init__(self) -> None:
+    def __init__(self, ahead: bool = True) -> None:
         self._locks: dict[tuple[int, int, int], int] = {}
-        self._thread: threading.Thread | None = threading.Thread(target=self._read, name="orchlog-locks", daemon=True)
-        try:
-            self._thread.start()
-        except RuntimeError:  # no thread to be had: read them now
-            self._thread = None
-            self._read()
+        self._thread: threading.Thread | None = None
+        if ahead:
+            self._thread = threading.Thread(target=self._read, name="orchlog-locks", daemon=True)
+            try:
+                self._thread.start()
+                return
+            except RuntimeError:  # no thread to be had: read them now
+                self._thread = None
+        self._read()
 
     def _read(self) -> None:
         try:
@@ -112,7 +115,7 @@ class LockTable:
 def live_writers(path: str | os.PathLike[str]) -> list[tuple[str, int]]:
     """(file, pid) for each file of the trace at `path` (a file or a directory) that a live process holds
     an exclusive lock on; empty when none does or the locks cannot be read."""
-    return LockTable().writers(path)
+    return LockTable(ahead=False).writers(path)
 
 
 def still_written(path: str | os.PathLike[str]) -> list[str]:
