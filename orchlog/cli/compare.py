@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from orchlog.read.trace import Trace
     from orchlog.read.writers import LockTable
 
+LISTS_PAIRS = ("json", "html")  # the formats whose report lists the failing pairs
+
 EXAMPLES = """example:
   orchlog compare reference.jsonl ours.jsonl
   orchlog compare llama.bin ours.bin --map example --track-token 12095 --dump-raw /tmp/diverged
@@ -332,7 +334,8 @@ def _run(args: argparse.Namespace) -> int:
                     track_token=args.track_token,
                     top=args.top,
                     detail=args.detail,
-                    max_pairs=args.max_pairs,
+                    # The text and Markdown reports list no pairs (but with --detail, which lists them all).
+                    max_pairs=args.max_pairs if args.format in LISTS_PAIRS else 0,
                     dump_raw=args.dump_raw,
                     dump_all=args.dump_all,
                     heatmap=args.format == "html",

@@ -137,6 +137,13 @@ def test_pairs_are_capped_unless_detail_is_asked_for(tmp_path):
     assert len(detail.to_json()["pairs"]) == detail.findings.pairs and "DETAIL:" in render_text(detail)
 
 
+def test_no_pairs_kept_changes_nothing_else_of_the_report(tmp_path):
+    """What the text report does without a pair list (the CLI keeps none for text and Markdown)."""
+    kept, none = _diverged(tmp_path), _diverged(tmp_path, max_pairs=0)
+    assert none.findings.kept_pairs() == [] and none.to_json()["pairs_omitted"] == none.findings.failed > 0
+    assert render_text(none) == render_text(kept) and render_markdown(none) == render_markdown(kept)
+
+
 def test_markdown_has_the_tiers_table_and_the_first_divergence(tmp_path):
     md = render_markdown(_diverged(tmp_path))
     assert md.startswith("# orchlog compare") and "| fail |" in md and "## First divergence: token 1" in md

@@ -274,6 +274,8 @@ class Findings:
     def _add_kept(self, g: Grades, order: np.ndarray, pos: np.ndarray, views: Callable[..., list[PairView]]) -> None:
         rows = np.arange(len(order)) if self.detail else np.flatnonzero(g.suspect)
         self._candidates += len(rows)
+        if self.keep == 0:  # a report that lists no pairs: not a view made
+            return
         if self.keep is not None:
             if len(self._kept) >= self.keep and len(rows):
                 newest = (-self._kept[0][0], -self._kept[0][1])
