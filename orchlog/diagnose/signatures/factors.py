@@ -12,7 +12,15 @@ import numpy as np
 from orchlog.diagnose.case import Case, Pair
 from orchlog.diagnose.finding import THIN, Finding
 from orchlog.diagnose.signatures.layout import rearranged
-from orchlog.diagnose.stats import claims, effective_count, energy, explained_needed, explained_p, nice_factor
+from orchlog.diagnose.stats import (
+    claims,
+    effective_count,
+    energy,
+    explained_needed,
+    explained_p,
+    median,
+    nice_factor,
+)
 
 # A head size in a shape (n_head, head_dim) helps name a factor of sqrt(head_dim).
 _MIN_VALUES = 3
@@ -71,7 +79,7 @@ def factors_differ(fits: list[ScaleFit]) -> bool:
     """Whether per-token factors differ by more than their fits' uncertainty (and float32 rounding)."""
     cs = np.array([f.factor for f in fits])
     spread = float(cs.max() - cs.min())
-    return spread > max(10 * max(f.stderr for f in fits), 1e-6 * float(np.median(np.abs(cs))))
+    return spread > max(10 * max(f.stderr for f in fits), 1e-6 * median(np.abs(cs)))
 
 
 def _head_dims(case: Case) -> tuple[int, ...]:
@@ -139,7 +147,7 @@ def per_token_scale(case: Case) -> Finding | None:
         "tokens": len(claimed),
         "factor_min": float(cs.min()),
         "factor_max": float(cs.max()),
-        "factor_median": float(np.median(cs)),
+        "factor_median": median(cs),
         "explained_min": min(f.explained for _, f in claimed),
         "factors": [float(c) for c in cs[:16]],
     }
@@ -291,7 +299,7 @@ def softmax_temperature(case: Case) -> Finding | None:
     explained = max(0.0, 1.0 - resid / base)
     p = explained_p(explained, 1, used)
     b = np.array([float(np.dot(xc, yc) / np.dot(xc, xc)) for xc, yc in rows])
-    spread = float(np.median(np.abs(b - beta)))
+    spread = median(np.abs(b - beta))
     if not claims(explained, p) or spread > 0.05 * abs(beta) or abs(beta - 1) < 1e-6:
         return None
     nice = nice_factor(beta, _head_dims(case))

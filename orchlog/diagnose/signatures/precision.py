@@ -6,7 +6,7 @@ import numpy as np
 
 from orchlog.diagnose.case import Case
 from orchlog.diagnose.finding import THIN, Finding
-from orchlog.diagnose.stats import energy
+from orchlog.diagnose.stats import energy, median, quantile
 
 # name: (explicit mantissa bits, smallest normal exponent, largest finite value)
 FORMATS = {"f16": (10, -14, 65504.0), "bf16": (7, -126, 3.3895313892515355e38)}
@@ -84,14 +84,14 @@ def _rounding_level(r: np.ndarray, o: np.ndarray) -> Finding | None:
     if live.sum() < 64:
         return None
     r, d = r[live], (o - r)[live]
-    if float(np.median(np.abs(d) / ulp(r, "f32"))) < 16:
+    if median(np.abs(d) / ulp(r, "f32")) < 16:
         return None  # float32 noise
     cos = float(np.dot(d, r) / (np.linalg.norm(d) * np.linalg.norm(r))) if d.any() else 0.0
     if abs(cos) > 0.3:
         return None  # the difference follows the values: a factor, not rounding
     for fmt in FORMATS:
         ratio = np.abs(d) / ulp(r, fmt)
-        if float(np.quantile(ratio, 0.999)) <= 0.51 and 0.15 <= float(ratio.mean()) <= 0.4:
+        if quantile(ratio, 0.999) <= 0.51 and 0.15 <= float(ratio.mean()) <= 0.4:
             evidence = {"format": fmt, "mean_ulps": float(ratio.mean()), "max_ulps": float(ratio.max())}
             message = (
                 f"the difference is at most half a {fmt} ulp everywhere (mean {ratio.mean():.2f} ulp) and follows no "

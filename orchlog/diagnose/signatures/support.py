@@ -10,7 +10,7 @@ import numpy as np
 from orchlog.diagnose.case import Case
 from orchlog.diagnose.finding import Finding
 from orchlog.diagnose.signatures.layout import rearranged
-from orchlog.diagnose.stats import relative_energy
+from orchlog.diagnose.stats import median, relative_energy
 
 SHARE_CLAIM = 0.8
 NEGLIGIBLE = 1e-6  # values below this fraction of a side's largest magnitude count as zero-ish (flushed denormals)
@@ -57,9 +57,9 @@ def support_change(case: Case) -> Finding | None:
         return None
     # The values that appeared (or vanished) are of the size of the tensor's others: a position seen or
     # dropped, not a little noise where there was none.
-    typical = float(np.median(np.abs(r[r != 0]))) if (r != 0).any() else 0.0
+    typical = median(np.abs(r[r != 0])) if (r != 0).any() else 0.0
     moved = np.abs(np.where(extra, o, r))[changed]
-    if float(np.median(moved)) < SUBSTANTIAL * typical:
+    if median(moved) < SUBSTANTIAL * typical:
         return None
     nearly_all = 0.9 * max(int(extra.any()) * int((r == 0).sum()), int(dropped.any()) * int((o == 0).sum()))
     if max(extra.sum(), dropped.sum()) >= nearly_all:
