@@ -241,6 +241,26 @@ def test_attention_rows_are_cut_to_the_cells_each_token_attends_to(everything):
     np.testing.assert_array_equal(rows[t].tensor(), expected)
 
 
+def test_kv_cache_views_are_cut_to_the_cells_in_use(everything):
+    # A one-token step at position 2 over caches of 16 cells: 3 cells in use, in each layout the cache has.
+    _, records, _ = everything
+    names = ("cache_k_l1 (view)", "cache_k_l1 (view) (permuted)", "cache_v_l1 (view)", "cache_v_l1 (reshaped)")
+    k, k_by_head, v, v_column = (records_of(records, name) for name in names)
+    assert [(r.token_idx, r.shape, r.meta["kv_cells"]) for r in (*k, *k_by_head, *v, *v_column)] == [
+        (None, (3, 4), "3 of 16"),
+        (None, (2, 3, 2), "3 of 16"),
+        (None, (2, 2, 3), "3 of 16"),
+        (None, (4, 3), "3 of 16"),  # the column set_rows writes: the [channels, cells] it holds
+    ]
+    cell, head, dim = np.ogrid[:3, :2, :2]  # K: channel c of cell k at 4k + c; V: at 16c + k
+    np.testing.assert_array_equal(k[0].tensor(), 2000 + np.arange(12, dtype=np.float32).reshape(3, 4))
+    np.testing.assert_array_equal(k_by_head[0].tensor(), (2000 + 4 * cell + 2 * head + dim).transpose(1, 0, 2))
+    np.testing.assert_array_equal(v[0].tensor(), (3000 + 16 * (2 * head + dim) + cell).transpose(2, 1, 0))
+    np.testing.assert_array_equal(v_column[0].tensor(), 3000 + 16 * np.arange(4.0)[:, None] + np.arange(3.0))
+    (k_column,) = records_of(records, "cache_k_l1 (reshaped)")
+    assert k_column.shape == (64, 1) and "kv_cells" not in k_column.meta  # cells and channels interleaved: whole
+
+
 def test_a_matrix_products_record_names_the_type_of_the_weights_it_read(everything):
     _, records, _ = everything
     assert {r.meta.get("weight_type") for r in records_of(records, "Qcur")} == {"f16"}

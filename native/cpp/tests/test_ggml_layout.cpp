@@ -136,3 +136,23 @@ TEST(GgmlLayout, WhatIsMadeOfASourceWithoutTokensHasNoneInAOneTokenStep) {
   const std::int64_t rows[4] = {64, 1, 1, 1};
   EXPECT_EQ(d::token_dim(Flow::gathered_rows, rows, 1, d::kSourceWithoutTokens), 1);  // rows picked by token ids
 }
+
+TEST(GgmlLayout, TheCellsOfAKvCacheViewAreFoundByTheirStride) {
+  // A cache of 16 cells of 4 f16 channels: nb = {2, 8}; K keeps a cell's channels side by side.
+  constexpr std::size_t cell = 8, element = 2;
+  const std::int64_t k_ne[4] = {2, 16, 2, 1};  // [head_dim 2, cells 16, heads 2]: by head, permuted
+  const std::size_t k_nb[4] = {2, cell, 4, 64};
+  EXPECT_EQ(d::kv_cells_dim(k_ne, k_nb, cell, element, 16), 1);
+  // V stored transposed: a channel's 16 cells side by side, channels 16 elements apart.
+  const std::int64_t v_ne[4] = {16, 2, 2, 1};  // [cells 16, heads 2, head_dim 2]
+  const std::size_t v_nb[4] = {element, 64, 32, 128};
+  EXPECT_EQ(d::kv_cells_dim(v_ne, v_nb, cell, element, 16), 0);
+  // A reshape into one column interleaves cells and channels: no dimension is the cells.
+  const std::int64_t column_ne[4] = {1, 64, 1, 1};
+  const std::size_t column_nb[4] = {element, element, 128, 128};
+  EXPECT_EQ(d::kv_cells_dim(column_ne, column_nb, cell, element, 16), -1);
+  // Strides that fit both layouts say nothing.
+  const std::size_t both_nb[4] = {element, cell, 16 * element, 128};
+  const std::int64_t both_ne[4] = {4, 16, 2, 1};
+  EXPECT_EQ(d::kv_cells_dim(both_ne, both_nb, cell, element, 16), -1);
+}

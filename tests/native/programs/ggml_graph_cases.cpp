@@ -129,6 +129,32 @@ int main() {
   offer(by_head);
   offer(numbered(ggml_cont(ctx, by_head), "k_cached-0", 1100));  // made from the cache: no tokens either
 
+  // Step 4: one token at position 2 (the cache had later tokens, removed since): 3 cells in use of a cache
+  // of 16. Views over all 16 cells are cut to the 3 in use: K as llama.cpp keeps it ([channels 4, cells
+  // 16], a cell's channels side by side), whole and by head; V stored transposed (channel c of cell k at
+  // c * 16 + k), viewed as llama.cpp's attention reads it, and reshaped into the one column ggml_set_rows
+  // writes. K reshaped into a column interleaves cells and channels: logged whole.
+  const std::int32_t again_id = 55;
+  graph_logger.begin_step(4, 2, 1, &again_id);
+  ggml_tensor* k_cache = numbered(ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 16), "cache_k_l1", 2000);
+  ggml_tensor* k_cells = ggml_view_2d(ctx, k_cache, 4, 16, k_cache->nb[1], 0);
+  ggml_set_name(k_cells, "cache_k_l1 (view)");
+  offer(k_cells);
+  ggml_tensor* k_heads = ggml_view_3d(ctx, k_cache, 2, 2, 16, 2 * sizeof(float), k_cache->nb[1], 0);
+  ggml_tensor* k_by_head = ggml_permute(ctx, k_heads, 0, 2, 1, 3);  // [head_dim 2, cells 16, heads 2]
+  ggml_set_name(k_by_head, "cache_k_l1 (view) (permuted)");
+  offer(k_by_head);
+  ggml_tensor* v_cache = numbered(ggml_new_tensor_2d(ctx, GGML_TYPE_F32, 4, 16), "cache_v_l1", 3000);
+  ggml_tensor* v_cells = ggml_view_3d(ctx, v_cache, 16, 2, 2, 16 * 2 * sizeof(float), 16 * sizeof(float), 0);
+  ggml_set_name(v_cells, "cache_v_l1 (view)");  // [cells 16, heads 2, head_dim 2]
+  offer(v_cells);
+  ggml_tensor* v_column = ggml_reshape_2d(ctx, v_cache, 1, 64);
+  ggml_set_name(v_column, "cache_v_l1 (reshaped)");
+  offer(v_column);
+  ggml_tensor* k_column = ggml_reshape_2d(ctx, k_cache, 1, 64);
+  ggml_set_name(k_column, "cache_k_l1 (reshaped)");
+  offer(k_column);
+
   ggml_free(ctx);
   return 0;
 }

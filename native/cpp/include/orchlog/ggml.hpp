@@ -35,6 +35,14 @@
 //   so that it lines up with an engine that computes only those, and
 //   summaries compare without a window; meta "kv_cells" says "<kept> of
 //   <n_kv>".
+// - the KV cache (cache_k_l<N>, cache_v_l<N>) and its views, which span all
+//   its cells (padded to 256 and more, cells of removed tokens included):
+//   cut to the cells in use, positions 0 to the batch's last (the same one
+//   sequence from cell 0), along the dimension their strides say runs over
+//   cells; meta "kv_cells" as above. The V cache stored transposed and
+//   reshaped into one column (ggml_set_rows' target) is recorded as the
+//   [channels, cells] it holds. A tensor whose strides do not say (a column
+//   of K) is logged whole.
 // - meta "weight_type": on the result of a matrix product or embedding
 //   lookup, the type of the loaded weights it read (q8_0, q4_K, f16, f32).
 // - step as given to begin_step().
@@ -157,11 +165,56 @@ class GraphLogger {
     if (!first_use) {
       for (const char* c = ggml_op_desc(t); *c; ++c) stage_.push_back(*c >= 'A' && *c <= 'Z' ? *c - 'A' + 'a' : *c);
     }
-    layout_ = detail::row_layout(t->ne, token_dim);
+    read_as(t);
+    layout_ = detail::row_layout(ne_, token_dim);
     // Attention rows over the padded KV cache: cut to the causal window in write().
     causal_cut_ = token_dim > 0 && detail::is_attention_score_name(checkpoint_) &&
                   t->ne[0] >= first_position_ + n_tokens_ && layout_.n_dims >= 1;
+    // The KV cache and its views over all its cells: cut to the cells in use in write().
+    cache_cut_dim_ = token_dim < 0 ? kv_cache_cut_dim(t) : -1;
     return loggable_type(t->type);
+  }
+
+  // How t's elements are read (ne_, nb_): as ggml lays them out, but for llama.cpp's V cache stored
+  // transposed and reshaped into one column (ggml_set_rows' target without flash attention), as the
+  // [cells, channels] it holds (a channel's cells side by side), so that it is cut to the cells in use like
+  // the cache's other views, and recorded as [channels, cells].
+  void read_as(const struct ggml_tensor* t) {
+    for (int i = 0; i < detail::kGgmlDims; ++i) ne_[i] = t->ne[i], nb_[i] = t->nb[i];
+    const struct ggml_tensor* cache = t->view_src;
+    if (!cache || std::strncmp(cache->name, "cache_v_l", 9) != 0 || !detail::is_kv_cache_name(cache->name)) return;
+    const bool whole_column = t->ne[0] == 1 && t->view_offs == 0 && ggml_nelements(t) == ggml_nelements(cache) &&
+                              t->nb[1] == t->nb[0] && cache->ne[2] == 1 && cache->ne[3] == 1;
+    if (!whole_column) return;
+    const std::int64_t cells = cache->ne[1], channels = cache->ne[0];
+    ne_[0] = cells, ne_[1] = channels, ne_[2] = ne_[3] = 1;
+    nb_[0] = t->nb[0], nb_[1] = t->nb[0] * static_cast<std::size_t>(cells);
+    nb_[2] = nb_[3] = nb_[1] * static_cast<std::size_t>(channels);
+  }
+
+  // The dimension along which a tensor of the KV cache (llama.cpp's cache_k_l<N> or cache_v_l<N>, or a
+  // view of one) is cut to the cells in use, or -1. In use are positions 0 to the batch's last (one
+  // sequence from cell 0, as for attention rows): the cells past them (llama.cpp pads the cache to 256 and
+  // more, and keeps cells of removed tokens) are what no attention of this step reads, and hashing them
+  // at every step was most of what the adapter cost a decode step. -1 also where the strides do not say
+  // which dimension the cells are (a reshape that interleaves them with channels: logged whole).
+  int kv_cache_cut_dim(const struct ggml_tensor* t) {
+    const struct ggml_tensor* cache = t->view_src ? t->view_src : t;
+    if (!detail::is_kv_cache_name(cache->name)) return -1;
+    cache_cells_ = first_position_ + n_tokens_;
+    const int d = detail::kv_cells_dim(ne_, nb_, cache->nb[1], cache->nb[0], cache->ne[1]);
+    return d >= 0 && cache_cells_ > 0 && ne_[d] > cache_cells_ ? d : -1;
+  }
+
+  // How one record of the pending tensor is cut: along which ggml dimension (-1: whole), to how many cells.
+  struct Cut {
+    int dim = -1;
+    std::int64_t cells = 0;
+  };
+  Cut cut_for_row(std::int64_t row) const {
+    if (causal_cut_) return {0, kv_cells_for(row, ne_[0])};
+    if (cache_cut_dim_ >= 0) return {cache_cut_dim_, cache_cells_};
+    return {};
   }
 
   // The MUL_MAT that projects "kqv_out-<L>" (llama.cpp leaves it unnamed);
@@ -311,39 +364,42 @@ class GraphLogger {
       DType dtype = DType::f32;
       const bool plain = plain_type(t->type, dtype);
       const std::size_t element_bytes = plain ? ggml_type_size(t->type) : sizeof(float);
-      const bool zero_copy =
-          plain && !causal_cut_ && detail::rows_are_contiguous(t->ne, t->nb, element_bytes, layout_.token_dim);
+      const bool cut = causal_cut_ || cache_cut_dim_ >= 0;
+      const bool zero_copy = plain && !cut && detail::rows_are_contiguous(ne_, nb_, element_bytes, layout_.token_dim);
       std::vector<MetaItem> meta;
       if (!plain) meta.emplace_back("dequantized_from", ggml_type_name(t->type));
       if (const char* weights = weight_type(t)) meta.emplace_back("weight_type", weights);
       const char* why_not_grafted =
           !plain        ? "the tensor is quantized (only plain types are grafted)"
           : causal_cut_ ? "the row is logged cut to its causal window (only whole rows are grafted)"
+          : cut         ? "the KV cache is logged cut to the cells in use (only whole tensors are grafted)"
           : !zero_copy  ? "the tensor is a non-contiguous view (only contiguous rows are grafted)"
                         : nullptr;
       for (std::int64_t row = 0; row < layout_.rows; ++row) {
         const Key key = key_for_row(row);
         const bool graft = orchlog::graft_selects(checkpoint_, key);
-        const std::int64_t cells = causal_cut_ ? kv_cells_for(row, t->ne[0]) : t->ne[0];
+        const Cut row_cut = cut_for_row(row);
         std::vector<MetaItem> row_meta = meta;
-        if (causal_cut_) {  // MetaItem views its text: the text lives in a member until the record is written
-          kv_cells_text_ = std::to_string(cells) + " of " + std::to_string(t->ne[0]);
-          row_meta.emplace_back("kv_cells", std::string_view(kv_cells_text_));
-        }
         std::int64_t dims[detail::kGgmlDims];
         for (std::size_t i = 0; i < layout_.n_dims; ++i) dims[i] = layout_.shape[i];
-        dims[layout_.n_dims - 1] = cells;  // the innermost dimension is ggml's ne[0]
+        if (row_cut.dim >= 0) {  // MetaItem views its text: the text lives in a member until the record is written
+          kv_cells_text_ = std::to_string(row_cut.cells) + " of " + std::to_string(ne_[row_cut.dim]);
+          row_meta.emplace_back("kv_cells", std::string_view(kv_cells_text_));
+          // ggml's dimension d is orchlog's n_dims - 1 - d: reversed, the token dimension (if any) outside it.
+          dims[layout_.n_dims - 1 - static_cast<std::size_t>(row_cut.dim)] = row_cut.cells;
+        }
         const Shape shape(dims, layout_.n_dims);
         if (graft && !why_not_grafted) {
           // In device memory the host copy is grafted, then the row goes back to where the graph reads it.
-          unsigned char* const row_data = (on_device ? host_copy_.data() : data_in_place) + row_offset(t, row);
+          unsigned char* const row_data = (on_device ? host_copy_.data() : data_in_place) + row_offset(row);
           if (orchlog::graft(checkpoint_, row_data, dtype, shape, key, row_meta) && on_device)
-            ggml_backend_tensor_set(t, row_data, row_offset(t, row), row_bytes(element_bytes));
+            ggml_backend_tensor_set(t, row_data, row_offset(row), row_bytes(element_bytes));
           continue;
         }
         if (graft) orchlog::graft_refused(checkpoint_, key, why_not_grafted);
         if (!orchlog::selects(checkpoint_, key)) continue;
-        const void* data = zero_copy ? base + row_offset(t, row) : gather(t, base, row, plain, element_bytes, cells);
+        const void* data =
+            zero_copy ? base + row_offset(row) : gather(t->type, base, row, plain, element_bytes, row_cut);
         orchlog::log(checkpoint_, Tensor{data, dtype, shape}, key, row_meta);
       }
     } catch (...) {  // std::bad_alloc: the record is lost, the graph runs on
@@ -373,22 +429,26 @@ class GraphLogger {
     return position + 1 < n_kv ? position + 1 : n_kv;
   }
 
-  std::size_t row_offset(const struct ggml_tensor* t, std::int64_t row) const {
-    return layout_.token_dim < 0 ? 0 : static_cast<std::size_t>(row) * t->nb[layout_.token_dim];
+  std::size_t row_offset(std::int64_t row) const {
+    return layout_.token_dim < 0 ? 0 : static_cast<std::size_t>(row) * nb_[layout_.token_dim];
   }
 
-  // One row in C order in row_, converted to f32 for a quantized type; each run along dimension 0 cut to its
-  // first `cells` elements.
-  const void* gather(const struct ggml_tensor* t, const unsigned char* base, std::int64_t row, bool plain,
-                     std::size_t element_bytes, std::int64_t cells) {
-    const std::int64_t numel = ggml_nelements(t) / layout_.rows / t->ne[0] * cells;
+  // One row in C order in row_, converted to f32 for a quantized type; cut along `cut.dim` to its first
+  // `cut.cells` elements.
+  const void* gather(enum ggml_type type, const unsigned char* base, std::int64_t row, bool plain,
+                     std::size_t element_bytes, Cut cut) {
+    std::int64_t ne[detail::kGgmlDims] = {ne_[0], ne_[1], ne_[2], ne_[3]};
+    if (cut.dim >= 0) ne[cut.dim] = cut.cells;
+    std::int64_t numel = 1;
+    for (int i = 0; i < detail::kGgmlDims; ++i)
+      if (i != layout_.token_dim) numel *= ne[i];
     row_.resize(static_cast<std::size_t>(numel) * element_bytes);
     unsigned char* out = row_.data();
-    const ggml_to_float_t to_float = plain ? nullptr : ggml_get_type_traits(t->type)->to_float;
-    const std::int64_t whole = t->ne[0];
-    detail::for_each_run(base, t->ne, t->nb, layout_.token_dim, row, [&](const unsigned char* run) {
+    const ggml_to_float_t to_float = plain ? nullptr : ggml_get_type_traits(type)->to_float;
+    const std::int64_t whole = ne_[0], cells = ne[0];
+    detail::for_each_run(base, ne, nb_, layout_.token_dim, row, [&](const unsigned char* run) {
       if (plain) {
-        out = detail::copy_run(run, cells, t->nb[0], element_bytes, out);
+        out = detail::copy_run(run, cells, nb_[0], element_bytes, out);
       } else {  // quantized blocks along dimension 0 are contiguous: convert whole, keep the first cells
         quantized_run_.resize(static_cast<std::size_t>(whole));
         to_float(run, quantized_run_.data(), whole);
@@ -417,9 +477,13 @@ class GraphLogger {
   std::optional<std::int32_t> layer_;
   std::string stage_;
   detail::RowLayout layout_;
+  std::int64_t ne_[detail::kGgmlDims] = {};  // how its elements are read (read_as)
+  std::size_t nb_[detail::kGgmlDims] = {};
 
-  bool causal_cut_ = false;    // the pending tensor's rows are cut to their causal KV window
-  std::string kv_cells_text_;  // the meta "kv_cells" of the row being written
+  bool causal_cut_ = false;       // the pending tensor's rows are cut to their causal KV window
+  int cache_cut_dim_ = -1;        // the pending KV-cache tensor is cut along this ggml dimension ...
+  std::int64_t cache_cells_ = 0;  // ... to this many cells
+  std::string kv_cells_text_;     // the meta "kv_cells" of the row being written
 
   std::vector<unsigned char> host_copy_;
   std::vector<unsigned char> row_;

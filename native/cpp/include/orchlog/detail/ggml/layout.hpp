@@ -122,6 +122,27 @@ inline bool rows_are_contiguous(const std::int64_t ne[kGgmlDims], const std::siz
   return true;
 }
 
+// The dimension along which a view of llama.cpp's KV cache runs over its cells, or -1 when the strides do
+// not say. The cache is [channels, cells] (`cell_bytes` its nb[1], `element_bytes` its nb[0], `cells` its
+// ne[1]): a cell's channels side by side (K, and V under flash attention), so the dimension whose stride is
+// a cell's bytes; or V stored transposed (llama.cpp without flash attention: a channel's cells side by side,
+// channels `cells` elements apart), so the dimension whose stride is one element. A view that fits
+// neither, or both, is not cut.
+inline int kv_cells_dim(const std::int64_t ne[kGgmlDims], const std::size_t nb[kGgmlDims], std::size_t cell_bytes,
+                        std::size_t element_bytes, std::int64_t cells) {
+  int by_cell = -1, by_element = -1, n_by_cell = 0, n_by_element = 0;
+  bool channels_apart = false;
+  for (int d = 0; d < kGgmlDims; ++d) {
+    if (ne[d] <= 1) continue;
+    if (nb[d] == cell_bytes) by_cell = d, ++n_by_cell;
+    if (nb[d] == element_bytes) by_element = d, ++n_by_element;
+    if (nb[d] == element_bytes * static_cast<std::size_t>(cells)) channels_apart = true;
+  }
+  if (n_by_cell == 1 && !channels_apart) return by_cell;
+  if (n_by_cell == 0 && channels_apart && n_by_element == 1) return by_element;
+  return -1;
+}
+
 // Visits the runs along dimension 0 that make up row `row` of dimension
 // `token_dim` (every run when token_dim is -1), outermost first: what C
 // order wants. `visit(pointer to the run's first element)` does the copy.
