@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -205,6 +206,64 @@ def make_views(
             )
         )
     return out
+
+
+class DeferredView:
+    """A pair kept for the report whose PairView is made when first asked for, from a compact copy of its
+    round's rows (PairTable.take_owned). The walk keeps each token's earliest failing pair until it knows
+    which token diverges; a view with copies of both records for each of thousands of tokens, nearly all
+    never shown, was a sixth of a large compare's time."""
+
+    __slots__ = ("rank_key", "_rows", "_view")
+
+    def __init__(self, rows: KeptRows, row: int) -> None:
+        self.rank_key: tuple[int, int] = (int(rows.order[row]), int(rows.table.a.order[row]))
+        self._rows: tuple[KeptRows, int] | None = (rows, row)
+        self._view: PairView | None = None
+
+    @property
+    def view(self) -> PairView:
+        if self._view is None:
+            assert self._rows is not None, "a view is made before its rows are let go"
+            rows, row = self._rows
+            (view,) = make_views(rows.table, rows.grades, np.array([row]), rows.tolerances, rows.order, True)
+            view.order, view.pos = self.rank_key  # as renumbered since, if it was
+            self._view, self._rows = view, None
+        return self._view
+
+    @property
+    def made(self) -> bool:
+        """Whether the view was asked for (and made)."""
+        return self._view is not None
+
+    def renumber(self, whole: Callable[[int], int]) -> None:
+        """Places in a part's file made places in the whole trace (partial.renumber)."""
+        self.rank_key = (whole(self.rank_key[0]), whole(self.rank_key[1]))
+        if self._view is not None:
+            self._view.order, self._view.pos = self.rank_key
+
+    def shippable(self) -> DeferredView:
+        """The view made, without the records (they hold file readers that cannot leave the process)."""
+        self.view.records = None
+        return self
+
+
+@dataclasses.dataclass
+class KeptRows:
+    """Some pairs of a round, owned (PairTable.take_owned), for the DeferredViews made from them."""
+
+    table: PairTable
+    grades: Grades
+    order: np.ndarray  # each pair's execution order
+    tolerances: Tolerances
+
+    @staticmethod
+    def of(t: PairTable, g: Grades, rows: np.ndarray, order: np.ndarray, tolerances: Tolerances) -> list[DeferredView]:
+        """Deferred views of the pairs `rows` of a round."""
+        if not len(rows):
+            return []
+        kept = KeptRows(t.take_owned(rows), g.take(rows), order[rows], tolerances)
+        return [DeferredView(kept, k) for k in range(len(rows))]
 
 
 def _interesting(partial: list[tuple[str, list[float], list[float]]], k: int) -> dict[str, tuple[float, float]]:

@@ -237,6 +237,30 @@ class RecordBatch(RecordColumns):
             cols[off], cols[flat] = ragged_take(getattr(self, off), getattr(self, flat), idx)
         return RecordBatch(**cols)
 
+    def take_owned(self, idx: Sequence[int] | np.ndarray) -> RecordBatch:
+        """`take`, with the rows' tensor bytes in memory copied into one buffer of their own: rows kept
+        after their batch is gone would otherwise keep the whole read window they lie in (see `record`)."""
+        out = self.take(idx)
+        assert out.data_buf is not None and out.data_start is not None and out.data_len is not None, (
+            "__post_init__ fills them"
+        )
+        inline = np.flatnonzero(out.data_len >= 0)
+        if not len(inline):
+            return out
+        lengths = out.data_len[inline]
+        starts = np.zeros(len(inline) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=starts[1:])
+        owned = np.empty(int(starts[-1]), dtype=np.uint8)
+        for k, row in enumerate(inline.tolist()):
+            owned[starts[k] : starts[k + 1]] = InlineBytes(
+                out.data_buf[row], int(out.data_start[row]), int(lengths[k])
+            )()
+        holder = np.empty(1, dtype=object)
+        holder[0] = owned
+        out.data_buf[inline] = holder
+        out.data_start[inline] = starts[:-1]
+        return out
+
     def tail(self, start: int) -> RecordBatch:
         """Rows start.. as views of this batch's columns: what take(range) gives, without the copies (the
         aligner keeps the unmatched end of a batch at every round)."""

@@ -39,7 +39,7 @@ from orchlog.compare.grading.growth import Growth, GrowthRow, run_starts
 from orchlog.compare.grading.tiers import FAIL, TIER_NAMES, UNDECIDED_TIER, Grades
 from orchlog.compare.measuring.bounds import estimate
 from orchlog.compare.measuring.metrics import BASES, PairTable
-from orchlog.compare.pairview import PairView, exec_order, make_views
+from orchlog.compare.pairview import DeferredView, KeptRows, PairView, exec_order, make_views
 from orchlog.read.batch import NONE
 from orchlog.tolerances.rules import Tolerances
 
@@ -48,14 +48,22 @@ EXAMPLES = 5
 
 @dataclasses.dataclass
 class TokenState:
-    first_suspect: PairView | None = None  # the earliest pair failing or undecided
-    first_fail: PairView | None = None  # the earliest failing pair
+    suspect_at: DeferredView | None = None  # the earliest pair failing or undecided
+    fail_at: DeferredView | None = None  # the earliest failing pair
     logits_seen: bool = False
     logits_suspect: bool = False
     last_order: int = -1
     last_pos: int = -1
     last_suspect: bool = False
     noise_fail: bool = False  # a pair of the token fails beyond the noise a second reference measured
+
+    @property
+    def first_suspect(self) -> PairView | None:
+        return None if self.suspect_at is None else self.suspect_at.view
+
+    @property
+    def first_fail(self) -> PairView | None:
+        return None if self.fail_at is None else self.fail_at.view
 
     @property
     def decided_suspect(self) -> bool:
@@ -129,6 +137,9 @@ class Findings:
         def views(rows: np.ndarray, keep: bool = False) -> list[PairView]:
             return make_views(t, g, rows, self.tolerances, order, keep)
 
+        def deferred(rows: np.ndarray) -> list[DeferredView]:
+            return KeptRows.of(t, g, rows, order, self.tolerances)
+
         for kind, flags in (("dtype", t.dtype_mismatch), ("shape", t.shape_mismatch), ("numel", t.numel_mismatch)):
             hits = np.flatnonzero(flags)
             self.mismatch_counts[kind] += len(hits)
@@ -138,7 +149,7 @@ class Findings:
         )
         self._add_worst(g, order, pos, views)
         self._add_heat(t, g, order, pos)
-        self._add_tokens(t, g, order, pos, views)
+        self._add_tokens(t, g, order, pos, deferred)
         self._add_kept(g, order, pos, views)
         self._add_tracked(t, order, pos)
 
@@ -176,7 +187,7 @@ class Findings:
         self.worst = by_severity(self.worst + views(candidates))[: self.top_n]
 
     def _add_tokens(
-        self, t: PairTable, g: Grades, order: np.ndarray, pos: np.ndarray, views: Callable[..., list[PairView]]
+        self, t: PairTable, g: Grades, order: np.ndarray, pos: np.ndarray, deferred: Callable[..., list[DeferredView]]
     ) -> None:
         tokens = t.a.token_idx[t.ia]
         if self._cutoff is not None:  # later tokens no longer matter
@@ -190,7 +201,7 @@ class Findings:
         by_token = np.lexsort((pos, order, tokens))
         starts = run_starts(tokens[by_token])
         firsts: dict[str, list[int]] = {}
-        for flags, field in ((suspect, "first_suspect"), (failed, "first_fail")):
+        for flags, field in ((suspect, "suspect_at"), (failed, "fail_at")):
             # The earliest such pair per token.
             hit = by_token[flags[by_token]]
             firsts[field] = [
@@ -198,15 +209,13 @@ class Findings:
                 for p in hit[run_starts(tokens[hit])].tolist()
                 if self._earlier(field, int(tokens[p]), (int(order[p]), int(pos[p])))
             ]
-        # A token's first failure is most often its first suspect pair too: one view (and one copy of its
-        # records) serves both.
-        needed = sorted(set(firsts["first_suspect"]) | set(firsts["first_fail"]))
+        # A token's first failure is most often its first suspect pair too: one kept row serves both.
+        needed = sorted(set(firsts["suspect_at"]) | set(firsts["fail_at"]))
         if needed:
-            made = dict(zip(needed, views(rows[np.array(needed, dtype=np.int64)], True)))
+            made = dict(zip(needed, deferred(rows[np.array(needed, dtype=np.int64)])))
             for field, picked in firsts.items():
                 for p in picked:
-                    v = made[p]
-                    setattr(self.tokens.setdefault(-1 if v.token_idx is None else v.token_idx, TokenState()), field, v)
+                    setattr(self.tokens.setdefault(int(tokens[p]), TokenState()), field, made[p])
         # The deciding record per token: its logits, else its last record.
         ends = np.r_[starts[1:], len(by_token)] - 1
         is_logits = t.is_logits[rows]
@@ -341,7 +350,7 @@ class Findings:
         decided = [tok for tok in ordered if self.tokens[tok].decided_suspect]
         if decided:
             return decided[0]
-        return next(tok for tok in ordered if self.tokens[tok].first_suspect is not None)
+        return next(tok for tok in ordered if self.tokens[tok].suspect_at is not None)
 
     def first_divergence(self) -> PairView | None:
         tok = self.diverging_token()
@@ -350,9 +359,9 @@ class Findings:
     def first_failure(self) -> PairView | None:
         """The earliest failing pair at the diverging token, else at the first token (still known) with one."""
         tok = self.diverging_token()
-        if tok is not None and self.tokens[tok].first_fail is not None:
+        if tok is not None and self.tokens[tok].fail_at is not None:
             return self.tokens[tok].first_fail
-        return next((self.tokens[k].first_fail for k in sorted(self.tokens) if self.tokens[k].first_fail), None)
+        return next((self.tokens[k].first_fail for k in sorted(self.tokens) if self.tokens[k].fail_at), None)
 
     def growth(self, token: int) -> list[GrowthRow]:
         return self.growth_rows.table(token)

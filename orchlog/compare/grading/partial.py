@@ -29,7 +29,7 @@ from orchlog.compare.grading.divergence import Findings, TokenState, Tracked, by
 from orchlog.compare.grading.growth import Growth
 from orchlog.compare.grading.noise import NoiseTable
 from orchlog.compare.pairing.tokens import TokenIds
-from orchlog.compare.pairview import PairView
+from orchlog.compare.pairview import DeferredView, PairView
 from orchlog.diagnose.keeper import Keeper
 from orchlog.read.trace import Diagnostic
 
@@ -87,6 +87,10 @@ class PartialReport:
         """The same report without what cannot leave the process (records with their file readers)."""
         for v in _views(self.findings):
             v.records = None
+        for state in self.findings.tokens.values():
+            for deferred in (state.suspect_at, state.fail_at):
+                if deferred is not None:
+                    deferred.shippable()
         self.kept = None
         return self
 
@@ -103,7 +107,6 @@ def merge_all(parts: list[PartialReport]) -> PartialReport:
 def _views(f: Findings) -> list[PairView]:
     out = [*f.worst, *f.undecided_examples, *(v for _, _, v in f._kept)]
     out += [v for vs in f.mismatch_examples.values() for v in vs]
-    out += [v for s in f.tokens.values() for v in (s.first_suspect, s.first_fail) if v is not None]
     return out
 
 
@@ -145,12 +148,12 @@ def _merge_findings(x: Findings, y: Findings) -> Findings:
 
 
 def _merge_token(s: TokenState, t: TokenState) -> TokenState:
-    def earliest(u: PairView | None, v: PairView | None) -> PairView | None:
+    def earliest(u: DeferredView | None, v: DeferredView | None) -> DeferredView | None:
         return v if u is None or (v is not None and v.rank_key < u.rank_key) else u
 
     out = dataclasses.replace(s)
-    out.first_suspect = earliest(s.first_suspect, t.first_suspect)
-    out.first_fail = earliest(s.first_fail, t.first_fail)
+    out.suspect_at = earliest(s.suspect_at, t.suspect_at)
+    out.fail_at = earliest(s.fail_at, t.fail_at)
     out.logits_seen = s.logits_seen or t.logits_seen
     out.logits_suspect = s.logits_suspect or t.logits_suspect
     out.noise_fail = s.noise_fail or t.noise_fail
@@ -242,6 +245,8 @@ def renumber(partial: PartialReport) -> None:
     heapq.heapify(f._kept)
     for s in f.tokens.values():
         s.last_order, s.last_pos = whole(0, s.last_order), whole(0, s.last_pos)
+        for deferred in {id(d): d for d in (s.suspect_at, s.fail_at) if d is not None}.values():
+            deferred.renumber(lambda v: whole(0, v))
     for table in (f.growth_rows, f.heat, f.stages):
         if table is not None:
             for col in ("first_order", "worst_order", "worst_pos"):

@@ -70,6 +70,11 @@ class Grades:
         if len(self.beyond_noise) != n:
             self.beyond_noise = np.zeros(n, dtype=bool)
 
+    def take(self, rows: np.ndarray) -> Grades:
+        """The grades of pairs `rows` only."""
+        arrays = {f.name: getattr(self, f.name)[rows] for f in dataclasses.fields(self) if f.name != "multiple"}
+        return Grades(**arrays, multiple=self.multiple)
+
     @property
     def failed(self) -> np.ndarray:
         failed: np.ndarray = self.tier == FAIL

@@ -77,6 +77,29 @@ class PairTable:
     def __len__(self) -> int:
         return len(self.ia)
 
+    def take_owned(self, rows: np.ndarray) -> PairTable:
+        """Pairs `rows` only, each side's records taken with their tensor bytes copied out of the read
+        window (RecordBatch.take_owned): what may be kept after the round."""
+        n = len(rows)
+        out = PairTable(
+            a=self.a.take_owned(self.ia[rows]),
+            b=self.b.take_owned(self.ib[rows]),
+            ia=np.arange(n),
+            ib=np.arange(n),
+            m={name: column[rows] for name, column in self.m.items()},
+            basis=self.basis[rows],
+            hash_state=self.hash_state[rows],
+            dtype_mismatch=self.dtype_mismatch[rows],
+            shape_mismatch=self.shape_mismatch[rows],
+            numel_mismatch=self.numel_mismatch[rows],
+            is_logits=self.is_logits[rows],
+            lo={name: column[rows] for name, column in self.lo.items()},
+            hi={name: column[rows] for name, column in self.hi.items()},
+            semantics=self.semantics,
+        )
+        out.window_refused, out.alignment = self.window_refused[rows], self.alignment[rows]
+        return out
+
 
 def _or_of_words(words: np.ndarray) -> np.ndarray:
     """Each row's words OR-ed together, a column at a time (half the time of any(axis=1) on 8 columns)."""

@@ -1,0 +1,61 @@
+"""Each token's earliest failing pair is kept as a compact copy of its row, and its view (with both
+records) is made only when the report asks: a run whose every token fails makes views for the diverging
+token alone, and the view it makes is the one the walk would have made at once."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+
+from orchlog.compare import CompareOptions, compare
+from orchlog.compare.engine import walk
+from tests.tracegen import emit, record
+
+TOKENS, LAYERS = 30, 4
+
+
+def _traces(tmp_path):
+    rng = np.random.default_rng(5)
+    rows = rng.standard_normal((TOKENS * LAYERS, 64)).astype(np.float32)
+
+    def write(name, offset):
+        records = (
+            record("l_out", rows[t * LAYERS + layer] + np.float32(offset), token_idx=t, layer=layer)
+            for t in range(TOKENS)
+            for layer in range(LAYERS)
+        )
+        return emit(tmp_path / name, records, mode="full")
+
+    return write("a.bin", 0.0), write("b.bin", 0.25)  # every pair fails: every token keeps its first failure
+
+
+def test_only_the_diverging_tokens_view_is_made(tmp_path):
+    a, b = _traces(tmp_path)
+    report = compare(a, b, CompareOptions(diagnose=False))
+    states = report.findings.tokens
+    assert len(states) == TOKENS and all(s.suspect_at is not None for s in states.values())
+    made = [tok for tok, s in states.items() if s.suspect_at.made]
+    assert made == [0], made
+    first = report.first
+    assert (first.token_idx, first.layer, first.checkpoint, first.tier) == (0, 0, "l_out", "fail")
+    a_rec, b_rec = first.records
+    np.testing.assert_allclose(b_rec.tensor() - a_rec.tensor(), 0.25, rtol=1e-6)
+
+
+def test_a_view_made_late_is_the_view_made_at_once(tmp_path):
+    a, b = _traces(tmp_path)
+    findings = compare(a, b, CompareOptions(diagnose=False)).findings
+    for tok in (7, 29):
+        view = findings.tokens[tok].first_suspect
+        assert (view.token_idx, view.layer, view.tier) == (tok, 0, "fail")
+        assert view.rank_key == findings.tokens[tok].suspect_at.rank_key
+        assert view.metrics["max_abs"] > 0.2 and view.values[1][0] - view.values[0][0] == np.float32(0.25)
+
+
+def test_a_shippable_parts_tokens_pickle_with_their_views_made_and_no_records(tmp_path):
+    a, b = _traces(tmp_path)
+    part = walk(a, b, CompareOptions(diagnose=False)).shippable()
+    tokens = pickle.loads(pickle.dumps(part.findings.tokens))  # what leaves the process (Ray: cloudpickle)
+    view = tokens[3].first_suspect
+    assert view.records is None and (view.token_idx, view.tier) == (3, "fail")
