@@ -35,21 +35,25 @@ def test_only_the_diverging_tokens_view_is_made(tmp_path):
     report = compare(a, b, CompareOptions(diagnose=False))
     states = report.findings.tokens
     assert len(states) == TOKENS and all(s.suspect_at is not None for s in states.values())
-    made = [tok for tok, s in states.items() if s.suspect_at.made]
+    made = [tok for tok, s in states.items() if s.suspect_at is not None and s.suspect_at.made]
     assert made == [0], made
     first = report.first
+    assert first is not None and first.records is not None
     assert (first.token_idx, first.layer, first.checkpoint, first.tier) == (0, 0, "l_out", "fail")
-    a_rec, b_rec = first.records
-    np.testing.assert_allclose(b_rec.tensor() - a_rec.tensor(), 0.25, rtol=1e-6)
+    a_tensor, b_tensor = (r.tensor() for r in first.records)
+    assert a_tensor is not None and b_tensor is not None
+    np.testing.assert_allclose(b_tensor - a_tensor, 0.25, rtol=1e-6)
 
 
 def test_a_view_made_late_is_the_view_made_at_once(tmp_path):
     a, b = _traces(tmp_path)
     findings = compare(a, b, CompareOptions(diagnose=False)).findings
     for tok in (7, 29):
-        view = findings.tokens[tok].first_suspect
+        state = findings.tokens[tok]
+        view = state.first_suspect
+        assert view is not None and state.suspect_at is not None
         assert (view.token_idx, view.layer, view.tier) == (tok, 0, "fail")
-        assert view.rank_key == findings.tokens[tok].suspect_at.rank_key
+        assert view.rank_key == state.suspect_at.rank_key
         assert view.metrics["max_abs"] > 0.2 and view.values[1][0] - view.values[0][0] == np.float32(0.25)
 
 
@@ -58,4 +62,4 @@ def test_a_shippable_parts_tokens_pickle_with_their_views_made_and_no_records(tm
     part = walk(a, b, CompareOptions(diagnose=False)).shippable()
     tokens = pickle.loads(pickle.dumps(part.findings.tokens))  # what leaves the process (Ray: cloudpickle)
     view = tokens[3].first_suspect
-    assert view.records is None and (view.token_idx, view.tier) == (3, "fail")
+    assert view is not None and view.records is None and (view.token_idx, view.tier) == (3, "fail")
