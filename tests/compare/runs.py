@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
 from orchlog.encoding.record import RecordInput
-from tests.tracegen import record
+from tests.tracegen import emit, record
 
 CHECKPOINTS = ("attn_norm", "Qcur", "ffn_out", "l_out")
 Bug = Callable[[int, int | None, str], float]  # (token, layer, checkpoint) -> offset added to every element
@@ -51,3 +52,21 @@ def from_layer(token: int, layer: int, checkpoint: str, size: float = 0.5) -> Bu
         return size if (lay, order[name]) >= (layer, order[checkpoint]) else 0.0
 
     return bug
+
+
+def offset_pair(
+    directory: Path, offset: float, tokens: int, layers: int, width: int, seed: int = 1
+) -> tuple[Path, Path]:
+    """Two full-mode binary traces of `l_out` at each token and layer, b's every element `offset` above a's:
+    every pair fails, and with no logits to rule tokens out every token keeps its first failing pair."""
+    rows = np.random.default_rng(seed).standard_normal((tokens * layers, width)).astype(np.float32)
+
+    def write(name: str, add: float) -> Path:
+        records = (
+            record("l_out", rows[t * layers + layer] + np.float32(add), token_idx=t, layer=layer)
+            for t in range(tokens)
+            for layer in range(layers)
+        )
+        return emit(directory / name, records, mode="full")
+
+    return write("a.bin", 0.0), write("b.bin", offset)

@@ -7,31 +7,14 @@ from __future__ import annotations
 import gc
 import weakref
 
-import numpy as np
-
 import orchlog.read.formats.orchlog_frames as frames
 from orchlog.compare import compare
 from orchlog.compare.grading.tiers import FAIL
-from tests.tracegen import emit, record
-
-
-def _traces(tmp_path, tokens=40, layers=4):
-    rng = np.random.default_rng(1)
-    rows = [rng.standard_normal(896).astype(np.float32) for _ in range(tokens * layers)]
-
-    def write(name, offset):
-        records = (
-            record("l_out", rows[t * layers + layer] + np.float32(offset), token_idx=t, layer=layer)
-            for t in range(tokens)
-            for layer in range(layers)
-        )
-        return emit(tmp_path / name, records, mode="full")
-
-    return write("a.bin", 0.0), write("b.bin", 0.5)  # every pair fails: each token keeps its first failure
+from tests.compare.runs import offset_pair
 
 
 def test_no_read_window_outlives_the_compare(tmp_path, monkeypatch):
-    a, b = _traces(tmp_path)
+    a, b = offset_pair(tmp_path, 0.5, tokens=40, layers=4, width=896)
     windows: list[weakref.ref] = []
     get = frames._Windows.get
 

@@ -10,28 +10,13 @@ import numpy as np
 
 from orchlog.compare import CompareOptions, compare
 from orchlog.compare.engine import walk
-from tests.tracegen import emit, record
+from tests.compare.runs import offset_pair
 
 TOKENS, LAYERS = 30, 4
 
 
-def _traces(tmp_path):
-    rng = np.random.default_rng(5)
-    rows = rng.standard_normal((TOKENS * LAYERS, 64)).astype(np.float32)
-
-    def write(name, offset):
-        records = (
-            record("l_out", rows[t * LAYERS + layer] + np.float32(offset), token_idx=t, layer=layer)
-            for t in range(TOKENS)
-            for layer in range(LAYERS)
-        )
-        return emit(tmp_path / name, records, mode="full")
-
-    return write("a.bin", 0.0), write("b.bin", 0.25)  # every pair fails: every token keeps its first failure
-
-
 def test_only_the_diverging_tokens_view_is_made(tmp_path):
-    a, b = _traces(tmp_path)
+    a, b = offset_pair(tmp_path, 0.25, TOKENS, LAYERS, width=64)
     report = compare(a, b, CompareOptions(diagnose=False))
     states = report.findings.tokens
     assert len(states) == TOKENS and all(s.suspect_at is not None for s in states.values())
@@ -46,7 +31,7 @@ def test_only_the_diverging_tokens_view_is_made(tmp_path):
 
 
 def test_a_view_made_late_is_the_view_made_at_once(tmp_path):
-    a, b = _traces(tmp_path)
+    a, b = offset_pair(tmp_path, 0.25, TOKENS, LAYERS, width=64)
     findings = compare(a, b, CompareOptions(diagnose=False)).findings
     for tok in (7, 29):
         state = findings.tokens[tok]
@@ -58,7 +43,7 @@ def test_a_view_made_late_is_the_view_made_at_once(tmp_path):
 
 
 def test_a_shippable_parts_tokens_pickle_with_their_views_made_and_no_records(tmp_path):
-    a, b = _traces(tmp_path)
+    a, b = offset_pair(tmp_path, 0.25, TOKENS, LAYERS, width=64)
     part = walk(a, b, CompareOptions(diagnose=False)).shippable()
     tokens = pickle.loads(pickle.dumps(part.findings.tokens))  # what leaves the process (Ray: cloudpickle)
     view = tokens[3].first_suspect
