@@ -12,9 +12,10 @@ import gzip
 import importlib
 import io
 import json
+import math
 import re
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -40,24 +41,25 @@ class Format:
 
 
 _FORMATS: list[Format] = []
-# Modules that register formats; imported on first use so that `import orchlog` stays light.
+# Modules that register formats, each with the lowest priority it registers (a test holds them to it), in
+# that order: imported on first use, and by `detect` only until a format claims the file, so that opening
+# an orchlog trace does not import every other tool's reader (9 ms).
 _MODULES = [
-    "orchlog.read.formats.orchlog_frames",
-    "orchlog.read.formats.orchlog_jsonl",
-    "orchlog.read.formats.parquet",
-    "orchlog.read.formats.legacy_checkpoint",
-    "orchlog.read.formats.legacy_trace",
-    "orchlog.read.formats.legacy_logits",
-    # Other tools' dumps (docs/formats.md).
-    "orchlog.read.formats.torch_dumps",
-    "orchlog.read.formats.hf_debugger",
-    "orchlog.read.formats.polygraphy",
-    "orchlog.read.formats.msprobe",
-    "orchlog.read.formats.llama_debug_text",
-    "orchlog.read.formats.numerics_text",
-    "orchlog.read.formats.raw_logits",
+    (5, "orchlog.read.formats.parquet"),
+    (10, "orchlog.read.formats.orchlog_frames"),
+    (20, "orchlog.read.formats.orchlog_jsonl"),
+    # Other tools' dumps (docs/formats.md) and the legacy formats.
+    (20, "orchlog.read.formats.torch_dumps"),
+    (24, "orchlog.read.formats.polygraphy"),
+    (25, "orchlog.read.formats.hf_debugger"),
+    (26, "orchlog.read.formats.msprobe"),
+    (30, "orchlog.read.formats.legacy_checkpoint"),
+    (31, "orchlog.read.formats.legacy_trace"),
+    (32, "orchlog.read.formats.legacy_logits"),
+    (40, "orchlog.read.formats.llama_debug_text"),
+    (41, "orchlog.read.formats.numerics_text"),
+    (90, "orchlog.read.formats.raw_logits"),
 ]
-_loaded = False
 
 
 def register(fmt: Format) -> None:
@@ -76,16 +78,22 @@ def register_records(
     register(Format(name, sniff, lambda path: Trace(str(path), name, records), priority, companions))
 
 
-def _load() -> None:
-    global _loaded
-    if not _loaded:
-        _loaded = True
-        for name in _MODULES:
-            importlib.import_module(name)
+def _by_priority() -> Iterator[Format]:
+    """Every format, lowest priority first (registration order among equals), importing each module only
+    when no format of a lower priority is left to ask."""
+    asked: set[str] = set()
+    for k, (_, module) in enumerate(_MODULES):
+        importlib.import_module(module)
+        below = _MODULES[k + 1][0] if k + 1 < len(_MODULES) else math.inf
+        for fmt in list(_FORMATS):
+            if fmt.priority < below and fmt.name not in asked:
+                asked.add(fmt.name)
+                yield fmt
 
 
 def formats() -> list[Format]:
-    _load()
+    for _, module in _MODULES:
+        importlib.import_module(module)
     return list(_FORMATS)
 
 
@@ -173,7 +181,7 @@ def read_head(path: Path, n: int = HEAD_BYTES) -> bytes:
 def detect(path: Path) -> Format:
     """The format of one file, by content; OrchlogError when nothing claims it."""
     head = read_head(path)
-    for fmt in formats():
+    for fmt in _by_priority():
         if fmt.sniff(path, head):
             return fmt
     if not head:
