@@ -55,4 +55,7 @@ TEST(GgmlNames, TheKvCacheIsKnownByItsNameAndSoIsWhatGgmlDerivesFromIt) {
     EXPECT_TRUE(d::is_kv_cache_name(name)) << name;
   for (const char* name : {"cache_k_l", "cache_k_lx", "cache_q_l0", "Kcur-0 (view)", "my_cache_k_l0", "", "k_cache"})
     EXPECT_FALSE(d::is_kv_cache_name(name)) << name;
+  EXPECT_EQ(d::kv_cache_kind("cache_k_l3 (view)"), 'k');
+  EXPECT_EQ(d::kv_cache_kind("cache_v_l0 (reshaped)"), 'v');
+  EXPECT_EQ(d::kv_cache_kind("cache_v_lx"), 0);
 }

@@ -245,8 +245,9 @@ def renumber(partial: PartialReport) -> None:
     heapq.heapify(f._kept)
     for s in f.tokens.values():
         s.last_order, s.last_pos = whole(0, s.last_order), whole(0, s.last_pos)
-        for deferred in {id(d): d for d in (s.suspect_at, s.fail_at) if d is not None}.values():
-            deferred.renumber(lambda v: whole(0, v))
+        for deferred in (s.suspect_at, s.fail_at):
+            if deferred is not None:  # one pair may be both: whole() leaves a place already whole as it is
+                deferred.renumber(lambda v: whole(0, v))
     for table in (f.growth_rows, f.heat, f.stages):
         if table is not None:
             for col in ("first_order", "worst_order", "worst_pos"):

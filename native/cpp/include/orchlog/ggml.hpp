@@ -182,7 +182,7 @@ class GraphLogger {
   void read_as(const struct ggml_tensor* t) {
     for (int i = 0; i < detail::kGgmlDims; ++i) ne_[i] = t->ne[i], nb_[i] = t->nb[i];
     const struct ggml_tensor* cache = t->view_src;
-    if (!cache || std::strncmp(cache->name, "cache_v_l", 9) != 0 || !detail::is_kv_cache_name(cache->name)) return;
+    if (!cache || detail::kv_cache_kind(cache->name) != 'v') return;
     const bool whole_column = t->ne[0] == 1 && t->view_offs == 0 && ggml_nelements(t) == ggml_nelements(cache) &&
                               t->nb[1] == t->nb[0] && cache->ne[2] == 1 && cache->ne[3] == 1;
     if (!whole_column) return;
@@ -201,10 +201,10 @@ class GraphLogger {
   int kv_cache_cut_dim(const struct ggml_tensor* t) {
     const struct ggml_tensor* cache = t->view_src ? t->view_src : t;
     if (!detail::is_kv_cache_name(cache->name)) return -1;
-    cache_cells_ = first_position_ + n_tokens_;
     const int d = detail::kv_cells_dim(ne_, nb_, cache->nb[1], cache->nb[0], cache->ne[1]);
-    return d >= 0 && cache_cells_ > 0 && ne_[d] > cache_cells_ ? d : -1;
+    return d >= 0 && cells_in_use() > 0 && ne_[d] > cells_in_use() ? d : -1;
   }
+  std::int64_t cells_in_use() const { return first_position_ + n_tokens_; }
 
   // How one record of the pending tensor is cut: along which ggml dimension (-1: whole), to how many cells.
   struct Cut {
@@ -213,7 +213,7 @@ class GraphLogger {
   };
   Cut cut_for_row(std::int64_t row) const {
     if (causal_cut_) return {0, kv_cells_for(row, ne_[0])};
-    if (cache_cut_dim_ >= 0) return {cache_cut_dim_, cache_cells_};
+    if (cache_cut_dim_ >= 0) return {cache_cut_dim_, cells_in_use()};
     return {};
   }
 
@@ -480,10 +480,9 @@ class GraphLogger {
   std::int64_t ne_[detail::kGgmlDims] = {};  // how its elements are read (read_as)
   std::size_t nb_[detail::kGgmlDims] = {};
 
-  bool causal_cut_ = false;       // the pending tensor's rows are cut to their causal KV window
-  int cache_cut_dim_ = -1;        // the pending KV-cache tensor is cut along this ggml dimension ...
-  std::int64_t cache_cells_ = 0;  // ... to this many cells
-  std::string kv_cells_text_;     // the meta "kv_cells" of the row being written
+  bool causal_cut_ = false;    // the pending tensor's rows are cut to their causal KV window
+  int cache_cut_dim_ = -1;     // the pending KV-cache tensor is cut along this ggml dimension to the cells in use
+  std::string kv_cells_text_;  // the meta "kv_cells" of the row being written
 
   std::vector<unsigned char> host_copy_;
   std::vector<unsigned char> row_;

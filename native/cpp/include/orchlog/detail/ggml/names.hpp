@@ -30,13 +30,16 @@ inline bool is_unnamed_graph_tensor(std::string_view name) {
 // "cache_k_l3", "cache_v_l0 (view)": llama.cpp's KV cache tensors (llama_kv_cache names them
 // cache_k_l<layer> and cache_v_l<layer>) and what ggml derives from them. Their cells are the
 // positions cached so far, never the tokens of the batch being evaluated.
-inline bool is_kv_cache_name(std::string_view name) {
+// kv_cache_kind says which: 'k', 'v', or 0 for any other name.
+inline char kv_cache_kind(std::string_view name) {
   const std::string_view core = name.substr(0, name.find(" ("));
-  if (core.size() <= 9 || (core.substr(0, 9) != "cache_k_l" && core.substr(0, 9) != "cache_v_l")) return false;
+  if (core.size() <= 9 || (core.substr(0, 9) != "cache_k_l" && core.substr(0, 9) != "cache_v_l")) return 0;
   for (char c : core.substr(9))
-    if (c < '0' || c > '9') return false;
-  return true;
+    if (c < '0' || c > '9') return 0;
+  return core[6];
 }
+
+inline bool is_kv_cache_name(std::string_view name) { return kv_cache_kind(name) != 0; }
 
 // "kq", "kq_scaled", "kq_soft_max", ...: llama.cpp's attention scores and probabilities (build_attn_mha),
 // [n_kv, n_tokens, n_head] with the KV cells innermost. Not "kqv" or "kqv_out", which are outputs.
