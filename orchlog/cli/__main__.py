@@ -1,5 +1,3 @@
-import sys
+from orchlog.cli import run
 
-from orchlog.cli import main
-
-sys.exit(main())
+run()
