@@ -258,14 +258,16 @@ def _compare_on_ray(args: argparse.Namespace, opts: CompareOptions) -> CompareRe
 
 
 def _run(args: argparse.Namespace) -> int:
+    from orchlog.cli.loading import loading_modules
     from orchlog.read.writers import LockTable
 
     locks = LockTable()  # read while the rest is imported
-    from orchlog.compare import LOGITS_NAMES, CompareOptions, compare
-    from orchlog.compare.pairing.keys import parse_key
-    from orchlog.progress import Progress
-    from orchlog.read.paths import open_trace
-    from orchlog.report import render
+    with loading_modules():
+        from orchlog.compare import LOGITS_NAMES, CompareOptions, compare
+        from orchlog.compare.pairing.keys import parse_key
+        from orchlog.progress import Progress
+        from orchlog.read.paths import open_trace
+        from orchlog.report import render
 
     if args.dump_all and not args.dump_raw:
         raise OrchlogError("--dump-all needs --dump-raw DIR")
