@@ -129,6 +129,8 @@ def _batches(trace: Trace, prepare: Prepare, stop: int | None) -> Iterator[Recor
         if stop is not None and len(batch) and int(batch.order[0]) > stop:
             break
         yield prepare(batch)
+        if stop is not None and len(batch) and int(batch.order[-1]) >= stop:
+            break  # asking for the next batch would read (a window of 16 MiB) past the last record needed
     flush = getattr(prepare, "flush", None)
     if flush is not None:
         yield flush()

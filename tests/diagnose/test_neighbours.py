@@ -106,3 +106,37 @@ def test_two_preparations_read_both_traces_at_once_and_one_shared_reads_them_in_
     assert one["most"] == 1  # a single (possibly stateful) preparation never runs twice at once
     for nb in (apart, in_turn):
         assert nb.a.offset.tolist() == plain.a.offset.tolist() and nb.b.offset.tolist() == plain.b.offset.tolist()
+
+
+def test_a_second_read_stops_with_the_batch_that_holds_its_last_needed_record(tmp_path, monkeypatch):
+    """The batch after it would only be read (a window, up to 16 MiB) to learn that it is not needed."""
+    import orchlog.diagnose.neighbours as neighbours
+
+    a, b = traces(tmp_path, missing_bias_from_layer(1), tokens=40)
+    drawn: list[list[int]] = []
+
+    def counting_open(path):
+        trace = open_trace(path)
+        read = trace.batches
+
+        def batches(rows):
+            seen: list[int] = []
+            drawn.append(seen)
+            for batch in read(rows=rows):
+                seen.append(int(batch.order[-1]))
+                yield batch
+
+        trace.batches = batches  # type: ignore[method-assign]
+        return trace
+
+    monkeypatch.setattr(neighbours, "open_trace", counting_open)
+    monkeypatch.setattr(neighbours, "READ_ROWS", 1)
+    target = Target("Qcur", 1, "add", 3, 0)
+    whole = gather(open_trace(a), open_trace(b), [target], window=1)
+    ends = drawn[0]
+    assert len(ends) > 2, "the trace reads in several batches"
+    stop = ends[1] - 1  # a record inside the second batch
+    drawn.clear()
+    cut = gather(open_trace(a), open_trace(b), [target], window=1, stop_after=(stop, stop))
+    assert [len(seen) for seen in drawn] == [2, 2]
+    assert cut.a.offset.tolist() == [o for o, k in zip(whole.a.offset.tolist(), whole.a.order.tolist()) if k <= stop]
