@@ -126,7 +126,7 @@ def test_a_second_read_stops_with_the_batch_that_holds_its_last_needed_record(tm
                 seen.append(int(batch.order[-1]))
                 yield batch
 
-        trace.batches = batches  # type: ignore[method-assign]
+        trace.batches = batches  # type: ignore[method-assign,assignment]
         return trace
 
     monkeypatch.setattr(neighbours, "open_trace", counting_open)
