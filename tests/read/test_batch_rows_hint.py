@@ -26,6 +26,21 @@ def test_a_small_first_batch_reads_a_small_part_of_the_file(tmp_path):
     assert trace.size is not None and trace.bytes_read < trace.size / 4
 
 
+def test_the_reads_grow_no_further_than_small_batches_need(tmp_path):
+    """Past the first reads, the reads of a caller that asked for small batches are sized by the frames seen:
+    512 records of 3.6 KB read about 2 MB, not the 5.3 MB of a read four times the last; so are the next."""
+    trace = open_trace(_trace(tmp_path))
+    assert trace.size is not None
+    frame = trace.size / 6000
+    batches = trace.batches(rows=512)
+    first = next(batches)
+    assert 512 <= len(first) <= 1.5 * 512
+    assert trace.bytes_read <= 1.5 * 512 * frame
+    second = next(batches)
+    assert len(second) <= 1.5 * 512
+    assert trace.bytes_read <= 3 * 512 * frame
+
+
 def test_every_record_still_arrives_once_in_order(tmp_path):
     path = _trace(tmp_path)
     for rows in (1, 100, 4096):
