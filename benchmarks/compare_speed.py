@@ -7,6 +7,7 @@
     .venv/bin/python benchmarks/compare_speed.py report --records 2000000  # --format html vs text
     .venv/bin/python benchmarks/compare_speed.py all --runs 5 --json out.json
     .venv/bin/python benchmarks/compare_speed.py rows --isa avx512,avx2    # and as a machine without AVX-512 runs
+    .venv/bin/python benchmarks/compare_speed.py rows --page-cache written # only the traces as the emitter wrote them
 
 Every case is a whole process (what a user waits for). The cases of one
 figure run in turn, --runs times (ABAB..., not AA..BB..), so that a burst of
@@ -93,29 +94,68 @@ def _per_isa(name: str, cmd: list[str], isas: list[str]) -> dict[str, Case]:
     return {(name if i == 0 else f"{name}@{isa}"): (cmd, ISA_CAPS[isa]) for i, isa in enumerate(isas)}
 
 
-def rows(work: Path, records: int, runs: int, isas: list[str]) -> dict[str, Any]:
+# How a trace's bytes lie in the page cache changes what `cat` costs by a factor of three, and orchlog's
+# time far less. Written record by record (what a compare right after the engine's run reads), the cache
+# holds the file in 4 KiB pages; written in large pieces (a trace copied in, or read back from disk), the
+# kernel may hold it in large folios (ext4 since Linux 6.16, XFS, tmpfs), each read from it a fraction of
+# the cost. Both states are measured; each says how fast a plain read of it ran.
+PAGE_CACHE_STATES = ("written", "copied")
+_PIECE = 16 << 20
+
+
+def _copied(src: Path) -> Path:
+    """A copy of src written in 16 MiB pieces, then read once (so that it is in the page cache)."""
+    dst = src.with_name(f"{src.stem}.copied{src.suffix}")
+    if not dst.exists() or dst.stat().st_size != src.stat().st_size:
+        with src.open("rb") as fin, dst.open("wb") as fout:
+            while piece := fin.read(_PIECE):
+                fout.write(piece)
+    _read_gbps(dst)
+    return dst
+
+
+def _read_gbps(path: Path) -> float:
+    """GB/s of reading the file from the page cache in 16 MiB preads (the best of three passes)."""
+    buf = bytearray(_PIECE)
+    best = float("inf")
+    with path.open("rb", buffering=0) as f:
+        for _ in range(3):
+            start, offset = time.perf_counter(), 0
+            while got := os.preadv(f.fileno(), [buf], offset):
+                offset += got
+            best = min(best, time.perf_counter() - start)
+    return path.stat().st_size / best / 1e9
+
+
+def rows(work: Path, records: int, runs: int, isas: list[str], states: list[str]) -> dict[str, Any]:
     from benchmarks.compare_traces import write_rows_pair
 
-    a, b = work / f"rows_{records}_a.bin", work / f"rows_{records}_b.bin"
-    if not (a.exists() and b.exists()):
-        write_rows_pair(a, b, records)
+    written = work / f"rows_{records}_a.bin", work / f"rows_{records}_b.bin"
+    if not all(p.exists() for p in written):
+        write_rows_pair(*written, records)
     script = work / "numpy_rows.py"
     script.write_text(NUMPY_ROWS)
     _byte_compiled()
-    cases = {
-        **_per_isa("orchlog", [*ORCHLOG, "compare", str(a), str(b), "-q"], isas),
-        "cat": ["sh", "-c", f"cat {a} {b} > /dev/null"],
-        "numpy": ([PY, str(script), str(a), str(b)], ISA_CAPS[isas[0]]),
-    }
-    res = interleaved(cases, runs)
-    return {
-        "records": records,
-        "trace_bytes": a.stat().st_size + b.stat().st_size,
-        **res,
-        "orchlog_vs_cat": _ratios(res, "orchlog", "cat"),
-        "orchlog_vs_numpy": _ratios(res, "orchlog", "numpy"),
-        **{f"orchlog@{isa}_vs_cat": _ratios(res, f"orchlog@{isa}", "cat") for isa in isas[1:]},
-    }
+    out: dict[str, Any] = {"records": records, "trace_bytes": sum(p.stat().st_size for p in written)}
+    for state in states:
+        a, b = written if state == "written" else (_copied(written[0]), _copied(written[1]))
+        cases = {
+            **_per_isa("orchlog", [*ORCHLOG, "compare", str(a), str(b), "-q"], isas),
+            "cat": ["sh", "-c", f"cat {a} {b} > /dev/null"],
+            "numpy": ([PY, str(script), str(a), str(b)], ISA_CAPS[isas[0]]),
+            # The floor of any Python tool: the interpreter starting and importing NumPy, reading nothing.
+            "import_numpy": [PY, "-c", "import numpy"],
+        }
+        res = interleaved(cases, runs)
+        out[state] = {
+            "page_cache_read_gbps": round(min(_read_gbps(a), _read_gbps(b)), 2),
+            **res,
+            "orchlog_vs_cat": _ratios(res, "orchlog", "cat"),
+            "orchlog_vs_numpy": _ratios(res, "orchlog", "numpy"),
+            "import_numpy_vs_cat": _ratios(res, "import_numpy", "cat"),
+            **{f"orchlog@{isa}_vs_cat": _ratios(res, f"orchlog@{isa}", "cat") for isa in isas[1:]},
+        }
+    return out
 
 
 def start(work: Path, runs: int, isas: list[str]) -> dict[str, Any]:
@@ -194,8 +234,18 @@ def main(argv: list[str] | None = None) -> int:
         help="comma-separated vector caps (avx512, avx2, baseline: orchlog's, NumPy's and glibc's kernels capped as on "
         "a machine without the wider ones); rows and start run orchlog once per cap in the same turns",
     )
+    p.add_argument(
+        "--page-cache",
+        default=",".join(PAGE_CACHE_STATES),
+        help="rows: the page-cache states to measure, comma-separated: written (the traces as the emitter wrote "
+        "them, record by record), copied (a copy written in 16 MiB pieces: as a trace copied in or read back "
+        "from disk lies in the cache where the kernel uses large folios)",
+    )
     args = p.parse_args(argv)
     isas = args.isa.split(",")
+    states = args.page_cache.split(",")
+    if not all(state in PAGE_CACHE_STATES for state in states):
+        p.error(f"--page-cache takes {', '.join(PAGE_CACHE_STATES)}")
     if not all(isa in ISA_CAPS for isa in isas):
         p.error(f"--isa takes {', '.join(ISA_CAPS)}")
     args.work.mkdir(parents=True, exist_ok=True)
@@ -207,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
     jobs: dict[str, Callable[[], dict[str, Any]]] = {
         "start": lambda: start(args.work, args.runs, isas),
         "p99": lambda: p99(args.mib, args.runs),
-        "rows": lambda: rows(args.work, args.records or 200_000, args.runs, isas),
+        "rows": lambda: rows(args.work, args.records or 200_000, args.runs, isas, states),
         "report": lambda: report(args.work, args.records or 2_000_000, args.runs),
     }
     for name, job in jobs.items():
