@@ -1,6 +1,7 @@
-"""orchlog.log while logging is off: it answers from the C++ logger's state byte, read in place, and
-falls through to the extension whenever the state is anything but off (not yet configured from the
-env, on, forked), so that nothing that should be written is missed."""
+"""orchlog.log while logging is off: it answers from the C++ logger's state byte, read in place (and,
+once it has seen it off, from a flag that repeats it), and falls through to the extension whenever the
+state is anything but off (not yet configured from the env, on, forked), so that nothing that should be
+written is missed."""
 
 from __future__ import annotations
 
@@ -63,3 +64,55 @@ def test_a_parquet_run_is_fed_while_the_native_logger_is_off(tmp_path):
     finally:
         emitter.close()
     assert [r.checkpoint for r in orchlog.open_trace(path)] == ["p"]
+
+
+class _Unread:
+    """A state byte that must not be looked at."""
+
+    def __getitem__(self, i: int) -> int:
+        raise AssertionError("log() read the state byte while it was known to be off")
+
+
+def test_once_logging_is_seen_off_log_answers_without_reading_the_state_byte(off, monkeypatch):
+    monkeypatch.setattr(emitter, "_STATE", _Unread())
+    for token in range(3):
+        assert orchlog.log("x", np.ones(4, dtype=np.float32), token) is False
+
+
+def test_a_stop_inside_the_extension_is_seen_and_later_calls_stay_out_of_it(tmp_path, monkeypatch):
+    path = tmp_path / "t.jsonl"
+    assert orchlog.configure(path=str(path), select="", mode="summary", on_nonfinite="stop")
+    try:
+        assert orchlog.log("fine", np.ones(4, dtype=np.float32), 0) is True
+        assert orchlog.log("nan", np.array([np.nan, 1.0], dtype=np.float32), 1) is True  # written, then stopped
+        assert orchlog.log("after", np.ones(4, dtype=np.float32), 2) is False  # the extension says off ...
+        assert emitter._seen_off  # ... and log() noted it
+        monkeypatch.setattr("orchlog._native.log", _never_called)
+        assert orchlog.log("later", np.ones(4, dtype=np.float32), 3) is False
+    finally:
+        monkeypatch.undo()
+        emitter.close()
+    assert [r.checkpoint for r in orchlog.open_trace(path)] == ["fine", "nan"]
+
+
+def _never_called(*args: object) -> bool:
+    raise AssertionError("log() called into the extension while logging was known to be off")
+
+
+class _TurnedOn:
+    """A state byte that reads off, then on: configure() turning logging on in another thread between the
+    flag's read and its write."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def __getitem__(self, i: int) -> int:
+        self.reads += 1
+        return emitter._STATE_OFF if self.reads == 1 else emitter._STATE_OFF + 1
+
+
+def test_a_run_started_between_the_read_and_the_write_of_the_flag_is_not_missed(monkeypatch):
+    monkeypatch.setattr(emitter, "_STATE", _TurnedOn())
+    monkeypatch.setattr(emitter, "_seen_off", False)
+    assert emitter._note_state() is False
+    assert emitter._seen_off is False
