@@ -61,9 +61,10 @@ _STATE = _native.state_view()
 _STATE_OFF = _native.STATE_OFF
 
 # Whether the state byte was last seen off. Reading the byte (a memoryview item) costs 30 ns, half a no-op
-# call (1.30-1.41x one in all); this flag costs nothing (0.8x). It only repeats what was read: the byte
+# call (1.30-1.41x one in all); this flag costs nothing (0.97x). It only repeats what was read: the byte
 # goes from off to on through configure() alone (a failed write, a stop, a fork only ever turn logging
-# off), and configure() clears the flag before the run starts and reads the byte once it is settled.
+# off, and the next call reads the byte), and configure() clears the flag before the run starts and reads
+# the byte once it is settled.
 _seen_off = False
 
 
@@ -111,8 +112,6 @@ def log(
     if parquet is not None:
         return parquet.log(checkpoint, array, positional, named, meta, dtype)
     logged: bool = _native.log(checkpoint, array, positional, named or None, meta, dtype)
-    if not logged:  # a failed write or a stop may have turned logging off
-        _note_state()
     return logged
 
 

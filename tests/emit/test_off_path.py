@@ -85,7 +85,7 @@ def test_a_stop_inside_the_extension_is_seen_and_later_calls_stay_out_of_it(tmp_
     try:
         assert orchlog.log("fine", np.ones(4, dtype=np.float32), 0) is True
         assert orchlog.log("nan", np.array([np.nan, 1.0], dtype=np.float32), 1) is True  # written, then stopped
-        assert orchlog.log("after", np.ones(4, dtype=np.float32), 2) is False  # the extension says off ...
+        assert orchlog.log("after", np.ones(4, dtype=np.float32), 2) is False  # the state byte says off ...
         assert emitter._seen_off  # ... and log() noted it
         monkeypatch.setattr("orchlog._native.log", _never_called)
         assert orchlog.log("later", np.ones(4, dtype=np.float32), 3) is False
