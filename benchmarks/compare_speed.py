@@ -13,7 +13,8 @@ Every case is a whole process (what a user waits for). The cases of one
 figure run in turn, --runs times (ABAB..., not AA..BB..), so that a burst of
 load on the shared machine hits both sides; each side's median is kept, and
 its CPU time (user + system of the process and its threads), which load
-disturbs far less than wall time. Traces are written once under --work.
+disturbs far less than wall time. Traces are written once under --work; `rows`
+keeps a copy of each beside it (`*.copied.bin`) for the copied page-cache state.
 """
 
 from __future__ import annotations
