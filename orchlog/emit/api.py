@@ -105,7 +105,8 @@ def log(
         raise TypeError(
             f"log() got an unexpected keyword argument {unknown} (named key parts: {', '.join(_NAMED_PARTS)})"
         )
-    if _parquet is None and (_seen_off or _note_state()):
+    # While logging is on, one read of the byte, as before the flag; the flag is noted when it reads off.
+    if _parquet is None and (_seen_off or (_STATE[0] == _STATE_OFF and _note_state())):
         return False
     positional = (token_idx, layer, stage, step)  # schema_gen.POSITIONAL_KEY_PARTS
     parquet = _current_parquet()
