@@ -71,9 +71,10 @@ def _cell(c: ColumnSpec, column: Any, i: int) -> Any:
     if c.kind == "text":
         return column[i]
     if c.kind == "floats":
-        return None if np.isnan(column[i]).all() else column[i].copy()
-    value = _none_or(column[i])
-    return value if value is None or c.kind == "int" else bool(value)
+        row = column[i]
+        return None if row[0] != row[0] and np.isnan(row).all() else row.copy()  # a first non-NaN settles it
+    value = column.item(i)  # a Python int, without a NumPy scalar on the way
+    return None if value == NONE else (value if c.kind == "int" else bool(value))
 
 
 def _objects(items: Iterable[Any]) -> np.ndarray:
@@ -206,10 +207,11 @@ class RecordBatch(RecordColumns):
         of the read window they lie in; a kept record would otherwise keep the whole window (16 MiB of a
         binary trace) from being reused, and one kept per token held every window of a run at once."""
         stats = None
-        if not (np.isnan(self.stats[i]).all() and self.counts[i, 0] == NONE):
-            floats: dict[str, Any] = {f: None if np.isnan(v) else float(v) for f, v in zip(STAT_FIELDS, self.stats[i])}
-            counts: dict[str, Any] = {f: int(max(v, 0)) for f, v in zip(COUNT_FIELDS, self.counts[i])}
-            stats = Stats(**floats, **counts)
+        floats, counts = self.stats[i].tolist(), self.counts[i].tolist()  # Python numbers: NaN is v != v
+        if counts[0] != NONE or any(v == v for v in floats):
+            said: dict[str, Any] = {f: None if v != v else v for f, v in zip(STAT_FIELDS, floats)}
+            said.update((f, max(v, 0)) for f, v in zip(COUNT_FIELDS, counts))
+            stats = Stats(**said)
         return TraceRecord(
             **{c.name: _cell(c, getattr(self, c.name), i) for c in COLUMNS},
             dtype=self.dtype[i],

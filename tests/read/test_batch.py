@@ -36,10 +36,34 @@ def _records():
     ]
 
 
+def _edge_records():
+    """Bools, shards, a sketch, stats partly unsaid: what the first records leave out."""
+    return [
+        *_records()[:2],
+        TraceRecord(
+            "mlp_out",
+            layer=0,
+            shard_axis=1,
+            shard_index=0,
+            num_shards=2,
+            shard_partial=True,
+            grafted=False,
+            numel=8,
+            values=np.array([0.5]),
+            stats=Stats(None, 2.0, None, 1.5, 2.0, 3, 0),  # some stats unsaid, the counts said
+            sketch=np.linspace(-1.0, 1.0, 64),
+        ),
+        TraceRecord("y", values=np.array([1.0]), sketch=np.r_[1.0, np.full(63, np.nan)]),  # a NaN past the first
+    ]
+
+
 def _same(r1: TraceRecord, r2: TraceRecord) -> None:
     d1, d2 = vars(r1).copy(), vars(r2).copy()
-    v1, v2 = d1.pop("values"), d2.pop("values")
-    np.testing.assert_array_equal(v1, v2)
+    for arrays in ("values", "sketch"):
+        v1, v2 = d1.pop(arrays), d2.pop(arrays)
+        assert (v1 is None) == (v2 is None)
+        if v1 is not None:
+            np.testing.assert_array_equal(v1, v2)
     for d in (d1, d2):
         d.pop("order")
     assert d1 == d2
@@ -51,6 +75,19 @@ def test_records_survive_a_round_trip_through_columns():
     assert len(batch) == 3
     for r, back in zip(recs, batch.records()):
         _same(back, r if r.location else TraceRecord(**{**vars(r), "location": Location("")}))
+
+
+def test_a_row_gives_back_python_numbers_and_none_where_unsaid():
+    recs = _edge_records()
+    rows = list(RecordBatch.from_records(recs).records())
+    for r, back in zip(recs[2:], rows[2:]):
+        _same(back, TraceRecord(**{**vars(r), "location": Location("")}))
+    assert type(rows[0].layer) is int and type(rows[0].seq) is int and rows[0].shard_partial is None
+    assert rows[2].shard_partial is True and rows[2].grafted is False and type(rows[2].shard_axis) is int
+    assert rows[1].stats is None and rows[1].sketch is None and rows[1].layer is None
+    stats = rows[2].stats
+    assert stats is not None and stats.min is None and type(stats.max) is float and type(stats.nan_count) is int
+    assert rows[3].sketch is not None and rows[3].sketch[0] == 1.0 and np.isnan(rows[3].sketch[1:]).all()
 
 
 def test_take_and_concat_keep_ragged_columns_aligned():
