@@ -88,8 +88,10 @@ if [ "$(cat "$stamp_file" 2>/dev/null)" != "$stamp_now" ] || ! $PY -c 'import or
   fi
   $PY -m pip install -q --upgrade pip >/dev/null
   # Build requirements are installed into the venv so that rebuilds are
-  # incremental (no isolated build env) and reuse .cache/skbuild.
-  $PY -m pip install -q "scikit-build-core>=0.10" "pybind11>=2.12" "cmake>=3.18" ninja
+  # incremental (no isolated build env) and reuse .cache/skbuild. Each is held
+  # below its next major version: a fresh machine gets what the suite last
+  # passed with, not a release that changed the build's rules the day before.
+  $PY -m pip install -q "scikit-build-core>=0.10,<2" "pybind11>=2.12,<4" "cmake>=3.18,<5" "ninja<2"
   $PY -m pip install -q --no-build-isolation -e ".[test,e2e,codegen,lint,ray,tools]"
   echo "$stamp_now" > "$stamp_file"
 fi
