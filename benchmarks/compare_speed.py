@@ -132,10 +132,10 @@ def _as_written(path: Path, records: int) -> None:
     """The trace written again as the emitter writes it, a record's bytes at a time (from its copy, the same
     bytes), then synced: the page cache then holds it as it holds a trace an engine just wrote, whatever
     became of its pages since (evicted and read back from disk, they would lie in large folios, as in the
-    copied state: the 200,000-row pair read 9.3 GB/s as written, 13.1 GB/s an hour of other work later)."""
+    copied state: the 200,000-row pair read 9.3 GB/s as written, 13.1 GB/s a day of other work later)."""
     source = _copied(path)
     piece = max(path.stat().st_size // records, 1)
-    fresh = path.with_name(f"{path.name}.rewriting")  # renamed over the trace once whole: an interrupted run leaves it
+    fresh = path.with_name(f"{path.name}.rewriting")  # renamed over the trace once whole, never half written
     with source.open("rb") as fin, fresh.open("wb", buffering=0) as fout:
         while chunk := fin.read(piece):
             fout.write(chunk)
