@@ -103,7 +103,7 @@ ASAN_PYTHON_TESTS=(
   tests/read/formats/test_orchlog_frames_native.py tests/read/formats/test_orchlog_frames_hostile.py
   tests/read/formats/test_orchlog_frames.py tests/read/formats/test_orchlog_jsonl_columns.py
   tests/read/formats/test_orchlog_jsonl.py tests/read/formats/test_gzip_cut_short.py
-  tests/read/test_validate_integrity.py tests/test_kernels.py
+  tests/read/test_validate_integrity.py tests/read/test_readahead.py tests/test_kernels.py
   tests/native/test_native_module.py tests/native/test_emitter_conformance.py tests/native/test_blake3_random.py
   tests/emit
   tests/fuzz/test_mutants.py tests/fuzz/test_regressions.py tests/fuzz/test_properties.py

@@ -258,10 +258,21 @@ def _compare_on_ray(args: argparse.Namespace, opts: CompareOptions) -> CompareRe
 
 
 def _run(args: argparse.Namespace) -> int:
-    from orchlog.cli.loading import loading_modules
+    from orchlog.read import readahead
     from orchlog.read.writers import LockTable
 
     locks = LockTable()  # read while the rest is imported
+    if args.executor[0] != "ray":  # on Ray the workers read the traces
+        readahead.start([args.a, args.b])  # so are the traces' first windows, on the core the imports leave
+    try:
+        return _compare(args, locks)
+    finally:
+        readahead.finish()  # what the readers did not take (the command stopped early) is freed
+
+
+def _compare(args: argparse.Namespace, locks: LockTable) -> int:
+    from orchlog.cli.loading import loading_modules
+
     with loading_modules():
         from orchlog.compare import LOGITS_NAMES, CompareOptions, compare
         from orchlog.compare.pairing.keys import parse_key

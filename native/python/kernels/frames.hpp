@@ -234,56 +234,77 @@ inline bool skip_trail(MsgReader& r, uint32_t n) {
   return true;
 }
 
-py::dict decode_frames(py::buffer buf, int64_t base, uint32_t inline_max, uint32_t trail_in) {
-  py::buffer_info info = buf.request();
-  const auto* chunk = static_cast<const unsigned char*>(info.ptr);
-  const size_t size = size_t(info.size * info.itemsize);
-  FrameColumns c;
+// What decode_frames found in one window: its columns, and where and why it stopped.
+struct FrameWindow {
+  FrameColumns columns;
   int stop = kStopEnd;
-  int64_t next = base + int64_t(size);
-  uint32_t trail = 0;
-  {
-    py::gil_scoped_release nogil;
-    size_t pos = 0;
-    if (trail_in) {
-      MsgReader r(chunk, chunk + size);
-      if (!skip_trail(r, trail_in)) {
-        stop = r.miss == Miss::kMore ? kStopMore : kStopOther;
-        next = base, pos = size;
-        if (stop == kStopMore) trail = trail_in;  // still to skip, from a larger window
-      } else {
-        pos = size_t(r.pos() - chunk);
-      }
+  int64_t next = 0;    // the file offset to go on from
+  uint32_t trail = 0;  // key-value pairs of a frame after its tensor bytes, at `next`
+};
+
+// The record frames of `size` bytes at file offset `base`; touches no Python object (so it runs without
+// the GIL, and on the read-ahead's own thread, readahead.hpp).
+inline FrameWindow decode_window(const unsigned char* chunk, size_t size, int64_t base, uint32_t inline_max,
+                                 uint32_t trail_in) {
+  FrameWindow w;
+  FrameColumns& c = w.columns;
+  w.next = base + int64_t(size);
+  size_t pos = 0;
+  if (trail_in) {
+    MsgReader r(chunk, chunk + size);
+    if (!skip_trail(r, trail_in)) {
+      w.stop = r.miss == Miss::kMore ? kStopMore : kStopOther;
+      w.next = base;
+      if (w.stop == kStopMore) w.trail = trail_in;  // still to skip, from a larger window
+      return w;
     }
-    while (pos < size) {
-      MsgReader r(chunk + pos, chunk + size);
-      if (!parse_frame(r, chunk, base, inline_max, c, trail)) {
-        stop = r.miss == Miss::kMore ? kStopMore : kStopOther;
-        next = base + int64_t(pos);
-        break;
-      }
-      c.offset.back() = base + int64_t(pos);
-      const int64_t data_end = c.data_len.back() >= 0 ? c.data_pos.back() + c.data_len.back() : 0;
-      if (data_end > base + int64_t(size)) {  // tensor bytes past the chunk: the caller moves on past them
-        stop = kStopSkip, next = data_end;
-        break;
-      }
-      const size_t frame_start = pos;
-      pos = size_t(r.pos() - chunk);
-      if (data_end > 0) pos = std::max(pos, size_t(data_end - base));
-      if (c.offset.size() == 1) reserve_like_first(c, size - frame_start, pos - frame_start);
-      prefetch_header(chunk, size, pos + (pos - frame_start));
-    }
+    pos = size_t(r.pos() - chunk);
   }
+  while (pos < size) {
+    MsgReader r(chunk + pos, chunk + size);
+    if (!parse_frame(r, chunk, base, inline_max, c, w.trail)) {
+      w.stop = r.miss == Miss::kMore ? kStopMore : kStopOther;
+      w.next = base + int64_t(pos);
+      break;
+    }
+    c.offset.back() = base + int64_t(pos);
+    const int64_t data_end = c.data_len.back() >= 0 ? c.data_pos.back() + c.data_len.back() : 0;
+    if (data_end > base + int64_t(size)) {  // tensor bytes past the chunk: the caller moves on past them
+      w.stop = kStopSkip, w.next = data_end;
+      break;
+    }
+    const size_t frame_start = pos;
+    pos = size_t(r.pos() - chunk);
+    if (data_end > 0) pos = std::max(pos, size_t(data_end - base));
+    if (c.offset.size() == 1) reserve_like_first(c, size - frame_start, pos - frame_start);
+    prefetch_header(chunk, size, pos + (pos - frame_start));
+  }
+  return w;
+}
+
+inline py::dict frame_window_dict(FrameWindow&& w) {
+  FrameColumns& c = w.columns;
   py::dict d;
-  d["stop"] = stop;
-  d["next"] = next;
-  d["trail"] = trail;  // key-value pairs of a frame after its tensor bytes, at `next`
+  d["stop"] = w.stop;
+  d["next"] = w.next;
+  d["trail"] = w.trail;
   d["offset"] = to_array(std::move(c.offset));
   d["data_pos"] = to_array(std::move(c.data_pos)), d["data_len"] = to_array(std::move(c.data_len));
   d["meta_spans"] = to_array(std::move(c.meta_spans));
   columns_into(std::move(c), d);  // the columns a JSONL line fills too, by the schema's layout
   return d;
+}
+
+py::dict decode_frames(py::buffer buf, int64_t base, uint32_t inline_max, uint32_t trail_in) {
+  py::buffer_info info = buf.request();
+  const auto* chunk = static_cast<const unsigned char*>(info.ptr);
+  const size_t size = size_t(info.size * info.itemsize);
+  FrameWindow w;
+  {
+    py::gil_scoped_release nogil;
+    w = decode_window(chunk, size, base, inline_max, trail_in);
+  }
+  return frame_window_dict(std::move(w));
 }
 
 }  // namespace orchlog_kernels

@@ -19,6 +19,9 @@
 //   parse_orchlog_jsonl(buf, first_line)
 //                               canonical orchlog JSONL lines -> columns; lines
 //                               it does not recognise are handed back to Python
+//   ReadAhead(paths, window, windows_each, inline_max)
+//                               the first windows of binary traces read and decoded
+//                               on a thread of their own, while the command imports
 //   crc32c(buf, crc=0)          CRC-32C of a buffer (binary frames' checksum)
 //   is_none(column)             which elements of a 1-D object array are None
 //
@@ -27,6 +30,7 @@
 #include "frames.hpp"
 #include "is_none.hpp"
 #include "jsonl_columns.hpp"
+#include "readahead.hpp"
 #include "sketch_sums.hpp"
 #include "tensor_diffs.hpp"
 
@@ -54,6 +58,19 @@ PYBIND11_MODULE(_kernels, m) {
         py::arg("values_b"), py::arg("offsets_b"), py::arg("rows_b"));
   m.def("sketch_sums", &sketch_sums, py::arg("sketch_a"), py::arg("rows_a"), py::arg("sketch_b"), py::arg("rows_b"));
   m.def("decode_frames", &decode_frames, py::arg("buf"), py::arg("base"), py::arg("inline_max"), py::arg("trail") = 0);
+  py::class_<ReadAhead>(m, "ReadAhead")
+      .def(py::init([](const py::sequence& paths, size_t window, size_t windows_each, uint32_t inline_max) {
+             std::vector<std::string> files;
+             for (const py::handle path : paths) files.push_back(py::cast<std::string>(path));  // bytes: os.fsencode
+             return std::make_unique<ReadAhead>(files, window, windows_each, inline_max);
+           }),
+           py::arg("paths"), py::arg("window"), py::arg("windows_each"), py::arg("inline_max"))
+      .def("identity", &ReadAhead::identity, py::arg("file"))
+      .def("take", &ReadAhead::take, py::arg("file"), py::arg("pos"), py::arg("trail"))
+      .def("taken", &ReadAhead::taken, py::arg("file"))
+      .def("ready", &ReadAhead::ready, py::arg("file"))
+      .def("wait", &ReadAhead::wait, py::call_guard<py::gil_scoped_release>())
+      .def("finish", &ReadAhead::finish, py::call_guard<py::gil_scoped_release>());
   m.def("tensor_diffs", &tensor_diffs, py::arg("bufs_a"), py::arg("start_a"), py::arg("count_a"), py::arg("code_a"),
         py::arg("bufs_b"), py::arg("start_b"), py::arg("count_b"), py::arg("code_b"), py::arg("p99") = true);
 }

@@ -26,10 +26,11 @@ import numpy as np
 
 from orchlog import kernels
 from orchlog.kernels import crc32c
-from orchlog.read import fields
+from orchlog.read import fields, readahead
 from orchlog.read.batch import NONE, InlineBytes, RecordBatch
 from orchlog.read.formats import Format, disk_position, is_gzip, open_binary, register
 from orchlog.read.formats.orchlog_jsonl import batch_from_columns, keep_header, record_from
+from orchlog.read.readahead import MAP_FROM, WINDOW
 from orchlog.read.trace import Location, Trace, TraceRecord
 
 HEADER_MARK = b"\xa7orchlog"
@@ -41,7 +42,6 @@ _MAP_STARTS = {0xDE, 0xDF} | set(range(0x80, 0x90))
 _RESYNC_CHUNK = 1 << 20
 _PIECE = 1 << 20  # gzip streams are read at most this much at a time where a length comes from the input
 MAX_DEPTH = 32  # orchlog writes maps two deep (a record, its stats or meta); a header's config a few more
-MAP_FROM = 1 << 20  # tensors of at least this many bytes are memory-mapped instead of read
 _POPULATE = getattr(mmap, "MAP_POPULATE", 0)  # Linux: map every page up front instead of faulting one by one
 
 
@@ -440,7 +440,6 @@ class _FrameCheck:
         return None
 
 
-WINDOW = 16 << 20  # bytes read and decoded at a time: a batch of records
 _AFTER_SKIP = 64 << 10  # the read after skipping a large tensor: the next frame is likely large too
 _BATCH_ROWS = 4096  # small batches (frames of large tensors) are gathered up to this many rows
 
@@ -529,9 +528,13 @@ class _Windows:
             if sys.getrefcount(buf) <= 3:  # the pool's list, this loop's name and the call's argument
                 return buf[:want]
         buf = np.empty(WINDOW, dtype=np.uint8)
-        if len(self.pool) < self.keep:
-            self.pool.append(buf)
+        self.adopt(buf)
         return buf[:want]
+
+    def adopt(self, buf: np.ndarray) -> None:
+        """Keep `buf` (a whole window, from here or read ahead) for reuse, if the pool has room."""
+        if len(self.pool) < self.keep and len(buf) == WINDOW:
+            self.pool.append(buf)
 
 
 def _grown(read_size: int, decoded: int, frames: int, rows_to_go: int | None) -> int:
@@ -555,15 +558,21 @@ def _native_batches(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes, r
     windows = _Windows()
     batch_rows = min(rows, _BATCH_ROWS)
     sized = rows < _BATCH_ROWS  # small batches asked for: reads sized by them (the walk's stay whole windows)
+    ahead = None if sized else readahead.claim(fd)  # a peek at the first records leaves it to the walk
     while True:
         size = os.fstat(fd).st_size
         if pos >= size:
             break
-        want = min(read_size, size - pos)
-        chunk = windows.get(want)
-        got = _preadinto(fd, pos, chunk.data)
-        chunk = chunk[:got]
-        cols = kernels.decode_frames(chunk, pos, MAP_FROM, trail)
+        if ahead is not None and (taken := ahead(pos, trail)) is not None:
+            chunk, got, cols = taken
+            windows.adopt(chunk)
+            chunk, read_size = chunk[:got], got
+        else:
+            want = min(read_size, size - pos)
+            chunk = windows.get(want)
+            got = _preadinto(fd, pos, chunk.data)
+            chunk = chunk[:got]
+            cols = kernels.decode_frames(chunk, pos, MAP_FROM, trail)
         stop, nxt, trail = int(cols["stop"]), int(cols["next"]), int(cols["trail"])
         if cols["n"]:
             batch = _frames_batch(cols, chunk, pos, trace, tensors)

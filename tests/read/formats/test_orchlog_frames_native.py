@@ -12,6 +12,7 @@ import pytest
 from orchlog import kernels, schema_gen
 from orchlog.encoding import floats
 from orchlog.encoding.record import RecordInput, encode_header, encode_record
+from orchlog.read import readahead
 from orchlog.read.formats import orchlog_frames
 from orchlog.read.formats.orchlog_frames import open_frames
 from tests.conftest import load_vectors
@@ -170,7 +171,7 @@ def test_the_native_decoder_takes_every_vector_frame_itself_and_fills_every_sche
     (or at its default) where a vector sets it, and f32_all_fields sets every one; a frame the decoder
     could not take would stop it (and go to Python) before the last case."""
     cases, frames = _vector_frames()
-    cols = kernels.decode_frames(np.frombuffer(frames, dtype=np.uint8), 0, orchlog_frames.MAP_FROM)
+    cols = kernels.decode_frames(np.frombuffer(frames, dtype=np.uint8), 0, readahead.MAP_FROM)
     assert (cols["stop"], cols["n"]) == (kernels.FRAMES_END, len(cases))
     for row, case in enumerate(cases):
         line = json.loads(case["expected"]["jsonl"])

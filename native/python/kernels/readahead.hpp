@@ -1,0 +1,241 @@
+// orchlog._kernels: a command's binary traces read and decoded ahead, on a thread of its own.
+// Included once, by module.cpp: the kernels build as one translation unit.
+//
+// A compare spends its first 0.1 s importing NumPy and its own modules on one core while the other
+// has nothing to do; reading and decoding the first windows of both traces is work the readers would
+// do later with both cores busy (docs/compare.md). ReadAhead does it in that time: one thread (so
+// the imports keep a core to themselves) reads up to `windows_each` windows of each file, in turn,
+// and decodes each with decode_window, without the GIL or any Python object. The reader of a trace
+// (orchlog/read/formats/orchlog_frames.py) asks `take(file, pos, trail)` for the window it is about
+// to read: it gets that window's bytes and columns when the read-ahead read exactly there, and
+// reads for itself otherwise, so what it reads never depends on what was read ahead. The first
+// `take` stops the thread after the window it has in hand: from then on the readers' own threads
+// have the cores.
+#pragma once
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "frames.hpp"
+
+namespace orchlog_kernels {
+
+class ReadAhead {
+ public:
+  ReadAhead(const std::vector<std::string>& paths, size_t window, size_t windows_each, uint32_t inline_max)
+      : window_(window), windows_each_(windows_each), inline_max_(inline_max), files_(paths.size()) {
+    for (size_t i = 0; i < paths.size(); ++i) open_file(files_[i], paths[i]);
+    try {
+      thread_ = std::thread([this] { run(); });
+    } catch (const std::system_error&) {  // no thread to be had: nothing is read ahead
+    }
+  }
+  ReadAhead(const ReadAhead&) = delete;
+  ReadAhead& operator=(const ReadAhead&) = delete;
+  ~ReadAhead() {
+    finish();
+    for (File& f : files_) {
+      if (f.fd >= 0) ::close(f.fd);
+    }
+  }
+
+  // (st_dev, st_ino) of the file read ahead as `file`, or None when it is not (not a regular file,
+  // not an orchlog binary stream, unreadable): a reader matches its own open file by them.
+  py::object identity(size_t file) const {
+    const File& f = files_.at(file);
+    if (f.fd < 0) return py::none();
+    return py::make_tuple(uint64_t(f.dev), uint64_t(f.ino));
+  }
+
+  // The window read ahead at `pos` (with `trail` key-value pairs to skip first) as (buffer, bytes,
+  // columns), or None. Windows read ahead of an earlier position are dropped: the reader has gone past.
+  py::object take(size_t file, int64_t pos, uint32_t trail) {
+    Window w;
+    {
+      std::lock_guard<std::mutex> hold(mu_);
+      stopping_ = true;
+      std::deque<Window>& ready = files_.at(file).ready;
+      while (!ready.empty() && ready.front().pos < pos) ready.pop_front();
+      if (ready.empty() || ready.front().pos != pos || ready.front().trail != trail) return py::none();
+      w = std::move(ready.front());
+      ready.pop_front();
+      ++files_[file].taken;
+    }
+    const size_t capacity = w.capacity;
+    unsigned char* bytes = w.bytes.release();
+    py::capsule owner(bytes, [](void* p) { std::free(p); });
+    py::array_t<uint8_t> buffer({py::ssize_t(capacity)}, {py::ssize_t(1)}, bytes, owner);
+    return py::make_tuple(buffer, w.got, frame_window_dict(std::move(w.decoded)));
+  }
+
+  // How many windows of `file` were handed to its reader (the tests check the read-ahead is used).
+  size_t taken(size_t file) {
+    std::lock_guard<std::mutex> hold(mu_);
+    return files_.at(file).taken;
+  }
+
+  // How many windows of `file` wait to be taken.
+  size_t ready(size_t file) {
+    std::lock_guard<std::mutex> hold(mu_);
+    return files_.at(file).ready.size();
+  }
+
+  // Wait until the thread has read all it will. It takes no Python object, so waiting with or without
+  // the GIL is safe.
+  void wait() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+  // Stop reading ahead (after the window in hand) and wait for the thread.
+  void finish() {
+    {
+      std::lock_guard<std::mutex> hold(mu_);
+      stopping_ = true;
+    }
+    wait();
+  }
+
+ private:
+  struct Free {
+    void operator()(unsigned char* p) const { std::free(p); }
+  };
+  struct Window {
+    int64_t pos = 0;
+    uint32_t trail = 0;
+    std::unique_ptr<unsigned char, Free> bytes;
+    size_t capacity = 0, got = 0;
+    FrameWindow decoded;
+  };
+  struct File {
+    int fd = -1;
+    dev_t dev = 0;
+    ino_t ino = 0;
+    bool started = false, done = false;
+    int64_t pos = 0;
+    uint32_t trail = 0;
+    size_t made = 0, taken = 0;
+    std::deque<Window> ready;
+  };
+
+  static void open_file(File& f, const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);  // a FIFO must not block
+    struct stat st;
+    if (fd < 0) return;
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return;
+    }
+    f.fd = fd, f.dev = st.st_dev, f.ino = st.st_ino;
+  }
+
+  // Up to `want` bytes at `pos`; fewer at the end of the file or on an error (the reader reports it).
+  static size_t read_at(int fd, unsigned char* into, size_t want, int64_t pos) {
+    size_t done = 0;
+    while (done < want) {
+      const ssize_t got = ::pread(fd, into + done, want - done, off_t(pos + int64_t(done)));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) break;
+      done += size_t(got);
+    }
+    return done;
+  }
+
+  // A window's buffer, huge pages asked for as NumPy asks for them for arrays this large, its pages
+  // touched before the read. Left to the read, they are faulted in while the kernel copies the file,
+  // and while the command's imports map memory on the other core a 16 MiB read then took 35-40 ms
+  // instead of 2.5 (the thread's CPU for the 50,000-row pair's 12 windows: 130-240 ms; touched, 70 ms).
+  static unsigned char* allocate(size_t capacity) {
+    constexpr size_t kHuge = 2u << 20, kPage = 4u << 10;
+    const size_t rounded = (capacity + kHuge - 1) / kHuge * kHuge;
+    auto* p = static_cast<unsigned char*>(std::aligned_alloc(kHuge, rounded));
+    if (p == nullptr) return nullptr;
+#ifdef MADV_HUGEPAGE
+    if (capacity >= (4u << 20)) ::madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+    for (size_t at = 0; at < capacity; at += kPage) p[at] = 0;
+    return p;
+  }
+
+  // Where the first record frame is: after the run header, or at 0 in a stream that starts with
+  // records. Anything else is not read ahead (the reader sees it for itself).
+  bool find_start(File& f) {
+    constexpr size_t kProbe = 64u << 10;
+    static constexpr char kHeader[] = "\xa7orchlog";
+    static constexpr char kRecord[] = "\xaa" "checkpoint";
+    std::vector<unsigned char> probe(kProbe);
+    const size_t got = read_at(f.fd, probe.data(), kProbe, 0);
+    if (got < 1) return false;
+    const unsigned char t = probe[0];
+    const size_t keys = (t >= 0x80 && t <= 0x8F) ? 1 : t == 0xDE ? 3 : t == 0xDF ? 5 : 0;
+    const auto starts = [&](const char* mark, size_t n) {
+      return keys && got >= keys + n && std::memcmp(probe.data() + keys, mark, n) == 0;
+    };
+    if (starts(kRecord, sizeof kRecord - 1)) return f.pos = 0, true;
+    if (!starts(kHeader, sizeof kHeader - 1)) return false;
+    MsgReader r(probe.data(), probe.data() + got);
+    if (!r.skip()) return false;  // a header longer than the probe: rare enough to leave to the reader
+    f.pos = int64_t(r.pos() - probe.data());
+    return true;
+  }
+
+  // Read and decode the next window of `f`; false when there is nothing more to read ahead in it.
+  bool step(File& f) {
+    if (!f.started) {
+      f.started = true;
+      if (!find_start(f)) return false;
+    }
+    struct stat st;
+    if (::fstat(f.fd, &st) != 0 || st.st_size <= f.pos) return false;
+    Window w;
+    w.pos = f.pos, w.trail = f.trail;
+    w.capacity = std::min<size_t>(window_, size_t(st.st_size - f.pos));  // a small trace: no more than it holds
+    w.bytes.reset(allocate(w.capacity));
+    if (!w.bytes) return false;
+    w.got = read_at(f.fd, w.bytes.get(), w.capacity, f.pos);
+    if (w.got == 0) return false;
+    w.decoded = decode_window(w.bytes.get(), w.got, f.pos, inline_max_, f.trail);
+    const int stop = w.decoded.stop;
+    const bool goes_on = stop == kStopEnd || (stop == kStopMore && w.decoded.next > f.pos);
+    f.pos = w.decoded.next, f.trail = w.decoded.trail;
+    std::lock_guard<std::mutex> hold(mu_);
+    f.ready.push_back(std::move(w));
+    return goes_on && ++f.made < windows_each_;
+  }
+
+  void run() {
+    pthread_setname_np(pthread_self(), "orchlog-ahead");  // what top and py-spy show
+    for (;;) {
+      File* next = nullptr;
+      {
+        std::lock_guard<std::mutex> hold(mu_);
+        if (stopping_) return;
+        for (File& f : files_) {  // the file with the fewest windows read ahead: both move on together
+          if (f.fd >= 0 && !f.done && (next == nullptr || f.made < next->made)) next = &f;
+        }
+      }
+      if (next == nullptr) return;
+      if (!step(*next)) next->done = true;
+    }
+  }
+
+  const size_t window_, windows_each_;
+  const uint32_t inline_max_;
+  std::vector<File> files_;
+  std::mutex mu_;
+  bool stopping_ = false;  // a reader has taken over, or the command is done
+  std::thread thread_;
+};
+
+}  // namespace orchlog_kernels

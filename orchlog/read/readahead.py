@@ -1,0 +1,84 @@
+"""Read a command's binary traces ahead while it is still importing.
+
+    readahead.start([path_a, path_b])   # first thing in `orchlog compare`: no NumPy needed
+    ...                                 # the imports, on one core; the other reads and decodes
+    take = readahead.claim(fd)          # the trace's reader, on the file it opened: None or a function
+    window = take(pos, trail)           # None, or (buffer, bytes read, decode_frames' columns)
+
+A compare of two 200 MB traces spends its first 0.1 s importing NumPy and its own modules on one core;
+the first windows of both traces are read and decoded on the other in that time by a native thread
+(native/python/kernels/readahead.hpp), instead of later, when the walk keeps both cores busy. A reader
+takes a window only where it would have read one itself (the same offset and frame state), so what it
+reads does not depend on the read-ahead; it matches its file by device and inode, so a trace replaced
+in between is read afresh. The first window taken stops the thread: memory stays bounded by the windows
+read ahead, the same number the reader's own pool holds. This module imports neither NumPy nor the
+readers, so that starting costs the command nothing.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+from collections.abc import Callable, Iterable
+from typing import Any
+
+WINDOW = 16 << 20  # bytes the binary reader reads and decodes at a time (orchlog/read/formats/orchlog_frames.py)
+MAP_FROM = 1 << 20  # tensors of at least this many bytes are memory-mapped instead of read
+AHEAD = 6  # windows read ahead of each file: what the reader's pool of windows holds
+
+# (st_dev, st_ino) -> (the native read-ahead, its index for the file); a reader's claim removes its file.
+_started: dict[tuple[int, int], tuple[Any, int]] = {}
+_all: list[Any] = []
+_forked_away: list[Any] = []  # a forked child's copies: never finished (their thread is the parent's)
+
+
+def start(paths: Iterable[str | os.PathLike[str]], window: int = WINDOW, ahead: int = AHEAD) -> None:
+    """Begin reading ahead the regular files among `paths` that are orchlog binary streams (the native
+    side checks the first bytes); a path that is anything else, or no native extension, reads nothing."""
+    try:
+        from orchlog import _kernels
+    except ImportError:
+        return
+    files = [os.fsencode(p) for p in paths]
+    if not files:
+        return
+    reader = _kernels.ReadAhead(files, window, ahead, MAP_FROM)
+    _all.append(reader)
+    for i in range(len(files)):
+        if (identity := reader.identity(i)) is not None:
+            _started.setdefault(identity, (reader, i))
+
+
+def claim(fd: int) -> Callable[[int, int], tuple[Any, int, dict[str, Any]] | None] | None:
+    """The read-ahead of the file open as `fd`, for the one reader that reads it through: a function of
+    (offset, trail) that returns the window read there, or None; None when nothing was read ahead."""
+    if not _started:
+        return None
+    try:
+        st = os.fstat(fd)
+    except OSError:
+        return None
+    found = _started.pop((st.st_dev, st.st_ino), None)
+    if found is None:
+        return None
+    reader, i = found
+    return lambda pos, trail: reader.take(i, pos, trail)
+
+
+def finish() -> None:
+    """Stop every read-ahead and free what no reader took (at exit, and in the tests)."""
+    _started.clear()
+    while _all:
+        _all.pop().finish()
+
+
+def _forget() -> None:
+    # A child process has none of the parent's threads: nothing is read ahead for it, and the objects
+    # it inherited are kept, never stopped, since stopping one would wait for a thread it does not have.
+    _started.clear()
+    _forked_away.extend(_all)
+    _all.clear()
+
+
+atexit.register(finish)
+os.register_at_fork(after_in_child=_forget)

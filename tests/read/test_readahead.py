@@ -1,0 +1,164 @@
+"""readahead: a trace read through windows read ahead is read exactly as without them, problems included;
+the windows are used where they fit, and anything that is not a binary trace is left alone."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from orchlog import kernels, schema_gen
+from orchlog.read import readahead
+from orchlog.read.formats.orchlog_frames import open_frames
+from tests.read.formats.test_orchlog_frames_native import _random_trace, _value
+
+pytestmark = pytest.mark.skipif(not kernels.NATIVE, reason="the native kernels are not built")
+
+SMALL = 4096  # a window of a few frames, so that a trace of a few hundred records takes many
+
+
+@pytest.fixture(autouse=True)
+def _nothing_left_over() -> Iterator[None]:
+    readahead.finish()
+    yield
+    readahead.finish()
+
+
+def _read(path: Path) -> tuple[list[tuple[object, ...]], list[tuple[str, str, bool]], list[dict[str, object]]]:
+    """What the compare's walk reads of a trace: its batches (no rows hint), every field of every record."""
+    trace = open_frames(path)
+    rows = []
+    for batch in trace.batches():
+        for r in batch.records():
+            raw = r.raw_bytes()
+            rows.append(
+                (
+                    *(_value(r, c) for c in schema_gen.COLUMNS),
+                    r.dtype, r.shape, r.numel, None if r.values is None else r.values.tobytes(), repr(r.stats),
+                    r.blake3, r.meta, str(r.location), r.order, None if raw is None else bytes(raw),
+                )
+            )  # fmt: skip
+    return rows, [(str(d.location), d.message, d.fatal) for d in trace.diagnostics], trace.headers
+
+
+def _taken(path: Path, ahead: int = 64) -> tuple[tuple[object, ...], int]:
+    """What the walk reads with `path` read ahead in small windows, and how many it took."""
+    readahead.start([path], window=SMALL, ahead=ahead)
+    reader, _ = next(iter(readahead._started.values()))
+    reader.wait()  # all read ahead, as when a compare's imports end
+    read = _read(path)
+    return read, reader.taken(0)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_trace_read_ahead_reads_as_without_and_its_windows_are_taken(tmp_path, seed):
+    path = tmp_path / "t.bin"
+    path.write_bytes(_random_trace(np.random.default_rng(seed), 300, large=seed == 3))
+    plain = _read(path)
+    read, taken = _taken(path)
+    assert read == plain
+    assert taken > 3  # more than the first windows: the reader kept finding the next where it went on
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_damaged_traces_read_ahead_read_and_report_as_without(tmp_path, seed):
+    """Flipped bytes, hostile counts, cut tails, spliced pieces: the reader meets them where it would
+    have, reports the same problems, and reads the same records after them."""
+    rng = np.random.default_rng(2000 + seed)
+    data = bytearray(_random_trace(rng, 120))
+    for _ in range(int(rng.integers(1, 4))):
+        at = int(rng.integers(0, len(data)))
+        kind = rng.integers(0, 4)
+        if kind == 0:
+            data[at] = int(rng.integers(0, 256))
+        elif kind == 1:
+            data[at : at + 4] = bytes([0xDD, 0xFF, 0xFF, 0xFF])
+        elif kind == 2:
+            data[int(rng.integers(0, len(data))) : 0] = data[at : at + int(rng.integers(1, 400))]
+        else:
+            del data[at:]
+    path = tmp_path / "t.bin"
+    path.write_bytes(bytes(data))
+    plain = _read(path)
+    assert _taken(path)[0] == plain
+
+
+def test_windows_stop_where_the_read_ahead_was_told_to_and_the_reader_reads_on(tmp_path):
+    path = tmp_path / "t.bin"
+    path.write_bytes(_random_trace(np.random.default_rng(7), 300))
+    plain = _read(path)
+    read, taken = _taken(path, ahead=2)
+    assert (read, taken) == (plain, 2)
+
+
+def test_a_trace_appended_to_after_the_read_ahead_is_read_to_its_new_end(tmp_path):
+    path = tmp_path / "t.bin"
+    whole = _random_trace(np.random.default_rng(8), 200)
+    path.write_bytes(whole[: len(whole) // 2])  # most likely ends inside a frame, as a live trace does
+    readahead.start([path], window=SMALL, ahead=64)
+    readahead._all[-1].wait()  # it has read what there was
+    assert readahead._all[-1].ready(0) > 0
+    with path.open("ab") as f:
+        f.write(whole[len(whole) // 2 :])
+    read = _read(path)
+    readahead.finish()
+    assert read == _read(path)
+    assert len(read[0]) == 200
+
+
+def test_a_trace_replaced_after_the_read_ahead_is_read_afresh(tmp_path):
+    path = tmp_path / "t.bin"
+    path.write_bytes(_random_trace(np.random.default_rng(1), 100))
+    readahead.start([path], window=SMALL)
+    reader, _ = next(iter(readahead._started.values()))
+    replacement = tmp_path / "new.bin"
+    replacement.write_bytes(_random_trace(np.random.default_rng(2), 100))
+    os.replace(replacement, path)  # another file under the same name: another inode
+    read = _read(path)
+    assert reader.taken(0) == 0
+    readahead.finish()
+    assert read == _read(path)
+
+
+def test_what_is_not_a_binary_trace_is_not_read_ahead(tmp_path):
+    jsonl = tmp_path / "a.jsonl"
+    jsonl.write_text('{"checkpoint": "x"}\n' * 1000)
+    garbage = tmp_path / "g.bin"
+    garbage.write_bytes(bytes(range(256)) * 100)
+    empty = tmp_path / "empty.bin"
+    empty.write_bytes(b"")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    paths = [jsonl, garbage, empty, tmp_path, fifo, tmp_path / "missing.bin"]
+    readahead.start(paths, window=SMALL)
+    reader = readahead._all[-1]
+    reader.wait()
+    assert [reader.ready(i) for i in range(len(paths))] == [0] * len(paths)
+    assert [reader.identity(i) is None for i in range(len(paths))] == [False, False, False, True, True, True]
+
+
+def test_a_reader_that_asks_for_small_batches_leaves_the_read_ahead_to_the_walk(tmp_path):
+    """The compare's first look at a trace (a few hundred records) must not take what the walk will use."""
+    path = tmp_path / "t.bin"
+    path.write_bytes(_random_trace(np.random.default_rng(3), 300))
+    readahead.start([path], window=SMALL, ahead=64)
+    reader, _ = next(iter(readahead._started.values()))
+    reader.wait()
+    next(iter(open_frames(path).batches(rows=16)))
+    assert reader.taken(0) == 0
+    _read(path)
+    assert reader.taken(0) > 0
+
+
+def test_finish_frees_what_no_reader_took(tmp_path):
+    path = tmp_path / "t.bin"
+    path.write_bytes(_random_trace(np.random.default_rng(4), 300))
+    readahead.start([path], window=SMALL, ahead=5)
+    reader = readahead._all[-1]
+    reader.wait()
+    assert reader.ready(0) == 5
+    readahead.finish()
+    assert readahead._all == [] and readahead._started == {} and readahead.claim(0) is None
