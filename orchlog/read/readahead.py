@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import stat
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -39,7 +40,15 @@ def start(paths: Iterable[str | os.PathLike[str]], window: int = WINDOW, ahead: 
         from orchlog import _kernels
     except ImportError:
         return
-    files = [os.fsencode(p) for p in paths]
+    files, seen = [], set()
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):
+            continue
+        if stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) not in seen:  # `compare A A`: one reader takes it
+            seen.add((st.st_dev, st.st_ino))
+            files.append(os.fsencode(path))
     if not files:
         return
     reader = _kernels.ReadAhead(files, window, ahead, MAP_FROM)

@@ -132,12 +132,23 @@ def test_what_is_not_a_binary_trace_is_not_read_ahead(tmp_path):
     empty.write_bytes(b"")
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)
-    paths = [jsonl, garbage, empty, tmp_path, fifo, tmp_path / "missing.bin"]
-    readahead.start(paths, window=SMALL)
+    readahead.start([jsonl, garbage, empty, tmp_path, fifo, tmp_path / "missing.bin"], window=SMALL)
+    reader = readahead._all[-1]  # of the regular files only: the rest are not even opened
+    reader.wait()
+    assert [reader.ready(i) for i in range(3)] == [0, 0, 0]
+    with pytest.raises(IndexError):
+        reader.ready(3)
+
+
+def test_a_trace_given_twice_is_read_ahead_once(tmp_path):
+    path = tmp_path / "t.bin"
+    path.write_bytes(_random_trace(np.random.default_rng(5), 300))
+    readahead.start([path, tmp_path / "." / "t.bin"], window=SMALL, ahead=3)
     reader = readahead._all[-1]
     reader.wait()
-    assert [reader.ready(i) for i in range(len(paths))] == [0] * len(paths)
-    assert [reader.identity(i) is None for i in range(len(paths))] == [False, False, False, True, True, True]
+    assert reader.ready(0) == 3 and len(readahead._started) == 1
+    with pytest.raises(IndexError):
+        reader.ready(1)
 
 
 def test_a_reader_that_asks_for_small_batches_leaves_the_read_ahead_to_the_walk(tmp_path):
