@@ -172,8 +172,8 @@ class ReadAhead {
   // records. Anything else is not read ahead (the reader sees it for itself).
   bool find_start(File& f) {
     constexpr size_t kProbe = 64u << 10;
-    static constexpr char kHeader[] = "\xa7orchlog";
-    static constexpr char kRecord[] = "\xaa" "checkpoint";
+    static constexpr char kHeader[] = "\247orchlog";     // the str `orchlog` (0xa7: 7 bytes), a header's first key
+    static constexpr char kRecord[] = "\252checkpoint";  // `checkpoint` (0xaa: 10 bytes), a record's
     std::vector<unsigned char> probe(kProbe);
     const size_t got = read_at(f.fd, probe.data(), kProbe, 0);
     if (got < 1) return false;
