@@ -3,6 +3,8 @@ the windows are used where they fit, and anything that is not a binary trace is 
 
 from __future__ import annotations
 
+import ctypes
+import mmap
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -173,3 +175,49 @@ def test_finish_frees_what_no_reader_took(tmp_path):
     assert reader.ready(0) == 5
     readahead.finish()
     assert readahead._all == [] and readahead._started == {} and readahead.claim(0) is None
+
+
+def _cached_pages(path: Path) -> int:
+    """How many of the file's pages the page cache holds (mincore(2), which starts no read)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    size = path.stat().st_size
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        at = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+        assert at not in (None, ctypes.c_void_p(-1).value), os.strerror(ctypes.get_errno())
+        pages = (ctypes.c_ubyte * ((size + mmap.PAGESIZE - 1) // mmap.PAGESIZE))()
+        ok = libc.mincore(ctypes.c_void_p(at), ctypes.c_size_t(size), pages)
+        libc.munmap(ctypes.c_void_p(at), ctypes.c_size_t(size))
+        assert ok == 0, os.strerror(ctypes.get_errno())
+        return sum(p & 1 for p in pages)
+    finally:
+        os.close(fd)
+
+
+def _evict(path: Path) -> bool:
+    """Drop the file's pages from the page cache; whether they are gone (tmpfs, for one, keeps them)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+    finally:
+        os.close(fd)
+    return _cached_pages(path) == 0
+
+
+def test_a_trace_not_in_the_page_cache_is_left_to_the_reader(tmp_path):
+    """Read from disk, the first windows cost the command more than they saved: only cached bytes are
+    read ahead, and the thread never waits for a disk."""
+    path = tmp_path / "t.bin"
+    path.write_bytes(_random_trace(np.random.default_rng(6), 300))
+    plain = _read(path)
+    assert _cached_pages(path) > 0
+    if not _evict(path):
+        pytest.skip("this file system keeps the file in the page cache")
+    readahead.start([path], window=SMALL, ahead=64)
+    reader = readahead._all[-1]
+    reader.wait()
+    assert reader.ready(0) == 0
+    assert _read(path) == plain

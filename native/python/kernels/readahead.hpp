@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -140,13 +141,18 @@ class ReadAhead {
     f.fd = fd, f.dev = st.st_dev, f.ino = st.st_ino;
   }
 
-  // Up to `want` bytes at `pos`; fewer at the end of the file or on an error (the reader reports it).
+  // Up to `want` bytes at `pos`, of those the page cache holds: fewer where it stops holding them, at
+  // the end of the file or on an error (the reader reads and reports for itself). Read from disk, the
+  // traces' first windows cost the command more than they saved: on this project's machine the
+  // 50,000-row pair, evicted, compared in 0.397 s with a read-ahead that waited for the disk and 0.353 s
+  // without (16 runs each, in turn), while the imports beside it slowed by 10 ms.
   static size_t read_at(int fd, unsigned char* into, size_t want, int64_t pos) {
     size_t done = 0;
     while (done < want) {
-      const ssize_t got = ::pread(fd, into + done, want - done, off_t(pos + int64_t(done)));
+      iovec piece{into + done, want - done};
+      const ssize_t got = ::preadv2(fd, &piece, 1, off_t(pos + int64_t(done)), RWF_NOWAIT);
       if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) break;
+      if (got <= 0) break;  // EAGAIN: not cached; EOPNOTSUPP: a file system that cannot tell
       done += size_t(got);
     }
     return done;
