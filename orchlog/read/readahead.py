@@ -7,12 +7,13 @@
 
 A compare of two 200 MB traces spends its first 0.1 s importing NumPy and its own modules on one core;
 the first windows of both traces are read and decoded on the other in that time by a native thread
-(native/python/kernels/readahead.hpp), instead of later, when the walk keeps both cores busy. A reader
-takes a window only where it would have read one itself (the same offset and frame state), so what it
-reads does not depend on the read-ahead; it matches its file by device and inode, so a trace replaced
-in between is read afresh. The first window taken stops the thread: memory stays bounded by the windows
-read ahead, the same number the reader's own pool holds. This module imports neither NumPy nor the
-readers, so that starting costs the command nothing.
+(native/python/kernels/readahead.hpp), instead of later, when the walk keeps both cores busy. Only what
+the page cache holds is read ahead (a trace just written): waiting for a disk there cost more than it
+saved. A reader takes a window only where it would have read one itself (the same offset and frame
+state), so what it reads does not depend on the read-ahead; it matches its file by device and inode, so
+a trace replaced in between is read afresh. The first window taken stops the thread: memory stays
+bounded by the windows read ahead, the same number the reader's own pool holds. This module imports
+neither NumPy nor the readers, so that starting costs the command nothing.
 """
 
 from __future__ import annotations
