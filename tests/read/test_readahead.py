@@ -15,7 +15,7 @@ import pytest
 from orchlog import kernels, schema_gen
 from orchlog.read import readahead
 from orchlog.read.formats.orchlog_frames import open_frames
-from tests.read.formats.test_orchlog_frames_native import _random_trace, _value
+from tests.read.formats.test_orchlog_frames_native import _damaged, _random_trace, _value
 
 pytestmark = pytest.mark.skipif(not kernels.NATIVE, reason="the native kernels are not built")
 
@@ -70,20 +70,9 @@ def test_damaged_traces_read_ahead_read_and_report_as_without(tmp_path, seed):
     """Flipped bytes, hostile counts, cut tails, spliced pieces: the reader meets them where it would
     have, reports the same problems, and reads the same records after them."""
     rng = np.random.default_rng(2000 + seed)
-    data = bytearray(_random_trace(rng, 120))
-    for _ in range(int(rng.integers(1, 4))):
-        at = int(rng.integers(0, len(data)))
-        kind = rng.integers(0, 4)
-        if kind == 0:
-            data[at] = int(rng.integers(0, 256))
-        elif kind == 1:
-            data[at : at + 4] = bytes([0xDD, 0xFF, 0xFF, 0xFF])
-        elif kind == 2:
-            data[int(rng.integers(0, len(data))) : 0] = data[at : at + int(rng.integers(1, 400))]
-        else:
-            del data[at:]
+    data = _damaged(rng, _random_trace(rng, 120), int(rng.integers(1, 4)))
     path = tmp_path / "t.bin"
-    path.write_bytes(bytes(data))
+    path.write_bytes(data)
     plain = _read(path)
     assert _taken(path)[0] == plain
 

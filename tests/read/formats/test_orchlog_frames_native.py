@@ -121,8 +121,19 @@ def test_random_traces_read_alike(tmp_path, seed, monkeypatch):
 def test_mutated_traces_read_alike_and_never_crash(tmp_path, seed, monkeypatch):
     """Flipped bytes, cut tails, spliced and repeated pieces: both decoders keep and report the same."""
     rng = np.random.default_rng(1000 + seed)
-    data = bytearray(_random_trace(rng, 30))
-    for _ in range(int(rng.integers(1, 6))):
+    data = _damaged(rng, _random_trace(rng, 30), int(rng.integers(1, 6)))
+    if seed % 2:  # frames straddle windows, and some are longer than one
+        monkeypatch.setattr(orchlog_frames, "WINDOW", 2048)
+        monkeypatch.setattr(orchlog_frames, "_AFTER_SKIP", 256)
+    path = tmp_path / "t.bin"
+    path.write_bytes(data)
+    _assert_read_alike(path, monkeypatch)
+
+
+def _damaged(rng: np.random.Generator, trace: bytes, times: int) -> bytes:
+    """The trace with `times` damages: a flipped byte, a hostile count, a piece spliced in, a cut tail."""
+    data = bytearray(trace)
+    for _ in range(times):
         kind = rng.integers(0, 4)
         at = int(rng.integers(0, len(data)))
         if kind == 0:
@@ -134,12 +145,7 @@ def test_mutated_traces_read_alike_and_never_crash(tmp_path, seed, monkeypatch):
             data[int(rng.integers(0, len(data))) : 0] = piece
         else:
             del data[at:]
-    if seed % 2:  # frames straddle windows, and some are longer than one
-        monkeypatch.setattr(orchlog_frames, "WINDOW", 2048)
-        monkeypatch.setattr(orchlog_frames, "_AFTER_SKIP", 256)
-    path = tmp_path / "t.bin"
-    path.write_bytes(bytes(data))
-    _assert_read_alike(path, monkeypatch)
+    return bytes(data)
 
 
 def test_a_frame_longer_than_the_window_is_read_whole(tmp_path, monkeypatch):
