@@ -31,7 +31,6 @@ AHEAD = 6  # windows read ahead of each file: what the reader's pool of windows 
 # (st_dev, st_ino) -> (the native read-ahead, its index for the file); a reader's claim removes its file.
 _started: dict[tuple[int, int], tuple[Any, int]] = {}
 _all: list[Any] = []
-_forked_away: list[Any] = []  # a forked child's copies: never finished (their thread is the parent's)
 
 
 def start(paths: Iterable[str | os.PathLike[str]], window: int = WINDOW, ahead: int = AHEAD) -> None:
@@ -83,10 +82,9 @@ def finish() -> None:
 
 
 def _forget() -> None:
-    # A child process has none of the parent's threads: nothing is read ahead for it, and the objects
-    # it inherited are kept, never stopped, since stopping one would wait for a thread it does not have.
+    # A child process has none of the parent's threads: nothing is read ahead for it (its copies of the
+    # native objects know they were forked, and wait for no thread when they go).
     _started.clear()
-    _forked_away.extend(_all)
     _all.clear()
 
 

@@ -4,8 +4,11 @@ the windows are used where they fit, and anything that is not a binary trace is 
 from __future__ import annotations
 
 import ctypes
+import gc
 import mmap
 import os
+import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -210,3 +213,29 @@ def test_a_trace_not_in_the_page_cache_is_left_to_the_reader(tmp_path):
     reader.wait()
     assert reader.ready(0) == 0
     assert _read(path) == plain
+
+
+def test_a_process_forked_while_reading_ahead_lets_go_of_it_and_the_parent_reads_on(tmp_path):
+    path = tmp_path / "t.bin"
+    path.write_bytes(_random_trace(np.random.default_rng(10), 1000))
+    readahead.start([path], window=512, ahead=1 << 20)  # thousands of windows: still reading at the fork
+    reader = readahead._all[-1]
+    pid = os.fork()
+    if pid == 0:  # the child: its registry is empty; dropping its copy must neither hang nor abort
+        code = 1
+        try:
+            code = 0 if not readahead._all and readahead.claim(0) is None else 3
+            del reader
+            gc.collect()
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 30
+    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if done[0] == 0:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child hung letting go of the read-ahead")
+    assert os.waitstatus_to_exitcode(done[1]) == 0
+    reader.wait()
+    assert reader.ready(0) > 0  # the parent's is untouched

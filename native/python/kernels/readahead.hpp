@@ -39,14 +39,18 @@ class ReadAhead {
       : window_(window), windows_each_(windows_each), inline_max_(inline_max), files_(paths.size()) {
     for (size_t i = 0; i < paths.size(); ++i) open_file(files_[i], paths[i]);
     try {
-      thread_ = std::thread([this] { run(); });
+      thread_ = std::make_unique<std::thread>([this] { run(); });
     } catch (const std::system_error&) {  // no thread to be had: nothing is read ahead
     }
   }
   ReadAhead(const ReadAhead&) = delete;
   ReadAhead& operator=(const ReadAhead&) = delete;
   ~ReadAhead() {
-    finish();
+    if (forked()) {
+      (void)thread_.release();  // the parent's thread: this process has none to stop or wait for
+    } else {
+      finish();
+    }
     for (File& f : files_) {
       if (f.fd >= 0) ::close(f.fd);
     }
@@ -96,11 +100,12 @@ class ReadAhead {
   // Wait until the thread has read all it will. It takes no Python object, so waiting with or without
   // the GIL is safe.
   void wait() {
-    if (thread_.joinable()) thread_.join();
+    if (thread_ && thread_->joinable() && !forked()) thread_->join();
   }
 
   // Stop reading ahead (after the window in hand) and wait for the thread.
   void finish() {
+    if (forked()) return;
     {
       std::lock_guard<std::mutex> hold(mu_);
       stopping_ = true;
@@ -240,8 +245,11 @@ class ReadAhead {
   const uint32_t inline_max_;
   std::vector<File> files_;
   std::mutex mu_;
-  bool stopping_ = false;  // a reader has taken over, or the command is done
-  std::thread thread_;
+  bool stopping_ = false;           // a reader has taken over, or the command is done
+  const pid_t owner_ = ::getpid();  // a forked child has a copy of this object but not its thread
+  std::unique_ptr<std::thread> thread_;
+
+  bool forked() const { return ::getpid() != owner_; }
 };
 
 }  // namespace orchlog_kernels
