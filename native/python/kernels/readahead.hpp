@@ -56,8 +56,9 @@ class ReadAhead {
     }
   }
 
-  // (st_dev, st_ino) of the file read ahead as `file`, or None when it is not (not a regular file,
-  // not an orchlog binary stream, unreadable): a reader matches its own open file by them.
+  // (st_dev, st_ino) of the file opened as `file`, or None when it could not be (missing, unreadable,
+  // not a regular file): a reader matches its own open file by them. A file that is not a binary
+  // trace has one too; nothing is read ahead of it (find_start).
   py::object identity(size_t file) const {
     const File& f = files_.at(file);
     if (f.fd < 0) return py::none();
