@@ -42,6 +42,11 @@ enum FrameStop : int { kStopEnd = 0, kStopMore = 1, kStopOther = 2, kStopSkip = 
 struct FrameColumns : Columns {
   std::vector<int64_t> offset, data_pos, data_len;  // data_pos: file offset of the tensor bytes (-1: none)
   std::vector<int64_t> meta_spans;                  // (row, start, end) of non-empty meta maps, in the chunk
+  // The frame checksum as `orchlog validate` checks it (orchlog_frames._FrameCheck): the file offset of its
+  // key and its value, when it is the frame's last key, a fixstr, holding a uint32 (12 bytes, as every
+  // emitter writes it); -1 otherwise (no checksum, another form, or read after the window), and Python
+  // reads that frame again to say what is wrong with it.
+  std::vector<int64_t> check_at, check;
 };
 
 using orchlog::detail::Miss;
@@ -67,6 +72,10 @@ inline bool read_shape(MsgReader& r, std::vector<int64_t>& out) {
   return ok;
 }
 
+inline uint32_t load_be32(const unsigned char* p) {
+  return uint32_t(p[0]) << 24 | uint32_t(p[1]) << 16 | uint32_t(p[2]) << 8 | uint32_t(p[3]);
+}
+
 // The leading float32s of up to n numbers at r's position, as emitters write a digest or an f32
 // tensor's leading values (5 bytes each: type byte, big-endian bits), without number()'s dispatch per
 // value; returns how many it read (the rest, if any, is number()'s).
@@ -75,7 +84,7 @@ inline uint32_t read_f32_run(MsgReader& r, double* out, uint32_t n) {
   const uint32_t fit = uint32_t(std::min<size_t>(n, r.left() / 5));
   uint32_t k = 0;
   for (; k < fit && p[0] == 0xCA; ++k, p += 5) {
-    const uint32_t bits = uint32_t(p[1]) << 24 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 8 | uint32_t(p[4]);
+    const uint32_t bits = load_be32(p + 1);
     float f;
     std::memcpy(&f, &bits, sizeof f);
     out[k] = double(f);
@@ -169,6 +178,7 @@ inline bool parse_frame(MsgReader& r, const unsigned char* chunk, int64_t base, 
   };
   uint64_t seen = 0;
   bool past_data = false;
+  const unsigned char* check_key = nullptr;
   for (uint32_t i = 0; i < entries; ++i) {
     if (f.data.outside && !past_data) {  // a key after tensor bytes left unread: skip them if the chunk holds them
       if (size_t(r.left()) < f.data.size) {
@@ -177,10 +187,14 @@ inline bool parse_frame(MsgReader& r, const unsigned char* chunk, int64_t base, 
       }
       r.advance(f.data.size), past_data = true;
     }
+    const unsigned char* key_at = r.pos();
     std::string_view name;
     if (!r.str(name)) return undo();
     const FrameKey key = frame_key(name);
     if (key == kFrameHeaderKey) return r.fail_other(), undo();
+    if (key == kFrameCrc32c && i + 1 == entries && *key_at == 0xA6 && r.left() >= 5 && *r.pos() == 0xCE) {
+      check_key = key_at;
+    }
     if (key != kFrameUnknownKey) {
       if (seen & (uint64_t(1) << key)) return r.fail_other(), undo();  // a repeated key: Python decides
       seen |= uint64_t(1) << key;
@@ -194,6 +208,8 @@ inline bool parse_frame(MsgReader& r, const unsigned char* chunk, int64_t base, 
   const bool has_data = f.data.at != nullptr;
   c.data_pos.push_back(has_data ? base + int64_t(f.data.at - chunk) : -1);
   c.data_len.push_back(has_data ? int64_t(f.data.size) : -1);
+  c.check_at.push_back(check_key ? base + int64_t(check_key - chunk) : -1);
+  c.check.push_back(check_key ? int64_t(load_be32(check_key + 8)) : -1);  // the key (7 bytes), 0xCE, the value
   if (f.meta_begin) {
     c.meta_spans.push_back(int64_t(c.line.size()) - 1);
     c.meta_spans.push_back(int64_t(f.meta_begin - chunk)), c.meta_spans.push_back(int64_t(f.meta_end - chunk));
@@ -222,6 +238,7 @@ inline void reserve_like_first(FrameColumns& c, size_t chunk_size, size_t first_
   const size_t rows = std::min<size_t>(like_first + like_first / 4 + 16, 1u << 20);
   c.reserve_rows(rows, std::max<size_t>(c.values.size(), 1), chunk_size);  // a value is a byte at least
   c.offset.reserve(rows), c.data_pos.reserve(rows), c.data_len.reserve(rows);
+  c.check_at.reserve(rows), c.check.reserve(rows);
 }
 
 // The `n` key-value pairs a chunk starts with: the rest of the frame the previous chunk ended in, after
@@ -291,6 +308,7 @@ inline py::dict frame_window_dict(FrameWindow&& w) {
   d["offset"] = to_array(std::move(c.offset));
   d["data_pos"] = to_array(std::move(c.data_pos)), d["data_len"] = to_array(std::move(c.data_len));
   d["meta_spans"] = to_array(std::move(c.meta_spans));
+  d["check_at"] = to_array(std::move(c.check_at)), d["check"] = to_array(std::move(c.check));
   columns_into(std::move(c), d);  // the columns a JSONL line fills too, by the schema's layout
   return d;
 }

@@ -341,11 +341,15 @@ def _schema(trace: Trace) -> Any:
 
 
 def _records(trace: Trace) -> Iterator[TraceRecord]:
-    """Every record by the Python decoder alone: gzip streams, machines without the native kernels, and
-    readers that want each record's frame checksum (`orchlog validate`)."""
+    """Every record, one at a time (`orchlog validate`, `show`), each with its frame checksum to check: decoded
+    natively where the batches are, by the Python decoder alone in gzip streams and without the kernels."""
     path = Path(trace.path)
     gz = is_gzip(path)
     tensors = _TensorBytes(trace.path, gz)
+    if not gz and kernels.NATIVE:
+        with open_binary(path) as f:
+            yield from _native_records(trace, f, tensors)
+        return
     with open_binary(path) as f:
         dec = _Decoder(f, None if gz else path.stat().st_size)
         start = 0
@@ -438,6 +442,28 @@ class _FrameCheck:
         if actual != self.expected:
             return f"frame checksum (CRC-32C) is {actual:#010x}, the frame says {self.expected:#010x}: the frame is damaged"
         return None
+
+
+class _FrameReadAgain:
+    """The checksum of a frame the native decoder did not find it in (none, another form, or after a tensor
+    read past its window), checked by reading the frame again with the Python decoder, which says what is
+    wrong with it in _FrameCheck's words."""
+
+    def __init__(self, source: _TensorBytes, start: int, version: Any) -> None:
+        self.source, self.start, self.version = source, start, version
+
+    def __call__(self) -> str | None:
+        with open_binary(Path(self.source.path)) as f:
+            dec = _Decoder(f, os.fstat(f.fileno()).st_size)
+            f.seek(self.start)
+            try:
+                frame = dec.value()
+            except (_Truncated, _Garbage, UnicodeDecodeError, ValueError) as exc:
+                return f"frame unreadable when read again for its checksum ({str(exc) or 'the file ends inside it'})"
+            if not isinstance(frame, dict):
+                return "frame is no longer a map when read again for its checksum"
+            expected = frame.get(CHECKSUM_KEY)
+            return _FrameCheck(self.source, self.start, dec.checksum_at, f.tell(), expected, self.version)()
 
 
 _AFTER_SKIP = 64 << 10  # the read after skipping a large tensor: the next frame is likely large too
@@ -548,13 +574,20 @@ def _grown(read_size: int, decoded: int, frames: int, rows_to_go: int | None) ->
     return max(_AFTER_SKIP, min(grown, (decoded // frames) * rows_to_go * 5 // 4))
 
 
-def _native_batches(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes, rows: int) -> Iterator[RecordBatch]:
+_FLUSH = object()  # what _native_items yields where the walk's reader hands on what it gathered
+
+
+def _native_items(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes, rows: int) -> Iterator[Any]:
     """Record frames decoded natively a window of the file at a time; the Python decoder takes the frames the
-    native one hands back (headers, unusual or broken frames), so both report the same problems the same way."""
+    native one hands back (headers, unusual or broken frames), so both report the same problems the same way.
+
+    Yields, in file order, each window's records as a (RecordBatch, the decoder's columns) pair, each record the
+    Python decoder read, and _FLUSH where a reader of batches hands on what it has: `rows` gathered, or a whole
+    window read."""
     fd = f.fileno()
     dec = _Decoder(f, os.fstat(fd).st_size)
     pos, read_size, trail = 0, _AFTER_SKIP, 0
-    out = _Gather()
+    pending = 0  # records yielded since the last _FLUSH
     windows = _Windows()
     batch_rows = min(rows, _BATCH_ROWS)
     sized = rows < _BATCH_ROWS  # small batches asked for: reads sized by them (the walk's stay whole windows)
@@ -579,11 +612,13 @@ def _native_batches(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes, r
             if stop == kernels.FRAMES_SKIP and nxt > size:  # the last frame's tensor runs past the end of the file
                 batch, stop, nxt = batch.take(np.arange(len(batch) - 1)), kernels.FRAMES_OTHER, int(batch.offset[-1])
                 trail = 0
-            out.add(batch)
+            pending += len(batch)
+            yield batch, cols
         trace.bytes_read = min(nxt, size)
-        if out.rows >= batch_rows or (got >= WINDOW and out.rows):
-            yield out.take()  # type: ignore[misc]
-        grown = _grown(read_size, nxt - pos, int(cols["n"]), batch_rows - out.rows if sized else None)
+        if pending >= batch_rows or (got >= WINDOW and pending):
+            yield _FLUSH
+            pending = 0
+        grown = _grown(read_size, nxt - pos, int(cols["n"]), batch_rows - pending if sized else None)
         if stop in (kernels.FRAMES_END, kernels.FRAMES_SKIP):
             pos, read_size = nxt, (_AFTER_SKIP if stop == kernels.FRAMES_SKIP else grown)
             continue
@@ -598,18 +633,51 @@ def _native_batches(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes, r
         if item is _END:
             break
         if item is not None:
-            out.add_record(item)  # type: ignore[arg-type]
+            pending += 1
+            yield item
         pos = f.tell()
     trace.bytes_read = os.fstat(fd).st_size
+
+
+def _native_batches(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes, rows: int) -> Iterator[RecordBatch]:
+    out = _Gather()
+    for item in _native_items(trace, f, tensors, rows):
+        if item is _FLUSH:
+            yield out.take()  # type: ignore[misc]
+        elif isinstance(item, TraceRecord):
+            out.add_record(item)
+        else:
+            out.add(item[0])
     if (last := out.take()) is not None:
         yield last
 
 
+def _native_records(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes) -> Iterator[TraceRecord]:
+    """The records of _native_items one at a time, each owning its tensor bytes (as the Python decoder's do) and
+    holding its frame checksum to check."""
+    for item in _native_items(trace, f, tensors, _BATCH_ROWS):
+        if item is _FLUSH:
+            continue
+        if isinstance(item, TraceRecord):
+            yield item
+            continue
+        batch, cols = item
+        kept = np.searchsorted(cols["offset"], batch.offset)  # the rows _frames_batch kept, by their offsets
+        check_at, check = cols["check_at"][kept].tolist(), cols["check"][kept].tolist()
+        version = _schema(trace)  # the windows' frames come after every header read so far, before the next
+        for i, start in enumerate(batch.offset.tolist()):
+            rec = batch.record(i, own=True)
+            if check_at[i] >= 0:
+                end = check_at[i] + _CHECKSUM_TAIL
+                rec.frame_check = _FrameCheck(tensors, start, check_at[i], end, check[i], version)
+            else:
+                rec.frame_check = _FrameReadAgain(tensors, start, version)
+            yield rec
+
+
 def _batches(trace: Trace, rows: int) -> Iterator[RecordBatch]:
     path = Path(trace.path)
-    gz = is_gzip(path)
-    tensors = _TensorBytes(trace.path, gz)
-    if gz or not kernels.NATIVE:
+    if is_gzip(path) or not kernels.NATIVE:
         held: list[TraceRecord] = []
         for rec in _records(trace):
             held.append(rec)
@@ -620,12 +688,12 @@ def _batches(trace: Trace, rows: int) -> Iterator[RecordBatch]:
             yield RecordBatch.from_records(held)
         return
     with open_binary(path) as f:  # a regular file, opened without blocking
-        yield from _native_batches(trace, f, tensors, rows)
+        yield from _native_batches(trace, f, _TensorBytes(trace.path, False), rows)
 
 
 def open_frames(path: Path) -> Trace:
-    # Batches (compare, pack) come from the native decoder; records one by one (validate, show) from the
-    # Python one, which also hands each record its frame checksum to check.
+    # Batches (compare, pack) and records one by one (validate, show) come from the same decoders; records
+    # also carry their frame checksum to check.
     return Trace(str(path), "orchlog-binary", _records, batches=_batches)
 
 

@@ -79,6 +79,7 @@ def _value(record, column) -> object:
 
 
 def _read(path, native: bool, monkeypatch) -> tuple[list, list]:
+    """Every record of the trace and every problem, read one record at a time, natively or by Python alone."""
     with monkeypatch.context() as m:
         if not native:
             m.setattr(kernels, "NATIVE", False)
@@ -92,6 +93,7 @@ def _read(path, native: bool, monkeypatch) -> tuple[list, list]:
                     *(_value(r, c) for c in schema_gen.COLUMNS),  # every identity field the schema has
                     r.dtype, r.shape, r.numel, r.values.tobytes(), r.values.size, r.stats, r.blake3, r.meta,
                     str(r.location), r.order, None if raw is None else bytes(raw),
+                    r.frame_check is not None and r.frame_check(),  # what `orchlog validate` says of the frame
                 )
             )  # fmt: skip
         problems = [(str(d.location), d.message, d.fatal) for d in trace.diagnostics]
