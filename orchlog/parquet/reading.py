@@ -38,6 +38,7 @@ import pyarrow.parquet as pq
 
 from orchlog import schema_gen
 from orchlog.errors import OrchlogError
+from orchlog.parquet.columnar import batch_of, list_column, meta_from_pairs
 from orchlog.parquet.filters import Selection, selection
 from orchlog.parquet.footer import (
     PIECE_KEY,
@@ -63,6 +64,7 @@ from orchlog.parquet.schema import (
     schema_version_of,
 )
 from orchlog.read import fields
+from orchlog.read.batch import RecordBatch
 from orchlog.read.files import open_regular
 from orchlog.read.trace import Location, Trace, TraceRecord, identity
 from orchlog.schema_gen import COLUMNS, Stats
@@ -118,7 +120,13 @@ def _open(root: Path, sel: Selection) -> Trace:
         for f in files:
             yield from f.records(sel, cache, trace)
 
-    trace = Trace(str(root), FORMAT_NAME, records)
+    def batches(trace: Trace, rows: int, tensors: bool) -> Iterator[RecordBatch]:
+        for f in files:
+            for batch in f.batches(sel, cache, trace, tensors):
+                for start in range(0, len(batch), rows):
+                    yield batch if len(batch) <= rows else batch.take(np.arange(start, min(start + rows, len(batch))))
+
+    trace = Trace(str(root), FORMAT_NAME, records, batches=batches)
     for f in files:
         trace.headers.extend(f.headers)
         for problem in f.problems:
@@ -274,6 +282,37 @@ class _File:
 
     def records(self, sel: Selection, cache: _RowGroupCache, trace: Trace) -> Iterator[TraceRecord]:
         """The selected rows; a row group whose pages are damaged is reported and skipped, a bad row too."""
+        for rg, table in self._tables(sel, cache, trace):
+            try:
+                rows = list(self._records_of(table, rg, cache, trace))
+            except _DAMAGE as exc:
+                self._report_damaged(trace, rg, exc)
+                continue
+            yield from rows
+
+    def batches(self, sel: Selection, cache: _RowGroupCache, trace: Trace, tensors: bool) -> Iterator[RecordBatch]:
+        """The selected rows a row group at a time: column by column (columnar.py), or through the records
+        where a row needs their checks; reported and skipped as `records` reports and skips them. With
+        `tensors`, the row group's tensors are read with it and handed over in memory (the compare then
+        measures them in one native call, as it does a binary stream's)."""
+        for rg, table in self._tables(sel, cache, trace):
+            if not table.num_rows:
+                continue
+            try:
+                batch = batch_of(table, self.path)
+                if batch is None:
+                    batch = RecordBatch.from_records(list(self._records_of(table, rg, cache, trace)))
+                else:
+                    self._add_loaders(batch, table, rg, cache)
+                    if tensors:
+                        self._add_tensors(batch, table, rg, cache)
+            except _DAMAGE as exc:
+                self._report_damaged(trace, rg, exc)
+                continue
+            yield batch
+
+    def _tables(self, sel: Selection, cache: _RowGroupCache, trace: Trace) -> Iterator[tuple[int, pa.Table]]:
+        """(row group, its selected rows' summary columns and row numbers), damaged ones reported and skipped."""
         try:
             pieces = self._row_groups(sel)
         except _DAMAGE as exc:
@@ -284,16 +323,71 @@ class _File:
             try:
                 table = read_summary()
                 table = sel.apply(table.append_column(_ROW, pa.array(np.arange(table.num_rows))))
-                rows = list(self._records_of(table, rg, cache, trace))
             except _DAMAGE as exc:
-                first = int(self.row_group_starts[rg])
-                trace.report(
-                    Location(self.path, row=first),
-                    f"row group {rg} is damaged ({_first_line(exc)}); its "
-                    f"{int(self.row_group_starts[rg + 1]) - first} rows skipped",
-                )
+                self._report_damaged(trace, rg, exc)
                 continue
-            yield from rows
+            yield rg, table
+
+    def _report_damaged(self, trace: Trace, rg: int, exc: BaseException) -> None:
+        first = int(self.row_group_starts[rg])
+        trace.report(
+            Location(self.path, row=first),
+            f"row group {rg} is damaged ({_first_line(exc)}); its "
+            f"{int(self.row_group_starts[rg + 1]) - first} rows skipped",
+        )
+
+    def _add_tensors(self, batch: RecordBatch, table: pa.Table, rg: int, cache: _RowGroupCache) -> None:
+        """The tensors of the rows with a loader, in memory where they lie in the row group's buffer as
+        the loader would hand them over (there, within the buffer, aligned for their dtype); any other row
+        keeps its loader, which says what is wrong when called."""
+        has = np.flatnonzero(batch.loader.astype(bool))  # a loader is truthy, None is not
+        if not len(has):
+            return
+        try:
+            chunks = cache.tensors(self, rg)
+        except OSError:
+            return  # the loaders report it, record by record
+        rows = table.column(_ROW).to_numpy()[has]
+        ends = np.cumsum([len(c) for c in chunks])
+        data_bufs, data_starts, data_lens = batch.data_buf, batch.data_start, batch.data_len
+        assert data_bufs is not None and data_starts is not None and data_lens is not None, "made by __post_init__"
+        sizes = _itemsizes(batch)
+        for k, chunk in enumerate(chunks):
+            first = int(ends[k]) - len(chunk)
+            mine = (rows >= first) & (rows < ends[k])
+            validity, offsets_buf, data_buf = chunk.buffers()
+            if not mine.any() or data_buf is None:
+                continue
+            at = rows[mine] - first + chunk.offset
+            wide = pa.types.is_large_binary(chunk.type)
+            offsets = np.frombuffer(offsets_buf, dtype=np.int64 if wide else np.int32).astype(np.int64)
+            if at.max() + 1 >= len(offsets):
+                continue
+            start, end = offsets[at], offsets[at + 1]
+            data = np.frombuffer(data_buf, dtype=np.uint8)
+            i = has[mine]
+            ok = (0 <= start) & (start <= end) & (end <= data_buf.size) & ((data_buf.address + start) % sizes[i] == 0)
+            if validity is not None:
+                bits = np.unpackbits(np.frombuffer(validity, dtype=np.uint8), bitorder="little")
+                ok &= bits[at].astype(bool) if at.max() < len(bits) else False
+            i, start, end = i[ok], start[ok], end[ok]
+            holder = np.empty(1, dtype=object)
+            holder[0] = data
+            data_bufs[i] = holder
+            data_starts[i] = start
+            data_lens[i] = end - start
+            batch.loader[i] = None
+
+    def _add_loaders(self, batch: RecordBatch, table: pa.Table, rg: int, cache: _RowGroupCache) -> None:
+        """Each row's tensor loader, for the rows that hold a tensor (as _records_of finds them)."""
+        nulls = self.data_nulls(rg)
+        group_rows = int(self.row_group_starts[rg + 1]) - int(self.row_group_starts[rg])
+        if nulls == group_rows:
+            return
+        sizes = _itemsizes(batch)
+        for i, row in enumerate(table.column(_ROW).to_numpy().tolist()):
+            if nulls == 0 or cache.has_tensor(self, rg, row):
+                batch.loader[i] = cache.loader(self, rg, row, int(sizes[i]))
 
     def _row_groups(self, sel: Selection) -> list[tuple[int, Callable[[], pa.Table]]]:
         """(row group, a function reading its summary columns) for the row groups the selection may keep."""
@@ -380,9 +474,14 @@ def _record(cols: dict[str, list[Any]], i: int, values: np.ndarray, has_stats: b
         values=values,
         stats=stats,
         blake3=fields.blake3(cols[COLUMN_OF["blake3"]][i]),
-        meta=fields.meta(_meta(cols[COLUMN_OF["meta"]][i])),
+        meta=fields.meta(meta_from_pairs(cols[COLUMN_OF["meta"]][i])),
         location=where,
     )
+
+
+def _itemsizes(batch: RecordBatch) -> np.ndarray:
+    """Each row's element size, which its tensor's bytes are aligned to (1 for an unknown dtype)."""
+    return batch.dtype.per_row(lambda d: 1 if d is None else schema_gen.DTYPE_SIZES.get(d, 1), dtype=np.int64)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -391,23 +490,8 @@ def _first_line(exc: BaseException) -> str:
 
 def _list_rows(column: pa.ChunkedArray) -> list[np.ndarray]:
     """Each row of a list<float64> column as a NumPy view, without a Python float per element."""
-    out: list[np.ndarray] = []
-    for chunk in column.chunks:
-        flat = chunk.values.to_numpy(zero_copy_only=False).astype(np.float64, copy=False)
-        offsets = chunk.offsets.to_numpy()
-        out.extend(flat[offsets[i] : offsets[i + 1]] for i in range(len(chunk)))
-    return out
-
-
-def _meta(pairs: list[tuple[str, str]] | None) -> dict[str, Any]:
-    """meta values are canonical JSON text; text that is not JSON is kept as it is."""
-    out: dict[str, Any] = {}
-    for key, text in pairs or []:
-        try:
-            out[key] = json.loads(text) if text is not None else None
-        except (json.JSONDecodeError, RecursionError):
-            out[key] = text
-    return out
+    off, flat = list_column(column)
+    return [flat[off[i] : off[i + 1]] for i in range(len(off) - 1)]
 
 
 def _equals_all(values: dict[str, Any]) -> ds.Expression:
@@ -479,11 +563,15 @@ class _RowGroupCache:
             self._next = ((f.path, nxt), self._pool.submit(f.read_tensors, nxt))
         return chunks
 
-    def _value(self, f: _File, rg: int, row: int) -> tuple[pa.Array, int]:
+    def tensors(self, f: _File, rg: int) -> list[pa.Array]:
+        """Row group rg's tensor column, as its chunks; OSError when its pages are damaged."""
         try:
-            chunks = self._column(f, rg)
+            return self._column(f, rg)
         except _DAMAGE as exc:  # what a loader raises on damaged pages (TraceRecord.raw_bytes)
             raise OSError(f"{f.path}: row group {rg}'s tensors are unreadable ({_first_line(exc)})") from None
+
+    def _value(self, f: _File, rg: int, row: int) -> tuple[pa.Array, int]:
+        chunks = self.tensors(f, rg)
         for chunk in chunks:
             if row < len(chunk):
                 return chunk, row

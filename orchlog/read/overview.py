@@ -122,7 +122,7 @@ def overview(trace: Trace) -> TraceOverview:
     dtypes: collections.Counter[str] = collections.Counter()
     layers, tokens, steps, ranks = set[int](), set[int](), set[int](), set[int]()
     records = with_data = no_token = 0
-    for batch in trace.batches():
+    for batch in trace.batches(tensors=False):  # what a trace holds is in its summaries
         records += len(batch)
         with_data += int(batch.has_data().sum())
         for name, n in batch.checkpoint.counts():  # a Counter keeps names in order of first appearance

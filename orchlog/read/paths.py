@@ -77,10 +77,10 @@ def _claimed_by_another(f: Path, claimers: list[tuple[Path, tuple[str, ...]]]) -
 def _open_directory(root: Path) -> Trace:
     members, strays = directory_members(root)
 
-    def batches(trace: Trace, rows: int) -> Iterator[RecordBatch]:
+    def batches(trace: Trace, rows: int, tensors: bool) -> Iterator[RecordBatch]:
         done = 0
         for m in members:
-            for batch in m.batches(rows=rows):
+            for batch in m.batches(rows=rows, tensors=tensors):
                 trace.bytes_read = done + m.bytes_read
                 yield batch
             done += m.size or 0

@@ -41,7 +41,7 @@ class Trace:
         fmt: str,
         records: Callable[[Trace], Iterator[TraceRecord]] | None = None,
         *,
-        batches: Callable[[Trace, int], Iterator[RecordBatch]] | None = None,
+        batches: Callable[[Trace, int, bool], Iterator[RecordBatch]] | None = None,
         size: int | None = None,
     ) -> None:
         self.path = path
@@ -77,18 +77,20 @@ class Trace:
         if self._records is not None:
             source: Iterator[TraceRecord] = self._records(self)
         else:
-            source = (rec for batch in self._batches(self, BATCH_ROWS) for rec in batch.records())  # type: ignore[misc]
+            source = (rec for batch in self._batches(self, BATCH_ROWS, True) for rec in batch.records())  # type: ignore[misc]
         for rec in self._guarded(source):
             rec.order = order
             order += 1
             yield rec
 
-    def batches(self, rows: int = BATCH_ROWS, values: int = 1 << 22) -> Iterator[RecordBatch]:
+    def batches(self, rows: int = BATCH_ROWS, values: int = 1 << 22, tensors: bool = True) -> Iterator[RecordBatch]:
         """The records as RecordBatches; when the format yields records, a batch ends at
         `rows` records or `values` inline values, whichever comes first. A format that reads batches
-        itself takes `rows` as a hint (the binary stream's first batch then reads no more than it needs)."""
+        itself takes `rows` as a hint (the binary stream's first batch then reads no more than it needs).
+        `tensors`: whether the caller reads the records' tensors; a format that keeps them apart from the
+        summaries (Parquet) then reads them with the batch and hands them over in memory."""
         if self._batches is not None:
-            source: Iterator[RecordBatch] = self._batches(self, rows)
+            source: Iterator[RecordBatch] = self._batches(self, rows, tensors)
         else:
             chunks = _chunks(self._records(self), rows, values)  # type: ignore[misc]
             source = (RecordBatch.from_records(chunk) for chunk in chunks)

@@ -82,24 +82,24 @@ class PartTrace(Trace):
         inside = terms[0] if len(terms) == 1 else terms[0] & terms[1]
         return inside | column.is_null() if self._tokens.untokened else inside
 
-    def _member_batches(self, m: Trace, rows: int, values: int) -> Iterator[RecordBatch]:
+    def _member_batches(self, m: Trace, rows: int, values: int, tensors: bool) -> Iterator[RecordBatch]:
         """A member's batches with places in its file: the rows' numbers where a Parquet filter skipped some."""
         if m.path not in self._rows:
-            yield from m.batches(rows, values)
+            yield from m.batches(rows, values, tensors)
             return
         for chunk in _chunks(iter(m), rows, values):
             batch = RecordBatch.from_records(chunk)
             batch.order = np.array([r.location.row if r.location else NONE for r in chunk], dtype=np.int64)
             yield batch
 
-    def batches(self, rows: int = 4096, values: int = 1 << 22) -> Iterator[RecordBatch]:
+    def batches(self, rows: int = 4096, values: int = 1 << 22, tensors: bool = True) -> Iterator[RecordBatch]:
         done = 0
         for index, m in self._members:
             tally = self.tallies[index]
             pruned = m.path in self._rows
             if pruned:
                 tally.rows = self._rows[m.path]
-            for batch in self._member_batches(m, rows, values):
+            for batch in self._member_batches(m, rows, values, tensors):
                 self.bytes_read = done + m.bytes_read
                 tally.rows += 0 if pruned else len(batch)
                 self.rows_read += len(batch)

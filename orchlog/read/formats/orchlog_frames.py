@@ -675,7 +675,8 @@ def _native_records(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes) -
             yield rec
 
 
-def _batches(trace: Trace, rows: int) -> Iterator[RecordBatch]:
+def _batches(trace: Trace, rows: int, tensors: bool) -> Iterator[RecordBatch]:
+    del tensors  # small tensors come with the frames they lie in; large ones are mapped when asked for
     path = Path(trace.path)
     if is_gzip(path) or not kernels.NATIVE:
         held: list[TraceRecord] = []

@@ -193,8 +193,8 @@ def _parse_chunk(trace: Trace, chunk: memoryview | bytes, first_line: int) -> tu
     return both.take(np.argsort(both.line, kind="stable")), lines
 
 
-def _batches(trace: Trace, rows: int) -> Iterator[RecordBatch]:
-    del rows  # a batch is a chunk of lines
+def _batches(trace: Trace, rows: int, tensors: bool) -> Iterator[RecordBatch]:
+    del rows, tensors  # a batch is a chunk of lines, which holds no tensor
     first_line = 1
     for chunk in read_line_chunks(trace):
         batch, lines = _parse_chunk(trace, cut_unterminated(trace, chunk, first_line), first_line)

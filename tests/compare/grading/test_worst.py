@@ -17,8 +17,8 @@ def _in_rounds_of(path, piece: int):
     trace = open_trace(path)
     whole = trace.batches
 
-    def pieces(rows: int = 4096, values: int = 1 << 22) -> Iterator[RecordBatch]:
-        for batch in whole(rows, values):
+    def pieces(rows: int = 4096, values: int = 1 << 22, tensors: bool = True) -> Iterator[RecordBatch]:
+        for batch in whole(rows, values, tensors):
             for start in range(0, len(batch), piece):
                 yield batch.take(np.arange(start, min(start + piece, len(batch))))
 

@@ -1,0 +1,198 @@
+"""Parquet batches read column by column hold what the records read row by row hold, problems included."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from orchlog import schema_gen
+from orchlog.encoding.record import header_values, record_values
+from orchlog.parquet import Writer, columnar, read
+from orchlog.parquet.schema import ARROW_SCHEMA
+from orchlog.read.paths import open_trace
+from tests.tracegen import header, record
+
+DTYPES = (np.float32, np.float16, np.float64, np.int8, np.uint8, np.int32)
+
+# The key parts given by name, each with values a record may hold (None: not given, where the field may be null).
+_NAMED = {
+    f.name: [None] * f.nullable
+    + ([f.min or 0, 1, 7, 2**31 - 1] if f.type in ("i32", "i64") else [True, False] if f.type == "bool" else ["x"])
+    for f in schema_gen.RECORD_FIELDS
+    if f.source == "key" and not f.positional
+}
+
+
+def _random_values(rng: np.random.Generator, n: int) -> list[dict[str, Any]]:
+    """Records of every dtype, NaN and Inf among them, with and without meta, key parts and tensors."""
+    out = []
+    for i in range(n):
+        dtype = DTYPES[int(rng.integers(0, len(DTYPES)))]
+        size = int(rng.choice([0, 1, 3, 17, 300]))
+        arr = (rng.standard_normal(size) * 10).astype(dtype)
+        if arr.dtype.kind == "f" and size and rng.random() < 0.2:
+            arr[rng.integers(0, size)] = rng.choice([np.nan, np.inf, -np.inf])
+        named = {name: choices[int(rng.integers(0, len(choices)))] for name, choices in _NAMED.items()}
+        meta = {"seed": int(rng.integers(0, 9)), "kv": "yes", "x": 0.5} if rng.random() < 0.3 else {}
+        values = record_values(
+            record(
+                str(rng.choice(["attn_norm", "Qcur", "l_out", "café"])),
+                arr.reshape((1, size)) if rng.random() < 0.3 else arr,
+                token_idx=None if rng.random() < 0.2 else int(rng.integers(0, 50)),
+                layer=None if rng.random() < 0.3 else int(rng.integers(0, 30)),
+                stage=None if rng.random() < 0.5 else "add",
+                step=int(rng.integers(0, 3)),
+                seq=i,
+                meta=meta,
+                values=int(rng.choice([0, 4, 10, 1000])),
+                **named,
+            )
+        )
+        if rng.random() < 0.2:
+            values["data"] = None  # a summary without its tensor: row groups with and without them mix
+        out.append(values)
+    return out
+
+
+def _write(path, rows: list[dict[str, Any]], **options) -> Any:
+    with Writer(path, headers=[header_values(header())], **options) as w:
+        for values in rows:
+            w.append(values)
+    return path
+
+
+def _fields(rec) -> tuple:
+    """Everything a record says, NaN compared by its bits, the tensor bytes included."""
+    raw = rec.raw_bytes()
+    sketch = None if rec.sketch is None else np.asarray(rec.sketch, dtype=np.float64).tobytes()
+    return (
+        *(getattr(rec, c.name) for c in schema_gen.COLUMNS if c.kind != "floats"),
+        sketch, rec.dtype, rec.shape, rec.numel, rec.values.tobytes(), repr(rec.stats), rec.blake3, rec.meta,
+        rec.location.path, None if raw is None else bytes(raw),
+    )  # fmt: skip
+
+
+def _by_records(path, **select) -> tuple[list[tuple], list[str]]:
+    trace = read(path, **select) if select else open_trace(path)
+    rows = [_fields(r) for r in trace]
+    return rows, [str(d) for d in trace.diagnostics]
+
+
+def _by_batches(path, tensors: bool, rows: int = 4096, **select) -> tuple[list[tuple], list[str], list]:
+    trace = read(path, **select) if select else open_trace(path)
+    batches = list(trace.batches(rows=rows, tensors=tensors))
+    got = [_fields(b.record(i)) for b in batches for i in range(len(b))]
+    return got, [str(d) for d in trace.diagnostics], batches
+
+
+def _assert_alike(path, tensors: bool, **select) -> list:
+    want, want_problems = _by_records(path, **select)
+    got, problems, batches = _by_batches(path, tensors, **select)
+    assert problems == want_problems
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        for x, y in zip(a, b):
+            if x != y:  # NaN stats compare unequal to themselves
+                assert repr(x) == repr(y)
+    return batches
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("tensors", [True, False], ids=["tensors", "summaries"])
+def test_random_traces_read_alike_in_batches_and_in_records(tmp_path, seed, tensors):
+    rng = np.random.default_rng(seed)
+    path = _write(tmp_path / "t.parquet", _random_values(rng, 300), row_group_bytes=int(rng.choice([4096, 64 << 10])))
+    batches = _assert_alike(path, tensors)
+    in_memory = sum(int((b.data_len >= 0).sum()) for b in batches)
+    behind_loaders = sum(int(b.loader.astype(bool).sum()) for b in batches)
+    if tensors:
+        assert in_memory > 50  # the rest: tensors off their dtype's alignment, after odd-sized ones
+    else:
+        assert in_memory == 0 and behind_loaders > 100
+
+
+def test_tensors_aligned_in_their_row_group_come_in_memory_and_misaligned_ones_behind_loaders(tmp_path):
+    rows = [record_values(record(f"c{i}", np.arange(i + 1, dtype=np.float32), seq=i)) for i in range(10)]
+    rows.insert(5, record_values(record("odd", np.arange(3, dtype=np.float16), seq=99)))  # 6 bytes: the rest shift
+    batches = _assert_alike(_write(tmp_path / "t.parquet", rows), True)
+    (batch,) = batches
+    assert (batch.data_len >= 0).tolist() == [True] * 6 + [False] * 5
+    assert batch.loader.astype(bool).tolist() == [False] * 6 + [True] * 5
+
+
+def test_a_selection_reads_alike(tmp_path):
+    path = _write(tmp_path / "t.parquet", _random_values(np.random.default_rng(7), 300), row_group_bytes=8192)
+    _assert_alike(path, True, layer=range(3, 20), checkpoint="Q*")
+
+
+def test_orchlog_files_are_read_column_by_column(tmp_path):
+    path = _write(tmp_path / "t.parquet", _random_values(np.random.default_rng(3), 50))
+    table = pq.read_table(path, columns=[c for c in ARROW_SCHEMA.names if c != "data"])
+    assert columnar.batch_of(table, str(path)) is not None
+
+
+def _table_with(**changed: Any) -> pa.Table:
+    """Three well-formed summary rows (no tensors), one column replaced."""
+    rows = [record_values(record(f"c{i}", np.arange(4, dtype=np.float32), seq=i, layer=i)) for i in range(3)]
+    columns = {name: [r.get(name) for r in rows] for name in ("checkpoint", "seq", "layer", "numel", "blake3")}
+    columns["tensor_dtype"] = ["f32"] * 3
+    columns["tensor_shape"] = [[4]] * 3
+    columns.update(changed)
+    return pa.table(columns)
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        {"layer": pa.array([0, -2, 1], pa.int32())},  # a negative key part
+        {"numel": [4, -1, 4]},
+        {"tensor_shape": [[4], [-4], [4]]},
+        {"tensor_shape": [[4], [2**40, 2**40], [4]]},  # more than 2**63 elements
+        {"tensor_shape": pa.array([[4], None, [4]], pa.list_(pa.int64()))},
+        {"checkpoint": ["a", None, "c"]},
+        {"blake3": ["ab" * 40, "", None]},  # longer than a hash
+        {"blake3": ["é", "", None]},
+        {"meta": pa.array([[("k", "[1, 2]")], [], None], pa.map_(pa.string(), pa.string()))},  # not a scalar
+        {"seq": ["0", "1", "2"]},  # another writer's types
+        {
+            "nan_count": [0, -3, 0],
+            "inf_count": [0, 0, 0],
+            "tensor_min": [0.0] * 3,
+            "tensor_max": [1.0] * 3,
+            "tensor_mean": [0.5] * 3,
+            "rms": [0.5] * 3,
+            "abs_max": [1.0] * 3,
+        },
+    ],  # fmt: skip
+    ids=lambda changed: ",".join(changed),
+)
+def test_rows_the_column_checks_do_not_settle_are_read_and_reported_as_records(tmp_path, changed):
+    path = tmp_path / "t.parquet"
+    pq.write_table(_table_with(**changed), path)
+    want, want_problems = _by_records(path)
+    assert want_problems or len(want) == 3  # what the record path keeps or skips, each row named
+    _assert_alike(path, True)
+    table = pq.read_table(path)
+    assert columnar.batch_of(table, str(path)) is None
+
+
+def test_defaults_fill_absent_and_null_identity_fields_alike(tmp_path):
+    path = tmp_path / "t.parquet"
+    pq.write_table(
+        _table_with(
+            team=pa.array(["t", None, "u"], pa.string()),
+            tp_rank=pa.array([None, 1, None], pa.int32()),
+            grafted=pa.array([None, True, False], pa.bool_()),
+            sketch=pa.array([[0.1] * 64, None, [math.inf] * 64], pa.list_(pa.float64(), 64)),  # rounded to f32
+        ),
+        path,
+    )
+    assert columnar.batch_of(pq.read_table(path), str(path)) is not None  # another writer's types: int64, `element`
+    batches = _assert_alike(path, True)
+    assert batches[0].team.tolist() == ["t", "", "u"] and batches[0].rank.tolist() == [0, 1, 0]
+    assert batches[0].grafted.tolist() == [0, 1, 0]
