@@ -81,7 +81,7 @@ def _run(args: argparse.Namespace) -> int:
             level=level,
             row_group_bytes=int(args.row_group_mb * 2**20),
             on_problem=on_problem,
-            on_record=lambda _rec: progress.advance(),
+            on_records=progress.advance,
         )
     if not args.quiet:
         print(for_terminal(str(result)))

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import blake3
+import numpy as np
 
 from orchlog import schema_gen
 from orchlog.encoding import digest as encoding_digest
@@ -30,8 +31,10 @@ from orchlog.encoding import stats as canonical_stats
 from orchlog.encoding.record import numel as shape_numel
 from orchlog.errors import OrchlogError
 from orchlog.parquet import schema
-from orchlog.parquet.schema import DEFAULT_CODEC, DEFAULT_LEVEL, DEFAULT_ROW_GROUP_BYTES
+from orchlog.parquet.columnar import columns_of, packable
+from orchlog.parquet.schema import DEFAULT_CODEC, DEFAULT_LEVEL, DEFAULT_ROW_GROUP_BYTES, MAX_ROWS_PER_GROUP
 from orchlog.parquet.writer import Writer
+from orchlog.read.batch import RecordBatch
 from orchlog.read.paths import open_trace
 from orchlog.read.trace import Diagnostic, Location, Trace, TraceRecord
 
@@ -72,15 +75,17 @@ def pack(
     level: int | None = DEFAULT_LEVEL,
     row_group_bytes: int = DEFAULT_ROW_GROUP_BYTES,
     on_problem: Callable[[Diagnostic], None] | None = None,
-    on_record: Callable[[TraceRecord], None] | None = None,
+    on_records: Callable[[int], None] | None = None,
 ) -> PackResult:
-    """Write `inputs` into the Parquet file `output`; problems go to `on_problem` as they are found."""
+    """Write `inputs` into the Parquet file `output`; problems go to `on_problem` as they are found, and
+    `on_records` hears how many records were packed as they go."""
     paths = [Path(p) for p in inputs]
     out = Path(output)
     _check_paths(paths, out)
     result = PackResult(out, [str(p) for p in paths])
     traces = [open_trace(p) for p in paths]
     streams = [_with_headers_known(t) for t in traces]
+    parts = max(row_group_bytes // 4, 1)  # tensor bytes written at a time: row groups stay near their size
     partial = out.with_name(f".{out.name}.partial-{os.getpid()}")
 
     def problem(where: Location | None, message: str) -> None:
@@ -101,13 +106,13 @@ def pack(
             durable=False,  # the output appears under its name only when complete: a crash leaves nothing to save
         )
         try:
-            for trace, records in zip(traces, streams):
+            for trace, batches in zip(traces, streams):
                 headers_seen, diagnostics_seen = len(trace.headers), 0
-                for rec in records:
+                for batch in batches:
                     diagnostics_seen = _report_new(trace, diagnostics_seen, problem)
-                    _pack_record(rec, writer, result, problem)
-                    if on_record is not None:
-                        on_record(rec)
+                    _pack_batch(batch, writer, result, problem, parts)
+                    if on_records is not None:
+                        on_records(len(batch))
                 _report_new(trace, diagnostics_seen, problem)
                 for header in trace.headers[headers_seen:]:
                     writer.add_header(header)
@@ -134,19 +139,19 @@ def _check_paths(inputs: list[Path], out: Path) -> None:
             raise OrchlogError(f"{out} is also an input; write the Parquet file elsewhere")
 
 
-def _with_headers_known(trace: Trace) -> Iterator[TraceRecord]:
-    """The trace's records, after reading the first so that the header before it is known.
+def _with_headers_known(trace: Trace) -> Iterator[RecordBatch]:
+    """The trace's batches, after reading the first so that the header before it is known.
 
     The file footer's metadata is fixed when writing starts, and every format puts its
-    header first, so one record of read-ahead per input gives pack every header in time.
+    header first, so one batch of read-ahead per input gives pack every header in time.
     """
-    records = iter(trace)
-    first = next(records, None)
+    batches = trace.batches()
+    first = next(batches, None)
 
-    def chained() -> Iterator[TraceRecord]:
+    def chained() -> Iterator[RecordBatch]:
         if first is not None:
             yield first
-            yield from records
+            yield from batches
 
     return chained()
 
@@ -155,6 +160,60 @@ def _report_new(trace: Trace, seen: int, problem: Callable[[Location | None, str
     for diag in trace.diagnostics[seen:]:
         problem(diag.location, diag.message)
     return len(trace.diagnostics)
+
+
+def _pack_batch(
+    batch: RecordBatch,
+    writer: Writer,
+    result: PackResult,
+    problem: Callable[[Location | None, str], None],
+    part_bytes: int,
+) -> None:
+    """A batch's rows in order: those it holds whole (columnar.packable) a run of columns at a time, each
+    tensor checked against its hash; any other as a record, which computes what it lacks."""
+    fast = packable(batch)
+    data_len = batch.data_len
+    assert data_len is not None, "made by RecordBatch.__post_init__"
+    run: list[int] = []
+    run_bytes = 0
+    for i in range(len(batch)):
+        if not fast[i]:
+            _write_run(batch, run, writer, result, problem)
+            run, run_bytes = [], 0
+            _pack_record(batch.record(i), writer, result, problem)
+            continue
+        nbytes = max(int(data_len[i]), 0)
+        if run and (run_bytes + nbytes > part_bytes or len(run) >= MAX_ROWS_PER_GROUP // 4):
+            _write_run(batch, run, writer, result, problem)
+            run, run_bytes = [], 0
+        run.append(i)
+        run_bytes += nbytes
+    _write_run(batch, run, writer, result, problem)
+
+
+def _write_run(
+    batch: RecordBatch,
+    run: list[int],
+    writer: Writer,
+    result: PackResult,
+    problem: Callable[[Location | None, str], None],
+) -> None:
+    if not run:
+        return
+    rows = np.array(run, dtype=np.int64)
+    tensors: list[memoryview | None] = []
+    for i in run:
+        loader = batch.loader_of(i)
+        data = None if loader is None else memoryview(loader()).cast("B")
+        if data is not None:
+            dtype, numel, digest = batch.dtype[i], int(batch.numel[i]), batch.blake3[i].decode()
+            for message in data_problems(dtype, numel, digest, data):
+                problem(batch.location(i), f"{message}; written as found")
+        tensors.append(data)
+    writer.append_columns(columns_of(batch, rows), tensors)
+    result.records += len(run)
+    result.tensors += sum(t is not None for t in tensors)
+    result.tensor_bytes += sum(t.nbytes for t in tensors if t is not None)
 
 
 def _pack_record(
@@ -197,14 +256,19 @@ def _read_tensor(rec: TraceRecord, writer: Writer) -> tuple[Any, bool]:
 
 def tensor_problems(rec: TraceRecord, data: Any) -> list[str]:
     """What is wrong with a record's tensor bytes: a length its shape does not give, a blake3 they do not hash to."""
+    return data_problems(rec.dtype, rec.numel, rec.blake3, data)
+
+
+def data_problems(dtype: str | None, numel: int | None, digest: str | None, data: Any) -> list[str]:
+    """tensor_problems from the record's dtype, numel and blake3."""
     problems = []
-    size = schema_gen.DTYPE_SIZES.get(rec.dtype or "")
-    if size is not None and rec.numel is not None and len(data) != rec.numel * size:
-        problems.append(f"tensor has {len(data)} bytes, but {rec.numel} {rec.dtype} elements need {rec.numel * size}")
-    if rec.blake3 is not None:
+    size = schema_gen.DTYPE_SIZES.get(dtype or "")
+    if size is not None and numel is not None and len(data) != numel * size:
+        problems.append(f"tensor has {len(data)} bytes, but {numel} {dtype} elements need {numel * size}")
+    if digest is not None:
         actual = blake3.blake3(data).hexdigest()
-        if actual != rec.blake3:
-            problems.append(f"blake3 mismatch: the record says {rec.blake3}, its {len(data)} bytes hash to {actual}")
+        if actual != digest:
+            problems.append(f"blake3 mismatch: the record says {digest}, its {len(data)} bytes hash to {actual}")
     return problems
 
 

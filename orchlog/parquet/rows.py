@@ -4,14 +4,16 @@ A row is given as the record's field values by name (what
 `orchlog.encoding.record.record_values` returns, or what pack gathers from a
 TraceRecord): `stats` an object with the stats fields as attributes,
 `values` the leading values, `meta` a dict of scalars, `data` the tensor
-bytes or None. `RowBatch.table` builds the Arrow table with the generated
-schema (its column names, the dtype in its NumPy spelling), the nested and
-binary columns from flat buffers rather than one Python object per element.
+bytes or None. Many rows may also come at once as their columns (pack's
+batches, `append_columns`). `RowBatch.table` builds the Arrow table with the
+generated schema (its column names, the dtype in its NumPy spelling), the
+nested and binary columns from flat buffers rather than one Python object per
+element.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -25,19 +27,28 @@ from orchlog.parquet.schema import ARROW_SCHEMA, COLUMN_OF
 
 _STATS = frozenset(f.name for f in schema_gen.STATS_FIELDS)
 _NESTED = ("shape", "values", "meta", "data")
-_PLAIN = tuple(f for f in COLUMN_OF if f not in _NESTED)  # fields of flat columns, stats included
-_REQUIRED = tuple(f for f in _PLAIN if not ARROW_SCHEMA.field(COLUMN_OF[f]).nullable)
+PLAIN = tuple(f for f in COLUMN_OF if f not in _NESTED)  # fields of flat columns, stats included
+_REQUIRED = tuple(f for f in PLAIN if not ARROW_SCHEMA.field(COLUMN_OF[f]).nullable)
 # A row's share of a row group beyond its tensor bytes: keys, stats, hash, list headers.
 _ROW_OVERHEAD = 160
 
 
 class _Row(NamedTuple):
-    plain: tuple[Any, ...]  # values of the _PLAIN columns, in order
+    plain: tuple[Any, ...]  # values of the PLAIN columns, in order
     shape: np.ndarray
     values: np.ndarray
     meta: list[tuple[str, str]]
     has_data: bool
     data_end: int  # where its tensor bytes end in the arena (they start where the previous row's end)
+
+
+class _Columns(NamedTuple):
+    """Rows given as their columns (`append_columns`)."""
+
+    columns: dict[str, pa.Array]  # by field, every one but `data`, of the schema's types
+    has_data: list[bool]
+    ends: list[int]  # where each row's tensor bytes end in the arena
+    data_end: int  # where the last one's end
 
 
 class RowBatch:
@@ -58,12 +69,13 @@ class RowBatch:
         self.capacity = capacity  # arena size; a larger tensor gets an arena of its own size
         self._arenas = [np.empty(0, np.uint8), np.empty(0, np.uint8)]
         self._current = 0
-        self._rows: list[_Row] = []
+        self._rows: list[_Row | _Columns] = []
+        self._count = 0  # rows: a _Columns entry holds many
         self.nbytes = 0
         self.generation = 0  # counts clears: which rows a writer has already taken
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return self._count
 
     @property
     def _used(self) -> int:
@@ -88,8 +100,8 @@ class RowBatch:
         With `reserved`, `fields["data"]` already lies in the room `reserve` gave.
         """
         stats = fields["stats"]
-        plain = tuple(getattr(stats, name) if name in _STATS else fields[name] for name in _PLAIN)
-        missing = [name for name, value in zip(_PLAIN, plain) if value is None and name in _REQUIRED]
+        plain = tuple(getattr(stats, name) if name in _STATS else fields[name] for name in PLAIN)
+        missing = [name for name, value in zip(PLAIN, plain) if value is None and name in _REQUIRED]
         if missing:
             raise ValueError(f"record lacks {', '.join(missing)}")
         with np.errstate(invalid="ignore"):  # widening a signalling NaN is no error (NumPy warns)
@@ -108,40 +120,93 @@ class RowBatch:
                 plain,
                 np.asarray(fields["shape"], dtype=np.int64).reshape(-1),
                 values,
-                [(k, json_scalar(meta[k])) for k in sorted(meta, key=sort_key)],
+                meta_pairs(meta),
                 data is not None,
                 self._used + length,
             )
         )
+        self._count += 1
         self.nbytes += _ROW_OVERHEAD + 8 * values.size + length
+
+    def append_columns(self, columns: dict[str, pa.Array], tensors: Sequence[memoryview | None]) -> None:
+        """Add len(tensors) rows given as their columns (every field's but `data`, of the schema's types, as
+        columnar.py's `columns_of` makes them) and their tensor bytes, which are copied into the arena."""
+        lengths = [0 if t is None else t.nbytes for t in tensors]
+        used = self._used
+        room = np.frombuffer(self.reserve(sum(lengths)), dtype=np.uint8)
+        ends, at = [], 0
+        for tensor, length in zip(tensors, lengths):
+            if tensor is not None:
+                room[at : at + length] = np.frombuffer(tensor, dtype=np.uint8)
+            at += length
+            ends.append(used + at)
+        self._rows.append(_Columns(columns, [t is not None for t in tensors], ends, used + at))
+        self._count += len(tensors)
+        self.nbytes += _ROW_OVERHEAD * len(tensors) + 8 * len(columns["values"].values) + at
 
     def table(self) -> pa.Table:
         """The rows as one Arrow table with the trace schema (the batch is left as it is)."""
-        rows = self._rows
-        plain = dict(zip(_PLAIN, zip(*(r.plain for r in rows)) if rows else [()] * len(_PLAIN)))
-        plain["dtype"] = tuple(schema_gen.DTYPE_PARQUET.get(d, d) for d in plain["dtype"])
-        columns = {f: pa.array(col, type=ARROW_SCHEMA.field(COLUMN_OF[f]).type) for f, col in plain.items()}
-        columns["shape"] = _list_array([r.shape for r in rows], pa.int64())
-        columns["values"] = _list_array([r.values for r in rows], pa.float64())
-        columns["meta"] = _map_array([r.meta for r in rows])
-        ends = [r.data_end for r in rows]
-        columns["data"] = _large_binary(self._arenas[self._current][: self._used], ends, [r.has_data for r in rows])
+        parts: list[dict[str, pa.Array]] = []
+        ends: list[int] = []
+        valid: list[bool] = []
+        run: list[_Row] = []  # rows appended one at a time since the last columns
+
+        def close_run() -> None:
+            parts.append(_row_columns(run))
+            ends.extend(r.data_end for r in run)
+            valid.extend(r.has_data for r in run)
+            run.clear()
+
+        for entry in self._rows:
+            if isinstance(entry, _Row):
+                run.append(entry)
+                continue
+            if run:
+                close_run()
+            parts.append(entry.columns)
+            ends.extend(entry.ends)
+            valid.extend(entry.has_data)
+        if run or not parts:
+            close_run()
+        columns = {f: parts[0][f] if len(parts) == 1 else pa.concat_arrays([p[f] for p in parts]) for f in parts[0]}
+        columns["data"] = _large_binary(self._arenas[self._current][: self._used], ends, valid)
         return pa.Table.from_arrays([columns[f] for f in COLUMN_OF], schema=ARROW_SCHEMA)
 
     def clear(self) -> None:
         """Empty the batch and turn to the other arena (the table just built still uses this one)."""
-        self._rows, self.nbytes, self._current = [], 0, 1 - self._current
+        self._rows, self._count, self.nbytes, self._current = [], 0, 0, 1 - self._current
         self.generation += 1
+
+
+def _row_columns(rows: list[_Row]) -> dict[str, pa.Array]:
+    """Every column but `data` of rows appended one at a time."""
+    plain = dict(zip(PLAIN, zip(*(r.plain for r in rows)) if rows else [()] * len(PLAIN)))
+    plain["dtype"] = tuple(schema_gen.DTYPE_PARQUET.get(d, d) for d in plain["dtype"])
+    columns = {f: pa.array(col, type=ARROW_SCHEMA.field(COLUMN_OF[f]).type) for f, col in plain.items()}
+    columns["shape"] = _list_array([r.shape for r in rows], pa.int64())
+    columns["values"] = _list_array([r.values for r in rows], pa.float64())
+    columns["meta"] = map_array([r.meta for r in rows])
+    return columns
+
+
+def meta_pairs(meta: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """A meta map as its column holds it: each value's canonical JSON text, keys in canonical order."""
+    return [(k, json_scalar(meta[k])) for k in sorted(meta, key=sort_key)]
 
 
 def _list_array(items: list[np.ndarray], item_type: pa.DataType) -> pa.Array:
     flat = np.concatenate(items) if items else np.empty(0)
     offsets = np.zeros(len(items) + 1, dtype=np.int32)
     np.cumsum([len(i) for i in items], out=offsets[1:])
-    return pa.ListArray.from_arrays(pa.array(offsets), pa.array(flat, type=item_type))
+    return list_array(offsets, flat, item_type)
 
 
-def _map_array(rows: list[list[tuple[str, str]]]) -> pa.Array:
+def list_array(offsets: np.ndarray, flat: np.ndarray, item_type: pa.DataType) -> pa.Array:
+    """A list column from its offsets (from 0) and items."""
+    return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pa.array(flat, type=item_type))
+
+
+def map_array(rows: list[list[tuple[str, str]]]) -> pa.Array:
     offsets = np.zeros(len(rows) + 1, dtype=np.int32)
     np.cumsum([len(r) for r in rows], out=offsets[1:])
     keys = pa.array([k for r in rows for k, _ in r], type=pa.string())

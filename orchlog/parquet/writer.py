@@ -297,6 +297,19 @@ class Writer:
             if self._batch.nbytes >= self.row_group_bytes or len(self._batch) >= MAX_ROWS_PER_GROUP:
                 self.flush()
 
+    def append_columns(self, columns: dict[str, pa.Array], tensors: Sequence[memoryview | None]) -> None:
+        """Add rows given as their columns, complete (seq included), and their tensor bytes (pack's batches:
+        rows.RowBatch.append_columns). The rows go into one row group: give at most a quarter of
+        `row_group_bytes` at a time, so that row groups stay near their size."""
+        with self._lock:
+            if self._sink is None:
+                raise ValueError(f"{self.path} is closed")
+            self._make_room(sum(0 if t is None else t.nbytes for t in tensors))
+            self._batch.append_columns(columns, tensors)
+            self.rows += len(tensors)
+            if self._batch.nbytes >= self.row_group_bytes or len(self._batch) >= MAX_ROWS_PER_GROUP:
+                self.flush()
+
     def reserve(self, nbytes: int) -> memoryview:
         """Room in the row group being gathered for the next row's tensor bytes (saves pack a copy)."""
         with self._lock:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import numpy as np
@@ -12,10 +13,13 @@ import pytest
 
 from orchlog import schema_gen
 from orchlog.encoding.record import header_values, record_values
-from orchlog.parquet import Writer, columnar, read
+from orchlog.parquet import Writer, columnar, packing, read
 from orchlog.parquet.schema import ARROW_SCHEMA
+from orchlog.read.batch import RecordBatch
 from orchlog.read.paths import open_trace
-from tests.tracegen import header, record
+from orchlog.read.records import Location, TraceRecord
+from orchlog.schema_gen import RecordInput, Stats
+from tests.tracegen import header, record, write_frames, write_jsonl
 
 DTYPES = (np.float32, np.float16, np.float64, np.int8, np.uint8, np.int32)
 
@@ -28,8 +32,8 @@ _NAMED = {
 }
 
 
-def _random_values(rng: np.random.Generator, n: int) -> list[dict[str, Any]]:
-    """Records of every dtype, NaN and Inf among them, with and without meta, key parts and tensors."""
+def _random_records(rng: np.random.Generator, n: int) -> list[RecordInput]:
+    """Records of every dtype, NaN and Inf among them, with and without meta and key parts."""
     out = []
     for i in range(n):
         dtype = DTYPES[int(rng.integers(0, len(DTYPES)))]
@@ -39,7 +43,7 @@ def _random_values(rng: np.random.Generator, n: int) -> list[dict[str, Any]]:
             arr[rng.integers(0, size)] = rng.choice([np.nan, np.inf, -np.inf])
         named = {name: choices[int(rng.integers(0, len(choices)))] for name, choices in _NAMED.items()}
         meta = {"seed": int(rng.integers(0, 9)), "kv": "yes", "x": 0.5} if rng.random() < 0.3 else {}
-        values = record_values(
+        out.append(
             record(
                 str(rng.choice(["attn_norm", "Qcur", "l_out", "café"])),
                 arr.reshape((1, size)) if rng.random() < 0.3 else arr,
@@ -53,6 +57,14 @@ def _random_values(rng: np.random.Generator, n: int) -> list[dict[str, Any]]:
                 **named,
             )
         )
+    return out
+
+
+def _random_values(rng: np.random.Generator, n: int) -> list[dict[str, Any]]:
+    """_random_records' rows as a Parquet writer takes them, a fifth without their tensor."""
+    out = []
+    for r in _random_records(rng, n):
+        values = record_values(r)
         if rng.random() < 0.2:
             values["data"] = None  # a summary without its tensor: row groups with and without them mix
         out.append(values)
@@ -196,3 +208,59 @@ def test_defaults_fill_absent_and_null_identity_fields_alike(tmp_path):
     batches = _assert_alike(path, True)
     assert batches[0].team.tolist() == ["t", "", "u"] and batches[0].rank.tolist() == [0, 1, 0]
     assert batches[0].grafted.tolist() == [0, 1, 0]
+
+
+def _packed(tmp_path, name: str, inputs: list, by_columns: bool, monkeypatch) -> tuple[pa.Table, list[str]]:
+    with monkeypatch.context() as m:
+        if not by_columns:
+            m.setattr(packing, "packable", lambda batch: np.zeros(len(batch), dtype=bool))
+        result = packing.pack(inputs, tmp_path / name, row_group_bytes=8192)
+    return pq.read_table(tmp_path / name), [str(p) for p in result.problems]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_pack_writes_the_same_rows_from_columns_as_from_records(tmp_path, seed, monkeypatch):
+    rng = np.random.default_rng(seed)
+    records = _random_records(rng, 200)
+    stream = write_frames(tmp_path / "t.bin", records)
+    data = bytearray(stream.read_bytes())  # one tensor damaged: its row is packed as found, and named
+    at = data.index(records[77].data[-4:], len(data) // 3) if len(records[77].data) >= 4 else len(data) // 2
+    data[at] ^= 0xFF
+    stream.write_bytes(bytes(data))
+    summaries = write_jsonl(tmp_path / "s.jsonl", _random_records(rng, 50))  # no tensors
+    lines = summaries.read_bytes().splitlines(keepends=True)  # and no seq in some: pack gives them their place
+    summaries.write_bytes(
+        b"".join(re.sub(rb',"seq":\d+', b"", line) if i % 2 else line for i, line in enumerate(lines))
+    )
+    inputs = [stream, summaries]
+    fast, fast_problems = _packed(tmp_path, "fast.parquet", inputs, True, monkeypatch)
+    slow, slow_problems = _packed(tmp_path, "slow.parquet", inputs, False, monkeypatch)
+    assert fast_problems == slow_problems and any("blake3 mismatch" in p for p in fast_problems)
+    assert fast.num_rows == slow.num_rows == 250
+    for name in fast.column_names:  # NaN stats and sketches compare by their text
+        assert repr(fast.column(name).to_pylist()) == repr(slow.column(name).to_pylist()), name
+
+
+def test_rows_pack_cannot_write_as_they_are_go_through_the_records():
+    def rec(i: int, **changed: Any) -> TraceRecord:
+        base: dict[str, Any] = dict(
+            checkpoint="c", dtype="f32", shape=(4,), numel=4, values=np.zeros(4), blake3="ab" * 32,
+            stats=Stats(0.0, 1.0, 0.5, 0.5, 1.0, 0, 0), sketch=np.zeros(64), location=Location("x", line=i),
+        )  # fmt: skip
+        base.update(changed)
+        return TraceRecord(**base)
+
+    batch = RecordBatch.from_records(
+        [
+            rec(0),
+            rec(1, stats=None),  # computed from the tensor, or refused
+            rec(2, blake3=None),
+            rec(3, sketch=None),
+            rec(4, shape=None),
+            rec(5, numel=None),
+            rec(6, dtype=None),
+            rec(7, layer=2**31),  # past the int32 column
+            rec(8, loader=lambda: b"\0" * 16),  # a tensor behind a loader is read into the row group
+        ]
+    )
+    assert columnar.packable(batch).tolist() == [True] + [False] * 8
