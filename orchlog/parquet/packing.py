@@ -24,6 +24,7 @@ from typing import Any
 
 import blake3
 import numpy as np
+import pyarrow as pa
 
 from orchlog import schema_gen
 from orchlog.encoding import digest as encoding_digest
@@ -200,7 +201,12 @@ def _write_run(
 ) -> None:
     if not run:
         return
-    rows = np.array(run, dtype=np.int64)
+    try:
+        columns = columns_of(batch, np.array(run, dtype=np.int64))
+    except (ValueError, TypeError, OverflowError, pa.ArrowException):  # the records say what is wrong, row by row
+        for i in run:
+            _pack_record(batch.record(i), writer, result, problem)
+        return
     tensors: list[memoryview | None] = []
     for i in run:
         loader = batch.loader_of(i)
@@ -210,7 +216,7 @@ def _write_run(
             for message in data_problems(dtype, numel, digest, data):
                 problem(batch.location(i), f"{message}; written as found")
         tensors.append(data)
-    writer.append_columns(columns_of(batch, rows), tensors)
+    writer.append_columns(columns, tensors)
     result.records += len(run)
     result.tensors += sum(t is not None for t in tensors)
     result.tensor_bytes += sum(t.nbytes for t in tensors if t is not None)
