@@ -1,19 +1,14 @@
-"""Parquet columns and RecordBatches, each made from the other column by column, without a Python object
-per row.
+"""A row group's summary columns as a RecordBatch, column by column, without a Python object per row.
 
-Reading (`batch_of`): the record path (reading.py `_record`) checks each row's
-values as every reader does (orchlog.read.fields) and names what is wrong with
-a row it skips. Here the same checks run over whole columns; a table holding
-anything those checks would reject or treat one row at a time (a column of
-another type than this layout's, a null or negative where the schema allows
-none, a meta that is not an object of scalars) gets None back, and the caller
-reads it row by row, so that every problem is still reported in the record
-path's words. Files of other writers whose types differ from this layout's
-take that path throughout.
-
-Writing (`packable`, `columns_of`): the rows of a batch pack can write as they
-are, and their columns; pack writes any other row as a record (packing.py
-`_fields` computes what a record lacks, or says why it cannot be packed).
+The record path (reading.py `_record`) checks each row's values as every reader
+does (orchlog.read.fields) and names what is wrong with a row it skips. Here
+the same checks run over whole columns; a table holding anything those checks
+would reject or treat one row at a time (a column of another type than this
+layout's, a null or negative where the schema allows none, a meta that is not
+an object of scalars) gets None back, and the caller reads it row by row, so
+that every problem is still reported in the record path's words. Files of
+other writers whose types differ from this layout's take that path throughout.
+(The way back, a batch's rows as columns for pack, is rows.py's `columns_of`.)
 """
 
 from __future__ import annotations
@@ -25,13 +20,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from orchlog.parquet import schema
-from orchlog.parquet.rows import list_array, map_array, meta_pairs
 from orchlog.parquet.schema import ARROW_SCHEMA, COLUMN_OF, DTYPE_COLUMN, STATS_COLUMNS, dtype_name
 from orchlog.read import fields
-from orchlog.read.batch import COUNT_FIELDS, NONE, STAT_FIELDS, RecordBatch, ragged_take
+from orchlog.read.batch import COUNT_FIELDS, NONE, STAT_FIELDS, RecordBatch
 from orchlog.read.records import identity
-from orchlog.schema_gen import COLUMNS, DTYPE_PARQUET, ColumnSpec
+from orchlog.schema_gen import COLUMNS, ColumnSpec
 from orchlog.strings import Strings
 
 _DEFAULTS = identity({})  # each identity field's value where a record has none
@@ -254,72 +247,4 @@ def meta_from_pairs(pairs: list[tuple[str, str]] | None) -> dict[str, Any]:
             out[key] = json.loads(text) if text is not None else None
         except (json.JSONDecodeError, RecursionError):
             out[key] = text
-    return out
-
-
-# ------------------------------------------------------------ writing
-
-_INT32 = tuple(c.name for c in COLUMNS if ARROW_SCHEMA.field(COLUMN_OF[c.name]).type == pa.int32())
-_REQUIRED_INTS = tuple(
-    c.name for c in COLUMNS if c.kind in ("int", "bool") and not ARROW_SCHEMA.field(COLUMN_OF[c.name]).nullable
-)
-_REQUIRED_TEXTS = tuple(
-    c.name for c in COLUMNS if c.kind == "text" and not ARROW_SCHEMA.field(COLUMN_OF[c.name]).nullable
-)
-
-
-def packable(batch: RecordBatch) -> np.ndarray:
-    """The rows pack can write from their columns as they are: tensor bytes in memory or none, and nothing
-    the record path would compute (stats, hash, sketch, numel: packing._fields) or refuse (a required field
-    absent, a number past its 32-bit column)."""
-    data_len = batch.data_len
-    assert data_len is not None, "made by RecordBatch.__post_init__"
-    ok: np.ndarray = batch.has_shape & (batch.numel != NONE) & (batch.counts[:, 0] != NONE) & (batch.blake3 != b"")
-    ok &= batch.dtype.codes >= 0
-    # A tensor behind a loader is read as a record's (into the row group's memory), and so is one past what a
-    # Parquet value holds (the record path reports it).
-    ok &= (data_len >= 0) | ~batch.loader.astype(bool)
-    ok &= data_len <= schema.MAX_TENSOR_BYTES
-    for c in COLUMNS:
-        column = getattr(batch, c.name)
-        if c.kind == "floats":
-            ok &= ~np.isnan(column).all(axis=1)
-        elif c.name in _REQUIRED_TEXTS:
-            ok &= column.codes >= 0
-        elif c.name in _REQUIRED_INTS and c.name != "seq":  # a missing seq is the record's place
-            ok &= column != NONE
-        if c.name in _INT32:
-            ok &= (column == NONE) | ((column >= -(2**31)) & (column < 2**31))
-    return ok
-
-
-def columns_of(batch: RecordBatch, rows: np.ndarray) -> dict[str, pa.Array]:
-    """The columns, every one but `data`, of the given packable rows, by field, of the schema's types
-    (what rows.RowBatch.append_columns takes)."""
-    out: dict[str, pa.Array] = {}
-    for c in COLUMNS:
-        kind = ARROW_SCHEMA.field(COLUMN_OF[c.name]).type
-        column = getattr(batch, c.name)[rows]
-        if c.kind == "text":
-            out[c.name] = pa.array(column.values(), type=kind)
-        elif c.kind == "floats":
-            with np.errstate(over="ignore", invalid="ignore"):
-                flat = column.astype(np.float32).reshape(-1)
-            out[c.name] = pa.FixedSizeListArray.from_arrays(pa.array(flat, type=kind.value_type), c.length)
-        else:
-            if c.name == "seq":  # formats without an execution counter: the record's place in its input
-                column = np.where(column == NONE, batch.order[rows], column)
-            values = column == 1 if c.kind == "bool" else column
-            out[c.name] = pa.array(values, mask=column == NONE, type=kind)
-    out["dtype"] = pa.array(batch.dtype[rows].per_row(lambda d: d and DTYPE_PARQUET.get(d, d)), type=pa.string())
-    out["numel"] = pa.array(batch.numel[rows], type=pa.int64())
-    for k, name in enumerate(STAT_FIELDS):
-        x = batch.stats[rows, k]
-        out[name] = pa.array(x, mask=np.isnan(x), type=pa.float64())
-    for k, name in enumerate(COUNT_FIELDS):
-        out[name] = pa.array(batch.counts[rows, k], type=pa.int64())
-    out["blake3"] = pa.array(np.char.decode(batch.blake3[rows], "ascii"), type=pa.string())
-    out["shape"] = list_array(*ragged_take(batch.shape_off, batch.shape_dims, rows), pa.int64())
-    out["values"] = list_array(*ragged_take(batch.val_off, batch.values, rows), pa.float64())
-    out["meta"] = map_array([meta_pairs(m) if m else [] for m in batch.meta[rows].tolist()])
     return out

@@ -32,7 +32,7 @@ from orchlog.encoding import stats as canonical_stats
 from orchlog.encoding.record import numel as shape_numel
 from orchlog.errors import OrchlogError
 from orchlog.parquet import schema
-from orchlog.parquet.columnar import columns_of, packable
+from orchlog.parquet.rows import columns_of, packable
 from orchlog.parquet.schema import DEFAULT_CODEC, DEFAULT_LEVEL, DEFAULT_ROW_GROUP_BYTES, MAX_ROWS_PER_GROUP
 from orchlog.parquet.writer import Writer
 from orchlog.read.batch import RecordBatch
@@ -170,7 +170,7 @@ def _pack_batch(
     problem: Callable[[Location | None, str], None],
     part_bytes: int,
 ) -> None:
-    """A batch's rows in order: those it holds whole (columnar.packable) a run of columns at a time, each
+    """A batch's rows in order: those it holds whole (rows.packable) a run of columns at a time, each
     tensor checked against its hash; any other as a record, which computes what it lacks."""
     fast = packable(batch)
     data_len = batch.data_len

@@ -5,7 +5,8 @@ A row is given as the record's field values by name (what
 TraceRecord): `stats` an object with the stats fields as attributes,
 `values` the leading values, `meta` a dict of scalars, `data` the tensor
 bytes or None. Many rows may also come at once as their columns (pack's
-batches, `append_columns`). `RowBatch.table` builds the Arrow table with the
+batches: `packable` says which rows of a RecordBatch can, `columns_of` makes
+their columns, `append_columns` takes them). `RowBatch.table` builds the Arrow table with the
 generated schema (its column names, the dtype in its NumPy spelling), the
 nested and binary columns from flat buffers rather than one Python object per
 element.
@@ -24,6 +25,8 @@ from orchlog.encoding.record import json_scalar
 from orchlog.encoding.text import sort_key
 from orchlog.parquet import schema
 from orchlog.parquet.schema import ARROW_SCHEMA, COLUMN_OF
+from orchlog.read.batch import COUNT_FIELDS, NONE, STAT_FIELDS, RecordBatch, ragged_take
+from orchlog.schema_gen import COLUMNS, DTYPE_PARQUET
 
 _STATS = frozenset(f.name for f in schema_gen.STATS_FIELDS)
 _NESTED = ("shape", "values", "meta", "data")
@@ -222,3 +225,71 @@ def _large_binary(data: np.ndarray, ends: list[int], valid: list[bool]) -> pa.Ar
     return pa.LargeBinaryArray.from_buffers(
         pa.large_binary(), len(valid), [validity, offsets, pa.py_buffer(data)], null_count
     )
+
+
+# ------------------------------------------------------------ a batch's rows as columns (pack)
+
+_INT32_COLUMNS = tuple(c.name for c in COLUMNS if ARROW_SCHEMA.field(COLUMN_OF[c.name]).type == pa.int32())
+_REQUIRED_INTS = tuple(
+    c.name for c in COLUMNS if c.kind in ("int", "bool") and not ARROW_SCHEMA.field(COLUMN_OF[c.name]).nullable
+)
+_REQUIRED_TEXTS = tuple(
+    c.name for c in COLUMNS if c.kind == "text" and not ARROW_SCHEMA.field(COLUMN_OF[c.name]).nullable
+)
+
+
+def packable(batch: RecordBatch) -> np.ndarray:
+    """The rows of a batch pack can write from their columns as they are: tensor bytes in memory or none, and nothing
+    the record path would compute (stats, hash, sketch, numel: packing._fields) or refuse (a required field
+    absent, a number past its 32-bit column)."""
+    data_len = batch.data_len
+    assert data_len is not None, "made by RecordBatch.__post_init__"
+    ok: np.ndarray = batch.has_shape & (batch.numel != NONE) & (batch.counts[:, 0] != NONE) & (batch.blake3 != b"")
+    ok &= batch.dtype.codes >= 0
+    # A tensor behind a loader is read as a record's (into the row group's memory), and so is one past what a
+    # Parquet value holds (the record path reports it).
+    ok &= (data_len >= 0) | ~batch.loader.astype(bool)
+    ok &= data_len <= schema.MAX_TENSOR_BYTES
+    for c in COLUMNS:
+        column = getattr(batch, c.name)
+        if c.kind == "floats":
+            ok &= ~np.isnan(column).all(axis=1)
+        elif c.name in _REQUIRED_TEXTS:
+            ok &= column.codes >= 0
+        elif c.name in _REQUIRED_INTS and c.name != "seq":  # a missing seq is the record's place
+            ok &= column != NONE
+        if c.name in _INT32_COLUMNS:
+            ok &= (column == NONE) | ((column >= -(2**31)) & (column < 2**31))
+    return ok
+
+
+def columns_of(batch: RecordBatch, rows: np.ndarray) -> dict[str, pa.Array]:
+    """The columns, every one but `data`, of the given packable rows, by field, of the schema's types
+    (what RowBatch.append_columns takes)."""
+    out: dict[str, pa.Array] = {}
+    for c in COLUMNS:
+        kind = ARROW_SCHEMA.field(COLUMN_OF[c.name]).type
+        column = getattr(batch, c.name)[rows]
+        if c.kind == "text":
+            out[c.name] = pa.array(column.values(), type=kind)
+        elif c.kind == "floats":
+            with np.errstate(over="ignore", invalid="ignore"):
+                flat = column.astype(np.float32).reshape(-1)
+            out[c.name] = pa.FixedSizeListArray.from_arrays(pa.array(flat, type=kind.value_type), c.length)
+        else:
+            if c.name == "seq":  # formats without an execution counter: the record's place in its input
+                column = np.where(column == NONE, batch.order[rows], column)
+            values = column == 1 if c.kind == "bool" else column
+            out[c.name] = pa.array(values, mask=column == NONE, type=kind)
+    out["dtype"] = pa.array(batch.dtype[rows].per_row(lambda d: d and DTYPE_PARQUET.get(d, d)), type=pa.string())
+    out["numel"] = pa.array(batch.numel[rows], type=pa.int64())
+    for k, name in enumerate(STAT_FIELDS):
+        x = batch.stats[rows, k]
+        out[name] = pa.array(x, mask=np.isnan(x), type=pa.float64())
+    for k, name in enumerate(COUNT_FIELDS):
+        out[name] = pa.array(batch.counts[rows, k], type=pa.int64())
+    out["blake3"] = pa.array(np.char.decode(batch.blake3[rows], "ascii"), type=pa.string())
+    out["shape"] = list_array(*ragged_take(batch.shape_off, batch.shape_dims, rows), pa.int64())
+    out["values"] = list_array(*ragged_take(batch.val_off, batch.values, rows), pa.float64())
+    out["meta"] = map_array([meta_pairs(m) if m else [] for m in batch.meta[rows].tolist()])
+    return out

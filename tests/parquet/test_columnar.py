@@ -14,6 +14,7 @@ import pytest
 from orchlog import schema_gen
 from orchlog.encoding.record import header_values, record_values
 from orchlog.parquet import Writer, columnar, packing, read
+from orchlog.parquet.rows import packable
 from orchlog.parquet.schema import ARROW_SCHEMA
 from orchlog.read.batch import RecordBatch
 from orchlog.read.paths import open_trace
@@ -263,4 +264,4 @@ def test_rows_pack_cannot_write_as_they_are_go_through_the_records():
             rec(8, loader=lambda: b"\0" * 16),  # a tensor behind a loader is read into the row group
         ]
     )
-    assert columnar.packable(batch).tolist() == [True] + [False] * 8
+    assert packable(batch).tolist() == [True] + [False] * 8
