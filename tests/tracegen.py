@@ -5,9 +5,11 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from orchlog import schema_gen
 from orchlog.encoding.record import HeaderInput, RecordInput, encode_header, encode_record, header_values, record_values
 from orchlog.read.records import TraceRecord
 
@@ -112,3 +114,55 @@ def write_json_lines(path: Path, docs: Iterable[dict], gz: bool = False) -> Path
     text = "".join(json.dumps(d) + "\n" for d in docs).encode()
     path.write_bytes(gzip.compress(text) if gz else text)
     return path
+
+
+RANDOM_DTYPES = {
+    "f32": np.float32,
+    "f16": np.float16,
+    "f64": np.float64,
+    "i8": np.int8,
+    "u8": np.uint8,
+    "i32": np.int32,
+}
+
+# The key parts given by name, each with values a record may hold (None: not given, where the field may be null).
+_NAMED = {
+    f.name: [None] * f.nullable
+    + ([f.min or 0, 1, 7, 2**31 - 1] if f.type in ("i32", "i64") else [True, False] if f.type == "bool" else ["x"])
+    for f in schema_gen.RECORD_FIELDS
+    if f.source == "key" and not f.positional
+}
+
+
+def random_records(rng: np.random.Generator, records: int, large: bool = False) -> list[RecordInput]:
+    """Records of every dtype, NaN and Inf among them, with and without meta, key parts and shard fields (team
+    "t"); with `large`, a fifth hold 2**18 + 3 elements (more than a binary reader keeps in its window)."""
+    out = []
+    for i in range(records):
+        dtype = str(rng.choice(list(RANDOM_DTYPES)))
+        n = int(rng.choice([0, 1, 3, 17, 300])) if not (large and rng.random() < 0.2) else (1 << 18) + 3
+        arr = (rng.standard_normal(n) * 10).astype(RANDOM_DTYPES[dtype])
+        if dtype.startswith("f") and n and rng.random() < 0.2:
+            arr[rng.integers(0, n)] = rng.choice([np.nan, np.inf, -np.inf])
+        meta: dict[str, bool | int | float | str] = (
+            {"seed": int(rng.integers(0, 9)), "kv": "yes", "x": 0.5} if rng.random() < 0.3 else {}
+        )
+        named: dict[str, Any] = {name: choices[int(rng.integers(0, len(choices)))] for name, choices in _NAMED.items()}
+        out.append(
+            RecordInput(
+                checkpoint=str(rng.choice(["attn_norm", "Qcur", "l_out", "café"])),
+                dtype=dtype,
+                shape=(n,) if rng.random() < 0.7 else (1, n),
+                data=arr.tobytes(),
+                token_idx=None if rng.random() < 0.2 else int(rng.integers(0, 50)),
+                layer=None if rng.random() < 0.3 else int(rng.integers(0, 30)),
+                stage=None if rng.random() < 0.5 else "add",
+                step=int(rng.integers(0, 3)),
+                seq=i,
+                meta=meta,
+                values=int(rng.choice([0, 4, 10, 1000])),
+                team="t",
+                **named,
+            )
+        )
+    return out

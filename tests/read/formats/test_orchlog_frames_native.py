@@ -4,66 +4,25 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
 
 import numpy as np
 import pytest
 
 from orchlog import kernels, schema_gen
 from orchlog.encoding import floats
-from orchlog.encoding.record import RecordInput, encode_header, encode_record
+from orchlog.encoding.record import encode_header, encode_record
 from orchlog.read import readahead
 from orchlog.read.formats import orchlog_frames
 from orchlog.read.formats.orchlog_frames import open_frames
 from tests.conftest import load_vectors
-from tests.tracegen import header
+from tests.tracegen import header, random_records
 
 pytestmark = pytest.mark.skipif(not kernels.NATIVE, reason="the native kernels are not built")
 
-DTYPES = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i8": np.int8, "u8": np.uint8, "i32": np.int32}
-
-
-# The key parts given by name, each with values a record may hold (None: not given, where the field may be null).
-_NAMED = {
-    f.name: [None] * f.nullable
-    + ([f.min or 0, 1, 7, 2**31 - 1] if f.type in ("i32", "i64") else [True, False] if f.type == "bool" else ["x"])
-    for f in schema_gen.RECORD_FIELDS
-    if f.source == "key" and not f.positional
-}
-
 
 def _random_trace(rng: np.random.Generator, records: int, large: bool = False) -> bytes:
-    out = [encode_header(header(team="t"))[1]]
-    for i in range(records):
-        dtype = str(rng.choice(list(DTYPES)))
-        n = int(rng.choice([0, 1, 3, 17, 300])) if not (large and rng.random() < 0.2) else (1 << 18) + 3
-        arr = (rng.standard_normal(n) * 10).astype(DTYPES[dtype])
-        if dtype.startswith("f") and n and rng.random() < 0.2:
-            arr[rng.integers(0, n)] = rng.choice([np.nan, np.inf, -np.inf])
-        meta: dict[str, bool | int | float | str] = (
-            {"seed": int(rng.integers(0, 9)), "kv": "yes", "x": 0.5} if rng.random() < 0.3 else {}
-        )
-        named: dict[str, Any] = {name: choices[int(rng.integers(0, len(choices)))] for name, choices in _NAMED.items()}
-        out.append(
-            encode_record(
-                RecordInput(
-                    checkpoint=str(rng.choice(["attn_norm", "Qcur", "l_out", "café"])),
-                    dtype=dtype,
-                    shape=(n,) if rng.random() < 0.7 else (1, n),
-                    data=arr.tobytes(),
-                    token_idx=None if rng.random() < 0.2 else int(rng.integers(0, 50)),
-                    layer=None if rng.random() < 0.3 else int(rng.integers(0, 30)),
-                    stage=None if rng.random() < 0.5 else "add",
-                    step=int(rng.integers(0, 3)),
-                    seq=i,
-                    meta=meta,
-                    values=int(rng.choice([0, 4, 10, 1000])),
-                    team="t",
-                    **named,
-                )
-            ).frame
-        )
-    return b"".join(out)
+    frames = [encode_record(r).frame for r in random_records(rng, records, large)]
+    return b"".join([encode_header(header(team="t"))[1], *frames])
 
 
 def _same(x, y) -> bool:
