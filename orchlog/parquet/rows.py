@@ -6,10 +6,10 @@ TraceRecord): `stats` an object with the stats fields as attributes,
 `values` the leading values, `meta` a dict of scalars, `data` the tensor
 bytes or None. Many rows may also come at once as their columns (pack's
 batches: `packable` says which rows of a RecordBatch can, `columns_of` makes
-their columns, `append_columns` takes them). `RowBatch.table` builds the Arrow table with the
-generated schema (its column names, the dtype in its NumPy spelling), the
-nested and binary columns from flat buffers rather than one Python object per
-element.
+their columns, `append_columns` takes them). `RowBatch.table` builds the
+Arrow table with the generated schema (its column names, the dtype in its
+NumPy spelling), the nested and binary columns from flat buffers rather than
+one Python object per element.
 """
 
 from __future__ import annotations
@@ -133,7 +133,7 @@ class RowBatch:
 
     def append_columns(self, columns: dict[str, pa.Array], tensors: Sequence[memoryview | None]) -> None:
         """Add len(tensors) rows given as their columns (every field's but `data`, of the schema's types, as
-        columnar.py's `columns_of` makes them) and their tensor bytes, which are copied into the arena."""
+        `columns_of` makes them) and their tensor bytes, which are copied into the arena."""
         lengths = [0 if t is None else t.nbytes for t in tensors]
         used = self._used
         room = np.frombuffer(self.reserve(sum(lengths)), dtype=np.uint8)
@@ -239,9 +239,9 @@ _REQUIRED_TEXTS = tuple(
 
 
 def packable(batch: RecordBatch) -> np.ndarray:
-    """The rows of a batch pack can write from their columns as they are: tensor bytes in memory or none, and nothing
-    the record path would compute (stats, hash, sketch, numel: packing._fields) or refuse (a required field
-    absent, a number past its 32-bit column)."""
+    """The rows of a batch pack can write from their columns as they are: tensor bytes in memory or none,
+    and nothing the record path would compute (stats, hash, sketch, numel: packing._fields) or refuse (a
+    required field absent, a number past its 32-bit column)."""
     data_len = batch.data_len
     assert data_len is not None, "made by RecordBatch.__post_init__"
     ok: np.ndarray = batch.has_shape & (batch.numel != NONE) & (batch.counts[:, 0] != NONE) & (batch.blake3 != b"")
