@@ -76,6 +76,21 @@ TEST_P(Blake3Path, AgreesWithThePortableKernelOnEveryLengthUpToFiveChunks) {
   }
 }
 
+// Every whole number of chunks up to 40, and a byte either side: what the widest kernel's batches leave
+// over (1 to 15 whole chunks, with or without a partial one) goes through the narrowest kernel that
+// holds it, rows or transposed, each with its own last-chunk length.
+TEST_P(Blake3Path, AgreesWithThePortableKernelAroundEveryWholeNumberOfChunks) {
+  const auto in = official_input(40 * 1024 + 1);
+  for (std::size_t chunks = 1; chunks <= 40; ++chunks) {
+    for (std::size_t n : {chunks * 1024 - 1, chunks * 1024, chunks * 1024 + 1}) {
+      std::uint8_t want[32], got[32];
+      orchlog::blake3_hash(orchlog::Blake3Path::portable, in.data(), n, want);
+      orchlog::blake3_hash(GetParam(), in.data(), n, got);
+      ASSERT_EQ(hex(got, 32), hex(want, 32)) << n << " bytes";
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryKernel, Blake3Path, ::testing::ValuesIn(orchlog::kAllBlake3Paths),
                          [](const auto& test) { return std::string(orchlog::blake3_path_name(test.param)); });
 

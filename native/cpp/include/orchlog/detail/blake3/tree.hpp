@@ -140,32 +140,35 @@ inline std::size_t chunk_cvs(Blake3Path path, const std::uint8_t* p, std::size_t
                              std::uint8_t* cvs) noexcept {
   const std::size_t full = len / kChunkLen, rest = len % kChunkLen;
 #if ORCHLOG_X86_SIMD
-  // A partial last chunk joins the whole chunks a batch leaves over, in one batch of the narrowest
-  // kernel that holds them all.
-  if (rest != 0 && path >= Blake3Path::sse41) {
-    const std::size_t widest = path == Blake3Path::avx512 ? avx512::kDegree
-                               : path == Blake3Path::avx2 ? avx2::kDegree
-                                                          : sse41::kDegree;
-    const std::size_t batched = full - full % widest, lanes = full % widest + 1;
+  // The chunks the widest kernel's whole batches leave over (a partial last chunk among them, or only
+  // whole chunks) go in one batch of the narrowest kernel that holds them all. Whole chunks left over
+  // had gone through hash_many's narrower transposed batches and a single one through the portable
+  // loop: on AVX2, 5 KiB took twice as long as 8 KiB.
+  const std::size_t widest = path == Blake3Path::avx512 ? avx512::kDegree
+                             : path == Blake3Path::avx2 ? avx2::kDegree
+                                                        : sse41::kDegree;
+  const std::size_t batched = full - full % widest, lanes = full % widest + (rest != 0 ? 1 : 0);
+  if (lanes != 0 && path >= Blake3Path::sse41) {
+    const std::size_t last_len = rest != 0 ? rest : kChunkLen;
     hash_many(path, p, kChunkLen, batched, kChunkLen / kBlockLen, counter, true, 0, kChunkStart, kChunkEnd, cvs);
     const std::uint8_t* tail = p + batched * kChunkLen;
     std::uint8_t* out = cvs + batched * kOutLen;
     if (path == Blake3Path::avx512) {
       if (lanes <= avx512_rows::kDegree) {
-        avx512_rows::hash_chunks(tail, lanes, rest, counter + batched, out);
+        avx512_rows::hash_chunks(tail, lanes, last_len, counter + batched, out);
       } else if (lanes <= avx512_ymm::kDegree) {
-        avx512_ymm::hash_chunks(tail, lanes, rest, counter + batched, out);
+        avx512_ymm::hash_chunks(tail, lanes, last_len, counter + batched, out);
       } else {
-        avx512::hash_chunks(tail, lanes, rest, counter + batched, out);
+        avx512::hash_chunks(tail, lanes, last_len, counter + batched, out);
       }
     } else if (path == Blake3Path::avx2 && lanes <= avx2_rows::kDegree) {
-      avx2_rows::hash_chunks(tail, lanes, rest, counter + batched, out);
+      avx2_rows::hash_chunks(tail, lanes, last_len, counter + batched, out);
     } else if (lanes > sse41::kDegree) {
-      avx2::hash_chunks(tail, lanes, rest, counter + batched, out);
+      avx2::hash_chunks(tail, lanes, last_len, counter + batched, out);
     } else {
-      sse41::hash_chunks(tail, lanes, rest, counter + batched, out);
+      sse41::hash_chunks(tail, lanes, last_len, counter + batched, out);
     }
-    return full + 1;
+    return batched + lanes;
   }
 #endif
   hash_many(path, p, kChunkLen, full, kChunkLen / kBlockLen, counter, true, 0, kChunkStart, kChunkEnd, cvs);
