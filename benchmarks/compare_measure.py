@@ -94,6 +94,33 @@ def machine() -> str:
     return f"{model}, {os.cpu_count()} cores, {cpu_flags()}"
 
 
+# A fresh process writes 256 MiB it never touched, then writes it again: each first write faults a page
+# in and has the kernel zero it, and under a hypervisor that takes freed memory back (a balloon with free
+# page reporting) the host backs the page again first. Every window and column a compare fills is such
+# memory once; the two rates say what that costs here.
+_TOUCH = """
+import time, numpy as np
+a = np.empty(256 << 20, dtype=np.uint8)
+t0 = time.perf_counter(); a.fill(1); t1 = time.perf_counter(); a.fill(2); t2 = time.perf_counter()
+print(a.nbytes / (t1 - t0) / 1e9, a.nbytes / (t2 - t1) / 1e9)
+"""
+
+
+def memory_touch_gbps(tries: int = 3) -> dict[str, float]:
+    """GB/s of a first write to fresh memory and of writing it again: the median of `tries` processes."""
+    first, again = [], []
+    for _ in range(tries):
+        out = subprocess.run([sys.executable, "-c", _TOUCH], capture_output=True, text=True, check=True).stdout
+        f, g = (float(x) for x in out.split())
+        first.append(f)
+        again.append(g)
+        time.sleep(1)  # memory freed a moment ago may be handed out again still backed
+    return {
+        "first_touch_gbps": round(sorted(first)[tries // 2], 2),
+        "rewrite_gbps": round(sorted(again)[tries // 2], 2),
+    }
+
+
 # What a machine without AVX-512 (or without AVX2) runs, on this one: orchlog's kernels (ORCHLOG_ISA),
 # NumPy's dispatched loops and glibc's string functions, all capped. The kernel's own copies (the page
 # cache into a read buffer) are not: the kernel picks them itself.

@@ -33,7 +33,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from benchmarks.compare_measure import ISA_CAPS, ROOT, machine
+from benchmarks.compare_measure import ISA_CAPS, ROOT, machine, memory_touch_gbps
 
 PY = sys.executable
 ORCHLOG = [PY, "-m", "orchlog"]
@@ -283,9 +283,10 @@ def main(argv: list[str] | None = None) -> int:
     args.work.mkdir(parents=True, exist_ok=True)
     out: dict[str, Any] = {
         "machine": machine(),
+        "memory": memory_touch_gbps(),
         "uptime_at_start": subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip(),
     }
-    print(f"machine: {out['machine']}; {out['uptime_at_start']}")
+    print(f"machine: {out['machine']}; memory {out['memory']}; {out['uptime_at_start']}")
     jobs: dict[str, Callable[[], dict[str, Any]]] = {
         "start": lambda: start(args.work, args.runs, isas),
         "p99": lambda: p99(args.mib, args.runs),
