@@ -80,7 +80,18 @@ struct Sums {
 // f64. That keeps the loop at SIMD width (converting every element to f64
 // halves it) while the cosine, taken from the difference formula below,
 // stays accurate to a few parts in 1e4 of 1-cos even when 1-cos is 1e-7.
+//
+// The order of every addition is fixed, so that a pair's figures are the same bits on every machine:
+// within a block, element i adds into lane i % kSumLanes<T> (each lane in element order, products
+// rounded before they are added: the module is built without FMA contraction), and the lanes combine
+// pairwise; blocks add up in f64 in order within pieces of kPiece elements, and pieces add up in order,
+// whichever core summed them. A compiler's own vectorisation of the reduction (16 f32 lanes with
+// AVX-512, 8 with AVX2) and the core count had set the order: a cosine's last digits differed between
+// an AVX-512 and an AVX2-only machine.
 constexpr size_t kBlock = 1024;
+constexpr size_t kPiece = size_t(1) << 21;  // elements; a multiple of kBlock
+template <typename T>
+constexpr int kSumLanes = 64 / sizeof(T);  // one 512-bit vector, two 256-bit ones, four 128-bit ones
 
 // The elements of a pair as the kernels read them: T itself, or (kLoose) T through a pointer of any
 // alignment. A frame leaves its tensor bytes wherever its header ended, so three in four small
@@ -114,32 +125,67 @@ struct Elem<double, true> {
 #define ORCHLOG_INTO_CLONES inline
 #endif
 
-template <typename T, bool kLoose = false>
-ORCHLOG_INTO_CLONES void block_sums(const typename Elem<T, kLoose>::type* __restrict a,
-                                    const typename Elem<T, kLoose>::type* __restrict b, size_t n, Sums& s) {
-  T sum_abs = 0, sum_d2 = 0, sum_a2 = 0, sum_b2 = 0, max_abs = 0, max_rel = 0;
-  T min_a = T(s.min_a), max_a = T(s.max_a), min_b = T(s.min_b), max_b = T(s.max_b);
-  const T tiny = T(1e-8);
-#pragma omp simd reduction(+ : sum_abs, sum_d2, sum_a2, sum_b2) reduction(max : max_abs, max_rel, max_a, max_b) \
-    reduction(min : min_a, min_b)
-  for (size_t i = 0; i < n; ++i) {
-    const T x = a[i], y = b[i];
+// The lanes of a block's sum, added pairwise: ((l0 + l1) + (l2 + l3)) + ... .
+template <typename T, int kN>
+ORCHLOG_INTO_CLONES T lanes_total(const T (&lane)[kN]) {
+  T half[kN / 2];
+  for (int k = 0; k < kN / 2; ++k) half[k] = lane[2 * k] + lane[2 * k + 1];
+  if constexpr (kN / 2 == 1) {
+    return half[0];
+  } else {
+    return lanes_total<T, kN / 2>(half);
+  }
+}
+
+// One block's running figures, lane by lane.
+template <typename T>
+struct BlockLanes {
+  static constexpr int kL = kSumLanes<T>;
+  T sum_abs[kL] = {}, sum_d2[kL] = {}, sum_a2[kL] = {}, sum_b2[kL] = {};
+  T max_abs[kL], max_rel[kL], min_a[kL], max_a[kL], min_b[kL], max_b[kL];
+
+  ORCHLOG_INTO_CLONES explicit BlockLanes(const Sums& s) {
+    for (int k = 0; k < kL; ++k) {
+      max_abs[k] = max_rel[k] = 0;
+      min_a[k] = T(s.min_a), max_a[k] = T(s.max_a), min_b[k] = T(s.min_b), max_b[k] = T(s.max_b);
+    }
+  }
+  ORCHLOG_INTO_CLONES void add(int k, T x, T y) {
+    const T tiny = T(1e-8);
     const T d = x - y, ad = std::fabs(d);
     T ax = std::fabs(x);
     ax = ax > tiny ? ax : tiny;
     const T rel = ad / ax;
-    max_abs = max_abs > ad ? max_abs : ad;
-    max_rel = max_rel > rel ? max_rel : rel;
-    sum_abs += ad, sum_d2 += d * d, sum_a2 += x * x, sum_b2 += y * y;
-    min_a = min_a < x ? min_a : x, max_a = max_a > x ? max_a : x;
-    min_b = min_b < y ? min_b : y, max_b = max_b > y ? max_b : y;
+    max_abs[k] = max_abs[k] > ad ? max_abs[k] : ad;
+    max_rel[k] = max_rel[k] > rel ? max_rel[k] : rel;
+    sum_abs[k] += ad, sum_d2[k] += d * d, sum_a2[k] += x * x, sum_b2[k] += y * y;
+    min_a[k] = min_a[k] < x ? min_a[k] : x, max_a[k] = max_a[k] > x ? max_a[k] : x;
+    min_b[k] = min_b[k] < y ? min_b[k] : y, max_b[k] = max_b[k] > y ? max_b[k] : y;
   }
-  s.sum_abs += sum_abs, s.sum_d2 += sum_d2, s.sum_a2 += sum_a2, s.sum_b2 += sum_b2;
-  s.max_abs = std::max<double>(s.max_abs, max_abs), s.max_rel = std::max<double>(s.max_rel, max_rel);
-  s.min_a = min_a, s.max_a = max_a, s.min_b = min_b, s.max_b = max_b;
+};
+
+template <typename T, bool kLoose = false>
+ORCHLOG_INTO_CLONES void block_sums(const typename Elem<T, kLoose>::type* __restrict a,
+                                    const typename Elem<T, kLoose>::type* __restrict b, size_t n, Sums& s) {
+  constexpr int kL = kSumLanes<T>;
+  BlockLanes<T> l(s);
+  size_t i = 0;
+  for (; i + kL <= n; i += kL) {
+#pragma omp simd
+    for (int k = 0; k < kL; ++k) l.add(k, a[i + k], b[i + k]);
+  }
+  for (int k = 0; i + size_t(k) < n; ++k) l.add(k, a[i + k], b[i + k]);
+  s.sum_abs += lanes_total(l.sum_abs), s.sum_d2 += lanes_total(l.sum_d2);
+  const T a2 = lanes_total(l.sum_a2), b2 = lanes_total(l.sum_b2);
+  s.sum_a2 += a2, s.sum_b2 += b2;
+  for (int k = 0; k < kL; ++k) {
+    s.max_abs = std::max<double>(s.max_abs, l.max_abs[k]), s.max_rel = std::max<double>(s.max_rel, l.max_rel[k]);
+    s.min_a = std::min<double>(s.min_a, l.min_a[k]), s.max_a = std::max<double>(s.max_a, l.max_a[k]);
+    s.min_b = std::min<double>(s.min_b, l.min_b[k]), s.max_b = std::max<double>(s.max_b, l.max_b[k]);
+  }
   // A NaN or Inf on either side makes its sum of squares NaN or Inf. (So does a square
   // too large for T; the caller then takes the careful path, which is merely slower.)
-  s.nonfinite += std::isfinite(sum_a2) && std::isfinite(sum_b2) ? 0.0 : 1.0;
+  s.nonfinite += std::isfinite(a2) && std::isfinite(b2) ? 0.0 : 1.0;
 }
 
 template <typename T, bool kLoose>
@@ -172,9 +218,9 @@ void sums_range(const typename Elem<T, kLoose>::type* a, const typename Elem<T, 
   sums_range_body<T, kLoose>(a, b, n, out);
 }
 
-// Large arrays are split across the cores: the loop is compute-bound, not
+// Large arrays are split across the cores, a piece or more each: the loop is compute-bound, not
 // memory-bound, so a second core nearly halves the time.
-constexpr size_t kPerThread = size_t(1) << 21;
+constexpr size_t kPerThread = kPiece;
 
 // The core count, asked once: std::thread::hardware_concurrency reads /sys on every call,
 // which cost more than the metrics of a small pair.
@@ -188,21 +234,32 @@ unsigned worker_count(size_t n, size_t per_thread = kPerThread) {
   return unsigned(std::min<size_t>(core_count(), std::max<size_t>(1, n / per_thread)));
 }
 
+// The sums of n elements in the canonical order (above): pieces of kPiece elements, each its blocks in
+// order, merged in order; up to `workers` threads sum whole pieces side by side.
+template <typename T, bool kLoose = false>
+Sums sums_of(const typename Elem<T, kLoose>::type* a, const typename Elem<T, kLoose>::type* b, size_t n,
+             unsigned workers = 1) {
+  const size_t pieces = std::max<size_t>(1, (n + kPiece - 1) / kPiece);
+  std::vector<Sums> part(pieces);
+  const auto sum_pieces = [&](size_t first, size_t last) {
+    for (size_t p = first; p < last; ++p) {
+      const size_t lo = p * kPiece;
+      sums_range<T, kLoose>(a + lo, b + lo, std::min(kPiece, n - std::min(n, lo)), &part[p]);
+    }
+  };
+  workers = unsigned(std::max<size_t>(1, std::min<size_t>(workers, pieces)));
+  std::vector<std::thread> threads;
+  for (unsigned w = 1; w < workers; ++w)
+    threads.emplace_back(sum_pieces, w * pieces / workers, (w + 1) * pieces / workers);
+  sum_pieces(0, pieces / workers);
+  for (auto& t : threads) t.join();
+  for (size_t p = 1; p < pieces; ++p) part[0].merge(part[p]);
+  return part[0];
+}
+
 template <typename T>
 Sums sums_parallel(const T* a, const T* b, size_t n) {
-  unsigned workers = worker_count(n);
-  std::vector<Sums> parts(workers);
-  std::vector<std::thread> threads;
-  size_t chunk = (n / workers + kBlock - 1) / kBlock * kBlock;
-  for (unsigned w = 1; w < workers; ++w) {
-    size_t lo = std::min(n, w * chunk), hi = std::min(n, (w + 1) * chunk);
-    if (w + 1 == workers) hi = n;
-    threads.emplace_back([=, &parts] { sums_range<T>(a + lo, b + lo, hi - lo, &parts[w]); });
-  }
-  sums_range<T>(a, b, std::min(n, chunk), &parts[0]);
-  for (auto& t : threads) t.join();
-  for (unsigned w = 1; w < workers; ++w) parts[0].merge(parts[w]);
-  return parts[0];
+  return sums_of<T>(a, b, n, worker_count(n));
 }
 
 }  // namespace orchlog_kernels

@@ -576,42 +576,40 @@ T bracket_select(const T* a, const T* b, size_t n, uint64_t k, Isa isa) {
 // sample first, then each worker runs the sums and the bracket pass over the same cache-sized stretch
 // in turn, where one after the other each read the whole arrays from memory (two 64 MiB f32 arrays:
 // 8.1 -> 5.6 ms, 256 MiB: 32.3 -> 20.5 ms, the two ways in turn; arrays that fit in the last-level
-// cache gain nothing). Stretches are whole sum blocks and the workers split the arrays as
-// sums_parallel does, so the sums are bit for bit those of sums_parallel (of sums_range for one
-// worker). False, with only the sums done, when the sample holds a NaN: the pair is not finite, and
+// cache gain nothing). Workers take whole pieces and stretches are whole sum blocks, each piece's sums
+// kept apart and merged in order, so the sums are bit for bit those of sums_of, whatever the number of
+// workers. False, with only the sums done, when the sample holds a NaN: the pair is not finite, and
 // no rank is taken.
 template <typename T>
 bool sums_and_select(const T* a, const T* b, size_t n, uint64_t k, unsigned workers, Sums& sums, T& out,
                      Isa isa = best_isa()) {
   const Bracket<T> br = sample_bracket(a, b, n, k);
   if (!br.ok) {
-    sums = Sums{};
-    if (workers > 1) {
-      sums = sums_parallel<T>(a, b, n);
-    } else {
-      sums_range<T>(a, b, n, &sums);
-    }
+    sums = sums_of<T>(a, b, n, workers);
     return false;
   }
   constexpr size_t kStretch = 8 * kBlock;  // 64 KiB of f32 pairs: still in L2 when the second pass reads it
+  static_assert(kPiece % kStretch == 0, "a piece is whole stretches");
+  const size_t pieces = std::max<size_t>(1, (n + kPiece - 1) / kPiece);
+  workers = unsigned(std::max<size_t>(1, std::min<size_t>(workers, pieces)));
   BracketParts<T> parts(br, workers);
-  std::vector<Sums> part_sums(workers);
-  const size_t chunk = workers > 1 ? (n / workers + kBlock - 1) / kBlock * kBlock : n;
-  auto work = [&](size_t lo, size_t hi, unsigned w) {
-    for (size_t s = lo; s < hi; s += kStretch) {
-      const size_t len = std::min(kStretch, hi - s);
-      sums_range<T>(a + s, b + s, len, &part_sums[w]);
-      parts.pass(isa, a + s, b + s, len, br, w);
+  std::vector<Sums> part_sums(pieces);
+  auto work = [&](size_t first, size_t last, unsigned w) {
+    for (size_t p = first; p < last; ++p) {
+      const size_t lo = p * kPiece, hi = std::min(n, lo + kPiece);
+      for (size_t s = lo; s < hi; s += kStretch) {
+        const size_t len = std::min(kStretch, hi - s);
+        sums_range<T>(a + s, b + s, len, &part_sums[p]);
+        parts.pass(isa, a + s, b + s, len, br, w);
+      }
     }
   };
   std::vector<std::thread> threads;
-  for (unsigned w = 1; w < workers; ++w) {
-    const size_t lo = std::min(n, w * chunk), hi = w + 1 == workers ? n : std::min(n, (w + 1) * chunk);
-    threads.emplace_back(work, lo, hi, w);
-  }
-  work(0, std::min(n, chunk), 0);
+  for (unsigned w = 1; w < workers; ++w)
+    threads.emplace_back(work, w * pieces / workers, (w + 1) * pieces / workers, w);
+  work(0, pieces / workers, 0);
   for (auto& t : threads) t.join();
-  for (unsigned w = 1; w < workers; ++w) part_sums[0].merge(part_sums[w]);
+  for (size_t p = 1; p < pieces; ++p) part_sums[0].merge(part_sums[p]);
   sums = part_sums[0];
   if (sums.nonfinite != 0) return false;
   out = parts.select(a, b, n, k, br);

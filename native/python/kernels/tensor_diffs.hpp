@@ -125,13 +125,11 @@ bool row_from(const typename Elem<T, kLoose>::type* a, const typename Elem<T, kL
   if constexpr (!kLoose) {
     if (p99 && n >= kBracketFrom) {
       selected = sums_and_select<T>(a, b, n, k, threads ? worker_count(n) : 1, s, rank_value);
-    } else if (threads) {
-      s = sums_parallel<T>(a, b, n);
     } else {
-      sums_range<T>(a, b, n, &s);
+      s = sums_of<T>(a, b, n, threads ? worker_count(n) : 1);
     }
   } else {
-    sums_range<T, true>(a, b, n, &s);
+    s = sums_of<T, true>(a, b, n);
   }
   if (s.nonfinite != 0) return false;
   const double nan = std::numeric_limits<double>::quiet_NaN();

@@ -103,6 +103,8 @@ def tensor_diff(a: np.ndarray, b: np.ndarray, p99: bool = True) -> TensorDiff:
         agree = (np.isnan(a) & np.isnan(b)) | (~fa & ~fb & (a == b))
     mismatch = int(n - both.sum() - agree.sum())
     a_f, b_f = a[both], b[both]
-    sums = kernels.diff_sums(a_f, b_f, native=False)  # f64 throughout: squares too large for f32 stay exact
+    # f64 throughout (squares too large for f32 stay exact), in the native kernel's fixed order where it is built:
+    # NumPy's dot products add in the order of the CPU's BLAS kernel.
+    sums = kernels.diff_sums(a_f.astype(np.float64), b_f.astype(np.float64))
     q = kernels.abs_diff_quantile(a_f, b_f, P99) if p99 and a_f.size else math.nan
     return dataclasses.replace(_from_sums(sums, q, mismatch), n=n)
