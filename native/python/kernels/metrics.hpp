@@ -234,6 +234,19 @@ unsigned worker_count(size_t n, size_t per_thread = kPerThread) {
   return unsigned(std::min<size_t>(core_count(), std::max<size_t>(1, n / per_thread)));
 }
 
+// Run fn(lo, hi, worker) over [0, n) split across `workers` threads, the calling one among them.
+template <typename F>
+void split(size_t n, unsigned workers, F fn) {
+  std::vector<std::thread> threads;
+  size_t chunk = n / workers;
+  for (unsigned w = 1; w < workers; ++w) {
+    size_t lo = w * chunk, hi = (w + 1 == workers) ? n : (w + 1) * chunk;
+    threads.emplace_back([=] { fn(lo, hi, w); });
+  }
+  fn(0, workers > 1 ? chunk : n, 0);
+  for (auto& t : threads) t.join();
+}
+
 // The sums of n elements in the canonical order (above): pieces of kPiece elements, each its blocks in
 // order, merged in order; up to `workers` threads sum whole pieces side by side.
 template <typename T, bool kLoose = false>
@@ -241,18 +254,13 @@ Sums sums_of(const typename Elem<T, kLoose>::type* a, const typename Elem<T, kLo
              unsigned workers = 1) {
   const size_t pieces = std::max<size_t>(1, (n + kPiece - 1) / kPiece);
   std::vector<Sums> part(pieces);
-  const auto sum_pieces = [&](size_t first, size_t last) {
+  workers = unsigned(std::max<size_t>(1, std::min<size_t>(workers, pieces)));
+  split(pieces, workers, [&](size_t first, size_t last, unsigned) {
     for (size_t p = first; p < last; ++p) {
       const size_t lo = p * kPiece;
       sums_range<T, kLoose>(a + lo, b + lo, std::min(kPiece, n - std::min(n, lo)), &part[p]);
     }
-  };
-  workers = unsigned(std::max<size_t>(1, std::min<size_t>(workers, pieces)));
-  std::vector<std::thread> threads;
-  for (unsigned w = 1; w < workers; ++w)
-    threads.emplace_back(sum_pieces, w * pieces / workers, (w + 1) * pieces / workers);
-  sum_pieces(0, pieces / workers);
-  for (auto& t : threads) t.join();
+  });
   for (size_t p = 1; p < pieces; ++p) part[0].merge(part[p]);
   return part[0];
 }

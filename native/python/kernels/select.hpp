@@ -58,19 +58,6 @@ inline typename Bits<T>::U abs_diff_bits(T x, T y) {
   return u;
 }
 
-// Run fn(lo, hi, worker) over [0, n) split across the cores.
-template <typename F>
-void split(size_t n, unsigned workers, F fn) {
-  std::vector<std::thread> threads;
-  size_t chunk = n / workers;
-  for (unsigned w = 1; w < workers; ++w) {
-    size_t lo = w * chunk, hi = (w + 1 == workers) ? n : (w + 1) * chunk;
-    threads.emplace_back([=] { fn(lo, hi, w); });
-  }
-  fn(0, workers > 1 ? chunk : n, 0);
-  for (auto& t : threads) t.join();
-}
-
 template <typename T>
 T radix_select(const T* a, const T* b, size_t n, uint64_t k) {
   using U = typename Bits<T>::U;
@@ -594,7 +581,7 @@ bool sums_and_select(const T* a, const T* b, size_t n, uint64_t k, unsigned work
   workers = unsigned(std::max<size_t>(1, std::min<size_t>(workers, pieces)));
   BracketParts<T> parts(br, workers);
   std::vector<Sums> part_sums(pieces);
-  auto work = [&](size_t first, size_t last, unsigned w) {
+  split(pieces, workers, [&](size_t first, size_t last, unsigned w) {
     for (size_t p = first; p < last; ++p) {
       const size_t lo = p * kPiece, hi = std::min(n, lo + kPiece);
       for (size_t s = lo; s < hi; s += kStretch) {
@@ -603,12 +590,7 @@ bool sums_and_select(const T* a, const T* b, size_t n, uint64_t k, unsigned work
         parts.pass(isa, a + s, b + s, len, br, w);
       }
     }
-  };
-  std::vector<std::thread> threads;
-  for (unsigned w = 1; w < workers; ++w)
-    threads.emplace_back(work, w * pieces / workers, (w + 1) * pieces / workers, w);
-  work(0, pieces / workers, 0);
-  for (auto& t : threads) t.join();
+  });
   for (size_t p = 1; p < pieces; ++p) part_sums[0].merge(part_sums[p]);
   sums = part_sums[0];
   if (sums.nonfinite != 0) return false;
