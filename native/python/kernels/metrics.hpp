@@ -265,9 +265,4 @@ Sums sums_of(const typename Elem<T, kLoose>::type* a, const typename Elem<T, kLo
   return part[0];
 }
 
-template <typename T>
-Sums sums_parallel(const T* a, const T* b, size_t n) {
-  return sums_of<T>(a, b, n, worker_count(n));
-}
-
 }  // namespace orchlog_kernels

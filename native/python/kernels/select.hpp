@@ -621,7 +621,7 @@ py::dict pair_metrics_t(py::array_t<T, py::array::c_style> a, py::array_t<T, py:
     if (k >= 0 && n >= kBracketFrom) {
       if (sums_and_select<T>(a.data(), b.data(), n, uint64_t(k), worker_count(n), s, v)) rank_value = double(v);
     } else {
-      s = sums_parallel<T>(a.data(), b.data(), n);
+      s = sums_of<T>(a.data(), b.data(), n, worker_count(n));
       std::vector<T> scratch;
       if (k >= 0 && s.nonfinite == 0) rank_value = double(select_t<T>(a.data(), b.data(), n, uint64_t(k), scratch));
     }
