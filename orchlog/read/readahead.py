@@ -12,7 +12,7 @@ the page cache holds is read ahead (a trace just written): waiting for a disk th
 saved. A reader takes a window only where it would have read one itself (the same offset and frame
 state), so what it reads does not depend on the read-ahead; it matches its file by device and inode, so
 a trace replaced in between is read afresh. The first window taken stops the thread: memory stays
-bounded by the windows read ahead, the same number the reader's own pool holds. This module imports
+bounded by the windows read ahead (`AHEAD` of each file). This module imports
 neither NumPy nor the readers, so that starting costs the command nothing.
 """
 
@@ -24,9 +24,9 @@ import stat
 from collections.abc import Callable, Iterable
 from typing import Any
 
-WINDOW = 16 << 20  # bytes the binary reader reads and decodes at a time (orchlog/read/formats/orchlog_frames.py)
+WINDOW = 16 << 20  # bytes read and decoded at a time (the reader maps larger ones once it takes over)
 MAP_FROM = 1 << 20  # tensors of at least this many bytes are memory-mapped instead of read
-AHEAD = 6  # windows read ahead of each file: what the reader's pool of windows holds
+AHEAD = 6  # windows read ahead of each file
 
 # (st_dev, st_ino) -> (the native read-ahead, its index for the file); a reader's claim removes its file.
 _started: dict[tuple[int, int], tuple[Any, int]] = {}

@@ -16,14 +16,15 @@ from tests.compare.runs import offset_pair
 def test_no_read_window_outlives_the_compare(tmp_path, monkeypatch):
     a, b = offset_pair(tmp_path, 0.5, tokens=40, layers=4, width=896)
     windows: list[weakref.ref] = []
-    get = frames._Windows.get
+    window = frames._window
 
-    def tracked(self, want):
-        chunk = get(self, want)
+    def tracked(f, pos, want, pool):
+        chunk = window(f, pos, want, pool)
         windows.append(weakref.ref(chunk.base if chunk.base is not None else chunk))
         return chunk
 
-    monkeypatch.setattr(frames._Windows, "get", tracked)
+    monkeypatch.setattr(frames, "_window", tracked)
+    monkeypatch.setattr(frames, "_MAP_READS_FROM", 4096)  # this small trace's windows are mapped too
     report = compare(a, b)
     assert report.findings.pairs == 160 and report.findings.counts[FAIL] == 160
     gc.collect()

@@ -30,7 +30,7 @@ from orchlog.read import fields, readahead
 from orchlog.read.batch import NONE, InlineBytes, RecordBatch
 from orchlog.read.formats import Format, disk_position, is_gzip, open_binary, register
 from orchlog.read.formats.orchlog_jsonl import batch_from_columns, keep_header, record_from
-from orchlog.read.readahead import MAP_FROM, WINDOW
+from orchlog.read.readahead import MAP_FROM
 from orchlog.read.trace import Location, Trace, TraceRecord
 
 HEADER_MARK = b"\xa7orchlog"
@@ -466,6 +466,8 @@ class _FrameReadAgain:
             return _FrameCheck(self.source, self.start, dec.checksum_at, f.tell(), expected, self.version)()
 
 
+WINDOW = 32 << 20  # the most bytes the binary reader maps (or reads) and decodes at a time
+_MAP_READS_FROM = MAP_FROM  # reads of at least this many bytes map the file instead of copying it
 _AFTER_SKIP = 64 << 10  # the read after skipping a large tensor: the next frame is likely large too
 _BATCH_ROWS = 4096  # small batches (frames of large tensors) are gathered up to this many rows
 
@@ -537,8 +539,8 @@ class _Gather:
 
 
 class _Windows:
-    """Window buffers handed out again once nothing refers to them. A fresh 16 MiB array per window made
-    the kernel zero its pages before every read: a fifth of a full-mode compare's CPU time went to it.
+    """Buffers for the reads that copy (a file that cannot be mapped), handed out again once nothing refers
+    to them: a fresh array per window made the kernel zero its pages before every read.
 
     A batch keeps its window alive through its rows' `data_buf` (and every view or loader made from it
     holds a reference in turn), so a buffer whose only references are this pool's is free to reuse."""
@@ -554,13 +556,31 @@ class _Windows:
             if sys.getrefcount(buf) <= 3:  # the pool's list, this loop's name and the call's argument
                 return buf[:want]
         buf = np.empty(WINDOW, dtype=np.uint8)
-        self.adopt(buf)
+        if len(self.pool) < self.keep:
+            self.pool.append(buf)
         return buf[:want]
 
-    def adopt(self, buf: np.ndarray) -> None:
-        """Keep `buf` (a whole window, from here or read ahead) for reuse, if the pool has room."""
-        if len(self.pool) < self.keep and len(buf) == WINDOW:
-            self.pool.append(buf)
+
+def _window(f: io.BufferedIOBase, pos: int, want: int, windows: _Windows) -> np.ndarray:
+    """The file's bytes [pos, pos + want), or fewer where it ends first. A large read maps them from the page
+    cache: no copy, and no fresh memory for the kernel to clear (on a VM, the first touch of a copy's pages
+    cost a fifth of a full-mode compare's CPU), which lets a window be twice as large as a pooled copy could
+    be for the same cost. A small read, or a file that cannot be mapped, is copied into a pooled buffer.
+
+    A mapping shows the file as it is when its pages are read: a trace appended to meanwhile is read as
+    before, while one cut shorter by another process during the read ends the process with SIGBUS, as in
+    any program that maps its input. The size is checked after mapping, so a cut already made is read the
+    safe way."""
+    fd = f.fileno()
+    if want >= _MAP_READS_FROM:
+        try:
+            mapped = _map(f, pos, want)
+            if os.fstat(fd).st_size >= pos + want:
+                return np.frombuffer(mapped, dtype=np.uint8)
+        except (OSError, ValueError):  # a file system without mmap, or out of address space
+            pass
+    chunk = windows.get(want)
+    return chunk[: _preadinto(fd, pos, chunk.data)]
 
 
 def _grown(read_size: int, decoded: int, frames: int, rows_to_go: int | None) -> int:
@@ -598,13 +618,10 @@ def _native_items(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes, row
             break
         if ahead is not None and (taken := ahead(pos, trail)) is not None:
             chunk, got, cols = taken
-            windows.adopt(chunk)
             chunk, read_size = chunk[:got], got
         else:
-            want = min(read_size, size - pos)
-            chunk = windows.get(want)
-            got = _preadinto(fd, pos, chunk.data)
-            chunk = chunk[:got]
+            chunk = _window(f, pos, min(read_size, size - pos), windows)
+            got = len(chunk)
             cols = kernels.decode_frames(chunk, pos, MAP_FROM, trail)
         stop, nxt, trail = int(cols["stop"]), int(cols["next"]), int(cols["trail"])
         if cols["n"]:

@@ -86,6 +86,8 @@ def test_mutated_traces_read_alike_and_never_crash(tmp_path, seed, monkeypatch):
     if seed % 2:  # frames straddle windows, and some are longer than one
         monkeypatch.setattr(orchlog_frames, "WINDOW", 2048)
         monkeypatch.setattr(orchlog_frames, "_AFTER_SKIP", 256)
+    if seed % 4 >= 2:  # every read mapped from the file, at offsets of any alignment
+        monkeypatch.setattr(orchlog_frames, "_MAP_READS_FROM", 1)
     path = tmp_path / "t.bin"
     path.write_bytes(data)
     _assert_read_alike(path, monkeypatch)

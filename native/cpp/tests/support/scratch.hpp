@@ -37,12 +37,17 @@ class CapturedStderr {
   CapturedStderr() {
     std::fflush(stderr);
     saved_ = dup(2);
-    char templ[] = "/tmp/orchlog-stderr-XXXXXX";
-    fd_ = mkstemp(templ);
+    const char* base = std::getenv("TMPDIR");
+    std::string templ = std::string(base && *base ? base : "/tmp") + "/orchlog-stderr-XXXXXX";
+    fd_ = mkstemp(templ.data());
     path_ = templ;
     dup2(fd_, 2);
   }
-  ~CapturedStderr() { restore(); }
+  // The capture file goes with the object: a test run leaves nothing behind in $TMPDIR.
+  ~CapturedStderr() {
+    restore();
+    ::unlink(path_.c_str());
+  }
   std::string text() {
     restore();
     return read_file(path_);
