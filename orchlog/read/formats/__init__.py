@@ -49,7 +49,7 @@ _MODULES = [
     (10, "orchlog.read.formats.orchlog_frames"),
     (20, "orchlog.read.formats.orchlog_jsonl"),
     # Other tools' dumps (docs/formats.md) and the legacy formats.
-    (20, "orchlog.read.formats.torch_dumps"),
+    (21, "orchlog.read.formats.torch_dumps"),
     (24, "orchlog.read.formats.polygraphy"),
     (25, "orchlog.read.formats.hf_debugger"),
     (26, "orchlog.read.formats.msprobe"),

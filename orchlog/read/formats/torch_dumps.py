@@ -274,4 +274,4 @@ def open_torch_dump(path: Path) -> Trace:
     return Trace(str(path), "torch-dump", _records)
 
 
-register(Format("torch-dump", _sniff, open_torch_dump, priority=20))
+register(Format("torch-dump", _sniff, open_torch_dump, priority=21))

@@ -10,6 +10,7 @@ import sys
 from collections import defaultdict
 
 import numpy as np
+import pytest
 
 from orchlog.read import formats
 from tests.tracegen import emit, record
@@ -31,11 +32,14 @@ def test_the_lazy_order_is_the_order_of_every_format_at_once():
     assert [f.name for f in formats._by_priority()] == every
 
 
-def test_opening_an_orchlog_trace_imports_no_other_tools_reader(tmp_path):
-    path = emit(tmp_path / "a.bin", [record("x", np.ones(4, np.float32))], mode="full")
+@pytest.mark.parametrize(
+    ("name", "mode", "fmt"), [("a.bin", "full", "orchlog-binary"), ("a.jsonl", "summary", "orchlog-jsonl")]
+)
+def test_opening_an_orchlog_trace_imports_no_other_tools_reader(tmp_path, name, mode, fmt):
+    path = emit(tmp_path / name, [record("x", np.ones(4, np.float32))], mode=mode)
     probe = (
         "import json, sys\nimport orchlog\n"
-        f"assert orchlog.open_trace({str(path)!r}).format == 'orchlog-binary'\n"
+        f"assert orchlog.open_trace({str(path)!r}).format == {fmt!r}\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith('orchlog.read.formats.'))))"
     )
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
