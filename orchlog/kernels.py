@@ -8,12 +8,13 @@ extension gets the same answers, only slower. Tests run both and compare.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from types import ModuleType
 from typing import Any
 
 import numpy as np
+
+from orchlog.records import record
 
 _native: ModuleType | None
 try:
@@ -25,7 +26,7 @@ NATIVE = _native is not None
 REL_FLOOR = 1e-8  # max_rel divides by max(|a|, REL_FLOOR)
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class DiffSums:
     """One pass over two equal-length arrays: the sums every difference metric is made of."""
 

@@ -11,13 +11,13 @@ knobs are taken as given. A malformed value gives its default and a warning to p
 
 from __future__ import annotations
 
-import dataclasses
 import datetime
 import re
 from collections.abc import Iterable
 from typing import Any
 
 from orchlog import schema_gen
+from orchlog.records import record
 from orchlog.schema_gen import KnobSpec
 
 ALL_VALUES = -1
@@ -27,7 +27,7 @@ TEXT_TYPES = ("path", "str", "opt_str", "selector")  # knob types whose text is 
 _INVALID = object()
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Parsed:
     value: Any
     warning: str | None = None

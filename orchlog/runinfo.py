@@ -9,12 +9,12 @@ verdict, so that "the reference ran q8_0, ours f32" is read first.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from orchlog.records import record
 from orchlog.schema_gen import Scalar
 
 # Keys both runs carry that differ by nature between two engines or machines and say nothing about
@@ -35,7 +35,7 @@ FIRST = (
 _F32_EPSILON = 2.0**-23  # a GGUF keeps epsilons and RoPE bases as f32: equal to that precision is equal
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class RunDifference:
     key: str
     reference: Scalar

@@ -12,6 +12,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
+from orchlog.records import record
+
 if TYPE_CHECKING:
     import numpy as np
     import pyarrow as pa
@@ -339,7 +341,7 @@ TABLES = SchemaTables(
 
 
 # ---------------------------------------------------------------- types
-@dataclasses.dataclass
+@record
 class Stats:
     min: float | None
     max: float | None
@@ -350,7 +352,7 @@ class Stats:
     inf_count: int
 
 
-@dataclasses.dataclass
+@record
 class RecordInput:
     """Everything an emitter is given for one record: the reference encoder's input."""
 
@@ -377,7 +379,7 @@ class RecordInput:
     meta: Mapping[str, Scalar] = dataclasses.field(default_factory=dict)
 
 
-@dataclasses.dataclass
+@record
 class HeaderInput:
     """Everything an emitter knows about its run when it opens a file."""
 
@@ -426,7 +428,7 @@ class RunSettings(TypedDict, total=False):
     created: int | None
 
 
-@dataclasses.dataclass
+@record
 class RecordFields:
     """A record's identity as a reader has it; absent information is None (or the schema's default)."""
 
@@ -480,7 +482,7 @@ COLUMNS = (
 )
 
 
-@dataclasses.dataclass
+@record
 class RecordColumns:
     """The COLUMNS of a RecordBatch."""
 

@@ -15,13 +15,13 @@ text means the same thing in C++, Rust and Python.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Mapping
 from typing import Any
 
 from orchlog import schema_gen
 from orchlog.knob_values import BLANKS
+from orchlog.records import record
 
 _NUMBER = re.compile(r"([0-9]+)(?:(-)([0-9]*))?")
 
@@ -30,7 +30,7 @@ class SelectorError(ValueError):
     """The selector text does not follow the grammar."""
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Range:
     lo: int
     hi: int | None  # None: no upper bound
@@ -39,7 +39,7 @@ class Range:
         return value >= self.lo and (self.hi is None or value <= self.hi)
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Selector:
     text: str
     numeric: Mapping[str, tuple[Range, ...]]  # record field -> ranges

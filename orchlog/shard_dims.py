@@ -28,8 +28,9 @@ documentation of the axes.
 
 from __future__ import annotations
 
-import dataclasses
 import re
+
+from orchlog.records import record
 
 AXES = (
     "tp",
@@ -58,14 +59,14 @@ _SECTION = re.compile(rf"^(?P<name>{_NAME})=(?P<size>\d{{1,12}})(?:/(?P<groups>\
 _GROUPS = re.compile(r"^groups=(\d{1,6})$")
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Section:
     name: str
     size: int  # length in the whole tensor
     groups: int | None = None  # split into this many parts, each on world_size/groups ranks
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Dims:
     names: tuple[str, ...]
     split: int | None  # the axis split across tensor-parallel ranks

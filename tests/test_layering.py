@@ -25,6 +25,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "orchlog.errors",
             "orchlog.progress",
             "orchlog.lazy",
+            "orchlog.records",
             "orchlog.strings",
             "orchlog.safe_text",
             "orchlog.numbers",

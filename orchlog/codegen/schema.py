@@ -13,6 +13,8 @@ import functools
 from pathlib import Path
 from typing import Any
 
+from orchlog.records import record
+
 SCHEMA_PATH = Path(__file__).resolve().parent.parent.parent / "schema" / "orchlog.schema.yaml"
 
 FIELD_TYPES = {
@@ -60,7 +62,7 @@ class SchemaError(ValueError):
     """The schema file is malformed."""
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Field:
     name: str
     type: str
@@ -90,7 +92,7 @@ class Field:
         return self.max if self.max is not None else _INT_MAX.get(self.type)
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class DType:
     name: str
     size: int
@@ -101,7 +103,7 @@ class DType:
     parquet: str  # its value in Parquet's dtype column: a spelling np.dtype() reads (bf16 with ml_dtypes)
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class EnvKnob:
     name: str
     type: str
@@ -114,14 +116,14 @@ class EnvKnob:
     rust_name: str = ""  # the member of Rust's Config, where it differs from `setting`
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class DeveloperVariable:
     name: str
     used_by: str
     doc: str
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Schema:
     version: int
     library_version: str

@@ -43,13 +43,14 @@ from orchlog.compare.pairing.rounds import PairWalk
 from orchlog.compare.plan import WalkPlan
 from orchlog.read.batch import NONE
 from orchlog.read.paths import open_trace
+from orchlog.records import record
 from orchlog.tolerances.tomlfile import dump_toml
 
 DEFAULT_HEADROOM = 1.5
 FIGURES = ("rel_l2", "cosine_distance", "rel_max")
 
 
-@dataclasses.dataclass
+@record
 class Envelope:
     """The largest of each figure at one checkpoint, stage and layer, and what it was seen over."""
 
@@ -59,7 +60,7 @@ class Envelope:
     steps: set[int] = dataclasses.field(default_factory=set)
 
 
-@dataclasses.dataclass
+@record
 class Calibration:
     """Envelopes by (checkpoint, stage, layer), from `sources` (pairs of trace paths)."""
 

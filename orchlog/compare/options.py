@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 
 from orchlog.compare.grading.noise import DEFAULT_MULTIPLE
+from orchlog.records import record
 
 LOGITS_NAMES = ("logits", "*logits*", "result_output", "lm_head", "output")
 
 
-@dataclasses.dataclass
+@record
 class CompareOptions:
     key: tuple[str, ...] | None = None  # None: the formats' own key when both share one, else DEFAULT_KEY
     maps: list[str] = dataclasses.field(default_factory=list)

@@ -14,6 +14,7 @@ from orchlog.compare.measuring.metrics import BASES, COLUMNS, TENSOR, PairTable
 from orchlog.compare.pairing.aligned import Alignment
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.trace import TraceRecord
+from orchlog.records import record
 from orchlog.tolerances.rules import Rule, Tolerances
 
 LEADING = 8  # values shown side by side
@@ -30,7 +31,7 @@ def exec_order(t: PairTable) -> np.ndarray:
     return order
 
 
-@dataclasses.dataclass
+@record
 class PairView:
     checkpoint: str
     layer: int | None
@@ -248,7 +249,7 @@ class DeferredView:
         return self
 
 
-@dataclasses.dataclass
+@record
 class KeptRows:
     """Some pairs of a round, owned (PairTable.take_owned), for the DeferredViews made from them."""
 

@@ -13,7 +13,6 @@ JSONL, whose spec grades the values both sides carry.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -30,6 +29,7 @@ from orchlog.errors import OrchlogError
 from orchlog.numbers import json_number
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.trace import Diagnostic, Trace
+from orchlog.records import record
 from orchlog.tolerances.rules import load_tolerances
 
 DEFAULT_COS_TOL = 0.999
@@ -38,7 +38,7 @@ DEFAULT_COS_TOL = 0.999
 PER_TOKEN_VERSION = "orchlog-compare-per-token/1"
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Position:
     token_idx: int | None
     diff: LogitsDiff
@@ -66,7 +66,7 @@ class Position:
         return self.verdict(cos_tol) != "ok"
 
 
-@dataclasses.dataclass
+@record
 class PerTokenReport:
     positions: list[Position]
     cos_tol: float

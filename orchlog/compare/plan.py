@@ -10,7 +10,6 @@ a record pairs up the same way in each of them.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 
 from orchlog.compare.options import CompareOptions
@@ -20,6 +19,7 @@ from orchlog.compare.pairing.sides import Side
 from orchlog.maps.namemap import load_maps
 from orchlog.read.batch import RecordBatch
 from orchlog.read.trace import Trace
+from orchlog.records import record
 from orchlog.strings import glob_matcher
 from orchlog.tolerances.presets import preset_for, weight_types
 from orchlog.tolerances.rules import Tolerances, load_tolerances
@@ -39,7 +39,7 @@ def pick_tolerances(trace_a: Trace, trace_b: Trace, spec: str | None) -> Toleran
     return tolerances
 
 
-@dataclasses.dataclass
+@record
 class WalkPlan:
     opts: CompareOptions
     key: tuple[str, ...]

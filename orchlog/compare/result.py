@@ -26,6 +26,7 @@ from orchlog.compare.pairview import PairView
 from orchlog.diagnose.diagnosis import Diagnosis, diagnosis_json
 from orchlog.numbers import json_number, token_text
 from orchlog.read.trace import Diagnostic
+from orchlog.records import record
 from orchlog.runinfo import RunDifference
 from orchlog.tolerances.rules import Rule, Tolerances
 
@@ -38,7 +39,7 @@ OK, DIVERGED, UNDECIDED, INCOMPLETE, NO_MATCH = "ok", "diverged", "undecided", "
 TOKENS_DIFFER = "tokens_differ"
 
 
-@dataclasses.dataclass
+@record
 class InputInfo:
     path: str
     format: str
@@ -47,13 +48,13 @@ class InputInfo:
     producer: str | None
 
 
-@dataclasses.dataclass
+@record
 class Malformed:
     side: str
     diagnostic: Diagnostic
 
 
-@dataclasses.dataclass
+@record
 class CompareReport:
     status: str
     inputs: tuple[InputInfo, InputInfo]

@@ -14,7 +14,6 @@ elsewhere are loaded one at a time, and the errors by layer and stage are comput
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
 
 import numpy as np
@@ -25,6 +24,7 @@ from orchlog.diagnose.case import Case, Pair, Reference, Side, Where
 from orchlog.diagnose.locality import PairError, pair_error
 from orchlog.diagnose.neighbours import Neighbourhood, Target
 from orchlog.read.batch import NONE, RecordBatch
+from orchlog.records import record
 
 MAX_POOL = 4000
 MAX_TOKENS = 17
@@ -40,7 +40,7 @@ def _opt(v: int) -> int | None:
 NoiseAt = Callable[[int, Where, float], "float | None"]
 
 
-@dataclasses.dataclass
+@record
 class Assembled:
     case: Case
     output: PairError  # the diverging pair's

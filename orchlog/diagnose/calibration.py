@@ -27,12 +27,13 @@ import numpy as np
 from orchlog.diagnose.case import Case, Pair, Reference, Side, Where
 from orchlog.diagnose.catalogue import find_signatures
 from orchlog.diagnose.finding import KINDS
+from orchlog.records import record
 
 Array = np.ndarray
 Shape = tuple[int, ...]
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Planted:
     name: str
     allowed: frozenset[str]  # kinds that describe this cause rightly
@@ -270,7 +271,7 @@ def make_case(rng: np.random.Generator, cause: Planted, summary: bool) -> tuple[
     return case, ref_kind
 
 
-@dataclasses.dataclass
+@record
 class Tally:
     cases: dict[tuple[str, str], int] = dataclasses.field(default_factory=dict)  # (cause, basis) -> planted
     hits: dict[tuple[str, str], int] = dataclasses.field(default_factory=dict)  # ... and its kind claimed

@@ -20,9 +20,10 @@ from typing import Any
 import numpy as np
 
 from orchlog.read.trace import TraceRecord
+from orchlog.records import record
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Where:
     checkpoint: str
     layer: int | None = None
@@ -55,7 +56,7 @@ def _sketch_of(rec: TraceRecord) -> np.ndarray | None:
         return None
 
 
-@dataclasses.dataclass
+@record
 class Side:
     values: np.ndarray  # float64, flat: the whole tensor when `full`, else the leading values
     full: bool
@@ -127,7 +128,7 @@ class Side:
         return None
 
 
-@dataclasses.dataclass
+@record
 class Pair:
     where: Where
     ref: Side
@@ -156,7 +157,7 @@ class Pair:
         return r, o
 
 
-@dataclasses.dataclass
+@record
 class Reference:
     """A reference value elsewhere in the run, for `equals_other_checkpoint`: a Side, or a function that
     loads it (so that a long list of candidates is read one at a time)."""
@@ -169,7 +170,7 @@ class Reference:
         return self.source if isinstance(self.source, Side) else self.source()
 
 
-@dataclasses.dataclass
+@record
 class Case:
     pair: Pair
     tokens: list[Pair] = dataclasses.field(default_factory=list)  # same checkpoint at other tokens (and this one)

@@ -10,11 +10,12 @@ from orchlog.diagnose.finding import Finding
 from orchlog.diagnose.layer_growth import LayerGrowth
 from orchlog.diagnose.locality import Locality
 from orchlog.numbers import json_rounded
+from orchlog.records import record
 
 NO_SIGNATURE = "no known signature: the difference matches none of the catalogue's patterns"
 
 
-@dataclasses.dataclass
+@record
 class Diagnosis:
     where: Where
     role: str  # "first_divergence" or "worst"

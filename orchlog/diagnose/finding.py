@@ -8,10 +8,10 @@ reader can check; `message` says in plain words what it likely means.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 from orchlog.numbers import json_rounded
+from orchlog.records import record
 
 # The catalogue's kind names, in the order signatures are tried. Names are only ever added.
 KINDS = (
@@ -35,7 +35,7 @@ KINDS = (
 THIN = 0.6
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Finding:
     kind: str
     confidence: float

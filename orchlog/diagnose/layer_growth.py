@@ -8,11 +8,11 @@ above noise and rises to the diverging layer, each layer multiplying it by 0.5 t
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
 from orchlog.diagnose.locality import PairError
+from orchlog.records import record
 
 NOISE = 1e-5  # relative error of float32 rounding after a few ops
 JUMP = 100.0
@@ -20,7 +20,7 @@ STEADY = 30.0
 SHRINK = 2.0  # a layer may halve the error and still be part of a steady rise
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class LayerGrowth:
     verdict: str  # "jump", "accumulation" or "unclear"
     errors: list[tuple[int, PairError]]  # (layer, error), every layer of the token

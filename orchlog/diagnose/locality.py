@@ -7,18 +7,18 @@ report says by how much it grew there).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
 import numpy as np
 
 from orchlog.diagnose.case import Pair
+from orchlog.records import record
 
 INTRODUCED = 10.0  # the output's relative error at least this many times the inputs': introduced here
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class PairError:
     max_abs: float
     relative: float  # rms(ours - ref) / rms(ref)
@@ -49,7 +49,7 @@ def pair_error(p: Pair, noise: float | None = None) -> PairError:
     return PairError(math.inf if nonfinite else max_abs, math.inf if nonfinite else relative, p.full, relative_noise)
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Locality:
     verdict: str  # "introduced", "inherited" or "undecided"
     output: PairError

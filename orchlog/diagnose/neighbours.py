@@ -12,7 +12,6 @@ large to keep are not diagnosed.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
@@ -23,13 +22,14 @@ import numpy as np
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.paths import open_trace
 from orchlog.read.trace import Trace
+from orchlog.records import record
 
 WINDOW = 8
 MAX_ROWS = 50_000
 READ_ROWS = 512
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Target:
     """A pair to diagnose, by its canonical key (after the name maps)."""
 
@@ -41,7 +41,7 @@ class Target:
     rank: int = 0
 
 
-@dataclasses.dataclass
+@record
 class Neighbourhood:
     a: RecordBatch  # the reference's records kept
     b: RecordBatch  # ours

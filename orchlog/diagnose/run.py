@@ -3,7 +3,6 @@ the traces), assemble each case, run the catalogue, and say where the error ente
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from orchlog.diagnose.locality import locality
 from orchlog.diagnose.neighbours import NotRereadable, Prepare, Target, gather, needed_tokens
 from orchlog.diagnose.stats import against_noise
 from orchlog.read.trace import Trace
+from orchlog.records import record
 
 THIN_NOTE = (
     "the records are summaries (leading values and stats): signatures that need whole tensors were not tried, "
@@ -33,7 +33,7 @@ def _where(t: Target) -> Where:
     return Where(t.checkpoint, t.layer, t.stage, t.token_idx, t.step)
 
 
-@dataclasses.dataclass
+@record
 class Walked:
     """What the compare's walk leaves the diagnosis: how records were keyed and prepared, which are logits,
     what it kept, and the noise. `kept` holds the records around every target when the run was small enough

@@ -23,7 +23,6 @@ one row each, with the full tensors.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 from collections.abc import Mapping
@@ -34,6 +33,7 @@ from orchlog import selector as _selector
 from orchlog.emit import knobs
 from orchlog.encoding.record import check_meta
 from orchlog.errors import OrchlogError
+from orchlog.records import record
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -278,7 +278,7 @@ def close() -> None:
     _note_state()
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class EmitterStats:
     enabled: bool
     records: int  # written in the current run

@@ -41,6 +41,7 @@ from orchlog.encoding.record import check_meta, field_default, header_values, le
 from orchlog.encoding.text import to_text
 from orchlog.parquet import open_writer
 from orchlog.parquet.schema import MAX_TENSOR_BYTES
+from orchlog.records import record
 
 _WRITE_ERRORS = (OSError, ValueError, pa.ArrowException)
 _KEY_PARTS = tuple(f for f in schema_gen.RECORD_FIELDS if f.source == "key")
@@ -65,7 +66,7 @@ def warn(message: str) -> None:
         pass  # a closed stderr is not the host's problem
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Settings:
     """A Parquet run's settings: every knob's (the argument of configure, else its env knob), and the path."""
 

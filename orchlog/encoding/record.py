@@ -21,6 +21,7 @@ from orchlog.encoding import digest, dtypes, floats, frame
 from orchlog.encoding import msgpack_canonical as mp
 from orchlog.encoding.text import json_string, sort_key, to_text
 from orchlog.knob_values import created_from_epoch, default_value
+from orchlog.records import record
 from orchlog.schema_gen import TABLES, HeaderInput, RecordInput, Scalar
 
 __all__ = [
@@ -45,7 +46,7 @@ ALL_VALUES = -1
 _TENSOR_FIELDS = ("dtype", "shape", "numel", "values", "data")
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Encoded:
     jsonl: bytes  # one line, with its trailing newline
     frame: bytes  # one msgpack map

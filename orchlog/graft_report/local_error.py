@@ -30,7 +30,6 @@ threshold), so stages under different rules compare.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
 
@@ -40,6 +39,7 @@ from orchlog.compare.grading.growth import run_starts
 from orchlog.compare.grading.tiers import FAIL, TIER_NAMES, UNDECIDED_TIER
 from orchlog.graft_report.pairs import LocalPairs
 from orchlog.read.batch import NONE
+from orchlog.records import record
 from orchlog.tolerances.rules import Tolerances
 
 Stage = tuple[int, str, str]  # (layer or -1, checkpoint, stage or "")
@@ -55,7 +55,7 @@ NO_GRAFT_BEFORE = "no_graft_before"  # no graft point precedes it in its token: 
 MISSING = "missing"  # no record of it in any grafted run
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Measure:
     """The worst of a set of pairs (one stage's, over tokens and steps), graded as `compare` grades one."""
 
@@ -73,7 +73,7 @@ class Measure:
         return self.tier not in ("fail", UNDECIDED)
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class LocalMeasure:
     measure: Measure
     run: int  # index into the grafted runs
@@ -81,7 +81,7 @@ class LocalMeasure:
     since: Stage  # the graft point before the worst pair
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class StageRow:
     stage: Stage
     order: int  # the reference's execution order of the stage's first record
@@ -96,7 +96,7 @@ class StageRow:
         return None if self.stage[0] == NONE else self.stage[0]
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class RunCoverage:
     path: str
     pairs: int

@@ -10,7 +10,6 @@ a few scalars per pair (about 80 bytes) instead of a report.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 
 import numpy as np
@@ -21,6 +20,7 @@ from orchlog.compare.plan import WalkPlan
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.paths import open_trace
 from orchlog.read.trace import Trace
+from orchlog.records import record
 from orchlog.tolerances.rules import Tolerances
 
 _INT_COLUMNS = ("layer", "token_idx", "step", "order", "ref_order", "grafted", "tier", "rule")
@@ -28,7 +28,7 @@ _FLOAT_COLUMNS = ("severity", "value", "lo", "hi", "max_abs")
 _TEXT_COLUMNS = ("checkpoint", "stage")
 
 
-@dataclasses.dataclass
+@record
 class LocalPairs:
     """One row per pair: the reference's key (canonical names) and execution order, the run's execution order
     and graft marker (1 grafted, 0 not, -1 the record does not say), and the pair's grade and max |difference|."""

@@ -39,6 +39,7 @@ from orchlog.graft_report.local_error import (
 from orchlog.graft_report.pairs import LocalPairs, walk
 from orchlog.numbers import json_number
 from orchlog.read.trace import Trace
+from orchlog.records import record
 from orchlog.tolerances.rules import Tolerances, load_tolerances
 
 REPORT_VERSION = "orchlog-graft/1"
@@ -72,7 +73,7 @@ def verdict_text(row: StageRow) -> str:
     return VERDICT_TEXT[row.verdict].format(since=since)
 
 
-@dataclasses.dataclass
+@record
 class GraftReport:
     reference: str
     grafted: list[str]

@@ -29,10 +29,11 @@ from orchlog.guardrail.problems import MALFORMED_FILE, PairingError
 from orchlog.guardrail.result import GuardrailResult, PairResult, SideInfo
 from orchlog.guardrail.sides import Side
 from orchlog.guardrail.verdicts import breaches, global_verdict, pair_verdict
+from orchlog.records import record
 from orchlog.scale.ordered_map import ordered_map
 
 
-@dataclasses.dataclass
+@record
 class GuardrailOptions:
     config: str | os.PathLike[str] | None = None  # read the matrix from here instead of DIR/config.json
     thresholds: dict[str, float | None] = dataclasses.field(default_factory=dict)  # overrides, e.g. from flags

@@ -21,7 +21,6 @@ are an error; `description` and keys starting with `_` are free for notes.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -29,6 +28,7 @@ from typing import Any
 from orchlog.errors import OrchlogError
 from orchlog.guardrail.layout import DEFAULT_RUN_DIRS, RunPattern
 from orchlog.guardrail.verdicts import Thresholds
+from orchlog.records import record
 
 CONFIG_FILE = "config.json"
 DEFAULT_SIDES = ("prefill", "decode")
@@ -55,7 +55,7 @@ def natural(value: str) -> int | str:
         return value
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Matrix:
     pattern: RunPattern
     declared: dict[str, tuple[str, ...]] | None  # axis -> declared values in matrix order; None without a config

@@ -8,11 +8,11 @@ runs when nothing is declared), and a run into its metrics file.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from pathlib import Path
 
 from orchlog.errors import OrchlogError
+from orchlog.records import record
 
 DEFAULT_RUN_DIRS = "runs/kv_aligned_{kv_aligned}/seed_{seed}"
 METRICS_DIR = "metrics"
@@ -20,7 +20,7 @@ _PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
 _AXIS_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Run:
     """One run directory of the matrix: its value on each axis (as written in the path) and where it is."""
 

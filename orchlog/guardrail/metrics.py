@@ -12,18 +12,18 @@ aggregate NaN, which no bound accepts.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
 from orchlog.compare.measuring.logits import logits_diff
 from orchlog.guardrail.sides import TokenRow
 from orchlog.numbers import json_number
+from orchlog.records import record
 
 AGGREGATES = ("max_abs_diff", "p99_abs_diff", "top1_agreement", "cos_sim_mean", "cos_sim_min", "kl_mean", "kl_max")
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class TokenMetrics:
     token_idx: int
     token_id: int | None  # the reference side's

@@ -9,7 +9,7 @@ MISSING_RUN: the pair is incomplete rather than broken, as a missing pair is.
 
 from __future__ import annotations
 
-import dataclasses
+from orchlog.records import record
 
 SPAN_MISMATCH = "SPAN_MISMATCH"  # the sides cover different token positions
 TOKEN_MISMATCH = "TOKEN_MISMATCH"  # same position, different token id
@@ -23,7 +23,7 @@ KINDS = (SPAN_MISMATCH, TOKEN_MISMATCH, SHAPE_MISMATCH, METADATA_MISMATCH, MISSI
 POSITIONS_SHOWN = 8  # positions named in a message before "... and N more" (all of them are in `positions`)
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class PairingError:
     kind: str
     message: str  # says which side and what differs, with file:line where there is one

@@ -24,13 +24,14 @@ from orchlog.guardrail.verdicts import (
     first_failing_token,
 )
 from orchlog.numbers import json_number
+from orchlog.records import record
 
 SUMMARY_VERSION = "orchlog-guardrail/1"
 # The per-pair metrics files' name and version ("report" key; schema/json/guardrail-pair.schema.json).
 PAIR_VERSION = "orchlog-guardrail-pair/1"
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class SideInfo:
     name: str
     logits: str | None  # the file read, None when there was none
@@ -38,7 +39,7 @@ class SideInfo:
     metadata: dict[str, Any] | None
 
 
-@dataclasses.dataclass
+@record
 class PairResult:
     run: Run
     declared: bool  # False: present in the directory but not in config.json's matrix
@@ -119,7 +120,7 @@ def pairing_error_json(e: PairingError) -> dict[str, Any]:
     return {"kind": e.kind, "message": e.message, "positions": list(e.positions)}
 
 
-@dataclasses.dataclass
+@record
 class GuardrailResult:
     verdict: str
     directory: str

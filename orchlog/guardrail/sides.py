@@ -10,7 +10,6 @@ every broken file of a matrix in one go.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import zlib
 from collections.abc import Iterator
@@ -28,6 +27,7 @@ from orchlog.read import fields, formats
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.paths import open_trace
 from orchlog.read.trace import Trace
+from orchlog.records import record
 from orchlog.strings import glob_matcher
 
 LOGITS_FILES = ("logits.jsonl", "logits.jsonl.gz")
@@ -36,7 +36,7 @@ LEGACY_FORMAT = "legacy-logits"
 _is_logits = glob_matcher(LOGITS_NAMES)
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class TokenRow:
     token_idx: int
     token_id: int | None
@@ -44,7 +44,7 @@ class TokenRow:
     location: str  # file:line (or @offset) of the row
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Span:
     """The token positions a side declares it covers (metadata.json `token_span`)."""
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from orchlog.errors import OrchlogError
 from orchlog.guardrail.problems import MISSING_RUN
+from orchlog.records import record
 
 PASS_EQUIV, FAIL_EQUIV, EXPECTED_DRIFT, PAIRING_ERROR = "PASS_EQUIV", "FAIL_EQUIV", "EXPECTED_DRIFT", "PAIRING_ERROR"
 PASS_GUARDRAIL, FAIL_GUARDRAIL, INCOMPLETE = "PASS_GUARDRAIL", "FAIL_GUARDRAIL", "INCOMPLETE"
@@ -45,7 +46,7 @@ BOUNDS = (
 _DIRECTION = {name: direction for name, direction, _ in BOUNDS}
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Thresholds:
     p99_abs_diff: float | None = 1e-3
     max_abs_diff: float | None = 5e-3
@@ -75,7 +76,7 @@ class Thresholds:
         return {name: getattr(self, name) for name, _, _ in BOUNDS}
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Breach:
     """A bound a pair does not meet."""
 

@@ -7,7 +7,6 @@ builds it, gives it the ORCH_LOG_* knobs of the trace asked for and reads back w
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import subprocess
@@ -20,6 +19,7 @@ from pathlib import Path
 from orchlog.errors import OrchlogError
 from orchlog.llama.build import BuildError
 from orchlog.llama.driver import LlamaCpp, build_driver, pinned_llama_cpp, user_llama_cpp
+from orchlog.records import record
 from orchlog.runinfo import file_blake3
 
 GGUF_MAGIC = b"GGUF"
@@ -28,7 +28,7 @@ GGUF_MAGIC = b"GGUF"
 OWN_KNOBS = ("ORCH_LOG_FILE", "ORCH_LOG_MODE", "ORCH_LOG_SELECT", "ORCH_LOG_TEAM")
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class LlamaTrace:
     path: Path
     prompt: list[int]

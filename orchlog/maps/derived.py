@@ -45,6 +45,7 @@ from orchlog.maps.shards import load_array
 from orchlog.maps.views import OPS, View, ViewError, parse_view, viewed_values
 from orchlog.read.batch import RecordBatch
 from orchlog.read.trace import Location, TraceRecord
+from orchlog.records import record
 
 KINDS = ("sum", "rms_norm", "of")
 Part = tuple[str, str | None]  # (checkpoint, stage)
@@ -64,7 +65,7 @@ def _part_text(part: Part) -> str:
     return part[0] if part[1] is None else f"{part[0]}@{part[1]}"
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class DerivedSpec:
     checkpoint: str
     stage: str | None
@@ -143,7 +144,7 @@ def _load_weight(path: Path) -> np.ndarray:
     return np.asarray(weight, dtype=np.float64).reshape(-1)
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Input:
     load: Callable[[], bytes]
     dtype: str

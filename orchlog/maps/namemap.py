@@ -57,6 +57,7 @@ from orchlog.maps.shards import Dims, parse_dims
 from orchlog.maps.views import OPS, View, ViewError, apply_view, parse_view
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.trace import Location
+from orchlog.records import record
 from orchlog.strings import Strings
 from orchlog.tolerances.tomlfile import load_named, shipped
 
@@ -84,7 +85,7 @@ def compile_pattern(pattern: str) -> re.Pattern[str]:
 STAGE_SEPARATOR = "@"
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class NameRule:
     source: str  # the pattern as written, for messages
     regex: re.Pattern[str]
@@ -107,7 +108,7 @@ class Mapped(NamedTuple):
     stage: str | None  # what the record's stage becomes
 
 
-@dataclasses.dataclass
+@record
 class NameMap:
     """Ordered rules; the first that matches a name decides its canonical name, layer and stage."""
 

@@ -43,6 +43,7 @@ from orchlog.encoding import dtypes
 from orchlog.maps.views import INDEX_MAP_LIMIT
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.trace import Location, TraceRecord
+from orchlog.records import record
 from orchlog.schema_gen import COLUMNS, Stats
 from orchlog.shard_dims import Dims
 from orchlog.strings import glob_matcher
@@ -59,7 +60,7 @@ def parse_dims(text: str) -> Dims:
     return dims
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Layout:
     """How one record is a piece of a whole: along `axis` (None: a partial sum), rank `index` of `count`."""
 
@@ -115,7 +116,7 @@ def load_array(load: Callable[[], bytes | memoryview], dtype: str, shape: tuple[
     return flat.reshape(shape)
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Piece:
     rank: int
     load: Callable[[], bytes | memoryview] | None

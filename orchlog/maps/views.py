@@ -32,6 +32,7 @@ import numpy as np
 from orchlog.encoding import dtypes
 from orchlog.errors import OrchlogError
 from orchlog.read.batch import NONE
+from orchlog.records import record
 from orchlog.strings import Strings
 
 if TYPE_CHECKING:  # apply_view imports the batch module itself, when it is called
@@ -54,7 +55,7 @@ def _axis(axis: int, ndim: int, op: str) -> int:
     return axis % ndim
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Slice:
     index: tuple[Any, ...] = dataclasses.field(compare=False)  # ints, slices and Ellipsis (slices hash by text)
     text: str = ""
@@ -70,7 +71,7 @@ class Slice:
         return f"slice [{self.text}]"
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Permute:
     axes: tuple[int, ...]
 
@@ -87,7 +88,7 @@ class Permute:
         return f"permute {list(self.axes)}"
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Transpose:
     first: int
     second: int
@@ -109,7 +110,7 @@ class Transpose:
         return f"transpose [{self.first}, {self.second}]"
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Reshape:
     dims: tuple[int, ...]
 
@@ -139,7 +140,7 @@ class Reshape:
         return f"reshape {list(self.dims)}"
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Cast:
     dtype: str
 
@@ -250,7 +251,7 @@ def parse_op(name: str, value: Any) -> Op:
 OPS = ("slice", "permute", "transpose", "reshape", "dtype")
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class View:
     ops: tuple[Op, ...]
 

@@ -17,7 +17,6 @@ first layout), so that one selection reads files of either layout.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
@@ -29,13 +28,14 @@ import pyarrow.dataset as ds
 from orchlog import selector as _selector
 from orchlog.errors import OrchlogError
 from orchlog.parquet.schema import COLUMN_OF, FILTER_FIELDS
+from orchlog.records import record
 
 _GLOB_CHARS = re.compile(r"[*?]")
 # A condition on one field: the expression it makes of that field's column.
 Condition = tuple[str, Callable[[ds.Expression], ds.Expression]]
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Selection:
     conditions: tuple[Condition, ...]  # pushed down to statistics and partitions, then applied per row
     filter: ds.Expression | None  # the caller's own expression, on this layout's column names

@@ -17,10 +17,11 @@ used, and nesting is capped, so a damaged footer costs what its bytes cost.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import struct
 from typing import Any, BinaryIO, Literal, overload
+
+from orchlog.records import record
 
 MAGIC = b"PAR1"
 MAX_FOOTER = 256 << 20
@@ -37,7 +38,7 @@ class FooterError(ValueError):
     """The footer cannot be read, or holds what would crash a reader."""
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Leaf:
     path: tuple[str, ...]
     type: int
@@ -46,7 +47,7 @@ class Leaf:
     max_rep: int
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Chunk:
     path: tuple[str, ...]
     null_count: int | None  # from the chunk's statistics, when recorded
@@ -54,13 +55,13 @@ class Chunk:
     end: int  # one past the last
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class RowGroup:
     num_rows: int
     chunks: tuple[Chunk, ...]
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Footer:
     leaves: tuple[Leaf, ...]
     row_groups: tuple[RowGroup, ...]

@@ -38,9 +38,10 @@ from orchlog.parquet.writer import Writer
 from orchlog.read.batch import RecordBatch
 from orchlog.read.paths import open_trace
 from orchlog.read.trace import Diagnostic, Location, Trace, TraceRecord
+from orchlog.records import record
 
 
-@dataclasses.dataclass
+@record
 class PackResult:
     output: Path
     inputs: list[str]

@@ -9,7 +9,6 @@ schema, so -1 is never a real value.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
@@ -17,6 +16,7 @@ import numpy as np
 
 from orchlog import kernels
 from orchlog.read.records import Location, TraceRecord
+from orchlog.records import record
 from orchlog.schema_gen import COLUMNS, STATS_FIELDS, ColumnSpec, RecordColumns, Stats
 from orchlog.strings import Strings
 
@@ -117,7 +117,7 @@ def _concat(columns: list[Any]) -> Any:
     return np.concatenate(columns)
 
 
-@dataclasses.dataclass
+@record
 class RecordBatch(RecordColumns):
     """The schema's COLUMNS (RecordColumns: text as Strings, None where absent;
     numbers as int64, NONE where absent), and the tensor's columns below."""

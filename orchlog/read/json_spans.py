@@ -11,10 +11,11 @@ lies inside `buf`.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from typing import Any
+
+from orchlog.records import record
 
 LONG = 4096
 MAX_DEPTH = 512
@@ -30,7 +31,7 @@ class JSONSpanError(ValueError):
     pass
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Span:
     """A long JSON string left in the buffer: bytes [start, end) between its quotes."""
 

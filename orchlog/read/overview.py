@@ -13,6 +13,7 @@ import numpy as np
 
 from orchlog.read.batch import NONE
 from orchlog.read.trace import Trace
+from orchlog.records import record
 
 # The JSON form's name and version (`orchlog show --format json`; schema/json/show.schema.json).
 SHOW_VERSION = "orchlog-show/1"
@@ -36,7 +37,7 @@ def _span(values: set[int]) -> str:
     return ", ".join(out)
 
 
-@dataclasses.dataclass
+@record
 class TraceOverview:
     path: str
     format: str

@@ -12,10 +12,11 @@ import numpy as np
 
 from orchlog.encoding import dtypes
 from orchlog.read.fields import data_fits
+from orchlog.records import record
 from orchlog.schema_gen import COLUMNS, KEY_FIELDS, RecordFields, Stats
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Location:
     """Where a record or problem sits: a file and a 1-based line, a byte offset or a 0-based row."""
 
@@ -34,7 +35,7 @@ class Location:
         return self.path
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Diagnostic:
     """A problem found while reading; `fatal` ones mean the rest of that file was not read."""
 
@@ -63,7 +64,7 @@ def identity(values: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-@dataclasses.dataclass
+@record
 class TraceRecord(RecordFields):
     """One record, whatever format it came from. Absent information is None.
 

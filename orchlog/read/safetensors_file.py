@@ -7,7 +7,6 @@ the data that follows it and hold exactly its shape's elements.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 from pathlib import Path
@@ -16,6 +15,7 @@ from typing import Any
 import orjson
 
 from orchlog.read.files import open_file
+from orchlog.records import record
 from orchlog.schema_gen import DTYPE_SIZES
 
 MAX_HEADER = 100 << 20  # the safetensors crate's own limit
@@ -32,7 +32,7 @@ DTYPES = {
 }
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class SafeTensor:
     """One tensor of a safetensors file; calling it reads its bytes."""
 

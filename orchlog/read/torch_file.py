@@ -24,7 +24,6 @@ each comes back as a `TensorRef` that loads its bytes when asked.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import struct
 import zipfile
@@ -35,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from orchlog.encoding import dtypes
+from orchlog.records import record
 from orchlog.schema_gen import DTYPE_NUMPY, DTYPE_SIZES
 
 MAX_PICKLE_BYTES = 64 << 20  # data.pkl of a dump holds keys and metadata, not tensors
@@ -71,14 +71,14 @@ class UnsafePickle(ValueError):
     """The pickle holds something other than tensors and plain values, or lies about a length."""
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Storage:
     dtype: str  # orchlog dtype, or i16
     key: str
     numel: int
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class TensorRef:
     """A tensor of a torch.save file, not yet read: `load()` gives its bytes, C-contiguous, little-endian."""
 

@@ -23,6 +23,7 @@ import numpy as np
 from orchlog.encoding import dtypes as _dtypes
 from orchlog.read import fields
 from orchlog.read.trace import Trace, TraceRecord
+from orchlog.records import record
 from orchlog.schema_gen import DTYPE_SIZES, SCHEMA_VERSION
 
 # The JSON form's name and version (`orchlog validate --format json`; schema/json/validate.schema.json).
@@ -32,7 +33,7 @@ _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _INT_DTYPES = {"i8": np.int8, "u8": np.uint8, "i32": np.int32, "i64": np.int64}
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Problem:
     location: str
     message: str
@@ -41,7 +42,7 @@ class Problem:
         return f"{self.location}: {self.message}"
 
 
-@dataclasses.dataclass
+@record
 class ValidationReport:
     path: str
     format: str

@@ -14,13 +14,13 @@ axis is taken as the head dimension and the one before as the heads.
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 import numpy as np
 
 from orchlog.compare.dump import tensor_for_dump
 from orchlog.compare.pairview import PairView
+from orchlog.records import record
 
 HIST_BINS = 40
 INDEX_BINS = 512
@@ -28,7 +28,7 @@ MAX_HEADS, MAX_HEAD_DIM = 64, 256
 _ATTENTION = re.compile(r"(?i)(^|[^a-z])(q|k|v|qk|kq|qkv|qcur|kcur|vcur|query|key|value|attn|attention|rope)([^a-z]|$)")
 
 
-@dataclasses.dataclass
+@record
 class ErrorShape:
     numel: int
     zeros: int  # |a - b| == 0 exactly

@@ -11,16 +11,15 @@ The page's script bins the columns further to fit the window.
 
 from __future__ import annotations
 
-import dataclasses
-
 import numpy as np
 
 from orchlog.compare.grading.growth import Growth, run_starts
+from orchlog.records import record
 
 MAX_COLUMNS = 1024  # token bins written into the page; the script merges them further to fit its width
 
 
-@dataclasses.dataclass
+@record
 class HeatGrid:
     labels: list[str]  # row labels, in execution order
     layers: list[int | None]  # each row's layer

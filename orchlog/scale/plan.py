@@ -41,12 +41,13 @@ from orchlog.maps.shards import says_layout
 from orchlog.read import formats
 from orchlog.read.batch import NONE
 from orchlog.read.paths import directory_members, open_trace
+from orchlog.records import record
 
 _HIVE_RANK = re.compile(r"^rank=(\d+)$")
 PARQUET = "orchlog-parquet"
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class TokenRange:
     """Aligned token positions (token_idx moved by the side's token shift) from `lo` up to `hi`
     (excluded; None: no bound), and with `untokened` the records that have no token_idx."""
@@ -68,7 +69,7 @@ class TokenRange:
         return inside
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class PartSpec:
     """One part: the ranks it takes (None: every record), its token range (None: every record), and
     the files of each side it reads, with each file's place among its side's files."""

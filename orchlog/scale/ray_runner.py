@@ -18,7 +18,6 @@ system.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ from typing import Any
 from orchlog.compare import CompareOptions, PartialReport
 from orchlog.errors import OrchlogError
 from orchlog.read.files import regular_files
+from orchlog.records import record
 from orchlog.scale.plan import PartSpec
 from orchlog.scale.run import Runner, walk_part
 
@@ -91,7 +91,7 @@ def _files(trace: str) -> list[str]:
     return [str(f) for f in regular_files(p)[0]] if p.is_dir() else [str(p)]
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class EarlyProbe:
     """What each node answered, or will, about which of `paths` it reads (node id -> a Ray reference)."""
 

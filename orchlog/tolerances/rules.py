@@ -38,6 +38,7 @@ from typing import Any
 import numpy as np
 
 from orchlog.errors import OrchlogError
+from orchlog.records import record
 from orchlog.strings import Strings, glob_matcher
 from orchlog.tolerances.tomlfile import load_named, shipped
 
@@ -57,7 +58,7 @@ DEFAULT_TIERS = {
 }
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     name: str
     patterns: tuple[str, ...]
@@ -106,7 +107,7 @@ class Rule:
         return f"{self.name}{where}: fail at {self.metric} {op} {self.threshold:g}{extra}"
 
 
-@dataclasses.dataclass
+@record
 class Tolerances:
     rules: list[Rule]
     default: Rule

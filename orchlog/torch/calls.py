@@ -6,16 +6,17 @@ which runs before any submodule's hook; the tokens are read from its inputs.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
 
+from orchlog.records import record
+
 PositionsFn = Callable[[tuple[Any, ...], dict[str, Any]], Sequence[int]]
 
 
-@dataclasses.dataclass
+@record
 class Call:
     step: int
     positions: list[int]  # of the call's tokens, in order

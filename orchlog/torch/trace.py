@@ -9,7 +9,6 @@ them), then decoded greedily with the KV cache, one step per token, as the llama
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import time
@@ -19,6 +18,7 @@ from typing import Any
 
 from orchlog.errors import OrchlogError
 from orchlog.maps.namemap import STAGE_SEPARATOR, NameMap, load_maps, shipped_maps
+from orchlog.records import record
 from orchlog.runinfo import file_blake3
 from orchlog.schema_gen import Scalar
 
@@ -27,7 +27,7 @@ from orchlog.schema_gen import Scalar
 _INPUT, _PROBS = "input", "probs"
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class HfTrace:
     path: Path
     prompt: list[int]

@@ -22,6 +22,7 @@ from orchlog.compare.measuring.tensor_metrics import tensor_diff
 from orchlog.diagnose import Case, Finding, Pair, Side, Where, find_signatures
 from orchlog.read.batch import RecordBatch
 from orchlog.read.trace import TraceRecord
+from orchlog.records import record
 from orchlog.tolerances.rules import Tolerances
 from orchlog.weights import layout
 from orchlog.weights.names import IDENTITY, NameMap, choose_map, load_map
@@ -31,7 +32,7 @@ AS_STORED = "as_stored"
 DEFAULT_TOLERANCES = "weights"
 
 
-@dataclasses.dataclass
+@record
 class WeightsOptions:
     map: str = "auto"  # "auto", "none", a shipped map's name or a path
     tolerances: str = DEFAULT_TOLERANCES
@@ -40,7 +41,7 @@ class WeightsOptions:
     cos_tol: float | None = None
 
 
-@dataclasses.dataclass
+@record
 class WeightRow:
     name_a: str
     name_b: str
@@ -64,7 +65,7 @@ class WeightRow:
         return self.tier == "fail" or self.relation != AS_STORED
 
 
-@dataclasses.dataclass
+@record
 class Grade:
     tier: str
     value: float
@@ -136,7 +137,7 @@ def _metrics(a: np.ndarray, b: np.ndarray) -> dict[str, float]:
     return {f.name: float(getattr(d, f.name)) for f in dataclasses.fields(d)}
 
 
-@dataclasses.dataclass
+@record
 class Plan:
     """How two sources' names pair up, and which side holds GGUF names and layouts."""
 

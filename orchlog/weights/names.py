@@ -14,10 +14,10 @@ the same names, else the map of the GGUF side's architecture, else the shipped m
 
 from __future__ import annotations
 
-import dataclasses
 import re
 
 from orchlog.errors import OrchlogError
+from orchlog.records import record
 from orchlog.tolerances.tomlfile import load_named, shipped
 
 MAPS = "orchlog.weights.maps"
@@ -29,7 +29,7 @@ def _regex(pattern: str) -> re.Pattern[str]:
     return re.compile(r"(?P<layer>\d+)".join(re.escape(p) for p in parts) if len(parts) > 1 else re.escape(pattern))
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class NameMap:
     name: str
     source: str

@@ -9,6 +9,7 @@ from typing import Any
 from orchlog.compare.grading.tiers import TIER_NAMES
 from orchlog.compare.result import rule_json
 from orchlog.numbers import json_number
+from orchlog.records import record
 from orchlog.tolerances.rules import Tolerances
 from orchlog.weights.compare import AS_STORED, WeightRow
 from orchlog.weights.tensors import WeightSource
@@ -17,7 +18,7 @@ REPORT_VERSION = "orchlog-weights/1"
 OK, DIVERGED, NO_MATCH = "ok", "diverged", "no_match"
 
 
-@dataclasses.dataclass
+@record
 class Input:
     path: str
     format: str
@@ -29,7 +30,7 @@ class Input:
         return Input(source.path, source.format, source.arch, len(source.tensors))
 
 
-@dataclasses.dataclass
+@record
 class WeightsReport:
     inputs: tuple[Input, Input]
     map: str

@@ -11,15 +11,17 @@ from typing import Any
 
 import numpy as np
 
+from orchlog.records import record
 
-@dataclasses.dataclass(frozen=True)
+
+@record(frozen=True)
 class TensorInfo:
     name: str
     shape: tuple[int, ...]  # NumPy order: outermost first (GGUF's ne reversed)
     dtype: str  # as stored: f32, f16, bf16, q8_0, ...
 
 
-@dataclasses.dataclass
+@record
 class WeightSource:
     path: str
     format: str  # "gguf", "safetensors", "npz"

@@ -11,14 +11,14 @@ reference records whose checkpoint name (as written, or as mapped) matches.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
+from orchlog.records import record
 from orchlog.strings import glob_matcher
 
 
-@dataclasses.dataclass
+@record
 class Unmatched:
     """A record that found no partner on the other side."""
 
@@ -28,7 +28,7 @@ class Unmatched:
     location: str
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Coverage:
     pairs: int
     only_in_reference: int

@@ -29,7 +29,6 @@ Findings of the whole (orchlog/compare/grading/partial.py).
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
 from collections.abc import Callable
 
@@ -41,12 +40,13 @@ from orchlog.compare.measuring.bounds import estimate
 from orchlog.compare.measuring.metrics import BASES, PairTable
 from orchlog.compare.pairview import DeferredView, KeptRows, PairView, exec_order, make_views
 from orchlog.read.batch import NONE
+from orchlog.records import record
 from orchlog.tolerances.rules import Tolerances
 
 EXAMPLES = 5
 
 
-@dataclasses.dataclass
+@record
 class TokenState:
     suspect_at: DeferredView | None = None  # the earliest pair failing or undecided
     fail_at: DeferredView | None = None  # the earliest failing pair
@@ -81,7 +81,7 @@ def by_severity(views: list[PairView]) -> list[PairView]:
     return sorted(views, key=lambda v: (-v.severity, v.order, v.pos))
 
 
-@dataclasses.dataclass
+@record
 class Tracked:
     token_idx: int | None
     checkpoint: str

@@ -10,7 +10,6 @@ the pairs arrive in.
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import math
 
@@ -18,6 +17,7 @@ import numpy as np
 
 from orchlog.compare.grading.tiers import TIER_NAMES, UNDECIDED_TIER
 from orchlog.read.batch import NONE
+from orchlog.records import record
 from orchlog.strings import Strings
 
 _FIELDS = (
@@ -38,7 +38,7 @@ _FIELDS = (
 )
 
 
-@dataclasses.dataclass
+@record
 class GrowthRow:
     """The worst error among one token's pairs in one layer (or one checkpoint outside the layers)."""
 

@@ -21,7 +21,6 @@ without.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -31,12 +30,13 @@ from orchlog import kernels
 from orchlog.compare.measuring import bounds, noise_ratio
 from orchlog.compare.measuring.metrics import HASH, SKETCH, TENSOR, PairTable
 from orchlog.compare.pairing.rounds import PairWalk
+from orchlog.records import record
 from orchlog.tolerances.rules import Tolerances
 
 DEFAULT_MULTIPLE = 1.25  # a pair passes when its error is proven below this many times the noise (docs/noise.md)
 
 
-@dataclasses.dataclass
+@record
 class NoiseSummary:
     """What a three-way compare graded against, for the report."""
 
@@ -64,7 +64,7 @@ class NoiseSummary:
         }
 
 
-@dataclasses.dataclass
+@record
 class NoiseTable:
     """‖REF − REF2‖ at every REF record that REF2 has a partner for, by the REF record's place in its trace."""
 
@@ -125,7 +125,7 @@ def _plainly_sketched(t: PairTable) -> np.ndarray:
     return plain
 
 
-@dataclasses.dataclass
+@record
 class NoiseRatios:
     """Per pair of a round: the noise ‖REF − REF2‖ (the largest over the second references) and the proven
     interval of error / noise; NaN where no second reference has the pair."""

@@ -32,12 +32,13 @@ from orchlog.compare.pairing.tokens import TokenIds
 from orchlog.compare.pairview import DeferredView, PairView
 from orchlog.diagnose.keeper import Keeper
 from orchlog.read.trace import Diagnostic
+from orchlog.records import record
 
 ORDER_BITS = 40
 SIDES = ("a", "b")
 
 
-@dataclasses.dataclass
+@record
 class FileTally:
     """One file a part read: its place among the side's files, the records read, those the part kept."""
 
@@ -47,7 +48,7 @@ class FileTally:
     header: dict[str, Any] | None = None
 
 
-@dataclasses.dataclass
+@record
 class SideState:
     rows_in: int = 0
     tokens: TokenIds = dataclasses.field(default_factory=TokenIds)
@@ -60,7 +61,7 @@ class SideState:
     sharded: bool = False  # a record said it is a tensor-parallel piece (gathered across ranks)
 
 
-@dataclasses.dataclass
+@record
 class PartialReport:
     findings: Findings
     sides: tuple[SideState, SideState]

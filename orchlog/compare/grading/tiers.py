@@ -34,6 +34,7 @@ import numpy as np
 
 from orchlog.compare.grading.noise import DEFAULT_MULTIPLE, NoiseRatios
 from orchlog.compare.measuring.metrics import HASH, TENSOR, PairTable
+from orchlog.records import record
 from orchlog.tolerances.rules import TIERS, UNDECIDED, Rule, Tolerances
 
 TIER_NAMES = TIERS + (UNDECIDED,)
@@ -41,7 +42,7 @@ FAIL, UNDECIDED_TIER = TIER_NAMES.index("fail"), TIER_NAMES.index(UNDECIDED)
 WARNING = TIER_NAMES.index("warning")
 
 
-@dataclasses.dataclass
+@record
 class Grades:
     tier: np.ndarray  # int8 index into TIER_NAMES
     severity: np.ndarray  # float64: 1.0 at the threshold, above 1 beyond it; ranks pairs across rules

@@ -26,7 +26,6 @@ an interval open at the top is what "not proven" looks like here.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable
 
@@ -35,6 +34,7 @@ import numpy as np
 from orchlog import kernels
 from orchlog.encoding import sketch as sketch_rule
 from orchlog.read.batch import RecordBatch
+from orchlog.records import record
 
 ROWS = sketch_rule.ROWS
 
@@ -68,7 +68,7 @@ UNKNOWN = {
 _EPS = 2.0**-52
 
 
-@dataclasses.dataclass
+@record
 class Interval:
     lo: dict[str, np.ndarray]
     hi: dict[str, np.ndarray]

@@ -8,12 +8,12 @@ small probabilities KL depends on.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
 import numpy as np
 
 from orchlog.compare.measuring.tensor_metrics import tensor_diff
+from orchlog.records import record
 
 
 def log_softmax(logits: np.ndarray) -> np.ndarray:
@@ -48,7 +48,7 @@ def rank_of(logits: np.ndarray, token_id: int) -> int:
     return int(np.count_nonzero(x > target)) + 1
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class LogitsDiff:
     cosine: float
     l2: float
@@ -65,7 +65,7 @@ class LogitsDiff:
         return self.top1_a == self.top1_b
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Agreement:
     """What only logits have: each side's top-1, KL from the reference, the tracked token's ranks."""
 

@@ -34,6 +34,7 @@ from orchlog.compare.pairing.semantics import Semantics
 from orchlog.compare.pairing.tensors import NARROW_FLOATS, flat_tensor
 from orchlog.compare.pairing.window import Window
 from orchlog.read.batch import STAT_FIELDS, RecordBatch
+from orchlog.records import record
 from orchlog.schema_gen import DTYPE_SIZES
 
 DIFF_COLUMNS = tuple(f.name for f in dataclasses.fields(TensorDiff))
@@ -46,7 +47,7 @@ TENSOR, HASH, SKETCH, BOUNDS, LEADING = range(5)
 HIGHER_IS_BETTER = ("cosine", "top1_match")
 
 
-@dataclasses.dataclass
+@record
 class PairTable:
     """The pairs of one round (rows ia of a, ib of b) and their metrics, one entry per pair."""
 
@@ -320,7 +321,7 @@ def _tensor_pair(t: PairTable, r: int, track_token: int | None) -> bool:
     return True
 
 
-@dataclasses.dataclass
+@record
 class _Sources:
     """Where each of some rows keeps its whole tensor in memory, as tensor_diffs takes it; `ok` marks the rows it can take."""
 

@@ -14,11 +14,12 @@ import math
 import numpy as np
 
 from orchlog import kernels
+from orchlog.records import record
 
 P99 = 0.99
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class TensorDiff:
     n: int  # elements compared (the common prefix when the sizes differ)
     max_abs: float

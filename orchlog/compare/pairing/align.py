@@ -10,7 +10,6 @@ is left at the end is unmatched.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -18,6 +17,7 @@ import numpy as np
 from orchlog.read.batch import RecordBatch
 from orchlog.read.prefetch import prefetch
 from orchlog.read.trace import Trace
+from orchlog.records import record
 
 _EMPTY = np.zeros(0, dtype=np.int64)
 
@@ -79,7 +79,7 @@ def _prepared(prepare: Callable[[RecordBatch], RecordBatch], batches: Iterator[R
             yield rest
 
 
-@dataclasses.dataclass
+@record
 class Round:
     """One step of the walk: the records on each side and the pairs found among them."""
 
@@ -89,7 +89,7 @@ class Round:
     ib: np.ndarray
 
 
-@dataclasses.dataclass
+@record
 class _Side:
     trace: Trace
     batches: Iterator[RecordBatch]

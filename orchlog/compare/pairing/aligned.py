@@ -9,7 +9,6 @@ a report can say which rank's shard carries it.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
 
 import numpy as np
@@ -17,6 +16,7 @@ import numpy as np
 from orchlog.compare.measuring.tensor_metrics import TensorDiff, tensor_diff
 from orchlog.compare.pairing.window import Window
 from orchlog.maps.shards import Gathered
+from orchlog.records import record
 
 SHARD_METRICS = ("max_abs", "mean_abs", "max_rel", "rms_diff", "l2", "cosine", "rel_l2")
 
@@ -27,7 +27,7 @@ def how_loaded(loader: Any) -> str | None:
     return describe() if callable(describe) else None
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class ShardErrors:
     """Each rank's share of the difference, for a side gathered from shards along `axis`."""
 
@@ -60,7 +60,7 @@ class ShardErrors:
         }
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Alignment:
     window: Window | None = None
     how: tuple[str | None, str | None] = (None, None)  # each side's view / derivation / gathering

@@ -21,7 +21,7 @@ bit-exactness checks: batch invariance, determinism).
 
 from __future__ import annotations
 
-import dataclasses
+from orchlog.records import record
 
 HASH_ONLY_FORMATS = frozenset({"legacy-trace"})
 LEADING_ONLY_FORMATS = frozenset({"legacy-checkpoint-jsonl", "llama-debug-text"})
@@ -33,7 +33,7 @@ def _all_in(trace_format: str, kinds: frozenset[str]) -> bool:
     return bool(members) and all(m in kinds for m in members)
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Semantics:
     hash_decides: bool = False  # a differing BLAKE3 is a divergence
     leading_rule: bool = False  # graded on the leading values both sides carry

@@ -26,6 +26,7 @@ import numpy as np
 
 from orchlog import kernels
 from orchlog.read.batch import NONE, RecordBatch
+from orchlog.records import record
 
 TOKEN_ID = "token_id"
 
@@ -60,7 +61,7 @@ def shift_positions(batch: RecordBatch, by: int) -> RecordBatch:
     return dataclasses.replace(batch, token_idx=np.where(batch.token_idx == NONE, NONE, batch.token_idx + by))
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class TokenMismatch:
     position: int
     a: int
@@ -101,7 +102,7 @@ def first_difference(a: TokenIds, b: TokenIds) -> TokenMismatch | None:
     return next((TokenMismatch(p, a.ids[p], b.ids[p]) for p in common if a.ids[p] != b.ids[p]), None)
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class TokenCheck:
     """The token ids both traces give for the same positions: how many, and the first that differ."""
 

@@ -13,11 +13,12 @@ without, it is still compared on its window but fails (shapes differ).
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
 import numpy as np
+
+from orchlog.records import record
 
 Shape = tuple[int, ...]
 
@@ -26,7 +27,7 @@ def _text(shape: Shape) -> str:
     return "[" + ",".join(str(d) for d in shape) + "]"
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Window:
     shape_a: Shape
     shape_b: Shape

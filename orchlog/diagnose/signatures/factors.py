@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
@@ -21,12 +20,13 @@ from orchlog.diagnose.stats import (
     median,
     nice_factor,
 )
+from orchlog.records import record
 
 # A head size in a shape (n_head, head_dim) helps name a factor of sqrt(head_dim).
 _MIN_VALUES = 3
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class ScaleFit:
     factor: float
     explained: float  # share of |ours - ref|^2 that ours = factor * ref accounts for

@@ -4,7 +4,6 @@ GPT-J style pairs 2i with 2i + 1; a rotation keeps each pair's length."""
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any
 
@@ -14,6 +13,7 @@ from orchlog.diagnose.case import Case, Pair
 from orchlog.diagnose.finding import Finding
 from orchlog.diagnose.signatures.layout import rearranged
 from orchlog.diagnose.stats import P_CLAIM, at_most_p, energy
+from orchlog.records import record
 
 HEAD_DIMS = (128, 64, 256, 96, 80, 32, 16, 160, 112, 48)
 PAIRINGS = {"neox": "pairs (i, i + d/2)", "gptj": "pairs (2i, 2i + 1)"}
@@ -29,7 +29,7 @@ def _pairs(x: np.ndarray, head_dim: int, pairing: str) -> tuple[np.ndarray, np.n
     return h[:, 0::2], h[:, 1::2]
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class _Fit:
     head_dim: int
     pairing: str | None  # None: per-head lengths kept, no pairing's lengths kept

@@ -7,7 +7,6 @@ at the first bytes of a file (already decompressed when it is gzip) and an
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import importlib
 import io
@@ -24,12 +23,13 @@ import orjson
 from orchlog.errors import OrchlogError
 from orchlog.read.files import open_regular
 from orchlog.read.trace import Trace
+from orchlog.records import record
 
 HEAD_BYTES = 64 * 1024
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Format:
     name: str
     sniff: Callable[[Path, bytes], bool]  # (path, first bytes, decompressed) -> is it mine?

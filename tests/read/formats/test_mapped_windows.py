@@ -45,11 +45,14 @@ def test_mapped_and_copied_windows_read_alike(tmp_path, seed, monkeypatch):
 def test_large_reads_are_mapped_by_default(tmp_path, monkeypatch):
     path = tmp_path / "t.bin"
     path.write_bytes(_random_trace(np.random.default_rng(5), 3000))  # about 4 MB: reads grow past MAP_FROM
-    maps = []
+    maps: list[int] = []
     real = orchlog_frames._map
-    monkeypatch.setattr(
-        orchlog_frames, "_map", lambda f, offset, length: maps.append(length) or real(f, offset, length)
-    )
+
+    def counted(f, offset, length):
+        maps.append(length)
+        return real(f, offset, length)
+
+    monkeypatch.setattr(orchlog_frames, "_map", counted)
     rows = sum(len(b) for b in open_frames(path).batches())
     assert rows == 3000 and maps and min(maps) >= orchlog_frames._MAP_READS_FROM
 
