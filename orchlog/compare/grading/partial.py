@@ -255,7 +255,8 @@ def renumber(partial: PartialReport) -> None:
                 # A new column, not an assignment into the old one: a partial report that came back from
                 # Ray's object store holds read-only arrays.
                 c = np.array(table._cols[col])
-                c[: table._n] = [whole(0, int(v)) for v in c[: table._n].tolist()]
+                split = np.flatnonzero(c[: table._n] >= 1 << ORDER_BITS)  # none in a whole trace's walk
+                c[split] = [whole(0, int(v)) for v in c[split].tolist()]
                 table._cols[col] = c
     for k, side in enumerate(partial.sides):
         side.unmatched = [(whole(k, o), u) for o, u in side.unmatched]
