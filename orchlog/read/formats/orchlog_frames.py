@@ -234,9 +234,9 @@ def _preadinto(fd: int, offset: int, buffer: memoryview) -> int:
 def _map(f: io.BufferedIOBase, offset: int, length: int) -> memoryview:
     """The bytes [offset, offset + length) of an open file, mapped rather than copied.
 
-    Large tensors are then read straight from the page cache by whatever
-    consumes them, with no copy in between; the mapping lives as long as
-    the returned view (and any array made from it).
+    Large tensors and the reader's windows (`_window`) are then read straight
+    from the page cache by whatever consumes them, with no copy in between;
+    the mapping lives as long as the returned view (and any array made from it).
     """
     start = offset - offset % mmap.ALLOCATIONGRANULARITY
     mapped = mmap.mmap(
