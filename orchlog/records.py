@@ -46,14 +46,14 @@ class _Fields:
         self.module = sys.modules.get(cls.__module__)  # the module being run, where the class statement is
 
     def __get__(self, obj: object, owner: type | None = None) -> Any:
-        _process(self.cls, self.options)
+        _process(self.cls)
         return self.cls.__dict__[_FIELDS]
 
 
 _STUBS = ("__init__", "__setstate__")  # what makes an instance: a call, or unpickling (copies start from one)
 
 
-def _process(cls: type, options: dict[str, Any]) -> None:
+def _process(cls: type) -> None:
     with _lock:
         fields = cls.__dict__.get(_FIELDS)
         if not isinstance(fields, _Fields):
@@ -67,7 +67,7 @@ def _process(cls: type, options: dict[str, Any]) -> None:
         if module is not None and absent:
             sys.modules[cls.__module__] = module
         try:
-            dataclasses.dataclass(cls, **options)
+            dataclasses.dataclass(cls, **fields.options)
         finally:
             if absent:
                 del sys.modules[cls.__module__]
@@ -78,11 +78,11 @@ def _defer(cls: T, options: dict[str, Any]) -> T:
         return cast(T, dataclasses.dataclass(cls, **options))
 
     def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        _process(cls, options)
+        _process(cls)
         cls.__init__(self, *args, **kwargs)  # type: ignore[misc]  # the dataclass's own, from now on called directly
 
     def __setstate__(self: Any, state: Any) -> None:
-        _process(cls, options)
+        _process(cls)
         setstate = getattr(self, "__setstate__", None)  # the class's own after processing, if it has one
         if setstate is not None:
             setstate(state)
