@@ -23,6 +23,8 @@ from tests.read.formats.test_orchlog_frames_native import _damaged, _random_trac
 pytestmark = pytest.mark.skipif(not kernels.NATIVE, reason="the native kernels are not built")
 
 SMALL = 4096  # a window of a few frames, so that a trace of a few hundred records takes many
+MAPPED, COPIED = 0, 1 << 62  # `map_from`: every window mapped from the page cache, or every one copied
+PROBE = 64 << 10  # what the read-ahead reads first of a file, to see whether it is a binary trace
 
 
 @pytest.fixture(autouse=True)
@@ -49,21 +51,22 @@ def _read(path: Path) -> tuple[list[tuple[object, ...]], list[tuple[str, str, bo
     return rows, [(str(d.location), d.message, d.fatal) for d in trace.diagnostics], trace.headers
 
 
-def _taken(path: Path, ahead: int = 64) -> tuple[tuple[object, ...], int]:
+def _taken(path: Path, ahead: int = 64, map_from: int = COPIED) -> tuple[tuple[object, ...], int]:
     """What the walk reads with `path` read ahead in small windows, and how many it took."""
-    readahead.start([path], window=SMALL, ahead=ahead)
+    readahead.start([path], window=SMALL, ahead=ahead, map_from=map_from)
     reader, _ = next(iter(readahead._started.values()))
     reader.wait()  # all read ahead, as when a compare's imports end
     read = _read(path)
     return read, reader.taken(0)
 
 
+@pytest.mark.parametrize("map_from", [MAPPED, COPIED], ids=["mapped", "copied"])
 @pytest.mark.parametrize("seed", range(4))
-def test_a_trace_read_ahead_reads_as_without_and_its_windows_are_taken(tmp_path, seed):
+def test_a_trace_read_ahead_reads_as_without_and_its_windows_are_taken(tmp_path, seed, map_from):
     path = tmp_path / "t.bin"
     path.write_bytes(_random_trace(np.random.default_rng(seed), 300, large=seed == 3))
     plain = _read(path)
-    read, taken = _taken(path)
+    read, taken = _taken(path, map_from=map_from)
     assert read == plain
     assert taken > 3  # more than the first windows: the reader kept finding the next where it went on
 
@@ -77,7 +80,7 @@ def test_damaged_traces_read_ahead_read_and_report_as_without(tmp_path, seed):
     path = tmp_path / "t.bin"
     path.write_bytes(data)
     plain = _read(path)
-    assert _taken(path)[0] == plain
+    assert _taken(path, map_from=MAPPED if seed % 2 else COPIED)[0] == plain
 
 
 def test_windows_stop_where_the_read_ahead_was_told_to_and_the_reader_reads_on(tmp_path):
@@ -199,16 +202,17 @@ def _evict(path: Path) -> bool:
     return _cached_pages(path) == 0
 
 
-def test_a_trace_not_in_the_page_cache_is_left_to_the_reader(tmp_path):
+@pytest.mark.parametrize("map_from", [MAPPED, COPIED], ids=["mapped", "copied"])
+def test_a_trace_not_in_the_page_cache_is_left_to_the_reader(tmp_path, map_from):
     """Read from disk, the first windows cost the command more than they saved: only cached bytes are
-    read ahead, and the thread never waits for a disk."""
+    read ahead (mapped or copied), and the thread never waits for a disk."""
     path = tmp_path / "t.bin"
     path.write_bytes(_random_trace(np.random.default_rng(6), 300))
     plain = _read(path)
     assert _cached_pages(path) > 0
     if not _evict(path):
         pytest.skip("this file system keeps the file in the page cache")
-    readahead.start([path], window=SMALL, ahead=64)
+    readahead.start([path], window=SMALL, ahead=64, map_from=map_from)
     reader = readahead._all[-1]
     reader.wait()
     assert reader.ready(0) == 0
@@ -239,3 +243,44 @@ def test_a_process_forked_while_reading_ahead_lets_go_of_it_and_the_parent_reads
     assert os.waitstatus_to_exitcode(done[1]) == 0
     reader.wait()
     assert reader.ready(0) > 0  # the parent's is untouched
+
+
+def test_a_mapped_window_stops_where_the_page_cache_stops_holding_the_trace(tmp_path, monkeypatch):
+    """Of a trace whose first pages alone are cached, the mapped read-ahead takes those pages only (the
+    decoder never faults in a page from disk), and the reader reads the rest for itself. The read-ahead's
+    first look at a file (64 KiB, read without waiting) may start the kernel reading that much from disk in
+    the background, so a window may reach that far, never further."""
+    path = tmp_path / "t.bin"
+    path.write_bytes(_random_trace(np.random.default_rng(11), 1000))
+    plain = _read(path)
+    if not _evict(path):
+        pytest.skip("this file system keeps the file in the page cache")
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)  # no read-ahead of the kernel's own beyond what is read
+        os.pread(fd, 4 * mmap.PAGESIZE, 0)
+    finally:
+        os.close(fd)
+    cached = max(_cached_pages(path) * mmap.PAGESIZE, PROBE)
+    assert 4 * cached < path.stat().st_size
+    got: list[int] = []
+    claim = readahead.claim
+
+    def claim_and_count(fd: int):
+        take = claim(fd)
+        if take is None:
+            return None
+
+        def counted(pos: int, trail: int):
+            window = take(pos, trail)
+            if window is not None:
+                got.append(pos + window[1])
+            return window
+
+        return counted
+
+    monkeypatch.setattr(readahead, "claim", claim_and_count)
+    readahead.start([path], window=path.stat().st_size, ahead=4, map_from=MAPPED)
+    readahead._all[-1].wait()
+    assert _read(path) == plain
+    assert got and max(got) <= cached  # no window read ahead past the cached pages

@@ -19,7 +19,7 @@
 //   parse_orchlog_jsonl(buf, first_line)
 //                               canonical orchlog JSONL lines -> columns; lines
 //                               it does not recognise are handed back to Python
-//   ReadAhead(paths, window, windows_each, inline_max)
+//   ReadAhead(paths, window, windows_each, inline_max, map_from)
 //                               the first windows of binary traces read and decoded
 //                               on a thread of their own, while the command imports
 //   crc32c(buf, crc=0)          CRC-32C of a buffer (binary frames' checksum)
@@ -59,12 +59,14 @@ PYBIND11_MODULE(_kernels, m) {
   m.def("sketch_sums", &sketch_sums, py::arg("sketch_a"), py::arg("rows_a"), py::arg("sketch_b"), py::arg("rows_b"));
   m.def("decode_frames", &decode_frames, py::arg("buf"), py::arg("base"), py::arg("inline_max"), py::arg("trail") = 0);
   py::class_<ReadAhead>(m, "ReadAhead")
-      .def(py::init([](const py::sequence& paths, size_t window, size_t windows_each, uint32_t inline_max) {
-             std::vector<std::string> files;
-             for (const py::handle path : paths) files.push_back(py::cast<std::string>(path));  // bytes: os.fsencode
-             return std::make_unique<ReadAhead>(files, window, windows_each, inline_max);
-           }),
-           py::arg("paths"), py::arg("window"), py::arg("windows_each"), py::arg("inline_max"))
+      .def(py::init(
+               [](const py::sequence& paths, size_t window, size_t windows_each, uint32_t inline_max, size_t map_from) {
+                 std::vector<std::string> files;
+                 for (const py::handle path : paths)
+                   files.push_back(py::cast<std::string>(path));  // bytes: os.fsencode
+                 return std::make_unique<ReadAhead>(files, window, windows_each, inline_max, map_from);
+               }),
+           py::arg("paths"), py::arg("window"), py::arg("windows_each"), py::arg("inline_max"), py::arg("map_from"))
       .def("identity", &ReadAhead::identity, py::arg("file"))
       .def("take", &ReadAhead::take, py::arg("file"), py::arg("pos"), py::arg("trail"))
       .def("taken", &ReadAhead::taken, py::arg("file"))

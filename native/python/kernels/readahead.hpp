@@ -10,7 +10,8 @@
 // to read: it gets that window's bytes and columns when the read-ahead read exactly there, and
 // reads for itself otherwise, so what it reads never depends on what was read ahead. The first
 // `take` stops the thread after the window it has in hand: from then on the readers' own threads
-// have the cores.
+// have the cores. Windows of `map_from` bytes or more are mapped from the page cache, as the reader
+// maps its own (no copy, and no fresh memory for the kernel to clear); smaller ones are copied.
 #pragma once
 
 #include <fcntl.h>
@@ -35,8 +36,13 @@ namespace orchlog_kernels {
 
 class ReadAhead {
  public:
-  ReadAhead(const std::vector<std::string>& paths, size_t window, size_t windows_each, uint32_t inline_max)
-      : window_(window), windows_each_(windows_each), inline_max_(inline_max), files_(paths.size()) {
+  ReadAhead(const std::vector<std::string>& paths, size_t window, size_t windows_each, uint32_t inline_max,
+            size_t map_from)
+      : window_(window),
+        windows_each_(windows_each),
+        inline_max_(inline_max),
+        map_from_(map_from),
+        files_(paths.size()) {
     for (size_t i = 0; i < paths.size(); ++i) open_file(files_[i], paths[i]);
     try {
       thread_ = std::make_unique<std::thread>([this] { run(); });
@@ -80,8 +86,8 @@ class ReadAhead {
       ++files_[file].taken;
     }
     const size_t capacity = w.capacity;
-    unsigned char* bytes = w.bytes.release();
-    py::capsule owner(bytes, [](void* p) { std::free(p); });
+    unsigned char* bytes = w.bytes.data;
+    py::capsule owner(new Bytes(std::move(w.bytes)), [](void* p) { delete static_cast<Bytes*>(p); });
     py::array_t<uint8_t> buffer({py::ssize_t(capacity)}, {py::ssize_t(1)}, bytes, owner);
     return py::make_tuple(buffer, w.got, frame_window_dict(std::move(w.decoded)));
   }
@@ -115,13 +121,31 @@ class ReadAhead {
   }
 
  private:
-  struct Free {
-    void operator()(unsigned char* p) const { std::free(p); }
+  // A window's bytes: a mapping of the file (`mapped` bytes from `base`) or a copy (`base` from malloc).
+  struct Bytes {
+    unsigned char* data = nullptr;
+    void* base = nullptr;
+    size_t mapped = 0;
+    Bytes() = default;
+    Bytes(Bytes&& o) noexcept : data(o.data), base(o.base), mapped(o.mapped) { o.data = nullptr, o.base = nullptr; }
+    Bytes& operator=(Bytes&& o) noexcept {
+      std::swap(data, o.data), std::swap(base, o.base), std::swap(mapped, o.mapped);
+      return *this;
+    }
+    Bytes(const Bytes&) = delete;
+    Bytes& operator=(const Bytes&) = delete;
+    ~Bytes() {
+      if (base != nullptr && mapped != 0) {
+        ::munmap(base, mapped);
+      } else {
+        std::free(base);
+      }
+    }
   };
   struct Window {
     int64_t pos = 0;
     uint32_t trail = 0;
-    std::unique_ptr<unsigned char, Free> bytes;
+    Bytes bytes;
     size_t capacity = 0, got = 0;
     FrameWindow decoded;
   };
@@ -180,6 +204,31 @@ class ReadAhead {
     return p;
   }
 
+  // Up to `want` bytes at `pos` mapped from the page cache, as far as it holds them from `pos` on (mincore:
+  // the thread must not wait for a disk, as read_at does not); an empty result where nothing is cached or
+  // the file cannot be mapped. The pages are mapped as the decoder first reads them, as the reader's own
+  // windows are (_map in orchlog_frames.py). The size is checked once mapped: a mapped page past the end
+  // of a file raises SIGBUS, so a file already cut shorter is copied.
+  static Bytes map_at(int fd, int64_t pos, size_t want, size_t& got) {
+    got = 0;
+    const auto page = static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
+    const int64_t start = pos - pos % page;
+    const size_t lead = size_t(pos - start), length = lead + want;
+    void* at = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, off_t(start));
+    if (at == MAP_FAILED) return {};
+    Bytes b;
+    b.base = at, b.mapped = length, b.data = static_cast<unsigned char*>(at) + lead;
+    std::vector<unsigned char> cached((length + size_t(page) - 1) / size_t(page));
+    if (::mincore(at, length, cached.data()) != 0) return {};
+    size_t pages = 0;
+    while (pages < cached.size() && (cached[pages] & 1)) ++pages;
+    const size_t held = std::min(length, pages * size_t(page));
+    struct stat st;
+    if (held <= lead || ::fstat(fd, &st) != 0 || st.st_size < start + int64_t(held)) return {};
+    got = held - lead;
+    return b;
+  }
+
   // Where the first record frame is: after the run header, or at 0 in a stream that starts with
   // records. Anything else is not read ahead (the reader sees it for itself).
   bool find_start(File& f) {
@@ -213,11 +262,14 @@ class ReadAhead {
     Window w;
     w.pos = f.pos, w.trail = f.trail;
     w.capacity = std::min<size_t>(window_, size_t(st.st_size - f.pos));  // a small trace: no more than it holds
-    w.bytes.reset(allocate(w.capacity));
-    if (!w.bytes) return false;
-    w.got = read_at(f.fd, w.bytes.get(), w.capacity, f.pos);
+    if (w.capacity >= map_from_) w.bytes = map_at(f.fd, f.pos, w.capacity, w.got);
+    if (w.bytes.data == nullptr) {
+      w.bytes.base = w.bytes.data = allocate(w.capacity);
+      if (w.bytes.data == nullptr) return false;
+      w.got = read_at(f.fd, w.bytes.data, w.capacity, f.pos);
+    }
     if (w.got == 0) return false;
-    w.decoded = decode_window(w.bytes.get(), w.got, f.pos, inline_max_, f.trail);
+    w.decoded = decode_window(w.bytes.data, w.got, f.pos, inline_max_, f.trail);
     const int stop = w.decoded.stop;
     const bool goes_on = stop == kStopEnd || (stop == kStopMore && w.decoded.next > f.pos);
     f.pos = w.decoded.next, f.trail = w.decoded.trail;
@@ -244,6 +296,7 @@ class ReadAhead {
 
   const size_t window_, windows_each_;
   const uint32_t inline_max_;
+  const size_t map_from_;
   std::vector<File> files_;
   std::mutex mu_;
   bool stopping_ = false;           // a reader has taken over, or the command is done

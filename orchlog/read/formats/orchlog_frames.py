@@ -42,7 +42,6 @@ _MAP_STARTS = {0xDE, 0xDF} | set(range(0x80, 0x90))
 _RESYNC_CHUNK = 1 << 20
 _PIECE = 1 << 20  # gzip streams are read at most this much at a time where a length comes from the input
 MAX_DEPTH = 32  # orchlog writes maps two deep (a record, its stats or meta); a header's config a few more
-_POPULATE = getattr(mmap, "MAP_POPULATE", 0)  # Linux: map every page up front instead of faulting one by one
 
 
 _GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
@@ -237,10 +236,13 @@ def _map(f: io.BufferedIOBase, offset: int, length: int) -> memoryview:
     Large tensors and the reader's windows (`_window`) are then read straight
     from the page cache by whatever consumes them, with no copy in between;
     the mapping lives as long as the returned view (and any array made from it).
+    Its pages are mapped as they are first read (the kernel maps 16 at a fault), not up front: MAP_POPULATE
+    took the 200,000-row compare from 1.07 to 1.21 s (9 runs each, in turn), its page-table work all on the
+    thread that mapped, while faults spread it over the threads that read.
     """
     start = offset - offset % mmap.ALLOCATIONGRANULARITY
     mapped = mmap.mmap(
-        f.fileno(), length + offset - start, flags=mmap.MAP_SHARED | _POPULATE, prot=mmap.PROT_READ, offset=start
+        f.fileno(), length + offset - start, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ, offset=start
     )
     return memoryview(mapped)[offset - start :]
 
