@@ -241,9 +241,7 @@ def _map(f: io.BufferedIOBase, offset: int, length: int) -> memoryview:
     thread that mapped, while faults spread it over the threads that read.
     """
     start = offset - offset % mmap.ALLOCATIONGRANULARITY
-    mapped = mmap.mmap(
-        f.fileno(), length + offset - start, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ, offset=start
-    )
+    mapped = mmap.mmap(f.fileno(), length + offset - start, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ, offset=start)
     return memoryview(mapped)[offset - start :]
 
 
