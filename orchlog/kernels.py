@@ -296,6 +296,14 @@ def decode_frames(chunk: np.ndarray, base: int, inline_max: int, trail: int = 0)
     return columns
 
 
+def map_window(fd: int, offset: int, length: int) -> np.ndarray:
+    """[offset, offset + length) of the open file `fd`, mapped read-only, as a read-only uint8 array; unmapped
+    (on a thread of the extension's own, off the caller's path) once nothing refers to it. Native only."""
+    assert _native is not None
+    window: np.ndarray = _native.map_window(fd, offset, length)
+    return window
+
+
 def parse_orchlog_jsonl(buf: bytes | memoryview, first_line: int, native: bool = True) -> dict[str, Any] | None:
     """Columns for the canonical record lines of `buf` (see native/python/kernels/jsonl_columns.hpp), or None without the extension.
 

@@ -22,6 +22,9 @@
 //   ReadAhead(paths, window, windows_each, inline_max, map_from)
 //                               the first windows of binary traces read and decoded
 //                               on a thread of their own, while the command imports
+//   map_window(fd, offset, length)
+//                               a read-only window of a file, mapped; unmapped on a
+//                               thread of its own once nothing refers to it
 //   crc32c(buf, crc=0)          CRC-32C of a buffer (binary frames' checksum)
 //   is_none(column)             which elements of a 1-D object array are None
 //
@@ -30,6 +33,7 @@
 #include "frames.hpp"
 #include "is_none.hpp"
 #include "jsonl_columns.hpp"
+#include "mapping.hpp"
 #include "readahead.hpp"
 #include "sketch_sums.hpp"
 #include "tensor_diffs.hpp"
@@ -53,6 +57,10 @@ PYBIND11_MODULE(_kernels, m) {
       },
       "The vector width the kernels run at: the CPU's widest within ORCHLOG_ISA.");
   m.def("is_none", &is_none, py::arg("column"));
+  m.def("map_window", &map_window, py::arg("fd"), py::arg("offset"), py::arg("length"));
+  m.def(
+      "unmapped", [] { Unmapper::drain(); }, py::call_guard<py::gil_scoped_release>(),
+      "Wait until every window dropped so far is unmapped.");
   m.def("parse_orchlog_jsonl", &parse_orchlog_jsonl, py::arg("buf"), py::arg("first_line"));
   m.def("prefix_diffs", &prefix_diffs, py::arg("values_a"), py::arg("offsets_a"), py::arg("rows_a"),
         py::arg("values_b"), py::arg("offsets_b"), py::arg("rows_b"));

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "frames.hpp"
+#include "mapping.hpp"
 
 namespace orchlog_kernels {
 
@@ -136,7 +137,7 @@ class ReadAhead {
     Bytes& operator=(const Bytes&) = delete;
     ~Bytes() {
       if (base != nullptr && mapped != 0) {
-        ::munmap(base, mapped);
+        Unmapper::later(base, mapped);
       } else {
         std::free(base);
       }

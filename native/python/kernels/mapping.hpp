@@ -1,0 +1,133 @@
+// orchlog._kernels: read-only windows of a file mapped from the page cache, unmapped on a thread of
+// their own. Included once, by module.cpp: the kernels build as one translation unit.
+//
+// A compare maps every window of both traces (orchlog_frames._map, the read-ahead's windows) and drops
+// each when its round is done. munmap clears one page-table entry per 4 KiB page: about 0.1 s for the
+// 200,000-row pair's 1.75 GB, all of it on the thread that dropped the last reference, which is the
+// walk's own (the one every other step waits for). Handing the unmapping to a thread that waits for
+// nothing else takes it off that path; what it costs the machine stays the same.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace orchlog_kernels {
+
+// Mappings waiting to be unmapped, and the one thread that unmaps them (started on first use).
+class Unmapper {
+ public:
+  // Unmap [at, at + length) soon, from any thread, with or without the GIL. Unmapped at once in a
+  // forked child (the parent's thread is not there, and its lock may have been held at the fork), when
+  // no thread can be had, and when the queue is long (the thread has fallen behind: the address space
+  // stays bounded).
+  static void later(void* at, size_t length) {
+    Unmapper& u = instance();
+    if (u.born_ == ::getpid() && u.running()) {
+      std::lock_guard<std::mutex> hold(u.mu_);
+      if (u.pending_.size() < kMaxPending) {
+        u.pending_.emplace_back(at, length);
+        u.wake_.notify_one();
+        return;
+      }
+    }
+    ::munmap(at, length);
+  }
+
+  // Wait until every mapping handed over so far is unmapped (the tests' way to see the thread work).
+  static void drain() {
+    Unmapper& u = instance();
+    if (u.born_ != ::getpid() || !u.running()) return;
+    std::unique_lock<std::mutex> hold(u.mu_);
+    u.idle_.wait(hold, [&u] { return u.pending_.empty() && !u.busy_; });
+  }
+
+ private:
+  static constexpr size_t kMaxPending = 256;
+
+  // Never destroyed: the thread may still wait on it while the process's static objects go.
+  static Unmapper& instance() {
+    static Unmapper* u = new Unmapper;
+    return *u;
+  }
+
+  bool running() {
+    std::call_once(start_, [this] {
+      try {
+        std::thread([this] { run(); }).detach();
+        running_ = true;
+      } catch (const std::system_error&) {  // no thread to be had: every caller unmaps for itself
+      }
+    });
+    return running_;
+  }
+
+  void run() {
+    pthread_setname_np(pthread_self(), "orchlog-unmap");
+    std::vector<std::pair<void*, size_t>> batch;
+    std::unique_lock<std::mutex> hold(mu_);
+    for (;;) {
+      wake_.wait(hold, [this] { return !pending_.empty(); });
+      batch.swap(pending_);
+      busy_ = true;
+      hold.unlock();
+      for (const auto& m : batch) ::munmap(m.first, m.second);
+      batch.clear();
+      hold.lock();
+      busy_ = false;
+      idle_.notify_all();
+    }
+  }
+
+  const pid_t born_ = ::getpid();  // a forked child has a copy of this object but not its thread
+  std::once_flag start_;
+  bool running_ = false;
+  std::mutex mu_;
+  std::condition_variable wake_, idle_;
+  std::vector<std::pair<void*, size_t>> pending_;
+  bool busy_ = false;
+};
+
+// [offset, offset + length) of the open file `fd`, mapped read-only, as a read-only uint8 array; the
+// mapping goes (through the Unmapper) when the array and every view of it are gone. OSError when the
+// file cannot be mapped, ValueError for an empty range.
+inline py::array map_window(int fd, int64_t offset, int64_t length) {
+  if (length <= 0 || offset < 0) throw py::value_error("a mapped window needs a positive length from offset >= 0");
+  const auto page = static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
+  const int64_t start = offset - offset % page;
+  const size_t lead = size_t(offset - start), mapped = lead + size_t(length);
+  void* at;
+  {
+    py::gil_scoped_release nogil;
+    at = ::mmap(nullptr, mapped, PROT_READ, MAP_SHARED, fd, off_t(start));
+  }
+  if (at == MAP_FAILED) {
+    PyErr_SetFromErrno(PyExc_OSError);
+    throw py::error_already_set();
+  }
+  struct Mapping {
+    void* at;
+    size_t length;
+  };
+  py::capsule owner(new Mapping{at, mapped}, [](void* p) {
+    const auto* m = static_cast<Mapping*>(p);
+    Unmapper::later(m->at, m->length);
+    delete m;
+  });
+  py::array_t<uint8_t> out({py::ssize_t(length)}, {py::ssize_t(1)}, static_cast<uint8_t*>(at) + lead, owner);
+  out.attr("setflags")(py::arg("write") = false);  // the pages are mapped read-only: a write would crash
+  return out;
+}
+
+}  // namespace orchlog_kernels
