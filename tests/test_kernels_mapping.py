@@ -13,6 +13,9 @@ import pytest
 
 from orchlog import kernels
 
+if kernels.NATIVE:
+    from orchlog import _kernels
+
 pytestmark = pytest.mark.skipif(not kernels.NATIVE, reason="the native kernels are not built")
 
 
@@ -45,13 +48,13 @@ def test_a_window_is_unmapped_once_nothing_refers_to_it(data_file):
     path, _ = data_file
     with path.open("rb") as f:
         window = kernels.map_window(f.fileno(), 100, 2 << 20)
-        view = memoryview(window)[10:20]
+        view = window.data[10:20]
         del window
-        kernels._native.unmapped()
+        _kernels.unmapped()
         assert _mappings_of(path) == 1  # the view keeps it
         del view
         gc.collect()
-        kernels._native.unmapped()
+        _kernels.unmapped()
         assert _mappings_of(path) == 0
 
 
@@ -63,7 +66,7 @@ def test_many_windows_dropped_at_once_are_all_unmapped(data_file):
         assert _mappings_of(path) == 600
         assert all(w[0] == data[i] for i, w in enumerate(windows))
         del windows
-        kernels._native.unmapped()
+        _kernels.unmapped()
         assert _mappings_of(path) == 0
 
 
@@ -99,7 +102,7 @@ def test_a_forked_child_unmaps_for_itself_and_the_parent_goes_on(data_file):
                 ok = window.tobytes() == data[5 : 5 + (1 << 20)]
                 before = _mappings_of(path)
                 del window
-                kernels._native.unmapped()  # no thread of its own: returns at once
+                _kernels.unmapped()  # no thread of its own: returns at once
                 code = 0 if ok and _mappings_of(path) == before - 1 else 3
             finally:
                 os._exit(code)
@@ -113,5 +116,5 @@ def test_a_forked_child_unmaps_for_itself_and_the_parent_goes_on(data_file):
         assert os.waitstatus_to_exitcode(done[1]) == 0
         assert kept.tobytes() == data[: 1 << 20]
         del kept
-        kernels._native.unmapped()
+        _kernels.unmapped()
         assert _mappings_of(path) == 0

@@ -92,8 +92,9 @@ def test_a_small_tensor_is_read_with_its_frame_so_a_later_cut_loses_nothing(tmp_
     np.testing.assert_array_equal(rec.tensor(), array)
 
 
-def _mapped_from(data: bytes | memoryview) -> str | None:
+def _mapped_from(data: bytes | memoryview | None) -> str | None:
     """The file whose mapping holds the bytes (/proc/self/maps), or None: memory of the process's own."""
+    assert data is not None
     address = np.frombuffer(data, dtype=np.uint8).ctypes.data
     for line in Path("/proc/self/maps").read_text().splitlines():
         span, _perms, _offset, _dev, inode, *name = line.split(maxsplit=5)
