@@ -266,16 +266,18 @@ def tensor_diffs(
 def sketch_sums(
     sketch_a: np.ndarray, rows_a: np.ndarray, sketch_b: np.ndarray, rows_b: np.ndarray, native: bool = True
 ) -> np.ndarray:
-    """[k, 3] for the pairs (rows_a[p], rows_b[p]) of two [n, R] sketch columns: the sums over the R rows
-    of (a - b)^2, of |a| + |b| and of (|a| + |b|)^2, in f64 (NaN where a row holds a NaN)."""
+    """[k, 3] for the pairs (rows_a[p], rows_b[p]) of two [n, R] sketch columns (f32, as a batch holds the
+    schema's f32 rows, or f64): the sums over the R rows of (a - b)^2, of |a| + |b| and of (|a| + |b|)^2,
+    in f64 (NaN where a row holds a NaN)."""
+    rows = np.float32 if sketch_a.dtype == np.float32 and sketch_b.dtype == np.float32 else np.float64
     args = [
         np.ascontiguousarray(x, dtype=t)
-        for x, t in ((sketch_a, np.float64), (rows_a, np.int64), (sketch_b, np.float64), (rows_b, np.int64))
+        for x, t in ((sketch_a, rows), (rows_a, np.int64), (sketch_b, rows), (rows_b, np.int64))
     ]
     if native and _native is not None:
         sums: np.ndarray = _native.sketch_sums(*args)
         return sums
-    sa, sb = args[0][args[1]], args[2][args[3]]
+    sa, sb = args[0][args[1]].astype(np.float64), args[2][args[3]].astype(np.float64)
     diff = sa - sb
     u = np.abs(sa) + np.abs(sb)
     return np.stack([np.einsum("ij,ij->i", diff, diff), u.sum(axis=1), np.einsum("ij,ij->i", u, u)], axis=1)

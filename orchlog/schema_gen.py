@@ -457,10 +457,16 @@ class ColumnSpec(NamedTuple):
     length: int = 1
     precision: str = "f64"  # floats: a reader rounds f32 ones to f32, whatever digits the text held
 
+    @property
+    def float_dtype(self) -> str:
+        """A `floats` column's NumPy element type in a RecordBatch: its precision (f32 rows held as f32 take
+        half the memory, and are exactly the values a reader gives)."""
+        return "float32" if self.precision == "f32" else "float64"
+
 
 # Per-record columns of a RecordBatch beside the tensor's: `text` (Strings),
 # `int` (int64, -1 where absent), `bool` (int8, -1 where absent), `floats`
-# (float64 rows of `length`, NaN where absent).
+# (rows of `length` at the field's precision, NaN where absent).
 COLUMNS = (
     ColumnSpec('checkpoint', 'text'),
     ColumnSpec('team', 'text'),

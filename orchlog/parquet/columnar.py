@@ -134,7 +134,7 @@ def _constant(c: ColumnSpec, value: Any, n: int) -> Any:
     if c.kind == "text":
         return Strings.repeat(value, n)
     if c.kind == "floats":
-        return np.full((n, c.length), np.nan)
+        return np.full((n, c.length), np.nan, dtype=c.float_dtype)
     code = NONE if value is None else int(value)
     return np.full(n, code, dtype=np.int8 if c.kind == "bool" else np.int64)
 
@@ -161,17 +161,15 @@ def _counts(column: pa.Array) -> np.ndarray:
 
 
 def _float_rows(column: pa.Array, c: ColumnSpec) -> np.ndarray:
-    """A fixed-size list of floats as [n, length] f64 rows, rounded to f32 where the schema's floats are
-    (fields.identity_values); NaN rows where null."""
+    """A fixed-size list of floats as [n, length] rows at the schema's precision (f32 ones rounded to f32,
+    as fields.identity_values rounds them); NaN rows where null."""
     if column.flatten().null_count:  # a null inside a row: the record path's to read
         raise _RowByRow
     flat = column.values.to_numpy(zero_copy_only=False)
     start = column.offset * c.length
     flat = flat[start : start + len(column) * c.length]
-    if c.precision == "f32":
-        with np.errstate(over="ignore"):
-            flat = flat.astype(np.float32)
-    rows: np.ndarray = flat.astype(np.float64).reshape(len(column), c.length)
+    with np.errstate(over="ignore"):
+        rows: np.ndarray = flat.astype(c.float_dtype).reshape(len(column), c.length)
     if column.null_count:
         rows[~column.is_valid().to_numpy(zero_copy_only=False)] = np.nan
     return rows

@@ -57,7 +57,7 @@ def _column(c: ColumnSpec, items: list[Any]) -> Any:
     if c.kind == "text":
         return Strings.from_values(items)
     if c.kind == "floats":
-        out = np.full((len(items), c.length), np.nan)
+        out = np.full((len(items), c.length), np.nan, dtype=c.float_dtype)
         for i, v in enumerate(items):
             if v is not None:
                 out[i] = v
@@ -72,7 +72,8 @@ def _cell(c: ColumnSpec, column: Any, i: int) -> Any:
         return column[i]
     if c.kind == "floats":
         row = column[i]
-        return None if row[0] != row[0] and np.isnan(row).all() else row.copy()  # a first non-NaN settles it
+        # A first non-NaN settles it; a record's floats are f64 whatever the column holds.
+        return None if row[0] != row[0] and np.isnan(row).all() else row.astype(np.float64)
     value = column.item(i)  # a Python int, without a NumPy scalar on the way
     return None if value == NONE else (value if c.kind == "int" else bool(value))
 

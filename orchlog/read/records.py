@@ -52,14 +52,16 @@ _DEFAULTS = {f.name: f.default for f in dataclasses.fields(RecordFields)}
 
 def identity(values: Mapping[str, Any]) -> dict[str, Any]:
     """A record's identity fields (the schema's COLUMNS) from a format's values by name: a value that is
-    absent or None takes the field's default, floats become arrays."""
+    absent or None takes the field's default, floats become f64 arrays of the field's precision's values
+    (f32 ones rounded to f32, as a batch holds them)."""
     out = {}
     for c in COLUMNS:
         value = values.get(c.name)
         if value is None:
             value = _DEFAULTS[c.name]
         elif c.kind == "floats":
-            value = np.asarray(value, dtype=np.float64)
+            with np.errstate(over="ignore"):
+                value = np.asarray(value, dtype=c.float_dtype).astype(np.float64)
         out[c.name] = value
     return out
 

@@ -145,7 +145,7 @@ def test_the_native_jsonl_parser_walks_the_new_literals_in_order(extended):
     # The top-level keys, in order (a field read in two forms, as the sketch is, has a literal for each).
     assert list(dict.fromkeys(n for n in names if n in line)) == list(line)
     assert "k.opt_bool(speculative)" in body and "k.fixed_numbers(lane_sums, 4)" in body
-    assert "std::vector<double> lane_sums;  // 4 per row" in parser
+    assert "std::vector<float> lane_sums;  // 4 per row, at the schema's precision" in parser  # an f32 field
 
 
 def test_a_frame_field_is_in_the_binary_stream_only_computed_by_its_writer(extended, tables):

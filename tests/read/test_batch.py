@@ -51,7 +51,7 @@ def _edge_records():
             numel=8,
             values=np.array([0.5]),
             stats=Stats(None, 2.0, None, 1.5, 2.0, 3, 0),  # some stats unsaid, the counts said
-            sketch=np.linspace(-1.0, 1.0, 64),
+            sketch=np.linspace(-1.0, 1.0, 64, dtype=np.float32).astype(np.float64),  # f32 rows, as readers give
         ),
         TraceRecord("y", values=np.array([1.0]), sketch=np.r_[1.0, np.full(63, np.nan)]),  # a NaN past the first
     ]

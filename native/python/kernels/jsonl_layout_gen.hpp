@@ -44,7 +44,7 @@ struct Columns {
   std::vector<double> values;
   std::vector<double> stats;    // kStatFloats per row
   std::vector<int64_t> counts;  // kStatCounts per row
-  std::vector<double> sketch;  // 64 per row
+  std::vector<float> sketch;  // 64 per row, at the schema's precision
   std::vector<char> blake3;                           // 64 per row
   std::vector<std::pair<int64_t, std::string>> meta;  // rows with a non-empty meta: (row, JSON text)
 

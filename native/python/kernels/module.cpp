@@ -64,7 +64,12 @@ PYBIND11_MODULE(_kernels, m) {
   m.def("parse_orchlog_jsonl", &parse_orchlog_jsonl, py::arg("buf"), py::arg("first_line"));
   m.def("prefix_diffs", &prefix_diffs, py::arg("values_a"), py::arg("offsets_a"), py::arg("rows_a"),
         py::arg("values_b"), py::arg("offsets_b"), py::arg("rows_b"));
-  m.def("sketch_sums", &sketch_sums, py::arg("sketch_a"), py::arg("rows_a"), py::arg("sketch_b"), py::arg("rows_b"));
+  // f32 first: an f64 pair must not be narrowed to fit it (pybind11 tries the overloads in order, without
+  // converting on the first pass).
+  m.def("sketch_sums", &sketch_sums<float>, py::arg("sketch_a"), py::arg("rows_a"), py::arg("sketch_b"),
+        py::arg("rows_b"));
+  m.def("sketch_sums", &sketch_sums<double>, py::arg("sketch_a"), py::arg("rows_a"), py::arg("sketch_b"),
+        py::arg("rows_b"));
   m.def("decode_frames", &decode_frames, py::arg("buf"), py::arg("base"), py::arg("inline_max"), py::arg("trail") = 0);
   py::class_<ReadAhead>(m, "ReadAhead")
       .def(py::init(
