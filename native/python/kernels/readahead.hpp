@@ -206,12 +206,13 @@ class ReadAhead {
   }
 
   // Up to `want` bytes at `pos` mapped from the page cache, as far as it holds them from `pos` on (mincore:
-  // the thread must not wait for a disk, as read_at does not); an empty result where nothing is cached or
-  // the file cannot be mapped. The pages are mapped as the decoder first reads them, as the reader's own
-  // windows are (_map in orchlog_frames.py). The size is checked once mapped: a mapped page past the end
-  // of a file raises SIGBUS, so a file already cut shorter is copied.
-  static Bytes map_at(int fd, int64_t pos, size_t want, size_t& got) {
-    got = 0;
+  // the thread must not wait for a disk, as read_at does not); an empty result where nothing is cached
+  // (`uncached` then says so: a copy would touch a window of fresh memory to learn the same) or the file
+  // cannot be mapped. The pages are mapped as the decoder first reads them, as the reader's own windows
+  // are (_map in orchlog_frames.py). The size is checked once mapped: a mapped page past the end of a
+  // file raises SIGBUS, so a file already cut shorter is copied.
+  static Bytes map_at(int fd, int64_t pos, size_t want, size_t& got, bool& uncached) {
+    got = 0, uncached = false;
     const auto page = static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
     const int64_t start = pos - pos % page;
     const size_t lead = size_t(pos - start), length = lead + want;
@@ -224,8 +225,9 @@ class ReadAhead {
     size_t pages = 0;
     while (pages < cached.size() && (cached[pages] & 1)) ++pages;
     const size_t held = std::min(length, pages * size_t(page));
+    if (held <= lead) return uncached = true, Bytes{};
     struct stat st;
-    if (held <= lead || ::fstat(fd, &st) != 0 || st.st_size < start + int64_t(held)) return {};
+    if (::fstat(fd, &st) != 0 || st.st_size < start + int64_t(held)) return {};
     got = held - lead;
     return b;
   }
@@ -263,7 +265,9 @@ class ReadAhead {
     Window w;
     w.pos = f.pos, w.trail = f.trail;
     w.capacity = std::min<size_t>(window_, size_t(st.st_size - f.pos));  // a small trace: no more than it holds
-    if (w.capacity >= map_from_) w.bytes = map_at(f.fd, f.pos, w.capacity, w.got);
+    bool uncached = false;
+    if (w.capacity >= map_from_) w.bytes = map_at(f.fd, f.pos, w.capacity, w.got, uncached);
+    if (uncached) return false;
     if (w.bytes.data == nullptr) {
       w.bytes.base = w.bytes.data = allocate(w.capacity);
       if (w.bytes.data == nullptr) return false;
