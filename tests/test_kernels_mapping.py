@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import gc
 import os
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from orchlog import kernels
+from tests.forked import exit_code
 
 if kernels.NATIVE:
     from orchlog import _kernels
@@ -106,14 +106,7 @@ def test_a_forked_child_unmaps_for_itself_and_the_parent_goes_on(data_file):
                 code = 0 if ok and _mappings_of(path) == before - 1 else 3
             finally:
                 os._exit(code)
-        deadline = time.monotonic() + 30
-        while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
-            time.sleep(0.01)
-        if done[0] == 0:
-            os.kill(pid, 9)
-            os.waitpid(pid, 0)
-            pytest.fail("the forked child hung unmapping a window")
-        assert os.waitstatus_to_exitcode(done[1]) == 0
+        assert exit_code(pid, "the forked child hung unmapping a window") == 0
         assert kept.tobytes() == data[: 1 << 20]
         del kept
         _kernels.unmapped()

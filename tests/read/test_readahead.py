@@ -7,8 +7,6 @@ import ctypes
 import gc
 import mmap
 import os
-import signal
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +16,7 @@ import pytest
 from orchlog import kernels, schema_gen
 from orchlog.read import readahead
 from orchlog.read.formats.orchlog_frames import open_frames
+from tests.forked import exit_code
 from tests.read.formats.test_orchlog_frames_native import _damaged, _random_trace, _value
 
 pytestmark = pytest.mark.skipif(not kernels.NATIVE, reason="the native kernels are not built")
@@ -233,14 +232,7 @@ def test_a_process_forked_while_reading_ahead_lets_go_of_it_and_the_parent_reads
             gc.collect()
         finally:
             os._exit(code)
-    deadline = time.monotonic() + 30
-    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    if done[0] == 0:
-        os.kill(pid, signal.SIGKILL)
-        os.waitpid(pid, 0)
-        pytest.fail("the forked child hung letting go of the read-ahead")
-    assert os.waitstatus_to_exitcode(done[1]) == 0
+    assert exit_code(pid, "the forked child hung letting go of the read-ahead") == 0
     reader.wait()
     assert reader.ready(0) > 0  # the parent's is untouched
 
