@@ -240,9 +240,8 @@ def _map(f: io.BufferedIOBase, offset: int, length: int) -> memoryview:
     took the 200,000-row compare from 1.07 to 1.21 s (9 runs each, in turn), its page-table work all on the
     thread that mapped, while faults spread it over the threads that read.
     """
-    if (
-        kernels.NATIVE
-    ):  # the same mapping, unmapped off the thread that lets go of it (native/python/kernels/mapping.hpp)
+    if kernels.NATIVE:
+        # The same mapping, unmapped off the thread that lets go of it (native/python/kernels/mapping.hpp).
         return kernels.map_window(f.fileno(), offset, length).data
     start = offset - offset % mmap.ALLOCATIONGRANULARITY
     mapped = mmap.mmap(f.fileno(), length + offset - start, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ, offset=start)
