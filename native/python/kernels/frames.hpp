@@ -161,11 +161,34 @@ constexpr uint64_t kRequiredKeys = (uint64_t(1) << kFrameCheckpoint) | (uint64_t
                                    (uint64_t(1) << kFrameValues) | (uint64_t(1) << kFrameStats) |
                                    (uint64_t(1) << kFrameBlake3);
 
+// The keys of the last frame read, by their place in it. A stream's frames come from one emitter, which
+// writes the same keys in the same order, so a key is most often the very bytes the last frame had at
+// its place: two words compared instead of a string's header read, its length switched on and its name
+// compared (a fifth of the decoder's time on frames of hidden-state rows).
+struct KeyMemo {
+  static constexpr uint32_t kPlaces = 32;
+  const unsigned char* at[kPlaces] = {};  // the key's bytes (its str header and name), in the chunk
+  uint8_t len[kPlaces] = {};              // how many; 0: none noted (a key of 16 bytes or more is never noted)
+  FrameKey key[kPlaces] = {};
+};
+
+// Whether the first `len` (1..15) bytes at a and b are the same; both have 16 bytes to read.
+inline bool same_bytes16(const unsigned char* a, const unsigned char* b, size_t len) {
+  uint64_t a0, a1, b0, b1;
+  std::memcpy(&a0, a, 8), std::memcpy(&a1, a + 8, 8), std::memcpy(&b0, b, 8), std::memcpy(&b1, b + 8, 8);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  a0 = __builtin_bswap64(a0), a1 = __builtin_bswap64(a1), b0 = __builtin_bswap64(b0), b1 = __builtin_bswap64(b1);
+#endif
+  const uint64_t low = len >= 8 ? ~uint64_t(0) : (uint64_t(1) << (8 * len)) - 1;
+  const uint64_t high = len <= 8 ? 0 : (uint64_t(1) << (8 * (len - 8))) - 1;
+  return ((a0 ^ b0) & low) == 0 && ((a1 ^ b1) & high) == 0;
+}
+
 // One record frame at r's position into `c` (and its tensor bytes noted); false leaves `c` as it was.
 // Keys after tensor bytes that run past the chunk (the frame checksum) are left for the next chunk:
-// `trail` says how many.
+// `trail` says how many. `memo`: the keys of the frame before, in the same chunk (and this frame's after).
 inline bool parse_frame(MsgReader& r, const unsigned char* chunk, int64_t base, uint32_t inline_max, FrameColumns& c,
-                        uint32_t& trail) {
+                        uint32_t& trail, KeyMemo& memo) {
   trail = 0;
   uint32_t entries;
   if (!r.container(true, entries)) return false;
@@ -188,9 +211,17 @@ inline bool parse_frame(MsgReader& r, const unsigned char* chunk, int64_t base, 
       r.advance(f.data.size), past_data = true;
     }
     const unsigned char* key_at = r.pos();
-    std::string_view name;
-    if (!r.str(name)) return undo();
-    const FrameKey key = frame_key(name);
+    FrameKey key;
+    const size_t noted = i < KeyMemo::kPlaces ? memo.len[i] : 0;
+    if (noted != 0 && r.left() >= 16 && same_bytes16(key_at, memo.at[i], noted)) {
+      key = memo.key[i], r.advance(noted);  // the same bytes as the last frame's key here: the same key
+    } else {
+      std::string_view name;
+      if (!r.str(name)) return undo();
+      key = frame_key(name);
+      const size_t len = size_t(r.pos() - key_at);
+      if (i < KeyMemo::kPlaces && len < 16) memo.at[i] = key_at, memo.len[i] = uint8_t(len), memo.key[i] = key;
+    }
     if (key == kFrameHeaderKey) return r.fail_other(), undo();
     if (key == kFrameCrc32c && i + 1 == entries && *key_at == 0xA6 && r.left() >= 5 && *r.pos() == 0xCE) {
       check_key = key_at;
@@ -277,9 +308,10 @@ inline FrameWindow decode_window(const unsigned char* chunk, size_t size, int64_
     }
     pos = size_t(r.pos() - chunk);
   }
+  KeyMemo memo;
   while (pos < size) {
     MsgReader r(chunk + pos, chunk + size);
-    if (!parse_frame(r, chunk, base, inline_max, c, w.trail)) {
+    if (!parse_frame(r, chunk, base, inline_max, c, w.trail, memo)) {
       w.stop = r.miss == Miss::kMore ? kStopMore : kStopOther;
       w.next = base + int64_t(pos);
       break;

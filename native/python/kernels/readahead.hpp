@@ -232,12 +232,27 @@ class ReadAhead {
     return b;
   }
 
+  // Whether the page cache holds the file's first page (true where that cannot be told: a file system
+  // that cannot map). A read that does not wait still starts the kernel reading what it lacks from disk,
+  // so a file whose first page is not cached is not even probed: nothing of it is read ahead, and the
+  // read-ahead leaves the disk alone.
+  static bool first_page_cached(int fd) {
+    const auto page = size_t(::sysconf(_SC_PAGESIZE));
+    void* at = ::mmap(nullptr, page, PROT_READ, MAP_SHARED, fd, 0);
+    if (at == MAP_FAILED) return true;
+    unsigned char cached = 1;
+    if (::mincore(at, page, &cached) != 0) cached = 1;
+    ::munmap(at, page);
+    return (cached & 1) != 0;
+  }
+
   // Where the first record frame is: after the run header, or at 0 in a stream that starts with
   // records. Anything else is not read ahead (the reader sees it for itself).
   bool find_start(File& f) {
     constexpr size_t kProbe = 64u << 10;
     static constexpr char kHeader[] = "\247orchlog";     // the str `orchlog` (0xa7: 7 bytes), a header's first key
     static constexpr char kRecord[] = "\252checkpoint";  // `checkpoint` (0xaa: 10 bytes), a record's
+    if (!first_page_cached(f.fd)) return false;
     std::vector<unsigned char> probe(kProbe);
     const size_t got = read_at(f.fd, probe.data(), kProbe, 0);
     if (got < 1) return false;
