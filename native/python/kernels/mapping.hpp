@@ -99,33 +99,45 @@ class Unmapper {
   bool busy_ = false;
 };
 
+// [offset, offset + length) of an open file mapped read-only: the mapping (`base`, `mapped` bytes from
+// the page boundary at or before offset) and where the range starts in it (`data`, `lead` bytes on).
+struct FileSpan {
+  void* base = nullptr;  // nullptr: the file could not be mapped (errno says why)
+  size_t mapped = 0, lead = 0;
+  unsigned char* data = nullptr;
+};
+
+inline FileSpan map_span(int fd, int64_t offset, size_t length) {
+  const auto page = static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
+  const int64_t start = offset - offset % page;
+  FileSpan s;
+  s.lead = size_t(offset - start), s.mapped = s.lead + length;
+  void* at = ::mmap(nullptr, s.mapped, PROT_READ, MAP_SHARED, fd, off_t(start));
+  if (at == MAP_FAILED) return FileSpan{};
+  s.base = at, s.data = static_cast<unsigned char*>(at) + s.lead;
+  return s;
+}
+
 // [offset, offset + length) of the open file `fd`, mapped read-only, as a read-only uint8 array; the
 // mapping goes (through the Unmapper) when the array and every view of it are gone. OSError when the
 // file cannot be mapped, ValueError for an empty range.
 inline py::array map_window(int fd, int64_t offset, int64_t length) {
   if (length <= 0 || offset < 0) throw py::value_error("a mapped window needs a positive length from offset >= 0");
-  const auto page = static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
-  const int64_t start = offset - offset % page;
-  const size_t lead = size_t(offset - start), mapped = lead + size_t(length);
-  void* at;
+  FileSpan span;
   {
     py::gil_scoped_release nogil;
-    at = ::mmap(nullptr, mapped, PROT_READ, MAP_SHARED, fd, off_t(start));
+    span = map_span(fd, offset, size_t(length));
   }
-  if (at == MAP_FAILED) {
+  if (span.base == nullptr) {
     PyErr_SetFromErrno(PyExc_OSError);
     throw py::error_already_set();
   }
-  struct Mapping {
-    void* at;
-    size_t length;
-  };
-  py::capsule owner(new Mapping{at, mapped}, [](void* p) {
-    const auto* m = static_cast<Mapping*>(p);
-    Unmapper::later(m->at, m->length);
+  py::capsule owner(new FileSpan(span), [](void* p) {
+    const auto* m = static_cast<FileSpan*>(p);
+    Unmapper::later(m->base, m->mapped);
     delete m;
   });
-  py::array_t<uint8_t> out({py::ssize_t(length)}, {py::ssize_t(1)}, static_cast<uint8_t*>(at) + lead, owner);
+  py::array_t<uint8_t> out({py::ssize_t(length)}, {py::ssize_t(1)}, span.data, owner);
   out.attr("setflags")(py::arg("write") = false);  // the pages are mapped read-only: a write would crash
   return out;
 }

@@ -213,22 +213,20 @@ class ReadAhead {
   // file raises SIGBUS, so a file already cut shorter is copied.
   static Bytes map_at(int fd, int64_t pos, size_t want, size_t& got, bool& uncached) {
     got = 0, uncached = false;
-    const auto page = static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
-    const int64_t start = pos - pos % page;
-    const size_t lead = size_t(pos - start), length = lead + want;
-    void* at = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, off_t(start));
-    if (at == MAP_FAILED) return {};
+    const FileSpan span = map_span(fd, pos, want);
+    if (span.base == nullptr) return {};
     Bytes b;
-    b.base = at, b.mapped = length, b.data = static_cast<unsigned char*>(at) + lead;
-    std::vector<unsigned char> cached((length + size_t(page) - 1) / size_t(page));
-    if (::mincore(at, length, cached.data()) != 0) return {};
+    b.base = span.base, b.mapped = span.mapped, b.data = span.data;
+    const auto page = size_t(::sysconf(_SC_PAGESIZE));
+    std::vector<unsigned char> cached((span.mapped + page - 1) / page);
+    if (::mincore(span.base, span.mapped, cached.data()) != 0) return {};
     size_t pages = 0;
     while (pages < cached.size() && (cached[pages] & 1)) ++pages;
-    const size_t held = std::min(length, pages * size_t(page));
-    if (held <= lead) return uncached = true, Bytes{};
+    const size_t held = std::min(span.mapped, pages * page);
+    if (held <= span.lead) return uncached = true, Bytes{};
     struct stat st;
-    if (::fstat(fd, &st) != 0 || st.st_size < start + int64_t(held)) return {};
-    got = held - lead;
+    if (::fstat(fd, &st) != 0 || st.st_size < pos - int64_t(span.lead) + int64_t(held)) return {};
+    got = held - span.lead;
     return b;
   }
 
