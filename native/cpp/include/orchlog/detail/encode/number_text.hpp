@@ -21,10 +21,14 @@
 namespace orchlog {
 namespace detail {
 
+// The most characters one number's text takes (write_i64, write_float): "-2.2250738585072014e-308" is 24.
+inline constexpr std::size_t kNumberRoom = 32;
+
+inline char* write_i64(char* at, std::int64_t v) { return std::to_chars(at, at + kNumberRoom, v).ptr; }
+
 inline void append_i64(std::string& out, std::int64_t v) {
-  char buf[24];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  out.append(buf, static_cast<std::size_t>(r.ptr - buf));
+  char text[kNumberRoom];
+  out.append(text, static_cast<std::size_t>(write_i64(text, v) - text));
 }
 
 // Lays out `digits` (1 to 17 of them, no leading or trailing zeros) with decimal exponent n,
@@ -63,14 +67,13 @@ inline void append_ecmascript_layout(std::string& out, std::string_view digits, 
   out.append(text, static_cast<std::size_t>(ecmascript_layout(text, digits, n) - text));
 }
 
-// Shortest round-trip text of a finite, non-zero float or double.
+// Shortest round-trip text of a finite, non-zero float or double, at `at` (room for kNumberRoom
+// characters); returns the end.
 template <class Float>
-void append_shortest(std::string& out, Float v) {
-  char buf[64];
+char* write_shortest(char* at, Float v) {
+  char buf[kNumberRoom];
   const auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
   std::string_view sci(buf, static_cast<std::size_t>(r.ptr - buf));  // "-d.ddde-xx"
-  char text[40];
-  char* at = text;
   if (sci.front() == '-') {
     *at++ = '-';
     sci.remove_prefix(1);
@@ -83,30 +86,34 @@ void append_shortest(std::string& out, Float v) {
     if (sci[e] >= '0' && sci[e] <= '9') exponent += (sci[e] - '0') * scale, scale *= 10;
   }
   if (sci[e + 1] == '-') exponent = -exponent;
-  char digits[32];
+  char digits[kNumberRoom];
   std::size_t k = 0;
   for (std::size_t i = 0; i < e; ++i)
     if (sci[i] != '.') digits[k++] = sci[i];
   while (k > 1 && digits[k - 1] == '0') --k;
-  at = ecmascript_layout(at, std::string_view(digits, k), exponent + 1);
-  out.append(text, static_cast<std::size_t>(at - text));
+  return ecmascript_layout(at, std::string_view(digits, k), exponent + 1);
+}
+
+// A float's canonical text (the header's rules) at `at`, room for kNumberRoom characters; returns the end.
+template <class Float>
+char* write_float(char* at, Float v) {
+  const auto copy = [at](std::string_view token) { return std::copy(token.begin(), token.end(), at); };
+  if (std::isnan(v)) return copy(schema::kNanToken);
+  if (std::isinf(v)) return copy(v > 0 ? schema::kPosInfToken : schema::kNegInfToken);
+  if (v == 0) return std::signbit(v) ? copy(schema::kNegativeZeroToken) : copy("0");
+  return write_shortest(at, v);
+}
+
+template <class Float>
+void append_shortest(std::string& out, Float v) {
+  char text[kNumberRoom];
+  out.append(text, static_cast<std::size_t>(write_shortest(text, v) - text));
 }
 
 template <class Float>
 void append_float(std::string& out, Float v) {
-  if (std::isnan(v)) {
-    out.append(schema::kNanToken);
-  } else if (std::isinf(v)) {
-    out.append(v > 0 ? schema::kPosInfToken : schema::kNegInfToken);
-  } else if (v == 0) {
-    if (std::signbit(v)) {
-      out.append(schema::kNegativeZeroToken);
-    } else {
-      out.push_back('0');
-    }
-  } else {
-    append_shortest(out, v);
-  }
+  char text[kNumberRoom];
+  out.append(text, static_cast<std::size_t>(write_float(text, v) - text));
 }
 
 inline void append_f64(std::string& out, double v) { append_float(out, v); }

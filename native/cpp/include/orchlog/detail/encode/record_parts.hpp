@@ -88,7 +88,7 @@ inline void set_tensor_fields(schema::RecordView& v, const RecordParts& p, std::
 inline void append_jsonl(std::string& out, const schema::RecordView& v) {
   JsonlWriter w(out);
   schema::visit_record<schema::Encoding::jsonl>(w, v);
-  out.push_back('\n');
+  w.newline();
 }
 
 // A msgpack frame but its tensor bytes, which go at `out[data_at]` (the
@@ -107,7 +107,7 @@ inline FrameSplit append_frame(std::string& out, const schema::RecordView& v) {
 inline void append_header_jsonl(std::string& out, const schema::HeaderView& h) {
   JsonlWriter w(out);
   schema::visit_header<schema::Encoding::jsonl>(w, h);
-  out.push_back('\n');
+  w.newline();
 }
 
 inline void append_header_frame(std::string& out, const schema::HeaderView& h) {

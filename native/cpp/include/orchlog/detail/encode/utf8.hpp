@@ -6,6 +6,7 @@
 // every emitter prints the same characters for the same bytes.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -87,49 +88,58 @@ inline std::string_view as_valid_utf8(std::string_view s, std::string& scratch) 
   return scratch;
 }
 
-// A JSON string literal: only `"`, `\` and C0 controls are escaped; the text
-// is repaired first.
+// The most characters the JSON string literal of `n` bytes of valid UTF-8 takes (write_json_string).
+inline constexpr std::size_t json_string_room(std::size_t n) noexcept { return 2 + 6 * n; }
+
+// The JSON string literal of valid UTF-8 text `s` at `at` (room for json_string_room(s.size())); returns
+// the end. Only `"`, `\` and C0 controls are escaped.
+inline char* write_json_string(char* at, std::string_view s) noexcept {
+  static constexpr char kHex[] = "0123456789abcdef";
+  *at++ = '"';
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c >= 0x20 && c != '"' && c != '\\') {
+      *at++ = ch;
+      continue;
+    }
+    *at++ = '\\';
+    switch (c) {
+      case '"':
+      case '\\':
+        *at++ = ch;
+        break;
+      case '\b':
+        *at++ = 'b';
+        break;
+      case '\f':
+        *at++ = 'f';
+        break;
+      case '\n':
+        *at++ = 'n';
+        break;
+      case '\r':
+        *at++ = 'r';
+        break;
+      case '\t':
+        *at++ = 't';
+        break;
+      default:
+        at = std::copy_n("u00", 3, at);
+        *at++ = kHex[c >> 4];
+        *at++ = kHex[c & 15];
+    }
+  }
+  *at++ = '"';
+  return at;
+}
+
+// A JSON string literal of `raw`, repaired first (as_valid_utf8).
 inline void append_json_string(std::string& out, std::string_view raw) {
   std::string scratch;
   const std::string_view s = as_valid_utf8(raw, scratch);
-  out.push_back('"');
-  std::size_t run = 0;  // start of the pending unescaped run
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    out.append(s.substr(run, i - run));
-    run = i + 1;
-    switch (c) {
-      case '"':
-        out.append("\\\"");
-        break;
-      case '\\':
-        out.append("\\\\");
-        break;
-      case '\b':
-        out.append("\\b");
-        break;
-      case '\f':
-        out.append("\\f");
-        break;
-      case '\n':
-        out.append("\\n");
-        break;
-      case '\r':
-        out.append("\\r");
-        break;
-      case '\t':
-        out.append("\\t");
-        break;
-      default: {
-        static constexpr char kHex[] = "0123456789abcdef";
-        const char esc[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
-        out.append(esc, 6);
-      }
-    }
-  }
-  out.append(s.substr(run));
-  out.push_back('"');
+  const std::size_t start = out.size();
+  out.resize(start + json_string_room(s.size()));
+  out.resize(static_cast<std::size_t>(write_json_string(&out[start], s) - out.data()));
 }
 
 // Decodes the next code point of valid UTF-8 text (the selector's `?` matches one).
