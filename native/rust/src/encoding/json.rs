@@ -65,6 +65,7 @@ impl<'a> Visitor<'a> for JsonWriter<'_> {
     fn key(&mut self, key: &'static str) {
         // The generated visitor's keys are the schema's field names, identifiers with nothing to escape.
         debug_assert!(key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'), "{key}");
+        self.out.reserve(key.len() + 4);
         if self.after_value {
             self.out.push(b',');
         }
@@ -144,14 +145,25 @@ impl<'a> Visitor<'a> for JsonWriter<'_> {
     }
 
     fn floats_f32_hex(&mut self, v: &[f64]) {
-        // FORMAT.md, "Numbers": one string of each f32's bits, 8 lowercase hex digits, most significant first.
-        const HEX: &[u8; 16] = b"0123456789abcdef";
-        self.out.push(b'"');
-        for &f in v {
-            let bits = (f as f32).to_bits();
-            self.out.extend((0..8).rev().map(|i| HEX[((bits >> (4 * i)) & 15) as usize]));
+        // FORMAT.md, "Numbers": one string of each f32's bits, 8 lowercase hex digits, most significant
+        // first; a byte's two digits from a table, eight digits written at once.
+        const PAIRS: [[u8; 2]; 256] = {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            let mut pairs = [[0u8; 2]; 256];
+            let mut b = 0;
+            while b < 256 {
+                pairs[b] = [HEX[b >> 4], HEX[b & 15]];
+                b += 1;
+            }
+            pairs
+        };
+        let start = self.out.len();
+        self.out.resize(start + 8 * v.len() + 2, b'"');
+        for (&f, text) in v.iter().zip(self.out[start + 1..].chunks_exact_mut(8)) {
+            for (byte, pair) in (f as f32).to_bits().to_be_bytes().iter().zip(text.chunks_exact_mut(2)) {
+                pair.copy_from_slice(&PAIRS[usize::from(*byte)]);
+            }
         }
-        self.out.push(b'"');
     }
 
     fn dtype(&mut self, v: DType) {

@@ -60,39 +60,51 @@ fn write_float(out: &mut Vec<u8>, v: f64, shortest: impl FnOnce() -> Shortest) {
             "0"
         }
     } else {
+        // Laid out on the stack and appended once: a record's numbers are most of its pieces.
+        let mut text = [0u8; 32];
+        let mut at = 0;
         if v < 0.0 {
-            out.push(b'-');
+            text[0] = b'-';
+            at = 1;
         }
         let s = shortest();
-        return ecmascript_layout(out, decimal(s.digits, &mut [0; 20]), s.exponent);
+        at = ecmascript_layout(&mut text, at, s.digits(), s.exponent);
+        out.extend_from_slice(&text[..at]);
+        return;
     };
     out.extend_from_slice(token.as_bytes());
 }
 
-/// ECMAScript `Number::toString` steps for digits `s` (k of them) and
-/// decimal exponent `n`, where the value is 0.s × 10ⁿ.
-fn ecmascript_layout(out: &mut Vec<u8>, s: &[u8], n: i32) {
+/// ECMAScript `Number::toString` steps for digits `s` (k of them, 1 to 17) and
+/// decimal exponent `n`, where the value is 0.s × 10ⁿ, written into `text` from
+/// `at` (room for 25 characters); returns the end.
+fn ecmascript_layout(text: &mut [u8; 32], mut at: usize, s: &[u8], n: i32) -> usize {
+    let mut put = |bytes: &[u8]| {
+        text[at..at + bytes.len()].copy_from_slice(bytes);
+        at += bytes.len();
+    };
     let k = s.len() as i32;
     if k <= n && n <= 21 {
-        out.extend_from_slice(s);
-        out.resize(out.len() + (n - k) as usize, b'0');
+        put(s);
+        put(&[b'0'; 21][..(n - k) as usize]);
     } else if 0 < n && n <= 21 {
-        out.extend_from_slice(&s[..n as usize]);
-        out.push(b'.');
-        out.extend_from_slice(&s[n as usize..]);
+        put(&s[..n as usize]);
+        put(b".");
+        put(&s[n as usize..]);
     } else if -6 < n && n <= 0 {
-        out.extend_from_slice(b"0.");
-        out.resize(out.len() + (-n) as usize, b'0');
-        out.extend_from_slice(s);
+        put(b"0.");
+        put(&[b'0'; 6][..(-n) as usize]);
+        put(s);
     } else {
-        out.push(s[0]);
+        put(&s[..1]);
         if k > 1 {
-            out.push(b'.');
-            out.extend_from_slice(&s[1..]);
+            put(b".");
+            put(&s[1..]);
         }
-        out.extend_from_slice(if n >= 1 { b"e+" } else { b"e-" });
-        write_u64(out, u64::from((n - 1).unsigned_abs()));
+        put(if n >= 1 { b"e+" } else { b"e-" });
+        put(decimal(u64::from((n - 1).unsigned_abs()), &mut [0; 20]));
     }
+    at
 }
 
 /// Appends an integer in plain decimal.

@@ -6,13 +6,19 @@
 //! up (f32 6.51953125 prints as 6.5195313, where the format wants 6.5195312),
 //! and it is four times slower.
 
-/// A positive value as `0.digits × 10^exponent`, with `count` digits and no
-/// trailing zero.
+/// A positive value as `0.digits × 10^exponent`: `count` ASCII digits, the first not zero, no trailing
+/// zero.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Shortest {
-    pub digits: u64,
-    pub count: u32,
+    pub digits: [u8; 17],
+    pub count: usize,
     pub exponent: i32,
+}
+
+impl Shortest {
+    pub fn digits(&self) -> &[u8] {
+        &self.digits[..self.count]
+    }
 }
 
 /// The shortest digits of a positive finite f32.
@@ -25,10 +31,12 @@ pub(crate) fn shortest_f64(v: f64) -> Shortest {
     parse_decimal(ryu::Buffer::new().format_finite(v))
 }
 
-/// Reads `int[.frac][e[-]exp]`, the way Ryu prints, into digits and exponent, in one pass over the bytes.
+/// Reads `int[.frac][e[-]exp]`, the way Ryu prints (at most 17 significant digits), into digits and
+/// exponent, in one pass over the bytes. The digits stay text: a number read into an integer had to be
+/// written out again a division at a time.
 fn parse_decimal(text: &str) -> Shortest {
     let bytes = text.as_bytes();
-    let mut s = Shortest { digits: 0, count: 0, exponent: 0 };
+    let mut s = Shortest { digits: [0; 17], count: 0, exponent: 0 };
     let mut int_len = 0;
     let mut in_fraction = false;
     let mut i = 0;
@@ -45,8 +53,8 @@ fn parse_decimal(text: &str) -> Shortest {
         if s.count == 0 && b == b'0' {
             // A leading zero moves the point, not the digits.
             s.exponent -= 1;
-        } else {
-            s.digits = s.digits * 10 + u64::from(b - b'0');
+        } else if let Some(d) = s.digits.get_mut(s.count) {
+            *d = b;
             s.count += 1;
         }
     }
@@ -56,8 +64,7 @@ fn parse_decimal(text: &str) -> Shortest {
         exp = exp * 10 + i32::from(b - b'0');
     }
     s.exponent += int_len + if negative { -exp } else { exp };
-    while s.count > 1 && s.digits % 10 == 0 {
-        s.digits /= 10;
+    while s.count > 1 && s.digits[s.count - 1] == b'0' {
         s.count -= 1;
     }
     s
@@ -68,7 +75,7 @@ mod tests {
     use super::*;
 
     fn digits(s: Shortest) -> (u64, i32) {
-        (s.digits, s.exponent)
+        (std::str::from_utf8(s.digits()).unwrap().parse().unwrap(), s.exponent)
     }
 
     // The literals are the exact binary values, digits of a tie included.
@@ -82,10 +89,15 @@ mod tests {
 
     #[test]
     fn every_printed_layout_reads_back_as_digits_and_exponent() {
-        assert_eq!(parse_decimal("0.0001"), Shortest { digits: 1, count: 1, exponent: -3 });
-        assert_eq!(parse_decimal("1.5e20"), Shortest { digits: 15, count: 2, exponent: 21 });
-        assert_eq!(parse_decimal("123.0"), Shortest { digits: 123, count: 3, exponent: 3 });
-        assert_eq!(parse_decimal("5e-324"), Shortest { digits: 5, count: 1, exponent: -323 });
+        let read = |text| {
+            let s = parse_decimal(text);
+            (String::from_utf8(s.digits().to_vec()).unwrap(), s.exponent)
+        };
+        assert_eq!(read("0.0001"), ("1".to_owned(), -3));
+        assert_eq!(read("1.5e20"), ("15".to_owned(), 21));
+        assert_eq!(read("123.0"), ("123".to_owned(), 3));
+        assert_eq!(read("5e-324"), ("5".to_owned(), -323));
+        assert_eq!(read("1.2345678901234567e-7"), ("12345678901234567".to_owned(), -6));
     }
 
     #[test]
