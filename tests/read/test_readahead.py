@@ -276,3 +276,19 @@ def test_a_mapped_window_stops_where_the_page_cache_stops_holding_the_trace(tmp_
     readahead._all[-1].wait()
     assert _read(path) == plain
     assert got and max(got) <= cached  # no window read ahead past the cached pages
+
+
+@pytest.mark.parametrize("map_from", [MAPPED, COPIED], ids=["mapped", "copied"])
+def test_a_mapped_window_is_handed_out_read_only_and_a_copy_writable(tmp_path, map_from, monkeypatch):
+    """The pages of a mapped window are mapped read-only: an array over them that said it was writable would
+    let a write crash the process (the reader's own mapped windows are read-only too). The reader's own
+    reads (where the read-ahead has no window) map or copy as the read-ahead does."""
+    monkeypatch.setattr("orchlog.read.formats.orchlog_frames._MAP_READS_FROM", max(map_from, 1))
+    path = tmp_path / "t.bin"
+    path.write_bytes(_random_trace(np.random.default_rng(5), 300))
+    readahead.start([path], window=SMALL, ahead=64, map_from=map_from)
+    reader, _ = next(iter(readahead._started.values()))
+    reader.wait()
+    chunks = [c for batch in open_frames(path).batches() for c in batch.data_buf if c is not None]
+    assert reader.taken(0) > 3 and chunks
+    assert all(c.flags.writeable == (map_from == COPIED) for c in chunks)

@@ -88,8 +88,11 @@ class ReadAhead {
     }
     const size_t capacity = w.capacity;
     unsigned char* bytes = w.bytes.data;
+    const bool mapped = w.bytes.mapped != 0;
     py::capsule owner(new Bytes(std::move(w.bytes)), [](void* p) { delete static_cast<Bytes*>(p); });
     py::array_t<uint8_t> buffer({py::ssize_t(capacity)}, {py::ssize_t(1)}, bytes, owner);
+    // Read-only as map_window's are: the pages are mapped read-only, and a write would crash the process.
+    if (mapped) buffer.attr("setflags")(py::arg("write") = false);
     return py::make_tuple(buffer, w.got, frame_window_dict(std::move(w.decoded)));
   }
 
