@@ -472,15 +472,11 @@ ORCHLOG_NOINLINE ORCHLOG_API bool write_record(std::string_view checkpoint, cons
       return false;
     }
     const SortedMeta sorted_meta(meta);
-    RecordParts parts;
-    parts.checkpoint = checkpoint;
-    parts.key = key;
-    parts.call = call;
-    parts.tensor = &tensor;
-    parts.size = *size;
-    parts.digest =
-        given_digest != nullptr ? *given_digest : digest(tensor, *size);  // the expensive part, outside the lock
-    parts.meta = &sorted_meta;
+    // Built in place, the digest (the expensive part, outside the lock) included: a default-built one
+    // zeroed its 600 bytes to be overwritten by a copy.
+    RecordParts parts{checkpoint,  key,   call,
+                      &tensor,     *size, given_digest != nullptr ? *given_digest : digest(tensor, *size),
+                      &sorted_meta};
     const Key resolved_key = resolved(key, run_fields(st.knobs));
     const AgainstVerdict verdict =
         compare_with_reference(*session, checkpoint, resolved_key, tensor, *size, parts.digest);
