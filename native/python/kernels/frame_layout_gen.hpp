@@ -108,7 +108,7 @@ struct FrameRecord {
   // values: straight into the columns
   double stats[kStatFloats];
   int64_t counts[kStatCounts] = {};
-  double sketch[64] = {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN()};
+  bool has_sketch = false;  // sketch: straight into the columns, NaN there when absent
   std::string_view blake3;
   const unsigned char *meta_begin = nullptr, *meta_end = nullptr;
   int8_t grafted = 0;  // 0, 1; -1 for null
@@ -157,7 +157,7 @@ inline bool read_stats(MsgReader& r, double* stats, int64_t* counts) {
   return true;
 }
 
-// The value of field `key` at r's position into `f` (shape and values straight into `c`); false when
+// The value of field `key` at r's position into `f` (shape, values and floats straight into `c`); false when
 // it needs bytes past the chunk or is not of the type the schema gives the field (r.miss says which).
 // An integer below its field's minimum is damage, for Python to report (emitters never write one).
 inline bool read_field(MsgReader& r, FrameKey key, FrameRecord& f, FrameColumns& c, uint32_t inline_max) {
@@ -201,7 +201,7 @@ inline bool read_field(MsgReader& r, FrameKey key, FrameRecord& f, FrameColumns&
     case kFrameStats:
       return read_stats(r, f.stats, f.counts);
     case kFrameSketch:
-      return r.nil() || read_floats(r, f.sketch, 64);
+      return r.nil() || (f.has_sketch = read_floats(r, c.sketch, 64));
     case kFrameBlake3:
       return r.nil() || read_hash(r, f.blake3);
     case kFrameMeta:
@@ -219,7 +219,14 @@ inline bool read_field(MsgReader& r, FrameKey key, FrameRecord& f, FrameColumns&
   }
 }
 
-// A record's fields into the columns (shape and values are there already).
+// The columns a frame writes into as it is read (shape, values and the digest's floats) back to `rows`
+// rows, when the frame turns out not to be the decoder's to take.
+inline void undo_read_into(FrameColumns& c, size_t rows, size_t values, size_t shape) {
+  c.values.resize(values), c.shape.resize(shape);
+  c.sketch.resize(rows * 64);
+}
+
+// A record's fields into the columns (shape, values and the digest's floats read there already).
 inline void push_record(const FrameRecord& f, Columns& c) {
   c.checkpoint.push_back(c.checkpoint_names.id(f.checkpoint));
   c.team.push_back(c.team_names.id(f.team));
@@ -243,7 +250,9 @@ inline void push_record(const FrameRecord& f, Columns& c) {
   c.val_off.push_back(int64_t(c.values.size()));
   c.stats.insert(c.stats.end(), f.stats, f.stats + kStatFloats);
   c.counts.insert(c.counts.end(), f.counts, f.counts + kStatCounts);
-  c.sketch.insert(c.sketch.end(), f.sketch, f.sketch + 64);
+  if (!f.has_sketch) {
+    c.sketch.insert(c.sketch.end(), 64, std::numeric_limits<decltype(c.sketch)::value_type>::quiet_NaN());
+  }
   if (f.blake3.size() == 64) {
     c.blake3.insert(c.blake3.end(), f.blake3.begin(), f.blake3.end());
   } else {

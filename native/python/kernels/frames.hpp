@@ -78,8 +78,9 @@ inline uint32_t load_be32(const unsigned char* p) {
 
 // The leading float32s of up to n numbers at r's position, as emitters write a digest or an f32
 // tensor's leading values (5 bytes each: type byte, big-endian bits), without number()'s dispatch per
-// value; returns how many it read (the rest, if any, is number()'s).
-inline uint32_t read_f32_run(MsgReader& r, double* out, uint32_t n) {
+// value; returns how many it read (the rest, if any, is number()'s). T: float or double.
+template <class T>
+inline uint32_t read_f32_run(MsgReader& r, T* out, uint32_t n) {
   const unsigned char* p = r.pos();
   const uint32_t fit = uint32_t(std::min<size_t>(n, r.left() / 5));
   uint32_t k = 0;
@@ -87,7 +88,7 @@ inline uint32_t read_f32_run(MsgReader& r, double* out, uint32_t n) {
     const uint32_t bits = load_be32(p + 1);
     float f;
     std::memcpy(&f, &bits, sizeof f);
-    out[k] = double(f);
+    out[k] = T(f);
   }
   r.advance(size_t(k) * 5);
   return k;
@@ -105,13 +106,21 @@ inline bool read_values(MsgReader& r, std::vector<double>& out) {
   return true;
 }
 
-// Exactly n numbers (a digest's floats); another count is Python's to decide.
-inline bool read_floats(MsgReader& r, double* out, uint32_t n) {
+// Exactly n numbers (a digest's floats), appended to `out` at the column's precision (f32 read as it is,
+// where going through a per-frame f64 array cost a conversion each way and 512 bytes set to NaN a frame);
+// another count is Python's to decide. False leaves `out` as it was.
+template <class T>
+inline bool read_floats(MsgReader& r, std::vector<T>& out, uint32_t n) {
   uint32_t count;
   if (!r.container(false, count)) return false;
   if (count != n) return r.fail_other();
-  for (uint32_t k = read_f32_run(r, out, n); k < n; ++k)
-    if (!r.number(out[k], true)) return false;
+  const size_t at = out.size();
+  out.resize(at + n);
+  for (uint32_t k = read_f32_run(r, out.data() + at, n); k < n; ++k) {
+    double v;
+    if (!r.number(v, true)) return out.resize(at), false;
+    out[at + k] = T(v);
+  }
   return true;
 }
 
@@ -194,9 +203,9 @@ inline bool parse_frame(MsgReader& r, const unsigned char* chunk, int64_t base, 
   if (!r.container(true, entries)) return false;
   if (entries > 64) return r.fail_other();
   FrameRecord f;
-  const size_t values_at = c.values.size(), shape_at = c.shape.size();
+  const size_t rows = c.offset.size(), values_at = c.values.size(), shape_at = c.shape.size();
   auto undo = [&] {
-    c.values.resize(values_at), c.shape.resize(shape_at);
+    undo_read_into(c, rows, values_at, shape_at);
     return false;
   };
   uint64_t seen = 0;
