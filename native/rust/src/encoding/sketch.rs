@@ -433,10 +433,17 @@ mod vectors {
                 }
             }
         }
-        // The accumulators read in place as f64s (a vector is its lanes in order, no padding): slice s's
-        // row r holds lanes w*s .. w*s+w. Copying them out first cost 4 KiB zeroed and written a call.
-        let held = std::slice::from_raw_parts(acc.as_ptr().cast::<f64>(), MAX_SLICES * ROWS * w);
-        let rows = finish(|q, row| held[((q / w) * ROWS + row) * w + q % w], t);
+        let mut by_lane = [[0.0f64; ROWS]; LANES];
+        let mut stored = [0.0f64; LANES];
+        for (s, slice) in acc.iter().enumerate().take(slices) {
+            for (r, v) in slice.iter().enumerate() {
+                V::store(*v, &mut stored);
+                for k in 0..w {
+                    by_lane[w * s + k][r] = stored[k];
+                }
+            }
+        }
+        let rows = finish(|q, row| by_lane[q][row], t);
         if !STATS {
             return (rows, None);
         }
