@@ -14,20 +14,27 @@ namespace t = orchlog_test;
 namespace d = orchlog::detail;
 
 namespace {
+// The text a write_* function lays out, as a string.
+template <class Write>
+std::string text_of(Write write) {
+  char text[d::kNumberRoom];
+  return std::string(text, static_cast<std::size_t>(write(text) - text));
+}
+
 std::string token_for(const std::string& dtype, std::uint64_t bits) {
-  std::string out;
+  float f;
   if (dtype == "f64") {
     double v;
     std::memcpy(&v, &bits, sizeof v);
-    d::append_f64(out, v);
+    return text_of([v](char* at) { return d::write_float(at, v); });
   } else if (dtype == "f32") {
-    d::append_f32(out, d::f32_from_bits(static_cast<std::uint32_t>(bits)));
+    f = d::f32_from_bits(static_cast<std::uint32_t>(bits));
   } else if (dtype == "f16") {
-    d::append_f32(out, d::f32_from_bits(d::f16_to_f32_bits(static_cast<std::uint16_t>(bits))));
+    f = d::f32_from_bits(d::f16_to_f32_bits(static_cast<std::uint16_t>(bits)));
   } else {
-    d::append_f32(out, d::f32_from_bits(d::bf16_to_f32_bits(static_cast<std::uint16_t>(bits))));
+    f = d::f32_from_bits(d::bf16_to_f32_bits(static_cast<std::uint16_t>(bits)));
   }
-  return out;
+  return text_of([f](char* at) { return d::write_float(at, f); });
 }
 }  // namespace
 
@@ -59,13 +66,12 @@ TEST(NumberText, HalfWideningIsExactForSubnormalsAndZeros) {
 }
 
 TEST(NumberText, IntegersArePlainDecimal) {
-  std::string out;
-  d::append_i64(out, std::numeric_limits<std::int64_t>::min());
-  EXPECT_EQ(out, "-9223372036854775808");
+  EXPECT_EQ(text_of([](char* at) { return d::write_i64(at, std::numeric_limits<std::int64_t>::min()); }),
+            "-9223372036854775808");
 }
 
 namespace {
-// The text append_shortest lays out, read the plain way: digits up to the 'e', then std::from_chars.
+// The text write_shortest lays out, read the plain way: digits up to the 'e', then std::from_chars.
 template <class Float>
 std::string shortest_read_plainly(Float v) {
   char buf[64];
@@ -80,12 +86,12 @@ std::string shortest_read_plainly(Float v) {
   while (digits.size() > 1 && digits.back() == '0') digits.pop_back();
   int exponent = 0;
   std::from_chars(sci.data() + e + (sci[e + 1] == '+' ? 2 : 1), sci.data() + sci.size(), exponent);
-  d::append_ecmascript_layout(out, digits, exponent + 1);
+  out += text_of([&](char* at) { return d::ecmascript_layout(at, digits, exponent + 1); });
   return out;
 }
 }  // namespace
 
-// append_shortest reads the exponent from the back of to_chars' text: the same text as reading it
+// write_shortest reads the exponent from the back of to_chars' text: the same text as reading it
 // plainly, over random bit patterns of both widths (every exponent, subnormals included).
 TEST(NumberText, ShortestTextMatchesThePlainReadingOfEveryExponent) {
   std::uint64_t state = 0x9E3779B97F4A7C15ull;
@@ -98,8 +104,7 @@ TEST(NumberText, ShortestTextMatchesThePlainReadingOfEveryExponent) {
     const std::uint32_t f_bits = static_cast<std::uint32_t>(next());
     const float f = d::f32_from_bits(f_bits);
     if (std::isfinite(f) && f != 0) {
-      std::string fast;
-      d::append_shortest(fast, f);
+      const std::string fast = text_of([f](char* at) { return d::write_shortest(at, f); });
       ASSERT_EQ(fast, shortest_read_plainly(f)) << "f32 bits " << f_bits;
       ++checked;
     }
@@ -107,8 +112,7 @@ TEST(NumberText, ShortestTextMatchesThePlainReadingOfEveryExponent) {
     double g;
     std::memcpy(&g, &g_bits, sizeof g);
     if (std::isfinite(g) && g != 0) {
-      std::string fast;
-      d::append_shortest(fast, g);
+      const std::string fast = text_of([g](char* at) { return d::write_shortest(at, g); });
       ASSERT_EQ(fast, shortest_read_plainly(g)) << "f64 bits " << g_bits;
       ++checked;
     }

@@ -13,9 +13,11 @@ std::string repaired(const std::string& in) {
   d::append_repaired_utf8(out, in);
   return out;
 }
-std::string json(const std::string& in) {
-  std::string out;
-  d::append_json_string(out, in);
+std::string json(const std::string& in) {  // as the JSONL writer writes a string: repaired, then escaped
+  std::string scratch;
+  const std::string_view valid = d::as_valid_utf8(in, scratch);
+  std::string out(d::json_string_room(valid.size()), '\0');
+  out.resize(static_cast<std::size_t>(d::write_json_string(&out[0], valid) - out.data()));
   return out;
 }
 const std::string R = "\xEF\xBF\xBD";  // U+FFFD

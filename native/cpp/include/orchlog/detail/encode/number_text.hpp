@@ -26,11 +26,6 @@ inline constexpr std::size_t kNumberRoom = 32;
 
 inline char* write_i64(char* at, std::int64_t v) { return std::to_chars(at, at + kNumberRoom, v).ptr; }
 
-inline void append_i64(std::string& out, std::int64_t v) {
-  char text[kNumberRoom];
-  out.append(text, static_cast<std::size_t>(write_i64(text, v) - text));
-}
-
 // Lays out `digits` (1 to 17 of them, no leading or trailing zeros) with decimal exponent n,
 // value = 0.digits x 10^n, as ECMAScript Number::toString steps 6-10, into `at` (room for 32
 // characters); returns the end. Built on the stack and appended once: a record's numbers are
@@ -60,11 +55,6 @@ inline char* ecmascript_layout(char* at, std::string_view digits, int n) {
     at = std::to_chars(at, at + 8, n - 1 >= 0 ? n - 1 : 1 - n).ptr;
   }
   return at;
-}
-
-inline void append_ecmascript_layout(std::string& out, std::string_view digits, int n) {
-  char text[32];
-  out.append(text, static_cast<std::size_t>(ecmascript_layout(text, digits, n) - text));
 }
 
 // Shortest round-trip text of a finite, non-zero float or double, at `at` (room for kNumberRoom
@@ -103,21 +93,6 @@ char* write_float(char* at, Float v) {
   if (v == 0) return std::signbit(v) ? copy(schema::kNegativeZeroToken) : copy("0");
   return write_shortest(at, v);
 }
-
-template <class Float>
-void append_shortest(std::string& out, Float v) {
-  char text[kNumberRoom];
-  out.append(text, static_cast<std::size_t>(write_shortest(text, v) - text));
-}
-
-template <class Float>
-void append_float(std::string& out, Float v) {
-  char text[kNumberRoom];
-  out.append(text, static_cast<std::size_t>(write_float(text, v) - text));
-}
-
-inline void append_f64(std::string& out, double v) { append_float(out, v); }
-inline void append_f32(std::string& out, float v) { append_float(out, v); }
 
 // Eight lowercase hex digits of `bits` at `at`, most significant first (a float's `text: hex` form):
 // a table of each byte's two digits, four look-ups.

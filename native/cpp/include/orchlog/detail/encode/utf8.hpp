@@ -133,15 +133,6 @@ inline char* write_json_string(char* at, std::string_view s) noexcept {
   return at;
 }
 
-// A JSON string literal of `raw`, repaired first (as_valid_utf8).
-inline void append_json_string(std::string& out, std::string_view raw) {
-  std::string scratch;
-  const std::string_view s = as_valid_utf8(raw, scratch);
-  const std::size_t start = out.size();
-  out.resize(start + json_string_room(s.size()));
-  out.resize(static_cast<std::size_t>(write_json_string(&out[start], s) - out.data()));
-}
-
 // Decodes the next code point of valid UTF-8 text (the selector's `?` matches one).
 inline std::uint32_t next_code_point(std::string_view s, std::size_t& i) noexcept {
   const unsigned char lead = static_cast<unsigned char>(s[i]);
