@@ -57,7 +57,7 @@ class _Records:
         self.order = np.where(batch.seq >= 0, batch.seq, batch.order)
 
     def side(self, i: int) -> Side:
-        return Side.from_record(self.batch.record(i))
+        return Side.from_batch(self.batch, i)
 
     def where(self, i: int) -> Where:
         b = self.batch

@@ -19,8 +19,12 @@ from typing import Any
 
 import numpy as np
 
+from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.trace import TraceRecord
 from orchlog.records import record
+from orchlog.schema_gen import Stats
+
+_STAT_KEYS = ("min", "max", "mean", "rms", "abs_max", "nan_count", "inf_count")
 
 
 @record(frozen=True)
@@ -43,11 +47,10 @@ class Where:
         return dataclasses.asdict(self)
 
 
-def _sketch_of(rec: TraceRecord) -> np.ndarray | None:
-    """The record's linear sketch, when its format carries one (a `sketch` field, or `meta["sketch"]`)."""
-    raw = getattr(rec, "sketch", None)
-    if raw is None and isinstance(rec.meta, dict):
-        raw = rec.meta.get("sketch")
+def _sketch_of(raw: Any, meta: Any) -> np.ndarray | None:
+    """A record's linear sketch, when its format carries one (a `sketch` field, or `meta["sketch"]`)."""
+    if raw is None and isinstance(meta, dict):
+        raw = meta.get("sketch")
     if raw is None:
         return None
     try:
@@ -87,25 +90,56 @@ class Side:
 
     @staticmethod
     def from_record(rec: TraceRecord) -> Side:
-        stats = None
-        if rec.stats is not None:
-            stats = {
-                k: getattr(rec.stats, k)
-                for k in ("min", "max", "mean", "rms", "abs_max", "nan_count", "inf_count")
-                if getattr(rec.stats, k, None) is not None
-            }
-        shape = tuple(rec.shape) if rec.shape is not None else None
-        tensor = None
+        return Side._made(
+            rec.tensor,
+            rec.values,
+            rec.numel,
+            tuple(rec.shape) if rec.shape is not None else None,
+            rec.dtype,
+            rec.stats,
+            rec.blake3,
+            _sketch_of(getattr(rec, "sketch", None), rec.meta),
+        )
+
+    @staticmethod
+    def from_batch(batch: RecordBatch, i: int) -> Side:
+        """`from_record(batch.record(i))`, read from the batch's columns: the diagnosis looks at a few
+        hundred rows, and a whole record made for each was most of the time it took."""
+        return Side._made(
+            lambda: batch.tensor_of(i),
+            batch.row_values(i).copy(),  # not a view that keeps the batch's column alive
+            None if batch.numel[i] == NONE else int(batch.numel[i]),
+            batch.shape_of(i),
+            batch.dtype[i],
+            batch.stats_of(i),
+            batch.blake3[i].decode(errors="replace") or None,
+            _sketch_of(batch.cell("sketch", i), batch.meta[i]),
+        )
+
+    @staticmethod
+    def _made(
+        tensor_of: Callable[[], np.ndarray | None],
+        values: np.ndarray | None,
+        numel: int | None,
+        shape: tuple[int, ...] | None,
+        dtype: str | None,
+        stats: Stats | None,
+        blake3: str | None,
+        sketch: np.ndarray | None,
+    ) -> Side:
+        said = None
+        if stats is not None:
+            said = {k: getattr(stats, k) for k in _STAT_KEYS if getattr(stats, k, None) is not None}
         try:
-            tensor = rec.tensor()
+            tensor = tensor_of()
         except (OSError, ValueError):
             tensor = None
         if tensor is not None and np.issubdtype(tensor.dtype, np.number):
             flat = tensor.astype(np.float64).ravel()
-            return Side(flat, True, flat.size, shape or (flat.size,), rec.dtype, stats, rec.blake3, _sketch_of(rec))
-        values = np.asarray(rec.values if rec.values is not None else (), dtype=np.float64)
-        full = rec.numel is not None and values.size == rec.numel
-        return Side(values, full, rec.numel, shape, rec.dtype, stats, rec.blake3, _sketch_of(rec))
+            return Side(flat, True, flat.size, shape or (flat.size,), dtype, said, blake3, sketch)
+        leading = np.asarray(values if values is not None else (), dtype=np.float64)
+        full = numel is not None and leading.size == numel
+        return Side(leading, full, numel, shape, dtype, said, blake3, sketch)
 
     @property
     def size(self) -> int:

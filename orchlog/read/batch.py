@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from orchlog import kernels
-from orchlog.read.records import Location, TraceRecord
+from orchlog.read.records import Location, TraceRecord, tensor_from
 from orchlog.records import record
 from orchlog.schema_gen import COLUMNS, STATS_FIELDS, ColumnSpec, RecordColumns, Stats
 from orchlog.strings import Strings
@@ -46,6 +46,7 @@ _ROW = (
     "data_len",
 )
 _RAGGED = (("shape_off", "shape_dims"), ("val_off", "values"))
+_COLUMN_SPECS = {c.name: c for c in COLUMNS}
 
 
 def _none_or(v: int) -> int | None:
@@ -207,25 +208,38 @@ class RecordBatch(RecordColumns):
         """Row i as a record. `own`: for a record kept after its batch is gone, its tensor bytes copied out
         of the read window they lie in; a kept record would otherwise keep the whole window (16 MiB of a
         binary trace) from being reused, and one kept per token held every window of a run at once."""
-        stats = None
-        floats, counts = self.stats[i].tolist(), self.counts[i].tolist()  # Python numbers: NaN is v != v
-        if counts[0] != NONE or any(v == v for v in floats):
-            said: dict[str, Any] = {f: None if v != v else v for f, v in zip(STAT_FIELDS, floats)}
-            said.update((f, max(v, 0)) for f, v in zip(COUNT_FIELDS, counts))
-            stats = Stats(**said)
         return TraceRecord(
             **{c.name: _cell(c, getattr(self, c.name), i) for c in COLUMNS},
             dtype=self.dtype[i],
             shape=self.shape_of(i),
             numel=_none_or(self.numel[i]),
             values=self.row_values(i).copy(),
-            stats=stats,
+            stats=self.stats_of(i),
             blake3=self.blake3[i].decode(errors="replace") or None,
             meta=dict(self.meta[i] or {}),
             location=self.location(i),
             order=int(self.order[i]),
             loader=self.loader_of(i, own),
         )
+
+    def stats_of(self, i: int) -> Stats | None:
+        """Row i's stats as its record holds them (None when the row says none)."""
+        floats, counts = self.stats[i].tolist(), self.counts[i].tolist()  # Python numbers: NaN is v != v
+        if counts[0] == NONE and not any(v == v for v in floats):
+            return None
+        said: dict[str, Any] = {f: None if v != v else v for f, v in zip(STAT_FIELDS, floats)}
+        said.update((f, max(v, 0)) for f, v in zip(COUNT_FIELDS, counts))
+        return Stats(**said)
+
+    def cell(self, name: str, i: int) -> Any:
+        """Row i's value of the schema column `name`, as its record holds it (None where absent)."""
+        return _cell(_COLUMN_SPECS[name], getattr(self, name), i)
+
+    def tensor_of(self, i: int) -> np.ndarray | None:
+        """Row i's whole tensor, as `record(i).tensor()` gives it, without making the record."""
+        loader = self.loader_of(i)
+        raw = None if loader is None else loader()
+        return tensor_from(raw, self.dtype[i], _none_or(self.numel[i]), self.shape_of(i))
 
     def records(self) -> Iterable[TraceRecord]:
         for i in range(len(self)):

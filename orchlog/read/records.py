@@ -66,6 +66,18 @@ def identity(values: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def tensor_from(
+    raw: bytes | memoryview | None, dtype: str | None, numel: int | None, shape: tuple[int, ...] | None
+) -> np.ndarray | None:
+    """A record's tensor bytes as a shaped array, by the rules of `TraceRecord.tensor`."""
+    if raw is None or dtype is None or not data_fits(memoryview(raw).nbytes, dtype, numel, shape):
+        return None
+    flat = dtypes.from_bytes(raw, dtype)
+    if dtype == "bf16":
+        flat = dtypes.widen(flat, "bf16")
+    return flat.reshape(shape if shape is not None else (-1,))
+
+
 @record
 class TraceRecord(RecordFields):
     """One record, whatever format it came from. Absent information is None.
@@ -103,17 +115,7 @@ class TraceRecord(RecordFields):
         None when the bytes disagree with the record (unknown dtype, a length other than numel
         elements, a shape that does not make numel): `orchlog validate` reports those.
         OSError when the bytes cannot be read (a file damaged or gone since it was opened)."""
-        raw = self.raw_bytes()
-        if (
-            raw is None
-            or self.dtype is None
-            or not data_fits(memoryview(raw).nbytes, self.dtype, self.numel, self.shape)
-        ):
-            return None
-        flat = dtypes.from_bytes(raw, self.dtype)
-        if self.dtype == "bf16":
-            flat = dtypes.widen(flat, "bf16")
-        return flat.reshape(self.shape if self.shape is not None else (-1,))
+        return tensor_from(self.raw_bytes(), self.dtype, self.numel, self.shape)
 
     def key_dict(self) -> dict[str, Any]:
         """The identity fields (schema_gen.KEY_FIELDS), for selectors and alignment keys."""
