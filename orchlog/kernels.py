@@ -251,16 +251,17 @@ def tensor_diffs(
     Pair p compares count_a[p] elements of code code_a[p] starting at byte start_a[p] of the
     buffer bufs_a[p] with the same of b, over their common length, exactly as
     tensor_metrics.tensor_diff does on the arrays compare.tensors.flat_tensor makes of them.
-    Returns (rows, flagged): a flagged pair holds a NaN or Inf on some side and its row is
-    left unset, for tensor_diff's careful path. The twin without the extension is that
+    Returns (rows, flagged): rows [pairs, columns], a view of the kernel's columns (each one
+    contiguous); a flagged pair holds a NaN or Inf on some side and its row is left unset, for
+    tensor_diff's careful path. The twin without the extension is that
     per-pair path itself (orchlog.compare.measuring.metrics).
     """
     if _native is None:
         return None
     ints = [np.ascontiguousarray(x, dtype=np.int64) for x in (start_a, count_a, start_b, count_b)]
     codes = [np.ascontiguousarray(x, dtype=np.int8) for x in (code_a, code_b)]
-    rows, flagged = _native.tensor_diffs(bufs_a, ints[0], ints[1], codes[0], bufs_b, ints[2], ints[3], codes[1], p99)
-    return rows, flagged.astype(bool)
+    columns, flagged = _native.tensor_diffs(bufs_a, ints[0], ints[1], codes[0], bufs_b, ints[2], ints[3], codes[1], p99)
+    return columns.T, flagged.astype(bool)  # the kernel writes by column: each column is contiguous
 
 
 def sketch_sums(

@@ -24,7 +24,8 @@ namespace orchlog_kernels {
 // measuring them one Python call at a time costs more than the arithmetic.
 // tensor_diffs takes every pair of a round at once: for each side a buffer
 // (any object with the buffer protocol), a byte offset, an element count and
-// an element code, and returns one row of DIFF_COLUMNS per pair computed
+// an element code, and returns DIFF_COLUMNS columns of one entry per pair
+// (a [columns, pairs] array: the compare takes each column whole), computed
 // exactly as orchlog/compare/measuring/tensor_metrics.py's tensor_diff computes it
 // from the arrays flat_tensor makes: both sides f32 when both are f32, f16,
 // bf16 (or f64 values known to be f32), f64 otherwise; the same fused sums
@@ -220,17 +221,21 @@ void resolve(py::sequence bufs, const int64_t* start, const int64_t* count, cons
   }
 }
 
-// The rows of the pairs listed in `which`, one after the other on this thread.
+// The rows of the pairs listed in `which`, one after the other on this thread, into `out` by column
+// (column k of pair p at out[k * pairs + p]: the caller takes each column as one contiguous array).
 void diff_rows(const Side& A, const Side& B, const int64_t* na, const int64_t* nb, const int8_t* ca, const int8_t* cb,
-               const size_t* which, size_t count, bool p99, bool threads, double* out, uint8_t* flagged) {
+               const size_t* which, size_t count, size_t pairs, bool p99, bool threads, double* out, uint8_t* flagged) {
   PairScratch s;
   for (size_t i = 0; i < count; ++i) {
     const size_t p = which[i], n = size_t(std::min(na[p], nb[p]));
-    double* row = out + p * kDiffColumns;
+    double row[kDiffColumns];
     const bool ok = narrow(ca[p]) && narrow(cb[p])
                         ? diff_row<float>(A.ptr[p], ca[p], B.ptr[p], cb[p], n, p99, s.fa, s.fb, s.fsel, threads, row)
                         : diff_row<double>(A.ptr[p], ca[p], B.ptr[p], cb[p], n, p99, s.da, s.db, s.dsel, threads, row);
     flagged[p] = !ok;
+    if (ok) {
+      for (int k = 0; k < kDiffColumns; ++k) out[size_t(k) * pairs + p] = row[k];
+    }
   }
 }
 
@@ -249,7 +254,7 @@ py::tuple tensor_diffs(py::sequence bufs_a, py::array_t<int64_t, py::array::c_st
   Side A, B;
   resolve(bufs_a, start_a.data(), count_a.data(), code_a.data(), pairs, A);
   resolve(bufs_b, start_b.data(), count_b.data(), code_b.data(), pairs, B);
-  py::array_t<double> out({int64_t(pairs), int64_t(kDiffColumns)});
+  py::array_t<double> out({int64_t(kDiffColumns), int64_t(pairs)});  // by column (diff_rows)
   py::array_t<uint8_t> flagged{py::ssize_t(pairs)};
   double* o = out.mutable_data();
   uint8_t* f = flagged.mutable_data();
@@ -269,7 +274,7 @@ py::tuple tensor_diffs(py::sequence bufs_a, py::array_t<int64_t, py::array::c_st
         small.push_back(p), work += n + 64;  // a fixed cost per pair besides its elements
       }
     }
-    diff_rows(A, B, na, nb, ca, cb, large.data(), large.size(), p99, true, o, f);
+    diff_rows(A, B, na, nb, ca, cb, large.data(), large.size(), pairs, p99, true, o, f);
     const unsigned workers = unsigned(std::min<size_t>(worker_count(work, kSelectPerThread), small.size()));
     std::vector<std::thread> threads;
     size_t begin = 0, done = 0;
@@ -284,9 +289,10 @@ py::tuple tensor_diffs(py::sequence bufs_a, py::array_t<int64_t, py::array::c_st
       const size_t* first = small.data() + begin;
       const size_t count = end - begin;
       if (w + 1 == workers) {
-        diff_rows(A, B, na, nb, ca, cb, first, count, p99, false, o, f);
+        diff_rows(A, B, na, nb, ca, cb, first, count, pairs, p99, false, o, f);
       } else {
-        threads.emplace_back([&, first, count] { diff_rows(A, B, na, nb, ca, cb, first, count, p99, false, o, f); });
+        threads.emplace_back(
+            [&, first, count] { diff_rows(A, B, na, nb, ca, cb, first, count, pairs, p99, false, o, f); });
       }
       begin = end;
     }

@@ -390,7 +390,7 @@ def _tensor_pairs(t: PairTable, rows: np.ndarray, track_token: int | None) -> np
                 block, done = block[~flagged], plain[take[~flagged]]
             else:
                 done = plain[take]
-            for c, column in zip(DIFF_COLUMNS, block.T.copy()):  # one transpose, then contiguous rows
+            for c, column in zip(DIFF_COLUMNS, block.T):  # contiguous columns, as the kernel writes them
                 t.m[c][done] = column
     left = np.ones(len(t), dtype=bool)
     left[done] = False
