@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -162,6 +161,9 @@ def gather(
     if prepares[0] is prepares[1] and prepares[0] is not _identity:  # one stateful prepare: one trace at a time
         kept = [keep(*job) for job in jobs]
     else:  # both traces at once: the parsers release the GIL, so the second read takes about half as long
+        # Imported here: with the logging it brings, 5 ms of the start-up of a compare that may never read again.
+        from concurrent.futures import ThreadPoolExecutor
+
         with ThreadPoolExecutor(max_workers=2, thread_name_prefix="orchlog-diagnose") as pool:
             kept = list(pool.map(lambda job: keep(*job), jobs))
     (a, cut_a), (b, cut_b) = kept

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from html import escape
 from typing import Any
 
 from orchlog.diagnose.diagnosis import NO_SIGNATURE, Diagnosis
@@ -69,6 +68,8 @@ def diagnosis_markdown(diagnoses: list[Diagnosis]) -> list[str]:
 
 
 def diagnosis_html(diagnoses: list[Diagnosis]) -> list[str]:
+    from html import escape  # here: the text report, which every compare prints, needs no HTML module
+
     out: list[str] = []
     for d in diagnoses:
         out.append(
