@@ -59,14 +59,6 @@ def rereadable(trace: Trace) -> bool:
     return stat.S_ISREG(mode) or stat.S_ISDIR(mode)
 
 
-def _cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):  # not Linux
-        return os.cpu_count() or 1
-
-
 def _as_int(v: int | None) -> int:
     return NONE if v is None else int(v)
 
@@ -166,11 +158,7 @@ def gather(
         return select_from(_batches(trace, side_prepare, stop), targets, window, max_rows)
 
     jobs = list(zip((trace_a, trace_b), prepares, stop_after))
-    stateful = prepares[0] is prepares[1] and prepares[0] is not _identity
-    if stateful or _cores() <= 2:
-        # One trace at a time: one stateful prepare must see them in turn; and on two cores each trace's
-        # reader already has a thread of its own beside the caller (14-16 ms at a time against 14-24 ms at
-        # once for the 50,000-row benchmark pair's first 2,111 records).
+    if prepares[0] is prepares[1] and prepares[0] is not _identity:  # one stateful prepare: one trace at a time
         kept = [keep(*job) for job in jobs]
     else:  # both traces at once: the parsers release the GIL, so the second read takes about half as long
         # Imported here: with the logging it brings, 5 ms of the start-up of a compare that may never read again.

@@ -69,10 +69,8 @@ def test_each_trace_gets_its_own_preparation_and_held_back_records_are_flushed(t
     }
 
 
-def test_two_preparations_read_both_traces_at_once_and_one_shared_reads_them_in_turn(tmp_path, monkeypatch):
+def test_two_preparations_read_both_traces_at_once_and_one_shared_reads_them_in_turn(tmp_path):
     import threading
-
-    import orchlog.diagnose.neighbours as neighbours
 
     a, b = traces(tmp_path, missing_bias_from_layer(1), tokens=6)
     target = Target("Qcur", 1, "add", 3, 0)
@@ -99,14 +97,9 @@ def test_two_preparations_read_both_traces_at_once_and_one_shared_reads_them_in_
         return {"lock": threading.Lock(), "inside": 0, "most": 0, "threads": set(), "both": threading.Event()}
 
     plain = gather(open_trace(a), open_trace(b), [target], window=2)
-    monkeypatch.setattr(neighbours, "_cores", lambda: 4)
     two = state()
     apart = gather(open_trace(a), open_trace(b), [target], (Watching(two, 10.0), Watching(two, 10.0)), window=2)
     assert two["most"] == 2 and len(two["threads"]) == 2  # one thread per trace, reading at the same time
-    monkeypatch.setattr(neighbours, "_cores", lambda: 2)
-    two_cores = state()
-    gather(open_trace(a), open_trace(b), [target], (Watching(two_cores, 0.05), Watching(two_cores, 0.05)), window=2)
-    assert two_cores["most"] == 1 and len(two_cores["threads"]) == 1  # on two cores, in turn on the caller's
     one = state()
     shared = Watching(one, 0.05)
     in_turn = gather(open_trace(a), open_trace(b), [target], shared, window=2)
