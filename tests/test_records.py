@@ -10,6 +10,7 @@ import pickle
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -216,3 +217,74 @@ def test_every_record_of_orchlog_is_a_dataclass_that_can_be_made():
                 assert not isinstance(cls.__dict__["__dataclass_fields__"], records._Fields)
                 made += 1
     assert made > 100
+
+
+def _both(body: Callable[[dict], None], **options: Any) -> tuple[Any, Any]:
+    import types
+
+    return (
+        record(**options)(types.new_class("Made", (), {}, body)),
+        dataclasses.dataclass(**options)(types.new_class("Made", (), {}, body)),
+    )
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+def test_its_repr_eq_and_hash_are_those_dataclasses_writes(frozen):
+    """Written as closures over the fields, not compiled: every field option and edge case as dataclasses has it."""
+    nan = float("nan")
+
+    def body(ns: dict) -> None:
+        ns["__annotations__"] = {"a": "float", "b": "int", "c": "int", "d": "Any"}
+        ns["b"] = dataclasses.field(default=0, compare=False)  # in neither eq nor hash
+        ns["c"] = dataclasses.field(default=0, repr=False, hash=False)  # compared, not hashed, not shown
+        ns["d"] = None
+
+    lazy, eager = _both(body, frozen=frozen)
+    for cls in (lazy, eager):
+        x = cls(nan, 1, 2)
+        cls.results = (
+            repr(x),
+            x == cls(nan, 1, 2),  # NaN is not equal to NaN ...
+            x == cls(x.a, 9, 2),  # ... but the same NaN object is, as in a tuple; b is not compared
+            x == cls(x.a, 1, 3),
+            x.__eq__(object()),
+            cls.__hash__ is None,
+            frozen and hash(cls(1.0, 1, 2)) == hash(cls(1.0, 5, 7)),  # neither b nor c is hashed
+            frozen and hash(cls(1.0)) == hash((1.0, None)),
+        )
+    assert lazy.results == eager.results
+    loop = lazy(1.0, d=[])
+    loop.d.append(loop)  # a field that holds its own record: shown as ... as dataclasses shows it
+    assert repr(loop) == repr(eager(1.0, d=[])).replace("[]", "[...]").replace(
+        f"{eager.__qualname__}(", f"{lazy.__qualname__}(", 1
+    )
+
+
+def test_a_class_of_one_field_or_none_and_its_own_methods():
+    def one(ns: dict) -> None:
+        ns["__annotations__"] = {"a": "float"}
+
+    def own(ns: dict) -> None:
+        ns["__annotations__"] = {"a": "int"}
+        ns["__eq__"] = lambda self, other: True
+        ns["__repr__"] = lambda self: "own"
+
+    nan = float("nan")
+    for options in ({}, {"frozen": True}):
+        lazy, eager = _both(one, **options)
+        assert (lazy(nan) == lazy(nan), lazy.__hash__ is None) == (eager(nan) == eager(nan), eager.__hash__ is None)
+        if options:
+            assert hash(lazy(2.0)) == hash(eager(2.0)) == hash((2.0,))
+        empty_lazy, empty_eager = _both(lambda ns: None, **options)
+        assert (empty_lazy() == empty_lazy(), repr(empty_lazy())) == (empty_eager() == empty_eager(), "Made()")
+        mine, theirs = _both(own, **options)
+        assert (mine(1) == mine(2), repr(mine(1)), mine.__hash__ is None) == (
+            theirs(1) == theirs(2),
+            "own",
+            theirs.__hash__ is None,
+        )
+        if options:
+            assert hash(mine(1)) == hash(theirs(1))
+    parent, _ = _both(one, frozen=True)
+    child = record(frozen=True)(type("Child", (parent,), {"__annotations__": {"b": "int"}, "b": 0}))
+    assert parent(1.0) != child(1.0) and child(1.0, 2) == child(1.0, 2) and repr(child(1.0)) == "Child(a=1.0, b=0)"
