@@ -11,6 +11,7 @@ only when colour is on, so start-up stays as it was.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import re
 from collections.abc import Callable
@@ -33,9 +34,19 @@ _WORDS = (
     (r"\b(FAIL_EQUIV|PAIRING_ERROR|FAIL)\b", "red"),
     (r"\b(PASS_EQUIV|EXPECTED_DRIFT)\b", "green"),
 )
-_LINE = [(re.compile(p), c, b) for p, c, b in _LINES]
-_WORD = [(re.compile(p), c) for p, c in _WORDS]
-_ZERO_COUNT = re.compile(r"\s+(fail|undecided)\s+0$")  # "  fail        0": nothing to flag
+_ZERO_COUNT = r"\s+(fail|undecided)\s+0$"  # "  fail        0": nothing to flag
+
+
+@functools.cache
+def _compiled() -> tuple[
+    re.Pattern[str], list[tuple[re.Pattern[str], str | None, bool]], list[tuple[re.Pattern[str], str]]
+]:
+    """The patterns, compiled the first time a report is painted: most runs are piped, and never are."""
+    return (
+        re.compile(_ZERO_COUNT),
+        [(re.compile(p), c, b) for p, c, b in _LINES],
+        [(re.compile(p), c) for p, c in _WORDS],
+    )
 
 
 def add_option(parser: argparse.ArgumentParser, default: Any = "auto") -> None:
@@ -65,17 +76,18 @@ def paint(text: str) -> str:
     """The report with ANSI colours (unconditionally: ask `wanted` first)."""
     from termcolor import colored
 
+    zero_count, line_rules, word_rules = _compiled()
     out = []
     for line in text.split("\n"):
-        if _ZERO_COUNT.match(line):
+        if zero_count.match(line):
             out.append(line)
             continue
-        rule = next(((c, b) for rx, c, b in _LINE if rx.match(line)), None)
+        rule = next(((c, b) for rx, c, b in line_rules if rx.match(line)), None)
         if rule is not None:
             colour, bold = rule
             out.append(colored(line, colour, attrs=["bold"] if bold else None, force_color=True) if line else line)
             continue
-        for rx, colour in _WORD:
+        for rx, colour in word_rules:
             line = rx.sub(_painter(colour), line)
         out.append(line)
     return "\n".join(out)
