@@ -253,8 +253,8 @@ def tensor_diffs(
     tensor_metrics.tensor_diff does on the arrays compare.tensors.flat_tensor makes of them.
     Returns (rows, flagged): rows [pairs, columns], a view of the kernel's columns (each one
     contiguous); a flagged pair holds a NaN or Inf on some side and its row is left unset, for
-    tensor_diff's careful path. The twin without the extension is that
-    per-pair path itself (orchlog.compare.measuring.metrics).
+    tensor_diff's careful path. The twin without the extension is that per-pair path itself
+    (orchlog.compare.measuring.metrics).
     """
     if _native is None:
         return None

@@ -90,18 +90,20 @@ def _dataclass(cls: type, options: dict[str, Any]) -> None:
     dataclasses.dataclass(cls, **{**options, "repr": False, "eq": False})
     fields = dataclasses.fields(cls)
     if options.get("repr", True) and not own["__repr__"]:
-        cls.__repr__ = _repr_of(tuple(f.name for f in fields if f.repr))  # type: ignore[method-assign,assignment]
+        _put(cls, "__repr__", _repr_of(tuple(f.name for f in fields if f.repr)))
     if options.get("eq", True):
         compared = _values_of(tuple(f.name for f in fields if f.compare))
         if not own["__eq__"]:
-            cls.__eq__ = _eq_of(compared)  # type: ignore[method-assign,assignment]
+            _put(cls, "__eq__", _eq_of(compared))
         if not explicit_hash:  # dataclasses' rule: a frozen class hashes its fields, any other is unhashable
             hashed = _values_of(tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash)))
-            cls.__hash__ = _hash_of(hashed) if options.get("frozen") else None  # type: ignore[method-assign,assignment]
-    for name in ("__repr__", "__eq__", "__hash__"):
-        method = cls.__dict__.get(name)
-        if method is not None and not own.get(name):
-            method.__qualname__ = f"{cls.__qualname__}.{name}"
+            _put(cls, "__hash__", _hash_of(hashed) if options.get("frozen") else None)
+
+
+def _put(cls: type, name: str, method: Callable[..., Any] | None) -> None:
+    if method is not None:
+        method.__qualname__ = f"{cls.__qualname__}.{name}"
+    setattr(cls, name, method)
 
 
 def _values_of(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
