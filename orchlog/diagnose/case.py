@@ -19,12 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from orchlog.read.batch import NONE, RecordBatch
+from orchlog.read.batch import COUNT_FIELDS, NONE, STAT_FIELDS, RecordBatch
 from orchlog.read.trace import TraceRecord
 from orchlog.records import record
 from orchlog.schema_gen import Stats
-
-_STAT_KEYS = ("min", "max", "mean", "rms", "abs_max", "nan_count", "inf_count")
 
 
 @record(frozen=True)
@@ -129,7 +127,7 @@ class Side:
     ) -> Side:
         said = None
         if stats is not None:
-            said = {k: getattr(stats, k) for k in _STAT_KEYS if getattr(stats, k, None) is not None}
+            said = {k: getattr(stats, k) for k in STAT_FIELDS + COUNT_FIELDS if getattr(stats, k, None) is not None}
         try:
             tensor = tensor_of()
         except (OSError, ValueError):
