@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import os
 import stat
+import threading
 from collections.abc import Callable, Iterable, Iterator
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -22,6 +24,8 @@ from orchlog.read.batch import NONE, RecordBatch
 from orchlog.read.paths import open_trace
 from orchlog.read.trace import Trace
 from orchlog.records import record
+
+T = TypeVar("T")
 
 WINDOW = 8
 MAX_ROWS = 50_000
@@ -157,14 +161,33 @@ def gather(
     def keep(trace: Trace, side_prepare: Prepare, stop: int | None) -> tuple[RecordBatch, bool]:
         return select_from(_batches(trace, side_prepare, stop), targets, window, max_rows)
 
-    jobs = list(zip((trace_a, trace_b), prepares, stop_after))
+    job_a, job_b = zip((trace_a, trace_b), prepares, stop_after)
     if prepares[0] is prepares[1] and prepares[0] is not _identity:  # one stateful prepare: one trace at a time
-        kept = [keep(*job) for job in jobs]
+        (a, cut_a), (b, cut_b) = keep(*job_a), keep(*job_b)
     else:  # both traces at once: the parsers release the GIL, so the second read takes about half as long
-        # Imported here: with the logging it brings, 5 ms of the start-up of a compare that may never read again.
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=2, thread_name_prefix="orchlog-diagnose") as pool:
-            kept = list(pool.map(lambda job: keep(*job), jobs))
-    (a, cut_a), (b, cut_b) = kept
+        (a, cut_a), (b, cut_b) = _both(lambda: keep(*job_a), lambda: keep(*job_b))
     return Neighbourhood(a, b, cut_a or cut_b)
+
+
+def _both(first: Callable[[], T], second: Callable[[], T]) -> tuple[T, T]:
+    """first() on this thread while second() runs on another; an exception of either is raised here once both
+    have ended. (A thread of its own rather than concurrent.futures, whose import, with the logging it
+    brings, took 4 ms of a diverging compare.)"""
+    ended: list[tuple[Any, BaseException | None]] = []
+
+    def run() -> None:
+        try:
+            ended.append((second(), None))
+        except BaseException as exc:
+            ended.append((None, exc))
+
+    thread = threading.Thread(target=run, name="orchlog-diagnose", daemon=True)
+    thread.start()
+    try:
+        a = first()
+    finally:
+        thread.join()
+    b, exc = ended[0]
+    if exc is not None:
+        raise exc
+    return a, b

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import threading
 
 import numpy as np
+import pytest
 
 from orchlog.diagnose.neighbours import Target, gather, select
 from orchlog.read.batch import RecordBatch
@@ -140,3 +142,19 @@ def test_a_second_read_stops_with_the_batch_that_holds_its_last_needed_record(tm
     cut = gather(open_trace(a), open_trace(b), [target], window=1, stop_after=(stop, stop))
     assert [len(seen) for seen in drawn] == [2, 2]
     assert cut.a.offset.tolist() == [o for o, k in zip(whole.a.offset.tolist(), whole.a.order.tolist()) if k <= stop]
+
+
+def test_an_error_in_either_trace_s_read_reaches_the_caller_once_both_reads_have_ended(tmp_path):
+    a, b = traces(tmp_path, missing_bias_from_layer(1), tokens=6)
+    target = Target("Qcur", 1, "add", 3, 0)
+
+    class Broken(Exception):
+        pass
+
+    def broken(batch):
+        raise Broken("a preparation failed")
+
+    for prepares in ((broken, lambda batch: batch), (lambda batch: batch, broken)):
+        with pytest.raises(Broken):
+            gather(open_trace(a), open_trace(b), [target], prepares, window=2)
+        assert not [t for t in threading.enumerate() if t.name == "orchlog-diagnose"]  # no read left running
