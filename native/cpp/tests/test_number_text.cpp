@@ -3,6 +3,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -118,4 +119,18 @@ TEST(NumberText, ShortestTextMatchesThePlainReadingOfEveryExponent) {
     }
   }
   EXPECT_GT(checked, 390000);
+}
+
+TEST(NumberText, HexDigitsAreEightLowercaseMostSignificantFirst) {
+  // Every digit value in every place, then a stride through all 32-bit words, against printf.
+  const auto check = [](std::uint32_t bits) {
+    char got[8], want[9];
+    d::hex32(got, bits);
+    std::snprintf(want, sizeof want, "%08x", static_cast<unsigned>(bits));
+    ASSERT_EQ(std::string(got, 8), std::string(want, 8)) << bits;
+  };
+  for (int place = 0; place < 8; ++place)
+    for (std::uint32_t digit = 0; digit < 16; ++digit) check(digit << (4 * place));
+  for (std::uint64_t bits = 0; bits <= 0xFFFFFFFFull; bits += 9973) check(static_cast<std::uint32_t>(bits));
+  check(0xFFFFFFFFu);
 }
