@@ -1,6 +1,7 @@
 // What the sketch costs a C++ emitter beside the BLAKE3 hash it sits next to
 // in every record: both over the same f32 tensors (896 elements, a hidden
-// state; 1 MiB), batches of calls alternating so that both see the machine
+// state; 1 MiB), and the sketch with the stats gathered in its pass (what a
+// record computes), batches of calls alternating so that all see the machine
 // in the same state, each keeping its fastest batch (at least 20 ms, at least
 // ten batches, more until BUDGET_MS). Each sketch path is set against the
 // BLAKE3 kernel of the same instruction set (portable against SSE4.1, the
@@ -8,7 +9,8 @@
 // The C and Python emitters run this same header code. Prints one JSON object
 // per case and kernel path:
 //
-//   {"case": "sketch", "path": "avx512", "elements": 896, "sketch_s": ..., "blake3_s": ..., "cpu": ...}
+//   {"case": "sketch", "path": "avx512", "elements": 896, "sketch_s": ..., "sketch_stats_s": ...,
+//    "blake3_s": ..., "sketch_cpu_s": ..., "sketch_stats_cpu_s": ..., "blake3_cpu_s": ...}
 //
 // Times are per call, in wall-clock seconds and in thread CPU seconds (the
 // latter is steadier on a shared machine).
@@ -71,6 +73,11 @@ int main(int argc, char** argv) {
     for (SketchPath path : {SketchPath::portable, SketchPath::avx2, SketchPath::avx512}) {
       if (!orchlog::detail::sketch_path_supported(path)) continue;
       auto sketch = [&] { keep(orchlog::detail::compute_sketch(path, orchlog::schema::DType::f32, bytes, n)); };
+      orchlog::schema::Stats stats;
+      auto sketch_stats = [&] {
+        keep(orchlog::detail::compute_sketch_and_stats(path, orchlog::schema::DType::f32, bytes, n, stats));
+        keep(stats);
+      };
       const orchlog::Blake3Path b3 = path == SketchPath::avx512 ? orchlog::Blake3Path::avx512
                                      : path == SketchPath::avx2 ? orchlog::Blake3Path::avx2
                                                                 : orchlog::Blake3Path::sse41;
@@ -80,18 +87,20 @@ int main(int argc, char** argv) {
         orchlog::blake3_hash(b3, bytes, static_cast<std::size_t>(n) * 4, out);
         keep(out);
       };
-      Best s, h;
+      Best s, st, h;
       const double start = wall();
       for (int b = 0; b < 10 || wall() - start < budget; ++b) {
         batch(sketch, s);
+        batch(sketch_stats, st);
         batch(hash, h);
       }
       static const char* names[] = {"portable", "avx2", "avx512"};
       std::printf(
           "{\"case\": \"sketch\", \"path\": \"%s\", \"blake3_path\": \"%s\", \"elements\": %lld, "
-          "\"sketch_s\": %.9g, \"blake3_s\": %.9g, \"sketch_cpu_s\": %.9g, \"blake3_cpu_s\": %.9g}\n",
+          "\"sketch_s\": %.9g, \"sketch_stats_s\": %.9g, \"blake3_s\": %.9g, \"sketch_cpu_s\": %.9g, "
+          "\"sketch_stats_cpu_s\": %.9g, \"blake3_cpu_s\": %.9g}\n",
           names[static_cast<int>(path)], std::string(orchlog::blake3_path_name(b3)).c_str(), static_cast<long long>(n),
-          s.wall, h.wall, s.cpu, h.cpu);
+          s.wall, st.wall, h.wall, s.cpu, st.cpu, h.cpu);
     }
   }
   return 0;
