@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from orchlog.read import bus_error
 from orchlog.records import record
 from orchlog.schema_gen import Scalar
 
@@ -90,6 +91,7 @@ def file_blake3(*paths: Path) -> str:
     """BLAKE3 of the files' bytes, one after the other (one file: its own BLAKE3, as `b3sum` prints)."""
     from blake3 import blake3
 
+    bus_error.guard()  # update_mmap maps each file
     hasher = blake3(max_threads=blake3.AUTO)
     for path in paths:
         hasher.update_mmap(str(path))

@@ -22,6 +22,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from orchlog.cli import colour
 from orchlog.errors import OrchlogError
+from orchlog.read import bus_error
 from orchlog.safe_text import for_terminal
 
 # Subcommand modules, in the order `orchlog --help` lists them.
@@ -140,7 +141,9 @@ def run() -> NoReturn:
     tear-down went from 29 to 14 ms (benchmarks/compare_speed.py rows, docs/compare.md). atexit
     handlers still run and standard streams are still flushed; only cyclic garbage left at exit goes
     unfinalized, as the interpreter never promised otherwise. Callers of `main()` in a long-lived
-    process (tests, notebooks) keep their collector as it was."""
+    process (tests, notebooks) keep their collector as it was, and their signals: only this process
+    answers a file cut shorter under a mapping with one line and exit 2 (`bus_error`)."""
+    bus_error.exit_with()
     try:
         code = main()
     finally:  # --help and --version leave through SystemExit

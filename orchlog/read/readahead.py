@@ -26,6 +26,8 @@ import stat
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from orchlog.read import bus_error
+
 WINDOW = 16 << 20  # bytes read and decoded at a time (the reader maps larger ones once it takes over)
 MAP_FROM = 1 << 20  # tensors and windows of at least this many bytes are memory-mapped instead of read
 AHEAD = 6  # windows read ahead of each file
@@ -56,6 +58,7 @@ def start(
             files.append(os.fsencode(path))
     if not files:
         return
+    bus_error.guard()
     reader = _kernels.ReadAhead(files, window, ahead, MAP_FROM, map_from)
     _all.append(reader)
     for i in range(len(files)):

@@ -29,6 +29,7 @@ import numpy as np
 
 from orchlog.encoding import dtypes
 from orchlog.errors import OrchlogError
+from orchlog.read import bus_error
 from orchlog.read.files import open_regular
 from orchlog.read.safetensors_file import json_header
 from orchlog.weights.tensors import TensorInfo, WeightSource
@@ -119,6 +120,7 @@ def open_safetensors(files: list[Path], label: str) -> WeightSource:
         if start == stop:
             return np.zeros(tensors[name].shape, dtype=np.float32)
         if path not in maps:
+            bus_error.guard()
             with open_regular(path) as f:
                 maps[path] = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         if stop > len(maps[path]):

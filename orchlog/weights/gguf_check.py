@@ -24,6 +24,7 @@ import struct
 from pathlib import Path
 
 from orchlog.errors import OrchlogError
+from orchlog.read import bus_error
 
 MAX_ARRAY = 1 << 22
 MAX_ENTRIES = 1 << 23
@@ -118,6 +119,7 @@ def check_gguf(path: Path) -> None:
         size = os.fstat(f.fileno()).st_size
         if size < 24:
             raise OrchlogError("too short for a GGUF header")
+        bus_error.guard()
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
             _check(data)
 

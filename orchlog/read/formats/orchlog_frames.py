@@ -26,7 +26,7 @@ import numpy as np
 
 from orchlog import kernels
 from orchlog.kernels import crc32c
-from orchlog.read import fields, readahead
+from orchlog.read import bus_error, fields, readahead
 from orchlog.read.batch import NONE, InlineBytes, RecordBatch
 from orchlog.read.formats import Format, disk_position, is_gzip, open_binary, register
 from orchlog.read.formats.orchlog_jsonl import batch_from_columns, keep_header, record_from
@@ -240,6 +240,7 @@ def _map(f: io.BufferedIOBase, offset: int, length: int) -> memoryview:
     took the 200,000-row compare from 1.07 to 1.21 s (9 runs each, in turn), its page-table work all on the
     thread that mapped, while faults spread it over the threads that read.
     """
+    bus_error.guard()
     if kernels.NATIVE:
         # The same mapping, unmapped off the thread that lets go of it (native/python/kernels/mapping.hpp).
         return kernels.map_window(f.fileno(), offset, length).data
@@ -571,9 +572,9 @@ def _window(f: io.BufferedIOBase, pos: int, want: int, windows: _Windows) -> np.
     be for the same cost. A small read, or a file that cannot be mapped, is copied into a pooled buffer.
 
     A mapping shows the file as it is when its pages are read: a trace appended to meanwhile is read as
-    before, while one cut shorter by another process during the read ends the process with SIGBUS, as in
-    any program that maps its input. The size is checked after mapping, so a cut already made is read the
-    safe way."""
+    before, while one cut shorter by another process during the read raises SIGBUS, as in any program that
+    maps its input (the `orchlog` command then says so in one line and exits 2: `bus_error`). The size is
+    checked after mapping, so a cut already made is read the safe way."""
     fd = f.fileno()
     if want >= _MAP_READS_FROM:
         try:

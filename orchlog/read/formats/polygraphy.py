@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from orchlog.read import bus_error
 from orchlog.read.formats import is_gzip, open_binary, register_records
 from orchlog.read.formats.tool_common import ArrayLoader, layer_of, open_file, tool_header
 from orchlog.read.json_spans import JSONSpanError, Span, parse
@@ -180,6 +181,7 @@ def _document(trace: Trace) -> Any:
         with open_binary(path) as f:
             buf: Any = f.read()
     else:
+        bus_error.guard()
         with open_file(path) as f:
             buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if (trace.size or 0) > 0 else b""
     return parse(buf)

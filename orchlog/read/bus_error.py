@@ -1,0 +1,43 @@
+"""What the `orchlog` command does when a file it maps is cut shorter under it.
+
+    bus_error.exit_with("orchlog: error: ...")   # the command's own process (cli.run), once
+    bus_error.guard()                            # before mapping a file: installs it where asked
+
+The readers map large reads (trace windows, large tensors, weight files) from the page cache. Reading
+a mapped page past its file's new end raises SIGBUS, which ends a process with "Bus error" and nothing
+else: a compare of a trace that an engine run rewrites meanwhile dies that way. In the command's own
+process a handler (native/python/kernels/bus_error.hpp) prints one line and exits 2 instead. A library
+caller's process keeps its signals as they are. This module imports neither NumPy nor the kernels until
+it installs the handler, so that declaring costs the command nothing.
+"""
+
+from __future__ import annotations
+
+_line: str | None = None
+_installed = False
+
+LINE = (
+    "orchlog: error: a file was cut shorter by another process while orchlog read it (a trace being "
+    "rewritten?): run again once nothing is writing to it"
+)
+
+
+def exit_with(line: str = LINE) -> None:
+    """Declare this process orchlog's own: once a file is mapped, a read past its cut end prints `line` and
+    exits with status 2."""
+    global _line
+    _line = line
+
+
+def guard() -> None:
+    """Install the handler, once, where `exit_with` asked for it; nothing otherwise (or without the native
+    kernels, whose absence leaves the default action)."""
+    global _installed
+    if _line is None or _installed:
+        return
+    _installed = True
+    try:
+        from orchlog import _kernels
+    except ImportError:
+        return
+    _kernels.exit_on_bus_error(_line)

@@ -1,0 +1,75 @@
+"""A file cut shorter by another process while orchlog reads it through a mapping: the `orchlog` command
+says so in one line and exits 2; a library caller's process keeps the default action (its signals are
+its own). Each case runs in a subprocess, where the bus error happens."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from orchlog import kernels
+from orchlog.read import bus_error
+
+pytestmark = pytest.mark.skipif(not kernels.NATIVE, reason="the native kernels are not built")
+
+# Maps the file through the binary reader's own mapping, cuts the file to a page, then reads the last
+# mapped byte: past the new end.
+_CUT_UNDER_A_MAPPING = """
+import os, pathlib
+from orchlog.read.formats import orchlog_frames
+path = pathlib.Path({path!r})
+with open(path, "rb") as f:
+    view = orchlog_frames._map(f, 0, path.stat().st_size)
+os.truncate(path, 4096)
+print("read", view[len(view) - 1], flush=True)
+"""
+
+
+def _run(tmp_path, before: str) -> subprocess.CompletedProcess[str]:
+    path = tmp_path / "trace.bin"
+    path.write_bytes(bytes(range(256)) * 1024)  # 256 KiB: 64 pages
+    script = textwrap.dedent(before) + _CUT_UNDER_A_MAPPING.format(path=str(path))
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+
+
+def test_a_library_caller_keeps_the_default_action(tmp_path):
+    done = _run(tmp_path, "import orchlog.cli\n")  # imported, but this process is not the command's
+    assert done.returncode == -signal.SIGBUS, done.stderr[-2000:]
+    assert "read" not in done.stdout
+
+
+def test_a_declared_process_reports_the_cut_in_one_line_and_exits_2(tmp_path):
+    done = _run(tmp_path, "from orchlog.read import bus_error\nbus_error.exit_with()\n")
+    assert done.returncode == 2, f"signal {-done.returncode}: {done.stderr[-2000:]}"
+    assert done.stderr == bus_error.LINE + "\n"
+    assert done.stdout == ""
+
+
+def test_the_orchlog_process_declares_itself(tmp_path):
+    """`orchlog.cli.run`, the console script's entry, installs the answer before its command runs."""
+    path = tmp_path / "trace.bin"
+    path.write_bytes(bytes(range(256)) * 1024)
+    command = textwrap.dedent(_CUT_UNDER_A_MAPPING.format(path=str(path)))
+    script = textwrap.dedent(
+        f"""
+        import orchlog.cli
+        def main():
+            exec({command!r}, {{}})
+            return 0
+        orchlog.cli.main = main
+        orchlog.cli.run()
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, f"signal {-done.returncode}: {done.stderr[-2000:]}"
+    assert done.stderr == bus_error.LINE + "\n"
+
+
+def test_a_longer_line_is_cut_to_a_kibibyte(tmp_path):
+    done = _run(tmp_path, f"from orchlog.read import bus_error\nbus_error.exit_with({'x' * 5000!r})\n")
+    assert done.returncode == 2
+    assert done.stderr == "x" * 1023 + "\n"
