@@ -49,7 +49,7 @@ inline void exit_on_bus_error(const std::string& line) {
   std::memcpy(bus_error::message, line.data(), n);
   bus_error::message[n] = '\n';
   bus_error::message_len = n + 1;
-  struct sigaction action {};
+  struct sigaction action{};
   action.sa_sigaction = bus_error::handler;
   action.sa_flags = SA_SIGINFO;
   sigemptyset(&action.sa_mask);
