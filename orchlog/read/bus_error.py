@@ -30,14 +30,15 @@ def exit_with(line: str = LINE) -> None:
 
 
 def guard() -> None:
-    """Install the handler, once, where `exit_with` asked for it; nothing otherwise (or without the native
-    kernels, whose absence leaves the default action)."""
+    """Install the handler, once, where `exit_with` asked for it; nothing otherwise, nor where it cannot be
+    had (no native kernels, a failed `sigaction`): the mapping goes ahead either way."""
     global _installed
     if _line is None or _installed:
         return
     _installed = True
     try:
         from orchlog import _kernels
-    except ImportError:
-        return
-    _kernels.exit_on_bus_error(_line)
+
+        _kernels.exit_on_bus_error(_line)
+    except (ImportError, OSError):  # no handler then: the read goes on, and so does the default action
+        pass
