@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from orchlog.read import bus_error
+from orchlog import bus_error
 from orchlog.records import record
 from orchlog.schema_gen import Scalar
 

@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "orchlog.shard_dims",
             "orchlog.kernels",
             "orchlog.runinfo",
+            "orchlog.bus_error",
         ),
     ),
     ("codec", ("orchlog.encoding",)),

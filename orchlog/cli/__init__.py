@@ -20,9 +20,9 @@ from typing import NoReturn
 # a full-mode compare's CPU samples). A user's own setting wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+from orchlog import bus_error
 from orchlog.cli import colour
 from orchlog.errors import OrchlogError
-from orchlog.read import bus_error
 from orchlog.safe_text import for_terminal
 
 # Subcommand modules, in the order `orchlog --help` lists them.

@@ -26,7 +26,7 @@ import stat
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from orchlog.read import bus_error
+from orchlog import bus_error
 
 WINDOW = 16 << 20  # bytes read and decoded at a time (the reader maps larger ones once it takes over)
 MAP_FROM = 1 << 20  # tensors and windows of at least this many bytes are memory-mapped instead of read

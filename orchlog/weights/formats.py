@@ -27,9 +27,9 @@ from typing import IO, Any
 
 import numpy as np
 
+from orchlog import bus_error
 from orchlog.encoding import dtypes
 from orchlog.errors import OrchlogError
-from orchlog.read import bus_error
 from orchlog.read.files import open_regular
 from orchlog.read.safetensors_file import json_header
 from orchlog.weights.tensors import TensorInfo, WeightSource

@@ -23,8 +23,8 @@ import os
 import struct
 from pathlib import Path
 
+from orchlog import bus_error
 from orchlog.errors import OrchlogError
-from orchlog.read import bus_error
 
 MAX_ARRAY = 1 << 22
 MAX_ENTRIES = 1 << 23

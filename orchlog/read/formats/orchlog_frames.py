@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from orchlog import kernels
+from orchlog import bus_error, kernels
 from orchlog.kernels import crc32c
-from orchlog.read import bus_error, fields, readahead
+from orchlog.read import fields, readahead
 from orchlog.read.batch import NONE, InlineBytes, RecordBatch
 from orchlog.read.formats import Format, disk_position, is_gzip, open_binary, register
 from orchlog.read.formats.orchlog_jsonl import batch_from_columns, keep_header, record_from

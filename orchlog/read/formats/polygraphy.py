@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from orchlog.read import bus_error
+from orchlog import bus_error
 from orchlog.read.formats import is_gzip, open_binary, register_records
 from orchlog.read.formats.tool_common import ArrayLoader, layer_of, open_file, tool_header
 from orchlog.read.json_spans import JSONSpanError, Span, parse

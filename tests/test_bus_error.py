@@ -11,8 +11,7 @@ import textwrap
 
 import pytest
 
-from orchlog import kernels
-from orchlog.read import bus_error
+from orchlog import bus_error, kernels
 
 pytestmark = pytest.mark.skipif(not kernels.NATIVE, reason="the native kernels are not built")
 
@@ -43,7 +42,7 @@ def test_a_library_caller_keeps_the_default_action(tmp_path):
 
 
 def test_a_declared_process_reports_the_cut_in_one_line_and_exits_2(tmp_path):
-    done = _run(tmp_path, "from orchlog.read import bus_error\nbus_error.exit_with()\n")
+    done = _run(tmp_path, "from orchlog import bus_error\nbus_error.exit_with()\n")
     assert done.returncode == 2, f"signal {-done.returncode}: {done.stderr[-2000:]}"
     assert done.stderr == bus_error.LINE + "\n"
     assert done.stdout == ""
@@ -70,6 +69,6 @@ def test_the_orchlog_process_declares_itself(tmp_path):
 
 
 def test_a_longer_line_is_cut_to_a_kibibyte(tmp_path):
-    done = _run(tmp_path, f"from orchlog.read import bus_error\nbus_error.exit_with({'x' * 5000!r})\n")
+    done = _run(tmp_path, f"from orchlog import bus_error\nbus_error.exit_with({'x' * 5000!r})\n")
     assert done.returncode == 2
     assert done.stderr == "x" * 1023 + "\n"
