@@ -2,6 +2,7 @@
 
     bus_error.exit_with("orchlog: error: ...")   # the command's own process (cli.run), once
     bus_error.guard()                            # before mapping a file: installs it where asked
+    data = bus_error.map_whole(f)                # a whole open file, mapped read-only, guarded
 
 The readers map large reads (trace windows, large tensors, weight files) from the page cache. Reading
 a mapped page past its file's new end raises SIGBUS, which ends a process with "Bus error" and nothing
@@ -12,6 +13,11 @@ it installs the handler, so that declaring costs the command nothing.
 """
 
 from __future__ import annotations
+
+from typing import IO, TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import mmap
 
 _line: str | None = None
 _installed = False
@@ -42,3 +48,11 @@ def guard() -> None:
         _kernels.exit_on_bus_error(_line)
     except (ImportError, OSError):  # no handler then: the read goes on, and so does the default action
         pass
+
+
+def map_whole(f: IO[Any]) -> mmap.mmap:
+    """The whole open file `f`, mapped read-only, the handler installed first where it was asked for."""
+    import mmap  # here, not at the top: the CLI imports this module at its start, and `--help` maps nothing
+
+    guard()
+    return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)

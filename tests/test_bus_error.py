@@ -28,21 +28,25 @@ print("read", view[len(view) - 1], flush=True)
 """
 
 
-def _run(tmp_path, before: str) -> subprocess.CompletedProcess[str]:
+def _cut_script(tmp_path) -> str:
+    """A 256 KiB file (64 pages) in tmp_path, and the script that maps it, cuts it and reads past the cut."""
     path = tmp_path / "trace.bin"
-    path.write_bytes(bytes(range(256)) * 1024)  # 256 KiB: 64 pages
-    script = textwrap.dedent(before) + _CUT_UNDER_A_MAPPING.format(path=str(path))
+    path.write_bytes(bytes(range(256)) * 1024)
+    return _CUT_UNDER_A_MAPPING.format(path=str(path))
+
+
+def _run(script: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
 
 
 def test_a_library_caller_keeps_the_default_action(tmp_path):
-    done = _run(tmp_path, "import orchlog.cli\n")  # imported, but this process is not the command's
+    done = _run("import orchlog.cli\n" + _cut_script(tmp_path))  # imported, but this process is not the command's
     assert done.returncode == -signal.SIGBUS, done.stderr[-2000:]
     assert "read" not in done.stdout
 
 
 def test_a_declared_process_reports_the_cut_in_one_line_and_exits_2(tmp_path):
-    done = _run(tmp_path, "from orchlog import bus_error\nbus_error.exit_with()\n")
+    done = _run("from orchlog import bus_error\nbus_error.exit_with()\n" + _cut_script(tmp_path))
     assert done.returncode == 2, f"signal {-done.returncode}: {done.stderr[-2000:]}"
     assert done.stderr == bus_error.LINE + "\n"
     assert done.stdout == ""
@@ -50,9 +54,7 @@ def test_a_declared_process_reports_the_cut_in_one_line_and_exits_2(tmp_path):
 
 def test_the_orchlog_process_declares_itself(tmp_path):
     """`orchlog.cli.run`, the console script's entry, installs the answer before its command runs."""
-    path = tmp_path / "trace.bin"
-    path.write_bytes(bytes(range(256)) * 1024)
-    command = textwrap.dedent(_CUT_UNDER_A_MAPPING.format(path=str(path)))
+    command = _cut_script(tmp_path)
     script = textwrap.dedent(
         f"""
         import orchlog.cli
@@ -63,12 +65,12 @@ def test_the_orchlog_process_declares_itself(tmp_path):
         orchlog.cli.run()
         """
     )
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    done = _run(script)
     assert done.returncode == 2, f"signal {-done.returncode}: {done.stderr[-2000:]}"
     assert done.stderr == bus_error.LINE + "\n"
 
 
 def test_a_longer_line_is_cut_to_a_kibibyte(tmp_path):
-    done = _run(tmp_path, f"from orchlog import bus_error\nbus_error.exit_with({'x' * 5000!r})\n")
+    done = _run(f"from orchlog import bus_error\nbus_error.exit_with({'x' * 5000!r})\n" + _cut_script(tmp_path))
     assert done.returncode == 2
     assert done.stderr == "x" * 1023 + "\n"

@@ -120,9 +120,8 @@ def open_safetensors(files: list[Path], label: str) -> WeightSource:
         if start == stop:
             return np.zeros(tensors[name].shape, dtype=np.float32)
         if path not in maps:
-            bus_error.guard()
             with open_regular(path) as f:
-                maps[path] = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                maps[path] = bus_error.map_whole(f)
         if stop > len(maps[path]):
             raise OrchlogError(f"{path}: tensor {name!r} runs past the end of the file (was it cut since?)")
         flat = np.frombuffer(

@@ -119,8 +119,7 @@ def check_gguf(path: Path) -> None:
         size = os.fstat(f.fileno()).st_size
         if size < 24:
             raise OrchlogError("too short for a GGUF header")
-        bus_error.guard()
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        with bus_error.map_whole(f) as data:
             _check(data)
 
 

@@ -27,7 +27,6 @@ import base64
 import binascii
 import io
 import math
-import mmap
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -181,9 +180,8 @@ def _document(trace: Trace) -> Any:
         with open_binary(path) as f:
             buf: Any = f.read()
     else:
-        bus_error.guard()
         with open_file(path) as f:
-            buf = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if (trace.size or 0) > 0 else b""
+            buf = bus_error.map_whole(f) if (trace.size or 0) > 0 else b""
     return parse(buf)
 
 
