@@ -9,7 +9,7 @@ schema, so -1 is never a real value.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -349,3 +349,25 @@ class RecordBatch(RecordColumns):
             order=ints(lambda r: r.order),
             loader=_objects(r.loader for r in records),
         )
+
+
+def coalesced(batches: Iterable[RecordBatch], rows: int, values: int) -> Iterator[RecordBatch]:
+    """Consecutive small batches as one of up to `rows` records and `values` leading values. A directory
+    that holds a file per tensor (SGLang's dumper, msprobe) gives a batch per record, and every batch
+    costs a consumer a round (the walk's is milliseconds). A batch that holds tensor bytes in memory
+    passes as it came, after what was held: merging it would keep its read window alive longer."""
+    held: list[RecordBatch] = []
+    held_rows = held_values = 0
+    for batch in batches:
+        in_memory = batch.data_len is not None and bool((batch.data_len >= 0).any())
+        if held and (in_memory or held_rows + len(batch) > rows or held_values + len(batch.values) > values):
+            yield RecordBatch.concat(held)
+            held, held_rows, held_values = [], 0, 0
+        if in_memory or len(batch) >= rows:
+            yield batch
+            continue
+        held.append(batch)
+        held_rows += len(batch)
+        held_values += len(batch.values)
+    if held:
+        yield RecordBatch.concat(held)

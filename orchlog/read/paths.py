@@ -9,9 +9,9 @@ from pathlib import Path
 
 from orchlog.errors import OrchlogError
 from orchlog.read import formats
-from orchlog.read.batch import RecordBatch
+from orchlog.read.batch import RecordBatch, coalesced
 from orchlog.read.files import regular_files
-from orchlog.read.trace import Diagnostic, Location, Trace, TraceRecord
+from orchlog.read.trace import BATCH_VALUES, Diagnostic, Location, Trace, TraceRecord
 
 
 def open_trace(path: str | os.PathLike[str]) -> Trace:
@@ -78,6 +78,10 @@ def _open_directory(root: Path) -> Trace:
     members, strays = directory_members(root)
 
     def batches(trace: Trace, rows: int, tensors: bool) -> Iterator[RecordBatch]:
+        # A file per tensor gives a batch per record: handed on as batches of `rows`.
+        return coalesced(members_batches(trace, rows, tensors), rows, BATCH_VALUES)
+
+    def members_batches(trace: Trace, rows: int, tensors: bool) -> Iterator[RecordBatch]:
         done = 0
         for m in members:
             for batch in m.batches(rows=rows, tensors=tensors):

@@ -22,8 +22,9 @@ from orchlog.read.writers import live_writers
 __all__ = ["Diagnostic", "Location", "Trace", "TraceRecord", "identity"]
 
 
-# Records a batch holds unless its reader is asked for fewer.
+# Records a batch holds unless its reader is asked for fewer, and the leading values it holds at most.
 BATCH_ROWS = 4096
+BATCH_VALUES = 1 << 22
 
 
 class Trace:
@@ -83,7 +84,9 @@ class Trace:
             order += 1
             yield rec
 
-    def batches(self, rows: int = BATCH_ROWS, values: int = 1 << 22, tensors: bool = True) -> Iterator[RecordBatch]:
+    def batches(
+        self, rows: int = BATCH_ROWS, values: int = BATCH_VALUES, tensors: bool = True
+    ) -> Iterator[RecordBatch]:
         """The records as RecordBatches; when the format yields records, a batch ends at
         `rows` records or `values` inline values, whichever comes first. A format that reads batches
         itself takes `rows` as a hint (the binary stream's first batch then reads no more than it needs).

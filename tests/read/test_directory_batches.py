@@ -1,0 +1,53 @@
+"""A directory holding a file per tensor (SGLang's dumper, msprobe) reads as batches of many records.
+
+Each file gave a batch of its own, and every batch cost the walk a round: a compare of an 82-file SGLang
+dump took 0.56 s, 0.17 s with its records read as one batch. Batches holding tensor bytes in memory (a
+binary stream's small records) still pass as they came: merged, they would keep their read windows alive.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from orchlog.read.batch import RecordBatch, coalesced
+from orchlog.read.paths import open_trace
+from orchlog.read.records import TraceRecord
+from tests.tracegen import record, write_frames, write_jsonl
+
+
+def _file_per_record(root, n, write=write_jsonl, suffix="jsonl"):
+    for k in range(n):
+        write(root / f"t{k:03d}.{suffix}", [record(f"layer.{k}", np.full(4, k, np.float32), token_idx=k)])
+    return root
+
+
+def test_a_file_per_record_reads_as_batches_of_the_rows_asked_for(tmp_path):
+    root = _file_per_record(tmp_path, 50)
+    assert [len(b) for b in open_trace(root).batches()] == [50]
+    batches = list(open_trace(root).batches(rows=16))
+    assert [len(b) for b in batches] == [16, 16, 16, 2]
+    tokens = np.concatenate([b.token_idx for b in batches])
+    assert tokens.tolist() == list(range(50))  # name order, every record once
+    assert np.concatenate([b.order for b in batches]).tolist() == list(range(50))
+
+
+def test_a_batch_of_one_row_is_what_a_caller_asking_for_one_gets(tmp_path):
+    root = _file_per_record(tmp_path, 5)
+    assert [len(b) for b in open_trace(root).batches(rows=1)] == [1] * 5
+
+
+def test_records_with_their_tensor_bytes_in_memory_are_not_merged(tmp_path):
+    root = _file_per_record(tmp_path, 6, write=write_frames, suffix="bin")
+    batches = list(open_trace(root).batches())
+    assert all(b.data_len is not None and (b.data_len >= 0).all() for b in batches)
+    assert [len(b) for b in batches] == [1] * 6
+    assert [b.tensor_of(0)[0] for b in batches] == [0, 1, 2, 3, 4, 5]
+
+
+def test_merging_stops_at_the_leading_values_bound_and_keeps_the_order():
+    batches = [
+        RecordBatch.from_records([TraceRecord(checkpoint=f"c{k}", token_idx=k, values=np.ones(3))]) for k in range(5)
+    ]
+    merged = list(coalesced(batches, rows=100, values=7))
+    assert [len(b) for b in merged] == [2, 2, 1]
+    assert np.concatenate([b.token_idx for b in merged]).tolist() == [0, 1, 2, 3, 4]
