@@ -23,14 +23,15 @@ _line: str | None = None
 _installed = False
 
 LINE = (
-    "orchlog: error: a file was cut shorter by another process while orchlog read it (a trace being "
+    "orchlog: error: {path} was cut shorter by another process while orchlog read it (a trace being "
     "rewritten?): run again once nothing is writing to it"
 )
+UNNAMED = "a file"  # in place of {path} where the file cannot be named
 
 
 def exit_with(line: str = LINE) -> None:
-    """Declare this process orchlog's own: once a file is mapped, a read past its cut end prints `line` and
-    exits with status 2."""
+    """Declare this process orchlog's own: once a file is mapped, a read past its cut end prints `line`, its
+    `{path}` the file's path (or "a file" where /proc/self/maps does not name it), and exits with status 2."""
     global _line
     _line = line
 
@@ -45,7 +46,7 @@ def guard() -> None:
     try:
         from orchlog import _kernels
 
-        _kernels.exit_on_bus_error(_line)
+        _kernels.exit_on_bus_error(_line.replace("{path}", UNNAMED), _line)
     except (ImportError, OSError):  # no handler then: the read goes on, and so does the default action
         pass
 

@@ -25,8 +25,9 @@
 //   map_window(fd, offset, length)
 //                               a read-only window of a file, mapped; unmapped on a
 //                               thread of its own once nothing refers to it
-//   exit_on_bus_error(line)     the `orchlog` command's one-line error and exit 2
-//                               when a mapped file is cut shorter under it
+//   exit_on_bus_error(line, named)
+//                               the `orchlog` command's one-line error, naming the
+//                               file, and exit 2 when a mapped file is cut shorter
 //   crc32c(buf, crc=0)          CRC-32C of a buffer (binary frames' checksum)
 //   is_none(column)             which elements of a 1-D object array are None
 //
@@ -61,8 +62,9 @@ PYBIND11_MODULE(_kernels, m) {
       "The vector width the kernels run at: the CPU's widest within ORCHLOG_ISA.");
   m.def("is_none", &is_none, py::arg("column"));
   m.def("map_window", &map_window, py::arg("fd"), py::arg("offset"), py::arg("length"));
-  m.def("exit_on_bus_error", &exit_on_bus_error, py::arg("line"),
-        "From now on, a read of a mapped page past its file's end prints `line` and exits with status 2.");
+  m.def("exit_on_bus_error", &exit_on_bus_error, py::arg("line"), py::arg("named") = "",
+        "From now on, a read of a mapped page past its file's end prints a line and exits with status 2: "
+        "`named` with its {path} replaced by the file's path where it can be found, else `line`.");
   m.def(
       "unmapped", [] { Unmapper::drain(); }, py::call_guard<py::gil_scoped_release>(),
       "Wait until every window dropped so far is unmapped.");
