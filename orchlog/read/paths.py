@@ -28,6 +28,15 @@ def open_trace(path: str | os.PathLike[str]) -> Trace:
     return formats.detect(p).open(p)
 
 
+def open_first(path: str | os.PathLike[str]) -> Trace:
+    """What a look at a trace's start reads: the file itself, or a directory's first trace file (the
+    records of many files would be gathered into its first batch)."""
+    p = Path(path)
+    if p.is_dir():
+        return directory_members(p)[0][0]
+    return open_trace(p)
+
+
 def directory_members(root: Path) -> tuple[list[Trace], list[Diagnostic]]:
     """The trace files of a directory, opened, in the order a directory trace reads them, and what is
     said about every other file there (why it is not read)."""
@@ -78,20 +87,7 @@ def _open_directory(root: Path) -> Trace:
     members, strays = directory_members(root)
 
     def batches(trace: Trace, rows: int, tensors: bool) -> Iterator[RecordBatch]:
-        # A file per tensor gives a batch per record: handed on as batches of `rows`.
-        return coalesced(members_batches(trace, rows, tensors), rows, BATCH_VALUES)
-
-    def members_batches(trace: Trace, rows: int, tensors: bool) -> Iterator[RecordBatch]:
-        done = 0
-        for m in members:
-            for batch in m.batches(rows=rows, tensors=tensors):
-                trace.bytes_read = done + m.bytes_read
-                yield batch
-            done += m.size or 0
-            trace.bytes_read = done
-            # A tool that writes a file per tensor (SGLang's dumper) gives each the same header: kept once.
-            trace.headers.extend(h for h in m.headers if "tool" not in h or h not in trace.headers)
-            trace.diagnostics.extend(m.diagnostics)
+        return coalesced(_members_batches(trace, members, rows, tensors), rows, BATCH_VALUES)
 
     kinds = sorted({m.format for m in members})
     trace = Trace(str(root), "+".join(kinds), batches=batches, size=sum(m.size or 0 for m in members))
@@ -99,6 +95,37 @@ def _open_directory(root: Path) -> Trace:
     trace.default_key = keys.pop() if len(keys) == 1 else None
     trace.diagnostics.extend(strays)
     return trace
+
+
+def _members_batches(trace: Trace, members: list[Trace], rows: int, tensors: bool) -> Iterator[RecordBatch]:
+    """The members' batches in turn. A tool that writes a file per tensor (SGLang's dumper, msprobe) gives a
+    record or a batch per file, and a batch costs each of its consumers a round: the records of consecutive
+    files are gathered into batches of `rows` (and the caller merges small batches, `coalesced`)."""
+    done = values = 0
+    held: list[TraceRecord] = []
+    for m in members:
+        if m.reads_records:
+            for rec in m:
+                held.append(rec)
+                values += 0 if rec.values is None else len(rec.values)
+                if len(held) >= rows or values >= BATCH_VALUES:
+                    trace.bytes_read = done + m.bytes_read
+                    yield RecordBatch.from_records(held)
+                    held, values = [], 0
+        else:
+            if held:
+                yield RecordBatch.from_records(held)
+                held, values = [], 0
+            for batch in m.batches(rows=rows, tensors=tensors):
+                trace.bytes_read = done + m.bytes_read
+                yield batch
+        done += m.size or 0
+        trace.bytes_read = done
+        # A tool that writes a file per tensor (SGLang's dumper) gives each the same header: kept once.
+        trace.headers.extend(h for h in m.headers if "tool" not in h or h not in trace.headers)
+        trace.diagnostics.extend(m.diagnostics)
+    if held:
+        yield RecordBatch.from_records(held)
 
 
 __all__ = ["open_trace", "Trace", "TraceRecord"]

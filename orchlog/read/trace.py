@@ -66,6 +66,11 @@ class Trace:
         lock, orchlog/read/writers.py): what is read of those is the part written so far."""
         return live_writers(self.path)
 
+    @property
+    def reads_records(self) -> bool:
+        """Whether the format yields records (not batches): a batch of them is made by the caller's measure."""
+        return self._batches is None
+
     def report(self, location: Location, message: str, fatal: bool = False) -> None:
         self.diagnostics.append(Diagnostic(location, message, fatal))
 

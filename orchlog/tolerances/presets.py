@@ -16,7 +16,7 @@ import functools
 import os
 
 from orchlog.errors import OrchlogError
-from orchlog.read.paths import open_trace
+from orchlog.read.paths import open_first
 from orchlog.read.trace import Trace
 
 # Weight types from finest to coarsest, each with the preset that grades it (None: the default is right).
@@ -42,8 +42,8 @@ PEEK_ROWS = 512  # records of a trace's start read to learn its weight types
 
 
 def weight_types(trace: Trace) -> set[str]:
-    """The weight types the first records of a trace name (meta `weight_type`); read afresh, from its start
-    (once per file as it is: the walk and the finish both ask)."""
+    """The weight types the first records of a trace name (meta `weight_type`; a directory's: its first
+    file's); read afresh, from its start (once per file as it is: the walk and the finish both ask)."""
     try:
         stat = os.stat(trace.path)
     except (OSError, TypeError, ValueError):
@@ -54,7 +54,7 @@ def weight_types(trace: Trace) -> set[str]:
 @functools.lru_cache(maxsize=16)
 def _weight_types(path: str, _mtime: int, _size: int) -> frozenset[str]:
     try:
-        batch = next(open_trace(path).batches(rows=PEEK_ROWS), None)
+        batch = next(open_first(path).batches(rows=PEEK_ROWS), None)
     except (OSError, ValueError, OrchlogError):
         return frozenset()
     if batch is None:
