@@ -13,6 +13,7 @@ import io
 import json
 import math
 import re
+import sys
 import zlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -83,7 +84,8 @@ def _by_priority() -> Iterator[Format]:
     when no format of a lower priority is left to ask."""
     asked: set[str] = set()
     for k, (_, module) in enumerate(_MODULES):
-        importlib.import_module(module)
+        if module not in sys.modules:  # import_module's own check costs more: a directory sniffs every file
+            importlib.import_module(module)
         below = _MODULES[k + 1][0] if k + 1 < len(_MODULES) else math.inf
         for fmt in list(_FORMATS):
             if fmt.priority < below and fmt.name not in asked:
