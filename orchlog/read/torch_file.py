@@ -79,6 +79,16 @@ class Storage:
 
 
 @record(frozen=True)
+class StoredMember:
+    """Where a stored member's bytes are in its archive, as its central directory says: read again without
+    parsing the directory (a tool that writes a file per tensor would pay that twice a tensor)."""
+
+    header_offset: int  # of its local header
+    size: int
+    crc: int
+
+
+@record(frozen=True)
 class TensorRef:
     """A tensor of a torch.save file, not yet read: `load()` gives its bytes, C-contiguous, little-endian."""
 
@@ -89,6 +99,7 @@ class TensorRef:
     stride: tuple[int, ...]
     offset: int  # in elements of the storage
     stored_dtype: str  # as stored (i16 is handed over as i32)
+    stored: StoredMember | None = None  # None: found through the archive's directory when loaded
 
     @property
     def numel(self) -> int:
@@ -104,14 +115,7 @@ class TensorRef:
     def load(self) -> bytes:
         """The tensor's bytes; OSError when the archive no longer gives them (damaged, changed, gone)."""
         size = 2 if self.stored_dtype == "i16" else DTYPE_SIZES[self.stored_dtype]
-        try:
-            with zipfile.ZipFile(self.path) as zf:
-                info = zf.getinfo(self.member)
-                _check_member(info)
-                with zf.open(info) as f:
-                    raw = f.read(info.file_size)
-        except ZIP_ERRORS as exc:
-            raise OSError(f"{self.member}: damaged zip archive ({type(exc).__name__}: {exc})") from None
+        raw = self._raw()
         need = (self.offset + _extent(self.shape, self.stride)) * size
         if len(raw) < need:
             raise OSError(f"{self.member} holds {len(raw)} bytes, the tensor needs {need}")
@@ -126,6 +130,19 @@ class TensorRef:
         if self.stored_dtype == "i16":
             out = out.astype("<i4")
         return out.tobytes()
+
+    def _raw(self) -> bytes:
+        """The storage's bytes, checked against the CRC-32 the archive gives them."""
+        try:
+            if self.stored is not None and (raw := _read_stored(self.path, self.member, self.stored)) is not None:
+                return raw
+            with zipfile.ZipFile(self.path) as zf:
+                info = zf.getinfo(self.member)
+                _check_member(info)
+                with zf.open(info) as f:
+                    return f.read(info.file_size)
+        except ZIP_ERRORS as exc:
+            raise OSError(f"{self.member}: damaged zip archive ({type(exc).__name__}: {exc})") from None
 
     def array(self) -> np.ndarray:
         flat = dtypes.from_bytes(self.load(), self.dtype)
@@ -144,6 +161,30 @@ def _extent(shape: tuple[int, ...], stride: tuple[int, ...]) -> int:
 def _check_member(info: zipfile.ZipInfo) -> None:
     if info.compress_type != zipfile.ZIP_STORED:
         raise UnsafePickle(f"{info.filename} is compressed; torch.save stores its members uncompressed")
+
+
+_LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, then the name's and the extra field's lengths
+
+
+def _read_stored(path: str, member: str, stored: StoredMember) -> bytes | None:
+    """A stored member's bytes, read where the directory placed them, with the checks zipfile makes: every
+    byte present (EOFError), the CRC-32 (BadZipFile). None where no local header names the member there
+    (the archive changed since, or names it in another encoding): the caller asks zipfile."""
+    with open(path, "rb") as f:
+        f.seek(stored.header_offset)
+        head = f.read(_LOCAL_HEADER.size)
+        if len(head) < _LOCAL_HEADER.size:
+            return None
+        signature, name_len, extra_len = _LOCAL_HEADER.unpack(head)
+        if signature != b"PK\x03\x04" or f.read(name_len) != member.encode():
+            return None
+        f.seek(extra_len, 1)
+        raw = f.read(stored.size)
+    if len(raw) < stored.size:
+        raise EOFError(f"the archive ends {stored.size - len(raw)} bytes into {member!r}")
+    if zlib.crc32(raw) != stored.crc:
+        raise zipfile.BadZipFile(f"Bad CRC-32 for file {member!r}")
+    return raw
 
 
 class _Global:
@@ -184,9 +225,9 @@ def _allowed_global(module: str, name: str) -> _Global:
 class _Reader:
     """The opcode walk over one data.pkl (protocols 2 to 5, as torch.save writes them)."""
 
-    def __init__(self, data: bytes, path: str, prefix: str, sizes: dict[str, int]) -> None:
+    def __init__(self, data: bytes, path: str, prefix: str, members: dict[str, StoredMember]) -> None:
         self.data, self.pos = data, 0
-        self.path, self.prefix, self.sizes = path, prefix, sizes
+        self.path, self.prefix, self.members = path, prefix, members
         self.stack: list[Any] = []
         self.marks: list[int] = []
         self.memo: dict[int, Any] = {}
@@ -260,11 +301,13 @@ class _Reader:
             raise UnsafePickle("a storage's key or length is malformed")
         dtype, size = STORAGES[kind]
         member = f"{self.prefix}data/{key}"
-        have = self.sizes.get(member)
+        have = self.members.get(member)
         if have is None:
             raise UnsafePickle(f"storage {key!r} is not in the archive")
-        if numel * size > have:
-            raise UnsafePickle(f"storage {key!r} declares {numel} elements of {size} bytes, the archive holds {have}")
+        if numel * size > have.size:
+            raise UnsafePickle(
+                f"storage {key!r} declares {numel} elements of {size} bytes, the archive holds {have.size}"
+            )
         return Storage(dtype, key, numel)
 
     def call(self, fn: Any, args: Any) -> Any:
@@ -308,7 +351,7 @@ class _Reader:
             )
         dtype = "i32" if storage.dtype == "i16" else storage.dtype
         member = f"{self.prefix}data/{storage.key}"
-        return TensorRef(self.path, member, dtype, shape, stride, offset, storage.dtype)
+        return TensorRef(self.path, member, dtype, shape, stride, offset, storage.dtype, self.members[member])
 
 
 def _int(v: Any) -> bool:
@@ -574,9 +617,13 @@ def read_torch_file(path: Path) -> Any:
                 raise UnsafePickle("the archive's tensors are big-endian; orchlog reads little-endian torch files")
             _check_member(pkl[0])
             data = zf.read(pkl[0])
-            sizes = {i.filename: i.file_size for i in infos if i.compress_type == zipfile.ZIP_STORED}
+            members = {
+                i.filename: StoredMember(i.header_offset, i.file_size, i.CRC)
+                for i in infos
+                if i.compress_type == zipfile.ZIP_STORED
+            }
     except ZIP_ERRORS as exc:
         raise OSError(f"damaged zip archive ({type(exc).__name__}: {exc})") from None
-    value = _Reader(data, str(path), prefix, sizes).run()
+    value = _Reader(data, str(path), prefix, members).run()
     _depth_ok(value)
     return value
