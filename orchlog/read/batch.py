@@ -352,10 +352,10 @@ class RecordBatch(RecordColumns):
 
 
 def coalesced(batches: Iterable[RecordBatch], rows: int, values: int) -> Iterator[RecordBatch]:
-    """Consecutive small batches as one of up to `rows` records and `values` leading values. A directory
-    that holds a file per tensor (SGLang's dumper, msprobe) gives a batch per record, and every batch
-    costs a consumer a round (the walk's is milliseconds). A batch that holds tensor bytes in memory
-    passes as it came, after what was held: merging it would keep its read window alive longer."""
+    """Consecutive small batches as one of up to `rows` records and `values` leading values: a directory of
+    many small trace files gives a batch per file, and every batch costs a consumer a round (the walk's
+    is milliseconds). A batch that holds tensor bytes in memory passes as it came, after what was held:
+    merging it would keep its read window alive longer."""
     held: list[RecordBatch] = []
     held_rows = held_values = 0
     for batch in batches:

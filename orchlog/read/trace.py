@@ -68,7 +68,7 @@ class Trace:
 
     @property
     def reads_records(self) -> bool:
-        """Whether the format yields records (not batches): a batch of them is made by the caller's measure."""
+        """Whether the format yields records rather than batches (`batches()` then gathers them)."""
         return self._batches is None
 
     def report(self, location: Location, message: str, fatal: bool = False) -> None:

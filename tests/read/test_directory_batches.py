@@ -1,11 +1,15 @@
 """A directory holding a file per tensor (SGLang's dumper, msprobe) reads as batches of many records.
 
 Each file gave a batch of its own, and every batch cost the walk a round: a compare of an 82-file SGLang
-dump took 0.56 s, 0.17 s with its records read as one batch. Batches holding tensor bytes in memory (a
-binary stream's small records) still pass as they came: merged, they would keep their read windows alive.
+dump took 0.56 s, 0.17 s with its records read as one batch. The records of files read record by record
+(torch files) are gathered into batches; the small batches of other files are merged. Batches holding
+tensor bytes in memory (a binary stream's small records) pass as they came: merged, they would keep
+their read windows alive.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 
@@ -13,6 +17,8 @@ from orchlog.read.batch import RecordBatch, coalesced
 from orchlog.read.paths import open_trace
 from orchlog.read.records import TraceRecord
 from tests.tracegen import record, write_frames, write_jsonl
+
+SGLANG = Path(__file__).parent / "data" / "tools" / "sglang-clean"
 
 
 def _file_per_record(root, n, write=write_jsonl, suffix="jsonl"):
@@ -29,6 +35,13 @@ def test_a_file_per_record_reads_as_batches_of_the_rows_asked_for(tmp_path):
     tokens = np.concatenate([b.token_idx for b in batches])
     assert tokens.tolist() == list(range(50))  # name order, every record once
     assert np.concatenate([b.order for b in batches]).tolist() == list(range(50))
+
+
+def test_an_sglang_dump_of_a_file_per_tensor_reads_as_one_batch():
+    batches = list(open_trace(SGLANG).batches())
+    assert [len(b) for b in batches] == [82]
+    assert len(set(batches[0].path.tolist())) == 82  # each record still says its own file
+    assert [len(b) for b in open_trace(SGLANG).batches(rows=32)] == [32, 32, 18]
 
 
 def test_a_batch_of_one_row_is_what_a_caller_asking_for_one_gets(tmp_path):
