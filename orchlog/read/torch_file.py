@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from orchlog.encoding import dtypes
+from orchlog.read.files import open_file
 from orchlog.records import record
 from orchlog.schema_gen import DTYPE_NUMPY, DTYPE_SIZES
 
@@ -136,11 +137,11 @@ class TensorRef:
         try:
             if self.stored is not None and (raw := _read_stored(self.path, self.member, self.stored)) is not None:
                 return raw
-            with zipfile.ZipFile(self.path) as zf:
+            with open_file(Path(self.path)) as f, zipfile.ZipFile(f) as zf:
                 info = zf.getinfo(self.member)
                 _check_member(info)
-                with zf.open(info) as f:
-                    return f.read(info.file_size)
+                with zf.open(info) as member:
+                    return member.read(info.file_size)
         except ZIP_ERRORS as exc:
             raise OSError(f"{self.member}: damaged zip archive ({type(exc).__name__}: {exc})") from None
 
@@ -170,7 +171,7 @@ def _read_stored(path: str, member: str, stored: StoredMember) -> bytes | None:
     """A stored member's bytes, read where the directory placed them, with the checks zipfile makes: every
     byte present (EOFError), the CRC-32 (BadZipFile). None where no local header names the member there
     (the archive changed since, or names it in another encoding): the caller asks zipfile."""
-    with open(path, "rb") as f:
+    with open_file(Path(path)) as f:
         f.seek(stored.header_offset)
         head = f.read(_LOCAL_HEADER.size)
         if len(head) < _LOCAL_HEADER.size:
@@ -622,7 +623,7 @@ def read_torch_file(path: Path) -> Any:
     """The object a torch.save file holds, with TensorRefs for its tensors; UnsafePickle (a ValueError)
     when it holds anything else, OSError when the archive cannot be read."""
     try:
-        with zipfile.ZipFile(path) as zf:
+        with open_file(path) as f, zipfile.ZipFile(f) as zf:
             infos = zf.infolist()
             pkl = [i for i in infos if i.filename.endswith("/data.pkl") and i.filename.count("/") == 1]
             if len(pkl) != 1:

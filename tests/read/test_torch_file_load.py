@@ -6,6 +6,7 @@ so, never other bytes."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 import torch
@@ -52,3 +53,13 @@ def test_a_file_rewritten_since_it_was_read_is_read_through_its_new_directory(tm
     torch.save({"first": torch.zeros(64), "x": torch.full((256,), 7.0)}, ref.path)
     with pytest.raises(OSError, match="holds 256 bytes, the tensor needs 1024"):
         ref.load()
+
+
+def test_a_file_swapped_for_a_fifo_is_refused_not_waited_on(tmp_path):
+    ref, _ = _ref(tmp_path, torch.arange(16, dtype=torch.float32))
+    os.remove(ref.path)
+    os.mkfifo(ref.path)  # no writer: an open for reading that blocks would wait for ever
+    with pytest.raises(OSError, match="not a regular file"):
+        ref.load()
+    with pytest.raises(OSError, match="not a regular file"):
+        read_torch_file(Path(ref.path))
