@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from orchlog.read.batch import RecordBatch, coalesced
 from orchlog.read.paths import open_trace
@@ -65,3 +67,27 @@ def test_merging_stops_at_the_leading_values_bound_and_keeps_the_order():
     merged = list(coalesced(batches, rows=100, values=7))
     assert [len(b) for b in merged] == [2, 2, 1]
     assert np.concatenate([b.token_idx for b in merged]).tolist() == [0, 1, 2, 3, 4]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 9), st.booleans()), max_size=30), st.integers(1, 12))
+def test_merged_batches_hold_every_record_once_in_order_and_none_too_many(shapes, rows):
+    """Random runs of batches, some holding tensor bytes in memory: what comes out is the same records in
+    the same order; merged batches stay within `rows`; a batch in memory passes as it came."""
+    batches, token = [], 0
+    for size, in_memory in shapes:
+        recs = [TraceRecord(checkpoint="c", token_idx=token + k) for k in range(size)]
+        batch = RecordBatch.from_records(recs)
+        if in_memory:
+            assert batch.data_len is not None
+            batch.data_len[:] = 4
+        batches.append(batch)
+        token += size
+    out = list(coalesced(batches, rows=rows, values=1 << 20))
+    tokens = [t for b in out for t in b.token_idx.tolist()]
+    assert tokens == list(range(token))
+    passed_whole = {id(b) for b in batches if b.data_len is not None and (b.data_len >= 0).any() or len(b) >= rows}
+    for b in out:
+        assert id(b) in passed_whole or len(b) <= rows
+    in_memory = [b for b in batches if b.data_len is not None and (b.data_len >= 0).any()]
+    assert all(any(o is b for o in out) for b in in_memory)
