@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import fnmatch
+import itertools
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from orchlog.errors import OrchlogError
 from orchlog.read import formats
 from orchlog.read.batch import RecordBatch, coalesced
 from orchlog.read.files import regular_files
-from orchlog.read.trace import BATCH_VALUES, Diagnostic, Location, Trace, TraceRecord
+from orchlog.read.trace import BATCH_VALUES, Diagnostic, Location, Trace, TraceRecord, chunks
 
 
 def open_trace(path: str | os.PathLike[str]) -> Trace:
@@ -100,32 +101,32 @@ def _open_directory(root: Path) -> Trace:
 def _members_batches(trace: Trace, members: list[Trace], rows: int, tensors: bool) -> Iterator[RecordBatch]:
     """The members' batches in turn. A tool that writes a file per tensor (SGLang's dumper, msprobe) gives a
     record or a batch per file, and a batch costs each of its consumers a round: the records of consecutive
-    files are gathered into batches of `rows` (and the caller merges small batches, `coalesced`)."""
-    done = values = 0
-    held: list[TraceRecord] = []
-    for m in members:
-        if m.reads_records:
-            for rec in m:
-                held.append(rec)
-                values += 0 if rec.values is None else len(rec.values)
-                if len(held) >= rows or values >= BATCH_VALUES:
-                    trace.bytes_read = done + m.bytes_read
-                    yield RecordBatch.from_records(held)
-                    held, values = [], 0
-        else:
-            if held:
-                yield RecordBatch.from_records(held)
-                held, values = [], 0
-            for batch in m.batches(rows=rows, tensors=tensors):
-                trace.bytes_read = done + m.bytes_read
-                yield batch
-        done += m.size or 0
-        trace.bytes_read = done
+    files read record by record are chunked together as one file's would be (the caller merges small
+    batches, `coalesced`)."""
+    read = 0
+
+    def finished(m: Trace) -> None:
+        nonlocal read
+        read += m.size or 0
+        trace.bytes_read = read
         # A tool that writes a file per tensor (SGLang's dumper) gives each the same header: kept once.
         trace.headers.extend(h for h in m.headers if "tool" not in h or h not in trace.headers)
         trace.diagnostics.extend(m.diagnostics)
-    if held:
-        yield RecordBatch.from_records(held)
+
+    def records(run: Iterable[Trace]) -> Iterator[TraceRecord]:
+        for m in run:
+            yield from m
+            finished(m)
+
+    for by_records, run in itertools.groupby(members, key=lambda m: m.reads_records):
+        if by_records:
+            yield from (RecordBatch.from_records(chunk) for chunk in chunks(records(run), rows, BATCH_VALUES))
+            continue
+        for m in run:
+            for batch in m.batches(rows=rows, tensors=tensors):
+                trace.bytes_read = read + m.bytes_read
+                yield batch
+            finished(m)
 
 
 __all__ = ["open_trace", "Trace", "TraceRecord"]

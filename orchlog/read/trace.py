@@ -100,8 +100,8 @@ class Trace:
         if self._batches is not None:
             source: Iterator[RecordBatch] = self._batches(self, rows, tensors)
         else:
-            chunks = _chunks(self._records(self), rows, values)  # type: ignore[misc]
-            source = (RecordBatch.from_records(chunk) for chunk in chunks)
+            parts = chunks(self._records(self), rows, values)  # type: ignore[misc]
+            source = (RecordBatch.from_records(chunk) for chunk in parts)
         order = 0
         for batch in self._guarded(source):
             if len(batch):
@@ -132,7 +132,8 @@ class Trace:
 READER_FAILED = "the reader failed unexpectedly"
 
 
-def _chunks(items: Iterator[TraceRecord], rows: int, values: int) -> Iterator[list[TraceRecord]]:
+def chunks(items: Iterator[TraceRecord], rows: int, values: int) -> Iterator[list[TraceRecord]]:
+    """Records in lists of `rows`, or fewer once they hold `values` leading values."""
     chunk: list[TraceRecord] = []
     held = 0
     for item in items:

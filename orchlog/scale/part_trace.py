@@ -23,7 +23,7 @@ from orchlog.compare.grading.partial import ORDER_BITS, FileTally
 from orchlog.maps.shards import says_layout
 from orchlog.read import formats
 from orchlog.read.batch import NONE, RecordBatch
-from orchlog.read.trace import Trace, _chunks
+from orchlog.read.trace import Trace, chunks
 
 if TYPE_CHECKING:
     import pyarrow.dataset as ds
@@ -87,7 +87,7 @@ class PartTrace(Trace):
         if m.path not in self._rows:
             yield from m.batches(rows, values, tensors)
             return
-        for chunk in _chunks(iter(m), rows, values):
+        for chunk in chunks(iter(m), rows, values):
             batch = RecordBatch.from_records(chunk)
             batch.order = np.array([r.location.row if r.location else NONE for r in chunk], dtype=np.int64)
             yield batch
