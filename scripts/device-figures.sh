@@ -10,11 +10,14 @@
 #   1. the Python extension built with CMake into orchlog/ (no pip: no network; where it does not
 #      build, CARRY/extension/*.so if the carry has them), while
 #      scripts/gpu-check.sh builds and runs the CUDA checks (its log and figures.md to OUT);
-#   2. benchmarks/compare_speed.py rows, 200,000 and 50,000 rows, orchlog with AVX-512 and capped
-#      to AVX2 in the same turns (the issue's "any x86-64 machine with AVX2");
-#   3. (in what is left of BUDGET seconds, 560 by default) benchmarks/ray_scale.py on 8 ranks at RAY_RECORDS rows a side (2,400,000: 21 GB of trace
-#      pair), a two-node local cluster of RAY_CPUS CPUs each, against one process.
-# Every JSON and log lands in OUT (at most 8 files come back from the machine: keep it so).
+#   2. benchmarks/compare_speed.py rows, 200,000 and 50,000 rows (ROWS), orchlog with AVX-512 and
+#      capped to AVX2 in the same turns (the issue's "any x86-64 machine with AVX2"), and `start`
+#      (--help and a 1,000-record compare against `python -c pass`);
+#   3. in what is left of BUDGET seconds (560), benchmarks/ray_scale.py on 8 ranks at RAY_RECORDS
+#      rows a side (2,400,000: a 21 GB trace pair), a two-node local cluster of RAY_CPUS (4) CPUs each,
+#      against one process; the guest's memory before and after.
+# GPU=0 leaves out the CUDA checks, ROWS= the row sizes; RUNS (5) turns each. Every log and JSON lands
+# in OUT: eight files at most, what a call brings back.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: device-figures.sh OUT [CARRY]}
@@ -26,13 +29,16 @@ GPU=${GPU:-1}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 say() { echo "[$(date +%T)] $*" | tee -a "$OUT/steps.log"; }
+# What the guest holds: its memory grows from a small start as it is used, and a trace pair larger than
+# its page cache is read from the virtual disk (docs/scale.md).
+memory() { free -m | awk '/^Mem:/ {print "memory: total " $2 " MiB, used " $3 ", cache " $6 ", available " $7}'; }
 
 site=/tmp/orchlog-site
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target "$site" \
   "$CARRY"/wheels/*.whl || exit 2
 tar xJf "$CARRY/ray.tar.xz" -C "$site" || exit 2
 export PYTHONPATH="$site:$PWD"
-say "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores"
+say "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; $(memory)"
 
 gpu_pid=
 if [ "$GPU" = 1 ]; then
@@ -63,11 +69,15 @@ for rows in ${ROWS-200000 50000}; do
   say "compare speed, $rows rows"
   timeout 180 python3 benchmarks/compare_speed.py rows --records "$rows" --runs "$RUNS" --isa avx512,avx2 \
     --page-cache written --json "$OUT/rows-$rows.json" >>"$OUT/rows.log" 2>&1
-  say "exit $?"
+  say "exit $?; $(memory)"
 done
-
-say "Ray, $RAY_RECORDS rows a side, until ${BUDGET:-560} s into the script"
-timeout "$(( ${BUDGET:-560} - SECONDS ))" python3 benchmarks/ray_scale.py --ranks 8 --records "$RAY_RECORDS" --nodes 2 \
-  --cpus-per-node "$RAY_CPUS" --runs 3 --json "$OUT/ray.json" >"$OUT/ray.log" 2>&1
+say "compare start-up"
+timeout 120 python3 benchmarks/compare_speed.py start --runs "$RUNS" --isa avx512,avx2 --json "$OUT/start.json" \
+  >>"$OUT/rows.log" 2>&1
 say "exit $?"
+
+say "Ray, $RAY_RECORDS rows a side, until ${BUDGET:-560} s into the script; $(memory)"
+timeout "$(( ${BUDGET:-560} - SECONDS ))" python3 benchmarks/ray_scale.py --ranks 8 --records "$RAY_RECORDS" --nodes 2 \
+  --cpus-per-node "$RAY_CPUS" --runs 3 >"$OUT/ray.log" 2>&1 # its figures are the log's last JSON
+say "exit $?; $(memory)"
 tail -5 "$OUT/ray.log"
