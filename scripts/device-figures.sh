@@ -18,6 +18,8 @@
 #      against one process; the guest's memory before and after.
 # GPU=0 leaves out the CUDA checks, ROWS= the row sizes; RUNS (5) turns each. Every log and JSON lands
 # in OUT: eight files at most, what a call brings back.
+# scripts/gpu-check-llama.sh (llama.cpp's CUDA backend, about 220 s) takes a call of its own: its five
+# files and this script's eight are more than one call brings back.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: device-figures.sh OUT [CARRY]}
