@@ -35,6 +35,7 @@ import numpy as np
 
 from orchlog.encoding import dtypes
 from orchlog.read.files import open_file
+from orchlog.read.stored_zip import open_stored
 from orchlog.records import record
 from orchlog.schema_gen import DTYPE_NUMPY, DTYPE_SIZES
 
@@ -623,26 +624,66 @@ def read_torch_file(path: Path) -> Any:
     """The object a torch.save file holds, with TensorRefs for its tensors; UnsafePickle (a ValueError)
     when it holds anything else, OSError when the archive cannot be read."""
     try:
-        with open_file(path) as f, zipfile.ZipFile(f) as zf:
-            infos = zf.infolist()
-            pkl = [i for i in infos if i.filename.endswith("/data.pkl") and i.filename.count("/") == 1]
-            if len(pkl) != 1:
-                raise UnsafePickle("not a torch.save archive: no single {archive}/data.pkl")
-            prefix = pkl[0].filename[: -len("data.pkl")]
-            if pkl[0].file_size > MAX_PICKLE_BYTES:
-                raise UnsafePickle(f"data.pkl declares {pkl[0].file_size} bytes, more than a dump's pickle holds")
-            order = f"{prefix}byteorder"
-            if order in zf.namelist() and zf.read(order)[:16].strip() not in (b"little", b""):
-                raise UnsafePickle("the archive's tensors are big-endian; orchlog reads little-endian torch files")
-            _check_member(pkl[0])
-            data = zf.read(pkl[0])
-            members = {
-                i.filename: StoredMember(i.header_offset, i.file_size, i.CRC)
-                for i in infos
-                if i.compress_type == zipfile.ZIP_STORED
-            }
+        with open_file(path) as f:
+            found = _read_stored_archive(f.fileno())
+            if found is None:  # anything unusual: zipfile reads it, and says what is wrong
+                with zipfile.ZipFile(f) as zf:
+                    found = _read_archive(zf)
     except ZIP_ERRORS as exc:
         raise OSError(f"damaged zip archive ({type(exc).__name__}: {exc})") from None
+    prefix, data, members = found
     value = _Reader(data, str(path), prefix, members).run()
     _depth_ok(value)
     return value
+
+
+_Contents = tuple[str, bytes, dict[str, StoredMember]]  # the pickle's folder, data.pkl, the stored members
+
+
+def _read_archive(zf: zipfile.ZipFile) -> _Contents:
+    infos = zf.infolist()
+    pkl = [i for i in infos if _is_pickle(i.filename)]
+    if len(pkl) != 1:
+        raise UnsafePickle("not a torch.save archive: no single {archive}/data.pkl")
+    prefix = pkl[0].filename[: -len("data.pkl")]
+    if pkl[0].file_size > MAX_PICKLE_BYTES:
+        raise UnsafePickle(f"data.pkl declares {pkl[0].file_size} bytes, more than a dump's pickle holds")
+    order = f"{prefix}byteorder"
+    if order in zf.namelist() and not _little_endian(zf.read(order)):
+        raise UnsafePickle("the archive's tensors are big-endian; orchlog reads little-endian torch files")
+    _check_member(pkl[0])
+    members = {
+        i.filename: StoredMember(i.header_offset, i.file_size, i.CRC)
+        for i in infos
+        if i.compress_type == zipfile.ZIP_STORED
+    }
+    return prefix, zf.read(pkl[0]), members
+
+
+def _read_stored_archive(fd: int) -> _Contents | None:
+    """What _read_archive gives, for an archive laid out as torch.save writes it (stored_zip); None for
+    any other, and for one whose reading would raise (zipfile then raises it)."""
+    archive = open_stored(fd)
+    if archive is None:
+        return None
+    pkl = [e for e in archive.entries if _is_pickle(e.name)]
+    if len(pkl) != 1 or pkl[0].size > MAX_PICKLE_BYTES:
+        return None
+    prefix = pkl[0].name[: -len("data.pkl")]
+    by_name = {e.name: e for e in archive.entries}  # the last of a name, as zipfile's getinfo
+    if (order := by_name.get(f"{prefix}byteorder")) is not None:
+        raw = archive.read(order)
+        if raw is None or not _little_endian(raw):
+            return None
+    data = archive.read(pkl[0])
+    if data is None:
+        return None
+    return prefix, data, {e.name: StoredMember(e.header_offset, e.size, e.crc) for e in archive.entries}
+
+
+def _is_pickle(name: str) -> bool:
+    return name.endswith("/data.pkl") and name.count("/") == 1
+
+
+def _little_endian(byteorder: bytes) -> bool:
+    return byteorder[:16].strip() in (b"little", b"")
