@@ -3,7 +3,8 @@
 A tool that dumps one tensor per file (SGLang's dumper, msprobe) leaves thousands of small archives,
 and `zipfile` spends about as long on each one's directory as the pickle walk spends on its contents:
 a `ZipInfo` per member, a dozen small reads and seeks. This reads the end of the file once, the
-directory from it, and a member's local header and bytes from the same buffer when they lie in it.
+directory from it, and a member's local header and bytes from the same buffer when they lie in it;
+`read_member` reads one member later (a tensor, when it is compared) where that directory placed it.
 
 It is a fast path, not a second zip reader: it answers only for an archive with nothing unusual
 (one disk, no comment, no extra field or comment in the directory, no encryption, stored members whose
@@ -17,7 +18,9 @@ from __future__ import annotations
 
 import os
 import struct
+import zipfile
 import zlib
+from collections.abc import Callable
 
 from orchlog.records import record
 
@@ -56,17 +59,8 @@ class Archive:
 
     def read(self, entry: Entry) -> bytes | None:
         """A member's bytes, or None where its local header or CRC-32 is not what the directory says."""
-        head = self._bytes(entry.header_offset, _LOCAL.size + len(entry.name_bytes))
-        if head is None:
-            return None
-        fields = _LOCAL.unpack_from(head)
-        signature, flags, name_len, extra_len = fields[0], fields[3], fields[10], fields[11]
-        if signature != b"PK\x03\x04" or flags != entry.flags or name_len != len(entry.name_bytes):
-            return None
-        if head[_LOCAL.size :] != entry.name_bytes:
-            return None
-        start = entry.header_offset + _LOCAL.size + name_len + extra_len
-        if start + entry.size > entry.end:
+        start = _data_start(self._bytes, entry.header_offset, entry.name_bytes, entry.flags)
+        if start is None or start + entry.size > entry.end:
             return None
         raw = self._bytes(start, entry.size)
         if raw is None or zlib.crc32(raw) != entry.crc:
@@ -81,6 +75,38 @@ class Archive:
             return self.tail[at : at + n]
         raw = os.pread(self.fd, n, offset)
         return raw if len(raw) == n else None
+
+
+def read_member(fd: int, header_offset: int, name: str, size: int, crc: int) -> bytes | None:
+    """A stored member's bytes, read where a directory read earlier placed them, with the checks zipfile
+    makes: every byte present (EOFError), the CRC-32 (BadZipFile). None where no local header names the
+    member there (the archive changed since, or names it in another encoding): the caller asks zipfile."""
+    start = _data_start(lambda offset, n: os.pread(fd, n, offset), header_offset, name.encode(), None)
+    if start is None:
+        return None
+    raw = os.pread(fd, size, start)
+    if len(raw) < size:
+        raise EOFError(f"the archive ends {size - len(raw)} bytes into {name!r}")
+    if zlib.crc32(raw) != crc:
+        raise zipfile.BadZipFile(f"Bad CRC-32 for file {name!r}")
+    return raw
+
+
+def _data_start(
+    read_at: Callable[[int, int], bytes | None], header_offset: int, name: bytes, flags: int | None
+) -> int | None:
+    """Where a member's bytes start, after its local header; None unless that header is there and names
+    it (with the directory's flags, where given)."""
+    head = read_at(header_offset, _LOCAL.size + len(name))
+    if head is None or len(head) < _LOCAL.size + len(name):
+        return None
+    fields = _LOCAL.unpack_from(head)
+    signature, local_flags, extra_len = fields[0], fields[3], int(fields[11])
+    if signature != b"PK\x03\x04" or fields[10] != len(name) or head[_LOCAL.size :] != name:
+        return None
+    if flags is not None and local_flags != flags:
+        return None
+    return header_offset + _LOCAL.size + len(name) + extra_len
 
 
 def open_stored(fd: int) -> Archive | None:

@@ -35,7 +35,7 @@ import numpy as np
 
 from orchlog.encoding import dtypes
 from orchlog.read.files import open_file
-from orchlog.read.stored_zip import open_stored
+from orchlog.read.stored_zip import open_stored, read_member
 from orchlog.records import record
 from orchlog.schema_gen import DTYPE_NUMPY, DTYPE_SIZES
 
@@ -136,7 +136,7 @@ class TensorRef:
     def _raw(self) -> bytes:
         """The storage's bytes, checked against the CRC-32 the archive gives them."""
         try:
-            if self.stored is not None and (raw := _read_stored(self.path, self.member, self.stored)) is not None:
+            if self.stored is not None and (raw := self._read_stored(self.stored)) is not None:
                 return raw
             with open_file(Path(self.path)) as f, zipfile.ZipFile(f) as zf:
                 info = zf.getinfo(self.member)
@@ -145,6 +145,10 @@ class TensorRef:
                     return member.read(info.file_size)
         except ZIP_ERRORS as exc:
             raise OSError(f"{self.member}: damaged zip archive ({type(exc).__name__}: {exc})") from None
+
+    def _read_stored(self, stored: StoredMember) -> bytes | None:
+        with open_file(Path(self.path)) as f:
+            return read_member(f.fileno(), stored.header_offset, self.member, stored.size, stored.crc)
 
     def array(self) -> np.ndarray:
         flat = dtypes.from_bytes(self.load(), self.dtype)
@@ -163,30 +167,6 @@ def _extent(shape: tuple[int, ...], stride: tuple[int, ...]) -> int:
 def _check_member(info: zipfile.ZipInfo) -> None:
     if info.compress_type != zipfile.ZIP_STORED:
         raise UnsafePickle(f"{info.filename} is compressed; torch.save stores its members uncompressed")
-
-
-_LOCAL_HEADER = struct.Struct("<4s22xHH")  # signature, then the name's and the extra field's lengths
-
-
-def _read_stored(path: str, member: str, stored: StoredMember) -> bytes | None:
-    """A stored member's bytes, read where the directory placed them, with the checks zipfile makes: every
-    byte present (EOFError), the CRC-32 (BadZipFile). None where no local header names the member there
-    (the archive changed since, or names it in another encoding): the caller asks zipfile."""
-    with open_file(Path(path)) as f:
-        f.seek(stored.header_offset)
-        head = f.read(_LOCAL_HEADER.size)
-        if len(head) < _LOCAL_HEADER.size:
-            return None
-        signature, name_len, extra_len = _LOCAL_HEADER.unpack(head)
-        if signature != b"PK\x03\x04" or f.read(name_len) != member.encode():
-            return None
-        f.seek(extra_len, 1)
-        raw = f.read(stored.size)
-    if len(raw) < stored.size:
-        raise EOFError(f"the archive ends {stored.size - len(raw)} bytes into {member!r}")
-    if zlib.crc32(raw) != stored.crc:
-        raise zipfile.BadZipFile(f"Bad CRC-32 for file {member!r}")
-    return raw
 
 
 class _Global:
