@@ -3,26 +3,20 @@ loaded by a local cluster's imports, the servers keep their executable bits, and
 
 from __future__ import annotations
 
-import importlib
 import stat
 import subprocess
 import sys
 import tarfile
 import zipfile
-from pathlib import Path
 
 import pytest
 
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+from tests.scripts.script_modules import SCRIPTS, import_script
 
 
 @pytest.fixture(scope="module")
 def carry():
-    sys.path.insert(0, str(SCRIPTS))
-    try:
-        return importlib.import_module("device_carry")
-    finally:
-        sys.path.remove(str(SCRIPTS))
+    return import_script("device_carry")
 
 
 def test_a_local_cluster_loads_nothing_the_carry_drops(carry):

@@ -6,12 +6,12 @@ from __future__ import annotations
 import re
 import shlex
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from orchlog.llama.build import CMAKE_FLAGS
+from tests.scripts.script_modules import import_script
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "gpu-check-llama.sh"
@@ -40,11 +40,7 @@ def test_the_script_without_an_output_folder_says_how_to_run_it():
 
 @pytest.mark.slow  # unpacks the pinned llama.cpp source (cached) and configures it
 def test_the_carrys_llama_cpp_subset_configures_as_the_library_build(tmp_path):
-    sys.path.insert(0, str(ROOT / "scripts"))
-    try:
-        from gpu_llama_carry import copy_llama_cpp
-    finally:
-        sys.path.remove(str(ROOT / "scripts"))
+    copy_llama_cpp = import_script("gpu_llama_carry").copy_llama_cpp
     from orchlog.llama.build import vendored_source
 
     subset = tmp_path / "llama.cpp"

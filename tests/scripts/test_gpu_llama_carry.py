@@ -3,28 +3,20 @@ grafted one row from a reference passes, one without the graft does not."""
 
 from __future__ import annotations
 
-import importlib
 import shutil
-import sys
-from pathlib import Path
 
 import pytest
 
 from examples.qwen2_tiny.weights import DEFAULT_SEED
 from orchlog.llama.driver import build_driver, pinned_llama_cpp
+from tests.scripts.script_modules import import_script
 
 pytestmark = pytest.mark.slow  # builds llama.cpp (cached) and runs it
-
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
 
 
 @pytest.fixture(scope="module")
 def carry_module():
-    sys.path.insert(0, str(SCRIPTS))
-    try:
-        return importlib.import_module("gpu_llama_carry")
-    finally:
-        sys.path.remove(str(SCRIPTS))
+    return import_script("gpu_llama_carry")
 
 
 @pytest.fixture(scope="module")
