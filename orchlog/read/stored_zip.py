@@ -168,8 +168,9 @@ def _entries(tail: bytes, at: int, cd_size: int, cd_offset: int) -> list[Entry] 
         at += _CENTRAL.size + name_len
     # Each member must end before the next local header (or the directory) begins: overlapping members
     # are how a zip bomb repeats bytes, and newer zipfile versions refuse them.
-    if len({f[3] for f in found}) != len(found):
+    offsets = {f[3] for f in found}
+    if len(offsets) != len(found):
         return None
-    starts = sorted({f[3] for f in found} | {cd_offset})
+    starts = sorted(offsets | {cd_offset})
     following = {s: starts[i + 1] for i, s in enumerate(starts[:-1])}
     return [Entry(n, b, fl, off, sz, crc, following[off]) for n, b, fl, off, sz, crc in found]
