@@ -12,7 +12,7 @@ import hashlib
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -25,7 +25,7 @@ CXX = shutil.which("g++") or shutil.which("c++")
 def _digest(paths: list[Path], extra: list[str]) -> str:
     h = hashlib.sha256()
     for p in sorted(paths):
-        h.update(str(p.relative_to(ROOT)).encode())
+        h.update(str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p).encode())
         h.update(p.read_bytes())
     for e in extra:
         h.update(e.encode())
@@ -61,21 +61,49 @@ def build_c(source: Path, *flags: str, lib: Path | None = None) -> Path:
 
 
 def _compile(
-    compiler: str, source: Path, argv_flags: list[str], libs: tuple[str, ...], inputs: list[Path] | None
+    compiler: str,
+    source: Path,
+    argv_flags: list[str],
+    libs: tuple[str, ...],
+    inputs: list[Path] | None,
+    tail: tuple[str, ...] = ("-pthread",),
+    accept: Callable[[subprocess.CompletedProcess[str]], None] | None = None,
 ) -> Path:
-    digest = _digest([source, *header_files(), *(inputs or [])], [compiler, *argv_flags, *libs])
+    """The program built from `source`, cached by a digest of its inputs and the command; `accept` checks a
+    fresh build's output (it raises to refuse it), and only an accepted build is kept."""
+    stat = os.stat(shutil.which(compiler) or compiler)  # a compiler replaced in place (a new toolkit) rebuilds
+    extra = [compiler, f"{stat.st_size}:{stat.st_mtime_ns}", *argv_flags, *libs, *tail]
+    digest = _digest([source, *header_files(), *(inputs or [])], extra)
     out = CACHE / "test-programs" / f"{source.stem}-{digest}"
     if not out.exists():
         out.parent.mkdir(parents=True, exist_ok=True)
         tmp = out.with_suffix(f".tmp{os.getpid()}")
-        subprocess.run(
-            [compiler, *argv_flags, str(source), "-o", str(tmp), *libs, "-pthread"],
-            check=True,
-            capture_output=True,
-            text=True,
+        done = subprocess.run(
+            [compiler, *argv_flags, str(source), "-o", str(tmp), *libs, *tail], capture_output=True, text=True
         )
+        try:
+            if done.returncode != 0:
+                raise subprocess.CalledProcessError(done.returncode, done.args, done.stdout, done.stderr)
+            if accept is not None:
+                accept(done)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
         tmp.rename(out)
     return out
+
+
+def build_cuda(
+    nvcc: str,
+    source: Path,
+    flags: list[str],
+    libs: tuple[str, ...],
+    inputs: list[Path],
+    accept: Callable[[subprocess.CompletedProcess[str]], None],
+) -> Path:
+    """Compile one CUDA source with `nvcc` (cached as build_cpp's programs are: each takes nvcc half a
+    minute or more); `accept` checks a fresh build's output, and only an accepted build is kept."""
+    return _compile(nvcc, source, flags, libs, inputs, tail=(), accept=accept)
 
 
 def program(name: str, *flags: str) -> Path:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from orchlog import open_trace
-from tests.native.build import INCLUDE, PROGRAMS, ROOT, build_cpp
+from tests.native.build import INCLUDE, PROGRAMS, ROOT, build_cpp, build_cuda
 from tests.native.host_processes import env
 
 pytestmark = pytest.mark.slow
@@ -30,33 +30,27 @@ def _records(path):
     return list(open_trace(path)) if path.exists() else []
 
 
-def _nvcc(cuda, program: str, exe: Path) -> None:
-    """Compiles tests/native/programs/PROGRAM.cu; fails on any warning of nvcc's front end or the host compiler."""
+def _no_warning(build: subprocess.CompletedProcess[str]) -> None:
+    assert "warning" not in build.stderr, build.stderr
+
+
+def _nvcc(cuda, program: str) -> Path:
+    """tests/native/programs/PROGRAM.cu, compiled; fails on any warning of nvcc's front end or the host
+    compiler (a build is cached only once it compiled without one: tests/native/build.py)."""
     nvcc, _, cudart = cuda
-    proc = subprocess.run(
-        [
-            nvcc,
-            "-std=c++17",
-            "-O2",
-            "-DORCH_LOGGING",
-            "-Xcompiler=-Wall,-Wextra",
-            f"-I{INCLUDE}",
-            f"-I{NATIVE_TESTS}",
-            f'-DORCHLOG_VECTORS_DIR="{VECTORS}"',
-            str(PROGRAMS / f"{program}.cu"),
-            "-o",
-            str(exe),
-            "-cudart",
-            "none",
-            "-Xlinker",
-            cudart,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=900,
+    flags = [
+        "-std=c++17",
+        "-O2",
+        "-DORCH_LOGGING",
+        "-Xcompiler=-Wall,-Wextra",
+        f"-I{INCLUDE}",
+        f"-I{NATIVE_TESTS}",
+        f'-DORCHLOG_VECTORS_DIR="{VECTORS}"',
+    ]
+    support = sorted((NATIVE_TESTS / "support").glob("*.hpp"))
+    return build_cuda(
+        nvcc, PROGRAMS / f"{program}.cu", flags, ("-cudart", "none", "-Xlinker", cudart), support, _no_warning
     )
-    assert proc.returncode == 0, proc.stderr
-    assert "warning" not in proc.stderr, proc.stderr
 
 
 def _run_on_a_gpu(cuda, exe: Path, *args: str, **knobs: str) -> subprocess.CompletedProcess[str]:
@@ -75,8 +69,7 @@ def _run_on_a_gpu(cuda, exe: Path, *args: str, **knobs: str) -> subprocess.Compl
 
 def test_nvcc_compiles_the_cuda_macros_and_the_program_runs_on_any_machine(cuda, tmp_path):
     _, _, cudart = cuda
-    exe = tmp_path / "cuda_log"
-    _nvcc(cuda, "cuda_log", exe)
+    exe = _nvcc(cuda, "cuda_log")
     trace = tmp_path / "cuda.jsonl"
     run = subprocess.run(
         [str(exe)],
@@ -116,17 +109,13 @@ def test_orchlog_cuda_builds_with_a_plain_host_compiler_against_the_runtime_head
 
 
 @pytest.fixture(scope="module")
-def capture_program(cuda, tmp_path_factory):
-    exe = tmp_path_factory.mktemp("capture") / "cuda_capture"
-    _nvcc(cuda, "cuda_capture", exe)
-    return exe
+def capture_program(cuda):
+    return _nvcc(cuda, "cuda_capture")
 
 
 @pytest.fixture(scope="module")
-def summary_program(cuda, tmp_path_factory):
-    exe = tmp_path_factory.mktemp("summary") / "cuda_summary"
-    _nvcc(cuda, "cuda_summary", exe)
-    return exe
+def summary_program(cuda):
+    return _nvcc(cuda, "cuda_summary")
 
 
 def test_nvcc_compiles_the_gpu_checks_without_a_warning(capture_program, summary_program, graph_ring_program):
@@ -146,10 +135,8 @@ def test_device_summaries_equal_their_cpu_twin_and_copy_then_hash_byte_for_byte(
 
 
 @pytest.fixture(scope="module")
-def graph_ring_program(cuda, tmp_path_factory):
-    exe = tmp_path_factory.mktemp("graph_ring") / "cuda_graph_ring"
-    _nvcc(cuda, "cuda_graph_ring", exe)
-    return exe
+def graph_ring_program(cuda):
+    return _nvcc(cuda, "cuda_graph_ring")
 
 
 def test_each_replay_of_a_captured_graph_writes_the_eager_runs_record_byte_for_byte(cuda, graph_ring_program, tmp_path):
