@@ -43,6 +43,7 @@ class Trace:
         records: Callable[[Trace], Iterator[TraceRecord]] | None = None,
         *,
         batches: Callable[[Trace, int, bool], Iterator[RecordBatch]] | None = None,
+        runs: Callable[[Trace], Iterator[RecordBatch | TraceRecord]] | None = None,
         size: int | None = None,
     ) -> None:
         self.path = path
@@ -53,6 +54,7 @@ class Trace:
         self.size = size if size is not None else _file_size(path)
         self._records = records
         self._batches = batches
+        self._runs = runs
         # The key a format's records align on when both sides are that format (None: compare's default).
         self.default_key: tuple[str, ...] | None = None
 
@@ -88,6 +90,18 @@ class Trace:
             rec.order = order
             order += 1
             yield rec
+
+    def runs(self) -> Iterator[RecordBatch | TraceRecord]:
+        """The records iteration gives, in its order, a run at a time: a RecordBatch whose rows are those
+        records (`batch.record(i)`, less what a format attaches to a record alone: the binary stream's frame
+        checksum), or a single TraceRecord. A check of every record can then be array work over the runs a
+        format reads as columns, and record by record elsewhere (`orchlog validate`)."""
+        if self._records is None:  # iteration itself reads the batches: their rows are its records
+            yield from self.batches()
+        elif self._runs is not None:
+            yield from self._guarded(self._runs(self))
+        else:
+            yield from self
 
     def batches(
         self, rows: int = BATCH_ROWS, values: int = BATCH_VALUES, tensors: bool = True

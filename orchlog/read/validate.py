@@ -23,6 +23,7 @@ import numpy as np
 from orchlog.encoding import dtypes as _dtypes
 from orchlog.read import fields
 from orchlog.read.trace import Trace, TraceRecord
+from orchlog.read.validate_batch import previous_seqs, suspect_rows
 from orchlog.records import record
 from orchlog.schema_gen import DTYPE_SIZES, SCHEMA_VERSION
 
@@ -274,23 +275,49 @@ def validate(
     strict = _is_orchlog(trace.format)
     records = checked = 0
     last_seq: dict[str, int] = {}
-    for rec in trace:
-        records += 1
-        if progress and records % 1024 == 0:
-            progress(trace.progress())
-        where = str(rec.location) if rec.location else trace.path
+
+    def expected_values() -> int | None:  # the headers read so far: a second header makes it unknown
         expected = trace.headers[0].get("values") if strict and len(trace.headers) == 1 else None
-        found = check_record(rec, strict, expected if isinstance(expected, int) else None)
+        return expected if isinstance(expected, int) else None
+
+    def check(rec: TraceRecord, prev: int | None) -> None:
+        """Record `rec`'s problems; `prev`: the seq it must follow when known already, else from last_seq."""
+        nonlocal checked
+        where = str(rec.location) if rec.location else trace.path
+        found = check_record(rec, strict, expected_values())
         if strict and rec.seq is not None and rec.location is not None:
-            prev = last_seq.get(rec.location.path, -1)
+            if prev is None:
+                prev = last_seq.get(rec.location.path, -1)
+                last_seq[rec.location.path] = rec.seq
             if rec.seq != prev + 1:
                 found.append(f"seq {rec.seq} follows {prev} (records are missing or out of order)")
-            last_seq[rec.location.path] = rec.seq
         if verify_hashes:
             did, more = _verify(rec)
             checked += did
             found += more
-        problems += [Problem(where, m) for m in found]
+        problems.extend(Problem(where, m) for m in found)
+
+    if verify_hashes:  # every record's bytes are read and hashed: record by record, with its frame checksum
+        for rec in trace:
+            records += 1
+            if progress and records % 1024 == 0:
+                progress(trace.progress())
+            check(rec, None)
+    else:
+        for run in trace.runs():
+            if isinstance(run, TraceRecord):
+                records += 1
+                check(run, None)
+                continue
+            records += len(run)
+            suspects = suspect_rows(run, strict, expected_values())
+            if strict:
+                has, prev = previous_seqs(run, last_seq)
+                suspects |= has & (run.seq != prev + 1)
+            for i in np.flatnonzero(suspects).tolist():
+                check(run.record(i), int(prev[i]) if strict and has[i] else None)
+            if progress:
+                progress(trace.progress())
     if strict:
         _check_header(trace, problems)
     problems = [Problem(str(d.location), d.message) for d in trace.diagnostics] + problems

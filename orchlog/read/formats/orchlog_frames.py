@@ -696,6 +696,18 @@ def _native_records(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes) -
             yield rec
 
 
+def _runs(trace: Trace) -> Iterator[RecordBatch | TraceRecord]:
+    """What _records yields, a decoded window at a time where the kernels decode it (Trace.runs)."""
+    path = Path(trace.path)
+    if is_gzip(path) or not kernels.NATIVE:
+        yield from _records(trace)
+        return
+    with open_binary(path) as f:
+        for item in _native_items(trace, f, _TensorBytes(trace.path, False), _BATCH_ROWS):
+            if item is not _FLUSH:
+                yield item if isinstance(item, TraceRecord) else item[0]
+
+
 def _batches(trace: Trace, rows: int, tensors: bool) -> Iterator[RecordBatch]:
     del tensors  # small tensors come with the frames they lie in; large ones are mapped when asked for
     path = Path(trace.path)
@@ -716,7 +728,7 @@ def _batches(trace: Trace, rows: int, tensors: bool) -> Iterator[RecordBatch]:
 def open_frames(path: Path) -> Trace:
     # Batches (compare, pack) and records one by one (validate, show) come from the same decoders; records
     # also carry their frame checksum to check.
-    return Trace(str(path), "orchlog-binary", _records, batches=_batches)
+    return Trace(str(path), "orchlog-binary", _records, batches=_batches, runs=_runs)
 
 
 register(Format("orchlog-binary", _sniff, open_frames, priority=10))
