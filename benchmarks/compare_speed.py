@@ -5,6 +5,7 @@
     .venv/bin/python benchmarks/compare_speed.py start                     # --help and a 1,000-record compare vs python -c pass
     .venv/bin/python benchmarks/compare_speed.py p99 --mib 4               # exact p99 vs reading both arrays once
     .venv/bin/python benchmarks/compare_speed.py report --records 2000000  # --format html vs text
+    .venv/bin/python benchmarks/compare_speed.py validate --records 50000  # validate vs cat, vs record by record
     .venv/bin/python benchmarks/compare_speed.py all --runs 5 --json out.json
     .venv/bin/python benchmarks/compare_speed.py rows --isa avx512,avx2    # and as a machine without AVX-512 runs
     .venv/bin/python benchmarks/compare_speed.py rows --page-cache written # only the traces as the emitter wrote them
@@ -252,10 +253,46 @@ def report(work: Path, records: int, runs: int) -> dict[str, Any]:
     return {"records": records, **res, "html_vs_text": _ratios(res, "html", "text")}
 
 
+# `orchlog validate` as it was before it checked whole batches: every record made and checked on its own.
+RECORD_BY_RECORD = (
+    "import sys; from orchlog.read.trace import Trace; Trace.runs = Trace.__iter__; "
+    "from orchlog.cli import main; sys.exit(main(sys.argv[1:]))"
+)
+
+
+def validate(work: Path, records: int, runs: int) -> dict[str, Any]:
+    """`orchlog validate` of a full-mode binary stream and of a JSONL summary trace of `records` records, against
+    `cat` of the same file and against checking them record by record (the way it was, same code otherwise)."""
+    from benchmarks.compare_traces import write_jsonl_pair, write_rows_pair
+
+    binary = work / f"rows_{records}_a.bin", work / f"rows_{records}_b.bin"
+    if not all(p.exists() for p in binary):
+        write_rows_pair(*binary, records)
+    jsonl = work / f"jsonl_{records}_a.jsonl", work / f"jsonl_{records}_b.jsonl"
+    if not all(p.exists() for p in jsonl):
+        write_jsonl_pair(*jsonl, records)
+    _byte_compiled()
+    out: dict[str, Any] = {"records": records}
+    for kind, path in (("binary", binary[0]), ("jsonl", jsonl[0])):
+        cases: dict[str, Case] = {
+            "validate": [*ORCHLOG, "validate", str(path), "--quiet"],
+            "record_by_record": [PY, "-c", RECORD_BY_RECORD, "validate", str(path), "--quiet"],
+            "cat": ["sh", "-c", f"cat {path} > /dev/null"],
+        }
+        res = interleaved(cases, runs)
+        out[kind] = {
+            "trace_bytes": path.stat().st_size,
+            **res,
+            "validate_vs_cat": _ratios(res, "validate", "cat"),
+            "validate_vs_record_by_record": _ratios(res, "validate", "record_by_record"),
+        }
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("which", choices=("rows", "start", "p99", "report", "all"))
-    p.add_argument("--records", type=int, help="rows: 200,000; report: 2,000,000")
+    p.add_argument("which", choices=("rows", "start", "p99", "report", "validate", "all"))
+    p.add_argument("--records", type=int, help="rows, validate: 200,000; report: 2,000,000")
     p.add_argument("--mib", type=int, default=4, help="p99: MiB per array (4)")
     p.add_argument("--runs", type=int, default=5)
     p.add_argument("--work", type=Path, default=ROOT / ".cache" / "bench")
@@ -292,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
         "p99": lambda: p99(args.mib, args.runs),
         "rows": lambda: rows(args.work, args.records or 200_000, args.runs, isas, states),
         "report": lambda: report(args.work, args.records or 2_000_000, args.runs),
+        "validate": lambda: validate(args.work, args.records or 200_000, args.runs),
     }
     for name, job in jobs.items():
         if args.which in (name, "all"):
