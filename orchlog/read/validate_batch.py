@@ -62,7 +62,7 @@ def suspect_rows(batch: RecordBatch, strict: bool, expected_values: int | None) 
     n_values = np.diff(b.val_off)
     bad |= known & (n_values > b.numel)
     if expected_values is not None:
-        whole = expected_values < 0 or b.full_reason.codes >= 0
+        whole = expected_values < 0 or b.full_reason.per_row(lambda r: r is not None, dtype=bool)
         want = np.where(whole, b.numel, np.minimum(expected_values, b.numel))
         bad |= known & (n_values != want)
 
