@@ -38,7 +38,7 @@ def env() -> dict[str, str]:
 
 # The crate's `harness` profile: the debug build's overflow checks and assertions, optimized. The fuzz and
 # hostile-reference campaigns feed these programs gigabytes, which the unoptimized build took minutes over
-# (a reference claiming 3 GB: 152 s in the debug build, 15 s in this one; the build itself 26 s, once).
+# (the test of a reference claiming 3 GB: 152 s with the debug build, 20 s with this one; the build 26 s, once).
 PROFILE = "harness"
 
 
