@@ -74,7 +74,12 @@ def _cell(c: ColumnSpec, column: Any, i: int) -> Any:
     if c.kind == "floats":
         row = column[i]
         # A first non-NaN settles it; a record's floats are f64 whatever the column holds.
-        return None if row[0] != row[0] and np.isnan(row).all() else row.astype(np.float64)
+        if row[0] != row[0] and np.isnan(row).all():
+            return None
+        if row.dtype == np.float64:
+            return row.copy()
+        with np.errstate(invalid="ignore"):  # a damaged file's signalling NaN is quieted by the cast, silently
+            return row.astype(np.float64)
     value = column.item(i)  # a Python int, without a NumPy scalar on the way
     return None if value == NONE else (value if c.kind == "int" else bool(value))
 
