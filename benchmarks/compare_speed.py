@@ -261,19 +261,24 @@ RECORD_BY_RECORD = (
 
 
 def validate(work: Path, records: int, runs: int) -> dict[str, Any]:
-    """`orchlog validate` of a full-mode binary stream and of a JSONL summary trace of `records` records, against
-    `cat` of the same file and against checking them record by record (the way it was, same code otherwise)."""
+    """`orchlog validate` of a full-mode binary stream, the same packed into Parquet and a JSONL summary trace of
+    `records` records, against `cat` of the same file and against checking them record by record (the way it
+    was, same code otherwise)."""
     from benchmarks.compare_traces import write_jsonl_pair, write_rows_pair
+    from orchlog.parquet import pack
 
     binary = work / f"rows_{records}_a.bin", work / f"rows_{records}_b.bin"
     if not all(p.exists() for p in binary):
         write_rows_pair(*binary, records)
+    parquet = work / f"rows_{records}_a.parquet"
+    if not parquet.exists():
+        pack([binary[0]], parquet)
     jsonl = work / f"jsonl_{records}_a.jsonl", work / f"jsonl_{records}_b.jsonl"
     if not all(p.exists() for p in jsonl):
         write_jsonl_pair(*jsonl, records)
     _byte_compiled()
     out: dict[str, Any] = {"records": records}
-    for kind, path in (("binary", binary[0]), ("jsonl", jsonl[0])):
+    for kind, path in (("binary", binary[0]), ("parquet", parquet), ("jsonl", jsonl[0])):
         cases: dict[str, Case] = {
             "validate": [*ORCHLOG, "validate", str(path), "--quiet"],
             "record_by_record": [PY, "-c", RECORD_BY_RECORD, "validate", str(path), "--quiet"],

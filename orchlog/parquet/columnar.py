@@ -36,16 +36,17 @@ class _RowByRow(Exception):
     """A value the column checks do not settle: the record path reads the table."""
 
 
-def batch_of(table: pa.Table, path: str) -> RecordBatch | None:
-    """The table's rows as a batch (no loaders: the caller knows which rows hold a tensor); None when
-    they are the record path's to read."""
+def batch_of(table: pa.Table, path: str, rows: np.ndarray) -> RecordBatch | None:
+    """The table's rows as a batch (no loaders: the caller knows which rows hold a tensor), located at
+    `rows` (each row's number in the file, as a record's Location says it); None when they are the record
+    path's to read."""
     try:
         for name in table.column_names:
             if name in ARROW_SCHEMA.names and not _reads_as(
                 table.schema.field(name).type, ARROW_SCHEMA.field(name).type
             ):
                 raise _RowByRow
-        return _batch(table, path)
+        return _batch(table, path, rows)
     except (_RowByRow, pa.ArrowException, ValueError, IndexError, OverflowError):
         return None  # damaged pages too: the record path reports them in its own words
 
@@ -74,7 +75,7 @@ def _reads_as(actual: pa.DataType, expected: pa.DataType) -> bool:
     return bool(actual == expected)
 
 
-def _batch(table: pa.Table, path: str) -> RecordBatch:
+def _batch(table: pa.Table, path: str, rows: np.ndarray) -> RecordBatch:
     n = table.num_rows
     shape_off, shape_dims = _shapes(_required(table, COLUMN_OF["shape"]))
     val_off, values = list_column(table.column(_VALUES)) if _VALUES in table.column_names else _empty_lists(n)
@@ -97,6 +98,7 @@ def _batch(table: pa.Table, path: str) -> RecordBatch:
         offset=np.full(n, NONE, dtype=np.int64),
         order=np.zeros(n, dtype=np.int64),
         loader=np.full(n, None, dtype=object),
+        row=np.asarray(rows, dtype=np.int64),
     )
 
 

@@ -126,7 +126,11 @@ def _open(root: Path, sel: Selection) -> Trace:
                 for start in range(0, len(batch), rows):
                     yield batch if len(batch) <= rows else batch.take(np.arange(start, min(start + rows, len(batch))))
 
-    trace = Trace(str(root), FORMAT_NAME, records, batches=batches)
+    def runs(trace: Trace) -> Iterator[RecordBatch]:  # the records as iteration gives them, a row group at a time
+        for f in files:
+            yield from f.batches(sel, cache, trace, tensors=False)
+
+    trace = Trace(str(root), FORMAT_NAME, records, batches=batches, runs=runs)
     for f in files:
         trace.headers.extend(f.headers)
         for problem in f.problems:
@@ -299,7 +303,8 @@ class _File:
             if not table.num_rows:
                 continue
             try:
-                batch = batch_of(table, self.path)
+                rows = int(self.row_group_starts[rg]) + table.column(_ROW).to_numpy()
+                batch = batch_of(table, self.path, rows)
                 if batch is None:
                     batch = RecordBatch.from_records(list(self._records_of(table, rg, cache, trace)))
                 else:

@@ -38,6 +38,7 @@ _ROW = (
     "path",
     "line",
     "offset",
+    "row",
     "order",
     "loader",
     "renamed_from",
@@ -152,9 +153,12 @@ class RecordBatch(RecordColumns):
     data_buf: np.ndarray | None = None  # object
     data_start: np.ndarray | None = None  # int64
     data_len: np.ndarray | None = None  # int64
+    row: np.ndarray | None = None  # int64: a Parquet file's row number (NONE elsewhere)
 
     def __post_init__(self) -> None:
         n = len(self.checkpoint)
+        if self.row is None:
+            self.row = np.full(n, NONE, dtype=np.int64)
         if self.renamed_from is None:
             self.renamed_from = Strings.repeat(None, n)
         if self.data_buf is None:
@@ -207,7 +211,8 @@ class RecordBatch(RecordColumns):
     def location(self, i: int) -> Location:
         path = self.path[i]
         assert path is not None, "every record has a path"
-        return Location(path, line=_none_or(self.line[i]), offset=_none_or(self.offset[i]))
+        assert self.row is not None, "__post_init__ fills it"
+        return Location(path, line=_none_or(self.line[i]), offset=_none_or(self.offset[i]), row=_none_or(self.row[i]))
 
     def record(self, i: int, own: bool = False) -> TraceRecord:
         """Row i as a record. `own`: for a record kept after its batch is gone, its tensor bytes copied out
@@ -351,6 +356,7 @@ class RecordBatch(RecordColumns):
             path=Strings.from_values(loc.path for loc in locs),
             line=ints(lambda r: r.location.line if r.location else None),
             offset=ints(lambda r: r.location.offset if r.location else None),
+            row=ints(lambda r: r.location.row if r.location else None),
             order=ints(lambda r: r.order),
             loader=_objects(r.loader for r in records),
         )

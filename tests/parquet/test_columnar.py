@@ -108,7 +108,7 @@ def test_a_selection_reads_alike(tmp_path):
 def test_orchlog_files_are_read_column_by_column(tmp_path):
     path = _write(tmp_path / "t.parquet", _random_values(np.random.default_rng(3), 50))
     table = pq.read_table(path, columns=[c for c in ARROW_SCHEMA.names if c != "data"])
-    assert columnar.batch_of(table, str(path)) is not None
+    assert columnar.batch_of(table, str(path), np.arange(table.num_rows)) is not None
 
 
 def _table_with(**changed: Any) -> pa.Table:
@@ -153,7 +153,7 @@ def test_rows_the_column_checks_do_not_settle_are_read_and_reported_as_records(t
     assert want_problems or len(want) == 3  # what the record path keeps or skips, each row named
     _assert_alike(path, True)
     table = pq.read_table(path)
-    assert columnar.batch_of(table, str(path)) is None
+    assert columnar.batch_of(table, str(path), np.arange(table.num_rows)) is None
 
 
 def test_defaults_fill_absent_and_null_identity_fields_alike(tmp_path):
@@ -167,7 +167,9 @@ def test_defaults_fill_absent_and_null_identity_fields_alike(tmp_path):
         ),
         path,
     )
-    assert columnar.batch_of(pq.read_table(path), str(path)) is not None  # another writer's types: int64, `element`
+    assert (
+        columnar.batch_of(pq.read_table(path), str(path), np.arange(pq.read_metadata(path).num_rows)) is not None
+    )  # another writer's types: int64, `element`
     batches = _assert_alike(path, True)
     assert batches[0].team.tolist() == ["t", "", "u"] and batches[0].rank.tolist() == [0, 1, 0]
     assert batches[0].grafted.tolist() == [0, 1, 0]

@@ -53,7 +53,9 @@ def _edge_records():
             stats=Stats(None, 2.0, None, 1.5, 2.0, 3, 0),  # some stats unsaid, the counts said
             sketch=np.linspace(-1.0, 1.0, 64, dtype=np.float32).astype(np.float64),  # f32 rows, as readers give
         ),
-        TraceRecord("y", values=np.array([1.0]), sketch=np.r_[1.0, np.full(63, np.nan)]),  # a NaN past the first
+        TraceRecord(
+            "y", values=np.array([1.0]), sketch=np.r_[1.0, np.full(63, np.nan)], location=Location("p.parquet", row=41)
+        ),  # a NaN past the first; a Parquet row's location
     ]
 
 
@@ -81,7 +83,8 @@ def test_a_row_gives_back_python_numbers_and_none_where_unsaid():
     recs = _edge_records()
     rows = list(RecordBatch.from_records(recs).records())
     for r, back in zip(recs[2:], rows[2:]):
-        _same(back, TraceRecord(**{**vars(r), "location": Location("")}))
+        _same(back, TraceRecord(**{**vars(r), "location": r.location or Location("")}))
+    assert rows[3].location == Location("p.parquet", row=41)
     assert type(rows[0].layer) is int and type(rows[0].seq) is int and rows[0].shard_partial is None
     assert rows[2].shard_partial is True and rows[2].grafted is False and type(rows[2].shard_axis) is int
     assert rows[1].stats is None and rows[1].sketch is None and rows[1].layer is None
@@ -129,5 +132,5 @@ def test_a_signalling_nan_in_an_f32_column_reads_as_nan_without_a_warning(recwar
     assert batch.sketch.dtype == np.float32
     batch.sketch[2, 5] = np.array([0x7F800001], dtype=np.uint32).view(np.float32)[0]
     sketch = batch.record(2).sketch
-    assert np.isnan(sketch[5]) and sketch[4] == batch.sketch[2, 4]
+    assert sketch is not None and np.isnan(sketch[5]) and sketch[4] == batch.sketch[2, 4]
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]

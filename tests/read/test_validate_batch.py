@@ -61,6 +61,16 @@ def test_the_binary_stream_is_read_a_window_at_a_time(seeds):
     assert sum(len(r) for r in runs) == len(list(open_trace(binary.path))) > 0  # every record in a window
 
 
+def test_parquet_is_read_a_row_group_at_a_time_with_each_row_where_its_record_says(seeds):
+    parquet = [s for s in seeds if s.kind == "parquet"]
+    assert parquet
+    for seed in parquet:
+        runs = [r for r in open_trace(seed.path).runs() if isinstance(r, RecordBatch)]
+        from_runs = [str(r.location(i)) for r in runs for i in range(len(r))]
+        assert from_runs == [str(rec.location) for rec in open_trace(seed.path)], seed.name
+        assert "#row" in from_runs[-1]
+
+
 def test_no_row_of_a_sound_trace_is_a_suspect(seeds):
     """The masks are not everything at once: a valid trace's records are never looked at one by one."""
     sound = 0
@@ -69,12 +79,12 @@ def test_no_row_of_a_sound_trace_is_a_suspect(seeds):
         if not validating.validate(open_trace(seed.path)) or not trace.format.startswith("orchlog"):
             continue
         batches = [run for run in trace.runs() if isinstance(run, RecordBatch)]
-        if not batches:  # read record by record (a gzip binary stream, Parquet): checked so
+        if not batches:  # read record by record (a gzip binary stream): checked so
             continue
         expected = trace.headers[0].get("values") if len(trace.headers) == 1 else None
         assert not any(suspect_rows(b, True, expected).any() for b in batches), seed.name
         sound += 1
-    assert sound >= 4  # JSONL (plain, every value, gzip), the binary stream, a directory of them
+    assert sound >= 6  # JSONL (plain, every value, gzip), the binary stream, a directory of them, Parquet
 
 
 # Fields a damaged or hand-written trace may carry, boundaries first.
