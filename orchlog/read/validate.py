@@ -27,6 +27,8 @@ from orchlog.read.validate_batch import previous_seqs, suspect_rows
 from orchlog.records import record
 from orchlog.schema_gen import DTYPE_SIZES, SCHEMA_VERSION
 
+_EPS = float(np.finfo(np.float64).eps)
+
 # The JSON form's name and version (`orchlog validate --format json`; schema/json/validate.schema.json).
 VALIDATE_VERSION = "orchlog-validate/1"
 
@@ -131,8 +133,11 @@ def _check_stats(rec: TraceRecord, out: list[str]) -> None:
             out.append(f"stats rms {s.rms} is negative")
         # The mean and rms are sums over up to numel elements, rounded at each step: allow what
         # that rounding can move them (a mean of ten 0.1s is not exactly 0.1).
-        slack = 4 * np.finfo(np.float64).eps * max(finite, 1) * s.abs_max
-        if not s.min - slack <= s.mean <= s.max + slack or not abs(s.mean) <= s.rms + slack:
+        # In Python floats: a damaged record's infinite bounds then make NaN quietly (the check fails),
+        # where NumPy scalars would print "invalid value encountered" on stderr.
+        low, high, mean, rms = float(s.min), float(s.max), float(s.mean), float(s.rms)
+        slack = 4 * _EPS * max(finite, 1) * float(s.abs_max)
+        if not low - slack <= mean <= high + slack or not abs(mean) <= rms + slack:
             out.append(f"stats mean {s.mean} is outside [min, max] or above rms {s.rms}")
     if rec.values is not None and len(rec.values):
         values = rec.values

@@ -8,7 +8,9 @@ import numpy as np
 
 from orchlog.encoding import floats
 from orchlog.read.paths import open_trace
-from orchlog.read.validate import validate
+from orchlog.read.trace import TraceRecord
+from orchlog.read.validate import check_record, validate
+from orchlog.schema_gen import Stats
 from tests.compare.runs import run
 from tests.tracegen import header, record, write_frames, write_json_lines, write_jsonl
 
@@ -75,3 +77,20 @@ def test_a_sketch_that_does_not_match_the_data_is_a_problem_when_hashes_are_veri
     assert validate(open_trace(path))  # nothing to see without the data
     problems = [str(p) for p in validate(open_trace(path), verify_hashes=True).problems]
     assert problems == [f"{path}:3: sketch differs from the data (1 of 64 rows)"]
+
+
+def test_infinite_stats_are_a_problem_reported_without_a_numpy_warning(recwarn):
+    """A damaged record's stats may hold infinities (NumPy scalars, as a batch's rows give them): the mean's
+    bounds check then meets inf - inf, which must fail the check, not print a RuntimeWarning."""
+    inf = np.float64(np.inf)
+    rec = TraceRecord(
+        "x",
+        dtype="f32",
+        shape=(4,),
+        numel=4,
+        values=np.array([]),
+        stats=Stats(inf, inf, np.float64(0.0), inf, inf, 0, 0),
+    )
+    problems = check_record(rec, True, None)
+    assert any("outside [min, max]" in p for p in problems), problems
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
