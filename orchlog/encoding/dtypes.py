@@ -52,8 +52,10 @@ def _f16_bits_to_f32(bits: np.ndarray) -> np.ndarray:
 
 
 def to_f64(flat: np.ndarray, dtype: str) -> np.ndarray:
-    """Values as f64 for stats: exact for every dtype but i64 (round to nearest)."""
-    return widen(flat, dtype).astype(np.float64)
+    """Values as f64 for stats: exact for every dtype but i64 (round to nearest). A signalling NaN comes out
+    quiet, without NumPy's "invalid value encountered in cast" on stderr (a tensor may hold one)."""
+    with np.errstate(invalid="ignore"):
+        return widen(flat, dtype).astype(np.float64)
 
 
 def is_float(dtype: str) -> bool:

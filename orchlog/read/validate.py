@@ -34,6 +34,7 @@ VALIDATE_VERSION = "orchlog-validate/1"
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _INT_DTYPES = {"i8": np.int8, "u8": np.uint8, "i32": np.int32, "i64": np.int64}
+_F64_EXACT_INTS = 2.0**53  # every integer up to this is an f64 of its own; past it, values in text are rounded
 
 
 @record(frozen=True)
@@ -191,7 +192,11 @@ def _bytes_from_values(rec: TraceRecord) -> bytes | None:
         return None
     v = rec.values
     if rec.dtype in _INT_DTYPES:
-        return v.astype(_INT_DTYPES[rec.dtype]).astype(_INT_DTYPES[rec.dtype]().dtype.newbyteorder("<")).tobytes()
+        if rec.dtype == "i64" and len(v) and float(np.abs(v).max()) > _F64_EXACT_INTS:
+            return None  # such a value stands for several i64 (i64's max reads as 2**63): no exact bytes
+        with np.errstate(invalid="ignore"):  # NaN or out of range (a damaged line): bytes its hash then refutes
+            ints = v.astype(_INT_DTYPES[rec.dtype])
+        return ints.astype(ints.dtype.newbyteorder("<")).tobytes()
     if np.isnan(v).any():
         return None  # the text form drops NaN payloads, so the exact bytes cannot be rebuilt
     f32 = v.astype("<f4")

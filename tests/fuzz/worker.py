@@ -6,7 +6,9 @@ A job names a trace (or a weight file, for `orchlog weights`), the one it is com
 each command runs in this process through `orchlog.cli.main`, as a user
 would run it. The answer lists the failures: an exit code other than 0, 1
 or 2, an "internal error" (an exception that escaped the library), an
-exception that escaped main itself, or an iteration of `open_trace` that
+exception that escaped main itself, a Python warning a user would see on
+stderr (NumPy's "invalid value encountered", say: noise where the reader
+should word the problem or stay quiet), or an iteration of `open_trace` that
 raised. An abort or a hang kills this process; the campaign that started
 it notices (campaign.py). The address space is capped so that a reader
 that sizes an allocation from a damaged count fails here instead of
@@ -23,11 +25,14 @@ import resource
 import sys
 import tempfile
 import traceback
+import warnings
 
 from orchlog.read.trace import READER_FAILED
 from tests import address_space
 
 ADDRESS_SPACE = 8 << 30
+# Warnings Python shows nobody unless asked (its default filters): not what a user would see.
+_HIDDEN_BY_DEFAULT = (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning)
 
 
 def commands(path: str, reference: str, number: int, logits: bool, scratch: str) -> list[list[str]]:
@@ -36,7 +41,14 @@ def commands(path: str, reference: str, number: int, logits: bool, scratch: str)
     out = [
         ["show", path],
         ["show", path, "--format", "json"],
-        ["validate", path, "--verify-hashes", "--quiet", *(["--format", "json"] if number % 2 else [])],
+        # Every third mutant without --verify-hashes: the batch path (orchlog/read/validate_batch.py).
+        [
+            "validate",
+            path,
+            *(["--verify-hashes"] if number % 3 else []),
+            "--quiet",
+            *(["--format", "json"] if number % 2 else []),
+        ],
         ["compare", reference, path, "--quiet", "--format", fmt, "--detail"],
         ["compare", path, reference, "--quiet", "--dump-raw", os.path.join(scratch, "dump"), "--dump-all"],
     ]
@@ -62,12 +74,21 @@ def run_command(argv: list[str]) -> str | None:
 
     err, out = io.StringIO(), io.StringIO()
     try:
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        with (
+            contextlib.redirect_stderr(err),
+            contextlib.redirect_stdout(out),
+            warnings.catch_warnings(record=True) as seen,
+        ):
+            warnings.simplefilter("always")  # each command on its own: none hidden by an earlier one's
             code = main(argv)
     except SystemExit as exc:  # argparse
         code = exc.code if isinstance(exc.code, int) else 2
     except BaseException:
         return f"orchlog {' '.join(argv[:1])}: escaped main: {traceback.format_exc(limit=-3)}"
+    shown_warnings = [w for w in seen if not issubclass(w.category, _HIDDEN_BY_DEFAULT)]
+    if shown_warnings:
+        w = shown_warnings[0]
+        return f"orchlog {argv[0]}: a {w.category.__name__} reached stderr: {w.message} ({w.filename}:{w.lineno})"
     text = err.getvalue()
     if "internal error" in text or "Traceback" in text:
         return f"orchlog {argv[0]}: {text.strip()[-600:]}"

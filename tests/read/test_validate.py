@@ -56,6 +56,21 @@ def test_values_that_disagree_with_the_hash_are_caught_when_all_values_are_inlin
     assert not report and any("blake3 of the data" in p.message for p in report.problems)
 
 
+def test_i64_values_past_two_to_the_53_are_not_taken_for_the_tensors_bytes(tmp_path):
+    """JSON numbers read as f64: i64's extremes come back rounded (its max as 2**63, past the type), so the
+    bytes cannot be rebuilt from the values; a valid record must not be called damaged for it."""
+    extremes = np.array([np.iinfo(np.int64).max, np.iinfo(np.int64).min, 2**53 + 1, -3], dtype=np.int64)
+    small = np.array([2**53, -(2**53), 7, 0], dtype=np.int64)
+    path = write_jsonl(
+        tmp_path / "t.jsonl",
+        [record("x", extremes, values=-1), record("y", small, values=-1, seq=1)],
+        header(values=-1),
+    )
+    report = validate(open_trace(path), verify_hashes=True)
+    assert report, str(report)
+    assert report.hashes_checked == 1  # the small values' bytes, rebuilt exactly and hashed
+
+
 def test_a_missing_header_is_a_problem_for_orchlog_files_only(tmp_path):
     path = write_jsonl(tmp_path / "t.jsonl", run(tokens=1))
     path.write_text("".join(path.read_text().splitlines(keepends=True)[1:]))
