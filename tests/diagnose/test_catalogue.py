@@ -48,3 +48,11 @@ def test_values_near_the_float_range_give_only_findings_with_a_finite_confidence
         found = find_signatures(case_of(np.array([damaged]), np.array([sound])))
         found += find_signatures(case_of(np.array([sound]), np.array([damaged])))
     assert all(np.isfinite(f.confidence) for f in found)
+
+
+def test_whole_tensors_of_no_elements_claim_nothing_and_warn_nothing(recwarn):
+    """Damaged traces can pair two empty tensors as a divergence: no signature has values to look at (a mean of
+    none would print NumPy's "Mean of empty slice" on the user's stderr)."""
+    empty = np.zeros((3, 0))
+    assert find_signatures(case_of(empty, empty, shape=(0,))) == []
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
