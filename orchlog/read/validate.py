@@ -126,6 +126,10 @@ def _check_stats(rec: TraceRecord, out: list[str]) -> None:
     elif finite:
         assert s.min is not None and s.max is not None and s.mean is not None and s.rms is not None, "checked above"
         assert s.abs_max is not None, "all present: checked above"
+        if not (math.isfinite(s.min) and math.isfinite(s.max) and math.isfinite(s.abs_max)):
+            out.append(
+                f"stats min {s.min}, max {s.max}, abs_max {s.abs_max}: not all finite, though over finite elements"
+            )
         if s.min > s.max:
             out.append(f"stats min {s.min} > max {s.max}")
         if s.abs_max != max(abs(s.min), abs(s.max)):

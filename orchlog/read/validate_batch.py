@@ -92,6 +92,7 @@ def _stats_suspects(b: RecordBatch, known: np.ndarray, n_values: np.ndarray) -> 
         slack = 4 * _EPS * np.maximum(finite, 1) * abs_max / 2
         inside = (lo - slack <= mean) & (mean <= hi + slack) & (np.abs(mean) <= rms + slack)
         sound = (lo <= hi) & (abs_max == np.maximum(np.abs(lo), np.abs(hi))) & (rms >= 0) & inside
+        sound &= np.isfinite(lo) & np.isfinite(hi) & np.isfinite(abs_max)  # stats over finite elements
     checked = known & (finite != 0) & present.all(axis=1)
     bad |= checked & ~sound
 

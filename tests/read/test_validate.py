@@ -108,4 +108,19 @@ def test_infinite_stats_are_a_problem_reported_without_a_numpy_warning(recwarn):
     )
     problems = check_record(rec, True, None)
     assert any("outside [min, max]" in p for p in problems), problems
+    assert any("not all finite" in p for p in problems), problems
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_stats_that_reach_infinity_are_a_problem_though_every_other_check_holds():
+    """min, max and abs_max are over the finite elements (the schema): an infinite one is a damaged record,
+    even where min <= mean <= max and the rest agree (infinite slack lets every bound through)."""
+    inf = float("inf")
+    rec = TraceRecord(
+        "x", dtype="f32", shape=(4,), numel=4, values=np.array([]), stats=Stats(-inf, inf, 0.0, 1.0, inf, 0, 0)
+    )
+    assert check_record(rec, True, None) == [
+        "no blake3",
+        "no seq",
+        "stats min -inf, max inf, abs_max inf: not all finite, though over finite elements",
+    ]

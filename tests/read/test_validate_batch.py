@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from orchlog import open_trace
@@ -137,6 +137,24 @@ def _records(draw) -> TraceRecord:
     records=st.lists(_records(), min_size=1, max_size=8),
     strict=st.booleans(),
     expected=st.one_of(st.none(), st.integers(-1, 8)),
+)
+@example(  # infinite bounds with every other stats check holding: too rare a draw to count on
+    records=[
+        TraceRecord(
+            "x",
+            team="t",
+            seq=0,
+            dtype="f32",
+            shape=(4,),
+            numel=4,
+            values=np.array([0.5]),
+            stats=Stats(-math.inf, math.inf, 0.0, 1.0, math.inf, 0, 0),
+            blake3="a" * 64,
+            location=Location("t.jsonl", line=1),
+        )
+    ],
+    strict=True,
+    expected=None,
 )
 def test_a_record_check_record_finds_fault_with_is_always_a_suspect(records, strict, expected):
     batch = RecordBatch.from_records(records)
