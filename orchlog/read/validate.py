@@ -23,11 +23,9 @@ import numpy as np
 from orchlog.encoding import dtypes as _dtypes
 from orchlog.read import fields
 from orchlog.read.trace import Trace, TraceRecord
-from orchlog.read.validate_batch import previous_seqs, suspect_rows
+from orchlog.read.validate_batch import F64_EPS, previous_seqs, suspect_rows
 from orchlog.records import record
 from orchlog.schema_gen import DTYPE_SIZES, SCHEMA_VERSION
-
-_EPS = float(np.finfo(np.float64).eps)
 
 # The JSON form's name and version (`orchlog validate --format json`; schema/json/validate.schema.json).
 VALIDATE_VERSION = "orchlog-validate/1"
@@ -141,7 +139,7 @@ def _check_stats(rec: TraceRecord, out: list[str]) -> None:
         # In Python floats: a damaged record's infinite bounds then make NaN quietly (the check fails),
         # where NumPy scalars would print "invalid value encountered" on stderr.
         low, high, mean, rms = float(s.min), float(s.max), float(s.mean), float(s.rms)
-        slack = 4 * _EPS * max(finite, 1) * float(s.abs_max)
+        slack = 4 * F64_EPS * max(finite, 1) * float(s.abs_max)
         if not low - slack <= mean <= high + slack or not abs(mean) <= rms + slack:
             out.append(f"stats mean {s.mean} is outside [min, max] or above rms {s.rms}")
     if rec.values is not None and len(rec.values):

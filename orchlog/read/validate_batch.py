@@ -17,7 +17,7 @@ import numpy as np
 from orchlog.read.batch import NONE, RecordBatch
 from orchlog.schema_gen import DTYPE_SIZES
 
-_EPS = float(np.finfo(np.float64).eps)
+F64_EPS = float(np.finfo(np.float64).eps)  # the spacing of f64 at 1: check_record's rounding slack is in these
 _HEX = np.zeros(256, dtype=bool)
 _HEX[np.frombuffer(b"0123456789abcdef", dtype=np.uint8)] = True
 _EXACT = float(2**53)  # products of dims up to here are exact in f64
@@ -89,7 +89,7 @@ def _stats_suspects(b: RecordBatch, known: np.ndarray, n_values: np.ndarray) -> 
     lo, hi, mean, rms, abs_max = (floats[:, k] for k in range(5))
     with np.errstate(invalid="ignore", over="ignore"):
         # Half the slack check_record allows: a row within rounding of its bound is looked at there.
-        slack = 4 * _EPS * np.maximum(finite, 1) * abs_max / 2
+        slack = 4 * F64_EPS * np.maximum(finite, 1) * abs_max / 2
         inside = (lo - slack <= mean) & (mean <= hi + slack) & (np.abs(mean) <= rms + slack)
         sound = (lo <= hi) & (abs_max == np.maximum(np.abs(lo), np.abs(hi))) & (rms >= 0) & inside
         sound &= np.isfinite(lo) & np.isfinite(hi) & np.isfinite(abs_max)  # stats over finite elements
