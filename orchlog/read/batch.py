@@ -48,6 +48,8 @@ _ROW = (
 )
 _RAGGED = (("shape_off", "shape_dims"), ("val_off", "values"))
 _COLUMN_SPECS = {c.name: c for c in COLUMNS}
+_FLOATS = tuple(c for c in COLUMNS if c.kind == "floats")
+_NOT_FLOATS = tuple(c for c in COLUMNS if c.kind != "floats")
 
 
 def _none_or(v: int) -> int | None:
@@ -69,18 +71,14 @@ def _column(c: ColumnSpec, items: list[Any]) -> Any:
 
 
 def _cell(c: ColumnSpec, column: Any, i: int) -> Any:
-    """One record's value of a schema column (None where absent)."""
+    """One record's value of a schema column (None where absent); a floats column comes as
+    RecordBatch.floats_f64 gives it."""
     if c.kind == "text":
         return column[i]
     if c.kind == "floats":
         row = column[i]
-        # A first non-NaN settles it; a record's floats are f64 whatever the column holds.
-        if row[0] != row[0] and np.isnan(row).all():
-            return None
-        if row.dtype == np.float64:
-            return row.copy()
-        with np.errstate(invalid="ignore"):  # a damaged file's signalling NaN is quieted by the cast, silently
-            return row.astype(np.float64)
+        # A first non-NaN settles it.
+        return None if row[0] != row[0] and np.isnan(row).all() else row.copy()
     value = column.item(i)  # a Python int, without a NumPy scalar on the way
     return None if value == NONE else (value if c.kind == "int" else bool(value))
 
@@ -219,7 +217,8 @@ class RecordBatch(RecordColumns):
         of the read window they lie in; a kept record would otherwise keep the whole window (16 MiB of a
         binary trace) from being reused, and one kept per token held every window of a run at once."""
         return TraceRecord(
-            **{c.name: _cell(c, getattr(self, c.name), i) for c in COLUMNS},
+            **{c.name: _cell(c, getattr(self, c.name), i) for c in _NOT_FLOATS},
+            **{c.name: _cell(c, self.floats_f64(c.name), i) for c in _FLOATS},
             dtype=self.dtype[i],
             shape=self.shape_of(i),
             numel=_none_or(self.numel[i]),
@@ -243,7 +242,25 @@ class RecordBatch(RecordColumns):
 
     def cell(self, name: str, i: int) -> Any:
         """Row i's value of the schema column `name`, as its record holds it (None where absent)."""
-        return _cell(_COLUMN_SPECS[name], getattr(self, name), i)
+        spec = _COLUMN_SPECS[name]
+        return _cell(spec, self.floats_f64(name) if spec.kind == "floats" else getattr(self, name), i)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_floats_f64", None)  # made again where needed: not worth its bytes in a pickle (Ray)
+        return state
+
+    def floats_f64(self, name: str) -> np.ndarray:
+        """The floats column `name` as records hold it (f64, whatever the column holds), made once per batch:
+        a damaged file's signalling NaN is quieted by the cast silently (NumPy would print "invalid value
+        encountered in cast"), and the guard against that costs once a batch, not 2.6 us a record."""
+        made: dict[str, np.ndarray] = self.__dict__.setdefault("_floats_f64", {})
+        wide = made.get(name)
+        if wide is None:
+            column = getattr(self, name)
+            with np.errstate(invalid="ignore"):
+                wide = made[name] = column if column.dtype == np.float64 else column.astype(np.float64)
+        return wide
 
     def tensor_of(self, i: int) -> np.ndarray | None:
         """Row i's whole tensor, as `record(i).tensor()` gives it, without making the record."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 
 from orchlog.read.batch import RecordBatch, ragged_take
@@ -134,3 +136,17 @@ def test_a_signalling_nan_in_an_f32_column_reads_as_nan_without_a_warning(recwar
     sketch = batch.record(2).sketch
     assert sketch is not None and np.isnan(sketch[5]) and sketch[4] == batch.sketch[2, 4]
     assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+
+
+def test_a_records_floats_are_its_own_and_the_f64_column_made_for_them_stays_out_of_a_pickle():
+    recs = _edge_records()
+    recs[0].loader = None  # a lambda: not picklable, and not what this test is about
+    batch = RecordBatch.from_records(recs)
+    first = batch.record(2).sketch
+    assert first is not None
+    first[:] = 7.0
+    again = batch.record(2).sketch
+    assert again is not None and again[0] == -1.0 and batch.sketch[2, 0] == -1.0
+    copy = pickle.loads(pickle.dumps(batch))
+    assert "_floats_f64" in vars(batch) and "_floats_f64" not in vars(copy)
+    np.testing.assert_array_equal(copy.record(2).sketch, again)
