@@ -332,7 +332,7 @@ def _crc32c_table() -> list[int]:
 _CRC32C_TABLE: list[int] | None = None
 
 
-def crc32c(data: bytes | memoryview, crc: int = 0, native: bool = True) -> int:
+def crc32c(data: bytes | memoryview | np.ndarray, crc: int = 0, native: bool = True) -> int:
     """CRC-32C (Castagnoli) of data, continuing from crc: crc32c(b, crc32c(a)) == crc32c(a + b)."""
     if native and _native is not None:
         return int(_native.crc32c(data, crc))

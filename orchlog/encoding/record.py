@@ -344,10 +344,14 @@ def record_values(r: RecordInput | Mapping[str, Any], schema: Any = TABLES) -> d
 
 def encode_record(r: RecordInput | Mapping[str, Any], schema: Any = TABLES) -> Encoded:
     fields = record_values(r, schema)
-    dtype = fields["dtype"]
-    line = _json_object(schema.record, fields, dtype, schema) + "\n"
-    frame = _mp_object(schema.record, fields, dtype, schema)
-    return Encoded(jsonl=line.encode("utf-8"), frame=frame, blake3=fields["blake3"])
+    line = _json_object(schema.record, fields, fields["dtype"], schema) + "\n"
+    return Encoded(jsonl=line.encode("utf-8"), frame=record_frame(fields, schema), blake3=fields["blake3"])
+
+
+def record_frame(fields: Mapping[str, Any], schema: Any = TABLES) -> bytes:
+    """A record's msgpack frame from its field values (record_values'), its checksum computed as it is written:
+    a frame whose fields disagree with its tensor and whose checksum holds, as a faulty emitter would write."""
+    return _mp_object(schema.record, fields, fields["dtype"], schema)
 
 
 def header_values(h: HeaderInput | Mapping[str, Any], schema: Any = TABLES) -> dict[str, Any]:

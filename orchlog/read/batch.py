@@ -10,7 +10,7 @@ schema, so -1 is never a real value.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -123,6 +123,16 @@ def _concat(columns: list[Any]) -> Any:
     return np.concatenate(columns)
 
 
+class FrameChecks(Protocol):
+    """The frame checksums of a batch's rows, as a binary stream's reader found them."""
+
+    def sound(self) -> np.ndarray:
+        """Per row: its checksum was checked here, a batch at a time, and is right."""
+
+    def check_of(self, i: int) -> Callable[[], str | None]:
+        """Row i's check as its record carries it (TraceRecord.frame_check): what is wrong, or None."""
+
+
 @record
 class RecordBatch(RecordColumns):
     """The schema's COLUMNS (RecordColumns: text as Strings, None where absent;
@@ -152,6 +162,9 @@ class RecordBatch(RecordColumns):
     data_start: np.ndarray | None = None  # int64
     data_len: np.ndarray | None = None  # int64
     row: np.ndarray | None = None  # int64: a Parquet file's row number (NONE elsewhere)
+    # A binary stream's frame checksums for these rows, as read (`orchlog validate --verify-hashes`); a batch
+    # made from others (take, concat) has none.
+    frame_checks: FrameChecks | None = None
 
     def __post_init__(self) -> None:
         n = len(self.checkpoint)
@@ -229,6 +242,7 @@ class RecordBatch(RecordColumns):
             location=self.location(i),
             order=int(self.order[i]),
             loader=self.loader_of(i, own),
+            frame_check=None if self.frame_checks is None else self.frame_checks.check_of(i),
         )
 
     def stats_of(self, i: int) -> Stats | None:
@@ -248,6 +262,7 @@ class RecordBatch(RecordColumns):
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state.pop("_floats_f64", None)  # made again where needed: not worth its bytes in a pickle (Ray)
+        state["frame_checks"] = None  # the read window's, and only validate asks for them
         return state
 
     def floats_f64(self, name: str) -> np.ndarray:

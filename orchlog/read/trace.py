@@ -93,8 +93,7 @@ class Trace:
 
     def runs(self) -> Iterator[RecordBatch | TraceRecord]:
         """The records iteration gives, in its order, a run at a time: a RecordBatch whose rows are those
-        records (`batch.record(i)`, less what a format attaches to a record alone: the binary stream's frame
-        checksum), or a single TraceRecord. A check of every record can then be array work over the runs a
+        records (`batch.record(i)`, frame checksums included), or a single TraceRecord. A check of every record can then be array work over the runs a
         format reads as columns, and record by record elsewhere (`orchlog validate`)."""
         if self._records is None:  # iteration itself reads the batches: their rows are its records
             yield from self.batches()

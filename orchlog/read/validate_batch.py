@@ -23,7 +23,7 @@ _HEX[np.frombuffer(b"0123456789abcdef", dtype=np.uint8)] = True
 _EXACT = float(2**53)  # products of dims up to here are exact in f64
 
 
-def _segments(off: np.ndarray, flat: np.ndarray, ufunc: np.ufunc, empty: float) -> np.ndarray:
+def segments(off: np.ndarray, flat: np.ndarray, ufunc: np.ufunc, empty: float) -> np.ndarray:
     """ufunc.reduce of each row's items of a ragged column (`empty` for a row with none)."""
     n = len(off) - 1
     out = np.full(n, empty, dtype=np.float64)
@@ -55,8 +55,8 @@ def suspect_rows(batch: RecordBatch, strict: bool, expected_values: int | None) 
 
     known = b.numel != NONE
     numel = b.numel.astype(np.float64)
-    smallest = _segments(b.shape_off, b.shape_dims, np.minimum, np.inf)
-    product = _segments(b.shape_off, b.shape_dims, np.multiply, 1.0)
+    smallest = segments(b.shape_off, b.shape_dims, np.minimum, np.inf)
+    product = segments(b.shape_off, b.shape_dims, np.multiply, 1.0)
     bad |= b.has_shape.astype(bool) & ((smallest < 0) | (known & ((product != numel) | (product > _EXACT))))
 
     n_values = np.diff(b.val_off)
@@ -99,12 +99,12 @@ def _stats_suspects(b: RecordBatch, known: np.ndarray, n_values: np.ndarray) -> 
     values = b.values[: b.val_off[-1]]
     finite_values = np.isfinite(values)
     with np.errstate(invalid="ignore"):
-        lowest = _segments(b.val_off, np.where(finite_values, values, np.inf), np.minimum, np.inf)
-        highest = _segments(b.val_off, np.where(finite_values, values, -np.inf), np.maximum, -np.inf)
+        lowest = segments(b.val_off, np.where(finite_values, values, np.inf), np.minimum, np.inf)
+        highest = segments(b.val_off, np.where(finite_values, values, -np.inf), np.maximum, -np.inf)
         bounded = ~np.isnan(lo) & ~np.isnan(hi)
         bad |= bounded & ((lowest < lo) | (highest > hi))
-    nans = _segments(b.val_off, np.isnan(values), np.add, 0.0)
-    infs = _segments(b.val_off, np.isinf(values), np.add, 0.0)
+    nans = segments(b.val_off, np.isnan(values), np.add, 0.0)
+    infs = segments(b.val_off, np.isinf(values), np.add, 0.0)
     bad |= (n_values > 0) & ((nans > nan_count) | (infs > inf_count))
     out: np.ndarray = bad
     return out

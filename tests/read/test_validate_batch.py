@@ -24,11 +24,11 @@ from tests.fuzz.seeds import make_seeds
 MUTANTS_PER_SEED = 12
 
 
-def _both_ways(path, monkeypatch) -> tuple[validating.ValidationReport, validating.ValidationReport]:
-    fast = validating.validate(open_trace(path))
+def _both_ways(path, monkeypatch, verify_hashes=False) -> tuple[validating.ValidationReport, ...]:
+    fast = validating.validate(open_trace(path), verify_hashes)
     with monkeypatch.context() as m:
         m.setattr(Trace, "runs", Trace.__iter__)  # every record on its own: the check as it was
-        slow = validating.validate(open_trace(path))
+        slow = validating.validate(open_trace(path), verify_hashes)
     return fast, slow
 
 
@@ -37,14 +37,17 @@ def seeds(tmp_path_factory):
     return make_seeds(tmp_path_factory.mktemp("seeds"))
 
 
+@pytest.mark.parametrize("verify_hashes", [False, True], ids=["schema", "hashes"])
 @pytest.mark.parametrize("mutants", [MUTANTS_PER_SEED, pytest.param(200, marks=pytest.mark.slow)])
-def test_every_seed_and_its_mutants_validate_to_the_same_report_either_way(seeds, tmp_path, monkeypatch, mutants):
+def test_every_seed_and_its_mutants_validate_to_the_same_report_either_way(
+    seeds, tmp_path, monkeypatch, mutants, verify_hashes
+):
     compared = problems = 0
     for seed in seeds:
         paths = [seed.path] + [make_mutant(seed, n, tmp_path).path for n in range(mutants)]
         for path in paths:
             try:
-                fast, slow = _both_ways(path, monkeypatch)
+                fast, slow = _both_ways(path, monkeypatch, verify_hashes)
             except Exception as exc:  # a mutant no reader opens: both ways alike, so nothing to compare
                 assert type(exc).__name__ == "OrchlogError", exc
                 continue

@@ -690,6 +690,93 @@ class DigestedTensor {
   orchlog::detail::TensorSize size_;
 };
 
+// ------------------------------------- many tensors' digests, as columns
+
+// Each digest field's bytes, a row after another: stats as f64 in schema order (NaN where absent), floats as
+// f32, hashes as their hex text. What `orchlog validate --verify-hashes` compares with a batch's columns.
+struct DigestRows {
+  std::vector<std::pair<std::string, std::string>> columns;  // field name, its rows' bytes
+
+  std::string& column(std::string_view name) {
+    for (auto& [n, bytes] : columns)
+      if (n == name) return bytes;
+    return columns.emplace_back(std::string(name), std::string()).second;
+  }
+  template <class T>
+  static void append(std::string& out, T v) {
+    out.append(reinterpret_cast<const char*>(&v), sizeof v);
+  }
+  struct StatsRow {
+    std::string& out;
+    void begin_object(std::size_t) {}
+    void end_object() {}
+    void key(std::string_view) {}
+    void f64(double v) { append(out, v); }
+    void opt_f64(const std::optional<double>& v) { append(out, v ? *v : std::numeric_limits<double>::quiet_NaN()); }
+    void i64(std::int64_t v) { append(out, static_cast<double>(v)); }
+  };
+  void put(std::string_view name, const orchlog::schema::Stats& s) {
+    StatsRow row{column(name)};
+    orchlog::schema::visit_stats<orchlog::schema::Encoding::jsonl>(row, s);
+  }
+  void put(std::string_view name, const orchlog::schema::FloatsView& floats) {
+    std::string& out = column(name);
+    for (std::size_t i = 0; i < floats.size; ++i) append(out, static_cast<float>(floats.data[i]));
+  }
+  void put(std::string_view name, std::string_view hex) { column(name).append(hex); }
+};
+
+// The contiguous int64 items of a buffer (a NumPy array's).
+const std::int64_t* int64_items(const py::buffer_info& info, std::size_t n, const char* what) {
+  if (info.itemsize != 8 || (info.format != "q" && info.format != "l") ||  // NumPy's int64 is "l" on LP64
+      static_cast<std::size_t>(info.size) != n || (info.ndim == 1 && info.strides[0] != 8))
+    throw py::value_error(std::string(what) + " must be " + std::to_string(n) + " contiguous int64");
+  return static_cast<const std::int64_t*>(info.ptr);
+}
+
+// The digests of many flat tensors, each `lengths[i]` bytes of dtype `dtypes[i]` at `starts[i]` in
+// `buffers[i]` (the rows of a read window share it): {field: bytes of its rows}, as DigestRows lays them out.
+py::dict digest_spans(const py::list& buffers, const py::buffer& starts, const py::buffer& lengths,
+                      const py::list& dtypes) {
+  const std::size_t n = buffers.size();
+  if (dtypes.size() != n) throw py::value_error("digest_spans needs a dtype per buffer");
+  const py::buffer_info start_info = starts.request(), length_info = lengths.request();
+  const std::int64_t* start = int64_items(start_info, n, "starts");
+  const std::int64_t* length = int64_items(length_info, n, "lengths");
+  std::vector<py::buffer_info> held;  // each distinct buffer's view, held until the digests are done
+  const PyObject* last = nullptr;
+  std::vector<std::pair<orchlog::Tensor, orchlog::detail::TensorSize>> tensors;
+  tensors.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const py::handle buffer = buffers[i];
+    if (buffer.ptr() != last) held.push_back(py::reinterpret_borrow<py::buffer>(buffer).request()), last = buffer.ptr();
+    const auto dtype = orchlog::schema::dtype_from_name(py::str(dtypes[i]).cast<std::string>());
+    if (!dtype) throw py::value_error("unknown dtype '" + py::str(dtypes[i]).cast<std::string>() + "'");
+    const std::int64_t size = static_cast<std::int64_t>(orchlog::schema::dtype_size(*dtype));
+    const std::int64_t have = held.back().size * held.back().itemsize;
+    if (start[i] < 0 || length[i] < 0 || start[i] > have || length[i] > have - start[i] || length[i] % size)
+      throw py::value_error("span " + std::to_string(i) + " is not whole elements inside its buffer");
+    const std::int64_t numel = length[i] / size;
+    const orchlog::Tensor tensor{static_cast<const char*>(held.back().ptr) + start[i], *dtype, {numel}};
+    std::string error;
+    const auto measured = orchlog::detail::measure(tensor, error);
+    if (!measured) throw py::value_error("span " + std::to_string(i) + ": " + error);
+    tensors.emplace_back(tensor, *measured);
+  }
+  DigestRows rows;
+  {
+    py::gil_scoped_release release;
+    for (const auto& [tensor, size] : tensors) {
+      const orchlog::detail::TensorDigest d = orchlog::detail::digest(tensor, size);
+      orchlog::detail::for_each_digest_field(
+          d, [&rows](std::string_view name, const auto& value) { rows.put(name, orchlog::detail::digest_view(value)); });
+    }
+  }
+  py::dict out;
+  for (const auto& [name, bytes] : rows.columns) out[py::str(name)] = py::bytes(bytes);
+  return out;
+}
+
 std::string blake3_hex(const py::buffer& data, const py::object& path) {
   const py::buffer_info info = data.request();
   if (!PyBuffer_IsContiguous(info.view(), 'C')) throw py::value_error("blake3_hex needs contiguous bytes");
@@ -756,6 +843,9 @@ void bind_emitter(py::module_& m) {
       .def_property_readonly("nbytes", &DigestedTensor::nbytes)
       .def("digest", &DigestedTensor::digest, "The digest fields by name (stats as a tuple in schema order).")
       .def("copy_into", &DigestedTensor::copy_into, arg("out"), "Copy the C-order little-endian bytes into out.");
+  m.def("digest_spans", &digest_spans, arg("buffers"), arg("starts"), arg("lengths"), arg("dtypes"),
+        "The digests of many flat tensors, lengths[i] bytes of dtypes[i] at starts[i] (int64 arrays) in buffers[i]: "
+        "{field: bytes}, a row after another (stats as f64, NaN where absent; floats as f32; hashes as hex text).");
   m.def("blake3_hex", &blake3_hex, arg("data"), arg("path") = py::none(),
         "BLAKE3 of a contiguous buffer; path forces a kernel (portable, sse41, avx2, avx512).");
   m.def("blake3_paths", &blake3_paths, "The BLAKE3 kernels this CPU runs.");

@@ -470,6 +470,40 @@ class _FrameReadAgain:
             return _FrameCheck(self.source, self.start, dec.checksum_at, f.tell(), expected, self.version)()
 
 
+class _WindowChecks:
+    """The frame checksums of a decoded window's rows (a RecordBatch's `frame_checks`): `sound()` checks
+    every one the native decoder found, a window at a time, and `check_of(i)` is row i's check as its record
+    carries it, which says what is wrong where `sound()` did not find the checksum right."""
+
+    def __init__(
+        self,
+        chunk: np.ndarray,
+        base: int,
+        source: _TensorBytes,
+        offsets: np.ndarray,
+        cols: dict[str, Any],
+        version: Any,
+    ) -> None:
+        kept = np.searchsorted(cols["offset"], offsets)  # the rows _frames_batch kept, by their offsets
+        self.chunk, self.base, self.source, self.version = chunk, base, source, version
+        self.start, self.key_at, self.expected = offsets, cols["check_at"][kept], cols["check"][kept]
+
+    def sound(self) -> np.ndarray:
+        """Per row: the frame's checksum was found in the window, and CRC-32C over the frame before it agrees."""
+        ok = np.zeros(len(self.start), dtype=bool)
+        starts, ends = (self.start - self.base).tolist(), (self.key_at - self.base).tolist()
+        for i, (start, end, expected) in enumerate(zip(starts, ends, self.expected.tolist())):
+            if 0 <= start <= end <= len(self.chunk):  # a key_at of -1 (not found in the window) falls out too
+                ok[i] = crc32c(self.chunk[start:end]) == expected
+        return ok
+
+    def check_of(self, i: int) -> _FrameCheck | _FrameReadAgain:
+        start, key_at = int(self.start[i]), int(self.key_at[i])
+        if key_at < 0:
+            return _FrameReadAgain(self.source, start, self.version)
+        return _FrameCheck(self.source, start, key_at, key_at + _CHECKSUM_TAIL, int(self.expected[i]), self.version)
+
+
 WINDOW = 32 << 20  # the most bytes the binary reader maps (or reads) and decodes at a time
 _MAP_READS_FROM = MAP_FROM  # reads of at least this many bytes map the file instead of copying it
 _AFTER_SKIP = 64 << 10  # the read after skipping a large tensor: the next frame is likely large too
@@ -605,9 +639,9 @@ def _native_items(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes, row
     """Record frames decoded natively a window of the file at a time; the Python decoder takes the frames the
     native one hands back (headers, unusual or broken frames), so both report the same problems the same way.
 
-    Yields, in file order, each window's records as a (RecordBatch, the decoder's columns) pair, each record the
-    Python decoder read, and _FLUSH where a reader of batches hands on what it has: `rows` gathered, or a whole
-    window read."""
+    Yields, in file order, each window's records as a RecordBatch (with its rows' frame checksums), each record
+    the Python decoder read, and _FLUSH where a reader of batches hands on what it has: `rows` gathered, or a
+    whole window read."""
     fd = f.fileno()
     dec = _Decoder(f, os.fstat(fd).st_size)
     pos, read_size, trail = 0, _AFTER_SKIP, 0
@@ -633,8 +667,9 @@ def _native_items(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes, row
             if stop == kernels.FRAMES_SKIP and nxt > size:  # the last frame's tensor runs past the end of the file
                 batch, stop, nxt = batch.take(np.arange(len(batch) - 1)), kernels.FRAMES_OTHER, int(batch.offset[-1])
                 trail = 0
+            batch.frame_checks = _WindowChecks(chunk, pos, tensors, batch.offset, cols, _schema(trace))
             pending += len(batch)
-            yield batch, cols
+            yield batch
         trace.bytes_read = min(nxt, size)
         if pending >= batch_rows or (got >= WINDOW and pending):
             yield _FLUSH
@@ -668,7 +703,7 @@ def _native_batches(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes, r
         elif isinstance(item, TraceRecord):
             out.add_record(item)
         else:
-            out.add(item[0])
+            out.add(item)
     if (last := out.take()) is not None:
         yield last
 
@@ -682,18 +717,8 @@ def _native_records(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes) -
         if isinstance(item, TraceRecord):
             yield item
             continue
-        batch, cols = item
-        kept = np.searchsorted(cols["offset"], batch.offset)  # the rows _frames_batch kept, by their offsets
-        check_at, check = cols["check_at"][kept].tolist(), cols["check"][kept].tolist()
-        version = _schema(trace)  # the windows' frames come after every header read so far, before the next
-        for i, start in enumerate(batch.offset.tolist()):
-            rec = batch.record(i, own=True)
-            if check_at[i] >= 0:
-                end = check_at[i] + _CHECKSUM_TAIL
-                rec.frame_check = _FrameCheck(tensors, start, check_at[i], end, check[i], version)
-            else:
-                rec.frame_check = _FrameReadAgain(tensors, start, version)
-            yield rec
+        for i in range(len(item)):
+            yield item.record(i, own=True)
 
 
 def _runs(trace: Trace) -> Iterator[RecordBatch | TraceRecord]:
@@ -705,7 +730,7 @@ def _runs(trace: Trace) -> Iterator[RecordBatch | TraceRecord]:
     with open_binary(path) as f:
         for item in _native_items(trace, f, _TensorBytes(trace.path, False), _BATCH_ROWS):
             if item is not _FLUSH:
-                yield item if isinstance(item, TraceRecord) else item[0]
+                yield item
 
 
 def _batches(trace: Trace, rows: int, tensors: bool) -> Iterator[RecordBatch]:
