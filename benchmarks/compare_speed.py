@@ -5,7 +5,7 @@
     .venv/bin/python benchmarks/compare_speed.py start                     # --help and a 1,000-record compare vs python -c pass
     .venv/bin/python benchmarks/compare_speed.py p99 --mib 4               # exact p99 vs reading both arrays once
     .venv/bin/python benchmarks/compare_speed.py report --records 2000000  # --format html vs text
-    .venv/bin/python benchmarks/compare_speed.py validate --records 50000  # validate vs cat, vs record by record
+    .venv/bin/python benchmarks/compare_speed.py validate --records 50000  # validate (--verify-hashes) vs cat, vs record by record
     .venv/bin/python benchmarks/compare_speed.py all --runs 5 --json out.json
     .venv/bin/python benchmarks/compare_speed.py rows --isa avx512,avx2    # and as a machine without AVX-512 runs
     .venv/bin/python benchmarks/compare_speed.py rows --page-cache written # only the traces as the emitter wrote them
@@ -261,9 +261,9 @@ RECORD_BY_RECORD = (
 
 
 def validate(work: Path, records: int, runs: int) -> dict[str, Any]:
-    """`orchlog validate` of a full-mode binary stream, the same packed into Parquet and a JSONL summary trace of
-    `records` records, against `cat` of the same file and against checking them record by record (the way it
-    was, same code otherwise)."""
+    """`orchlog validate`, with and without `--verify-hashes`, of a full-mode binary stream, the same packed into
+    Parquet and a JSONL summary trace of `records` records, against `cat` of the same file and against checking
+    them record by record (the way it was, same code otherwise)."""
     from benchmarks.compare_traces import write_jsonl_pair, write_rows_pair
     from orchlog.parquet import pack
 
@@ -282,6 +282,8 @@ def validate(work: Path, records: int, runs: int) -> dict[str, Any]:
         cases: dict[str, Case] = {
             "validate": [*ORCHLOG, "validate", str(path), "--quiet"],
             "record_by_record": [PY, "-c", RECORD_BY_RECORD, "validate", str(path), "--quiet"],
+            "verify": [*ORCHLOG, "validate", str(path), "--verify-hashes", "--quiet"],
+            "verify_record_by_record": [PY, "-c", RECORD_BY_RECORD, "validate", str(path), "--verify-hashes", "-q"],
             "cat": ["sh", "-c", f"cat {path} > /dev/null"],
         }
         res = interleaved(cases, runs)
@@ -290,6 +292,8 @@ def validate(work: Path, records: int, runs: int) -> dict[str, Any]:
             **res,
             "validate_vs_cat": _ratios(res, "validate", "cat"),
             "validate_vs_record_by_record": _ratios(res, "validate", "record_by_record"),
+            "verify_vs_cat": _ratios(res, "verify", "cat"),
+            "verify_vs_record_by_record": _ratios(res, "verify", "verify_record_by_record"),
         }
     return out
 

@@ -127,10 +127,27 @@ class FrameChecks(Protocol):
     """The frame checksums of a batch's rows, as a binary stream's reader found them."""
 
     def sound(self) -> np.ndarray:
-        """Per row: its checksum was checked here, a batch at a time, and is right."""
+        """Per row: its checksum was checked here, a batch at a time, and is right, or it has none."""
 
-    def check_of(self, i: int) -> Callable[[], str | None]:
-        """Row i's check as its record carries it (TraceRecord.frame_check): what is wrong, or None."""
+    def check_of(self, i: int) -> Callable[[], str | None] | None:
+        """Row i's check as its record carries it (TraceRecord.frame_check), None for a row with none."""
+
+
+class JoinedChecks:
+    """The frame checksums of batches joined end to end (`concat`): each part's own; a part's rows without
+    any have nothing to check."""
+
+    def __init__(self, parts: Sequence[tuple[FrameChecks | None, int]]) -> None:
+        self.parts = list(parts)
+        self.starts = np.cumsum([0] + [rows for _, rows in self.parts])
+
+    def sound(self) -> np.ndarray:
+        return np.concatenate([np.ones(rows, dtype=bool) if c is None else c.sound() for c, rows in self.parts])
+
+    def check_of(self, i: int) -> Callable[[], str | None] | None:
+        part = int(np.searchsorted(self.starts, i, side="right")) - 1
+        checks = self.parts[part][0]
+        return None if checks is None else checks.check_of(i - int(self.starts[part]))
 
 
 @record
@@ -162,8 +179,8 @@ class RecordBatch(RecordColumns):
     data_start: np.ndarray | None = None  # int64
     data_len: np.ndarray | None = None  # int64
     row: np.ndarray | None = None  # int64: a Parquet file's row number (NONE elsewhere)
-    # A binary stream's frame checksums for these rows, as read (`orchlog validate --verify-hashes`); a batch
-    # made from others (take, concat) has none.
+    # A binary stream's frame checksums for these rows, as read (`orchlog validate --verify-hashes`): kept by
+    # `concat`, not by `take` (a selection of rows is not checked again).
     frame_checks: FrameChecks | None = None
 
     def __post_init__(self) -> None:
@@ -342,6 +359,8 @@ class RecordBatch(RecordColumns):
                 items.append(getattr(b, flat))
                 base += int(getattr(b, off)[-1])
             cols[off], cols[flat] = np.concatenate(offsets), np.concatenate(items)
+        if any(b.frame_checks is not None for b in batches):
+            cols["frame_checks"] = JoinedChecks([(b.frame_checks, len(b)) for b in batches])
         return RecordBatch(**cols)
 
     @staticmethod

@@ -12,10 +12,10 @@ import pytest
 from orchlog import open_trace
 from orchlog.encoding.record import encode_header, record_frame, record_values
 from orchlog.read import validate as validating
-from orchlog.read.batch import RecordBatch
+from orchlog.read.batch import JoinedChecks, RecordBatch
 from orchlog.read.trace import Trace
 from orchlog.schema_gen import RecordInput
-from tests.tracegen import header, record
+from tests.tracegen import header, record, write_jsonl
 
 
 def _tensors(rng: np.random.Generator) -> list[RecordInput]:
@@ -126,3 +126,26 @@ def test_no_record_is_made_for_a_sound_row(tmp_path, monkeypatch):
     monkeypatch.setattr(RecordBatch, "record", made)
     report = validating.validate(open_trace(path), verify_hashes=True)
     assert report and report.records == report.hashes_checked == len(frames)
+
+
+def test_a_directorys_binary_files_have_their_checksums_checked_in_joined_batches(tmp_path, monkeypatch):
+    """A file of more than one read window gives a batch joined from each window's: the checks are joined too."""
+    run = tmp_path / "run"
+    run.mkdir()
+    damaged = []
+    for name in ("a", "b"):
+        frames = [
+            record_frame(record_values(dataclasses.replace(r, seq=i)))
+            for i, r in enumerate(_tensors(np.random.default_rng(3)) * 20)
+        ]
+        for k in (4, 150):
+            frames[k] = frames[k][:-1] + bytes([frames[k][-1] ^ 0x80])
+        _write(run / f"{name}.bin", frames)
+        offsets = [str(rec.location) for rec in open_trace(run / f"{name}.bin")]
+        damaged += [offsets[k] for k in (4, 150)]
+    write_jsonl(run / "c.jsonl", [record("x", np.arange(4, dtype=np.float32))])
+    runs = [r for r in open_trace(run).runs() if isinstance(r, RecordBatch)]
+    assert any(isinstance(r.frame_checks, JoinedChecks) for r in runs)
+    fast, slow = _both_ways(run, monkeypatch)
+    assert str(fast) == str(slow)
+    assert [p.location for p in fast.problems if "frame checksum (CRC-32C)" in p.message] == damaged
