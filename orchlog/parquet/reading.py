@@ -126,9 +126,9 @@ def _open(root: Path, sel: Selection) -> Trace:
                 for start in range(0, len(batch), rows):
                     yield batch if len(batch) <= rows else batch.take(np.arange(start, min(start + rows, len(batch))))
 
-    def runs(trace: Trace) -> Iterator[RecordBatch]:  # the records as iteration gives them, a row group at a time
+    def runs(trace: Trace, tensors: bool) -> Iterator[RecordBatch]:  # iteration's records, a row group at a time
         for f in files:
-            yield from f.batches(sel, cache, trace, tensors=False)
+            yield from f.batches(sel, cache, trace, tensors)
 
     trace = Trace(str(root), FORMAT_NAME, records, batches=batches, runs=runs)
     for f in files:

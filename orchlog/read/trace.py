@@ -43,7 +43,7 @@ class Trace:
         records: Callable[[Trace], Iterator[TraceRecord]] | None = None,
         *,
         batches: Callable[[Trace, int, bool], Iterator[RecordBatch]] | None = None,
-        runs: Callable[[Trace], Iterator[RecordBatch | TraceRecord]] | None = None,
+        runs: Callable[[Trace, bool], Iterator[RecordBatch | TraceRecord]] | None = None,
         size: int | None = None,
     ) -> None:
         self.path = path
@@ -91,14 +91,16 @@ class Trace:
             order += 1
             yield rec
 
-    def runs(self) -> Iterator[RecordBatch | TraceRecord]:
+    def runs(self, tensors: bool = False) -> Iterator[RecordBatch | TraceRecord]:
         """The records iteration gives, in its order, a run at a time: a RecordBatch whose rows are those
-        records (`batch.record(i)`, frame checksums included), or a single TraceRecord. A check of every record can then be array work over the runs a
-        format reads as columns, and record by record elsewhere (`orchlog validate`)."""
+        records (`batch.record(i)`, frame checksums included), or a single TraceRecord. A check of every
+        record can then be array work over the runs a format reads as columns, and record by record elsewhere
+        (`orchlog validate`). `tensors`: the rows' tensor bytes handed over in memory with the run where the
+        format reads them apart (Parquet's tensor pages); they stay with their loaders otherwise."""
         if self._records is None:  # iteration itself reads the batches: their rows are its records
             yield from self.batches()
         elif self._runs is not None:
-            yield from self._guarded(self._runs(self))
+            yield from self._guarded(self._runs(self, tensors))
         else:
             yield from self
 

@@ -311,7 +311,7 @@ def validate(
         problems.extend(Problem(where, m) for m in found)
 
     framed = trace.format == "orchlog-binary"  # every row is a frame with a checksum to verify
-    for run in trace.runs():
+    for run in trace.runs(tensors=verify_hashes):
         if isinstance(run, TraceRecord):
             records += 1
             if progress and verify_hashes and records % 1024 == 0:

@@ -15,21 +15,13 @@ from orchlog import open_trace
 from orchlog.read import validate as validating
 from orchlog.read.batch import RecordBatch
 from orchlog.read.records import Location, TraceRecord
-from orchlog.read.trace import Trace
 from orchlog.read.validate_batch import suspect_rows
 from orchlog.schema_gen import Stats
 from tests.fuzz.mutate import make_mutant
 from tests.fuzz.seeds import make_seeds
+from tests.read.validate_ways import both_ways
 
 MUTANTS_PER_SEED = 12
-
-
-def _both_ways(path, monkeypatch, verify_hashes=False) -> tuple[validating.ValidationReport, ...]:
-    fast = validating.validate(open_trace(path), verify_hashes)
-    with monkeypatch.context() as m:
-        m.setattr(Trace, "runs", Trace.__iter__)  # every record on its own: the check as it was
-        slow = validating.validate(open_trace(path), verify_hashes)
-    return fast, slow
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +39,7 @@ def test_every_seed_and_its_mutants_validate_to_the_same_report_either_way(
         paths = [seed.path] + [make_mutant(seed, n, tmp_path).path for n in range(mutants)]
         for path in paths:
             try:
-                fast, slow = _both_ways(path, monkeypatch, verify_hashes)
+                fast, slow = both_ways(path, monkeypatch, verify_hashes)
             except Exception as exc:  # a mutant no reader opens: both ways alike, so nothing to compare
                 assert type(exc).__name__ == "OrchlogError", exc
                 continue

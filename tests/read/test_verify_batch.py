@@ -13,8 +13,8 @@ from orchlog import open_trace
 from orchlog.encoding.record import encode_header, record_frame, record_values
 from orchlog.read import validate as validating
 from orchlog.read.batch import JoinedChecks, RecordBatch
-from orchlog.read.trace import Trace
 from orchlog.schema_gen import RecordInput
+from tests.read.validate_ways import both_ways
 from tests.tracegen import header, record, write_jsonl
 
 
@@ -70,14 +70,6 @@ def _write(path, frames: list[bytes]) -> None:
     path.write_bytes(encode_header(header())[1] + b"".join(frames))
 
 
-def _both_ways(path, monkeypatch) -> tuple[validating.ValidationReport, validating.ValidationReport]:
-    fast = validating.validate(open_trace(path), verify_hashes=True)
-    with monkeypatch.context() as m:
-        m.setattr(Trace, "runs", Trace.__iter__)  # every record on its own: the check as it was
-        slow = validating.validate(open_trace(path), verify_hashes=True)
-    return fast, slow
-
-
 @pytest.mark.parametrize("edit", sorted(_EDITS))
 def test_a_field_that_disagrees_with_its_tensor_is_reported_as_record_by_record(tmp_path, monkeypatch, edit):
     rng = np.random.default_rng(sorted(_EDITS).index(edit))
@@ -91,7 +83,7 @@ def test_a_field_that_disagrees_with_its_tensor_is_reported_as_record_by_record(
         edited += frames[-1] != sound
     path = tmp_path / "t.bin"
     _write(path, frames)
-    fast, slow = _both_ways(path, monkeypatch)
+    fast, slow = both_ways(path, monkeypatch, verify_hashes=True)
     assert str(fast) == str(slow)
     assert fast.to_json() == slow.to_json()
     assert edited and len({p.location for p in fast.problems}) >= edited // 2, str(fast)
@@ -107,7 +99,7 @@ def test_a_damaged_checksum_is_reported_as_record_by_record(tmp_path, monkeypatc
     frames[5] = frames[5][:-2] + b"\x00\x00"
     path = tmp_path / "t.bin"
     _write(path, frames)
-    fast, slow = _both_ways(path, monkeypatch)
+    fast, slow = both_ways(path, monkeypatch, verify_hashes=True)
     assert str(fast) == str(slow)
     assert [p.message.split(" is ")[0] for p in fast.problems] == ["frame checksum (CRC-32C)"] * 2
 
@@ -146,6 +138,6 @@ def test_a_directorys_binary_files_have_their_checksums_checked_in_joined_batche
     write_jsonl(run / "c.jsonl", [record("x", np.arange(4, dtype=np.float32))])
     runs = [r for r in open_trace(run).runs() if isinstance(r, RecordBatch)]
     assert any(isinstance(r.frame_checks, JoinedChecks) for r in runs)
-    fast, slow = _both_ways(run, monkeypatch)
+    fast, slow = both_ways(run, monkeypatch, verify_hashes=True)
     assert str(fast) == str(slow)
     assert [p.location for p in fast.problems if "frame checksum (CRC-32C)" in p.message] == damaged

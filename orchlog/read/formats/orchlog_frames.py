@@ -721,8 +721,9 @@ def _native_records(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes) -
             yield item.record(i, own=True)
 
 
-def _runs(trace: Trace) -> Iterator[RecordBatch | TraceRecord]:
-    """What _records yields, a decoded window at a time where the kernels decode it (Trace.runs)."""
+def _runs(trace: Trace, tensors: bool) -> Iterator[RecordBatch | TraceRecord]:
+    """What _records yields, a decoded window at a time where the kernels decode it (Trace.runs): small
+    tensors come with their frames whatever `tensors` says."""
     path = Path(trace.path)
     if is_gzip(path) or not kernels.NATIVE:
         yield from _records(trace)
