@@ -58,5 +58,15 @@ def to_f64(flat: np.ndarray, dtype: str) -> np.ndarray:
         return widen(flat, dtype).astype(np.float64)
 
 
+def from_f64(values: np.ndarray, dtype: str) -> np.ndarray:
+    """f64 values (as a trace's text gives a tensor's elements) back in the dtype's storage, little-endian:
+    the tensor's own bytes when they were read from it, but for NaN payloads (text keeps none) and i64
+    past 2**53 (text rounds them). A value out of the dtype's range (a damaged trace) is cast quietly."""
+    if dtype == "bf16":  # exact: the values were bf16 to begin with
+        return (values.astype("<f4").view("<u4") >> 16).astype("<u2")
+    with np.errstate(invalid="ignore", over="ignore"):
+        return values.astype(_NUMPY[dtype].newbyteorder("<"))
+
+
 def is_float(dtype: str) -> bool:
     return schema_gen.DTYPE_KINDS[dtype] == "float"

@@ -344,13 +344,17 @@ def record_values(r: RecordInput | Mapping[str, Any], schema: Any = TABLES) -> d
 
 def encode_record(r: RecordInput | Mapping[str, Any], schema: Any = TABLES) -> Encoded:
     fields = record_values(r, schema)
-    line = _json_object(schema.record, fields, fields["dtype"], schema) + "\n"
-    return Encoded(jsonl=line.encode("utf-8"), frame=record_frame(fields, schema), blake3=fields["blake3"])
+    return Encoded(jsonl=record_line(fields, schema), frame=record_frame(fields, schema), blake3=fields["blake3"])
+
+
+def record_line(fields: Mapping[str, Any], schema: Any = TABLES) -> bytes:
+    """A record's JSONL line, newline included, from its field values (record_values')."""
+    return (_json_object(schema.record, fields, fields["dtype"], schema) + "\n").encode("utf-8")
 
 
 def record_frame(fields: Mapping[str, Any], schema: Any = TABLES) -> bytes:
     """A record's msgpack frame from its field values (record_values'), its checksum computed as it is written:
-    a frame whose fields disagree with its tensor and whose checksum holds, as a faulty emitter would write."""
+    with fields edited, a frame that disagrees with its tensor while its checksum holds (a faulty emitter's)."""
     return _mp_object(schema.record, fields, fields["dtype"], schema)
 
 

@@ -32,7 +32,7 @@ from orchlog.schema_gen import DTYPE_SIZES, SCHEMA_VERSION
 VALIDATE_VERSION = "orchlog-validate/1"
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
-_INT_DTYPES = {"i8": np.int8, "u8": np.uint8, "i32": np.int32, "i64": np.int64}
+_INT_DTYPES = ("i8", "u8", "i32", "i64")
 _F64_EXACT_INTS = 2.0**53  # every integer up to this is an f64 of its own; past it, values in text are rounded
 
 
@@ -193,23 +193,17 @@ def _bytes_from_values(rec: TraceRecord) -> bytes | None:
     """The tensor's bytes rebuilt from values that are all there, when that is exact."""
     if rec.values is None or rec.numel is None or len(rec.values) != rec.numel or rec.dtype not in DTYPE_SIZES:
         return None
-    v = rec.values
-    if rec.dtype in _INT_DTYPES:
-        if rec.dtype == "i64" and len(v) and float(np.abs(v).max()) > _F64_EXACT_INTS:
-            return None  # such a value stands for several i64 (i64's max reads as 2**63): no exact bytes
-        with np.errstate(invalid="ignore"):  # NaN or out of range (a damaged line): bytes its hash then refutes
-            ints = v.astype(_INT_DTYPES[rec.dtype])
-        return ints.astype(ints.dtype.newbyteorder("<")).tobytes()
-    if np.isnan(v).any():
-        return None  # the text form drops NaN payloads, so the exact bytes cannot be rebuilt
-    f32 = v.astype("<f4")
-    if rec.dtype == "f64":
-        return v.astype("<f8").tobytes()
-    if rec.dtype == "f32":
-        return f32.tobytes()
-    if rec.dtype == "f16":
-        return v.astype("<f2").tobytes()
-    return (f32.view("<u4") >> 16).astype("<u2").tobytes()  # bf16: exact, values were bf16 to begin with
+    if not values_rebuild_exactly(rec.values, rec.dtype):
+        return None
+    return _dtypes.from_f64(rec.values, rec.dtype).tobytes()
+
+
+def values_rebuild_exactly(values: np.ndarray, dtype: str) -> bool:
+    """Whether a tensor's every value, read as f64, gives back its bytes: not with NaN (the text form drops
+    its payload) nor with an i64 past 2**53 (such a value stands for several: i64's max reads as 2**63)."""
+    if dtype == "i64":
+        return not len(values) or not float(np.abs(values).max()) > _F64_EXACT_INTS  # NaN: cast, then refuted
+    return dtype in _INT_DTYPES or not np.isnan(values).any()
 
 
 def _verify(rec: TraceRecord) -> tuple[bool, list[str]]:

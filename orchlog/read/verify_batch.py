@@ -13,8 +13,11 @@ neither has nothing to check: no tensor bytes, not every value, and no frame che
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
+from orchlog import kernels
 from orchlog.encoding import dtypes
 from orchlog.read.batch import NONE, RecordBatch, ragged_take
 from orchlog.read.validate_batch import segments
@@ -28,48 +31,94 @@ def hash_verdicts(batch: RecordBatch, framed: bool) -> tuple[np.ndarray, np.ndar
     """(unsure, sound) per row of `batch`, as above. The frame checksums a batch carries are checked here;
     `framed`: its rows are a binary stream's frames whatever it carries (a batch without them is unsure)."""
     b = batch
-    assert b.data_len is not None and b.data_start is not None and b.data_buf is not None, "__post_init__ fills them"
-    n = len(b)
-    unsure = b.has_data() & (b.data_len < 0)  # bytes to load, or every value inline: verify rebuilds them
+    assert b.data_len is not None, "__post_init__ fills it"
+    in_memory = b.data_len >= 0
+    from_values = ~in_memory & kernels.is_none(b.loader) & b.has_full_values()  # _verify rebuilds the bytes
+    unsure = b.has_data() & ~in_memory & ~from_values  # bytes to load: _verify loads them
     if b.frame_checks is not None:
         unsure |= ~b.frame_checks.sound()
     elif framed:
         unsure[:] = True
-    unsure |= (b.data_len >= 0) & ~_digestible(b)
-    rows = np.flatnonzero((b.data_len >= 0) & ~unsure)
-    sound = np.zeros(n, dtype=bool)
+    size = b.dtype.per_row(lambda d: DTYPE_SIZES.get(d, 0) if d is not None else 0, dtype=np.int64)
+    digestible = _digestible(b, size)
+    unsure |= (in_memory & ~(digestible & (b.data_len == b.numel * size))) | (from_values & ~digestible)
+    sound = np.zeros(len(b), dtype=bool)
+    rows = np.flatnonzero(in_memory & ~unsure)
     if len(rows):
-        sound[rows] = _digests_agree(b, rows)
-    unsure[rows] |= ~sound[rows]
+        sound[rows] = _digests_agree(b, rows, _spans_in_memory(b, rows)) & _heads_agree(b, rows)
+    rows = np.flatnonzero(from_values & ~unsure)
+    if len(rows):
+        exact, spans = _rebuilt(b, rows)
+        unsure[rows[~exact]] = True  # NaN or i64 past 2**53: _verify says the bytes cannot be rebuilt
+        rows = rows[exact]
+        sound[rows] = _digests_agree(b, rows, spans)
+    unsure |= (in_memory | from_values) & ~sound
     return unsure, sound
 
 
-def _digestible(b: RecordBatch) -> np.ndarray:
-    """Rows whose bytes are numel elements of a known dtype, numel = prod(shape), with a BLAKE3 to check."""
-    assert b.data_len is not None, "__post_init__ fills it"
-    size = b.dtype.per_row(lambda d: DTYPE_SIZES.get(d, 0) if d is not None else 0, dtype=np.int64)
+def _digestible(b: RecordBatch, size: np.ndarray) -> np.ndarray:
+    """Rows of numel elements of a known dtype (`size` bytes each), numel = prod(shape), with a BLAKE3 to check
+    and no more leading values than elements."""
     product = segments(b.shape_off, b.shape_dims, np.multiply, 1.0)
     shaped = ~b.has_shape.astype(bool) | ((product == b.numel) & (product <= _EXACT))
-    hashed = np.ascontiguousarray(b.blake3).view(np.uint8).reshape(len(b), -1).any(axis=1) if len(b) else shaped
-    fits = (size > 0) & (b.numel != NONE) & (b.data_len == b.numel * size) & (np.diff(b.val_off) <= b.numel)
-    ok: np.ndarray = fits & shaped & hashed
+    ok: np.ndarray = (size > 0) & (b.numel != NONE) & (np.diff(b.val_off) <= b.numel) & shaped & (b.blake3 != b"")
     return ok
 
 
-def _digests_agree(b: RecordBatch, rows: np.ndarray) -> np.ndarray:
-    """For each of `rows` (digestible, bytes in memory): BLAKE3, leading values, stats and sketch all as the
-    data gives them, compared as _verify compares them."""
+class Spans(NamedTuple):
+    """Where tensors' bytes lie: in buffers[i] (a read window, shared), lengths[i] bytes from starts[i]."""
+
+    buffers: list[object]
+    starts: np.ndarray  # int64
+    lengths: np.ndarray  # int64
+
+
+def _spans_in_memory(b: RecordBatch, rows: np.ndarray) -> Spans:
+    """The rows' tensor bytes where they lie, in the read window."""
+    assert b.data_len is not None and b.data_start is not None and b.data_buf is not None, "__post_init__ fills them"
+    return Spans(b.data_buf[rows].tolist(), b.data_start[rows], b.data_len[rows])
+
+
+def _rebuilt(b: RecordBatch, rows: np.ndarray) -> tuple[np.ndarray, Spans]:
+    """(exact, spans): the tensors of `rows` rebuilt from their every value, as _verify
+    rebuilds one, a dtype at a time; `exact` says which rows that gives back (validate.values_rebuild_exactly),
+    and the spans are theirs."""
+    off, values = ragged_take(b.val_off, b.values, rows)
+    counts = np.diff(off)
+    codes = b.dtype[rows].codes
+    code_of_value = np.repeat(codes, counts)
+    exact = np.zeros(len(rows), dtype=bool)
+    buffers = np.empty(len(rows), dtype=object)
+    starts = np.zeros(len(rows), dtype=np.int64)
+    lengths = np.zeros(len(rows), dtype=np.int64)
+    for code in np.unique(codes).tolist():
+        dtype = b.dtype.table[code]
+        members = np.flatnonzero(codes == code)
+        group = values[code_of_value == code]
+        within = np.concatenate([[0], np.cumsum(counts[members])])  # each member's first value in the group
+        if dtype == "i64":
+            inexact = np.abs(group) > 2.0**53
+        else:
+            inexact = np.isnan(group) if dtype not in ("i8", "u8", "i32") else np.zeros(len(group), dtype=bool)
+        exact[members] = segments(within, inexact, np.add, 0.0) == 0
+        holder = np.empty(1, dtype=object)
+        holder[0] = dtypes.from_f64(group, dtype).view(np.uint8)
+        buffers[members] = holder
+        starts[members] = within[:-1] * DTYPE_SIZES[dtype]
+        lengths[members] = counts[members] * DTYPE_SIZES[dtype]
+    return exact, Spans(buffers[exact].tolist(), starts[exact], lengths[exact])
+
+
+def _digests_agree(b: RecordBatch, rows: np.ndarray, spans: Spans) -> np.ndarray:
+    """For each of `rows`, its tensor's bytes where `spans` says: BLAKE3, stats and sketch as
+    the data gives them, compared as _verify compares them."""
     from orchlog import _native
 
-    assert b.data_len is not None and b.data_start is not None and b.data_buf is not None, "__post_init__ fills them"
     m = len(rows)
-    digests = _native.digest_spans(
-        b.data_buf[rows].tolist(), b.data_start[rows], b.data_len[rows], b.dtype[rows].tolist()
-    )
+    digests = _native.digest_spans(*spans, b.dtype[rows].tolist())
     stats = np.frombuffer(digests["stats"], dtype=np.float64).reshape(m, -1)
     sketch = np.frombuffer(digests["sketch"], dtype=np.float32).reshape(m, -1)
     agree: np.ndarray = np.frombuffer(digests["blake3"], dtype="S64") == b.blake3[rows]
-    agree &= _heads_agree(b, rows)
     agree &= _stats_agree(b, rows, stats)
     said = b.sketch[rows]
     unsaid = np.isnan(said).all(axis=1)  # the record has no sketch: nothing to compare
