@@ -153,3 +153,11 @@ def test_a_directorys_binary_files_have_their_checksums_checked_in_joined_batche
     fast, slow = both_ways(run, monkeypatch, verify_hashes=True)
     assert str(fast) == str(slow)
     assert [p.location for p in fast.problems if "frame checksum (CRC-32C)" in p.message] == damaged
+
+
+def test_a_batch_whose_every_row_cannot_be_rebuilt_from_its_values_is_checked_record_by_record(tmp_path, monkeypatch):
+    nan = record_values(record("nan", np.array([np.nan, 1.0], dtype=np.float32), values=-1))
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(encode_header(header(values=-1))[0] + record_line(nan))
+    fast, slow = both_ways(path, monkeypatch, verify_hashes=True)
+    assert str(fast) == str(slow) and fast and fast.hashes_checked == 0
