@@ -260,9 +260,25 @@ RECORD_BY_RECORD = (
 )
 
 
+def _write_every_value(path: Path, records: int) -> None:
+    """JSONL with every value (`ORCH_LOG_VALUES=all`) of `records` tensors of 64 f32, as the C++ core writes it."""
+    import numpy as np
+
+    import orchlog
+
+    rng = np.random.default_rng(0)
+    rows = rng.standard_normal((1024, 64)).astype(np.float32)
+    orchlog.configure(path=str(path), mode="summary", values="all")
+    try:
+        for i in range(records):
+            orchlog.log("attn_out", rows[i % len(rows)], token_idx=i // 32, layer=i % 32)
+    finally:
+        orchlog.close()
+
+
 def validate(work: Path, records: int, runs: int) -> dict[str, Any]:
     """`orchlog validate`, with and without `--verify-hashes`, of a full-mode binary stream, the same packed into
-    Parquet and a JSONL summary trace of `records` records, against `cat` of the same file and against checking
+    Parquet, a JSONL summary trace and JSONL with every value of `records` records, against `cat` of the same file and against checking
     them record by record (the way it was, same code otherwise)."""
     from benchmarks.compare_traces import write_jsonl_pair, write_rows_pair
     from orchlog.parquet import pack
@@ -276,9 +292,13 @@ def validate(work: Path, records: int, runs: int) -> dict[str, Any]:
     jsonl = work / f"jsonl_{records}_a.jsonl", work / f"jsonl_{records}_b.jsonl"
     if not all(p.exists() for p in jsonl):
         write_jsonl_pair(*jsonl, records)
+    every_value = work / f"jsonl_every_value_{records}.jsonl"
+    if not every_value.exists():
+        _write_every_value(every_value, records)
     _byte_compiled()
     out: dict[str, Any] = {"records": records}
-    for kind, path in (("binary", binary[0]), ("parquet", parquet), ("jsonl", jsonl[0])):
+    kinds = (("binary", binary[0]), ("parquet", parquet), ("jsonl", jsonl[0]), ("jsonl_every_value", every_value))
+    for kind, path in kinds:
         cases: dict[str, Case] = {
             "validate": [*ORCHLOG, "validate", str(path), "--quiet"],
             "record_by_record": [PY, "-c", RECORD_BY_RECORD, "validate", str(path), "--quiet"],
