@@ -28,7 +28,7 @@ from orchlog import bus_error, kernels
 from orchlog.kernels import crc32c
 from orchlog.read import fields, readahead
 from orchlog.read.batch import NONE, InlineBytes, RecordBatch
-from orchlog.read.formats import Format, disk_position, is_gzip, open_binary, register
+from orchlog.read.formats import Format, disk_position, is_gzip, open_binary, read_into, register
 from orchlog.read.formats.orchlog_jsonl import batch_from_columns, keep_header, record_from
 from orchlog.read.readahead import MAP_FROM
 from orchlog.read.trace import Location, Trace, TraceRecord
@@ -346,11 +346,12 @@ def _schema(trace: Trace) -> Any:
 
 def _records(trace: Trace) -> Iterator[TraceRecord]:
     """Every record, one at a time (`orchlog validate`, `show`), each with its frame checksum to check: decoded
-    natively where the batches are, by the Python decoder alone in gzip streams and without the kernels."""
+    natively where the batches are (gzip streams too: `_Inflated`), by the Python decoder alone without the
+    kernels."""
     path = Path(trace.path)
     gz = is_gzip(path)
     tensors = _TensorBytes(trace.path, gz)
-    if not gz and kernels.NATIVE:
+    if kernels.NATIVE:
         with open_binary(path) as f:
             yield from _native_records(trace, f, tensors)
         return
@@ -366,11 +367,15 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
                 if item is not None:
                     yield item  # type: ignore[misc]
         except _GZIP_ERRORS as exc:
-            trace.report(
-                Location(trace.path, offset=start),
-                f"compressed stream cut short or damaged ({exc}); every frame before it was read",
-                fatal=True,
-            )
+            _report_cut(trace, start, exc)
+
+
+def _report_cut(trace: Trace, start: int, exc: Exception) -> None:
+    trace.report(
+        Location(trace.path, offset=start),
+        f"compressed stream cut short or damaged ({exc}); every frame before it was read",
+        fatal=True,
+    )
 
 
 _SKIPPED: dict[str, Any] = {}
@@ -511,9 +516,10 @@ _BATCH_ROWS = 4096  # small batches (frames of large tensors) are gathered up to
 
 
 def _frames_batch(
-    cols: dict[str, Any], chunk: np.ndarray, base: int, trace: Trace, tensors: _TensorBytes
+    cols: dict[str, Any], chunk: np.ndarray, base: int, trace: Trace, tensors: _TensorBytes, inline_max: int
 ) -> RecordBatch:
-    """A RecordBatch from decode_frames' columns; small tensors stay in `chunk`, large ones get loaders."""
+    """A RecordBatch from decode_frames' columns; tensors under inline_max bytes stay in `chunk`, larger ones
+    get loaders."""
     n = int(cols["n"])
     meta = np.full(n, None, dtype=object)
     bad = []
@@ -526,9 +532,9 @@ def _frames_batch(
                 Location(trace.path, offset=int(cols["offset"][row])), f"invalid record (meta: {exc}); frame skipped"
             )
     data_pos, data_len = cols["data_pos"], cols["data_len"]
-    inline = (data_len >= 0) & (data_len < MAP_FROM)
+    inline = (data_len >= 0) & (data_len < inline_max)
     loader = np.full(n, None, dtype=object)
-    for row in np.flatnonzero(data_len >= MAP_FROM).tolist():
+    for row in np.flatnonzero(data_len >= inline_max).tolist():
         loader[row] = tensors.loader(int(data_pos[row]), int(data_len[row]))
     data_buf = np.full(n, None, dtype=object)
     holder = np.empty(1, dtype=object)
@@ -635,6 +641,114 @@ def _grown(read_size: int, decoded: int, frames: int, rows_to_go: int | None) ->
 _FLUSH = object()  # what _native_items yields where the walk's reader hands on what it gathered
 
 
+class _FileWindows:
+    """The windows of a regular file the native reader decodes: mapped or copied (`_window`), or taken from
+    the read-ahead thread where one read them first."""
+
+    inline_max = MAP_FROM  # larger tensors are left where they are, and loaded (mapped) when asked for
+
+    def __init__(self, f: io.BufferedIOBase, sized: bool) -> None:
+        self.file, self.fd, self.windows = f, f.fileno(), _Windows()
+        self.ahead = None if sized else readahead.claim(self.fd)  # a peek at the first records leaves it
+
+    def size(self) -> int:
+        return os.fstat(self.fd).st_size
+
+    def decoded(self, pos: int, want: int, trail: int) -> tuple[np.ndarray, dict[str, Any], bool]:
+        """(the window at pos, its frames' columns, whether the read-ahead gave it: then as large as it read)."""
+        if self.ahead is not None and (taken := self.ahead(pos, trail)) is not None:
+            chunk, got, cols = taken
+            return chunk[:got], cols, True
+        chunk = _window(self.file, pos, want, self.windows)
+        return chunk, kernels.decode_frames(chunk, pos, MAP_FROM, trail), False
+
+    def position(self, pos: int) -> int:
+        """How far into the file on disk reading `pos` is (Trace.bytes_read)."""
+        return min(pos, self.size())
+
+
+class _Inflated:
+    """A gzip stream's decompressed bytes, read forward once, as the native reader's windows and as the file
+    the Python decoder reads its frames from. The bytes from the last window's start on stay in memory, so a
+    window may start again inside the one before (a frame that ran past it) and the Python decoder may seek
+    back within a frame, where GzipFile would decompress again from the start of the stream."""
+
+    inline_max = 1 << 31  # every tensor under 2 GiB stays in its window: reading one back means decompressing
+    _GROW = 1 << 20  # the Python decoder's reads past what is held take at least this much more
+
+    def __init__(self, gz: gzip.GzipFile) -> None:
+        self.gz = gz
+        self.held = np.empty(0, dtype=np.uint8)  # the stream's bytes [start, start + len(held))
+        self.start = self.at = 0  # at: the position of the file the Python decoder reads
+        self.end: int | None = None  # the stream's length, once it has been read to its end
+        self.error: Exception | None = None  # what ended it early: a damaged or cut stream
+
+    def size(self) -> int:
+        return self.end if self.end is not None else _UNBOUNDED
+
+    def _hold(self, upto: int, grow: int = 0) -> None:
+        """Hold the bytes up to `upto` (and `grow` more), fewer where the stream ends."""
+        have = self.start + len(self.held)
+        if upto <= have or self.end is not None:
+            return
+        wanted = max(upto, have + grow) - have
+        grown = np.empty(len(self.held) + wanted, dtype=np.uint8)
+        grown[: len(self.held)] = self.held
+        got, exc = read_into(self.gz, grown[len(self.held) :].data)
+        if got < wanted:
+            self.end, self.error = have + got, exc
+        self.held = grown[: len(self.held) + got]
+
+    def decoded(self, pos: int, want: int, trail: int) -> tuple[np.ndarray, dict[str, Any], bool]:
+        """The window [pos, pos + want) (fewer bytes where the stream ends) and its frames' columns; the bytes
+        before pos are let go."""
+        if pos < self.start:
+            raise ValueError(f"a gzip stream is read forward: {pos} is before {self.start}")
+        have = self.start + len(self.held)
+        self.held = self.held[pos - self.start :] if pos < have else np.empty(0, dtype=np.uint8)
+        if pos > have and self.end is None:  # past a tensor left unread: its bytes go by undecoded
+            _skip(self.gz, pos - have)
+        self.start = pos
+        self._hold(pos + want)
+        chunk = self.held[:want]
+        return chunk, kernels.decode_frames(chunk, pos, self.inline_max, trail), False
+
+    def position(self, pos: int) -> int:
+        del pos  # the compressed bytes read so far
+        return disk_position(self.gz)
+
+    # The file the Python decoder reads.
+    def tell(self) -> int:
+        return self.at
+
+    def seek(self, pos: int, whence: int = 0) -> int:
+        if whence != 0 or pos < self.start:
+            raise ValueError(f"a gzip stream is read forward: no seek to {pos} before {self.start}")
+        self.at = pos
+        return pos
+
+    def read(self, n: int = -1) -> bytes:
+        if n < 0:
+            n = _UNBOUNDED
+        self._hold(self.at + n, grow=max(self._GROW, len(self.held)))
+        out = self.held[self.at - self.start : self.at - self.start + n].tobytes()
+        self.at += len(out)
+        if len(out) < n and n != _UNBOUNDED and self.error is not None:
+            raise self.error  # as GzipFile raises it: the frame being read is cut off
+        return out
+
+
+_UNBOUNDED = 1 << 62  # a gzip stream's size until it has been read to its end
+
+
+def _skip(f: io.BufferedIOBase, n: int) -> None:
+    while n > 0:
+        piece = f.read(min(n, WINDOW))
+        if not piece:
+            return
+        n -= len(piece)
+
+
 def _native_items(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes, rows: int) -> Iterator[Any]:
     """Record frames decoded natively a window of the file at a time; the Python decoder takes the frames the
     native one hands back (headers, unusual or broken frames), so both report the same problems the same way.
@@ -642,35 +756,31 @@ def _native_items(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes, row
     Yields, in file order, each window's records as a RecordBatch (with its rows' frame checksums), each record
     the Python decoder read, and _FLUSH where a reader of batches hands on what it has: `rows` gathered, or a
     whole window read."""
-    fd = f.fileno()
-    dec = _Decoder(f, os.fstat(fd).st_size)
     pos, read_size, trail = 0, _AFTER_SKIP, 0
     pending = 0  # records yielded since the last _FLUSH
-    windows = _Windows()
     batch_rows = min(rows, _BATCH_ROWS)
     sized = rows < _BATCH_ROWS  # small batches asked for: reads sized by them (the walk's stay whole windows)
-    ahead = None if sized else readahead.claim(fd)  # a peek at the first records leaves it to the walk
+    src: _FileWindows | _Inflated = _Inflated(f) if isinstance(f, gzip.GzipFile) else _FileWindows(f, sized)
+    file: Any = src if isinstance(src, _Inflated) else f  # what the Python decoder reads
+    dec = _Decoder(file, None if isinstance(src, _Inflated) else src.size())
     while True:
-        size = os.fstat(fd).st_size
+        size = src.size()
         if pos >= size:
             break
-        if ahead is not None and (taken := ahead(pos, trail)) is not None:
-            chunk, got, cols = taken
-            chunk, read_size = chunk[:got], got
-        else:
-            chunk = _window(f, pos, min(read_size, size - pos), windows)
-            got = len(chunk)
-            cols = kernels.decode_frames(chunk, pos, MAP_FROM, trail)
+        chunk, cols, ahead = src.decoded(pos, min(read_size, size - pos), trail)
+        got = len(chunk)
+        if ahead:
+            read_size = got
         stop, nxt, trail = int(cols["stop"]), int(cols["next"]), int(cols["trail"])
         if cols["n"]:
-            batch = _frames_batch(cols, chunk, pos, trace, tensors)
+            batch = _frames_batch(cols, chunk, pos, trace, tensors, src.inline_max)
             if stop == kernels.FRAMES_SKIP and nxt > size:  # the last frame's tensor runs past the end of the file
                 batch, stop, nxt = batch.take(np.arange(len(batch) - 1)), kernels.FRAMES_OTHER, int(batch.offset[-1])
                 trail = 0
             batch.frame_checks = _WindowChecks(chunk, pos, tensors, batch.offset, cols, _schema(trace))
             pending += len(batch)
             yield batch
-        trace.bytes_read = min(nxt, size)
+        trace.bytes_read = src.position(nxt)
         if pending >= batch_rows or (got >= WINDOW and pending):
             yield _FLUSH
             pending = 0
@@ -684,15 +794,21 @@ def _native_items(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes, row
             pos = nxt
             continue
         # A frame the native decoder does not take (or one cut short by the end of the file): Python's turn.
-        f.seek(nxt)
-        item = _frame_at(f, dec, trace, tensors)
+        file.seek(nxt)
+        try:
+            item = _frame_at(file, dec, trace, tensors)
+        except _GZIP_ERRORS as exc:
+            _report_cut(trace, nxt, exc)
+            return
         if item is _END:
             break
         if item is not None:
             pending += 1
             yield item
-        pos = f.tell()
-    trace.bytes_read = os.fstat(fd).st_size
+        pos = file.tell()
+    if isinstance(src, _Inflated) and src.error is not None:  # cut or damaged where a frame ends
+        _report_cut(trace, pos, src.error)
+    trace.bytes_read = os.fstat(f.fileno()).st_size
 
 
 def _native_batches(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes, rows: int) -> Iterator[RecordBatch]:
@@ -725,11 +841,11 @@ def _runs(trace: Trace, tensors: bool) -> Iterator[RecordBatch | TraceRecord]:
     """What _records yields, a decoded window at a time where the kernels decode it (Trace.runs): small
     tensors come with their frames whatever `tensors` says."""
     path = Path(trace.path)
-    if is_gzip(path) or not kernels.NATIVE:
+    if not kernels.NATIVE:
         yield from _records(trace)
         return
     with open_binary(path) as f:
-        for item in _native_items(trace, f, _TensorBytes(trace.path, False), _BATCH_ROWS):
+        for item in _native_items(trace, f, _TensorBytes(trace.path, is_gzip(path)), _BATCH_ROWS):
             if item is not _FLUSH:
                 yield item
 
@@ -737,7 +853,7 @@ def _runs(trace: Trace, tensors: bool) -> Iterator[RecordBatch | TraceRecord]:
 def _batches(trace: Trace, rows: int, tensors: bool) -> Iterator[RecordBatch]:
     del tensors  # small tensors come with the frames they lie in; large ones are mapped when asked for
     path = Path(trace.path)
-    if is_gzip(path) or not kernels.NATIVE:
+    if not kernels.NATIVE:
         held: list[TraceRecord] = []
         for rec in _records(trace):
             held.append(rec)
@@ -748,7 +864,7 @@ def _batches(trace: Trace, rows: int, tensors: bool) -> Iterator[RecordBatch]:
             yield RecordBatch.from_records(held)
         return
     with open_binary(path) as f:  # a regular file, opened without blocking
-        yield from _native_batches(trace, f, _TensorBytes(trace.path, False), rows)
+        yield from _native_batches(trace, f, _TensorBytes(trace.path, is_gzip(path)), rows)
 
 
 def open_frames(path: Path) -> Trace:

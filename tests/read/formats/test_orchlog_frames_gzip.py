@@ -1,0 +1,88 @@
+"""A gzip-compressed binary stream is decoded natively a window at a time (orchlog_frames._Inflated) and reads
+exactly as the same stream uncompressed: records, tensors, batches and what is reported, whatever lies between
+its frames and wherever its compressed bytes are cut; without ever decompressing it twice."""
+
+from __future__ import annotations
+
+import gzip
+
+import numpy as np
+import pytest
+
+from orchlog import open_trace
+from orchlog.read.batch import RecordBatch
+from tests.read.validate_ways import both_ways
+from tests.tracegen import record, write_frames
+
+
+def _stream(tmp_path, rng: np.random.Generator) -> bytes:
+    """Frames of many sizes, some crossing the reader's first windows (64 KiB, then growing), one tensor larger
+    than the plain reader's inline bound (1 MiB), and a second run header after them."""
+    arrays = [rng.standard_normal(int(rng.choice([1, 7, 300, 4096]))).astype(np.float32) for _ in range(400)]
+    arrays.insert(200, rng.standard_normal(3 << 18).astype(np.float32))
+    records = [record(f"c{k % 5}", a, token_idx=k // 5, seq=k) for k, a in enumerate(arrays)]
+    one_run = write_frames(tmp_path / "plain.bin", records).read_bytes()
+    return one_run + one_run  # and its second run header, after the first run's frames
+
+
+def _pair(tmp_path, data: bytes, cut: int | None = None):
+    plain, gz = tmp_path / "t.bin", tmp_path / "t.bin.gz"
+    plain.write_bytes(data)
+    packed = gzip.compress(data, compresslevel=1, mtime=0)
+    gz.write_bytes(packed if cut is None else packed[:cut])
+    return plain, gz
+
+
+def _said(trace) -> list[str]:
+    return [f"{d.location.offset}: {d.message} {d.fatal}" for d in trace.diagnostics]
+
+
+def _records(path) -> tuple[list, list[str]]:
+    trace = open_trace(path)
+    recs = [(r.checkpoint, r.token_idx, r.seq, r.location.offset, r.blake3, bytes(r.raw_bytes())) for r in trace]
+    return recs, _said(trace)
+
+
+@pytest.fixture()
+def no_second_decompression(monkeypatch):
+    """GzipFile seeks back by decompressing again from the start: the reader must never need to."""
+
+    def rewind(self):
+        raise AssertionError("the gzip stream was decompressed a second time")
+
+    monkeypatch.setattr(gzip._GzipReader, "_rewind", rewind)
+
+
+def test_a_gzip_stream_reads_as_its_plain_file(tmp_path, no_second_decompression):
+    plain, gz = _pair(tmp_path, _stream(tmp_path, np.random.default_rng(0)))
+    assert _records(gz) == _records(plain)
+    batches = [b for b in open_trace(gz).batches() if len(b)]
+    assert sum(len(b) for b in batches) == 802 and all(isinstance(b, RecordBatch) for b in batches)
+    assert [int(o) for b in batches for o in b.offset] == [r[3] for r in _records(plain)[0]]
+
+
+def test_garbage_between_frames_is_reported_as_in_the_plain_file(tmp_path, no_second_decompression):
+    data = _stream(tmp_path, np.random.default_rng(1))
+    plain, _ = _pair(tmp_path, data)
+    starts = [r[3] for r in _records(plain)[0]]
+    for at in sorted((starts[3], starts[199], starts[201], starts[700]), reverse=True):
+        data = data[:at] + b"\xc1" * 40 + data[at:]  # never a msgpack byte orchlog writes: unreadable
+    plain, gz = _pair(tmp_path, data)
+    recs, said = _records(gz)
+    assert (recs, said) == _records(plain)
+    assert sum("unreadable bytes" in s and "skipped 40 bytes" in s for s in said) == 4
+
+
+@pytest.mark.parametrize("fraction", [0.05, 0.37, 0.5, 0.93, 0.9999])
+def test_a_cut_gzip_stream_keeps_every_frame_before_the_cut_and_says_where(tmp_path, monkeypatch, fraction):
+    data = _stream(tmp_path, np.random.default_rng(2))
+    packed = gzip.compress(data, compresslevel=1, mtime=0)
+    plain, gz = _pair(tmp_path, data, cut=int(len(packed) * fraction))
+    recs, said = _records(gz)
+    whole = _records(plain)[0]
+    assert recs == whole[: len(recs)] and len(recs) < len(whole)
+    assert said[-1].endswith("True") and "compressed stream cut short or damaged" in said[-1]
+    cut_at = int(said[-1].split(":")[0])
+    assert (recs[-1][3] if recs else -1) < cut_at <= whole[len(recs)][3]  # the first frame it could not read
+    fast, slow = both_ways(gz, monkeypatch, verify_hashes=True)
+    assert str(fast) == str(slow)
