@@ -37,9 +37,15 @@ def _said(trace) -> list[str]:
     return [f"{d.location.offset}: {d.message} {d.fatal}" for d in trace.diagnostics]
 
 
+def _row(rec) -> tuple:
+    assert rec.location is not None
+    raw = rec.raw_bytes()
+    return rec.checkpoint, rec.token_idx, rec.seq, rec.location.offset, rec.blake3, None if raw is None else bytes(raw)
+
+
 def _records(path) -> tuple[list, list[str]]:
     trace = open_trace(path)
-    recs = [(r.checkpoint, r.token_idx, r.seq, r.location.offset, r.blake3, bytes(r.raw_bytes())) for r in trace]
+    recs = [_row(r) for r in trace]
     return recs, _said(trace)
 
 
