@@ -28,7 +28,7 @@ from orchlog import bus_error, kernels
 from orchlog.kernels import crc32c
 from orchlog.read import fields, readahead
 from orchlog.read.batch import NONE, InlineBytes, RecordBatch
-from orchlog.read.formats import Format, disk_position, is_gzip, open_binary, read_into, register
+from orchlog.read.formats import Format, disk_position, is_gzip, open_binary, register
 from orchlog.read.formats.orchlog_jsonl import batch_from_columns, keep_header, record_from
 from orchlog.read.readahead import MAP_FROM
 from orchlog.read.trace import Location, Trace, TraceRecord
@@ -677,7 +677,8 @@ class _Inflated:
     _GROW = 1 << 20  # the Python decoder's reads past what is held take at least this much more
 
     def __init__(self, gz: gzip.GzipFile) -> None:
-        self.gz = gz
+        self.gz = gz  # for where it is on disk: its file is read by the decompressor below
+        self.gunzip = _Gunzip(gz.fileobj)  # type: ignore[arg-type]
         self.held = np.empty(0, dtype=np.uint8)  # the stream's bytes [start, start + len(held))
         self.start = self.at = 0  # at: the position of the file the Python decoder reads
         self.end: int | None = None  # the stream's length, once it has been read to its end
@@ -694,7 +695,7 @@ class _Inflated:
         wanted = max(upto, have + grow) - have
         grown = np.empty(len(self.held) + wanted, dtype=np.uint8)
         grown[: len(self.held)] = self.held
-        got, exc = read_into(self.gz, grown[len(self.held) :].data)
+        got, exc = self.gunzip.readinto(grown[len(self.held) :])
         if got < wanted:
             self.end, self.error = have + got, exc
         self.held = grown[: len(self.held) + got]
@@ -707,7 +708,9 @@ class _Inflated:
         have = self.start + len(self.held)
         self.held = self.held[pos - self.start :] if pos < have else np.empty(0, dtype=np.uint8)
         if pos > have and self.end is None:  # past a tensor left unread: its bytes go by undecoded
-            _skip(self.gz, pos - have)
+            scratch = np.empty(min(pos - have, WINDOW), dtype=np.uint8)
+            while have < pos and (got := self.gunzip.readinto(scratch[: pos - have])[0]):
+                have += got
         self.start = pos
         self._hold(pos + want)
         chunk = self.held[:want]
@@ -741,12 +744,43 @@ class _Inflated:
 _UNBOUNDED = 1 << 62  # a gzip stream's size until it has been read to its end
 
 
-def _skip(f: io.BufferedIOBase, n: int) -> None:
-    while n > 0:
-        piece = f.read(min(n, WINDOW))
-        if not piece:
-            return
-        n -= len(piece)
+class _Gunzip:
+    """A gzip file's members decompressed straight from the file in pieces of a MiB: GzipFile reads 8 KiB at a
+    time through Python, and read 10,000 frames of 896 f32 (38 MB compressed) at 0.42-0.59 s against 0.19 s.
+    Errors are GzipFile's: EOFError for a stream cut short, zlib.error for damaged bytes."""
+
+    _PIECE = 1 << 20
+
+    def __init__(self, raw: io.BufferedIOBase) -> None:
+        self.raw = raw
+        self.d = zlib.decompressobj(31)  # a gzip member: header, deflate, CRC-32 and size checked
+        self.pending = b""  # compressed bytes not yet given to the decompressor
+        self.done = False
+
+    def readinto(self, out: np.ndarray) -> tuple[int, Exception | None]:
+        """Fill `out` (uint8) as far as the stream goes: (bytes given, the error that stopped them, if any)."""
+        n = 0
+        try:
+            while n < len(out) and not self.done:
+                if self.d.eof:  # the member ended: another may follow, after zeros some writers pad with
+                    rest = (self.d.unused_data + self.pending).lstrip(b"\x00")
+                    while not rest and (piece := self.raw.read(self._PIECE)):
+                        rest = piece.lstrip(b"\x00")
+                    if not rest:
+                        self.done = True
+                        break
+                    self.d, self.pending = zlib.decompressobj(31), rest
+                data = self.d.unconsumed_tail or self.pending or self.raw.read(self._PIECE)
+                self.pending = b""
+                if not data:
+                    raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+                got = self.d.decompress(data, len(out) - n)
+                out[n : n + len(got)] = np.frombuffer(got, dtype=np.uint8)
+                n += len(got)
+        except _GZIP_ERRORS as exc:
+            self.done = True
+            return n, exc
+        return n, None
 
 
 def _native_items(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes, rows: int) -> Iterator[Any]:

@@ -92,3 +92,27 @@ def test_a_cut_gzip_stream_keeps_every_frame_before_the_cut_and_says_where(tmp_p
     assert (recs[-1][3] if recs else -1) < cut_at <= whole[len(recs)][3]  # the first frame it could not read
     fast, slow = both_ways(gz, monkeypatch, verify_hashes=True)
     assert str(fast) == str(slow)
+
+
+def test_a_stream_of_several_gzip_members_padded_with_zeros_reads_as_one(tmp_path, no_second_decompression):
+    """As `cat a.gz b.gz` makes it (split anywhere, mid-frame too), with the zeros some writers pad with."""
+    data = _stream(tmp_path, np.random.default_rng(3))
+    plain, gz = _pair(tmp_path, data)
+    cuts = [0, 1000, len(data) // 2 + 7, len(data) - 3, len(data)]
+    members = [gzip.compress(data[a:b], mtime=0) for a, b in zip(cuts, cuts[1:])]
+    gz.write_bytes(members[0] + members[1] + b"\0" * 512 + members[2] + members[3])
+    assert _records(gz) == _records(plain)
+
+
+def test_damaged_compressed_bytes_keep_the_frames_before_them(tmp_path, monkeypatch, no_second_decompression):
+    data = _stream(tmp_path, np.random.default_rng(4))
+    plain, gz = _pair(tmp_path, data)
+    packed = bytearray(gz.read_bytes())
+    packed[len(packed) // 2 : len(packed) // 2 + 64] = bytes(64)
+    gz.write_bytes(bytes(packed))
+    recs, said = _records(gz)
+    whole = _records(plain)[0]
+    assert recs == whole[: len(recs)] and 0 < len(recs) < len(whole)
+    assert said[-1].endswith("True") and "compressed stream cut short or damaged" in said[-1]
+    fast, slow = both_ways(gz, monkeypatch, verify_hashes=True)
+    assert str(fast) == str(slow)
