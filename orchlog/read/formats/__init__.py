@@ -118,16 +118,84 @@ def open_binary(path: Path) -> io.BufferedIOBase:
     return f
 
 
-def read_into(f: io.BufferedIOBase, view: memoryview) -> tuple[int, Exception | None]:
+class Gunzip:
+    """A gzip file read once from start to end (`open_forward`): its members decompressed by zlib straight from
+    the file a MiB at a time, where GzipFile reads 8 KiB at a time through Python (one 38 MB stream of frames:
+    0.42-0.59 s against 0.19 s). The errors are GzipFile's: EOFError for a stream cut short, zlib.error for
+    damaged bytes."""
+
+    _PIECE = 1 << 20
+
+    def __init__(self, raw: io.BufferedIOBase) -> None:
+        self.raw = raw
+        self.d = zlib.decompressobj(31)  # a gzip member: header, deflate, CRC-32 and size checked
+        self.pending = b""  # compressed bytes not yet given to the decompressor
+        self.done = False
+
+    def readinto(self, out: memoryview) -> tuple[int, Exception | None]:
+        """Fill `out` as far as the stream goes: (bytes given, the error that stopped them, if any)."""
+        n = 0
+        try:
+            while n < len(out) and not self.done:
+                if self.d.eof:  # the member ended: another may follow, after zeros some writers pad with
+                    rest = (self.d.unused_data + self.pending).lstrip(b"\x00")
+                    while not rest and (piece := self.raw.read(self._PIECE)):
+                        rest = piece.lstrip(b"\x00")
+                    if not rest:
+                        self.done = True
+                        break
+                    self.d, self.pending = zlib.decompressobj(31), rest
+                data = self.d.unconsumed_tail or self.pending or self.raw.read(self._PIECE)
+                self.pending = b""
+                if not data:
+                    raise EOFError("Compressed file ended before the end-of-stream marker was reached")
+                got = self.d.decompress(data, len(out) - n)
+                out[n : n + len(got)] = got
+                n += len(got)
+        except _GZIP_ERRORS as exc:
+            self.done = True
+            return n, exc
+        return n, None
+
+    def fileno(self) -> int:
+        return self.raw.fileno()
+
+    def close(self) -> None:
+        self.raw.close()
+
+    def __enter__(self) -> Gunzip:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+_GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
+
+
+def open_forward(path: Path) -> io.BufferedIOBase | Gunzip:
+    """The file for a reader that reads it once from start to end: the file itself, or its gzip stream
+    decompressed (`Gunzip`; `read_into` reads either)."""
+    f = open_regular(path)
+    if f.read(2) == GZIP_MAGIC:
+        f.seek(0)
+        return Gunzip(f)
+    f.seek(0)
+    return f
+
+
+def read_into(f: io.BufferedIOBase | Gunzip, view: memoryview) -> tuple[int, Exception | None]:
     """Like f.readinto(view), but a gzip stream that breaks off (a writer killed mid-file) keeps what came before.
 
     readinto would raise and lose the bytes it had already placed; reading one decompressed
     piece at a time counts them. Returns the bytes read and the error that stopped them, if any."""
+    if isinstance(f, Gunzip):
+        return f.readinto(view)
     n = 0
     while n < len(view):
         try:
             got = f.readinto1(view[n:])
-        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        except _GZIP_ERRORS as exc:
             return n, exc
         if not got:
             break
@@ -135,11 +203,14 @@ def read_into(f: io.BufferedIOBase, view: memoryview) -> tuple[int, Exception | 
     return n, None
 
 
-def disk_position(f: io.BufferedIOBase) -> int:
+def disk_position(f: io.BufferedIOBase | Gunzip) -> int:
     """Bytes of the file on disk consumed so far (the compressed position for gzip)."""
-    raw: io.IOBase | None = getattr(f, "fileobj", None) if isinstance(f, gzip.GzipFile) else f
+    if isinstance(f, Gunzip):
+        on_disk: Any = f.raw
+    else:
+        on_disk = (getattr(f, "fileobj", None) if isinstance(f, gzip.GzipFile) else None) or f
     try:
-        return (raw or f).tell()
+        return int(on_disk.tell())
     except (OSError, ValueError):
         return 0
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from orchlog.read.formats import disk_position, open_binary, read_into
+from orchlog.read.formats import disk_position, open_forward, read_into
 from orchlog.read.trace import Location, Trace
 
 CHUNK_BYTES = 4 << 20
@@ -64,7 +64,7 @@ def read_line_chunks(trace: Trace) -> Iterator[memoryview]:
     buf = bytearray(CHUNK_BYTES)
     view = memoryview(buf)
     held = 0  # bytes at the front of buf: the start of a line not yet complete
-    with open_binary(Path(trace.path)) as f:
+    with open_forward(Path(trace.path)) as f:
         while True:
             if held == len(buf):  # a line longer than the buffer: move to one twice the size
                 bigger = bytearray(2 * len(buf))

@@ -28,7 +28,7 @@ from orchlog import bus_error, kernels
 from orchlog.kernels import crc32c
 from orchlog.read import fields, readahead
 from orchlog.read.batch import NONE, InlineBytes, RecordBatch
-from orchlog.read.formats import Format, disk_position, is_gzip, open_binary, register
+from orchlog.read.formats import Format, Gunzip, disk_position, is_gzip, open_binary, open_forward, register
 from orchlog.read.formats.orchlog_jsonl import batch_from_columns, keep_header, record_from
 from orchlog.read.readahead import MAP_FROM
 from orchlog.read.trace import Location, Trace, TraceRecord
@@ -352,7 +352,7 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
     gz = is_gzip(path)
     tensors = _TensorBytes(trace.path, gz)
     if kernels.NATIVE:
-        with open_binary(path) as f:
+        with open_forward(path) as f:
             yield from _native_records(trace, f, tensors)
         return
     with open_binary(path) as f:
@@ -676,9 +676,8 @@ class _Inflated:
     inline_max = 1 << 31  # every tensor under 2 GiB stays in its window: reading one back means decompressing
     _GROW = 1 << 20  # the Python decoder's reads past what is held take at least this much more
 
-    def __init__(self, gz: gzip.GzipFile) -> None:
-        self.gz = gz  # for where it is on disk: its file is read by the decompressor below
-        self.gunzip = _Gunzip(gz.fileobj)  # type: ignore[arg-type]
+    def __init__(self, gunzip: Gunzip) -> None:
+        self.gunzip = gunzip
         self.held = np.empty(0, dtype=np.uint8)  # the stream's bytes [start, start + len(held))
         self.start = self.at = 0  # at: the position of the file the Python decoder reads
         self.end: int | None = None  # the stream's length, once it has been read to its end
@@ -695,7 +694,7 @@ class _Inflated:
         wanted = max(upto, have + grow) - have
         grown = np.empty(len(self.held) + wanted, dtype=np.uint8)
         grown[: len(self.held)] = self.held
-        got, exc = self.gunzip.readinto(grown[len(self.held) :])
+        got, exc = self.gunzip.readinto(grown[len(self.held) :].data)
         if got < wanted:
             self.end, self.error = have + got, exc
         self.held = grown[: len(self.held) + got]
@@ -709,7 +708,7 @@ class _Inflated:
         self.held = self.held[pos - self.start :] if pos < have else np.empty(0, dtype=np.uint8)
         if pos > have and self.end is None:  # past a tensor left unread: its bytes go by undecoded
             scratch = np.empty(min(pos - have, WINDOW), dtype=np.uint8)
-            while have < pos and (got := self.gunzip.readinto(scratch[: pos - have])[0]):
+            while have < pos and (got := self.gunzip.readinto(scratch[: pos - have].data)[0]):
                 have += got
         self.start = pos
         self._hold(pos + want)
@@ -718,7 +717,7 @@ class _Inflated:
 
     def position(self, pos: int) -> int:
         del pos  # the compressed bytes read so far
-        return disk_position(self.gz)
+        return disk_position(self.gunzip)
 
     # The file the Python decoder reads.
     def tell(self) -> int:
@@ -744,46 +743,7 @@ class _Inflated:
 _UNBOUNDED = 1 << 62  # a gzip stream's size until it has been read to its end
 
 
-class _Gunzip:
-    """A gzip file's members decompressed straight from the file in pieces of a MiB: GzipFile reads 8 KiB at a
-    time through Python, and read 10,000 frames of 896 f32 (38 MB compressed) at 0.42-0.59 s against 0.19 s.
-    Errors are GzipFile's: EOFError for a stream cut short, zlib.error for damaged bytes."""
-
-    _PIECE = 1 << 20
-
-    def __init__(self, raw: io.BufferedIOBase) -> None:
-        self.raw = raw
-        self.d = zlib.decompressobj(31)  # a gzip member: header, deflate, CRC-32 and size checked
-        self.pending = b""  # compressed bytes not yet given to the decompressor
-        self.done = False
-
-    def readinto(self, out: np.ndarray) -> tuple[int, Exception | None]:
-        """Fill `out` (uint8) as far as the stream goes: (bytes given, the error that stopped them, if any)."""
-        n = 0
-        try:
-            while n < len(out) and not self.done:
-                if self.d.eof:  # the member ended: another may follow, after zeros some writers pad with
-                    rest = (self.d.unused_data + self.pending).lstrip(b"\x00")
-                    while not rest and (piece := self.raw.read(self._PIECE)):
-                        rest = piece.lstrip(b"\x00")
-                    if not rest:
-                        self.done = True
-                        break
-                    self.d, self.pending = zlib.decompressobj(31), rest
-                data = self.d.unconsumed_tail or self.pending or self.raw.read(self._PIECE)
-                self.pending = b""
-                if not data:
-                    raise EOFError("Compressed file ended before the end-of-stream marker was reached")
-                got = self.d.decompress(data, len(out) - n)
-                out[n : n + len(got)] = np.frombuffer(got, dtype=np.uint8)
-                n += len(got)
-        except _GZIP_ERRORS as exc:
-            self.done = True
-            return n, exc
-        return n, None
-
-
-def _native_items(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes, rows: int) -> Iterator[Any]:
+def _native_items(trace: Trace, f: io.BufferedIOBase | Gunzip, tensors: _TensorBytes, rows: int) -> Iterator[Any]:
     """Record frames decoded natively a window of the file at a time; the Python decoder takes the frames the
     native one hands back (headers, unusual or broken frames), so both report the same problems the same way.
 
@@ -794,7 +754,7 @@ def _native_items(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes, row
     pending = 0  # records yielded since the last _FLUSH
     batch_rows = min(rows, _BATCH_ROWS)
     sized = rows < _BATCH_ROWS  # small batches asked for: reads sized by them (the walk's stay whole windows)
-    src: _FileWindows | _Inflated = _Inflated(f) if isinstance(f, gzip.GzipFile) else _FileWindows(f, sized)
+    src: _FileWindows | _Inflated = _Inflated(f) if isinstance(f, Gunzip) else _FileWindows(f, sized)
     file: Any = src if isinstance(src, _Inflated) else f  # what the Python decoder reads
     dec = _Decoder(file, None if isinstance(src, _Inflated) else src.size())
     while True:
@@ -845,7 +805,9 @@ def _native_items(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes, row
     trace.bytes_read = os.fstat(f.fileno()).st_size
 
 
-def _native_batches(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes, rows: int) -> Iterator[RecordBatch]:
+def _native_batches(
+    trace: Trace, f: io.BufferedIOBase | Gunzip, tensors: _TensorBytes, rows: int
+) -> Iterator[RecordBatch]:
     out = _Gather()
     for item in _native_items(trace, f, tensors, rows):
         if item is _FLUSH:
@@ -858,7 +820,7 @@ def _native_batches(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes, r
         yield last
 
 
-def _native_records(trace: Trace, f: io.BufferedIOBase, tensors: _TensorBytes) -> Iterator[TraceRecord]:
+def _native_records(trace: Trace, f: io.BufferedIOBase | Gunzip, tensors: _TensorBytes) -> Iterator[TraceRecord]:
     """The records of _native_items one at a time, each owning its tensor bytes (as the Python decoder's do) and
     holding its frame checksum to check."""
     for item in _native_items(trace, f, tensors, _BATCH_ROWS):
@@ -878,7 +840,7 @@ def _runs(trace: Trace, tensors: bool) -> Iterator[RecordBatch | TraceRecord]:
     if not kernels.NATIVE:
         yield from _records(trace)
         return
-    with open_binary(path) as f:
+    with open_forward(path) as f:
         for item in _native_items(trace, f, _TensorBytes(trace.path, is_gzip(path)), _BATCH_ROWS):
             if item is not _FLUSH:
                 yield item
@@ -897,7 +859,7 @@ def _batches(trace: Trace, rows: int, tensors: bool) -> Iterator[RecordBatch]:
         if held:
             yield RecordBatch.from_records(held)
         return
-    with open_binary(path) as f:  # a regular file, opened without blocking
+    with open_forward(path) as f:  # a regular file, opened without blocking
         yield from _native_batches(trace, f, _TensorBytes(trace.path, is_gzip(path)), rows)
 
 
