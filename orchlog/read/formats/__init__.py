@@ -157,6 +157,11 @@ class Gunzip:
             return n, exc
         return n, None
 
+    def restart(self) -> None:
+        """From the start of the file again: what reading back costs a gzip stream."""
+        self.raw.seek(0)
+        self.d, self.pending, self.done = zlib.decompressobj(31), b"", False
+
     def fileno(self) -> int:
         return self.raw.fileno()
 

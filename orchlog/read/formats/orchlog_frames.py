@@ -124,8 +124,9 @@ class _Decoder:
         if t in (0xC4, 0xC5, 0xC6):
             n = int.from_bytes(self.take({0xC4: 1, 0xC5: 2, 0xC6: 4}[t]), "big")
             # Tensors under MAP_FROM are read with their frame (as the native decoder keeps them), so a
-            # file cut or rewritten later loses nothing already read; larger ones are loaded on demand.
-            if lazy_bin and n >= MAP_FROM:
+            # file cut or rewritten later loses nothing already read; larger ones are loaded on demand, but
+            # in a gzip stream (no size), where loading one later means decompressing the stream again.
+            if lazy_bin and n >= MAP_FROM and self.size is not None:
                 start = self.f.tell()
                 # Seeking past the end raises nothing, so check that the bytes are there.
                 if self.f.seek(n, 1) != start + n or (self.size is not None and start + n > self.size):
@@ -675,6 +676,7 @@ class _Inflated:
 
     inline_max = 1 << 31  # every tensor under 2 GiB stays in its window: reading one back means decompressing
     _GROW = 1 << 20  # the Python decoder's reads past what is held take at least this much more
+    _KEEP = 64 << 20  # the most the Python decoder's reads hold behind them (a scan through garbage goes on)
 
     def __init__(self, gunzip: Gunzip) -> None:
         self.gunzip = gunzip
@@ -702,6 +704,13 @@ class _Inflated:
     def decoded(self, pos: int, want: int, trail: int) -> tuple[np.ndarray, dict[str, Any], bool]:
         """The window [pos, pos + want) (fewer bytes where the stream ends) and its frames' columns; the bytes
         before pos are let go."""
+        self._forward_to(pos)
+        self._hold(pos + want)
+        chunk = self.held[:want]
+        return chunk, kernels.decode_frames(chunk, pos, self.inline_max, trail), False
+
+    def _forward_to(self, pos: int) -> None:
+        """Hold the stream from pos on (pos not before what is held): what lies before it is let go."""
         if pos < self.start:
             raise ValueError(f"a gzip stream is read forward: {pos} is before {self.start}")
         have = self.start + len(self.held)
@@ -711,9 +720,6 @@ class _Inflated:
             while have < pos and (got := self.gunzip.readinto(scratch[: pos - have].data)[0]):
                 have += got
         self.start = pos
-        self._hold(pos + want)
-        chunk = self.held[:want]
-        return chunk, kernels.decode_frames(chunk, pos, self.inline_max, trail), False
 
     def position(self, pos: int) -> int:
         del pos  # the compressed bytes read so far
@@ -723,19 +729,22 @@ class _Inflated:
     def tell(self) -> int:
         return self.at
 
-    def seek(self, pos: int, whence: int = 0) -> int:
-        if whence != 0 or pos < self.start:
-            raise ValueError(f"a gzip stream is read forward: no seek to {pos} before {self.start}")
+    def seek(self, pos: int) -> int:
+        if pos < self.start:  # before what is held (a frame read past _KEEP, then read again): as GzipFile does
+            self.gunzip.restart()
+            self.held, self.start, self.end, self.error = np.empty(0, dtype=np.uint8), 0, None, None
+            self._forward_to(pos)
         self.at = pos
         return pos
 
-    def read(self, n: int = -1) -> bytes:
-        if n < 0:
-            n = _UNBOUNDED
-        self._hold(self.at + n, grow=max(self._GROW, len(self.held)))
+    def read(self, n: int) -> bytes:
+        if self.at - self.start > self._KEEP:  # let go of what lies far behind: a scan of a stream of garbage
+            keep = self.at - self._GROW  # (a gzip bomb's zeros) must not hold it all
+            self.held, self.start = self.held[keep - self.start :].copy(), keep
+        self._hold(self.at + n, grow=min(max(self._GROW, len(self.held)), self._KEEP))
         out = self.held[self.at - self.start : self.at - self.start + n].tobytes()
         self.at += len(out)
-        if len(out) < n and n != _UNBOUNDED and self.error is not None:
+        if len(out) < n and self.error is not None:
             raise self.error  # as GzipFile raises it: the frame being read is cut off
         return out
 
@@ -841,7 +850,7 @@ def _runs(trace: Trace, tensors: bool) -> Iterator[RecordBatch | TraceRecord]:
         yield from _records(trace)
         return
     with open_forward(path) as f:
-        for item in _native_items(trace, f, _TensorBytes(trace.path, is_gzip(path)), _BATCH_ROWS):
+        for item in _native_items(trace, f, _TensorBytes(trace.path, isinstance(f, Gunzip)), _BATCH_ROWS):
             if item is not _FLUSH:
                 yield item
 
@@ -860,7 +869,7 @@ def _batches(trace: Trace, rows: int, tensors: bool) -> Iterator[RecordBatch]:
             yield RecordBatch.from_records(held)
         return
     with open_forward(path) as f:  # a regular file, opened without blocking
-        yield from _native_batches(trace, f, _TensorBytes(trace.path, is_gzip(path)), rows)
+        yield from _native_batches(trace, f, _TensorBytes(trace.path, isinstance(f, Gunzip)), rows)
 
 
 def open_frames(path: Path) -> Trace:

@@ -5,12 +5,15 @@ its frames and wherever its compressed bytes are cut; without ever decompressing
 from __future__ import annotations
 
 import gzip
+import tracemalloc
+import zlib
 
 import numpy as np
 import pytest
 
 from orchlog import open_trace
 from orchlog.read.batch import RecordBatch
+from orchlog.read.formats import Gunzip, orchlog_frames
 from tests.read.validate_ways import both_ways
 from tests.tracegen import record, write_frames
 
@@ -116,3 +119,55 @@ def test_damaged_compressed_bytes_keep_the_frames_before_them(tmp_path, monkeypa
     assert said[-1].endswith("True") and "compressed stream cut short or damaged" in said[-1]
     fast, slow = both_ways(gz, monkeypatch, verify_hashes=True)
     assert str(fast) == str(slow)
+
+
+def _gzip_of(*parts: bytes, zeros: int = 0) -> bytes:
+    """The parts gzipped, then `zeros` zero bytes in the same member, compressed as they come (a gzip bomb's)."""
+    z = zlib.compressobj(1, zlib.DEFLATED, 31)
+    out = [z.compress(p) for p in parts]
+    piece = bytes(1 << 20)
+    out += [z.compress(piece[: min(len(piece), zeros - k)]) for k in range(0, zeros, len(piece))]
+    return b"".join(out) + z.flush()
+
+
+def test_a_scan_through_a_stream_of_garbage_holds_a_bounded_part_of_it(tmp_path, monkeypatch):
+    """Zeros after the frames (30 MB from 30 KB compressed): the scan for the next frame holds at most _KEEP
+    of them (here 1 MiB), where holding every byte since the frame it started at would hold them all."""
+    monkeypatch.setattr(orchlog_frames._Inflated, "_KEEP", 1 << 20)
+    frames = write_frames(tmp_path / "t.bin", [record("c", np.arange(8, dtype=np.float32))]).read_bytes()
+    gz = tmp_path / "bomb.bin.gz"
+    gz.write_bytes(_gzip_of(frames, zeros=30 << 20))
+    tracemalloc.start()
+    try:
+        recs, said = _records(gz)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert [r[0] for r in recs] == ["c"] and "unreadable bytes" in said[-1] and "skipped to the end" in said[-1]
+    assert peak < 12 << 20, peak
+
+
+def test_a_frame_read_past_what_is_held_is_read_again_from_the_start(tmp_path, monkeypatch):
+    """A damaged frame whose string claims 3 MiB swallows the frames after it before it turns out unreadable:
+    the scan for the next frame starts again one byte into it, which is no longer held (_KEEP made 1 MiB here);
+    the stream is then decompressed again from its start, once, and reads as the plain file does."""
+    monkeypatch.setattr(orchlog_frames._Inflated, "_KEEP", 1 << 20)
+    rng = np.random.default_rng(5)
+    one_run = write_frames(
+        tmp_path / "r.bin", [record(f"c{k}", rng.standard_normal(4096).astype(np.float32), seq=k) for k in range(300)]
+    ).read_bytes()
+    at = one_run.index(b"\xaacheckpoint", 10_000) - 1  # a frame's start, some way in
+    data = one_run[:at] + b"\x81\xdb" + (3 << 20).to_bytes(4, "big") + one_run[at:]
+    plain, gz = _pair(tmp_path, data)
+    restarts = []
+    restart = Gunzip.restart
+
+    def counted(self):
+        restarts.append(1)
+        restart(self)
+
+    monkeypatch.setattr(Gunzip, "restart", counted)
+    recs, said = _records(gz)
+    assert restarts == [1]
+    assert (recs, said) == _records(plain)
+    assert any("unreadable bytes" in s for s in said) and len(recs) > 250
