@@ -68,5 +68,18 @@ def from_f64(values: np.ndarray, dtype: str) -> np.ndarray:
         return values.astype(_NUMPY[dtype].newbyteorder("<"))
 
 
+def exact_in_f64(values: np.ndarray, dtype: str) -> np.ndarray:
+    """Per value (a tensor's element read as f64 from text): whether from_f64 gives its bytes back. Not NaN,
+    whose payload text drops, nor an i64 past 2**53, which stands for several (i64's max reads as 2**63). An
+    int tensor's NaN is a damaged value: cast, and then refuted by the hash."""
+    if dtype == "i64":
+        exact: np.ndarray = ~(np.abs(values) > 2.0**53)  # NaN compares False: exact, as said
+    elif not is_float(dtype):
+        exact = np.ones(len(values), dtype=bool)
+    else:
+        exact = ~np.isnan(values)
+    return exact
+
+
 def is_float(dtype: str) -> bool:
     return schema_gen.DTYPE_KINDS[dtype] == "float"

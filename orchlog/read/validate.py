@@ -32,8 +32,6 @@ from orchlog.schema_gen import DTYPE_SIZES, SCHEMA_VERSION
 VALIDATE_VERSION = "orchlog-validate/1"
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
-_INT_DTYPES = ("i8", "u8", "i32", "i64")
-_F64_EXACT_INTS = 2.0**53  # every integer up to this is an f64 of its own; past it, values in text are rounded
 
 
 @record(frozen=True)
@@ -193,17 +191,9 @@ def _bytes_from_values(rec: TraceRecord) -> bytes | None:
     """The tensor's bytes rebuilt from values that are all there, when that is exact."""
     if rec.values is None or rec.numel is None or len(rec.values) != rec.numel or rec.dtype not in DTYPE_SIZES:
         return None
-    if not values_rebuild_exactly(rec.values, rec.dtype):
+    if not _dtypes.exact_in_f64(rec.values, rec.dtype).all():
         return None
     return _dtypes.from_f64(rec.values, rec.dtype).tobytes()
-
-
-def values_rebuild_exactly(values: np.ndarray, dtype: str) -> bool:
-    """Whether a tensor's every value, read as f64, gives back its bytes: not with NaN (the text form drops
-    its payload) nor with an i64 past 2**53 (such a value stands for several: i64's max reads as 2**63)."""
-    if dtype == "i64":
-        return not len(values) or not float(np.abs(values).max()) > _F64_EXACT_INTS  # NaN: cast, then refuted
-    return dtype in _INT_DTYPES or not np.isnan(values).any()
 
 
 def _verify(rec: TraceRecord) -> tuple[bool, list[str]]:

@@ -81,9 +81,8 @@ def _spans_in_memory(b: RecordBatch, rows: np.ndarray) -> Spans:
 
 
 def _rebuilt(b: RecordBatch, rows: np.ndarray) -> tuple[np.ndarray, Spans]:
-    """(exact, spans): the tensors of `rows` rebuilt from their every value, as _verify
-    rebuilds one, a dtype at a time; `exact` says which rows that gives back (validate.values_rebuild_exactly),
-    and the spans are theirs."""
+    """(exact, spans): the tensors of `rows` rebuilt from their every value, as _verify rebuilds one, a dtype at
+    a time; `exact` says which rows that gives back (dtypes.exact_in_f64), and the spans are theirs."""
     off, values = ragged_take(b.val_off, b.values, rows)
     counts = np.diff(off)
     codes = b.dtype[rows].codes
@@ -97,11 +96,7 @@ def _rebuilt(b: RecordBatch, rows: np.ndarray) -> tuple[np.ndarray, Spans]:
         members = np.flatnonzero(codes == code)
         group = values[code_of_value == code]
         within = np.concatenate([[0], np.cumsum(counts[members])])  # each member's first value in the group
-        if dtype == "i64":
-            inexact = np.abs(group) > 2.0**53
-        else:
-            inexact = np.isnan(group) if dtype not in ("i8", "u8", "i32") else np.zeros(len(group), dtype=bool)
-        exact[members] = segments(within, inexact, np.add, 0.0) == 0
+        exact[members] = segments(within, ~dtypes.exact_in_f64(group, dtype), np.add, 0.0) == 0
         holder = np.empty(1, dtype=object)
         holder[0] = dtypes.from_f64(group, dtype).view(np.uint8)
         buffers[members] = holder
