@@ -143,7 +143,7 @@ class TensorRef:
                 _check_member(info)
                 with zf.open(info) as member:
                     return member.read(info.file_size)
-        except ZIP_ERRORS as exc:
+        except (*ZIP_ERRORS, ValueError) as exc:
             raise OSError(f"{self.member}: damaged zip archive ({type(exc).__name__}: {exc})") from None
 
     def _read_stored(self, stored: StoredMember) -> bytes | None:
@@ -609,7 +609,9 @@ def read_torch_file(path: Path) -> Any:
             if found is None:  # anything unusual: zipfile reads it, and says what is wrong
                 with zipfile.ZipFile(f) as zf:
                     found = _read_archive(zf)
-    except ZIP_ERRORS as exc:
+    except UnsafePickle:
+        raise
+    except (*ZIP_ERRORS, ValueError) as exc:  # zipfile's ValueError: an offset past what the OS can seek to
         raise OSError(f"damaged zip archive ({type(exc).__name__}: {exc})") from None
     prefix, data, members = found
     value = _Reader(data, str(path), prefix, members).run()

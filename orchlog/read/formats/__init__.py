@@ -118,6 +118,9 @@ def open_binary(path: Path) -> io.BufferedIOBase:
     return f
 
 
+GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)  # a gzip stream cut short or damaged
+
+
 class Gunzip:
     """A gzip file read once from start to end (`open_forward`): its members decompressed by zlib straight from
     the file a MiB at a time, where GzipFile reads 8 KiB at a time through Python (one 38 MB stream of frames:
@@ -152,7 +155,7 @@ class Gunzip:
                 got = self.d.decompress(data, len(out) - n)
                 out[n : n + len(got)] = got
                 n += len(got)
-        except _GZIP_ERRORS as exc:
+        except GZIP_ERRORS as exc:
             self.done = True
             return n, exc
         return n, None
@@ -173,9 +176,6 @@ class Gunzip:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-_GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
 
 
 def open_forward(path: Path) -> io.BufferedIOBase | Gunzip:
@@ -200,7 +200,7 @@ def read_into(f: io.BufferedIOBase | Gunzip, view: memoryview) -> tuple[int, Exc
     while n < len(view):
         try:
             got = f.readinto1(view[n:])
-        except _GZIP_ERRORS as exc:
+        except GZIP_ERRORS as exc:
             return n, exc
         if not got:
             break

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import builtins
 import dataclasses
-import gzip
 import io
 import mmap
 import os
@@ -17,7 +16,6 @@ import struct
 import sys
 import threading
 import weakref
-import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +26,16 @@ from orchlog import bus_error, kernels
 from orchlog.kernels import crc32c
 from orchlog.read import fields, readahead
 from orchlog.read.batch import NONE, InlineBytes, RecordBatch
-from orchlog.read.formats import Format, Gunzip, disk_position, is_gzip, open_binary, open_forward, register
+from orchlog.read.formats import (
+    GZIP_ERRORS,
+    Format,
+    Gunzip,
+    disk_position,
+    is_gzip,
+    open_binary,
+    open_forward,
+    register,
+)
 from orchlog.read.formats.orchlog_jsonl import batch_from_columns, keep_header, record_from
 from orchlog.read.readahead import MAP_FROM
 from orchlog.read.trace import Location, Trace, TraceRecord
@@ -42,9 +49,6 @@ _MAP_STARTS = {0xDE, 0xDF} | set(range(0x80, 0x90))
 _RESYNC_CHUNK = 1 << 20
 _PIECE = 1 << 20  # gzip streams are read at most this much at a time where a length comes from the input
 MAX_DEPTH = 32  # orchlog writes maps two deep (a record, its stats or meta); a header's config a few more
-
-
-_GZIP_ERRORS = (EOFError, zlib.error, gzip.BadGzipFile)
 
 
 class _Truncated(Exception):
@@ -367,7 +371,7 @@ def _records(trace: Trace) -> Iterator[TraceRecord]:
                     break
                 if item is not None:
                     yield item  # type: ignore[misc]
-        except _GZIP_ERRORS as exc:
+        except GZIP_ERRORS as exc:
             _report_cut(trace, start, exc)
 
 
@@ -800,7 +804,7 @@ def _native_items(trace: Trace, f: io.BufferedIOBase | Gunzip, tensors: _TensorB
         file.seek(nxt)
         try:
             item = _frame_at(file, dec, trace, tensors)
-        except _GZIP_ERRORS as exc:
+        except GZIP_ERRORS as exc:
             _report_cut(trace, nxt, exc)
             return
         if item is _END:
