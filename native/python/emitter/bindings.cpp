@@ -768,8 +768,9 @@ py::dict digest_spans(const py::list& buffers, const py::buffer& starts, const p
     py::gil_scoped_release release;
     for (const auto& [tensor, size] : tensors) {
       const orchlog::detail::TensorDigest d = orchlog::detail::digest(tensor, size);
-      orchlog::detail::for_each_digest_field(
-          d, [&rows](std::string_view name, const auto& value) { rows.put(name, orchlog::detail::digest_view(value)); });
+      orchlog::detail::for_each_digest_field(d, [&rows](std::string_view name, const auto& value) {
+        rows.put(name, orchlog::detail::digest_view(value));
+      });
     }
   }
   py::dict out;
