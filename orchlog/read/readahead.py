@@ -9,7 +9,8 @@ A compare of two 200 MB traces spends its first 0.1 s importing NumPy and its ow
 the first windows of both traces are read and decoded on the other in that time by a native thread
 (native/python/kernels/readahead.hpp), instead of later, when the walk keeps both cores busy. Only what
 the page cache holds is read ahead (a trace just written): waiting for a disk there cost more than it
-saved. A reader takes a window only where it would have read one itself (the same offset and frame
+saved. The odd page the cache dropped (a VM's memory reclaim leaves such holes) is asked for and read
+across; a longer gap ends the read-ahead of that file. A reader takes a window only where it would have read one itself (the same offset and frame
 state), so what it reads does not depend on the read-ahead; it matches its file by device and inode, so
 a trace replaced in between is read afresh. The first window taken stops the thread: memory stays
 bounded by the windows read ahead (`AHEAD` of each file). Windows are mapped from the page cache, as the

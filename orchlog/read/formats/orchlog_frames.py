@@ -776,8 +776,8 @@ def _native_items(trace: Trace, f: io.BufferedIOBase | Gunzip, tensors: _TensorB
             break
         chunk, cols, ahead = src.decoded(pos, min(read_size, size - pos), trail)
         got = len(chunk)
-        if ahead:
-            read_size = got
+        if ahead:  # as large as the read-ahead read, or as the reader's own would be where it read less
+            read_size = max(read_size, got)
         stop, nxt, trail = int(cols["stop"]), int(cols["next"]), int(cols["trail"])
         if cols["n"]:
             batch = _frames_batch(cols, chunk, pos, trace, tensors, src.inline_max)
