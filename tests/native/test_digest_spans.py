@@ -41,6 +41,24 @@ def test_every_span_digests_as_its_tensor_alone():
         np.testing.assert_array_equal(sketch[k], np.asarray(alone["sketch"], dtype=np.float32))
 
 
+def test_many_megabytes_digest_on_several_threads_as_one_span_at_a_time():
+    """Spans of 4 MiB and more are cut into runs of about equal bytes, one thread each: every row comes back
+    in its place, as the span digested alone gives it (uneven sizes, so the cuts fall inside the list)."""
+    rng = np.random.default_rng(3)
+    window = rng.standard_normal(5 << 20, dtype=np.float32).view(np.uint8)
+    lengths = rng.integers(0, 32 << 10, 700) // 4 * 4
+    lengths[350] = 6 << 20  # one span of a third of the bytes
+    starts = np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+    assert starts[-1] + lengths[-1] <= window.nbytes
+    names = ["f32"] * len(lengths)
+    together = _native.digest_spans([window] * len(names), starts, lengths.astype(np.int64), names)
+    for field, rows in together.items():
+        width = len(rows) // len(names)
+        for k in range(len(names)):
+            alone = _native.digest_spans([window], starts[k : k + 1], lengths[k : k + 1].astype(np.int64), ["f32"])
+            assert rows[k * width : (k + 1) * width] == alone[field], (field, k)
+
+
 def test_rows_of_several_buffers_are_each_read_from_their_own():
     a, b = np.arange(16, dtype=np.float32), -np.arange(16, dtype=np.float32)
     got = _native.digest_spans(

@@ -7,17 +7,22 @@
 // hashes C-contiguous little-endian bytes. log() never raises: a bad argument
 // is a warning and an error count, as in every other emitter.
 #include <pybind11/pybind11.h>
+#include <sched.h>
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -734,6 +739,65 @@ const std::int64_t* int64_items(const py::buffer_info& info, std::size_t n, cons
   return static_cast<const std::int64_t*>(info.ptr);
 }
 
+using Span = std::pair<orchlog::Tensor, orchlog::detail::TensorSize>;
+
+// How many threads digest `bytes`: one for every 4 MiB, no more than the cores this process may run on,
+// 8 at most. Each digest is BLAKE3 and the sketch's f64 arithmetic (as an emitter computes it): bound by
+// compute, not memory, so a second core halves it (`validate --verify-hashes` of a full-mode trace).
+std::size_t digest_threads(std::uint64_t bytes) {
+  std::size_t cores = 1;
+  cpu_set_t set;
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) cores = static_cast<std::size_t>(CPU_COUNT(&set));
+  const auto by_size = static_cast<std::size_t>(std::min<std::uint64_t>(bytes >> 22, 8));
+  return std::max<std::size_t>(1, std::min({cores, std::size_t(8), by_size}));
+}
+
+// The digests of `spans`, in their order, cut into runs of about equal bytes, one run per thread (the
+// caller's among them). A thread that cannot be started leaves its run to the caller.
+std::vector<orchlog::detail::TensorDigest> digest_all(const std::vector<Span>& spans) {
+  std::vector<orchlog::detail::TensorDigest> out(spans.size());
+  const auto run = [&](std::size_t from, std::size_t to) {
+    for (std::size_t i = from; i < to; ++i) out[i] = orchlog::detail::digest(spans[i].first, spans[i].second);
+  };
+  std::uint64_t total = 0;
+  for (const Span& s : spans) total += s.second.nbytes;
+  const std::size_t parts = digest_threads(total);
+  std::vector<std::size_t> cut{0};
+  std::uint64_t seen = 0;
+  for (std::size_t i = 0; i < spans.size() && cut.size() < parts; ++i) {
+    seen += spans[i].second.nbytes;
+    if (seen * parts >= total * cut.size()) cut.push_back(i + 1);
+  }
+  cut.push_back(spans.size());
+  std::vector<std::thread> helpers;
+  std::exception_ptr failed;
+  std::mutex failed_lock;
+  for (std::size_t k = 1; k + 1 < cut.size(); ++k) {
+    const std::size_t from = cut[k], to = cut[k + 1];
+    try {
+      helpers.emplace_back([&, from, to] {
+        try {
+          run(from, to);
+        } catch (...) {
+          const std::lock_guard<std::mutex> hold(failed_lock);
+          failed = std::current_exception();
+        }
+      });
+    } catch (const std::system_error&) {
+      run(from, to);
+    }
+  }
+  try {
+    run(cut[0], cut[1]);
+  } catch (...) {
+    for (std::thread& t : helpers) t.join();
+    throw;
+  }
+  for (std::thread& t : helpers) t.join();
+  if (failed) std::rethrow_exception(failed);
+  return out;
+}
+
 // The digests of many flat tensors, each `lengths[i]` bytes of dtype `dtypes[i]` at `starts[i]` in
 // `buffers[i]` (the rows of a read window share it): {field: bytes of its rows}, as DigestRows lays them out.
 py::dict digest_spans(const py::list& buffers, const py::buffer& starts, const py::buffer& lengths,
@@ -745,7 +809,7 @@ py::dict digest_spans(const py::list& buffers, const py::buffer& starts, const p
   const std::int64_t* length = int64_items(length_info, n, "lengths");
   std::vector<py::buffer_info> held;  // each distinct buffer's view, held until the digests are done
   const PyObject* last = nullptr;
-  std::vector<std::pair<orchlog::Tensor, orchlog::detail::TensorSize>> tensors;
+  std::vector<Span> tensors;
   tensors.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
     const py::handle buffer = buffers[i];
@@ -766,8 +830,7 @@ py::dict digest_spans(const py::list& buffers, const py::buffer& starts, const p
   DigestRows rows;
   {
     py::gil_scoped_release release;
-    for (const auto& [tensor, size] : tensors) {
-      const orchlog::detail::TensorDigest d = orchlog::detail::digest(tensor, size);
+    for (const orchlog::detail::TensorDigest& d : digest_all(tensors)) {
       orchlog::detail::for_each_digest_field(d, [&rows](std::string_view name, const auto& value) {
         rows.put(name, orchlog::detail::digest_view(value));
       });
