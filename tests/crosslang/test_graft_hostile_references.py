@@ -12,6 +12,8 @@ import re
 import subprocess
 import time
 
+import msgpack
+import numpy as np
 import pytest
 
 from tests.cargo import rust_example
@@ -139,6 +141,45 @@ def test_a_reference_claiming_64_mib_costs_no_more_memory_than_a_sound_one(langu
 @pytest.mark.parametrize("language", LANGUAGES)
 def test_a_reference_claiming_three_gigabytes_costs_no_more_memory_than_a_sound_one(language, sound, tmp_path):
     list(_memory_and_time(language, sound, tmp_path, claim=3 << 30))
+
+
+def _long_values(count: int) -> bytes:
+    """An array32 of `count` items: runs of one-byte values (fixints, nil, false, true) of every length up to
+    a few thousand, each broken by a longer value (an int, a float, a text, a nested array)."""
+    rng = np.random.default_rng(31)
+    one_byte = np.array([0x00, 0x01, 0x7F, 0xE0, 0xFF, 0xC0, 0xC2, 0xC3], dtype=np.uint8)
+    longer = [b"\xcc\x80", b"\xca\x3f\x80\x00\x00", b"\xa3abc", b"\x92\x01\xc3", b"\xcd\x01\x00", b"\xd0\x80"]
+    body, items = [], 0
+    while items < count:
+        run = int(min(rng.integers(0, 4000), count - items))
+        body.append(rng.choice(one_byte, run).tobytes())
+        items += run
+        if items < count:
+            body.append(longer[int(rng.integers(len(longer)))])
+            items += 1
+    return b"\xdd" + count.to_bytes(4, "big") + b"".join(body)
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_a_record_whose_skipped_values_are_a_long_array_of_small_values_is_read_past_exactly(language, sound, tmp_path):
+    """Each record's leading `values` (which a graft skips) replaced by 200,000 items across the readers' 64 KiB
+    buffers, the frames resealed: the readers pass runs of one-byte values a buffer at a time, and must land
+    on the frame's next key, so the graft is the sound reference's, call for call."""
+    reference, plan = sound
+    parts = graft_corpus.frames(reference.read_bytes())
+    records = []
+    for frame in parts[1:]:
+        at = frame.index(b"\xa6values") + len(b"\xa6values")
+        unpacker = msgpack.Unpacker()
+        unpacker.feed(frame[at:])
+        unpacker.skip()
+        records.append(graft_corpus.reseal(frame[:at] + _long_values(200_000) + frame[at + unpacker.tell() :]))
+    long = tmp_path / "long.bin"
+    long.write_bytes(b"".join([parts[0], *records]))
+    want, _, _, _ = _run(language, plan, [reference], tmp_path)
+    got, err, _, _ = _run(language, plan, [long], tmp_path)
+    assert "unusable" not in err
+    assert got == want
 
 
 @pytest.mark.parametrize("language", LANGUAGES)
