@@ -94,6 +94,7 @@ def _open_directory(root: Path) -> Trace:
     trace = Trace(str(root), "+".join(kinds), batches=batches, size=sum(m.size or 0 for m in members))
     keys = {m.default_key for m in members}
     trace.default_key = keys.pop() if len(keys) == 1 else None
+    trace.first_file = members[0].path
     trace.diagnostics.extend(strays)
     return trace
 

@@ -57,6 +57,8 @@ class Trace:
         self._runs = runs
         # The key a format's records align on when both sides are that format (None: compare's default).
         self.default_key: tuple[str, ...] | None = None
+        # The file a look at the trace's start reads: a directory's first member (found when it was opened).
+        self.first_file = path
 
     @property
     def header(self) -> dict[str, Any] | None:

@@ -43,12 +43,13 @@ PEEK_ROWS = 512  # records of a trace's start read to learn its weight types
 
 def weight_types(trace: Trace) -> set[str]:
     """The weight types the first records of a trace name (meta `weight_type`; a directory's: its first
-    file's); read afresh, from its start (once per file as it is: the walk and the finish both ask)."""
+    file's, as found when the directory was opened: finding it again meant looking into every file, 0.1 s
+    for 2,050 files); read afresh, from its start (once per file as it is: the walk and the finish both ask)."""
     try:
-        stat = os.stat(trace.path)
+        stat = os.stat(trace.first_file)
     except (OSError, TypeError, ValueError):
         return set()
-    return set(_weight_types(trace.path, stat.st_mtime_ns, stat.st_size))
+    return set(_weight_types(trace.first_file, stat.st_mtime_ns, stat.st_size))
 
 
 @functools.lru_cache(maxsize=16)
