@@ -54,14 +54,16 @@ def _standard_loads(line: bytes) -> Any:
         raise json.JSONDecodeError("nested too deeply", "", 0) from None
 
 
-def read_line_chunks(trace: Trace) -> Iterator[memoryview]:
+def read_line_chunks(trace: Trace, first: int = CHUNK_BYTES) -> Iterator[memoryview]:
     """Whole lines of the file, about CHUNK_BYTES at a time; only the last chunk may lack its final newline.
+    A caller that wants the first few lines (a peek at a trace's start) asks for a smaller `first` read:
+    each read after it is four times larger, up to CHUNK_BYTES.
 
     The chunks are views of one reused buffer (no allocation per chunk), valid
     until the next one is asked for. Callers number lines themselves; see
     `cut_unterminated` for the last line.
     """
-    buf = bytearray(CHUNK_BYTES)
+    buf = bytearray(max(1, min(first, CHUNK_BYTES)))
     view = memoryview(buf)
     held = 0  # bytes at the front of buf: the start of a line not yet complete
     with open_forward(Path(trace.path)) as f:
@@ -80,6 +82,10 @@ def read_line_chunks(trace: Trace) -> Iterator[memoryview]:
                 held = end - cut
             else:
                 held = end
+            if len(buf) < CHUNK_BYTES and held < len(buf):  # after a small first read, larger ones
+                bigger = bytearray(min(CHUNK_BYTES, 4 * len(buf)))
+                bigger[:held] = buf[:held]
+                buf, view = bigger, memoryview(bigger)
             if cut_short is not None:
                 trace.report(
                     Location(trace.path, offset=trace.bytes_read),

@@ -19,8 +19,8 @@ from orchlog import kernels
 from orchlog.read import fields
 from orchlog.read.batch import COUNT_FIELDS, NONE, STAT_FIELDS, RecordBatch
 from orchlog.read.formats import Format, register
-from orchlog.read.formats.lines import cut_unterminated, parse_object, read_line_chunks, split_lines
-from orchlog.read.trace import Location, Trace, TraceRecord, identity
+from orchlog.read.formats.lines import CHUNK_BYTES, cut_unterminated, parse_object, read_line_chunks, split_lines
+from orchlog.read.trace import BATCH_ROWS, Location, Trace, TraceRecord, identity
 from orchlog.schema_gen import COLUMNS, DTYPE_ALIASES, STATS_FIELDS, Stats
 from orchlog.strings import Strings
 
@@ -194,9 +194,12 @@ def _parse_chunk(trace: Trace, chunk: memoryview | bytes, first_line: int) -> tu
 
 
 def _batches(trace: Trace, rows: int, tensors: bool) -> Iterator[RecordBatch]:
-    del rows, tensors  # a batch is a chunk of lines, which holds no tensor
+    """A batch a chunk of lines (which holds no tensor); a caller that asks for fewer rows than a chunk holds
+    (a peek at the start) gets a first chunk sized by them, about 2 KiB a row: a peek at 512 rows of a
+    large trace parsed 4 MiB, 3,800 rows, where 1 MiB holds them."""
+    del tensors
     first_line = 1
-    for chunk in read_line_chunks(trace):
+    for chunk in read_line_chunks(trace, CHUNK_BYTES if rows >= BATCH_ROWS else max(64 << 10, rows * 2048)):
         batch, lines = _parse_chunk(trace, cut_unterminated(trace, chunk, first_line), first_line)
         first_line += lines
         if len(batch):

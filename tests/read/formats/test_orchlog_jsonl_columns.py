@@ -70,6 +70,26 @@ def test_lines_longer_than_a_read_chunk_are_read_whole(tmp_path):
     assert recs[0].values.size == big.size and recs[0].values[-1] == big[-1]
 
 
+@pytest.mark.parametrize("rows", [1, 512])
+def test_a_few_rows_asked_for_read_a_small_first_chunk_and_the_rest_as_a_whole_read(tmp_path, rows):
+    """A peek at a trace's start (the weight-type peek asks for 512 rows) parses about its rows' worth, not a
+    4 MiB chunk; read on, the chunks grow back, lines longer than the first chunk included, and the records
+    and their line numbers are those of a whole read."""
+    short = write_jsonl(tmp_path / "s.jsonl", [record(f"c{i}", np.arange(i + 1, dtype=np.float32)) for i in range(7)])
+    long = write_jsonl(tmp_path / "l.jsonl", [record("long", np.arange(100_000, dtype=np.float32), values=-1)])
+    header, *lines = short.read_bytes().splitlines(keepends=True)
+    path = tmp_path / "t.jsonl"  # 6,000 lines, the one of about 1 MiB in the middle
+    path.write_bytes(b"".join([header, *lines * 428, long.read_bytes().splitlines(keepends=True)[1], *lines * 429]))
+    whole = [(r.checkpoint, r.location and r.location.line) for r in open_trace(path)]
+    trace = open_trace(path)
+    batches = trace.batches(rows=rows)
+    first = next(batches)
+    assert trace.bytes_read <= max(64 << 10, rows * 2048) < path.stat().st_size
+    assert len(first) < 3000
+    read = [(r.checkpoint, r.location and r.location.line) for b in [first, *batches] for r in b.records()]
+    assert read == whole
+
+
 @pytest.mark.parametrize("native", [True, False])
 def test_malformed_lines_are_reported_by_number_in_both_paths(tmp_path, monkeypatch, native):
     path = write_jsonl(tmp_path / "t.jsonl", [record(f"c{i}", np.ones(2, np.float32)) for i in range(3)])
