@@ -17,6 +17,7 @@ used, and nesting is capped, so a damaged footer costs what its bytes cost.
 
 from __future__ import annotations
 
+import functools
 import os
 import struct
 from typing import Any, BinaryIO, Literal, overload
@@ -217,8 +218,11 @@ def _footer_ending_at(f: BinaryIO, end: int) -> tuple[int, int]:
     return end - 8 - length, length
 
 
+@functools.lru_cache(maxsize=8)
 def parse_footer(data: bytes, start: int, file_size: int) -> Footer:
-    """A footer's Thrift bytes, found at `start` in a file of `file_size` bytes, parsed and checked."""
+    """A footer's Thrift bytes, found at `start` in a file of `file_size` bytes, parsed and checked; kept for
+    the next reader of the same bytes (every compare's weight-type peek opens a trace before its walk opens
+    it again, and decoding is Python: 40-60 ms for 12 row groups of 32 columns)."""
     return checked(decode(data), start)
 
 

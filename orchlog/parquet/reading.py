@@ -308,9 +308,10 @@ class _File:
                 if batch is None:
                     batch = RecordBatch.from_records(list(self._records_of(table, rg, cache, trace)))
                 else:
-                    self._add_loaders(batch, table, rg, cache)
+                    has = self._tensor_rows(table, rg, cache)
                     if tensors:
-                        self._add_tensors(batch, table, rg, cache)
+                        has = self._add_tensors(batch, table, rg, cache, has)
+                    self._add_loaders(batch, table, rg, cache, has)
             except _DAMAGE as exc:
                 self._report_damaged(trace, rg, exc)
                 continue
@@ -341,17 +342,19 @@ class _File:
             f"{int(self.row_group_starts[rg + 1]) - first} rows skipped",
         )
 
-    def _add_tensors(self, batch: RecordBatch, table: pa.Table, rg: int, cache: _RowGroupCache) -> None:
-        """The tensors of the rows with a loader, in memory where they lie in the row group's buffer as
-        the loader would hand them over (there, within the buffer, aligned for their dtype); any other row
-        keeps its loader, which says what is wrong when called."""
-        has = np.flatnonzero(batch.loader.astype(bool))  # a loader is truthy, None is not
+    def _add_tensors(
+        self, batch: RecordBatch, table: pa.Table, rg: int, cache: _RowGroupCache, has: np.ndarray
+    ) -> np.ndarray:
+        """The tensors of the rows `has` (those that hold one), in memory where they lie in the row group's
+        buffer as a loader would hand them over (there, within the buffer, aligned for their dtype). Returns
+        the rows left without: they get a loader, which says what is wrong when called."""
         if not len(has):
-            return
+            return has
         try:
             chunks = cache.tensors(self, rg)
         except OSError:
-            return  # the loaders report it, record by record
+            return has  # the loaders report it, record by record
+        left = np.ones(len(batch), dtype=bool)
         rows = table.column(_ROW).to_numpy()[has]
         ends = np.cumsum([len(c) for c in chunks])
         data_bufs, data_starts, data_lens = batch.data_buf, batch.data_start, batch.data_len
@@ -381,18 +384,32 @@ class _File:
             data_bufs[i] = holder
             data_starts[i] = start
             data_lens[i] = end - start
-            batch.loader[i] = None
+            left[i] = False
+        remaining: np.ndarray = has[left[has]]
+        return remaining
 
-    def _add_loaders(self, batch: RecordBatch, table: pa.Table, rg: int, cache: _RowGroupCache) -> None:
-        """Each row's tensor loader, for the rows that hold a tensor (as _records_of finds them)."""
+    def _tensor_rows(self, table: pa.Table, rg: int, cache: _RowGroupCache) -> np.ndarray:
+        """The positions in `table` of the rows that hold a tensor (as _records_of finds them)."""
         nulls = self.data_nulls(rg)
         group_rows = int(self.row_group_starts[rg + 1]) - int(self.row_group_starts[rg])
         if nulls == group_rows:
+            return np.zeros(0, dtype=np.int64)
+        if nulls == 0:
+            return np.arange(table.num_rows)
+        rows = table.column(_ROW).to_numpy().tolist()
+        return np.array([i for i, row in enumerate(rows) if cache.has_tensor(self, rg, row)], dtype=np.int64)
+
+    def _add_loaders(
+        self, batch: RecordBatch, table: pa.Table, rg: int, cache: _RowGroupCache, has: np.ndarray
+    ) -> None:
+        """A tensor loader for each of the rows `has`: where the row group's tensors are handed over in memory,
+        only the rows whose bytes could not be placed (every row's loader was made, then dropped)."""
+        if not len(has):
             return
         sizes = _itemsizes(batch)
-        for i, row in enumerate(table.column(_ROW).to_numpy().tolist()):
-            if nulls == 0 or cache.has_tensor(self, rg, row):
-                batch.loader[i] = cache.loader(self, rg, row, int(sizes[i]))
+        rows = table.column(_ROW).to_numpy()
+        for i in has.tolist():
+            batch.loader[i] = cache.loader(self, rg, int(rows[i]), int(sizes[i]))
 
     def _row_groups(self, sel: Selection) -> list[tuple[int, Callable[[], pa.Table]]]:
         """(row group, a function reading its summary columns) for the row groups the selection may keep."""

@@ -55,7 +55,7 @@ def weight_types(trace: Trace) -> set[str]:
 @functools.lru_cache(maxsize=16)
 def _weight_types(path: str, _mtime: int, _size: int) -> frozenset[str]:
     try:
-        batch = next(open_first(path).batches(rows=PEEK_ROWS), None)
+        batch = next(open_first(path).batches(rows=PEEK_ROWS, tensors=False), None)
     except (OSError, ValueError, OrchlogError):
         return frozenset()
     if batch is None:

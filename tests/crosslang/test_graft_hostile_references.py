@@ -151,7 +151,7 @@ def _long_values(count: int) -> bytes:
     longer = [b"\xcc\x80", b"\xca\x3f\x80\x00\x00", b"\xa3abc", b"\x92\x01\xc3", b"\xcd\x01\x00", b"\xd0\x80"]
     body, items = [], 0
     while items < count:
-        run = int(min(rng.integers(0, 4000), count - items))
+        run = min(int(rng.integers(0, 4000)), count - items)
         body.append(rng.choice(one_byte, run).tobytes())
         items += run
         if items < count:

@@ -13,7 +13,7 @@ import pytest
 
 from orchlog import schema_gen
 from orchlog.encoding.record import header_values, record_values
-from orchlog.parquet import Writer, columnar, packing, read
+from orchlog.parquet import Writer, columnar, packing, read, reading
 from orchlog.parquet.rows import packable
 from orchlog.parquet.schema import ARROW_SCHEMA
 from orchlog.read.batch import RecordBatch
@@ -91,13 +91,24 @@ def test_random_traces_read_alike_in_batches_and_in_records(tmp_path, seed, tens
         assert in_memory == 0 and behind_loaders > 100
 
 
-def test_tensors_aligned_in_their_row_group_come_in_memory_and_misaligned_ones_behind_loaders(tmp_path):
+def test_tensors_aligned_in_their_row_group_come_in_memory_and_misaligned_ones_behind_loaders(tmp_path, monkeypatch):
     rows = [record_values(record(f"c{i}", np.arange(i + 1, dtype=np.float32), seq=i)) for i in range(10)]
     rows.insert(5, record_values(record("odd", np.arange(3, dtype=np.float16), seq=99)))  # 6 bytes: the rest shift
-    batches = _assert_alike(_write(tmp_path / "t.parquet", rows), True)
-    (batch,) = batches
+    path = _write(tmp_path / "t.parquet", rows)
+    made: list[int] = []
+    loader = reading._RowGroupCache.loader
+
+    def counted(self, f, rg, row, itemsize):
+        made.append(row)
+        return loader(self, f, rg, row, itemsize)
+
+    monkeypatch.setattr(reading._RowGroupCache, "loader", counted)
+    (batch,) = open_trace(path).batches(tensors=True)
+    assert batch.data_len is not None
+    assert made == [6, 7, 8, 9, 10]  # a loader only where the bytes did not come in memory
     assert (batch.data_len >= 0).tolist() == [True] * 6 + [False] * 5
     assert batch.loader.astype(bool).tolist() == [False] * 6 + [True] * 5
+    _assert_alike(path, True)
 
 
 def test_a_selection_reads_alike(tmp_path):

@@ -10,7 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from orchlog.parquet import footer
 from orchlog.parquet.footer import FooterError, decode, encode, read_footer
+from orchlog.read.paths import open_trace
 from tests.conftest import ROOT
 from tests.tracegen import record, write_parquet
 
@@ -38,6 +40,26 @@ def test_the_footer_gives_row_counts_and_tensor_null_counts_without_pyarrow(tmp_
     assert sum(g.num_rows for g in footer.row_groups) == 3 and footer.null_count(0, "data") is None
     assert footer.key_values[b"orchlog.data_nulls"] == b"[0,0,0]"
     assert b"orchlog.headers" in footer.key_values
+
+
+def test_a_footer_opened_again_is_not_decoded_again_unless_its_bytes_changed(tmp_path, monkeypatch):
+    """Every compare's weight-type peek opens a trace before the walk opens it again: the second open takes
+    the footer the first decoded (decoding is Python), and a file rewritten since is decoded afresh."""
+    path = write_parquet(tmp_path / "t.parquet", [record(f"c{i}", np.ones(4, np.float32), seq=i) for i in range(3)])
+    decoded: list[int] = []
+
+    def counted(data):
+        decoded.append(len(data))
+        return decode(data)
+
+    monkeypatch.setattr(footer, "decode", counted)
+    footer.parse_footer.cache_clear()
+    for _ in range(3):
+        assert len(list(open_trace(path))) == 3
+    assert len(decoded) == 1
+    write_parquet(path, [record(f"c{i}", np.ones(4, np.float32), seq=i) for i in range(5)])
+    assert len(list(open_trace(path))) == 5
+    assert len(decoded) == 2
 
 
 @pytest.mark.parametrize("name", ["abort-chunk-type-flipped", "abort-level-histogram"])

@@ -42,6 +42,11 @@ def test_a_directory_opened_already_is_not_looked_into_again(tmp_path, monkeypat
     trace = open_trace(tmp_path)
     looked: list[str] = []
     detect = formats.detect
-    monkeypatch.setattr(formats, "detect", lambda path: looked.append(str(path)) or detect(path))
+
+    def counted(path):
+        looked.append(str(path))
+        return detect(path)
+
+    monkeypatch.setattr(formats, "detect", counted)
     assert weight_types(trace) == {"q8_0"}
     assert looked == [str(tmp_path / "rank0.jsonl")]
