@@ -3,7 +3,7 @@
 
     .venv/bin/python benchmarks/compare.py all              # everything, at the sizes the docs quote
     .venv/bin/python benchmarks/compare.py jsonl --records 100000
-    .venv/bin/python benchmarks/compare.py kernel --mib 64
+    .venv/bin/python benchmarks/compare.py kernel --mib 64       # arrays, rows in memory, rows in mapped frames
     .venv/bin/python benchmarks/compare.py e2e --records 8 --tensor-mib 32 --json out.json
     .venv/bin/python benchmarks/compare.py e2e --format parquet     # one format of compare_e2e.FORMATS
 
@@ -101,6 +101,15 @@ def main(argv: list[str] | None = None) -> int:
             ("equal", "equal pairs"),
         ):
             print(f"  {label:<24} {r[key + '_s'] * 1e3:8.2f} ms   {r[key + '_vs_floor']:.2f}x of the floor")
+        out["kernel_framed"] = r = compare_kernel.framed(args.work, args.repeat + 2)
+        print(
+            f"  {r['pairs']:,} pairs of rows a frame apart in mapped windows (floor: reading both windows,"
+            f" {r['floor_s'] * 1e3:.2f} ms)"
+        )
+        print(
+            f"  {'pairs that differ':<24} {r['kernel_s'] * 1e3:8.2f} ms   {r['kernel_vs_floor']:.2f}x of the floor"
+            f"   ({r['ns_a_pair']:.0f} ns a pair)"
+        )
     if args.which in ("e2e", "all"):
         out["e2e"] = {}
         for fmt in args.format or compare_e2e.FORMATS:

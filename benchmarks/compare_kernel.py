@@ -13,15 +13,23 @@ rows       the metrics and exact p99 of 20,000 pairs of rows of 896 f32, in one
            `kernels.tensor_diffs` call, each row off its 4-byte boundary as a
            binary stream leaves it; once with every pair different (and once
            more without the p99, for its share), once with every pair equal
+framed     the same rows where a full-mode binary stream pair holds them, a frame
+           apart in windows mapped from the page cache and decoded, as the walk
+           measures them: a window's pairs in one `kernels.tensor_diffs` call;
+           floor: NumPy reading both windows' bytes once
 Ratios are floor time / metric time, so 1.0 would be "as fast as reading".
 """
 
 from __future__ import annotations
 
+import os
+import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+import orchlog
 from benchmarks.compare_measure import best_of, best_of_each
 from orchlog import kernels
 from orchlog.compare.measuring.tensor_metrics import P99, tensor_diff
@@ -108,4 +116,58 @@ def rows(repeat: int, count: int = 20_000, width: int = 896) -> dict[str, Any]:
         "different_without_p99_vs_floor": floor / without_p99,
         "equal_s": equal,
         "equal_vs_floor": floor / equal,
+    }
+
+
+def framed(work: Path, repeat: int, records: int = 50_000, window: int = 32 << 20) -> dict[str, Any]:
+    """Pairs of rows where a full-mode binary stream pair holds them (benchmarks.compare_traces), measured
+    window by window as the walk does: both windows freshly mapped and decoded (which maps their pages),
+    then their pairs measured in one call; the floor reads the same windows' bytes instead."""
+    from benchmarks.compare_traces import write_rows_pair
+
+    paths = work / f"rows_{records}_a.bin", work / f"rows_{records}_b.bin"
+    if not all(p.exists() for p in paths):
+        write_rows_pair(*paths, records)
+    first = [next(iter(orchlog.open_trace(p))).location.offset for p in paths]  # past the run header
+    fds = [os.open(p, os.O_RDONLY) for p in paths]
+    sizes = [os.fstat(fd).st_size for fd in fds]
+
+    def one_pass(kernel: bool) -> tuple[float, int]:
+        at, spent, pairs = list(first), 0.0, 0
+        while all(pos < size for pos, size in zip(at, sizes)):
+            views = [kernels.map_window(fd, pos, min(window, size - pos)) for fd, pos, size in zip(fds, at, sizes)]
+            cols = [kernels.decode_frames(v, pos, 1 << 20) for v, pos in zip(views, at)]
+            n = min(len(c["offset"]) for c in cols)
+            if n == 0:
+                break
+            start = time.perf_counter()
+            if kernel:
+                starts = [c["data_pos"][:n] - pos for c, pos in zip(cols, at)]
+                counts = [c["data_len"][:n] // 4 for c in cols]
+                codes = np.zeros(n, dtype=np.int8)
+                kernels.tensor_diffs(
+                    [views[0]] * n, starts[0], counts[0], codes, [views[1]] * n, starts[1], counts[1], codes
+                )
+            else:
+                views[0].max(), views[1].max()
+            spent += time.perf_counter() - start
+            pairs += n
+            at = [int(c["next"]) if len(c["offset"]) == n else int(c["offset"][n]) for c in cols]
+        return spent, pairs
+
+    try:
+        best, pairs = [float("inf"), float("inf")], 0
+        for _ in range(repeat):  # in turns: what disturbs one pass falls on both
+            for k, is_kernel in enumerate((False, True)):
+                spent, pairs = one_pass(is_kernel)
+                best[k] = min(best[k], spent)
+    finally:
+        for fd in fds:
+            os.close(fd)
+    return {
+        "pairs": pairs,
+        "floor_s": best[0],
+        "kernel_s": best[1],
+        "kernel_vs_floor": best[0] / best[1],
+        "ns_a_pair": best[1] / pairs * 1e9,
     }
