@@ -119,6 +119,13 @@ def rows(repeat: int, count: int = 20_000, width: int = 896) -> dict[str, Any]:
     }
 
 
+def _first_frame(path: Path) -> int:
+    """Where a binary stream's first record frame starts (past its run header)."""
+    where = next(iter(orchlog.open_trace(path))).location
+    assert where is not None and where.offset is not None, f"{path} is read as a binary stream"
+    return where.offset
+
+
 def framed(work: Path, repeat: int, records: int = 50_000, window: int = 32 << 20) -> dict[str, Any]:
     """Pairs of rows where a full-mode binary stream pair holds them (benchmarks.compare_traces), measured
     window by window as the walk does: both windows freshly mapped and decoded (which maps their pages),
@@ -128,7 +135,7 @@ def framed(work: Path, repeat: int, records: int = 50_000, window: int = 32 << 2
     paths = work / f"rows_{records}_a.bin", work / f"rows_{records}_b.bin"
     if not all(p.exists() for p in paths):
         write_rows_pair(*paths, records)
-    first = [next(iter(orchlog.open_trace(p))).location.offset for p in paths]  # past the run header
+    first = [_first_frame(p) for p in paths]
     fds = [os.open(p, os.O_RDONLY) for p in paths]
     sizes = [os.fstat(fd).st_size for fd in fds]
 
