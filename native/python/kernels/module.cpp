@@ -30,6 +30,8 @@
 //                               file, and exit 2 when a mapped file is cut shorter
 //   crc32c(buf, crc=0)          CRC-32C of a buffer (binary frames' checksum)
 //   is_none(column)             which elements of a 1-D object array are None
+//   libm_exp(x)                 exp of every element by the C library's exp, the
+//                               same bits on every machine (NumPy's differ with AVX-512)
 //
 // The Python side checks every result against its NumPy twin in the tests.
 #include "bus_error.hpp"
@@ -37,6 +39,7 @@
 #include "frames.hpp"
 #include "is_none.hpp"
 #include "jsonl_columns.hpp"
+#include "libm_exp.hpp"
 #include "mapping.hpp"
 #include "readahead.hpp"
 #include "sketch_sums.hpp"
@@ -61,6 +64,7 @@ PYBIND11_MODULE(_kernels, m) {
       },
       "The vector width the kernels run at: the CPU's widest within ORCHLOG_ISA.");
   m.def("is_none", &is_none, py::arg("column"));
+  m.def("libm_exp", &libm_exp, py::arg("x"));
   m.def("map_window", &map_window, py::arg("fd"), py::arg("offset"), py::arg("length"));
   m.def("exit_on_bus_error", &exit_on_bus_error, py::arg("line"), py::arg("named") = "",
         "From now on, a read of a mapped page past its file's end prints a line and exits with status 2: "

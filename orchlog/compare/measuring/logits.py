@@ -3,7 +3,8 @@
 Everything takes two 1-D logits vectors over the same vocabulary: `a` the
 reference, `b` the engine under test. Softmax is taken in f64 after
 subtracting the maximum, so huge logits neither overflow nor lose the
-small probabilities KL depends on.
+small probabilities KL depends on; exp and log are the C library's
+(kernels.exp, math.log), so a KL has the same bits on every machine.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import math
 
 import numpy as np
 
+from orchlog import kernels
 from orchlog.compare.measuring.tensor_metrics import tensor_diff
 from orchlog.records import record
 
@@ -20,14 +22,14 @@ def log_softmax(logits: np.ndarray) -> np.ndarray:
     """log(softmax(x)) in f64, stable for any finite logits."""
     x = np.asarray(logits, dtype=np.float64)
     shifted = x - np.max(x)
-    out: np.ndarray = shifted - np.log(np.sum(np.exp(shifted)))
+    out: np.ndarray = shifted - math.log(float(np.sum(kernels.exp(shifted))))  # the sum is >= 1, or NaN
     return out
 
 
 def kl_divergence(ref_logits: np.ndarray, test_logits: np.ndarray) -> float:
     """KL(P_ref || P_test) in nats: what is lost describing the reference's distribution with ours."""
     lp, lq = log_softmax(ref_logits), log_softmax(test_logits)
-    p = np.exp(lp)
+    p = kernels.exp(lp)
     return float(max(0.0, np.sum(p * (lp - lq))))
 
 
