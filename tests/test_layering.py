@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "orchlog.strings",
             "orchlog.safe_text",
             "orchlog.numbers",
+            "orchlog.distributions",
             "orchlog.schema_gen",
             "orchlog.knob_values",
             "orchlog.selector",

@@ -18,6 +18,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from orchlog.distributions import beta_cdf
+
 # A signature claims only when the noise null would give its fit with less than this probability.
 P_CLAIM = 1e-6
 # ... and when its model explains at least this share of the difference's energy (of what the measured noise
@@ -50,43 +52,6 @@ def explained_needed() -> float:
     """The share of a difference's energy a signature's model must explain: EXPLAINED_CLAIM of what the
     measured noise leaves (all of it without a noise figure)."""
     return EXPLAINED_CLAIM * (1.0 - noise_share())
-
-
-def _beta_cf(a: float, b: float, x: float) -> float:
-    """Continued fraction of the regularized incomplete beta (modified Lentz)."""
-    tiny = 1e-300
-    qab, qap, qam = a + b, a + 1.0, a - 1.0
-    c, d = 1.0, 1.0 - qab * x / qap
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 10_000):
-        m2 = 2 * m
-        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c if abs(1.0 + aa / c) > tiny else tiny
-        h *= d * c
-        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
-        d = 1.0 + aa * d
-        d = 1.0 / (d if abs(d) > tiny else tiny)
-        c = 1.0 + aa / c if abs(1.0 + aa / c) > tiny else tiny
-        delta = d * c
-        h *= delta
-        if abs(delta - 1.0) < 1e-15:
-            break
-    return h
-
-
-def beta_cdf(x: float, a: float, b: float) -> float:
-    """I_x(a, b): P(X <= x) for X ~ Beta(a, b)."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
-    if x < (a + 1.0) / (a + b + 2.0):
-        return math.exp(log_front) * _beta_cf(a, b, x) / a
-    return 1.0 - math.exp(log_front) * _beta_cf(b, a, 1.0 - x) / b
 
 
 def explained_p(fraction: float, k: float, n: float) -> float:

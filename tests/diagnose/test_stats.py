@@ -1,4 +1,4 @@
-"""The shared statistics: the incomplete beta, the noise null, effective counts and named factors."""
+"""The shared statistics: the noise null, effective counts and named factors."""
 
 from __future__ import annotations
 
@@ -7,15 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from orchlog.diagnose.stats import at_most_p, beta_cdf, effective_count, explained_p, nice_factor, relative_energy
-
-
-@pytest.mark.parametrize("x", [0.05, 0.3, 0.5, 0.9, 0.999])
-def test_the_incomplete_beta_matches_its_closed_forms(x):
-    assert beta_cdf(x, 1, 1) == pytest.approx(x)
-    assert beta_cdf(x, 3, 1) == pytest.approx(x**3)
-    assert beta_cdf(x, 1, 4) == pytest.approx(1 - (1 - x) ** 4)
-    assert beta_cdf(x, 0.5, 0.5) == pytest.approx(2 / math.pi * math.asin(math.sqrt(x)))
+from orchlog.diagnose.stats import at_most_p, effective_count, explained_p, nice_factor, relative_energy
 
 
 def test_the_noise_null_agrees_with_a_simulation():

@@ -35,6 +35,7 @@ import functools
 
 import numpy as np
 
+from orchlog.distributions import beta_cdf
 from orchlog.encoding import sketch as sketch_rule
 
 ROWS = sketch_rule.ROWS
@@ -44,18 +45,13 @@ FAILURE_PROBABILITY = 1e-6  # of the Pitman-Morgan interval, two-sided
 MAX_SLACK = 1e-3
 
 
-def _integral(lo: float, m: int) -> float:
-    """∫ (1 - r²)^((m - 3) / 2) dr from lo to 1, by the trapezoid rule on a fine grid (the integrand is smooth
-    and vanishes at 1)."""
-    r = np.linspace(lo, 1.0, 200_001)
-    f = np.exp((m - 3) / 2 * np.log(np.maximum(1.0 - r * r, 1e-300)))
-    return float(np.sum((f[1:] + f[:-1]) / 2) * (r[1] - r[0]))
-
-
 def _tail(c: float, m: int = ROWS) -> float:
     """P(|r| > c) for the correlation r of two independent Gaussian vectors of m entries (not centred), whose
-    density is proportional to (1 - r²)^((m - 3) / 2) on [-1, 1]."""
-    return _integral(c, m) / _integral(0.0, m)
+    density is proportional to (1 - r²)^((m - 3) / 2) on [-1, 1]: I_{1-c²}((m - 1) / 2, 1 / 2), the tail of
+    the t distribution with m - 1 degrees of freedom at c·sqrt((m - 1) / (1 - c²)). (A trapezoid rule over
+    the density on 200,001 points, which this replaces, gave the critical correlation 3.5e-11 higher, in
+    0.25 s of every compare with --noise; this takes 0.3 ms.)"""
+    return beta_cdf(1.0 - c * c, (m - 1) / 2, 0.5)
 
 
 @functools.cache
