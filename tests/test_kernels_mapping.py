@@ -70,6 +70,23 @@ def test_many_windows_dropped_at_once_are_all_unmapped(data_file):
         assert _mappings_of(path) == 0
 
 
+def test_at_most_72_mib_of_dropped_windows_wait_for_the_unmapping_thread(data_file):
+    """While the thread is held (as a walk that keeps both cores busy holds it off), windows dropped wait
+    only up to 72 MiB; the thread that drops one past that unmaps it itself."""
+    path, _ = data_file
+    size = path.stat().st_size  # 3 MiB
+    with path.open("rb") as f:
+        windows = [kernels.map_window(f.fileno(), 0, size) for _ in range(40)]  # 120 MiB
+        _kernels.hold_unmapping(True)
+        try:
+            del windows
+            assert _mappings_of(path) == 72 // 3  # the windows that fit under the bound wait
+        finally:
+            _kernels.hold_unmapping(False)
+        _kernels.unmapped()
+        assert _mappings_of(path) == 0
+
+
 def test_what_cannot_be_mapped_raises_what_the_callers_catch(tmp_path, data_file):
     path, _ = data_file
     with path.open("rb") as f:

@@ -51,6 +51,16 @@ class Unmapper {
     ::munmap(at, length);
   }
 
+  // Hold the thread, or let it go on (the tests' way to see what waits for it): mappings handed over
+  // while it is held wait, up to the bounds, and the callers unmap the rest. Let it go before drain().
+  static void hold(bool on) {
+    Unmapper& u = instance();
+    if (u.born_ != ::getpid() || !u.running()) return;
+    const std::lock_guard<std::mutex> guard(u.mu_);
+    u.held_ = on;
+    if (!on) u.wake_.notify_one();
+  }
+
   // Wait until every mapping handed over so far is unmapped (the tests' way to see the thread work).
   static void drain() {
     Unmapper& u = instance();
@@ -85,7 +95,7 @@ class Unmapper {
     std::vector<std::pair<void*, size_t>> batch;
     std::unique_lock<std::mutex> hold(mu_);
     for (;;) {
-      wake_.wait(hold, [this] { return !pending_.empty(); });
+      wake_.wait(hold, [this] { return !pending_.empty() && !held_; });
       batch.swap(pending_);
       busy_ = true;
       hold.unlock();
@@ -104,7 +114,7 @@ class Unmapper {
   std::condition_variable wake_, idle_;
   std::vector<std::pair<void*, size_t>> pending_;
   std::atomic<size_t> owed_{0};  // bytes queued or being unmapped (each paid off once it is)
-  bool busy_ = false;
+  bool busy_ = false, held_ = false;
 };
 
 // [offset, offset + length) of an open file mapped read-only: the mapping (`base`, `mapped` bytes from

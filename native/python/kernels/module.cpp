@@ -72,6 +72,10 @@ PYBIND11_MODULE(_kernels, m) {
   m.def(
       "unmapped", [] { Unmapper::drain(); }, py::call_guard<py::gil_scoped_release>(),
       "Wait until every window dropped so far is unmapped.");
+  m.def(
+      "hold_unmapping", [](bool on) { Unmapper::hold(on); }, py::arg("on"),
+      "Hold the unmapping thread (True) or let it go on (False): what is dropped meanwhile waits, up to its "
+      "bounds (the tests' view of them).");
   m.def("parse_orchlog_jsonl", &parse_orchlog_jsonl, py::arg("buf"), py::arg("first_line"));
   m.def("prefix_diffs", &prefix_diffs, py::arg("values_a"), py::arg("offsets_a"), py::arg("rows_a"),
         py::arg("values_b"), py::arg("offsets_b"), py::arg("rows_b"));
