@@ -91,6 +91,48 @@ TEST_P(Blake3Path, AgreesWithThePortableKernelAroundEveryWholeNumberOfChunks) {
   }
 }
 
+// An input of a segment or less, its last chunks hashed a block at a time between a caller's own work
+// (digest.hpp steps it between the sketch's runs): the same hash whether the caller steps it not at all,
+// part of the way, to the end or past it; every length up to five chunks, and around every whole number
+// of chunks up to a segment (row-wise tails of 1 to 4 chunks behind 0 to 48 batched ones, and none).
+TEST_P(Blake3Path, SteppedHasherGivesTheSameHashHoweverOftenItIsStepped) {
+  namespace b3 = orchlog::detail::blake3;
+  const auto in = official_input(b3::SteppedHasher::kMaxLen);
+  std::vector<std::size_t> lengths;
+  for (std::size_t n = b3::SteppedHasher::kMinLen; n <= 5 * 1024; ++n) lengths.push_back(n);
+  for (std::size_t chunks = 6; chunks <= b3::kSegmentChunks; ++chunks)
+    for (std::size_t n : {chunks * 1024 - 1, chunks * 1024, chunks * 1024 + 1})
+      if (n <= b3::SteppedHasher::kMaxLen) lengths.push_back(n);
+  for (const std::size_t n : lengths) {
+    std::uint8_t want[32];
+    orchlog::blake3_hash(orchlog::Blake3Path::portable, in.data(), n, want);
+    for (const int steps : {0, 1, 7, 16, 40}) {
+      b3::SteppedHasher hasher(GetParam(), in.data(), n);
+      for (int k = 0; k < steps; ++k) hasher.step();
+      std::uint8_t got[32];
+      hasher.finish(got, sizeof got);
+      ASSERT_EQ(hex(got, 32), hex(want, 32)) << n << " bytes, " << steps << " steps";
+    }
+  }
+}
+
+// A step compresses one block of each chunk of a row-wise tail: as many steps as its longest chunk has
+// blocks, then none; none where the path has no row-wise kernel or the input no such tail.
+TEST_P(Blake3Path, SteppedHasherStepsOnceABlockOfARowWiseTail) {
+  namespace b3 = orchlog::detail::blake3;
+  const auto in = official_input(b3::SteppedHasher::kMaxLen);
+  const bool rows = GetParam() == orchlog::Blake3Path::avx2 || GetParam() == orchlog::Blake3Path::avx512;
+  const std::size_t widest = GetParam() == orchlog::Blake3Path::avx512 ? 16 : 8;
+  for (const std::size_t n : {b3::SteppedHasher::kMinLen, std::size_t{3584}, std::size_t{4096}, std::size_t{19456},
+                              widest * 1024, std::size_t{(widest + 5) * 1024}}) {
+    b3::SteppedHasher hasher(GetParam(), in.data(), n);
+    int steps = 0;
+    while (hasher.step()) ++steps;
+    const std::size_t tail = n / 1024 % widest + (n % 1024 != 0 ? 1 : 0);
+    EXPECT_EQ(steps, rows && tail >= 1 && tail <= 4 ? 16 : 0) << n << " bytes";
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryKernel, Blake3Path, ::testing::ValuesIn(orchlog::kAllBlake3Paths),
                          [](const auto& test) { return std::string(orchlog::blake3_path_name(test.param)); });
 

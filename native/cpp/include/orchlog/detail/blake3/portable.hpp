@@ -26,6 +26,21 @@ enum Flags : std::uint8_t {
   kRoot = 1 << 3,
 };
 
+// The row-wise kernels' work on the last four chunks or fewer of a hash, between the steps that do it a
+// block at a time (rows_kernel.inc): the chunks' chaining values so far (cv0: words 0-3 of each chunk,
+// cv1: words 4-7, a 128-bit lane per chunk), row 3 of the state (counter, block length, flags) and the
+// last chunk's last block, zero-padded.
+struct RowsState {
+  alignas(64) std::uint32_t cv0[16];
+  alignas(64) std::uint32_t cv1[16];
+  alignas(64) std::uint32_t r3[16];
+  alignas(64) std::uint32_t row3[16];
+  alignas(64) std::uint8_t last_block[kBlockLen];
+  const std::uint8_t* p;
+  std::uint8_t* out;
+  std::size_t lanes, last_blocks, last_block_len, steps, block;
+};
+
 // The message word each G call reads in round r: the spec permutes the
 // message between rounds; this is that permutation applied r times.
 struct Schedule {

@@ -236,6 +236,63 @@ class SegmentHasher {
   std::uint64_t segments_ = 0;
 };
 
+// The hash of an input of more than one chunk and at most one segment, its last chunks' blocks compressed
+// a step at a time: step() does the next block of each of them and says whether there was one, finish()
+// does what is left and writes the hash. The last four chunks or fewer after the widest kernel's
+// batches (all of a hidden-state row of 896 f32: three and a half) go through a row-wise kernel
+// (rows_kernel.inc) whose compressions are each a chain of dependent instructions: a caller's own
+// independent work between the steps runs on the core's idle units. The batches are hashed at once;
+// paths and lengths without such a tail do everything in finish().
+class SteppedHasher {
+ public:
+  static constexpr std::size_t kMinLen = kChunkLen + 1, kMaxLen = kSegmentLen;
+
+  SteppedHasher(Blake3Path path, const std::uint8_t* p, std::size_t len) noexcept : path_(path), p_(p), len_(len) {
+#if ORCHLOG_X86_SIMD
+    if (path != Blake3Path::avx512 && path != Blake3Path::avx2) return;
+    const std::size_t full = len / kChunkLen, rest = len % kChunkLen;
+    const std::size_t widest = path == Blake3Path::avx512 ? avx512::kDegree : avx2::kDegree;
+    const std::size_t batched = full - full % widest, lanes = full % widest + (rest != 0 ? 1 : 0);
+    if (lanes == 0 || lanes > avx512_rows::kDegree) return;  // chunk_cvs's choice, as in finish()
+    hash_many(path, p, kChunkLen, batched, kChunkLen / kBlockLen, 0, true, 0, kChunkStart, kChunkEnd, cvs_);
+    const std::size_t last_len = rest != 0 ? rest : kChunkLen;
+    if (path == Blake3Path::avx512) {
+      avx512_rows::start(rows_, p + batched * kChunkLen, lanes, last_len, batched, cvs_ + batched * kOutLen);
+    } else {
+      avx2_rows::start(rows_, p + batched * kChunkLen, lanes, last_len, batched, cvs_ + batched * kOutLen);
+    }
+    chunks_ = batched + lanes;
+#endif
+  }
+
+  bool step() noexcept {
+#if ORCHLOG_X86_SIMD
+    if (chunks_ == 0) return false;
+    return path_ == Blake3Path::avx512 ? avx512_rows::step(rows_) : avx2_rows::step(rows_);
+#else
+    return false;
+#endif
+  }
+
+  void finish(std::uint8_t* out, std::size_t out_len) noexcept {
+    std::size_t n = chunks_;
+#if ORCHLOG_X86_SIMD
+    if (n != 0) path_ == Blake3Path::avx512 ? avx512_rows::finish(rows_) : avx2_rows::finish(rows_);
+#endif
+    if (n == 0) n = chunk_cvs(path_, p_, len_, 0, cvs_);
+    reduce_to_two(path_, cvs_, n);
+    node_root_output(path_, parent_node(cvs_), out, out_len);
+  }
+
+ private:
+  Blake3Path path_;
+  const std::uint8_t* p_;
+  std::size_t len_;
+  std::size_t chunks_ = 0;  // with a row-wise tail: the number of chunks
+  RowsState rows_;
+  std::uint8_t cvs_[kSegmentChunks * kOutLen];
+};
+
 inline void hash(Blake3Path path, const std::uint8_t* p, std::size_t len, std::uint8_t* out,
                  std::size_t out_len) noexcept {
   if (len <= kChunkLen) {

@@ -75,7 +75,8 @@ inline void hex_of(const std::uint8_t hash[32], char out[65]) {
 
 // One read of the tensor for every digest field the format defines: the stats come from the sketch's
 // pass (sketch.hpp), and a tensor larger than a BLAKE3 segment (64 KiB) is hashed a segment at a time,
-// each segment just before the sketch reads it, so that it is read from memory once.
+// each segment just before the sketch reads it, so that it is read from memory once; one of a segment
+// or less has its last chunks hashed between the sketch's runs (SteppedHasher).
 struct DigestPass {
   const Tensor& tensor;
   const TensorSize& size;
@@ -88,7 +89,14 @@ struct DigestPass {
     const auto nbytes = static_cast<std::size_t>(s.nbytes);
     const Blake3Path path = blake3_path();
     std::uint8_t hash[32];
-    if (nbytes <= detail::blake3::kSegmentLen) {
+    if (nbytes >= detail::blake3::SteppedHasher::kMinLen && nbytes <= detail::blake3::SteppedHasher::kMaxLen) {
+      // The last few chunks' hash is a chain of 16 compressions, each waiting on the one before: done
+      // between the sketch's runs, the sketch's independent arithmetic fills the time they wait.
+      detail::blake3::SteppedHasher hasher(path, data, nbytes);
+      sketch = compute_sketch_and_stats(
+          sketch_best_path(), t.dtype, data, s.numel, stats, [](std::int64_t) {}, [&hasher] { hasher.step(); });
+      hasher.finish(hash, sizeof hash);
+    } else if (nbytes <= detail::blake3::kChunkLen) {
       detail::blake3::hash(path, data, nbytes, hash, sizeof hash);
       sketch = compute_sketch_and_stats(t.dtype, data, s.numel, stats);
     } else {

@@ -193,16 +193,28 @@ inline sketch::Rows compute_sketch(schema::DType dtype, const std::uint8_t* data
 
 // The sketch and the stats (stats.hpp) of the same elements, from one read of them. before_chunk(c), if
 // given, is called before chunk c (elements 512c to 512c + 511) is read: a caller that reads the tensor
-// for something else too (BLAKE3) does it there, so that the chunk is read while in cache.
+// for something else too (BLAKE3) does it there, so that the chunk is read while in cache. between(),
+// if given, is called between the kernel's runs of 8 positions (sketch_kernel.inc), and may be called
+// not at all (the portable path): a caller puts there short work that waits on its own results (a
+// BLAKE3 compression), which the core then does beside the sketch's.
+template <class BeforeChunk, class Between>
+sketch::Rows compute_sketch_and_stats(SketchPath path, schema::DType dtype, const std::uint8_t* data,
+                                      std::int64_t numel, schema::Stats& stats, BeforeChunk&& before_chunk,
+                                      Between&& between) {
+#if ORCHLOG_X86_SIMD
+  if (path == SketchPath::avx512)
+    return sketch::avx512::compute_with_stats(dtype, data, numel, stats, before_chunk, between);
+  if (path == SketchPath::avx2)
+    return sketch::avx2::compute_with_stats(dtype, data, numel, stats, before_chunk, between);
+#endif
+  static_cast<void>(path);
+  return sketch::portable::compute_with_stats(dtype, data, numel, stats, before_chunk, between);
+}
+
 template <class BeforeChunk>
 sketch::Rows compute_sketch_and_stats(SketchPath path, schema::DType dtype, const std::uint8_t* data,
                                       std::int64_t numel, schema::Stats& stats, BeforeChunk&& before_chunk) {
-#if ORCHLOG_X86_SIMD
-  if (path == SketchPath::avx512) return sketch::avx512::compute_with_stats(dtype, data, numel, stats, before_chunk);
-  if (path == SketchPath::avx2) return sketch::avx2::compute_with_stats(dtype, data, numel, stats, before_chunk);
-#endif
-  static_cast<void>(path);
-  return sketch::portable::compute_with_stats(dtype, data, numel, stats, before_chunk);
+  return compute_sketch_and_stats(path, dtype, data, numel, stats, before_chunk, [] {});
 }
 
 inline sketch::Rows compute_sketch_and_stats(SketchPath path, schema::DType dtype, const std::uint8_t* data,
