@@ -13,7 +13,9 @@ use crate::tensor::Tensor;
 pub(crate) struct Hex256([u8; 64]);
 
 /// The digest fields the format defines, computed together: the stats come from the sketch's read
-/// of the tensor (encoding/sketch.rs), BLAKE3 (encoding/hash.rs) reads it once more.
+/// of the tensor (encoding/sketch.rs), BLAKE3 (encoding/hash.rs) reads it once more, its side-by-side
+/// chunks a block at a time between the sketch's runs (a compression is a chain of dependent
+/// instructions; the sketch's independent arithmetic runs beside it).
 pub(crate) struct Pass<'p, 't> {
     /// For a digest field the pass does not compute itself (tests/codegen/next_fields.py adds one).
     #[allow(dead_code)]
@@ -26,8 +28,11 @@ pub(crate) struct Pass<'p, 't> {
 impl<'p, 't> Pass<'p, 't> {
     pub(crate) fn new(tensor: &'p Tensor<'t>) -> Self {
         let bytes = tensor.bytes();
-        let (sketch, stats) = sketch::compute_with_stats(tensor.dtype(), bytes);
-        Pass { tensor, stats, sketch, blake3: hash::blake3(bytes) }
+        let mut hasher = hash::Stepped::new(bytes);
+        let (sketch, stats) = sketch::compute_with_stats(tensor.dtype(), bytes, || {
+            hasher.step();
+        });
+        Pass { tensor, stats, sketch, blake3: hasher.finish() }
     }
 }
 

@@ -13,28 +13,86 @@
 //! the sketch's AVX-512 loop (docs/rust.md).
 
 /// The hash of `bytes`, the same bits as `blake3::hash`.
+#[cfg(test)]
 pub(crate) fn blake3(bytes: &[u8]) -> [u8; 32] {
-    #[cfg(target_arch = "x86_64")]
-    if (3 * CHUNK_LEN..ROWS * CHUNK_LEN).contains(&bytes.len()) {
-        if let Some(cvs) = side_by_side(bytes) {
-            return join(&cvs[..bytes.len().div_ceil(CHUNK_LEN)]);
-        }
-    }
-    *blake3::hash(bytes).as_bytes()
+    Stepped::new(bytes).finish()
 }
 
-/// The chunks' chaining values from the widest side-by-side kernel the CPU (and ORCHLOG_ISA) allows,
-/// for 1,025 to 4,096 bytes; None without AVX2.
+/// The hash of `bytes`, its side-by-side chunks (above) compressed a block at a time: `step` does the
+/// next block of each and says whether there was one, `finish` does what is left and gives the hash.
+/// Each block is a chain of dependent instructions that leaves most of the core idle, so a caller with
+/// independent work (the digest's sketch) steps between its own. Inputs the crate hashes take no steps.
+pub(crate) struct Stepped<'b> {
+    bytes: &'b [u8],
+    #[cfg(target_arch = "x86_64")]
+    rows: Option<(rows::Rows<'b>, Kernel)>,
+}
+
+/// The widest side-by-side kernel the CPU (and ORCHLOG_ISA) allows.
 #[cfg(target_arch = "x86_64")]
-fn side_by_side(bytes: &[u8]) -> Option<[[u8; 32]; ROWS]> {
+#[derive(Clone, Copy)]
+enum Kernel {
+    Avx2,
+    #[cfg(orchlog_avx512)]
+    Avx512,
+}
+
+impl<'b> Stepped<'b> {
+    pub(crate) fn new(bytes: &'b [u8]) -> Self {
+        #[cfg(target_arch = "x86_64")]
+        {
+            let side_by_side = (3 * CHUNK_LEN..ROWS * CHUNK_LEN).contains(&bytes.len());
+            let rows = if side_by_side { kernel().map(|k| (rows::Rows::new(bytes), k)) } else { None };
+            Stepped { bytes, rows }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        Stepped { bytes }
+    }
+
+    pub(crate) fn step(&mut self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if let Some((rows, kernel)) = &mut self.rows {
+            if rows.done() {
+                return false;
+            }
+            // SAFETY: the CPU has the kernel's instruction set (kernel()).
+            unsafe {
+                match kernel {
+                    Kernel::Avx2 => rows.step_avx2(),
+                    #[cfg(orchlog_avx512)]
+                    Kernel::Avx512 => rows.step_avx512(),
+                }
+            }
+            return true;
+        }
+        false
+    }
+
+    pub(crate) fn finish(self) -> [u8; 32] {
+        #[cfg(target_arch = "x86_64")]
+        if let Some((mut rows, kernel)) = self.rows {
+            // SAFETY: as in step.
+            unsafe {
+                match kernel {
+                    Kernel::Avx2 => rows.finish_avx2(),
+                    #[cfg(orchlog_avx512)]
+                    Kernel::Avx512 => rows.finish_avx512(),
+                }
+            }
+            return join(&rows.out[..self.bytes.len().div_ceil(CHUNK_LEN)]);
+        }
+        *blake3::hash(self.bytes).as_bytes()
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn kernel() -> Option<Kernel> {
     use crate::encoding::isa::{allowed, Isa};
     #[cfg(orchlog_avx512)]
     if allowed(Isa::Avx512) {
-        // SAFETY: the CPU has AVX-512 F, BW and VL (isa::allowed).
-        return Some(unsafe { rows::chunk_cvs_avx512(bytes) });
+        return Some(Kernel::Avx512);
     }
-    // SAFETY: the CPU has AVX2 (isa::allowed).
-    allowed(Isa::Avx2).then(|| unsafe { rows::chunk_cvs_avx2(bytes) })
+    allowed(Isa::Avx2).then_some(Kernel::Avx2)
 }
 
 const CHUNK_LEN: usize = 1024;
@@ -390,66 +448,86 @@ mod rows {
         cv[1] = V::xor(r[1], r[3]);
     }
 
-    /// The chaining values of the chunks of `bytes` (1,025 to 4,096 bytes), as non-root nodes, with
-    /// AVX2.
-    #[target_feature(enable = "avx2")]
-    pub(super) unsafe fn chunk_cvs_avx2(bytes: &[u8]) -> [[u8; 32]; ROWS] {
-        chunk_cvs::<Avx2>(bytes)
+    /// The chunks of `bytes` (1,025 to 4,096 bytes) between the blocks that compress them side by side:
+    /// the chaining values so far (words 0-3 and 4-7 of each chunk, a 128-bit lane each) and, once a
+    /// chunk's last block is done, its chaining value as a non-root node.
+    pub(super) struct Rows<'b> {
+        bytes: &'b [u8],
+        chunks: usize,
+        last_len: usize,
+        last_blocks: usize,
+        /// Each chunk's last block, zero-padded.
+        padded: [[u8; BLOCK_LEN]; ROWS],
+        cv: [[u32; 16]; 2],
+        /// The next block; `steps` in all.
+        block: usize,
+        steps: usize,
+        pub(super) out: [[u8; 32]; ROWS],
     }
 
-    /// `chunk_cvs_avx2` with AVX-512.
-    #[cfg(orchlog_avx512)]
-    #[allow(clippy::incompatible_msrv)]
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
-    pub(super) unsafe fn chunk_cvs_avx512(bytes: &[u8]) -> [[u8; 32]; ROWS] {
-        chunk_cvs::<Avx512>(bytes)
-    }
+    impl<'b> Rows<'b> {
+        pub(super) fn new(bytes: &'b [u8]) -> Self {
+            let chunks = bytes.len().div_ceil(CHUNK_LEN);
+            let last_len = bytes.len() - (chunks - 1) * CHUNK_LEN;
+            let last_blocks = last_len.div_ceil(BLOCK_LEN);
+            let mut rows = Rows {
+                bytes,
+                chunks,
+                last_len,
+                last_blocks,
+                padded: [[0u8; BLOCK_LEN]; ROWS],
+                cv: [[0; 16]; 2],
+                block: 0,
+                steps: if chunks > 1 { CHUNK_LEN / BLOCK_LEN } else { last_blocks },
+                out: [[0u8; 32]; ROWS],
+            };
+            for l in 0..chunks {
+                let start = l * CHUNK_LEN + (rows.blocks_of(l) - 1) * BLOCK_LEN;
+                let end = bytes.len().min(start + BLOCK_LEN);
+                rows.padded[l][..end - start].copy_from_slice(&bytes[start..end]);
+            }
+            for (half, words) in rows.cv.iter_mut().enumerate() {
+                for lane in words.chunks_exact_mut(4) {
+                    lane.copy_from_slice(&IV[4 * half..4 * half + 4]);
+                }
+            }
+            rows
+        }
 
-    #[inline(always)]
-    unsafe fn chunk_cvs<V: Row>(bytes: &[u8]) -> [[u8; 32]; ROWS] {
-        let chunks = bytes.len().div_ceil(CHUNK_LEN);
-        let last_len = bytes.len() - (chunks - 1) * CHUNK_LEN;
-        let last_blocks = last_len.div_ceil(BLOCK_LEN);
-        // Each chunk's blocks, the last one zero-padded; a chunk whose blocks are done compresses zeros,
-        // and its result is taken at its last block.
-        let mut padded = [[0u8; BLOCK_LEN]; ROWS];
-        let zeros = [0u8; BLOCK_LEN];
-        let blocks_of = |l: usize| {
-            if l + 1 < chunks {
+        /// Blocks of chunk `l`; a chunk whose blocks are done compresses zeros, and its result is taken at
+        /// its last block.
+        fn blocks_of(&self, l: usize) -> usize {
+            if l + 1 < self.chunks {
                 CHUNK_LEN / BLOCK_LEN
-            } else if l + 1 == chunks {
-                last_blocks
+            } else if l + 1 == self.chunks {
+                self.last_blocks
             } else {
                 0
             }
-        };
-        for (l, pad) in padded.iter_mut().enumerate().take(chunks) {
-            let start = l * CHUNK_LEN + (blocks_of(l) - 1) * BLOCK_LEN;
-            let end = bytes.len().min(start + BLOCK_LEN);
-            pad[..end - start].copy_from_slice(&bytes[start..end]);
         }
-        let mut cv = [V::lanes4(&IV), V::lanes4(&IV[4..])];
-        let mut out = [[0u8; 32]; ROWS];
-        let take = |cv: &[V; 2], l: usize, out: &mut [[u8; 32]; ROWS]| {
-            let words = [V::store(cv[0]), V::store(cv[1])];
-            for i in 0..4 {
-                out[l][4 * i..4 * i + 4].copy_from_slice(&words[0][4 * l + i].to_le_bytes());
-                out[l][16 + 4 * i..16 + 4 * i + 4].copy_from_slice(&words[1][4 * l + i].to_le_bytes());
-            }
-        };
-        let steps = if chunks > 1 { CHUNK_LEN / BLOCK_LEN } else { last_blocks };
-        for b in 0..steps {
+
+        pub(super) fn done(&self) -> bool {
+            self.block == self.steps
+        }
+
+        /// Compresses the next block of every chunk.
+        #[inline(always)]
+        unsafe fn compress_block<V: Row>(&mut self, cv: &mut [V; 2]) {
+            let zeros = [0u8; BLOCK_LEN];
+            let b = self.block;
+            self.block += 1;
             let mut row3 = [0u32; 16];
             let mut block: [&[u8]; ROWS] = [&zeros; ROWS];
             for (l, slot) in block.iter_mut().enumerate() {
-                let n = blocks_of(l);
+                let n = self.blocks_of(l);
                 let last = b + 1 == n;
                 if b < n {
-                    *slot = if last { &padded[l] } else { &bytes[l * CHUNK_LEN + b * BLOCK_LEN..][..BLOCK_LEN] };
+                    *slot =
+                        if last { &self.padded[l] } else { &self.bytes[l * CHUNK_LEN + b * BLOCK_LEN..][..BLOCK_LEN] };
                 }
                 row3[4 * l] = l as u32; // the chunk's counter: a hash starts at chunk 0
-                row3[4 * l + 2] = if last && l + 1 == chunks {
-                    (last_len - (last_blocks - 1) * BLOCK_LEN) as u32
+                row3[4 * l + 2] = if last && l + 1 == self.chunks {
+                    (self.last_len - (self.last_blocks - 1) * BLOCK_LEN) as u32
                 } else {
                     BLOCK_LEN as u32
                 };
@@ -461,14 +539,67 @@ mod rows {
                 V::load_lanes(&block, 32),
                 V::load_lanes(&block, 48),
             ];
-            compress(&mut cv, m, V::load(&row3));
-            for l in 0..chunks {
-                if b + 1 == blocks_of(l) {
-                    take(&cv, l, &mut out);
+            compress(cv, m, V::load(&row3));
+            for l in 0..self.chunks {
+                if b + 1 == self.blocks_of(l) {
+                    let words = [V::store(cv[0]), V::store(cv[1])];
+                    for i in 0..4 {
+                        self.out[l][4 * i..4 * i + 4].copy_from_slice(&words[0][4 * l + i].to_le_bytes());
+                        self.out[l][16 + 4 * i..16 + 4 * i + 4].copy_from_slice(&words[1][4 * l + i].to_le_bytes());
+                    }
                 }
             }
         }
-        out
+
+        /// One block of every chunk, the chaining values kept in memory between calls.
+        #[inline(always)]
+        unsafe fn step<V: Row>(&mut self) {
+            if self.done() {
+                return;
+            }
+            let mut cv = [V::load(&self.cv[0]), V::load(&self.cv[1])];
+            self.compress_block(&mut cv);
+            self.cv = [V::store(cv[0]), V::store(cv[1])];
+        }
+
+        /// The blocks left, the chaining values in registers.
+        #[inline(always)]
+        unsafe fn finish<V: Row>(&mut self) {
+            let mut cv = [V::load(&self.cv[0]), V::load(&self.cv[1])];
+            while !self.done() {
+                self.compress_block(&mut cv);
+            }
+        }
+
+        /// `step` with AVX2 (inlined into the sketch's AVX2 loop, which has the same features).
+        #[inline]
+        #[target_feature(enable = "avx2")]
+        pub(super) unsafe fn step_avx2(&mut self) {
+            self.step::<Avx2>()
+        }
+
+        /// `finish` with AVX2.
+        #[target_feature(enable = "avx2")]
+        pub(super) unsafe fn finish_avx2(&mut self) {
+            self.finish::<Avx2>()
+        }
+
+        /// `step` with AVX-512 (inlined into the sketch's AVX-512 loop).
+        #[inline]
+        #[cfg(orchlog_avx512)]
+        #[allow(clippy::incompatible_msrv)]
+        #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+        pub(super) unsafe fn step_avx512(&mut self) {
+            self.step::<Avx512>()
+        }
+
+        /// `finish` with AVX-512.
+        #[cfg(orchlog_avx512)]
+        #[allow(clippy::incompatible_msrv)]
+        #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+        pub(super) unsafe fn finish_avx512(&mut self) {
+            self.finish::<Avx512>()
+        }
     }
 }
 
@@ -482,27 +613,67 @@ mod tests {
         }
     }
 
-    /// The side-by-side kernels serve 3,072 to 4,095 bytes; each is correct from two chunks on.
+    /// However often a caller steps it (not at all, part of the way, to the end, past it), the hash is
+    /// the crate's.
+    #[test]
+    fn stepping_any_number_of_times_gives_the_crates_hash() {
+        let bytes: Vec<u8> = (0..5 * super::CHUNK_LEN).map(|i| (i * 29 % 241) as u8).collect();
+        for n in 0..=bytes.len() {
+            for steps in [0, 1, 7, 16, 40] {
+                let mut hasher = super::Stepped::new(&bytes[..n]);
+                for _ in 0..steps {
+                    hasher.step();
+                }
+                assert_eq!(hasher.finish(), *blake3::hash(&bytes[..n]).as_bytes(), "{n} bytes, {steps} steps");
+            }
+        }
+    }
+
+    /// The side-by-side kernels serve 3,072 to 4,095 bytes; each is correct from two chunks on, stepped
+    /// a block at a time or not, and takes a step a block (16 for two chunks or more).
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn every_kernel_alone_gives_the_crates_hash_from_two_to_four_chunks() {
+        use super::rows::Rows;
         let bytes: Vec<u8> = (0..4 * super::CHUNK_LEN).map(|i| (i * 17 % 253) as u8).collect();
         use crate::encoding::isa::{allowed, Isa};
-        type Kernel = unsafe fn(&[u8]) -> [[u8; 32]; super::ROWS];
-        let mut kernels: Vec<(&str, Kernel)> = Vec::new();
+        let mut kernels = Vec::new();
         if allowed(Isa::Avx2) {
-            kernels.push(("avx2", super::rows::chunk_cvs_avx2));
+            kernels.push("avx2");
         }
         #[cfg(orchlog_avx512)]
         if allowed(Isa::Avx512) {
-            kernels.push(("avx512", super::rows::chunk_cvs_avx512));
+            kernels.push("avx512");
         }
-        for (name, kernel) in kernels {
+        // SAFETY (both): the CPU has the kernel's instruction set, checked above.
+        let step = |name: &str, rows: &mut Rows<'_>| unsafe {
+            match name {
+                #[cfg(orchlog_avx512)]
+                "avx512" => rows.step_avx512(),
+                _ => rows.step_avx2(),
+            }
+        };
+        let finish = |name: &str, rows: &mut Rows<'_>| unsafe {
+            match name {
+                #[cfg(orchlog_avx512)]
+                "avx512" => rows.finish_avx512(),
+                _ => rows.finish_avx2(),
+            }
+        };
+        for name in kernels {
             for n in super::CHUNK_LEN + 1..=bytes.len() {
-                // SAFETY: the CPU has the kernel's instruction set, checked above.
-                let cvs = unsafe { kernel(&bytes[..n]) };
-                let root = super::join(&cvs[..n.div_ceil(super::CHUNK_LEN)]);
-                assert_eq!(root, *blake3::hash(&bytes[..n]).as_bytes(), "{name}, {n} bytes");
+                for steps in [0, 3, 16, 20] {
+                    let mut rows = Rows::new(&bytes[..n]);
+                    let mut taken = 0;
+                    for _ in 0..steps {
+                        taken += usize::from(!rows.done());
+                        step(name, &mut rows);
+                    }
+                    assert_eq!(taken, steps.min(16), "{name}, {n} bytes, {steps} steps");
+                    finish(name, &mut rows);
+                    let root = super::join(&rows.out[..n.div_ceil(super::CHUNK_LEN)]);
+                    assert_eq!(root, *blake3::hash(&bytes[..n]).as_bytes(), "{name}, {n} bytes, {steps} steps");
+                }
             }
         }
     }

@@ -77,18 +77,20 @@ fn tables() -> &'static Tables {
 /// the stats: `compute_with_stats`).
 #[cfg(test)]
 pub(crate) fn compute(dtype: DType, bytes: &[u8]) -> [f32; ROWS] {
-    with_widen(dtype, bytes, Run::<false> { bytes, widest: Isa::Avx512 }).0
+    with_widen(dtype, bytes, Run::<_, false> { bytes, widest: Isa::Avx512, between: || {} }).0
 }
 
 /// The sketch and the stats of the same elements, from one read of them (on x86-64 with AVX2; else
-/// one after the other).
-pub(crate) fn compute_with_stats(dtype: DType, bytes: &[u8]) -> ([f32; ROWS], Stats) {
-    compute_with_stats_on(Isa::Avx512, dtype, bytes)
+/// one after the other). `between` is called after each of the vector loop's runs of 8 positions (16
+/// a chunk with AVX-512, 32 with AVX2; never on the portable path): a caller puts there short work
+/// that waits on its own results (a BLAKE3 compression), which the core does beside the sketch's.
+pub(crate) fn compute_with_stats(dtype: DType, bytes: &[u8], between: impl FnMut()) -> ([f32; ROWS], Stats) {
+    compute_with_stats_on(Isa::Avx512, dtype, bytes, between)
 }
 
 /// `compute_with_stats` with kernels of `widest` at most (tests run each).
-fn compute_with_stats_on(widest: Isa, dtype: DType, bytes: &[u8]) -> ([f32; ROWS], Stats) {
-    let (rows, totals) = with_widen(dtype, bytes, Run::<true> { bytes, widest });
+fn compute_with_stats_on(widest: Isa, dtype: DType, bytes: &[u8], between: impl FnMut()) -> ([f32; ROWS], Stats) {
+    let (rows, totals) = with_widen(dtype, bytes, Run::<_, true> { bytes, widest, between });
     match totals {
         Some(t) => {
             let n = bytes.len() / dtype.size();
@@ -111,30 +113,36 @@ struct Totals {
 
 /// A sketch run over `bytes` with an element reader: `f32_le` says the elements are little-endian f32
 /// (so a run of them loads as one vector).
-struct Run<'b, const STATS: bool> {
+struct Run<'b, F: FnMut(), const STATS: bool> {
     bytes: &'b [u8],
     /// The widest kernels to use, where the CPU and ORCHLOG_ISA allow them.
     widest: Isa,
+    /// Called between the vector loop's runs (`compute_with_stats`).
+    between: F,
 }
 
-impl<const STATS: bool> Run<'_, STATS> {
-    fn with<const B: usize>(&self, widen: impl Fn([u8; B]) -> f64, f32_le: bool) -> ([f32; ROWS], Option<Totals>) {
+impl<F: FnMut(), const STATS: bool> Run<'_, F, STATS> {
+    fn with<const B: usize>(self, widen: impl Fn([u8; B]) -> f64, f32_le: bool) -> ([f32; ROWS], Option<Totals>) {
         #[cfg(all(target_arch = "x86_64", orchlog_avx512))]
         if self.widest >= Isa::Avx512 && isa::allowed(Isa::Avx512) {
             // SAFETY: the CPU has AVX-512 F, BW and VL (isa::allowed).
-            return unsafe { vectors::run_avx512::<B, STATS>(self.bytes, widen, f32_le) };
+            return unsafe { vectors::run_avx512::<B, STATS>(self.bytes, widen, f32_le, self.between) };
         }
         #[cfg(target_arch = "x86_64")]
         if self.widest >= Isa::Avx2 && isa::allowed(Isa::Avx2) {
             // SAFETY: the CPU has AVX2 (isa::allowed).
-            return unsafe { vectors::run_avx2::<B, STATS>(self.bytes, widen, f32_le) };
+            return unsafe { vectors::run_avx2::<B, STATS>(self.bytes, widen, f32_le, self.between) };
         }
         let _ = f32_le;
         (run_portable(self.bytes, widen), None)
     }
 }
 
-fn with_widen<const STATS: bool>(dtype: DType, bytes: &[u8], run: Run<'_, STATS>) -> ([f32; ROWS], Option<Totals>) {
+fn with_widen<F: FnMut(), const STATS: bool>(
+    dtype: DType,
+    bytes: &[u8],
+    run: Run<'_, F, STATS>,
+) -> ([f32; ROWS], Option<Totals>) {
     let _ = bytes;
     match dtype {
         DType::F32 => run.with(|b: [u8; 4]| f64::from(f32::from_le_bytes(b)), cfg!(target_endian = "little")),
@@ -307,8 +315,9 @@ mod vectors {
         bytes: &[u8],
         widen: impl Fn([u8; B]) -> f64,
         f32_le: bool,
+        between: impl FnMut(),
     ) -> ([f32; ROWS], Option<Totals>) {
-        run::<__m256d, B, STATS>(bytes, widen, f32_le)
+        run::<__m256d, B, STATS>(bytes, widen, f32_le, between)
     }
 
     #[cfg(orchlog_avx512)]
@@ -318,8 +327,9 @@ mod vectors {
         bytes: &[u8],
         widen: impl Fn([u8; B]) -> f64,
         f32_le: bool,
+        between: impl FnMut(),
     ) -> ([f32; ROWS], Option<Totals>) {
-        run::<__m512d, B, STATS>(bytes, widen, f32_le)
+        run::<__m512d, B, STATS>(bytes, widen, f32_le, between)
     }
 
     /// Stages h = 1, 2, 4 over v (or 8, 16, 32 when v holds every 8th position).
@@ -344,6 +354,7 @@ mod vectors {
         bytes: &[u8],
         widen: impl Fn([u8; B]) -> f64,
         f32_le: bool,
+        mut between: impl FnMut(),
     ) -> ([f32; ROWS], Option<Totals>) {
         let w = V::W;
         let slices = LANES / w;
@@ -419,6 +430,7 @@ mod vectors {
                     }
                     three_stages(&mut v);
                     y[8 * a..8 * a + 8].copy_from_slice(&v);
+                    between();
                 }
                 for a in 0..8 {
                     let mut v = [V::zero(); 8];
@@ -430,6 +442,7 @@ mod vectors {
                         let row = &mut slice[pick[a + 8 * b] as usize];
                         *row = V::add(*row, V::negate_where(*x, tau, (a + 8 * b) as i32));
                     }
+                    between();
                 }
             }
         }
@@ -642,7 +655,7 @@ mod tests {
             let name = case["name"].as_str().unwrap();
             assert_eq!(bits(compute(dt, &data)), expected, "{name}");
             for widest in [Isa::Avx512, Isa::Avx2, Isa::Baseline] {
-                assert_eq!(bits(compute_with_stats_on(widest, dt, &data).0), expected, "{name}, {widest:?}");
+                assert_eq!(bits(compute_with_stats_on(widest, dt, &data, || {}).0), expected, "{name}, {widest:?}");
             }
         }
     }
@@ -682,7 +695,7 @@ mod tests {
                     let sketch = compute(dt, &bytes).map(f32::to_bits);
                     // Every kernel width this machine has gives the same bits.
                     for widest in [Isa::Avx512, Isa::Avx2, Isa::Baseline] {
-                        let (rows, fused) = compute_with_stats_on(widest, dt, &bytes);
+                        let (rows, fused) = compute_with_stats_on(widest, dt, &bytes, || {});
                         let name = format!("{} x {numel}, specials {specials}, {widest:?}", dt.name());
                         assert_eq!(bits(fused), bits(alone), "{name}");
                         assert_eq!((fused.nan_count, fused.inf_count), (alone.nan_count, alone.inf_count), "{name}");
