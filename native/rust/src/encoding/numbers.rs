@@ -4,7 +4,7 @@
 //! as ECMAScript's `Number::toString` does, with negative zero as `-0.0` and
 //! non-finite values as the strings the schema names.
 
-use crate::encoding::shortest::{shortest_f32, shortest_f64, Shortest};
+use crate::encoding::shortest::parse_decimal;
 use crate::schema_gen::{NAN_TOKEN, NEGATIVE_ZERO_TOKEN, NEG_INF_TOKEN, POS_INF_TOKEN};
 
 /// The f32 bits of an f16 given by its bits, widened exactly.
@@ -34,17 +34,17 @@ pub(crate) fn bf16_to_f32_bits(b: u16) -> u32 {
 
 /// Appends the JSON token of an f32 (also used for widened f16 and bf16).
 pub(crate) fn write_f32(out: &mut Vec<u8>, v: f32) {
-    write_float(out, f64::from(v), || shortest_f32(v.abs()));
+    write_float(out, f64::from(v), |text| text.format_finite(v.abs()));
 }
 
 /// Appends the JSON token of an f64.
 pub(crate) fn write_f64(out: &mut Vec<u8>, v: f64) {
-    write_float(out, v, || shortest_f64(v.abs()));
+    write_float(out, v, |text| text.format_finite(v.abs()));
 }
 
-/// `v` is the value (widened exactly when it is an f32); `shortest` gives
-/// the digits of its magnitude in the value's own precision.
-fn write_float(out: &mut Vec<u8>, v: f64, shortest: impl FnOnce() -> Shortest) {
+/// `v` is the value (widened exactly when it is an f32); `ryu` prints its
+/// magnitude in the value's own precision (`shortest`).
+fn write_float(out: &mut Vec<u8>, v: f64, ryu: impl FnOnce(&mut ryu::Buffer) -> &str) {
     let token = if v.is_nan() {
         NAN_TOKEN
     } else if v.is_infinite() {
@@ -67,7 +67,18 @@ fn write_float(out: &mut Vec<u8>, v: f64, shortest: impl FnOnce() -> Shortest) {
             text[0] = b'-';
             at = 1;
         }
-        let s = shortest();
+        let mut buffer = ryu::Buffer::new();
+        let printed = ryu(&mut buffer);
+        if !printed.as_bytes().contains(&b'e') {
+            // Ryu writes fixed point where ECMAScript does (in a narrower range of exponents), with the
+            // same digits and layout but for the ".0" it puts after an integer: most of a record's numbers
+            // are taken as printed, without reading their digits back.
+            let fixed = printed.strip_suffix(".0").unwrap_or(printed).as_bytes();
+            text[at..at + fixed.len()].copy_from_slice(fixed);
+            out.extend_from_slice(&text[..at + fixed.len()]);
+            return;
+        }
+        let s = parse_decimal(printed);
         at = ecmascript_layout(&mut text, at, s.digits(), s.exponent);
         out.extend_from_slice(&text[..at]);
         return;

@@ -22,19 +22,21 @@ impl Shortest {
 }
 
 /// The shortest digits of a positive finite f32.
-pub(crate) fn shortest_f32(v: f32) -> Shortest {
+#[cfg(test)]
+fn shortest_f32(v: f32) -> Shortest {
     parse_decimal(ryu::Buffer::new().format_finite(v))
 }
 
 /// The shortest digits of a positive finite f64.
-pub(crate) fn shortest_f64(v: f64) -> Shortest {
+#[cfg(test)]
+fn shortest_f64(v: f64) -> Shortest {
     parse_decimal(ryu::Buffer::new().format_finite(v))
 }
 
 /// Reads `int[.frac][e[-]exp]`, the way Ryu prints (at most 17 significant digits), into digits and
 /// exponent, in one pass over the bytes. The digits stay text: a number read into an integer had to be
 /// written out again a division at a time.
-fn parse_decimal(text: &str) -> Shortest {
+pub(crate) fn parse_decimal(text: &str) -> Shortest {
     let bytes = text.as_bytes();
     let mut s = Shortest { digits: [0; 17], count: 0, exponent: 0 };
     let mut int_len = 0;
