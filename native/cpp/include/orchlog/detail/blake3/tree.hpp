@@ -135,21 +135,32 @@ inline void node_root_output(Blake3Path path, const Node& node, std::uint8_t* ou
   }
 }
 
+#if ORCHLOG_X86_SIMD
+// How chunk_cvs splits the chunks of `len` bytes: the widest kernel's whole batches (`batched` chunks),
+// then the `lanes` chunks they leave over (a partial last chunk among them, or only whole chunks, the
+// last `last_len` bytes long) in one batch of the narrowest kernel that holds them all. Whole chunks
+// left over had gone through hash_many's narrower transposed batches and a single one through the
+// portable loop: on AVX2, 5 KiB took twice as long as 8 KiB.
+struct ChunkSplit {
+  std::size_t batched, lanes, last_len;
+};
+
+inline ChunkSplit split_chunks(Blake3Path path, std::size_t len) noexcept {
+  const std::size_t full = len / kChunkLen, rest = len % kChunkLen;
+  const std::size_t widest = path == Blake3Path::avx512 ? avx512::kDegree
+                             : path == Blake3Path::avx2 ? avx2::kDegree
+                                                        : sse41::kDegree;
+  return {full - full % widest, full % widest + (rest != 0 ? 1 : 0), rest != 0 ? rest : kChunkLen};
+}
+#endif
+
 // Chaining values of the chunks of [p, p + len), len >= 1; returns their number.
 inline std::size_t chunk_cvs(Blake3Path path, const std::uint8_t* p, std::size_t len, std::uint64_t counter,
                              std::uint8_t* cvs) noexcept {
   const std::size_t full = len / kChunkLen, rest = len % kChunkLen;
 #if ORCHLOG_X86_SIMD
-  // The chunks the widest kernel's whole batches leave over (a partial last chunk among them, or only
-  // whole chunks) go in one batch of the narrowest kernel that holds them all. Whole chunks left over
-  // had gone through hash_many's narrower transposed batches and a single one through the portable
-  // loop: on AVX2, 5 KiB took twice as long as 8 KiB.
-  const std::size_t widest = path == Blake3Path::avx512 ? avx512::kDegree
-                             : path == Blake3Path::avx2 ? avx2::kDegree
-                                                        : sse41::kDegree;
-  const std::size_t batched = full - full % widest, lanes = full % widest + (rest != 0 ? 1 : 0);
+  const auto [batched, lanes, last_len] = split_chunks(path, len);
   if (lanes != 0 && path >= Blake3Path::sse41) {
-    const std::size_t last_len = rest != 0 ? rest : kChunkLen;
     hash_many(path, p, kChunkLen, batched, kChunkLen / kBlockLen, counter, true, 0, kChunkStart, kChunkEnd, cvs);
     const std::uint8_t* tail = p + batched * kChunkLen;
     std::uint8_t* out = cvs + batched * kOutLen;
@@ -250,12 +261,9 @@ class SteppedHasher {
   SteppedHasher(Blake3Path path, const std::uint8_t* p, std::size_t len) noexcept : path_(path), p_(p), len_(len) {
 #if ORCHLOG_X86_SIMD
     if (path != Blake3Path::avx512 && path != Blake3Path::avx2) return;
-    const std::size_t full = len / kChunkLen, rest = len % kChunkLen;
-    const std::size_t widest = path == Blake3Path::avx512 ? avx512::kDegree : avx2::kDegree;
-    const std::size_t batched = full - full % widest, lanes = full % widest + (rest != 0 ? 1 : 0);
-    if (lanes == 0 || lanes > avx512_rows::kDegree) return;  // chunk_cvs's choice, as in finish()
+    const auto [batched, lanes, last_len] = split_chunks(path, len);
+    if (lanes == 0 || lanes > avx512_rows::kDegree) return;  // no row-wise tail: chunk_cvs in finish()
     hash_many(path, p, kChunkLen, batched, kChunkLen / kBlockLen, 0, true, 0, kChunkStart, kChunkEnd, cvs_);
-    const std::size_t last_len = rest != 0 ? rest : kChunkLen;
     if (path == Blake3Path::avx512) {
       avx512_rows::start(rows_, p + batched * kChunkLen, lanes, last_len, batched, cvs_ + batched * kOutLen);
     } else {
