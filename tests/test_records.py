@@ -60,6 +60,7 @@ def test_a_record_is_the_dataclass_it_names_once_used(options):
         (f.name, f.default, f.kw_only) for f in dataclasses.fields(eager)
     ]
     assert str(inspect.signature(lazy)) == str(inspect.signature(eager))
+    assert lazy.__doc__ == eager.__doc__ and x.__doc__ == y.__doc__  # made on first read, the same text
     assert lazy.__match_args__ == eager.__match_args__
     if options.get("order"):
         assert (x < _make(lazy, options, 2)) is True
