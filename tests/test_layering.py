@@ -37,6 +37,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "orchlog.kernels",
             "orchlog.runinfo",
             "orchlog.bus_error",
+            "orchlog.heap",
         ),
     ),
     ("codec", ("orchlog.encoding",)),

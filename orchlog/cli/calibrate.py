@@ -56,10 +56,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def _run(args: argparse.Namespace) -> int:
     from datetime import datetime, timezone
 
+    from orchlog import heap
     from orchlog.compare import CompareOptions
     from orchlog.compare.calibrate import DEFAULT_HEADROOM, calibrate_pairs, tolerance_file
     from orchlog.compare.pairing.keys import parse_key
 
+    heap.keep_freed()
     if len(args.traces) % 2:
         raise OrchlogError(f"calibrate takes pairs of traces; {len(args.traces)} given (A B [A2 B2 ...])")
     pairs = list(zip(args.traces[::2], args.traces[1::2]))

@@ -258,9 +258,11 @@ def _compare_on_ray(args: argparse.Namespace, opts: CompareOptions) -> CompareRe
 
 
 def _run(args: argparse.Namespace) -> int:
+    from orchlog import heap
     from orchlog.read import readahead
     from orchlog.read.writers import LockTable
 
+    heap.keep_freed()  # before the read-ahead's first windows: every batch after them reuses freed memory
     locks = LockTable()  # read while the rest is imported
     if args.executor[0] != "ray":  # on Ray the workers read the traces
         readahead.start([args.a, args.b])  # so are the traces' first windows, on the core the imports leave

@@ -44,11 +44,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from orchlog import heap
     from orchlog.compare import CompareOptions
     from orchlog.graft_report import graft_report
     from orchlog.progress import Progress
     from orchlog.report import render
 
+    heap.keep_freed()
     opts = CompareOptions(**alignment_options(args))
     runs = len(args.grafted) + (args.plain is not None)
     with Progress("grafted runs", total=runs, quiet=args.quiet) as bar:

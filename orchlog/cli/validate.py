@@ -26,12 +26,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from orchlog import heap
     from orchlog.errors import OrchlogError
     from orchlog.progress import Progress
     from orchlog.read.paths import open_trace
     from orchlog.read.validate import validate
     from orchlog.safe_text import for_terminal
 
+    heap.keep_freed()
     try:
         trace = open_trace(args.trace)
         with Progress("validating", total=trace.size or None, quiet=args.quiet, unit="B") as bar:

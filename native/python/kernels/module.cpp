@@ -28,6 +28,9 @@
 //   exit_on_bus_error(line, named)
 //                               the `orchlog` command's one-line error, naming the
 //                               file, and exit 2 when a mapped file is cut shorter
+//   keep_freed_memory(mmap_threshold, trim_threshold)
+//                               the `orchlog` command's heap keeps what it frees
+//                               for the next batch (glibc's malloc thresholds)
 //   crc32c(buf, crc=0)          CRC-32C of a buffer (binary frames' checksum)
 //   is_none(column)             which elements of a 1-D object array are None
 //   libm_exp(x)                 exp of every element by the C library's exp, the
@@ -37,6 +40,7 @@
 #include "bus_error.hpp"
 #include "crc32c.hpp"
 #include "frames.hpp"
+#include "heap.hpp"
 #include "is_none.hpp"
 #include "jsonl_columns.hpp"
 #include "libm_exp.hpp"
@@ -69,6 +73,9 @@ PYBIND11_MODULE(_kernels, m) {
   m.def("exit_on_bus_error", &exit_on_bus_error, py::arg("line"), py::arg("named") = "",
         "From now on, a read of a mapped page past its file's end prints a line and exits with status 2: "
         "`named` with its {path} replaced by the file's path where it can be found, else `line`.");
+  m.def("keep_freed_memory", &keep_freed_memory, py::arg("mmap_threshold"), py::arg("trim_threshold"),
+        "Blocks under `mmap_threshold` bytes come from the heap, and up to `trim_threshold` bytes free at its "
+        "top stay there (glibc's mallopt); False where the C library has no such settings.");
   m.def(
       "unmapped", [] { Unmapper::drain(); }, py::call_guard<py::gil_scoped_release>(),
       "Wait until every window dropped so far is unmapped.");
