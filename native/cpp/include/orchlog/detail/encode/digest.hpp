@@ -77,6 +77,10 @@ inline void hex_of(const std::uint8_t hash[32], char out[65]) {
 // pass (sketch.hpp), and a tensor larger than a BLAKE3 segment (64 KiB) is hashed a segment at a time,
 // each segment just before the sketch reads it, so that it is read from memory once; one of a segment
 // or less has its last chunks hashed between the sketch's runs (SteppedHasher).
+//
+// Every size goes through one pair of hook types (SegmentFeed, StepFeed), each doing nothing where its
+// size does not need it, so that the sketch kernel is compiled once per element type and instruction
+// set rather than once per size class: every translation unit that logs compiles it (a third as much).
 struct DigestPass {
   const Tensor& tensor;
   const TensorSize& size;
@@ -84,33 +88,53 @@ struct DigestPass {
   sketch::Rows sketch{};
   Hex256 blake3;
 
+  // Before chunk c: the segment it begins, if the hash has not had it yet (never the last segment,
+  // which finish() takes with the bytes after it).
+  struct SegmentFeed {
+    detail::blake3::SegmentHasher* hasher;  // null: nothing to feed (a tensor of a segment or less)
+    const std::uint8_t* data;
+    std::size_t nbytes, chunks_per_segment, hashed;
+    void operator()(std::int64_t c) {
+      if (hasher == nullptr) return;
+      const std::size_t at = static_cast<std::size_t>(c) / chunks_per_segment * detail::blake3::kSegmentLen;
+      if (at == hashed && nbytes - at > detail::blake3::kSegmentLen) {
+        hasher->add(data + at);
+        hashed += detail::blake3::kSegmentLen;
+      }
+    }
+  };
+  // Between the sketch's runs: the next step of the last chunks' hash, if it is stepped.
+  struct StepFeed {
+    detail::blake3::SteppedHasher* hasher;  // null: no stepped hash
+    void operator()() {
+      if (hasher != nullptr) hasher->step();
+    }
+  };
+
   DigestPass(const Tensor& t, const TensorSize& s) : tensor(t), size(s) {
     const auto* data = static_cast<const std::uint8_t*>(t.data);
     const auto nbytes = static_cast<std::size_t>(s.nbytes);
     const Blake3Path path = blake3_path();
     std::uint8_t hash[32];
+    SegmentFeed feed{nullptr, data, nbytes, 1, 0};
+    StepFeed step{nullptr};
     if (nbytes >= detail::blake3::SteppedHasher::kMinLen && nbytes <= detail::blake3::SteppedHasher::kMaxLen) {
       // The last few chunks' hash is a chain of 16 compressions, each waiting on the one before: done
       // between the sketch's runs, the sketch's independent arithmetic fills the time they wait.
       detail::blake3::SteppedHasher hasher(path, data, nbytes);
-      sketch = compute_sketch_and_stats(
-          sketch_best_path(), t.dtype, data, s.numel, stats, [](std::int64_t) {}, [&hasher] { hasher.step(); });
+      step.hasher = &hasher;
+      sketch = compute_sketch_and_stats(sketch_best_path(), t.dtype, data, s.numel, stats, feed, step);
       hasher.finish(hash, sizeof hash);
     } else if (nbytes <= detail::blake3::kChunkLen) {
       detail::blake3::hash(path, data, nbytes, hash, sizeof hash);
-      sketch = compute_sketch_and_stats(t.dtype, data, s.numel, stats);
+      sketch = compute_sketch_and_stats(sketch_best_path(), t.dtype, data, s.numel, stats, feed, step);
     } else {
       const std::size_t chunk_bytes = static_cast<std::size_t>(sketch::kChunk) * schema::dtype_size(t.dtype);
-      const std::size_t chunks_per_segment = detail::blake3::kSegmentLen / chunk_bytes;
       detail::blake3::SegmentHasher hasher(path);
-      std::size_t hashed = 0;  // every segment before the last is hashed before its first chunk is sketched
-      sketch = compute_sketch_and_stats(sketch_best_path(), t.dtype, data, s.numel, stats, [&](std::int64_t c) {
-        const std::size_t at = static_cast<std::size_t>(c) / chunks_per_segment * detail::blake3::kSegmentLen;
-        if (at == hashed && nbytes - at > detail::blake3::kSegmentLen) {
-          hasher.add(data + at);
-          hashed += detail::blake3::kSegmentLen;
-        }
-      });
+      // Every segment before the last is hashed before its first chunk is sketched.
+      feed = SegmentFeed{&hasher, data, nbytes, detail::blake3::kSegmentLen / chunk_bytes, 0};
+      sketch = compute_sketch_and_stats(sketch_best_path(), t.dtype, data, s.numel, stats, feed, step);
+      std::size_t hashed = feed.hashed;
       for (; nbytes - hashed > detail::blake3::kSegmentLen; hashed += detail::blake3::kSegmentLen)
         hasher.add(data + hashed);  // only for a compiler without vector extensions, whose sketch calls no hook
       hasher.finish(data + hashed, nbytes - hashed, hash, sizeof hash);
