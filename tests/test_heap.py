@@ -52,9 +52,10 @@ print(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
 """
 
 
-def _second_pass_faults(mode: str, env: dict[str, str] | None = None) -> int:
+def _probe(script: str, mode: str, env: dict[str, str] | None = None) -> int:
+    """The number `script` prints, run in a fresh interpreter with `mode` as its argument."""
     out = subprocess.run(
-        [sys.executable, "-c", _CHURN, mode],
+        [sys.executable, "-c", script, mode],
         capture_output=True,
         text=True,
         check=True,
@@ -69,8 +70,8 @@ def test_freed_blocks_are_reused_instead_of_faulted_in_again():
     # Left to itself, glibc raises that threshold after it frees a mapped block, by an amount that depends
     # on the order of the frees and the threads': 775 to 9,906 faults on the same machine, run to run,
     # too loose a baseline to test against.
-    at_start = _second_pass_faults("default", {"MALLOC_MMAP_THRESHOLD_": str(128 << 10)})
-    kept = _second_pass_faults("keep")
+    at_start = _probe(_CHURN, "default", {"MALLOC_MMAP_THRESHOLD_": str(128 << 10)})
+    kept = _probe(_CHURN, "keep")
     # Measured on a 2-core Zen 4 guest: 61,410-63,965 faults at glibc's starting threshold, 257-514 kept.
     assert kept * 4 < at_start, (kept, at_start)
 
@@ -147,12 +148,7 @@ print(libc.mallinfo2().hblkhd - before)
 
 @pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="the thresholds are glibc's malloc settings")
 def test_a_column_sized_block_comes_from_the_heap_from_the_first_one_on():
-    def mapped(mode: str) -> int:
-        return int(
-            subprocess.run([sys.executable, "-c", _MAPPED, mode], capture_output=True, text=True, check=True).stdout
-        )
-
-    by_default, kept = mapped("default"), mapped("keep")
+    by_default, kept = _probe(_MAPPED, "default"), _probe(_MAPPED, "keep")
     if by_default < 0:
         pytest.skip("glibc before 2.33 has no mallinfo2")
     # By default glibc maps a block of 15 MiB (its threshold starts at 128 KiB); kept, it is carved from the heap.
