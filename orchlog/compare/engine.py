@@ -124,7 +124,8 @@ def walk(
     if opts.diagnose:
         # The records the diagnosis looks at, kept as the walk reads them; and where each token's records end
         # in each file, so that a second read (when the run is too large to keep) can stop there.
-        kept, extents = Keeper(), (Extent(), Extent())
+        holding = (lambda: side_a.holding, lambda: side_b.holding)
+        kept, extents = Keeper(holding=holding), (Extent(), Extent())
         pairs.watch(kept.add)
     for rnd, table in pairs:
         if extents is not None:

@@ -1,16 +1,20 @@
-"""What the diagnosis keeps while the compare walks: every record each side prepared, in order, so that
-the diagnosis takes the records around a divergence from memory instead of reading both traces again.
+"""What the diagnosis keeps while the compare walks: the records each side prepared, in order, so that the
+diagnosis takes the records around a divergence from memory instead of reading both traces again.
 
 The compare cannot know which pair will be its first divergence until its walk ends, so nothing is
 selected yet; what is kept is bounded instead. Tensors are not copied: a kept record holds its loader,
 or the chunk its bytes already lie in, as the walk's batches do. Past `MAX_ROWS` records or `MAX_BYTES`
-(the records' columns, about 1 KB a summary record with its sketch, and the chunks they hold) on either
-side, the keeper lets go of everything it holds and the diagnosis reads the traces again, stopping where
-the walk's extents say the tokens it needs end (neighbours.gather). Memory stays bounded by a constant
-whatever the length of the run.
+(the records' columns, about 1 KB a summary record with its sketch, and the chunks they hold) on a side,
+the keeper stops taking that side's batches and holds on to the start of the trace it has. A first
+divergence usually lies near a run's start, and the records its diagnosis needs end where the walk's
+extents say (neighbours.gather): when every side's kept start reaches that far, the diagnosis reads
+nothing again; otherwise the keeper lets go and the traces are read again up to there. Memory stays
+bounded by a constant whatever the length of the run.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -21,43 +25,73 @@ from orchlog.read.batch import RecordBatch
 MAX_ROWS = 50_000  # records per side: a run of a 32-layer model with ~20 checkpoints a layer, ~80 tokens
 MAX_BYTES = 64 << 20  # per side
 
+WHOLE = None  # a side's reach when every batch of it was kept
+
+
+def _never() -> bool:
+    return False
+
 
 class Keeper:
-    def __init__(self, max_rows: int | None = None, max_bytes: int | None = None) -> None:
+    def __init__(
+        self,
+        max_rows: int | None = None,
+        max_bytes: int | None = None,
+        holding: tuple[Callable[[], bool], Callable[[], bool]] = (_never, _never),
+    ) -> None:
+        """`holding[side]()`: whether that side's preparation holds read records back at the moment (pieces
+        waiting for their partners), which a later batch then brings out of file order."""
         self.max_rows = MAX_ROWS if max_rows is None else max_rows
         self.max_bytes = MAX_BYTES if max_bytes is None else max_bytes
+        self.holding = holding
         self.parts: tuple[list[RecordBatch], list[RecordBatch]] = ([], [])
         self.rows = [0, 0]
         self.columns = [0, 0]  # bytes of the kept records' columns
-        self.chunks: tuple[dict[int, int], dict[int, int]] = ({}, {})  # id of a chunk held -> its bytes
-        self.let_go = False
+        self.chunks: list[dict[int, int]] = [{}, {}]  # per side: id of a chunk held -> its bytes
+        self.top = [-1, -1]  # the largest file-order position among each side's kept records
+        # Per side: WHOLE while every batch is kept; then the file-order position up to which every record of
+        # the trace is among the kept ones (-1: none can be vouched for).
+        self.reach: list[int | None] = [WHOLE, WHOLE]
 
     def add(self, side: int, batch: RecordBatch) -> None:
         """Keep a batch of `side` (0: a, 1: b) as the walk prepared it (PairWalk.watch)."""
-        if self.let_go or not len(batch):
+        if self.reach[side] is not WHOLE or not len(batch):
             return
-        self.rows[side] += len(batch)
-        self.columns[side] += _column_bytes(batch)
-        chunks = self.chunks[side]
+        chunks = dict(self.chunks[side])
         if batch.data_buf is not None:
             for buf in batch.data_buf:
                 if buf is not None and id(buf) not in chunks:
                     chunks[id(buf)] = memoryview(buf).nbytes
-        if self.rows[side] > self.max_rows or self.columns[side] + sum(chunks.values()) > self.max_bytes:
-            self.let_go = True
-            self.parts = ([], [])
-            self.chunks = ({}, {})
+        rows, columns = self.rows[side] + len(batch), self.columns[side] + _column_bytes(batch)
+        if rows > self.max_rows or columns + sum(chunks.values()) > self.max_bytes:
+            # Every record up to here is kept or in this batch, unless the side still holds some back.
+            held = self.holding[side]()
+            self.reach[side] = -1 if held else min(self.top[side], int(batch.order.min()) - 1)
             return
+        self.rows[side], self.columns[side], self.chunks[side] = rows, columns, chunks
+        self.top[side] = max(self.top[side], int(batch.order.max()))
         self.parts[side].append(batch)
 
     def neighbourhood(
-        self, targets: list[Target], window: int = WINDOW, max_rows: int = MAX_TAKEN
+        self,
+        targets: list[Target],
+        window: int = WINDOW,
+        max_rows: int = MAX_TAKEN,
+        stop_after: tuple[int | None, int | None] = (None, None),
     ) -> Neighbourhood | None:
-        """The records the targets need, as neighbours.gather would read them; None when the keeper let go."""
-        if self.let_go:
-            return None
+        """The records the targets need, as neighbours.gather would read them (`stop_after`: as there, where
+        each trace's needed records end; None, anywhere); None when a side's kept records do not reach that far.
+        """
+        for reach, stop in zip(self.reach, stop_after):
+            if reach is not WHOLE and (stop is None or stop > reach):
+                return None
         (a, cut_a), (b, cut_b) = (select_from(part, targets, window, max_rows) for part in self.parts)
         return Neighbourhood(a, b, cut_a or cut_b)
+
+    def let_go(self) -> None:
+        """Drop every kept record (before the traces are read again)."""
+        self.parts = ([], [])
+        self.chunks = [{}, {}]
 
 
 def _column_bytes(batch: RecordBatch) -> int:

@@ -36,9 +36,10 @@ def _where(t: Target) -> Where:
 @record
 class Walked:
     """What the compare's walk leaves the diagnosis: how records were keyed and prepared, which are logits,
-    what it kept, and the noise. `kept` holds the records around every target when the run was small enough
-    to keep, else the traces are read again: `prepare` is what the compare did to each batch before aligning
-    it (see `neighbours.gather`) and `extents` let that read stop early. `noise_at` (the measured noise of
+    what it kept, and the noise. `kept` holds the records around every target when the run, or the start of
+    it that holds them, was small enough to keep, else the traces are read again: `prepare` is what the
+    compare did to each batch before aligning it (see `neighbours.gather`) and `extents` say where the
+    records needed end, in memory or on disk. `noise_at` (the measured noise of
     three-way grading or a calibration) and `multiple` judge where the error entered against each record's
     noise, and the signatures against the pair's."""
 
@@ -56,12 +57,14 @@ def diagnose_targets(
 ) -> list[Diagnosis]:
     """One Diagnosis per (role, target), in order."""
     wanted = [t for _, t in targets]
-    nb = walked.kept.neighbourhood(wanted) if walked.kept is not None else None
+    stop: tuple[int | None, int | None] = (None, None)
+    if walked.extents is not None:
+        tokens = needed_tokens(wanted)
+        stop = (walked.extents[0].last(tokens), walked.extents[1].last(tokens))
+    nb = walked.kept.neighbourhood(wanted, stop_after=stop) if walked.kept is not None else None
     if nb is None:
-        stop: tuple[int | None, int | None] = (None, None)
-        if walked.extents is not None:
-            tokens = needed_tokens(wanted)
-            stop = (walked.extents[0].last(tokens), walked.extents[1].last(tokens))
+        if walked.kept is not None:
+            walked.kept.let_go()
         try:
             nb = gather(trace_a, trace_b, wanted, walked.prepare, stop_after=stop)
         except NotRereadable as exc:

@@ -201,6 +201,11 @@ class Deriver:
         self.derived = 0
         self.incomplete: dict[int, int] = {}  # spec index -> keys whose parts never all came
 
+    @property
+    def holding(self) -> bool:
+        """Whether parts read so far wait for the rest (their derived record comes out later)."""
+        return bool(self._waiting)
+
     def __call__(self, batch: RecordBatch) -> RecordBatch:
         if not self.specs or not len(batch):
             return batch

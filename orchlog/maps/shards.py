@@ -258,6 +258,11 @@ class Gatherer:
     def active(self) -> bool:
         return bool(self.rules)
 
+    @property
+    def holding(self) -> bool:
+        """Whether pieces read so far wait for their partners (a record of them comes out later)."""
+        return len(self._held) > 0
+
     def _dims(self, checkpoint: str | None) -> Dims | None:
         if checkpoint not in self._dims_cache:
             self._dims_cache[checkpoint] = next((d for m, d in self.rules if m(checkpoint)), None)

@@ -1,5 +1,6 @@
 """The diagnosis takes its records from what the compare's walk kept, reading nothing a second time, and
-reads the traces again only when the run was too large to keep."""
+reads the traces again only when the run, or the start of it that holds those records, was too large to
+keep."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ from typing import Any
 
 from orchlog.compare import CompareOptions, compare
 from orchlog.diagnose import neighbours
-from orchlog.diagnose.keeper import Keeper
-from orchlog.diagnose.neighbours import Target, gather
+from orchlog.diagnose.extent import Extent
+from orchlog.diagnose.keeper import WHOLE, Keeper
+from orchlog.diagnose.neighbours import Target, gather, needed_tokens
 from orchlog.read.paths import open_trace
-from tests.diagnose.runs import missing_bias_from_layer, traces
+from tests.diagnose.runs import forward, missing_bias_from_layer, traces
+from tests.tracegen import emit, record
 
 
 def _kept(a, b, keeper):
@@ -38,13 +41,60 @@ def test_what_the_walk_kept_gives_the_records_a_second_read_gives(tmp_path):
     assert capped is not None and capped.truncated and len(capped.a) == 10
 
 
-def test_past_its_bounds_the_keeper_lets_go_of_everything(tmp_path):
-    a, b = traces(tmp_path, missing_bias_from_layer(1), tokens=12)
-    by_rows = _kept(a, b, Keeper(max_rows=50))
-    by_bytes = _kept(a, b, Keeper(max_bytes=1000))  # full-mode records: their tensor bytes are in memory
-    for keeper in (by_rows, by_bytes):
-        assert keeper.let_go and keeper.parts == ([], [])
-        assert keeper.neighbourhood([Target("Qcur", 1, "add", 5, 0)]) is None
+def _walked(a, b, keeper, rows=16):
+    """Each trace's batches to the keeper and to extents, as the compare's walk hands them."""
+    extents = (Extent(), Extent())
+    for side, path in enumerate((a, b)):
+        for batch in open_trace(path).batches(rows=rows):
+            keeper.add(side, batch)
+            extents[side].add(batch)
+    return keeper, extents
+
+
+def _stops(extents, targets):
+    return tuple(extent.last(needed_tokens(targets)) for extent in extents)
+
+
+def test_past_its_bounds_the_keeper_holds_the_start_of_each_trace_and_serves_what_lies_within_it(tmp_path):
+    a, b = traces(tmp_path, missing_bias_from_layer(1), tokens=40)  # 19 records a token, 760 a trace
+    early, late = [Target("Qcur", 1, "add", 2, 0)], [Target("Qcur", 1, "add", 30, 0)]
+    whole, _ = _walked(a, b, Keeper())
+    half_the_bytes = (whole.columns[0] + sum(whole.chunks[0].values())) // 2
+    for keeper in (Keeper(max_rows=300), Keeper(max_bytes=half_the_bytes)):
+        keeper, extents = _walked(a, b, keeper)
+        assert all(reach is not None and 200 < reach < 500 for reach in keeper.reach), keeper.reach
+        stop = _stops(extents, early)  # tokens 0-10 end near record 209
+        from_memory = keeper.neighbourhood(early, stop_after=stop)
+        from_disk = gather(open_trace(a), open_trace(b), early, stop_after=stop)
+        assert from_memory is not None and not from_memory.truncated and len(from_memory.a) > 0
+        _same(from_memory.a, from_disk.a)
+        _same(from_memory.b, from_disk.b)
+        assert keeper.neighbourhood(late, stop_after=_stops(extents, late)) is None  # tokens 22-38: past the start
+        assert keeper.neighbourhood(early) is None  # where the records end unknown: the whole trace may hold some
+        keeper.let_go()
+        assert keeper.parts == ([], [])
+
+
+def test_a_side_that_holds_records_back_at_its_bound_vouches_for_none_of_its_start(tmp_path):
+    a, b = traces(tmp_path, missing_bias_from_layer(1), tokens=40)
+    held_a = Keeper(max_rows=300, holding=(lambda: True, lambda: False))
+    keeper, extents = _walked(a, b, held_a)
+    assert keeper.reach[0] == -1 and keeper.reach[1] > 200
+    early = [Target("Qcur", 1, "add", 2, 0)]
+    assert keeper.neighbourhood(early, stop_after=_stops(extents, early)) is None
+
+
+def test_a_record_out_of_file_order_in_the_batch_refused_shortens_the_reach(tmp_path):
+    """A batch may bring records from earlier in the file (gathered pieces, released late): the start kept
+    reaches only to before the earliest record of the first batch it refused."""
+    a, _ = traces(tmp_path, missing_bias_from_layer(1), tokens=40)
+    first, second, third = list(open_trace(a).batches(rows=16))[:3]  # the reader's batches: 72 rows each
+    keeper = Keeper(max_rows=len(first) + len(third))
+    for batch in (first, third, second):  # the second refused: one batch too many
+        keeper.add(0, batch)
+    assert keeper.top[0] == int(third.order.max())
+    assert keeper.reach[0] == int(second.order.min()) - 1 == int(first.order.max())
+    assert keeper.reach[1] is WHOLE
 
 
 def test_a_compare_diagnoses_from_its_one_read_and_says_the_same_as_from_two(tmp_path, monkeypatch):
@@ -63,3 +113,33 @@ def test_a_compare_diagnoses_from_its_one_read_and_says_the_same_as_from_two(tmp
     two = compare(a, b, CompareOptions())
     assert reads == [1]
     assert two.to_json()["diagnoses"] == one.to_json()["diagnoses"]
+
+
+def _emitted(path, run):
+    """runs.write's trace through the C++ emitter: 9,500 records in a fraction of a second."""
+    records = (record(name, v, stage=stage, layer=layer, token_idx=tok, step=0) for name, stage, layer, tok, v in run)
+    return emit(path, records, mode="full")
+
+
+def test_a_compare_past_the_keeper_s_bounds_diagnoses_an_early_divergence_from_the_start_it_kept(tmp_path, monkeypatch):
+    # 19 records a token, 9,500 a trace, which the compare reads in two batches (6,144 and 3,356 records
+    # here); it diverges at token 0, so the diagnosis needs tokens 0-8, which end at record 170.
+    a = _emitted(tmp_path / "ref.bin", forward(tokens=500))
+    b = _emitted(tmp_path / "ours.bin", forward(tokens=500, bug=missing_bias_from_layer(1)))
+    reads = []
+    second_read = neighbours.gather
+
+    def counted(*args: Any, **kw: Any) -> Any:
+        reads.append(1)
+        return second_read(*args, **kw)
+
+    monkeypatch.setattr("orchlog.diagnose.run.gather", counted)
+    whole = compare(a, b, CompareOptions())
+    monkeypatch.setattr("orchlog.diagnose.keeper.MAX_ROWS", 8000)  # the first batch of each trace
+    start_kept = compare(a, b, CompareOptions())
+    assert reads == [] and start_kept.diagnosis[0].ran
+    assert start_kept.to_json()["diagnoses"] == whole.to_json()["diagnoses"]
+    monkeypatch.setattr("orchlog.diagnose.keeper.MAX_ROWS", 100)  # not even the first batch: read again
+    read_again = compare(a, b, CompareOptions())
+    assert reads == [1]
+    assert read_again.to_json()["diagnoses"] == whole.to_json()["diagnoses"]

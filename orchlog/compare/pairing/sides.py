@@ -45,6 +45,12 @@ class Side:
         return self.deriver.flush()
 
     @property
+    def holding(self) -> bool:
+        """Whether records read so far are held back (pieces, parts of a derived record): a later batch will
+        carry records from earlier in the file."""
+        return self.gatherer.holding or self.deriver.holding
+
+    @property
     def held_out(self) -> RecordBatch:
         """Records set aside rather than aligned: tensor-parallel pieces that could not be gathered."""
         return RecordBatch.concat(self.gatherer.held_out) if self.gatherer.held_out else RecordBatch.empty()
