@@ -22,6 +22,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from orchlog.read.writers import read_ahead
+
+    with read_ahead():  # the lock table, read while the rest is imported
+        return _show(args)
+
+
+def _show(args: argparse.Namespace) -> int:
     from orchlog.errors import OrchlogError
     from orchlog.read.overview import overview
     from orchlog.read.paths import open_trace

@@ -26,6 +26,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from orchlog.read.writers import read_ahead
+
+    with read_ahead():  # the lock table, read while the rest is imported
+        return _validate(args)
+
+
+def _validate(args: argparse.Namespace) -> int:
     from orchlog import heap
     from orchlog.errors import OrchlogError
     from orchlog.progress import Progress

@@ -13,9 +13,11 @@ open descriptors. Elsewhere (no /proc/locks) nothing is found.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 from orchlog.read.files import regular_files
@@ -112,10 +114,26 @@ class LockTable:
         return found
 
 
+_ahead: LockTable | None = None  # the table a command started reading (read_ahead), while it runs
+
+
+@contextlib.contextmanager
+def read_ahead() -> Iterator[None]:
+    """Within the block, `live_writers` answers from one LockTable read on a thread from its start: a command
+    that opens a trace (show, validate) enters it before its imports, which then hide the table's 10-25 ms.
+    Outside it every call reads the locks afresh (a long-lived caller's traces may change hands)."""
+    global _ahead
+    _ahead = LockTable()
+    try:
+        yield
+    finally:
+        _ahead = None
+
+
 def live_writers(path: str | os.PathLike[str]) -> list[tuple[str, int]]:
     """(file, pid) for each file of the trace at `path` (a file or a directory) that a live process holds
     an exclusive lock on; empty when none does or the locks cannot be read."""
-    return LockTable(ahead=False).writers(path)
+    return (_ahead or LockTable(ahead=False)).writers(path)
 
 
 def still_written(path: str | os.PathLike[str]) -> list[str]:

@@ -105,3 +105,21 @@ def test_without_a_thread_to_spare_the_table_is_read_at_once(live, monkeypatch):
 
     monkeypatch.setattr(threading.Thread, "start", refuse)
     assert writers.LockTable().writers(directory) == [(str(path), pid)]
+
+
+def test_a_command_reads_the_table_once_from_its_start_and_a_caller_outside_one_afresh(live, monkeypatch):
+    directory, path, pid = live
+    reads = []
+    read = writers.LockTable._read
+
+    def counted(self):
+        reads.append(1)
+        read(self)
+
+    monkeypatch.setattr(writers.LockTable, "_read", counted)
+    with writers.read_ahead():
+        assert writers.live_writers(path) == writers.live_writers(directory) == [(str(path), pid)]
+        assert open_trace(path).writing == [(str(path), pid)]
+    assert reads == [1]
+    assert writers.live_writers(path) == [(str(path), pid)]
+    assert reads == [1, 1]
