@@ -75,6 +75,24 @@ def test_past_its_bounds_the_keeper_holds_the_start_of_each_trace_and_serves_wha
         assert keeper.parts == ([], [])
 
 
+def test_the_start_kept_past_the_bounds_is_the_first_batches_up_to_its_own_bound(tmp_path):
+    a, b = traces(tmp_path, missing_bias_from_layer(1), tokens=40)
+    batches = list(open_trace(a).batches(rows=16))  # the reader's batches: 72 rows each
+    whole, _ = _walked(a, b, Keeper())
+    keeper = Keeper(max_rows=300, prefix_bytes=sum(whole.sizes[0][:2]))  # columns of the first two batches
+    keeper, extents = _walked(a, b, keeper)
+    assert [len(part) for part in keeper.parts[0]] == [72, 72]
+    assert keeper.reach[0] == int(batches[1].order.max()) == int(batches[2].order.min()) - 1
+    near = [Target("Qcur", 1, "add", 2, 0)]  # with a window of 2: tokens 0-4, records 0-94
+    stop = tuple(extent.last(needed_tokens(near, window=2)) for extent in extents)
+    from_memory = keeper.neighbourhood(near, window=2, stop_after=stop)
+    from_disk = gather(open_trace(a), open_trace(b), near, window=2, stop_after=stop)
+    assert from_memory is not None
+    _same(from_memory.a, from_disk.a)
+    _same(from_memory.b, from_disk.b)
+    assert keeper.neighbourhood(near, stop_after=_stops(extents, near)) is None  # a window of 8: to record 208
+
+
 def test_a_side_that_holds_records_back_at_its_bound_vouches_for_none_of_its_start(tmp_path):
     a, b = traces(tmp_path, missing_bias_from_layer(1), tokens=40)
     held_a = Keeper(max_rows=300, holding=(lambda: True, lambda: False))
@@ -92,7 +110,6 @@ def test_a_record_out_of_file_order_in_the_batch_refused_shortens_the_reach(tmp_
     keeper = Keeper(max_rows=len(first) + len(third))
     for batch in (first, third, second):  # the second refused: one batch too many
         keeper.add(0, batch)
-    assert keeper.top[0] == int(third.order.max())
     assert keeper.reach[0] == int(second.order.min()) - 1 == int(first.order.max())
     assert keeper.reach[1] is WHOLE
 
