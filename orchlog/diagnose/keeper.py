@@ -11,9 +11,9 @@ process's). A first divergence usually lies near a run's start, and the records 
 where the walk's extents say (neighbours.gather): when every side's kept start reaches that far, the
 diagnosis reads nothing again; otherwise the keeper lets go and the traces are read again up to there.
 The start is smaller than the whole because it is held while the walk goes on: memory the walk's later
-batches cannot reuse, fresh pages for them instead (10-60 ms for 64 MiB on a 2-core guest, 0.5-7 GB/s),
-against the 10-50 ms a second read of an early divergence costs. Memory stays bounded by a constant
-whatever the length of the run.
+batches cannot reuse, so fresh pages for them instead (64 MiB of them take 10 ms at 7 GB/s, over 100 ms
+in a 2-core guest's slow minutes), against the 10-50 ms a second read of an early divergence costs.
+Memory stays bounded by a constant whatever the length of the run.
 """
 
 from __future__ import annotations
