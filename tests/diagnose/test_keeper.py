@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from orchlog.compare import CompareOptions, compare
 from orchlog.diagnose import neighbours
 from orchlog.diagnose.extent import Extent
@@ -114,16 +116,22 @@ def test_a_record_out_of_file_order_in_the_batch_refused_shortens_the_reach(tmp_
     assert keeper.reach[1] is WHOLE
 
 
-def test_a_compare_diagnoses_from_its_one_read_and_says_the_same_as_from_two(tmp_path, monkeypatch):
-    a, b = traces(tmp_path, missing_bias_from_layer(1), tokens=8)
-    reads = []
+@pytest.fixture
+def reads(monkeypatch):
+    """Each second read of the traces (neighbours.gather) a compare's diagnosis makes, counted."""
+    counted_reads: list[int] = []
     second_read = neighbours.gather
 
     def counted(*args: Any, **kw: Any) -> Any:
-        reads.append(1)
+        counted_reads.append(1)
         return second_read(*args, **kw)
 
     monkeypatch.setattr("orchlog.diagnose.run.gather", counted)
+    return counted_reads
+
+
+def test_a_compare_diagnoses_from_its_one_read_and_says_the_same_as_from_two(tmp_path, monkeypatch, reads):
+    a, b = traces(tmp_path, missing_bias_from_layer(1), tokens=8)
     one = compare(a, b, CompareOptions())
     assert one.status == "diverged" and one.diagnosis[0].ran and reads == []
     monkeypatch.setattr("orchlog.diagnose.keeper.MAX_ROWS", 0)  # too large to keep: read again
@@ -138,19 +146,13 @@ def _emitted(path, run):
     return emit(path, records, mode="full")
 
 
-def test_a_compare_past_the_keeper_s_bounds_diagnoses_an_early_divergence_from_the_start_it_kept(tmp_path, monkeypatch):
+def test_a_compare_past_the_keeper_s_bounds_diagnoses_an_early_divergence_from_the_start_it_kept(
+    tmp_path, monkeypatch, reads
+):
     # 19 records a token, 9,500 a trace, which the compare reads in two batches (6,144 and 3,356 records
     # here); it diverges at token 0, so the diagnosis needs tokens 0-8, which end at record 170.
     a = _emitted(tmp_path / "ref.bin", forward(tokens=500))
     b = _emitted(tmp_path / "ours.bin", forward(tokens=500, bug=missing_bias_from_layer(1)))
-    reads = []
-    second_read = neighbours.gather
-
-    def counted(*args: Any, **kw: Any) -> Any:
-        reads.append(1)
-        return second_read(*args, **kw)
-
-    monkeypatch.setattr("orchlog.diagnose.run.gather", counted)
     whole = compare(a, b, CompareOptions())
     monkeypatch.setattr("orchlog.diagnose.keeper.MAX_ROWS", 8000)  # the first batch of each trace
     start_kept = compare(a, b, CompareOptions())
