@@ -54,7 +54,6 @@ class Keeper:
         self.parts: tuple[list[RecordBatch], list[RecordBatch]] = ([], [])
         self.sizes: tuple[list[int], list[int]] = ([], [])  # bytes of each kept batch's columns
         self.rows = [0, 0]
-        self.columns = [0, 0]  # bytes of the kept records' columns
         self.chunks: list[dict[int, int]] = [{}, {}]  # per side: id of a chunk held -> its bytes
         # Per side: WHOLE while every batch is kept; then the file-order position up to which every record of
         # the trace is among the kept ones (-1: none can be vouched for).
@@ -70,11 +69,11 @@ class Keeper:
                 if buf is not None and id(buf) not in chunks:
                     chunks[id(buf)] = memoryview(buf).nbytes
         size = _column_bytes(batch)
-        rows, columns = self.rows[side] + len(batch), self.columns[side] + size
+        rows, columns = self.rows[side] + len(batch), sum(self.sizes[side]) + size
         if rows > self.max_rows or columns + sum(chunks.values()) > self.max_bytes:
             self._keep_start(side, batch)
             return
-        self.rows[side], self.columns[side], self.chunks[side] = rows, columns, chunks
+        self.rows[side], self.chunks[side] = rows, chunks
         self.parts[side].append(batch)
         self.sizes[side].append(size)
 

@@ -61,7 +61,7 @@ def test_past_its_bounds_the_keeper_holds_the_start_of_each_trace_and_serves_wha
     a, b = traces(tmp_path, missing_bias_from_layer(1), tokens=40)  # 19 records a token, 760 a trace
     early, late = [Target("Qcur", 1, "add", 2, 0)], [Target("Qcur", 1, "add", 30, 0)]
     whole, _ = _walked(a, b, Keeper())
-    half_the_bytes = (whole.columns[0] + sum(whole.chunks[0].values())) // 2
+    half_the_bytes = (sum(whole.sizes[0]) + sum(whole.chunks[0].values())) // 2
     for keeper in (Keeper(max_rows=300), Keeper(max_bytes=half_the_bytes)):
         keeper, extents = _walked(a, b, keeper)
         assert all(reach is not None and 200 < reach < 500 for reach in keeper.reach), keeper.reach
