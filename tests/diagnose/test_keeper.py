@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pytest
 
 from orchlog.compare import CompareOptions, compare
@@ -162,3 +163,24 @@ def test_a_compare_past_the_keeper_s_bounds_diagnoses_an_early_divergence_from_t
     read_again = compare(a, b, CompareOptions())
     assert reads == [1]
     assert read_again.to_json()["diagnoses"] == whole.to_json()["diagnoses"]
+
+
+def test_whenever_the_kept_start_answers_it_answers_what_a_second_read_gives(tmp_path):
+    """Random bounds, batch sizes and targets: the keeper either declines or gives exactly gather's records."""
+    a, b = traces(tmp_path, missing_bias_from_layer(1), tokens=40)
+    rng = np.random.default_rng(7)
+    answered = 0
+    for _ in range(25):
+        keeper = Keeper(max_rows=int(rng.integers(50, 900)), prefix_bytes=int(rng.integers(0, 200_000)))
+        keeper, extents = _walked(a, b, keeper, rows=int(rng.integers(4, 200)))
+        window = int(rng.integers(0, 9))
+        targets = [Target("Qcur", 1, "add", int(t), 0) for t in rng.integers(0, 40, size=int(rng.integers(1, 3)))]
+        stop = tuple(extent.last(needed_tokens(targets, window=window)) for extent in extents)
+        from_memory = keeper.neighbourhood(targets, window=window, stop_after=stop)
+        if from_memory is None:
+            continue
+        answered += 1
+        from_disk = gather(open_trace(a), open_trace(b), targets, window=window, stop_after=stop)
+        _same(from_memory.a, from_disk.a)
+        _same(from_memory.b, from_disk.b)
+    assert answered >= 5  # the draw reaches both outcomes
